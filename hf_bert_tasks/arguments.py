@@ -1,0 +1,192 @@
+"""Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``).
+
+``FinetuneTrainingArguments`` subclasses ``transformers.TrainingArguments`` (as trl's ``SFTConfig`` does) and changes
+the defaults to the paper's fine-tuning recipe (§4, Appendix A.3):
+
+=============================  ==========  ======================================================
+parameter                      ours        transformers default
+=============================  ==========  ======================================================
+``learning_rate``              task's      5e-5 (GLUE: 2e-5; grid {5e-5, 4e-5, 3e-5, 2e-5})
+``per_device_train_batch_size`` task's     8 (GLUE: 32)
+``num_train_epochs``           task's      3
+``warmup_steps``               0.1         0 (a float < 1 is a ratio of the total steps in v5)
+``weight_decay``               0.01        0.0
+``eval_strategy``              ``epoch``   ``no``
+``save_strategy``              ``epoch``   ``steps``
+``save_total_limit``           1           unlimited
+``logging_steps``              50          500
+=============================  ==========  ======================================================
+
+``learning_rate``, ``per_device_train_batch_size`` and ``num_train_epochs`` default to ``None`` and are filled
+from the task's :class:`~hf_bert_tasks.tasks.base.PaperDefaults` by :func:`apply_task_defaults` (SQuAD uses 5e-5,
+SWAG batch 16 …), so an explicit command-line value always wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+
+from transformers import HfArgumentParser, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    """Which checkpoint to fine-tune."""
+
+    model_name_or_path: str = field(
+        default="bert-base-uncased",
+        metadata={"help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."},
+    )
+    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer id/folder if not the model's."})
+    model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
+    cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
+
+
+@dataclass
+class DataArguments:
+    """Which task and data, and how to tokenize it."""
+
+    task: str = field(default=None, metadata={"help": "Registered task name (see `hf-bert-tasks tasks`)."})
+    data_dir: str | None = field(
+        default=None, metadata={"help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."}
+    )
+    dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
+    dataset_config_name: str | None = field(default=None, metadata={"help": "Hub dataset config overriding the task's."})
+    dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})
+    max_seq_length: int | None = field(
+        default=None, metadata={"help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."}
+    )
+    pad_to_max_length: bool = field(
+        default=False, metadata={"help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."}
+    )
+    max_train_samples: int | None = field(default=None, metadata={"help": "Keep only the first N training examples."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Keep only the first N examples per eval split."})
+    max_predict_samples: int | None = field(default=None, metadata={"help": "Keep only the first N test examples."})
+
+    def __post_init__(self):
+        if self.task is None:
+            raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
+
+
+@dataclass
+class FinetuneTrainingArguments(TrainingArguments):
+    """``TrainingArguments`` with the paper's fine-tuning defaults (table in the module docstring) and extras.
+
+    Extra parameters:
+        lr_grid: learning rates to try (the paper's §4.1 selection on dev); each run goes to
+            ``output_dir/lr_<value>`` and the best one on the task's primary metric is copied to ``output_dir``.
+        group_by_length: shortcut for ``train_sampling_strategy="group_by_length"`` (batches of similar length).
+        overwrite_output_dir: allow writing into an ``output_dir`` that already holds a finished run.
+    """
+
+    output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
+    learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
+    per_device_train_batch_size: int | None = field(default=None, metadata={"help": "Batch size (default: the task's)."})
+    num_train_epochs: float | None = field(default=None, metadata={"help": "Epochs (default: the task's)."})
+    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Batch size for evaluation."})
+    warmup_steps: float = field(default=0.1, metadata={"help": "Warmup: a float < 1 is a fraction of total steps."})
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (the paper's 0.01)."})
+    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps, epoch."})
+    save_strategy: str = field(default="epoch", metadata={"help": "When to save checkpoints: no, steps, epoch."})
+    save_total_limit: int | None = field(default=1, metadata={"help": "Checkpoints kept in output_dir."})
+    logging_steps: float = field(default=50, metadata={"help": "Log every N steps."})
+    lr_grid: str | None = field(
+        default=None, metadata={"help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept."}
+    )
+    group_by_length: bool = field(default=False, metadata={"help": "Group batches by length (less padding)."})
+    overwrite_output_dir: bool = field(
+        default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
+    )
+
+    def __post_init__(self):
+        # No --do_* flag at all means "every split the data has"; remember explicit flags before Trainer's
+        # post-init changes them.
+        flags = (self.do_train, self.do_eval, self.do_predict)
+        self._explicit_do = flags if any(flags) else None
+        if self.group_by_length:
+            self.train_sampling_strategy = "group_by_length"
+        # TrainingArguments needs concrete values for its own checks; the task's defaults replace them later
+        # only where the user gave none (tracked in `_unset`).
+        self._unset = [k for k in ("learning_rate", "per_device_train_batch_size", "num_train_epochs") if getattr(self, k) is None]
+        for key, value in (("learning_rate", 2e-5), ("per_device_train_batch_size", 32), ("num_train_epochs", 3.0)):
+            if getattr(self, key) is None:
+                setattr(self, key, value)
+        if self.output_dir is None:
+            raise ValueError("--output_dir is required")
+        import torch
+
+        if not torch.cuda.is_available():
+            self.dataloader_pin_memory = False  # pinning needs an accelerator; avoids a warning per dataloader
+        super().__post_init__()
+
+    @property
+    def learning_rates(self) -> list[float]:
+        """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``."""
+        if not self.lr_grid:
+            return [self.learning_rate]
+        try:
+            return [float(x) for x in str(self.lr_grid).split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(f"--lr_grid {self.lr_grid!r}: expected comma-separated floats like '5e-5,3e-5'") from None
+
+
+def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
+    """Fill what the user did not set from ``task.paper_defaults`` (learning rate, batch, epochs, max length)."""
+    defaults = task.paper_defaults
+    for key in getattr(training_args, "_unset", []):
+        setattr(training_args, key, getattr(defaults, key))
+    if data_args.max_seq_length is None:
+        data_args.max_seq_length = defaults.max_seq_length
+
+
+def parse_args(dataclass_types, argv: list[str] | None = None):
+    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins.
+
+    Raises:
+        ValueError: for a config file that is not a mapping, or with keys no dataclass knows (names them).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = HfArgumentParser(dataclass_types)
+    config = None
+    if "--config" in argv:
+        i = argv.index("--config")
+        if i + 1 >= len(argv):
+            raise ValueError("--config needs a path to a .yaml or .json file")
+        config = argv[i + 1]
+        del argv[i : i + 2]
+    if config is None:
+        return parser.parse_args_into_dataclasses(args=argv)
+    with open(config, encoding="utf-8") as f:
+        if config.endswith((".yaml", ".yml")):
+            import yaml
+
+            values = yaml.safe_load(f) or {}
+        else:
+            values = json.load(f)
+    if not isinstance(values, dict):
+        raise ValueError(f"{config}: expected a mapping of argument names to values")
+    known = {f.name for dc in dataclass_types for f in dc.__dataclass_fields__.values()}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"{config}: unknown argument(s) {unknown}")
+    # Config values become command-line defaults, so explicit flags given after them win.
+    cli_keys = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
+    prefix: list[str] = []
+    for key, value in values.items():
+        if key in cli_keys:
+            continue
+        if isinstance(value, bool):
+            prefix += [f"--{key}", str(value)]
+        elif isinstance(value, (list, tuple)):
+            prefix += [f"--{key}", *map(str, value)]
+        elif value is not None:
+            prefix += [f"--{key}", str(value)]
+    return parser.parse_args_into_dataclasses(args=prefix + argv)
+
+
+def output_dir_is_finished(output_dir: str) -> bool:
+    """True when ``output_dir`` holds a finished run (``all_results.json``)."""
+    return os.path.isfile(os.path.join(output_dir, "all_results.json"))

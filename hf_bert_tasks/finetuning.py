@@ -1,0 +1,194 @@
+"""The pieces of the fine-tune recipe: load data, build the model, train / evaluate / predict with ``Trainer``.
+
+:func:`run_finetune` is what ``hf-bert-tasks finetune`` and ``recipes/finetune.py`` call. Outputs in ``output_dir``
+(the conventions of transformers' ``run_glue.py``):
+
+* ``all_results.json`` (+ ``train_results.json``, ``eval_results.json``): Trainer's ``train_*`` and ``eval_<metric>``
+  keys; extra eval splits get a suffix (MNLI mismatched: ``eval_accuracy_mm``).
+* the model (safetensors), tokenizer and config with ``id2label``/``label2id``, loadable by ``pipeline()``.
+* test-split predictions (GLUE: the server's submission files ``MRPC.tsv``, ``MNLI-m.tsv`` …).
+* with ``--lr_grid``: one sub-folder per learning rate, ``lr_grid_results.json``, and the best run copied up.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import shutil
+
+from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, apply_task_defaults, output_dir_is_finished
+from .tasks import Task, get_task
+from .tasks.base import write_json
+
+logger = logging.getLogger(__name__)
+
+
+def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
+    """Load ``model_args.model_name_or_path`` with the task's head and label names in its config.
+
+    Raises:
+        ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
+            the message says which sizes differ and how to start from the encoder instead.
+    """
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(
+        model_args.model_name_or_path, revision=model_args.model_revision, cache_dir=model_args.cache_dir,
+        **task.model_config_kwargs(),
+    )
+    try:
+        return task.model_class().from_pretrained(
+            model_args.model_name_or_path, config=config, revision=model_args.model_revision,
+            cache_dir=model_args.cache_dir,
+        )
+    except RuntimeError as err:
+        if "size mismatch" not in str(err):
+            raise
+        raise ValueError(
+            f"{model_args.model_name_or_path}: its classification head does not fit task {task.name!r} "
+            f"({task.num_labels} label(s)): {str(err).splitlines()[-1].strip()} — fine-tune from the base encoder "
+            "checkpoint instead"
+        ) from None
+
+
+def select_splits(task: Task, raw, training_args: FinetuneTrainingArguments) -> tuple[str | None, list[str], list[str]]:
+    """Which splits to train / evaluate / predict on.
+
+    Without any ``--do_train/--do_eval/--do_predict`` flag, every available split is used. With flags, a requested
+    split that the data lacks is an error naming the splits found.
+
+    Raises:
+        ValueError: a requested split is missing.
+    """
+    available = list(raw.keys())
+    explicit = getattr(training_args, "_explicit_do", None)
+    do_train, do_eval, do_predict = explicit if explicit else (True, True, True)
+    train = task.train_split if do_train and task.train_split in raw else None
+    evals = [s for s in task.eval_splits if s in raw] if do_eval else []
+    tests = [s for s in task.test_splits if s in raw] if do_predict else []
+    if explicit:
+        for flag, wanted, got in (("--do_train", do_train, train), ("--do_eval", do_eval, evals), ("--do_predict", do_predict, tests)):
+            if wanted and not got:
+                names = (task.train_split,) if flag == "--do_train" else task.eval_splits if flag == "--do_eval" else task.test_splits
+                raise ValueError(f"{flag}: task {task.name!r} needs split(s) {list(names)}; the data has {available}")
+    if train is None and not evals and not tests:
+        raise ValueError(f"task {task.name!r}: no usable split in the data (found {available})")
+    return train, evals, tests
+
+
+def _limit(dataset, n: int | None):
+    return dataset if n is None else dataset.select(range(min(n, len(dataset))))
+
+
+def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args) -> dict[str, float]:
+    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics."""
+    from transformers import Trainer, set_seed
+
+    set_seed(training_args.seed)
+    train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
+    max_len = data_args.max_seq_length
+    limits = {train_split: data_args.max_train_samples}
+    limits.update({s: data_args.max_eval_samples for s in eval_splits})
+    limits.update({s: data_args.max_predict_samples for s in test_splits})
+    with training_args.main_process_first(desc="dataset map pre-processing"):
+        raw = {s: _limit(raw[s], limits[s]) for s in limits if s is not None}
+        features = {s: task.preprocess(raw[s], tokenizer, max_len, s) for s in raw}
+    if not eval_splits:
+        training_args.eval_strategy = "no"
+    model = build_model(task, model_args, training_args)
+    trainer = Trainer(
+        model=model,
+        args=training_args,
+        train_dataset=features.get(train_split),
+        eval_dataset=features[eval_splits[0]] if eval_splits else None,
+        processing_class=tokenizer,
+        data_collator=task.data_collator(
+            tokenizer,
+            pad_to_multiple_of=8 if (training_args.fp16 or training_args.bf16) else None,
+            max_length=max_len if data_args.pad_to_max_length else None,
+        ),
+        compute_metrics=task.trainer_compute_metrics(),
+    )
+    results: dict[str, float] = {}
+    if train_split is not None:
+        train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+        trainer.save_model()
+        metrics = dict(train_result.metrics, train_samples=len(features[train_split]))
+        trainer.save_metrics("train", metrics)
+        trainer.save_state()
+        results.update(metrics)
+    else:
+        trainer.save_model()
+    eval_metrics: dict[str, float] = {}
+    for split in eval_splits:
+        metrics = task.evaluate(trainer, raw[split], features[split], split, training_args.output_dir)
+        metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(features[split])
+        eval_metrics.update(metrics)
+    if eval_metrics:
+        trainer.save_metrics("eval", eval_metrics)
+        results.update(eval_metrics)
+    for split in test_splits:
+        for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
+            logger.info("wrote %s", path)
+    if not eval_metrics and train_split is None:
+        trainer.save_metrics("all", {})
+    return results
+
+
+def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments):
+    """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid`` if given).
+
+    Raises:
+        FileExistsError: ``output_dir`` holds a finished run and neither ``--overwrite_output_dir`` nor
+            ``--resume_from_checkpoint`` was given (nothing is overwritten silently).
+    """
+    from transformers import AutoTokenizer
+
+    task = get_task(data_args.task)
+    apply_task_defaults(task, data_args, training_args)
+    out = training_args.output_dir
+    if output_dir_is_finished(out) and not training_args.overwrite_output_dir and not training_args.resume_from_checkpoint:
+        raise FileExistsError(
+            f"--output_dir {out} already holds a finished run (all_results.json); "
+            "pass --overwrite_output_dir to replace it or choose another folder"
+        )
+    raw = task.load(data_args.data_dir, data_args.dataset_name, data_args.dataset_config_name, data_args.dataset_revision,
+                    model_args.cache_dir)
+    tokenizer = AutoTokenizer.from_pretrained(
+        model_args.tokenizer_name or model_args.model_name_or_path, revision=model_args.model_revision,
+        cache_dir=model_args.cache_dir,
+    )
+    rates = training_args.learning_rates
+    if len(rates) == 1:
+        training_args.learning_rate = rates[0]
+        return train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args)
+    return _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates)
+
+
+def _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates) -> dict[str, float]:
+    """The paper's §4.1 selection: fine-tune once per learning rate, keep the best on dev (primary metric)."""
+    key = f"eval_{task.primary_metric}"
+    runs = []
+    for lr in rates:
+        args = copy.deepcopy(training_args)
+        args.learning_rate = lr
+        args.output_dir = os.path.join(training_args.output_dir, f"lr_{lr:g}")
+        metrics = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args)
+        if key not in metrics:
+            raise ValueError(f"--lr_grid needs an evaluation split to choose on; {key} was not computed")
+        runs.append({"learning_rate": lr, "output_dir": args.output_dir, **metrics})
+    best = max(runs, key=lambda r: r[key])
+    if training_args.process_index == 0:
+        for name in os.listdir(best["output_dir"]):
+            src = os.path.join(best["output_dir"], name)
+            if os.path.isfile(src):
+                shutil.copy2(src, os.path.join(training_args.output_dir, name))
+        write_json(os.path.join(training_args.output_dir, "lr_grid_results.json"),
+                   {"selected_on": key, "best_learning_rate": best["learning_rate"], "runs": runs})
+        with open(os.path.join(training_args.output_dir, "all_results.json"), encoding="utf-8") as f:
+            results = json.load(f)
+        results["best_learning_rate"] = best["learning_rate"]
+        write_json(os.path.join(training_args.output_dir, "all_results.json"), results)
+    return {k: v for k, v in best.items() if k != "output_dir"}

@@ -1,0 +1,92 @@
+"""Offline metrics as pure functions over numpy arrays (scikit-learn / scipy; no ``evaluate.load`` from the Hub).
+
+Names follow the Hub's GLUE metric (``accuracy``, ``f1``, ``matthews_correlation``, ``pearson``, ``spearmanr``) so
+that Trainer's ``eval_<metric>`` keys match what users know from ``run_glue.py``.
+
+Degenerate inputs are defined, never a crash:
+
+* Matthews correlation of constant predictions (or constant references) is ``0.0`` (scikit-learn's convention).
+* Pearson/Spearman with a constant input are undefined: reported as ``nan`` with a ``UserWarning``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+
+def _check(predictions: np.ndarray, references: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    predictions = np.asarray(predictions)
+    references = np.asarray(references)
+    if predictions.shape != references.shape:
+        raise ValueError(f"predictions shape {predictions.shape} != references shape {references.shape}")
+    if predictions.size == 0:
+        raise ValueError("cannot compute a metric on 0 examples")
+    return predictions, references
+
+
+def accuracy(predictions: np.ndarray, references: np.ndarray) -> float:
+    """Fraction of exact matches. Inputs: int arrays of shape ``[n]``."""
+    predictions, references = _check(predictions, references)
+    return float(np.mean(predictions == references))
+
+
+def binary_f1(predictions: np.ndarray, references: np.ndarray, pos_label: int = 1) -> float:
+    """F1 of the positive class (GLUE MRPC/QQP: ``equivalent``/``duplicate`` = 1). Inputs: int arrays ``[n]``.
+
+    Returns 0.0 when there are no positive predictions and no positive references (scikit-learn's
+    ``zero_division=0``).
+    """
+    from sklearn.metrics import f1_score
+
+    predictions, references = _check(predictions, references)
+    return float(f1_score(references, predictions, pos_label=pos_label, average="binary", zero_division=0))
+
+
+def matthews_correlation(predictions: np.ndarray, references: np.ndarray) -> float:
+    """Matthews correlation coefficient (CoLA). Inputs: int arrays ``[n]``. Constant predictions give ``0.0``."""
+    from sklearn.metrics import matthews_corrcoef
+
+    predictions, references = _check(predictions, references)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float(matthews_corrcoef(references, predictions))
+    return 0.0 if np.isnan(value) else value
+
+
+def _correlation(fn, name: str, predictions: np.ndarray, references: np.ndarray) -> float:
+    predictions, references = _check(predictions.astype(np.float64), references.astype(np.float64))
+    if predictions.size < 2 or np.all(predictions == predictions[0]) or np.all(references == references[0]):
+        warnings.warn(f"{name} is undefined when an input is constant (or has < 2 values); reporting nan", UserWarning)
+        return float("nan")
+    return float(fn(predictions, references)[0])
+
+
+def pearson(predictions: np.ndarray, references: np.ndarray) -> float:
+    """Pearson correlation (STS-B). Inputs: float arrays ``[n]``. Constant input -> ``nan`` with a warning."""
+    from scipy.stats import pearsonr
+
+    return _correlation(pearsonr, "Pearson correlation", predictions, references)
+
+
+def spearman(predictions: np.ndarray, references: np.ndarray) -> float:
+    """Spearman rank correlation (STS-B). Inputs: float arrays ``[n]``. Constant input -> ``nan`` with a warning."""
+    from scipy.stats import spearmanr
+
+    return _correlation(spearmanr, "Spearman correlation", predictions, references)
+
+
+#: metric name -> function(predictions, references) -> float
+METRIC_FUNCTIONS = {
+    "accuracy": accuracy,
+    "f1": binary_f1,
+    "matthews_correlation": matthews_correlation,
+    "pearson": pearson,
+    "spearmanr": spearman,
+}
+
+
+def compute(names, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
+    """Compute several named metrics of :data:`METRIC_FUNCTIONS` at once: ``{name: float}``."""
+    return {name: METRIC_FUNCTIONS[name](predictions, references) for name in names}

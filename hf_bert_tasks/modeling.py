@@ -1,0 +1,50 @@
+"""BERT sizes and the locally built tiny checkpoints used by the quickstart and the tests.
+
+Presets (``BertConfig`` keyword arguments). ``base`` is the paper's BERT-BASE (§3: L=12, H=768, A=12); the small ones
+follow the naming of Turc et al. (2019, "Well-Read Students Learn Better"), the compact BERTs Google released.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: preset name -> BertConfig sizes (L = num_hidden_layers, H = hidden_size, A = num_attention_heads, 4H feed-forward).
+BERT_PRESETS: dict[str, dict[str, int]] = {
+    "tiny": {"num_hidden_layers": 2, "hidden_size": 128, "num_attention_heads": 2, "intermediate_size": 512},
+    "mini": {"num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 1024},
+    "small": {"num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8, "intermediate_size": 2048},
+    "base": {"num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 3072},
+}
+
+
+def bert_config(preset: str = "tiny", vocab_size: int = 30522, max_position_embeddings: int = 512, **overrides):
+    """A ``BertConfig`` for ``preset`` (see :data:`BERT_PRESETS`), with ``overrides`` applied last.
+
+    Raises:
+        ValueError: for an unknown preset (lists the known ones).
+    """
+    from transformers import BertConfig
+
+    if preset not in BERT_PRESETS:
+        raise ValueError(f"unknown BERT preset {preset!r}; known presets: {', '.join(BERT_PRESETS)}")
+    kwargs = {**BERT_PRESETS[preset], "vocab_size": vocab_size, "max_position_embeddings": max_position_embeddings}
+    kwargs.update(overrides)
+    return BertConfig(**kwargs)
+
+
+def build_random_bert(output_dir: str, tokenizer, preset: str = "tiny", seed: int = 0, **overrides) -> str:
+    """Save a randomly initialised ``BertForPreTraining`` (weights, config) and ``tokenizer`` to ``output_dir``.
+
+    The folder loads with any ``AutoModelFor...`` (the encoder is reused, task heads are new), which is what the
+    fine-tune recipe needs. Returns ``output_dir``.
+    """
+    import torch
+    from transformers import BertForPreTraining
+
+    config = bert_config(preset, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **overrides)
+    torch.manual_seed(seed)
+    model = BertForPreTraining(config)
+    os.makedirs(output_dir, exist_ok=True)
+    model.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    return output_dir

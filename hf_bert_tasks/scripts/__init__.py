@@ -1,0 +1,1 @@
+"""Recipe mains (one per ``hf-bert-tasks`` subcommand); ``recipes/*.py`` are thin launchers of these."""

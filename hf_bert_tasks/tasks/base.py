@@ -1,0 +1,250 @@
+"""The ``Task`` contract: everything the recipes need to know about one of the paper's tasks.
+
+A task is a small object that answers, for one dataset:
+
+* where the data lives (a Hub dataset id/config, or a reader for the original local files),
+* what the text columns and labels are (label names in the Hub dataset's order),
+* which model head and ``pipeline()`` task it uses,
+* how to turn raw rows into model features, and how to score predictions (named floats).
+
+The fine-tune recipe (:mod:`hf_bert_tasks.scripts.finetune`) only talks to this contract, so adding a task family
+(SQuAD, SWAG, CoNLL-2003 …) means subclassing :class:`Task` in one module under ``hf_bert_tasks/tasks/`` and calling
+:func:`hf_bert_tasks.tasks.register_task` at import time (the pattern of peft's ``register_peft_method``).
+
+Canonical split names are the Hub dataset's split names (``train``, ``validation``, ``test``; MNLI has
+``validation_matched`` / ``validation_mismatched`` / ``test_matched`` / ``test_mismatched``). Local readers return the
+same names, so everything downstream is independent of where the data came from.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+#: Problem types understood by the recipes (the first two are ``PretrainedConfig.problem_type`` values).
+PROBLEM_TYPES = (
+    "single_label_classification",
+    "regression",
+    "multiple_choice",
+    "token_classification",
+    "question_answering",
+)
+
+
+@dataclass
+class PaperDefaults:
+    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
+
+    Attributes:
+        learning_rate: the default learning rate of the recipe (the paper searches a grid, see ``lr_grid``).
+        per_device_train_batch_size: batch size in sequences (32 for GLUE, §4.1).
+        num_train_epochs: epochs over the training set (3 for GLUE, §4.1).
+        max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
+        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}).
+    """
+
+    learning_rate: float = 2e-5
+    per_device_train_batch_size: int = 32
+    num_train_epochs: float = 3.0
+    max_seq_length: int = 128
+    lr_grid: tuple[float, ...] = (5e-5, 4e-5, 3e-5, 2e-5)
+
+
+@dataclass
+class Task(abc.ABC):
+    """Base class of every registered task (the contract tested in ``tests/test_task_contract.py``).
+
+    Attributes:
+        name: registry key, lower-case (``"mrpc"``); also the ``--task`` value of the recipes.
+        description: one line for ``hf-bert-tasks tasks``.
+        hub_dataset: Hub dataset id loaded when no ``--data_dir`` is given (``"nyu-mll/glue"``).
+        hub_config: config name of that dataset (``"mrpc"``) or ``None``.
+        problem_type: one of :data:`PROBLEM_TYPES`.
+        text_columns: canonical text columns, segment A first (``("sentence1", "sentence2")``).
+        label_names: class names in the Hub dataset's label order (``None`` for regression and QA).
+        metric_names: names of the floats returned by :meth:`compute_metrics`, primary metric first.
+        primary_metric: the metric used to choose among runs (e.g. the best learning rate).
+        model_head: name of the ``transformers`` Auto class that builds the task model.
+        pipeline_tag: the ``pipeline()`` task that serves a saved model.
+        train_split, eval_splits, test_splits: canonical split names used by the recipe.
+        paper_defaults: fine-tuning defaults from the paper.
+        paper_results: the paper's numbers, ``{"BERT-base": {"accuracy": 84.6}, ...}`` (metric keys as ours, x100).
+        paper_source: where :attr:`paper_results` come from (``"Table 1, GLUE test server"``).
+        local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
+    """
+
+    name: str
+    description: str
+    hub_dataset: str
+    hub_config: str | None
+    problem_type: str
+    text_columns: tuple[str, ...]
+    label_names: tuple[str, ...] | None
+    metric_names: tuple[str, ...]
+    primary_metric: str
+    model_head: str
+    pipeline_tag: str
+    label_column: str = "label"
+    train_split: str = "train"
+    eval_splits: tuple[str, ...] = ("validation",)
+    test_splits: tuple[str, ...] = ("test",)
+    paper_defaults: PaperDefaults = field(default_factory=PaperDefaults)
+    paper_results: dict[str, dict[str, float]] = field(default_factory=dict)
+    paper_source: str = ""
+    local_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ data
+    def read_local(self, data_dir: str) -> "datasets.DatasetDict":  # noqa: F821
+        """Read the original task files in ``data_dir`` into canonical splits.
+
+        Raises:
+            FileNotFoundError: when ``data_dir`` holds none of the files in :attr:`local_files`.
+            ValueError: on a malformed row (the message names file, line and the expected columns).
+        """
+        raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
+
+    def load(
+        self,
+        data_dir: str | None = None,
+        dataset_name: str | None = None,
+        dataset_config_name: str | None = None,
+        revision: str | None = None,
+        cache_dir: str | None = None,
+    ) -> "datasets.DatasetDict":  # noqa: F821
+        """Load the task's raw splits: from ``data_dir`` when given, else from the Hub.
+
+        Args:
+            data_dir: folder with the original files (e.g. ``glue_data/MRPC``); takes precedence.
+            dataset_name: Hub dataset id overriding :attr:`hub_dataset` (e.g. a parquet mirror).
+            dataset_config_name: config overriding :attr:`hub_config`.
+            revision: Hub revision (branch, tag or commit) of the dataset.
+            cache_dir: ``datasets`` cache folder.
+
+        Returns:
+            A ``DatasetDict`` keyed by canonical split names.
+        """
+        if data_dir is not None:
+            return self.read_local(data_dir)
+        import datasets
+
+        return datasets.load_dataset(
+            dataset_name or self.hub_dataset,
+            dataset_config_name if dataset_config_name is not None else self.hub_config,
+            revision=revision,
+            cache_dir=cache_dir,
+        )
+
+    # ----------------------------------------------------------------- model
+    @property
+    def num_labels(self) -> int:
+        """Size of the classifier output: ``len(label_names)``, 1 for regression."""
+        if self.problem_type == "regression":
+            return 1
+        return len(self.label_names or ())
+
+    def model_config_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``AutoConfig.from_pretrained`` so that saved models carry label names.
+
+        ``id2label``/``label2id`` make ``pipeline()`` return names instead of ``LABEL_0``.
+        """
+        kwargs: dict[str, Any] = {}
+        if self.label_names:
+            kwargs["num_labels"] = len(self.label_names)
+            kwargs["id2label"] = dict(enumerate(self.label_names))
+            kwargs["label2id"] = {name: i for i, name in enumerate(self.label_names)}
+        if self.problem_type in ("single_label_classification", "regression"):
+            kwargs["problem_type"] = self.problem_type
+            kwargs["num_labels"] = self.num_labels
+        return kwargs
+
+    def model_class(self):
+        """The ``transformers`` Auto class named by :attr:`model_head`."""
+        import transformers
+
+        return getattr(transformers, self.model_head)
+
+    # ------------------------------------------------------- preprocessing
+    @abc.abstractmethod
+    def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
+        """Tokenize one raw split into model features (a ``datasets.Dataset``)."""
+
+    def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
+        """The collator for training and evaluation batches.
+
+        Dynamic padding (to the longest sequence of the batch, rounded up to ``pad_to_multiple_of``) by default; with
+        ``max_length`` every batch is padded to it (``run_glue.py``'s ``pad_to_max_length``).
+        """
+        from transformers import DataCollatorWithPadding
+
+        if max_length is not None:
+            return DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length)
+        return DataCollatorWithPadding(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
+
+    # -------------------------------------------------------------- metrics
+    @abc.abstractmethod
+    def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
+        """Score predictions against references; returns ``{name: float}`` with keys :attr:`metric_names`."""
+
+    def logits_to_predictions(self, logits: np.ndarray) -> np.ndarray:
+        """Map model outputs (``[n, num_labels]`` float) to predictions (``[n]``: class ids, or floats for regression)."""
+        logits = logits[0] if isinstance(logits, tuple) else logits
+        if self.problem_type == "regression":
+            return np.squeeze(logits, axis=-1) if logits.ndim > 1 else logits
+        return np.argmax(logits, axis=-1)
+
+    def trainer_compute_metrics(self) -> Callable:
+        """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
+
+        def _compute(eval_pred) -> dict[str, float]:
+            preds = self.logits_to_predictions(eval_pred.predictions)
+            return self.compute_metrics(preds, np.asarray(eval_pred.label_ids))
+
+        return _compute
+
+    def split_metric_suffix(self, split: str) -> str:
+        """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""
+        return "" if split == self.eval_splits[0] else f"_{split}"
+
+    def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
+        """Evaluate ``trainer``'s model on one preprocessed split; returns Trainer-style ``eval_*`` metrics.
+
+        Task families whose predictions need post-processing over raw examples (SQuAD, NER) override this.
+        """
+        metrics = trainer.evaluate(eval_dataset=features)
+        suffix = self.split_metric_suffix(split)
+        return {f"{k}{suffix}": v for k, v in metrics.items()}
+
+    @abc.abstractmethod
+    def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
+        """Predict an (unlabeled) split and write prediction files into ``output_dir``; returns the paths written."""
+
+    # --------------------------------------------------------------- helpers
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able summary (used by ``hf-bert-tasks tasks --json`` and model cards)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "hub_dataset": self.hub_dataset,
+            "hub_config": self.hub_config,
+            "problem_type": self.problem_type,
+            "text_columns": list(self.text_columns),
+            "label_names": list(self.label_names) if self.label_names else None,
+            "metrics": list(self.metric_names),
+            "primary_metric": self.primary_metric,
+            "model_head": self.model_head,
+            "pipeline_tag": self.pipeline_tag,
+            "local_files": {k: list(v) for k, v in self.local_files.items()},
+        }
+
+
+def write_json(path: str, obj: Any) -> None:
+    """Write ``obj`` as indented JSON (UTF-8), creating parent folders."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, ensure_ascii=False, sort_keys=False)
+        f.write("\n")

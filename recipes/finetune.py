@@ -1,0 +1,10 @@
+"""Fine-tune recipe: the same code path as ``hf-bert-tasks finetune`` (see its docstring for commands).
+
+    python recipes/finetune.py --task mrpc --model_name_or_path bert-base-uncased --output_dir runs/mrpc
+    python recipes/finetune.py --config recipes/configs/mrpc.yaml
+"""
+
+from hf_bert_tasks.scripts.finetune import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""Test set-up: offline Hub, tiny BERT checkpoints built in code, tokenizers from a written vocabulary.
+
+Offline variables are set before transformers / datasets / huggingface_hub are imported (they read them at import);
+an unset endpoint stalls ~47 s per Hub call in retries.
+"""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import pytest  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
+SAMPLES = os.path.join(REPO, "hf_bert_tasks", "samples")
+
+#: A written WordPiece vocabulary for exact-tensor tests (ids = line numbers).
+VOCAB = [
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+    "the", "a", "cat", "dog", "sat", "on", "mat", "ran", "to", ".", ",", "is", "was", "not", "good", "bad",
+    "play", "##ing", "##ed", "un", "##believ", "##able", "new", "york", "in", "he", "she", "it", "and", "rug",
+]
+
+
+def shared_data(*parts: str) -> str:
+    """Path under ../shared/data, or skip the test with the reason when it is absent."""
+    path = os.path.join(SHARED_DATA, *parts)
+    if not os.path.exists(path):
+        pytest.skip(f"real data not available: {path} is absent (tests on ../shared/data run only where it exists)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def vocab_tokenizer(tmp_path_factory):
+    """``BertTokenizer`` (fast) over :data:`VOCAB`, lower-cased."""
+    from transformers import BertTokenizer
+
+    path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
+    path.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    return BertTokenizer(vocab=str(path), do_lower_case=True)
+
+
+@pytest.fixture(scope="session")
+def sample_tokenizer():
+    """A WordPiece tokenizer trained on the built-in samples (deterministic)."""
+    from hf_bert_tasks.scripts.quickstart import sample_texts
+    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+
+    return train_wordpiece_tokenizer(sample_texts(), vocab_size=1000)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory, sample_tokenizer):
+    """Folder of a random 2-layer, hidden-32 BERT with the sample tokenizer (loads with any AutoModelFor...)."""
+    from hf_bert_tasks.modeling import build_random_bert
+
+    out = tmp_path_factory.mktemp("tiny-bert")
+    return build_random_bert(
+        str(out), sample_tokenizer, preset="tiny", seed=0,
+        hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=256,
+    )
