@@ -65,6 +65,21 @@ class DataArguments:
     max_train_samples: int | None = field(default=None, metadata={"help": "Keep only the first N training examples."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Keep only the first N examples per eval split."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Keep only the first N test examples."})
+    # Question answering (SQuAD; paper §4.2-4.3, google-research/bert run_squad.py flags)
+    doc_stride: int = field(default=128, metadata={"help": "SQuAD: tokens between the starts of two context windows."})
+    max_query_length: int = field(default=64, metadata={"help": "SQuAD: questions are cut to this many tokens."})
+    n_best_size: int = field(default=20, metadata={"help": "SQuAD: start/end candidates kept per window (n-best)."})
+    max_answer_length: int = field(default=30, metadata={"help": "SQuAD: longest answer span in tokens."})
+    null_score_diff_threshold: float | None = field(
+        default=None, metadata={"help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."}
+    )
+    # Token classification (CoNLL-2003 NER; paper §5.3)
+    label_all_tokens: bool = field(
+        default=False, metadata={"help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."}
+    )
+    document_context: bool = field(
+        default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
+    )
 
     def __post_init__(self):
         if self.task is None:

@@ -146,7 +146,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     """
     from transformers import AutoTokenizer
 
-    task = get_task(data_args.task)
+    task = get_task(data_args.task).configure(data_args)
     apply_task_defaults(task, data_args, training_args)
     out = training_args.output_dir
     if output_dir_is_finished(out) and not training_args.overwrite_output_dir and not training_args.resume_from_checkpoint:

@@ -139,6 +139,14 @@ class Task(abc.ABC):
             cache_dir=cache_dir,
         )
 
+    def configure(self, data_args) -> "Task":
+        """Return the task set up with the recipe's data options (``doc_stride``, ``label_all_tokens`` …).
+
+        The registry holds one shared instance per task, so a task that reads options returns a copy
+        (``dataclasses.replace``) instead of mutating itself. The default ignores ``data_args``.
+        """
+        return self
+
     # ----------------------------------------------------------------- model
     @property
     def num_labels(self) -> int:
