@@ -76,6 +76,7 @@ class Task(abc.ABC):
         paper_results: the paper's numbers, ``{"BERT-base": {"accuracy": 84.6}, ...}`` (metric keys as ours, x100).
         paper_source: where :attr:`paper_results` come from (``"Table 1, GLUE test server"``).
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
+        metric_suffixes: extra eval split -> suffix of its metric keys (MNLI ``validation_mismatched`` -> ``"_mm"``).
     """
 
     name: str
@@ -97,6 +98,7 @@ class Task(abc.ABC):
     paper_results: dict[str, dict[str, float]] = field(default_factory=dict)
     paper_source: str = ""
     local_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    metric_suffixes: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ data
     def read_local(self, data_dir: str) -> "datasets.DatasetDict":  # noqa: F821
@@ -216,7 +218,9 @@ class Task(abc.ABC):
 
     def split_metric_suffix(self, split: str) -> str:
         """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""
-        return "" if split == self.eval_splits[0] else f"_{split}"
+        if split == self.eval_splits[0]:
+            return ""
+        return self.metric_suffixes.get(split, f"_{split}")
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Evaluate ``trainer``'s model on one preprocessed split; returns Trainer-style ``eval_*`` metrics.

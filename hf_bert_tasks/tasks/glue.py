@@ -188,6 +188,8 @@ class GlueTask(Task):
         """Write the GLUE-server submission file ``<TASK>.tsv`` (``index\\tprediction``) for an unlabeled split."""
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
+        if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
+            raise RuntimeError(f"{self.name}/{split}: got {len(preds)} predictions for {len(raw)} examples")
         name = self.submission_files.get(split, f"{self.name}_{split}.tsv")
         path = os.path.join(output_dir, name)
         if trainer.is_world_process_zero():
@@ -284,6 +286,7 @@ _glue(
     jsonl_columns={"premise": ("premise", "sentence1"), "hypothesis": ("hypothesis", "sentence2"),
                    "label": ("label", "gold_label")},
     eval_splits=("validation_matched", "validation_mismatched"), test_splits=("test_matched", "test_mismatched"),
+    metric_suffixes={"validation_mismatched": "_mm"},
     local_files={
         "train": ("train.tsv", "train.jsonl"),
         "validation_matched": ("dev_matched.tsv", "dev_matched.jsonl"),
