@@ -1,0 +1,206 @@
+"""SQuAD v1.1 and v2.0 scoring: a port of the official ``evaluate-v1.1.py`` and ``evaluate-v2.0.py``.
+
+The official scripts (Rajpurkar et al., 2016 / 2018; distributed with the datasets) are the reference; this module
+re-implements their rules so that the numbers are **identical** (same normalization, same order of summation, same
+tie handling in the threshold search), checked by hand on the full dev files (see ``docs/results.md``):
+
+* answer normalization: lower-case, drop ASCII punctuation (``string.punctuation``), drop the articles
+  ``a``/``an``/``the`` as whole words, collapse whitespace;
+* exact match (EM): normalized prediction equals a normalized gold answer; F1: bag-of-tokens overlap of the
+  normalized strings; both take the max over the gold answers and are averaged x100 over all questions;
+* v1.1: a question without a prediction scores 0 (and still counts in the total);
+* v2.0: a question whose gold answers all normalize to ``""`` (an unanswerable one) has the single gold answer
+  ``""``; F1 of an empty prediction or empty gold is 1 when both are empty, else 0. With per-question null odds
+  (``na_probs``, here the score difference ``null - best non-null``), a question is predicted unanswerable when its
+  odds exceed ``na_prob_thresh``; ``best_exact``/``best_f1`` are the scores at the best threshold over the sorted odds
+  and ``best_*_thresh`` that threshold (the official ``find_best_thresh``).
+
+The functions take either the official JSON (``data`` list: articles -> paragraphs -> qas) or plain mappings.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import string
+from typing import Iterable, Mapping
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """Lower-case, remove punctuation, remove articles and collapse whitespace (official ``normalize_answer``).
+
+    Example: ``normalize_answer("The  Eiffel-Tower!")`` -> ``"eiffeltower"``.
+    """
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match(prediction: str, gold: str) -> int:
+    """1 if the normalized strings are equal, else 0."""
+    return int(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def f1_v1(prediction: str, gold: str) -> float:
+    """Token-overlap F1 of v1.1 (``f1_score``): 0 when nothing overlaps (also when one side is empty)."""
+    pred_tokens = normalize_answer(prediction).split()
+    gold_tokens = normalize_answer(gold).split()
+    same = sum((collections.Counter(pred_tokens) & collections.Counter(gold_tokens)).values())
+    if same == 0:
+        return 0
+    precision = 1.0 * same / len(pred_tokens)
+    recall = 1.0 * same / len(gold_tokens)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def f1_v2(prediction: str, gold: str) -> float:
+    """Token-overlap F1 of v2.0 (``compute_f1``): if either side is empty, 1 when both are empty, else 0."""
+    gold_tokens = normalize_answer(gold).split() if gold else []
+    pred_tokens = normalize_answer(prediction).split() if prediction else []
+    if not gold_tokens or not pred_tokens:
+        return int(gold_tokens == pred_tokens)
+    same = sum((collections.Counter(gold_tokens) & collections.Counter(pred_tokens)).values())
+    if same == 0:
+        return 0
+    precision = 1.0 * same / len(pred_tokens)
+    recall = 1.0 * same / len(gold_tokens)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def references_from_json(data: list) -> dict[str, list[str]]:
+    """Question id -> gold answer texts from the official JSON's ``data`` list (in file order).
+
+    Raises:
+        ValueError: when an entry lacks ``paragraphs``/``qas``/``id``/``answers`` (names the article or question).
+    """
+    refs: dict[str, list[str]] = {}
+    for a, article in enumerate(data):
+        try:
+            for paragraph in article["paragraphs"]:
+                for qa in paragraph["qas"]:
+                    refs[qa["id"]] = [ans["text"] for ans in qa["answers"]]
+        except (KeyError, TypeError) as err:
+            raise ValueError(
+                f"SQuAD data, article {a}: missing field {err}; expected data -> paragraphs -> qas -> id/answers/text"
+            ) from None
+    return refs
+
+
+def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[str, str]) -> dict[str, float]:
+    """Official SQuAD v1.1 EM and F1 (x100) over every question of ``references``.
+
+    Args:
+        references: question id -> gold answer texts (at least one each), or the official JSON's ``data`` list.
+        predictions: question id -> predicted text. A missing id scores 0 for that question.
+
+    Returns:
+        ``{"exact_match": float, "f1": float}`` in [0, 100].
+
+    Raises:
+        ValueError: no questions, or a question with no gold answer (v1.1 questions always have one).
+    """
+    if isinstance(references, list):
+        references = references_from_json(references)
+    if not references:
+        raise ValueError("SQuAD v1.1 scoring needs at least one question")
+    em = f1 = total = 0
+    for qid, golds in references.items():
+        total += 1
+        if qid not in predictions:
+            continue
+        if not golds:
+            raise ValueError(f"question {qid!r} has no gold answer; SQuAD v1.1 questions need at least one")
+        prediction = predictions[qid]
+        em += max(normalize_answer(prediction) == normalize_answer(g) for g in golds)
+        f1 += max(f1_v1(prediction, g) for g in golds)
+    return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total}
+
+
+def _eval_dict(exact: Mapping[str, float], f1: Mapping[str, float], qids: list[str] | None = None) -> dict:
+    if not qids:
+        total = len(exact)
+        return {"exact": 100.0 * sum(exact.values()) / total, "f1": 100.0 * sum(f1.values()) / total, "total": total}
+    total = len(qids)
+    return {
+        "exact": 100.0 * sum(exact[k] for k in qids) / total,
+        "f1": 100.0 * sum(f1[k] for k in qids) / total,
+        "total": total,
+    }
+
+
+def _best_threshold(preds, scores, na_probs, has_ans) -> tuple[float, float]:
+    """Official ``find_best_thresh``: start from "all unanswerable", answer questions in increasing odds order."""
+    cur = best = sum(1 for k in has_ans if not has_ans[k])
+    best_thresh = 0.0
+    for qid in sorted(na_probs, key=lambda k: na_probs[k]):
+        if qid not in scores:
+            continue
+        if has_ans[qid]:
+            diff = scores[qid]
+        else:
+            diff = -1 if preds[qid] else 0
+        cur += diff
+        if cur > best:
+            best = cur
+            best_thresh = na_probs[qid]
+    return 100.0 * best / len(scores), best_thresh
+
+
+def squad_v2(
+    references: Mapping[str, list[str]] | list,
+    predictions: Mapping[str, str],
+    na_probs: Mapping[str, float] | None = None,
+    na_prob_thresh: float = 1.0,
+) -> dict[str, float]:
+    """Official SQuAD v2.0 scores: ``exact``, ``f1``, ``total``, ``HasAns_*``, ``NoAns_*`` and, with ``na_probs``,
+    ``best_exact``, ``best_exact_thresh``, ``best_f1``, ``best_f1_thresh`` (keys and order as the official output).
+
+    Args:
+        references: question id -> gold answer texts (``[]`` for an unanswerable question), or the JSON ``data`` list.
+        predictions: question id -> text (``""`` = no answer). Questions without a prediction are left out of the
+            totals, as in the official script (which prints "Missing prediction").
+        na_probs: question id -> no-answer odds (e.g. ``null_odds.json``); default 0.0 for each prediction.
+        na_prob_thresh: a question whose odds exceed this is scored as predicted unanswerable (official ``-t``,
+            default 1.0).
+
+    Raises:
+        ValueError: no question has a prediction.
+        KeyError: ``na_probs`` lacks a predicted question id (the official script fails the same way).
+    """
+    if isinstance(references, list):
+        references = references_from_json(references)
+    has_ans = {qid: bool(golds) for qid, golds in references.items()}
+    exact_raw: dict[str, int] = {}
+    f1_raw: dict[str, float] = {}
+    for qid, golds in references.items():
+        golds = [g for g in golds if normalize_answer(g)] or [""]
+        if qid not in predictions:
+            continue
+        pred = predictions[qid]
+        exact_raw[qid] = max(exact_match(g, pred) for g in golds)
+        f1_raw[qid] = max(f1_v2(pred, g) for g in golds)
+    if not exact_raw:
+        raise ValueError("SQuAD v2.0 scoring: no question of the references has a prediction")
+    given_odds = na_probs is not None
+    if na_probs is None:
+        na_probs = {k: 0.0 for k in predictions}
+
+    def thresholded(scores):
+        return {q: float(not has_ans[q]) if na_probs[q] > na_prob_thresh else s for q, s in scores.items()}
+
+    exact_t, f1_t = thresholded(exact_raw), thresholded(f1_raw)
+    out = _eval_dict(exact_t, f1_t)
+    for prefix, qids in (("HasAns", [k for k, v in has_ans.items() if v]), ("NoAns", [k for k, v in has_ans.items() if not v])):
+        if qids:
+            out.update({f"{prefix}_{k}": v for k, v in _eval_dict(exact_t, f1_t, qids).items()})
+    if given_odds:
+        out["best_exact"], out["best_exact_thresh"] = _best_threshold(predictions, exact_raw, na_probs, has_ans)
+        out["best_f1"], out["best_f1_thresh"] = _best_threshold(predictions, f1_raw, na_probs, has_ans)
+    return out
+
+
+def references_from_rows(ids: Iterable[str], answers: Iterable[Mapping]) -> dict[str, list[str]]:
+    """Question id -> gold texts from Hub-style rows (``answers = {"text": [...], "answer_start": [...]}``)."""
+    return {qid: list(ans["text"]) for qid, ans in zip(ids, answers)}

@@ -1,0 +1,364 @@
+"""SQuAD v1.1 and v2.0 (paper §4.2, §4.3; Tables 2 and 3): extractive question answering.
+
+Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (columns ``id``, ``title``, ``context``, ``question``,
+``answers = {"text": [...], "answer_start": [...]}``; an unanswerable v2 question has empty lists). Local source:
+the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``; ``train-v2.0.json``, ``dev-v2.0.json``; an optional
+unlabelled ``test-v*.json``) in ``--data_dir``, read into exactly the Hub's columns.
+
+Features and post-processing live in :mod:`hf_bert_tasks.qa`, scoring in :mod:`hf_bert_tasks.squad_metrics` (a port
+of the official scripts). :meth:`SquadTask.evaluate` writes ``predictions.json`` (id -> text), ``nbest_predictions.json``
+and, for v2, ``null_odds.json`` (id -> ``null - best non-null`` score) into the output folder, and returns
+``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and ``best_*`` / ``best_*_thresh``, the best tau on
+this split).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import qa
+from .. import squad_metrics as SM
+from . import register_task
+from .base import PaperDefaults, Task, write_json
+
+
+@dataclass
+class SquadTask(Task):
+    """SQuAD v1.1 / v2.0 with an ``AutoModelForQuestionAnswering`` head (start/end logits over tokens).
+
+    Attributes (besides :class:`Task`'s):
+        version_2_with_negative: SQuAD 2.0 (unanswerable questions, null answer from ``[CLS]``).
+        doc_stride, max_query_length: window settings (see :class:`hf_bert_tasks.qa.WindowConfig`).
+        n_best_size, max_answer_length: post-processing settings (20 and 30, google's ``run_squad.py``).
+        null_score_diff_threshold: tau for v2 predictions (``None`` = 0.0); metrics always include the best tau.
+    """
+
+    version_2_with_negative: bool = False
+    doc_stride: int = 128
+    max_query_length: int = 64
+    n_best_size: int = 20
+    max_answer_length: int = 30
+    null_score_diff_threshold: float | None = None
+
+    def configure(self, data_args) -> "SquadTask":
+        """A copy holding the recipe's ``doc_stride``, ``max_query_length``, ``n_best_size``, ``max_answer_length``
+        and ``null_score_diff_threshold`` (``DataArguments``)."""
+        return dataclasses.replace(
+            self,
+            doc_stride=data_args.doc_stride,
+            max_query_length=data_args.max_query_length,
+            n_best_size=data_args.n_best_size,
+            max_answer_length=data_args.max_answer_length,
+            null_score_diff_threshold=data_args.null_score_diff_threshold,
+        )
+
+    @property
+    def tau(self) -> float:
+        """The null-score threshold applied to predictions (0.0 unless ``--null_score_diff_threshold`` is given)."""
+        return 0.0 if self.null_score_diff_threshold is None else float(self.null_score_diff_threshold)
+
+    # ---------------------------------------------------------------- reading
+    def features(self):
+        """The Hub dataset's ``datasets.Features``."""
+        import datasets
+
+        return datasets.Features(
+            {
+                "id": datasets.Value("string"),
+                "title": datasets.Value("string"),
+                "context": datasets.Value("string"),
+                "question": datasets.Value("string"),
+                "answers": {
+                    "text": datasets.List(datasets.Value("string")),
+                    "answer_start": datasets.List(datasets.Value("int32")),
+                },
+            }
+        )
+
+    def read_json(self, path: str, labelled: bool = True) -> dict[str, list]:
+        """Read one official SQuAD JSON file into Hub-style columns.
+
+        Args:
+            path: the file (``{"version", "data": [{"title", "paragraphs": [{"context", "qas": [...]}]}]}``).
+            labelled: whether every answerable question must carry an answer (train/dev); ``False`` for a test
+                file without answers.
+
+        Raises:
+            FileNotFoundError: no such file.
+            ValueError: not JSON (with line and column), a missing field, a duplicate question id, an answer whose
+                text differs from the context at its ``answer_start`` (names the question id), an answerable
+                question without answer, or (v1.1) an unanswerable question; messages name file and question.
+        """
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{path}: no such file")
+        with open(path, encoding="utf-8-sig") as f:
+            try:
+                obj = json.load(f)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
+            raise ValueError(f"{path}: expected a JSON object with a 'data' list of articles (official SQuAD format)")
+        cols: dict[str, list] = {k: [] for k in ("id", "title", "context", "question", "answers")}
+        seen: set[str] = set()
+        for a, article in enumerate(obj["data"]):
+            where = f"{path}, article {a}"
+            paragraphs = _field(article, "paragraphs", list, where)
+            title = article.get("title", "") if isinstance(article, dict) else ""
+            for p, paragraph in enumerate(paragraphs):
+                context = _field(paragraph, "context", str, f"{where}, paragraph {p}")
+                for q, item in enumerate(_field(paragraph, "qas", list, f"{where}, paragraph {p}")):
+                    qid = _field(item, "id", str, f"{where}, paragraph {p}, question {q}")
+                    here = f"{path}, question id {qid!r}"
+                    if qid in seen:
+                        raise ValueError(f"{here}: duplicate question id; expected unique ids")
+                    seen.add(qid)
+                    question = _field(item, "question", str, here)
+                    answers = item.get("answers", [])
+                    if not isinstance(answers, list):
+                        raise ValueError(f"{here}: field 'answers' must be a list of {{text, answer_start}}")
+                    impossible = bool(item.get("is_impossible", False))
+                    if impossible and not self.version_2_with_negative:
+                        raise ValueError(
+                            f"{here}: is_impossible is true, but SQuAD v1.1 has no unanswerable questions; "
+                            "use --task squad_v2 for a v2.0 file"
+                        )
+                    if impossible and answers:
+                        raise ValueError(f"{here}: is_impossible is true but 'answers' is not empty; expected []")
+                    if labelled and not impossible and not answers:
+                        raise ValueError(
+                            f"{here}: no answer for an answerable question; expected 'answers' with text and "
+                            "answer_start (or is_impossible: true in SQuAD 2.0)"
+                        )
+                    texts, starts = [], []
+                    for n, ans in enumerate(answers):
+                        text = _field(ans, "text", str, f"{here}, answer {n}")
+                        start = _field(ans, "answer_start", int, f"{here}, answer {n}")
+                        if context[start : start + len(text)] != text:
+                            raise ValueError(
+                                f"{here}, answer {n}: text {text!r} does not match the context at answer_start "
+                                f"{start} (context has {context[start:start + len(text)]!r} there)"
+                            )
+                        texts.append(text)
+                        starts.append(start)
+                    cols["id"].append(qid)
+                    cols["title"].append(title)
+                    cols["context"].append(context)
+                    cols["question"].append(question)
+                    cols["answers"].append({"text": texts, "answer_start": starts})
+        if not cols["id"]:
+            raise ValueError(f"{path}: no questions found; expected data -> paragraphs -> qas")
+        return cols
+
+    def read_local(self, data_dir: str):
+        """Read the official JSON files in ``data_dir`` (see :attr:`Task.local_files`) into a ``DatasetDict``.
+
+        Raises:
+            FileNotFoundError: ``data_dir`` missing or holding none of the files.
+            ValueError: see :meth:`read_json`.
+        """
+        import datasets
+
+        from ..io import find_file
+
+        if not os.path.isdir(data_dir):
+            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
+        splits = {}
+        for split, candidates in self.local_files.items():
+            path = find_file(data_dir, candidates)
+            if path is not None:
+                cols = self.read_json(path, labelled=split not in self.test_splits)
+                splits[split] = datasets.Dataset.from_dict(cols, features=self.features())
+        if not splits:
+            wanted = sorted({n for names in self.local_files.values() for n in names})
+            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {self.name} files {wanted} found")
+        return datasets.DatasetDict(splits)
+
+    # ----------------------------------------------------------- features
+    def window_config(self, max_seq_length: int) -> qa.WindowConfig:
+        """The :class:`~hf_bert_tasks.qa.WindowConfig` for ``max_seq_length`` and this task's settings."""
+        return qa.WindowConfig(max_seq_length, self.doc_stride, self.max_query_length)
+
+    def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
+        """Windowed features (:func:`hf_bert_tasks.qa.create_features`): training features with
+        ``start_positions``/``end_positions`` for :attr:`train_split`, evaluation features with ``example_id``,
+        ``offset_mapping`` and ``token_is_max_context`` otherwise. One example may give several features.
+
+        Raises:
+            ValueError: window settings that leave no room (e.g. ``doc_stride`` too large), slow tokenizer.
+        """
+        config = self.window_config(max_seq_length)
+        config.validate()
+        training = split == self.train_split
+
+        def make(batch):
+            return qa.create_features(
+                list(batch["question"]), list(batch["context"]), tokenizer, config,
+                answers=list(batch["answers"]) if training else None,
+                example_ids=None if training else list(batch["id"]),
+            )
+
+        return dataset.map(make, batched=True, remove_columns=dataset.column_names, desc=f"Windowing {self.name}/{split}")
+
+    # ------------------------------------------------------------ metrics
+    def trainer_compute_metrics(self):
+        """``None``: QA scores need post-processing over whole examples, done in :meth:`evaluate`."""
+        return None
+
+    def compute_metrics(self, predictions, references) -> dict[str, float]:
+        """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` against ``references`` ``{id: [gold texts]}``.
+
+        v1.1: ``{"f1", "exact_match"}``. v2.0: also ``HasAns_*``/``NoAns_*`` (the official v2 script at threshold
+        1.0 with no null odds, i.e. the texts as given, ``""`` meaning no answer).
+        """
+        if not self.version_2_with_negative:
+            scores = SM.squad_v1(references, predictions)
+            return {"f1": scores["f1"], "exact_match": scores["exact_match"]}
+        scores = SM.squad_v2(references, predictions)
+        return _v2_keys(scores)
+
+    def score(self, raw, result: qa.QAPredictions) -> dict[str, float]:
+        """Metrics for post-processed predictions on a labelled split (keys without the ``eval_`` prefix).
+
+        v1.1: ``f1``, ``exact_match``. v2.0: at the applied tau (``f1``, ``exact_match``, ``HasAns_*``, ``NoAns_*``,
+        ``null_score_diff_threshold``) plus ``best_f1``/``best_exact`` and their thresholds, searched by the official
+        rule over ``null_odds`` with the best non-null answer of every question (so every tau is reachable).
+        """
+        refs = SM.references_from_rows(raw["id"], raw["answers"])
+        if not self.version_2_with_negative:
+            return self.compute_metrics(result.predictions, refs)
+        scores = SM.squad_v2(refs, result.best_non_null, result.null_odds, na_prob_thresh=self.tau)
+        out = _v2_keys(scores)
+        out["null_score_diff_threshold"] = self.tau
+        return out
+
+    # ---------------------------------------------------------- predictions
+    def run_postprocess(self, trainer, raw, features, tau: float | None = None) -> qa.QAPredictions:
+        """Predict start/end logits for ``features`` (model inputs only) and post-process them over ``raw``."""
+        keep = [c for c in qa.MODEL_INPUT_COLUMNS if c in features.column_names]
+        output = trainer.predict(features.select_columns(keep), metric_key_prefix="eval")
+        start_logits, end_logits = output.predictions[:2]
+        ids = list(raw["id"])
+        index, offsets, max_ctx = qa.features_to_arrays(features, ids)
+        width = start_logits.shape[1]
+        if offsets.shape[1] < width:  # Trainer pads logits across batches; offsets of padding are -1
+            offsets = np.concatenate([offsets, np.full((len(offsets), width - offsets.shape[1], 2), -1)], axis=1)
+            max_ctx = np.concatenate([max_ctx, np.zeros((len(max_ctx), width - max_ctx.shape[1]), bool)], axis=1)
+        return qa.postprocess_qa_predictions(
+            ids, list(raw["context"]), index, start_logits, end_logits, offsets[:, :width], max_ctx[:, :width],
+            n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
+            version_2_with_negative=self.version_2_with_negative,
+            null_score_diff_threshold=self.tau if tau is None else tau,
+        )
+
+    def write_predictions(self, result: qa.QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
+        """Write ``{prefix}predictions.json``, ``{prefix}nbest_predictions.json`` and (v2) ``{prefix}null_odds.json``."""
+        paths = [os.path.join(output_dir, f"{prefix}predictions.json"), os.path.join(output_dir, f"{prefix}nbest_predictions.json")]
+        write_json(paths[0], result.predictions)
+        write_json(paths[1], result.nbest)
+        if self.version_2_with_negative:
+            paths.append(os.path.join(output_dir, f"{prefix}null_odds.json"))
+            write_json(paths[2], result.null_odds)
+        return paths
+
+    def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
+        """Predict, post-process, write the prediction files and score a labelled split.
+
+        Files go to ``output_dir`` (``predictions.json`` …; a split other than the first eval split gets a
+        ``<split>_`` prefix). Returns ``eval_``-prefixed keys (:meth:`score`), with the split suffix for extra splits.
+        """
+        result = self.run_postprocess(trainer, raw, features)
+        if output_dir and trainer.is_world_process_zero():
+            self.write_predictions(result, output_dir, "" if split == self.eval_splits[0] else f"{split}_")
+        suffix = self.split_metric_suffix(split)
+        return {f"eval_{k}{suffix}": v for k, v in self.score(raw, result).items()}
+
+    def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
+        """Predict a split (answers not needed) with tau = ``--null_score_diff_threshold``; writes
+        ``<split>_predictions.json``, ``<split>_nbest_predictions.json`` (+ ``<split>_null_odds.json``)."""
+        result = self.run_postprocess(trainer, raw, features)
+        if trainer.is_world_process_zero():
+            return self.write_predictions(result, output_dir, f"{split}_")
+        return []
+
+
+def _v2_keys(scores: dict) -> dict[str, float]:
+    """Official v2 keys -> ours (``exact`` -> ``exact_match``; ``total`` counts dropped)."""
+    out = {}
+    for key, value in scores.items():
+        if key.endswith("total"):
+            continue
+        out[key.replace("exact", "exact_match")] = value
+    return out
+
+
+def _field(obj, name: str, kind, where: str):
+    if not isinstance(obj, dict) or name not in obj:
+        raise ValueError(f"{where}: missing field {name!r}; expected the official SQuAD JSON layout")
+    value = obj[name]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{where}: field {name!r} = {value!r} must be a {kind.__name__}")
+    return value
+
+
+_V2_METRICS = (
+    "f1", "exact_match", "best_f1", "best_exact_match", "best_f1_thresh", "best_exact_match_thresh",
+    "HasAns_f1", "HasAns_exact_match", "NoAns_f1", "NoAns_exact_match",
+)
+
+register_task(
+    SquadTask(
+        name="squad_v1",
+        description="SQuAD v1.1: extract the answer span to a question from a Wikipedia paragraph (EM, F1)",
+        hub_dataset="rajpurkar/squad",
+        hub_config=None,
+        problem_type="question_answering",
+        text_columns=("question", "context"),
+        label_names=None,
+        label_column="answers",
+        metric_names=("f1", "exact_match"),
+        primary_metric="f1",
+        model_head="AutoModelForQuestionAnswering",
+        pipeline_tag="question-answering",
+        eval_splits=("validation",),
+        test_splits=("test",),
+        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=32, num_train_epochs=3.0,
+                                     max_seq_length=384, lr_grid=(5e-5,)),
+        paper_results={
+            "BERT-base": {"exact_match": 80.8, "f1": 88.5},
+            "BERT-large": {"exact_match": 84.1, "f1": 90.9},
+        },
+        paper_source="BERT paper Table 2 (SQuAD 1.1 dev, single model, no TriviaQA; x100)",
+        local_files={"train": ("train-v1.1.json",), "validation": ("dev-v1.1.json",), "test": ("test-v1.1.json",)},
+        version_2_with_negative=False,
+    )
+)
+
+register_task(
+    SquadTask(
+        name="squad_v2",
+        description="SQuAD v2.0: extract the answer span or abstain (no-answer threshold tuned on dev; EM, F1)",
+        hub_dataset="rajpurkar/squad_v2",
+        hub_config=None,
+        problem_type="question_answering",
+        text_columns=("question", "context"),
+        label_names=None,
+        label_column="answers",
+        metric_names=_V2_METRICS,
+        primary_metric="f1",
+        model_head="AutoModelForQuestionAnswering",
+        pipeline_tag="question-answering",
+        eval_splits=("validation",),
+        test_splits=("test",),
+        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=48, num_train_epochs=2.0,
+                                     max_seq_length=384, lr_grid=(5e-5,)),
+        paper_results={"BERT-large": {"exact_match": 78.7, "f1": 81.9}},
+        paper_source="BERT paper Table 3 (SQuAD 2.0 dev, single model, BERT-large only; x100)",
+        local_files={"train": ("train-v2.0.json",), "validation": ("dev-v2.0.json",), "test": ("test-v2.0.json",)},
+        version_2_with_negative=True,
+    )
+)
