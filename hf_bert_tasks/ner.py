@@ -1,0 +1,504 @@
+"""Named-entity recognition helpers: tag schemes, WordPiece label alignment, windows, metrics, CoNLL output.
+
+BERT tags CoNLL-2003 one WordPiece sequence at a time (paper §5.3): "we use the representation of the first
+sub-token as the input to the token-level classifier over the NER label set". This module implements that, and the
+places where NER pipelines silently go wrong:
+
+* **Tag schemes.** The original CoNLL-2003 files use IOB1 (``I-X`` starts an entity; ``B-X`` only separates two
+  adjacent entities of the same type); the Hub dataset and most copies use IOB2 (every entity starts with ``B-X``).
+  :func:`detect_scheme` tells them apart and :func:`iob1_to_iob2` converts.
+* **Sub-token alignment** (:func:`align_labels`): through the fast tokenizer's ``word_ids()``, the first piece of a
+  word carries the word's label and the others ``-100`` (ignored by the loss); with ``label_all_tokens`` the later
+  pieces carry the label too, with ``B-X`` turned into ``I-X`` (transformers' ``run_ner.py`` behaviour).
+* **No word lost to truncation** (:func:`plan_windows`): a sentence longer than the window is split into several
+  windows over whole words; every word is *labelled and predicted in exactly one window* (its "target" range), and the
+  rest of the window is filled with neighbouring words as context.
+* **Document context** (the paper's "maximal document context", §5.3): the same windows, but the context comes from
+  the neighbouring sentences of the same document; labels and predictions still cover only the centre sentence.
+* **Back to words** (:func:`word_predictions`): one tag per original word, from the first piece's prediction.
+* **Metrics** (:func:`entity_metrics`): seqeval entity-level precision/recall/F1 overall and per type, strict IOB2
+  mode by default, plus token (word) accuracy; :func:`write_conll` writes ``token gold pred`` lines for conlleval.
+
+The feature-based mode (first-sub-token features into a BiLSTM) reuses :func:`tokenize_and_align`: its
+``word_index`` column marks the first piece of every labelled word.
+
+Dimension legend used in docstrings: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``),
+``C`` number of labels, ``S`` sentences, ``W_s`` words of sentence ``s``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+#: Label id ignored by PyTorch's cross-entropy (and by ``DataCollatorForTokenClassification``'s padding).
+IGNORE_INDEX = -100
+
+
+# ----------------------------------------------------------------------------------------------- tag schemes
+def split_tag(tag: str) -> tuple[str, str | None]:
+    """``"B-PER"`` -> ``("B", "PER")``; ``"O"`` -> ``("O", None)``.
+
+    Raises:
+        ValueError: for a tag that is neither ``O`` nor ``B-TYPE`` / ``I-TYPE``.
+    """
+    if tag == "O":
+        return "O", None
+    if len(tag) > 2 and tag[1] == "-" and tag[0] in "BI":
+        return tag[0], tag[2:]
+    raise ValueError(f"tag {tag!r} is not 'O', 'B-TYPE' or 'I-TYPE'")
+
+
+def starts_entity_in_iob2_error(previous: str | None, tag: str) -> bool:
+    """True when ``tag`` is an ``I-X`` that does not continue an entity of type ``X`` (invalid in IOB2).
+
+    ``previous`` is the tag before it in the same sentence (``None`` at the start). In IOB1 this is how every entity
+    starts; in IOB2 it never happens.
+    """
+    prefix, kind = split_tag(tag)
+    if prefix != "I":
+        return False
+    if previous is None:
+        return True
+    prev_prefix, prev_kind = split_tag(previous)
+    return prev_prefix == "O" or prev_kind != kind
+
+
+def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
+    """Return ``"IOB1"`` if any sentence has an ``I-X`` that starts an entity, else ``"IOB2"``.
+
+    Args:
+        sentences: tag sequences, one per sentence (the scheme is a property of a whole file).
+
+    Source: Tjong Kim Sang & De Meulder (2003) describe IOB1 (``I-`` inside a phrase, ``B-`` only between two
+    adjacent phrases of one type); Ratnaparkhi's IOB2 starts every phrase with ``B-``. A file with no such ``I-`` is
+    valid IOB2 (an IOB1 file whose entities are all preceded by a same-type entity cannot be told apart and reads
+    the same either way).
+    """
+    for tags in sentences:
+        previous = None
+        for tag in tags:
+            if starts_entity_in_iob2_error(previous, tag):
+                return "IOB1"
+            previous = tag
+    return "IOB2"
+
+
+def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
+    """Convert one sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X``.
+
+    Example: ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC", "B-LOC"]``.
+    Applied to invalid IOB2 *predictions* this is also the repair conlleval implies (it reads such an ``I-X`` as the
+    start of a chunk).
+    """
+    out: list[str] = []
+    previous = None
+    for tag in tags:
+        out.append("B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag)
+        previous = tag
+    return out
+
+
+def inside_label_map(label_names: Sequence[str]) -> list[int]:
+    """For every label id, the id used on the later WordPieces of a word when ``label_all_tokens`` is on.
+
+    ``B-X`` maps to ``I-X`` (a word's second piece does not begin an entity); every other label maps to itself.
+
+    Raises:
+        ValueError: if some ``B-X`` has no ``I-X`` in ``label_names``.
+    """
+    index = {name: i for i, name in enumerate(label_names)}
+    out = []
+    for i, name in enumerate(label_names):
+        if name.startswith("B-"):
+            inside = "I-" + name[2:]
+            if inside not in index:
+                raise ValueError(f"label {name!r} has no matching {inside!r} in {list(label_names)}")
+            out.append(index[inside])
+        else:
+            out.append(i)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ label alignment
+def align_labels(
+    word_ids: Sequence[int | None],
+    word_labels: Sequence[int],
+    label_all_tokens: bool = False,
+    inside_map: Sequence[int] | None = None,
+    labelled_words: range | None = None,
+) -> list[int]:
+    """Labels for one tokenized sequence from its per-word labels.
+
+    Args:
+        word_ids: ``encoding.word_ids()`` of a fast tokenizer, length ``L``: the word index of each WordPiece,
+            ``None`` for ``[CLS]``/``[SEP]``/padding.
+        word_labels: label id per word of the tokenized word list.
+        label_all_tokens: also label the later pieces of a word (``run_ner.py``'s option); their label is
+            ``inside_map[label]`` (``B-X`` -> ``I-X``).
+        inside_map: from :func:`inside_label_map`; required with ``label_all_tokens``.
+        labelled_words: word positions that get labels (the window's target words); others are context and get
+            ``-100``. ``None`` labels every word.
+
+    Returns:
+        ``L`` ints: the word's label on its first piece, ``-100`` on special tokens, context words and (unless
+        ``label_all_tokens``) later pieces.
+
+    Example: words ``["unbelievable", "york"]`` with labels ``[B-MISC, B-LOC]`` tokenized as
+    ``[CLS] un ##believ ##able york [SEP]`` give ``[-100, B-MISC, -100, -100, B-LOC, -100]``; with
+    ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
+    """
+    if label_all_tokens and inside_map is None:
+        raise ValueError("label_all_tokens needs inside_map (see inside_label_map)")
+    labels: list[int] = []
+    previous = None
+    for word in word_ids:
+        if word is None or (labelled_words is not None and word not in labelled_words):
+            labels.append(IGNORE_INDEX)
+        elif word != previous:
+            labels.append(int(word_labels[word]))
+        else:
+            labels.append(int(inside_map[word_labels[word]]) if label_all_tokens else IGNORE_INDEX)
+        previous = word
+    return labels
+
+
+def first_piece_word_index(
+    word_ids: Sequence[int | None], labelled_words: range | None = None, offset: int = 0
+) -> list[int]:
+    """For each WordPiece, the index of the word it starts (``word - offset``), or ``-1``.
+
+    Only the first piece of a labelled word gets an index; later pieces, special tokens and context words get ``-1``.
+    With ``offset`` = position of the first target word in the window, the result is the word's index in its
+    sentence. This column is how predictions (and first-sub-token features) go back to words.
+    """
+    out: list[int] = []
+    previous = None
+    for word in word_ids:
+        if word is not None and word != previous and (labelled_words is None or word in labelled_words):
+            out.append(word - offset)
+        else:
+            out.append(-1)
+        previous = word
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- windows
+@dataclass
+class Window:
+    """One model input: a run of whole words, of which ``target`` are labelled and predicted.
+
+    Attributes:
+        sentence: index of the centre sentence in the split.
+        target_start, target_end: word range ``[start, end)`` of that sentence covered by this window.
+        words: ``(sentence, word)`` positions in the window, in order (context + target + context).
+        target_offset: position in ``words`` of the first target word.
+    """
+
+    sentence: int
+    target_start: int
+    target_end: int
+    words: list[tuple[int, int]]
+    target_offset: int
+
+
+def _chunks(counts: Sequence[int], budget: int) -> list[tuple[int, int]]:
+    """Split word piece counts into consecutive ranges of at most ``budget`` pieces (a longer word stands alone)."""
+    ranges, start, used = [], 0, 0
+    for i, n in enumerate(counts):
+        if i > start and used + n > budget:
+            ranges.append((start, i))
+            start, used = i, 0
+        used += n
+    ranges.append((start, len(counts)))
+    return ranges
+
+
+def plan_windows(
+    piece_counts: Sequence[Sequence[int]],
+    max_pieces: int,
+    document_ids: Sequence[int] | None = None,
+    document_context: bool = False,
+) -> list[Window]:
+    """Plan the windows of a split so that every word is labelled in exactly one window.
+
+    Args:
+        piece_counts: per sentence, the number of WordPieces of each word (``S`` lists).
+        max_pieces: WordPieces available per window (``max_seq_length - 2`` for ``[CLS] ... [SEP]``).
+        document_ids: document of each sentence (consecutive sentences with equal ids form a document); needed
+            with ``document_context``.
+        document_context: fill the window with words of the neighbouring sentences of the same document (paper
+            §5.3, "maximal document context"); otherwise context comes only from the same sentence (which matters
+            only when a sentence needs more than one window).
+
+    Returns:
+        Windows in sentence order. A sentence that fits gets one window with all its words as target. A longer one
+        is cut greedily into target ranges of at most ``max_pieces`` pieces (a single word longer than that gets a
+        window of its own and is truncated after its first pieces, so it is still labelled). Each window then grows
+        left and right by whole words, alternately, while they fit, so the target sits in the middle of its context.
+        A sentence with no words gets no window.
+
+    Raises:
+        ValueError: ``max_pieces < 1``, or ``document_context`` without ``document_ids`` / with a negative id
+            (unknown document, e.g. Hub data that lost its ``-DOCSTART-`` lines).
+    """
+    if max_pieces < 1:
+        raise ValueError(f"max_pieces must be >= 1, got {max_pieces} (max_seq_length too small for [CLS] and [SEP])")
+    if document_context:
+        if document_ids is None or any(d < 0 for d in document_ids):
+            raise ValueError(
+                "document_context needs the document of every sentence (document_id >= 0); this data has none — "
+                "read the original CoNLL files (--data_dir) whose -DOCSTART- lines mark documents"
+            )
+    groups: list[list[int]] = []  # sentences sharing a context pool
+    for s in range(len(piece_counts)):
+        if document_context and groups and document_ids[groups[-1][-1]] == document_ids[s]:
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    windows: list[Window] = []
+    for group in groups:
+        pool = [(s, w) for s in group for w in range(len(piece_counts[s]))]
+        counts = [piece_counts[s][w] for s, w in pool]
+        first = {}
+        for i, (s, w) in enumerate(pool):
+            first.setdefault(s, i)
+        for s in group:
+            for start, end in _chunks(piece_counts[s], max_pieces) if piece_counts[s] else []:
+                left, right = first[s] + start, first[s] + end
+                budget = max_pieces - sum(counts[left:right])
+                grow_left = grow_right = True
+                while grow_left or grow_right:
+                    if grow_left:
+                        if left > 0 and counts[left - 1] <= budget:
+                            left -= 1
+                            budget -= counts[left]
+                        else:
+                            grow_left = False
+                    if grow_right:
+                        if right < len(pool) and counts[right] <= budget:
+                            budget -= counts[right]
+                            right += 1
+                        else:
+                            grow_right = False
+                windows.append(Window(s, start, end, pool[left:right], first[s] + start - left))
+    return windows
+
+
+def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[int]]:
+    """WordPieces per word (``S`` lists of ``W_s`` ints), each distinct word tokenized once.
+
+    With ``is_split_into_words=True`` a BERT tokenizer pre-tokenizes every word on its own, so a word's piece count
+    does not depend on its neighbours. A word may have 0 pieces (e.g. a lone control character); such a word cannot
+    be predicted and is tagged ``O`` by :func:`word_predictions`.
+    """
+    vocab = sorted({w for words in sentences for w in words})
+    encoded = tokenizer(vocab, add_special_tokens=False, is_split_into_words=False)["input_ids"] if vocab else []
+    size = {w: len(ids) for w, ids in zip(vocab, encoded)}
+    return [[size[w] for w in words] for words in sentences]
+
+
+def tokenize_and_align(
+    tokens: Sequence[Sequence[str]],
+    tokenizer,
+    max_seq_length: int,
+    tags: Sequence[Sequence[int]] | None = None,
+    label_names: Sequence[str] | None = None,
+    label_all_tokens: bool = False,
+    document_ids: Sequence[int] | None = None,
+    document_context: bool = False,
+) -> dict[str, list]:
+    """Turn sentences of words into model features, one per :class:`Window`.
+
+    Args:
+        tokens: ``S`` sentences of words.
+        tokenizer: a *fast* tokenizer (``word_ids()`` is needed).
+        max_seq_length: WordPieces per window including ``[CLS]`` and ``[SEP]``.
+        tags: label ids per word (``S`` lists), or ``None`` for unlabelled data (no ``labels`` column then).
+        label_names: label names in id order; needed with ``label_all_tokens``.
+        label_all_tokens, document_ids, document_context: see :func:`align_labels` and :func:`plan_windows`.
+
+    Returns:
+        Columns (lists of length ``F``): ``input_ids``, ``token_type_ids`` (all 0: one segment), ``attention_mask``
+        (unpadded, ``L`` each), ``labels`` (``L`` ints, ``-100`` where ignored; only with ``tags``),
+        ``word_index`` (``L`` ints: index in the sentence of the word whose first piece is here, else ``-1``) and
+        ``sentence_index`` (int).
+
+    Raises:
+        ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.
+    """
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError("NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer(use_fast=True)")
+    inside = inside_label_map(label_names) if label_all_tokens else None
+    counts = word_piece_counts(tokenizer, tokens)
+    windows = plan_windows(counts, max_seq_length - 2, document_ids, document_context)
+    batch_words = [[tokens[s][w] for s, w in win.words] for win in windows]
+    out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "attention_mask": [], "word_index": [],
+                            "sentence_index": []}
+    if tags is not None:
+        out["labels"] = []
+    step = 1000
+    for begin in range(0, len(windows), step):
+        enc = tokenizer(
+            batch_words[begin : begin + step], is_split_into_words=True, truncation=True, max_length=max_seq_length,
+            return_token_type_ids=True,
+        )
+        for j, win in enumerate(windows[begin : begin + step]):
+            word_ids = enc.word_ids(j)
+            target = range(win.target_offset, win.target_offset + win.target_end - win.target_start)
+            index = first_piece_word_index(word_ids, target, offset=win.target_offset - win.target_start)
+            found = {i for i in index if i >= 0}
+            for w in range(win.target_start, win.target_end):
+                if w not in found and counts[win.sentence][w] > 0:
+                    raise ValueError(f"sentence {win.sentence}, word {w}: lost in tokenization (internal error)")
+            for key in ("input_ids", "token_type_ids", "attention_mask"):
+                out[key].append(enc[key][j])
+            out["word_index"].append(index)
+            out["sentence_index"].append(win.sentence)
+            if tags is not None:
+                word_labels = [tags[s][w] for s, w in win.words]
+                out["labels"].append(align_labels(word_ids, word_labels, label_all_tokens, inside, target))
+    return out
+
+
+# ------------------------------------------------------------------------------------- predictions to words
+def word_predictions(
+    token_predictions: np.ndarray,
+    word_index: Sequence[Sequence[int]],
+    sentence_index: Sequence[int],
+    sentence_lengths: Sequence[int],
+    fill: int = 0,
+) -> list[list[int]]:
+    """Map WordPiece predictions back to one label id per original word.
+
+    Args:
+        token_predictions: ``[F, L']`` int label ids (argmax of the logits), ``L'`` ≥ every window's length
+            (batches padded with ``-100`` by ``Trainer`` are fine), or ``[F, L', C]`` logits.
+        word_index: per feature, the ``word_index`` column of :func:`tokenize_and_align`.
+        sentence_index: per feature, its sentence.
+        sentence_lengths: words per sentence (``S`` ints).
+        fill: label id for words that no window predicted (words with zero WordPieces); default ``0`` (``O``).
+
+    Returns:
+        ``S`` lists of label ids, ``sentence_lengths[s]`` long. Each word takes the prediction at its first piece.
+    """
+    preds = np.asarray(token_predictions)
+    if preds.ndim == 3:
+        preds = preds.argmax(-1)
+    out = [[fill] * n for n in sentence_lengths]
+    seen = 0
+    for f, (index, s) in enumerate(zip(word_index, sentence_index)):
+        for t, w in enumerate(index):
+            if w >= 0:
+                out[s][w] = int(preds[f, t])
+                seen += 1
+    missing = sum(sentence_lengths) - seen
+    if missing:
+        logger.warning("%d word(s) had no WordPiece and were tagged with label id %d", missing, fill)
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- metrics
+def entity_metrics(
+    true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]], mode: str = "strict"
+) -> dict[str, float]:
+    """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval.
+
+    Args:
+        true_tags, pred_tags: tag names per word, sentence by sentence (same lengths).
+        mode: ``"strict"`` — seqeval's strict IOB2 mode: an entity counts only if it starts with ``B-X`` and
+            continues with ``I-X`` exactly (an ``I-X`` after ``O`` in a prediction is no entity);
+            ``"conlleval"`` — seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O`` starts an
+            entity). On well-formed IOB2 predictions both give the same numbers; strict mode on
+            ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
+
+    Returns:
+        ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
+        is right), and per entity type ``<TYPE>_precision``, ``<TYPE>_recall``, ``<TYPE>_f1``, ``<TYPE>_number``
+        (gold entities of that type). Types with no gold and no predicted entity are absent.
+
+    Raises:
+        ValueError: different numbers of sentences or words, or an unknown ``mode``.
+    """
+    from seqeval.metrics import accuracy_score, classification_report
+    from seqeval.scheme import IOB2
+
+    if len(true_tags) != len(pred_tags) or any(len(t) != len(p) for t, p in zip(true_tags, pred_tags)):
+        raise ValueError("true_tags and pred_tags must have the same sentences and the same number of words in each")
+    if mode not in ("strict", "conlleval"):
+        raise ValueError(f"mode {mode!r}: expected 'strict' or 'conlleval'")
+    true_tags = [list(t) for t in true_tags]
+    pred_tags = [list(p) for p in pred_tags]
+    kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
+    report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
+    overall = report.pop("micro avg")
+    out = {
+        "precision": float(overall["precision"]),
+        "recall": float(overall["recall"]),
+        "f1": float(overall["f1-score"]),
+        "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0,
+    }
+    for name, row in sorted(report.items()):
+        if name.endswith(" avg"):
+            continue
+        out[f"{name}_precision"] = float(row["precision"])
+        out[f"{name}_recall"] = float(row["recall"])
+        out[f"{name}_f1"] = float(row["f1-score"])
+        out[f"{name}_number"] = int(row["support"])
+    return out
+
+
+def token_level_metrics(
+    predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str], mode: str = "strict"
+) -> dict[str, float]:
+    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window).
+
+    This is what ``Trainer`` can compute during training (``predictions``/``labels``: ``[F, L]`` ids, or
+    ``[F, L, C]`` logits). Without ``label_all_tokens`` and with every word labelled once it scores words; entities cut
+    by a window boundary count as two. The recipe's final numbers come from :func:`word_predictions` instead.
+    """
+    predictions = np.asarray(predictions)
+    if predictions.ndim == 3:
+        predictions = predictions.argmax(-1)
+    labels = np.asarray(labels)
+    true_tags, pred_tags = [], []
+    for pred_row, label_row in zip(predictions, labels):
+        keep = label_row != IGNORE_INDEX
+        true_tags.append([label_names[i] for i in label_row[keep]])
+        pred_tags.append([label_names[i] for i in pred_row[keep]])
+    return entity_metrics(true_tags, pred_tags, mode)
+
+
+def write_conll(
+    path: str,
+    tokens: Sequence[Sequence[str]],
+    pred_tags: Sequence[Sequence[str]],
+    gold_tags: Sequence[Sequence[str]] | None = None,
+    overwrite: bool = False,
+) -> None:
+    """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
+
+    Without ``gold_tags`` (unlabelled data) the lines are ``token pred``.
+
+    Raises:
+        FileExistsError: ``path`` exists and ``overwrite`` is false (nothing is overwritten silently; the recipe
+            passes ``overwrite=True`` because it already refuses a finished output folder).
+        ValueError: a sentence whose tag list does not match its words.
+    """
+    import os
+
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError(f"{path} already exists; remove it or write the predictions elsewhere")
+    with open(path, "w", encoding="utf-8") as f:
+        for s, words in enumerate(tokens):
+            gold = gold_tags[s] if gold_tags is not None else None
+            if len(pred_tags[s]) != len(words) or (gold is not None and len(gold) != len(words)):
+                raise ValueError(f"sentence {s}: {len(words)} words but a different number of tags")
+            for i, word in enumerate(words):
+                f.write(f"{word} {gold[i]} {pred_tags[s][i]}\n" if gold is not None else f"{word} {pred_tags[s][i]}\n")
+            f.write("\n")

@@ -1,0 +1,335 @@
+"""CoNLL-2003 English named-entity recognition (BERT paper §5.3, Table 7): a token-classification head.
+
+Hub source: the script-based ``conll2003`` dataset no longer loads in ``datasets`` ≥ 4, so the task loads the Hub's
+own parquet conversion of the canonical repository, ``eriktks/conll2003`` at revision ``refs/convert/parquet``
+(config ``conll2003``; same features: ``id``, ``tokens``, ``pos_tags``, ``chunk_tags``, ``ner_tags`` with the label
+order below). Any other mirror can be given with ``--dataset_name`` (e.g. ``lhoestq/conll2003``); its ``ner_tags``
+(or ``tags``) are mapped to our ids **by name**, so a mirror with another label order (``tner/conll2003``) works when
+it ships ``ClassLabel`` names. The Hub copies dropped the ``-DOCSTART-`` lines, so they carry no document boundaries:
+``document_id`` is ``-1`` and ``--document_context`` needs the original files.
+
+Local source (``--data_dir``): the original column files ``train.txt``, ``valid.txt`` (testa), ``test.txt``
+(testb) — one ``token POS chunk NER`` line per word, a blank line between sentences, ``-DOCSTART- -X- -X- O``
+between documents. Documents are kept as ``document_id``; IOB1 files are detected and converted to IOB2.
+
+Evaluation: word-level, strict-IOB2 entity precision/recall/F1 (seqeval) overall and per type, conlleval-mode F1,
+word accuracy, on ``validation`` and ``test`` (keys ``eval_f1`` and ``eval_f1_test``), and a conlleval-readable
+``<split>_predictions.txt`` (``token gold pred``) in the output folder. See :mod:`hf_bert_tasks.ner` for the
+alignment, windows and document context.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ner
+from ..io import _decode_lines, find_file
+from . import register_task
+from .base import PaperDefaults, Task, write_json
+
+logger = logging.getLogger(__name__)
+
+#: NER labels in the Hub dataset's order (``ClassLabel`` ids 0..8).
+NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+ENTITY_TYPES = ("PER", "ORG", "LOC", "MISC")
+#: Penn Treebank POS tags in the Hub dataset's order (47).
+POS_TAGS = (
+    '"', "''", "#", "$", "(", ")", ",", ".", ":", "``", "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS",
+    "MD", "NN", "NNP", "NNPS", "NNS", "NN|SYM", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO",
+    "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB",
+)
+#: Chunk tags in the Hub dataset's order (23).
+CHUNK_TAGS = (
+    "O", "B-ADJP", "I-ADJP", "B-ADVP", "I-ADVP", "B-CONJP", "I-CONJP", "B-INTJ", "I-INTJ", "B-LST", "I-LST", "B-NP",
+    "I-NP", "B-PP", "I-PP", "B-PRT", "I-PRT", "B-SBAR", "I-SBAR", "B-UCP", "I-UCP", "B-VP", "I-VP",
+)
+DOCSTART = "-DOCSTART-"
+
+
+def conll_features():
+    """The ``datasets.Features`` of a CoNLL-2003 split: the Hub's columns plus ``document_id`` (``-1`` = unknown)."""
+    import datasets
+
+    return datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "document_id": datasets.Value("int32"),
+            "tokens": datasets.List(datasets.Value("string")),
+            "pos_tags": datasets.List(datasets.ClassLabel(names=list(POS_TAGS))),
+            "chunk_tags": datasets.List(datasets.ClassLabel(names=list(CHUNK_TAGS))),
+            "ner_tags": datasets.List(datasets.ClassLabel(names=list(NER_LABELS))),
+        }
+    )
+
+
+def read_conll_file(path: str) -> dict[str, list]:
+    """Read one CoNLL-2003 column file into columns ``id, document_id, tokens, pos_tags, chunk_tags, ner_tags``.
+
+    Format (Tjong Kim Sang & De Meulder, 2003): one word per line, ``token POS chunk NER`` separated by spaces; a
+    blank line ends a sentence; a ``-DOCSTART-`` line starts a new document (it is a boundary, not a sentence).
+    Sentences before the first ``-DOCSTART-`` form document 0. Tags are returned as names. The NER and chunk columns
+    are each checked for IOB1 (:func:`hf_bert_tasks.ner.detect_scheme`) and converted to IOB2.
+
+    Raises:
+        FileNotFoundError: ``path`` missing.
+        ValueError: a line without exactly 4 fields, an unknown POS / chunk / NER tag, non-UTF-8 bytes, or a file
+            with no sentence; the message names the file and line.
+    """
+    cols: dict[str, list] = {k: [] for k in ("id", "document_id", "tokens", "pos_tags", "chunk_tags", "ner_tags")}
+    document = 0
+    seen_docstart = False
+    current: list[list[str]] = []
+
+    def flush():
+        if current:
+            cols["id"].append(str(len(cols["id"])))
+            cols["document_id"].append(document)
+            for key, i in (("tokens", 0), ("pos_tags", 1), ("chunk_tags", 2), ("ner_tags", 3)):
+                cols[key].append([fields[i] for fields in current])
+            current.clear()
+
+    pos_set, chunk_set = set(POS_TAGS), set(CHUNK_TAGS)
+    for line, text in _decode_lines(path):
+        fields = text.split()
+        if not fields:
+            flush()
+            continue
+        if fields[0] == DOCSTART:
+            flush()
+            if seen_docstart or cols["id"]:
+                document += 1
+            seen_docstart = True
+            continue
+        if len(fields) != 4:
+            raise ValueError(
+                f"{path}, line {line}: found {len(fields)} field(s) in {text!r}; expected 4 space-separated fields "
+                "'token POS chunk NER'"
+            )
+        _, pos, chunk, tag = fields
+        if pos not in pos_set:
+            raise ValueError(f"{path}, line {line}: POS tag {pos!r} is unknown; expected a Penn Treebank tag {POS_TAGS}")
+        if chunk not in chunk_set:
+            raise ValueError(f"{path}, line {line}: chunk tag {chunk!r} is unknown; expected one of {CHUNK_TAGS}")
+        prefix_ok = tag == "O" or (tag[:2] in ("B-", "I-") and tag[2:] in ENTITY_TYPES)
+        if not prefix_ok:
+            raise ValueError(f"{path}, line {line}: NER tag {tag!r} is unknown; expected one of {NER_LABELS}")
+        current.append(fields)
+    flush()
+    if not cols["id"]:
+        raise ValueError(f"{path}: no sentence found; expected 'token POS chunk NER' lines")
+    for key in ("ner_tags", "chunk_tags"):
+        scheme = ner.detect_scheme(cols[key])
+        if scheme == "IOB1":
+            cols[key] = [ner.iob1_to_iob2(tags) for tags in cols[key]]
+            logger.info("%s: %s are IOB1; converted to IOB2", path, key)
+    return cols
+
+
+@dataclass
+class Conll2003Task(Task):
+    """CoNLL-2003 NER with ``AutoModelForTokenClassification`` (one label per word, first WordPiece).
+
+    Attributes (besides :class:`Task`'s):
+        hub_revision: revision loaded when neither ``--dataset_name`` nor ``--dataset_revision`` is given (the Hub's
+            parquet conversion branch of ``eriktks/conll2003``).
+        label_all_tokens: train on every WordPiece (``B-X`` -> ``I-X`` on later pieces); set by :meth:`configure`.
+        document_context: fill windows with the neighbouring sentences of the document; set by :meth:`configure`.
+    """
+
+    hub_revision: str | None = "refs/convert/parquet"
+    label_all_tokens: bool = False
+    document_context: bool = False
+
+    def configure(self, data_args) -> "Conll2003Task":
+        """A copy with ``label_all_tokens`` and ``document_context`` from the recipe's ``DataArguments``."""
+        return dataclasses.replace(
+            self,
+            label_all_tokens=bool(getattr(data_args, "label_all_tokens", False)),
+            document_context=bool(getattr(data_args, "document_context", False)),
+        )
+
+    # ---------------------------------------------------------------- reading
+    def read_local(self, data_dir: str):
+        """Read ``train.txt`` / ``valid.txt`` / ``test.txt`` (or ``eng.train`` / ``eng.testa`` / ``eng.testb``).
+
+        Raises:
+            FileNotFoundError: ``data_dir`` missing or holding none of the files.
+            ValueError: malformed line (see :func:`read_conll_file`).
+        """
+        import datasets
+
+        if not os.path.isdir(data_dir):
+            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
+        splits = {}
+        for split, candidates in self.local_files.items():
+            path = find_file(data_dir, candidates)
+            if path is not None:
+                splits[split] = datasets.Dataset.from_dict(read_conll_file(path), features=conll_features())
+        if not splits:
+            wanted = sorted({n for names in self.local_files.values() for n in names})
+            raise FileNotFoundError(f"--data_dir {data_dir}: none of the CoNLL-2003 files {wanted} found")
+        return datasets.DatasetDict(splits)
+
+    def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
+        """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`.
+
+        Raises:
+            ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags`` columns, or whose tags have no
+                ``ClassLabel`` names to map by (the message names the dataset and the columns found).
+        """
+        if data_dir is not None:
+            return self.read_local(data_dir)
+        import datasets
+
+        name = dataset_name or self.hub_dataset
+        if revision is None and dataset_name is None:
+            revision = self.hub_revision
+        raw = datasets.load_dataset(
+            name, dataset_config_name if dataset_config_name is not None else self.hub_config,
+            revision=revision, cache_dir=cache_dir,
+        )
+        return datasets.DatasetDict({split: self._from_hub(ds, name, split) for split, ds in raw.items()})
+
+    def _from_hub(self, ds, name: str, split: str):
+        import datasets
+
+        tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
+        if "tokens" not in ds.column_names or tag_col is None:
+            raise ValueError(f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' (or 'tags')")
+        feature = ds.features[tag_col]
+        inner = getattr(feature, "feature", None)
+        names = getattr(inner, "names", None)
+        if names is None:
+            raise ValueError(f"{name} [{split}]: {tag_col!r} has no ClassLabel names to map to {NER_LABELS} by name")
+        unknown = sorted(set(names) - set(NER_LABELS))
+        if unknown:
+            raise ValueError(f"{name} [{split}]: labels {unknown} are not CoNLL-2003 labels {NER_LABELS}")
+        remap = np.array([NER_LABELS.index(n) for n in names])
+        n = len(ds)
+        cols = {
+            "id": [str(i) for i in ds["id"]] if "id" in ds.column_names else [str(i) for i in range(n)],
+            "document_id": [-1] * n,
+            "tokens": [list(t) for t in ds["tokens"]],
+            "ner_tags": [[NER_LABELS[remap[i]] for i in tags] for tags in ds[tag_col]],
+        }
+        for key, names_ in (("pos_tags", POS_TAGS), ("chunk_tags", CHUNK_TAGS)):
+            if key in ds.column_names and getattr(getattr(ds.features[key], "feature", None), "names", None):
+                src = ds.features[key].feature.names
+                cols[key] = [[src[i] if src[i] in names_ else names_[0] for i in tags] for tags in ds[key]]
+            else:
+                cols[key] = [[names_[0]] * len(t) for t in cols["tokens"]]
+        return datasets.Dataset.from_dict(cols, features=conll_features())
+
+    # ----------------------------------------------------------- features
+    def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
+        """Windows of whole words with aligned labels (:func:`hf_bert_tasks.ner.tokenize_and_align`).
+
+        Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask``, ``labels`` (``-100`` where ignored),
+        ``word_index`` and ``sentence_index`` (how predictions go back to words; ``Trainer`` drops them before the
+        model). A sentence longer than the window yields several features; no word is lost.
+        """
+        import datasets
+
+        labelled = self.label_column in dataset.column_names
+        out = ner.tokenize_and_align(
+            [list(t) for t in dataset["tokens"]], tokenizer, max_seq_length,
+            tags=[list(t) for t in dataset[self.label_column]] if labelled else None,
+            label_names=self.label_names, label_all_tokens=self.label_all_tokens,
+            document_ids=list(dataset["document_id"]) if "document_id" in dataset.column_names else None,
+            document_context=self.document_context,
+        )
+        logger.info("%s/%s: %d sentences -> %d windows", self.name, split, len(dataset), len(out["input_ids"]))
+        return datasets.Dataset.from_dict(out)
+
+    def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
+        """``DataCollatorForTokenClassification``: pads ``input_ids`` and pads ``labels`` with ``-100``."""
+        from transformers import DataCollatorForTokenClassification
+
+        if max_length is not None:
+            return DataCollatorForTokenClassification(tokenizer, padding="max_length", max_length=max_length)
+        return DataCollatorForTokenClassification(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
+
+    # ------------------------------------------------------------ metrics
+    def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
+        """Entity metrics over WordPiece positions not labelled ``-100`` (``[F, L]`` ids; what Trainer sees)."""
+        return ner.token_level_metrics(predictions, references, self.label_names)
+
+    def word_level(self, trainer, raw, features, metric_key_prefix: str):
+        """Predict ``features`` and map to one tag name per word; returns ``(tags, PredictionOutput)``."""
+        output = trainer.predict(features, metric_key_prefix=metric_key_prefix)
+        ids = ner.word_predictions(
+            output.predictions, features["word_index"], features["sentence_index"], [len(t) for t in raw["tokens"]]
+        )
+        return [[self.label_names[i] for i in row] for row in ids], output
+
+    def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
+        """Word-level metrics on one split: ``eval_f1``/``eval_precision``/``eval_recall`` (strict IOB2),
+        ``eval_accuracy`` (words), ``eval_<TYPE>_f1`` …, ``eval_conlleval_f1``, plus ``eval_loss``; the test split's
+        keys end in ``_test``. Writes ``<split>_predictions.txt`` (``token gold pred``) into ``output_dir``.
+        """
+        pred, output = self.word_level(trainer, raw, features, "eval")
+        gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
+        metrics = {k: v for k, v in output.metrics.items() if k in ("eval_loss", "eval_runtime", "eval_samples_per_second")}
+        metrics.update({f"eval_{k}": v for k, v in ner.entity_metrics(gold, pred, mode="strict").items()})
+        lenient = ner.entity_metrics(gold, pred, mode="conlleval")
+        metrics.update({f"eval_conlleval_{k}": lenient[k] for k in ("precision", "recall", "f1")})
+        if output_dir and trainer.is_world_process_zero():
+            ner.write_conll(os.path.join(output_dir, f"{split}_predictions.txt"), raw["tokens"], pred, gold,
+                            overwrite=True)
+        suffix = self.split_metric_suffix(split)
+        return {f"{k}{suffix}": v for k, v in metrics.items()}
+
+    def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
+        """Write ``<split>_predictions.txt``: ``token gold pred`` lines (``token pred`` if the split has no tags)."""
+        pred, _ = self.word_level(trainer, raw, features, "predict")
+        gold = None
+        if self.label_column in raw.column_names:
+            gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
+        path = os.path.join(output_dir, f"{split}_predictions.txt")
+        if trainer.is_world_process_zero():
+            ner.write_conll(path, raw["tokens"], pred, gold, overwrite=True)
+            write_json(os.path.join(output_dir, f"{split}_predictions_info.json"),
+                       {"sentences": len(pred), "words": sum(len(p) for p in pred), "scheme": "IOB2",
+                        "document_context": self.document_context})
+        return [path]
+
+
+CONLL2003 = register_task(
+    Conll2003Task(
+        name="conll2003",
+        description="CoNLL-2003 English NER: PER/ORG/LOC/MISC, entity-level F1 (IOB2, seqeval strict)",
+        hub_dataset="eriktks/conll2003",
+        hub_config="conll2003",
+        problem_type="token_classification",
+        text_columns=("tokens",),
+        label_names=NER_LABELS,
+        label_column="ner_tags",
+        metric_names=("f1", "precision", "recall", "accuracy"),
+        primary_metric="f1",
+        model_head="AutoModelForTokenClassification",
+        pipeline_tag="token-classification",
+        eval_splits=("validation", "test"),
+        test_splits=("test",),
+        # Appendix A.3: fine-tuning grid batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}; NER has no
+        # task-specific values in the paper, so the recipe defaults to the grid's middle-of-the-road choice.
+        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=32, num_train_epochs=3.0,
+                                     max_seq_length=128, lr_grid=(5e-5, 3e-5, 2e-5)),
+        paper_results={
+            "BERT-base (dev)": {"f1": 96.4},
+            "BERT-base (test)": {"f1": 92.4},
+            "BERT-large (dev)": {"f1": 96.6},
+            "BERT-large (test)": {"f1": 92.8},
+        },
+        paper_source="BERT paper Table 7 (CoNLL-2003 NER, fine-tuning approach; dev F1 and test F1, x100)",
+        local_files={
+            "train": ("train.txt", "eng.train"),
+            "validation": ("valid.txt", "dev.txt", "testa.txt", "eng.testa"),
+            "test": ("test.txt", "testb.txt", "eng.testb"),
+        },
+    )
+)

@@ -1,0 +1,215 @@
+"""SWAG: grounded commonsense inference as 4-way multiple choice (BERT paper §4.4, Table 4).
+
+Hub source: ``allenai/swag``, config ``regular`` (columns ``video-id, fold-ind, startphrase, sent1, sent2,
+gold-source, ending0..ending3, label``; the test split's label is ``-1``). Local source (``--data_dir``): the
+original swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index
+column is allowed, ``test.csv`` has no ``label`` column). They are real CSV with quoting (endings contain commas).
+
+Input construction (paper §4.4): "we construct four input sequences, each containing the concatenation of the given
+sentence (sentence A) and a possible continuation (sentence B)". As in transformers' ``run_swag.py``, segment A is
+``sent1`` and segment B is ``sent2 + " " + ending_i`` (``sent2`` is the start of the continuation, the subject
+phrase the endings complete). Each example becomes ``[4, L]`` token lists; the collator gives ``(batch, 4, L)``
+tensors and ``AutoModelForMultipleChoice`` scores each choice with one vector (the paper's "task-specific parameter
+… whose dot product with the [CLS] representation C denotes a score for each choice", softmax over the four).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import metrics as M
+from ..io import find_file
+from . import register_task
+from .base import PaperDefaults, Task
+
+NUM_CHOICES = 4
+ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
+SWAG_COLUMNS = ("video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", *ENDINGS)
+#: Columns a file must have to be usable (the others default to "").
+REQUIRED_COLUMNS = ("sent1", "sent2", *ENDINGS)
+
+
+def swag_features():
+    """The ``datasets.Features`` of ``allenai/swag`` (``regular``): strings and ``label`` ``ClassLabel('0'..'3')``."""
+    import datasets
+
+    feats = {c: datasets.Value("string") for c in SWAG_COLUMNS}
+    feats["label"] = datasets.ClassLabel(names=[str(i) for i in range(NUM_CHOICES)])
+    return datasets.Features(feats)
+
+
+def read_swag_csv(path: str) -> dict[str, list]:
+    """Read one swagaf CSV into columns :data:`SWAG_COLUMNS` + ``label`` (``-1`` where the row has no label).
+
+    Raises:
+        FileNotFoundError: ``path`` missing.
+        ValueError: a header without :data:`REQUIRED_COLUMNS`, a row with another number of fields than the header,
+            a label that is not 0-3, non-UTF-8 bytes, or no data row; the message names the file and line.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    cols: dict[str, list] = {c: [] for c in (*SWAG_COLUMNS, "label")}
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                raise ValueError(f"{path}: the file is empty; expected a header with columns {list(REQUIRED_COLUMNS)}")
+            missing = [c for c in REQUIRED_COLUMNS if c not in header]
+            if missing:
+                raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}")
+            index = {c: header.index(c) for c in (*SWAG_COLUMNS, "label") if c in header}
+            start = 2
+            for row in reader:
+                where = f"{path}, line {start}" if reader.line_num == start else f"{path}, lines {start}-{reader.line_num}"
+                start = reader.line_num + 1
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise ValueError(f"{where}: found {len(row)} field(s), the header has {len(header)}; expected {header}")
+                for c in SWAG_COLUMNS:
+                    cols[c].append(row[index[c]] if c in index else "")
+                raw = row[index["label"]].strip() if "label" in index else ""
+                if raw in ("", "-1"):
+                    cols["label"].append(-1)
+                elif raw in {str(i) for i in range(NUM_CHOICES)}:
+                    cols["label"].append(int(raw))
+                else:
+                    raise ValueError(f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if unknown)")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: bytes that are not UTF-8 at byte {err.start}; expected a UTF-8 CSV file") from None
+    except csv.Error as err:
+        raise ValueError(f"{path}: CSV error ({err}); expected comma-separated fields with \"-quoting") from None
+    if not cols["label"]:
+        raise ValueError(f"{path}: no data rows; expected at least one example")
+    return cols
+
+
+def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
+    """transformers' ``DataCollatorForMultipleChoice``, extended to batches without labels.
+
+    Input: features with ``input_ids`` / ``token_type_ids`` / ``attention_mask`` as ``[C, L_i]`` lists (``C`` = 4
+    choices) and optionally ``label`` (int; ``-100`` = unknown). Output: ``input_ids``, ``token_type_ids``,
+    ``attention_mask`` as ``(B, C, L)`` int64 tensors padded to the longest choice of the batch (or ``max_length``),
+    plus ``labels`` ``(B,)`` when the features have ``label``. The stock collator raises ``KeyError`` on unlabelled
+    features (test splits); this one pads them and returns no ``labels``, so ``Trainer.predict`` computes no loss.
+    """
+    from transformers import DataCollatorForMultipleChoice
+
+    class _Collator(DataCollatorForMultipleChoice):
+        def torch_call(self, examples):
+            if "label" in examples[0] or "labels" in examples[0]:
+                return super().torch_call(examples)
+            batch = super().torch_call([dict(e, label=0) for e in examples])
+            batch.pop("labels")
+            return batch
+
+    if max_length is not None:
+        return _Collator(tokenizer, padding="max_length", max_length=max_length)
+    return _Collator(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
+
+
+@dataclass
+class SwagTask(Task):
+    """SWAG with ``AutoModelForMultipleChoice``; accuracy over labelled rows."""
+
+    def read_local(self, data_dir: str):
+        """Read ``train.csv`` / ``val.csv`` / ``test.csv`` of swagaf into ``train`` / ``validation`` / ``test``.
+
+        Raises:
+            FileNotFoundError: ``data_dir`` missing or holding none of the files.
+            ValueError: malformed file (see :func:`read_swag_csv`).
+        """
+        import datasets
+
+        if not os.path.isdir(data_dir):
+            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
+        splits = {}
+        for split, candidates in self.local_files.items():
+            path = find_file(data_dir, candidates)
+            if path is not None:
+                splits[split] = datasets.Dataset.from_dict(read_swag_csv(path), features=swag_features())
+        if not splits:
+            wanted = sorted({n for names in self.local_files.values() for n in names})
+            raise FileNotFoundError(f"--data_dir {data_dir}: none of the SWAG files {wanted} found")
+        return datasets.DatasetDict(splits)
+
+    def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
+        """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first.
+
+        Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask`` (``[4, L_i]`` lists, unpadded) and
+        ``label`` — ``-100`` for rows without a label (ignored by the loss), dropped entirely when no row has one.
+        """
+        labels = np.asarray(dataset["label"]) if "label" in dataset.column_names else np.full(len(dataset), -1)
+        labelled = bool(np.any(labels >= 0))
+
+        def tokenize(batch):
+            first = [s for s in batch["sent1"] for _ in range(NUM_CHOICES)]
+            second = [f"{s2} {batch[e][i]}".strip() for i, s2 in enumerate(batch["sent2"]) for e in ENDINGS]
+            enc = tokenizer(first, second, truncation=True, max_length=max_seq_length)
+            out = {k: [v[i : i + NUM_CHOICES] for i in range(0, len(v), NUM_CHOICES)] for k, v in enc.items()}
+            if labelled:
+                out["label"] = [int(x) if x >= 0 else -100 for x in batch["label"]]
+            return out
+
+        drop = list(dataset.column_names)
+        return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
+
+    def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
+        """See :func:`multiple_choice_collator`."""
+        return multiple_choice_collator(tokenizer, pad_to_multiple_of, max_length)
+
+    def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
+        """Accuracy over rows whose reference is a choice (``-100``/``-1`` rows are skipped). Inputs ``[n]`` ints.
+
+        Raises:
+            ValueError: no labelled row.
+        """
+        predictions, references = np.asarray(predictions), np.asarray(references)
+        keep = references >= 0
+        return {"accuracy": M.accuracy(predictions[keep], references[keep])}
+
+    def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
+        """Write ``<split>_predictions.csv``: ``idx, video-id, fold-ind, label, ending`` (the chosen ending's text)."""
+        feats = features.remove_columns([c for c in ("label",) if c in features.column_names])
+        output = trainer.predict(feats, metric_key_prefix="predict")
+        preds = self.logits_to_predictions(output.predictions)
+        path = os.path.join(output_dir, f"{split}_predictions.csv")
+        if trainer.is_world_process_zero():
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                writer = csv.writer(f)
+                writer.writerow(["idx", "video-id", "fold-ind", "label", "ending"])
+                for i, (row, pred) in enumerate(zip(raw, preds)):
+                    writer.writerow([i, row["video-id"], row["fold-ind"], int(pred), row[f"ending{int(pred)}"]])
+        return [path]
+
+
+SWAG = register_task(
+    SwagTask(
+        name="swag",
+        description="SWAG: pick the most plausible of 4 continuations of a video caption (accuracy)",
+        hub_dataset="allenai/swag",
+        hub_config="regular",
+        problem_type="multiple_choice",
+        text_columns=("sent1", "sent2", *ENDINGS),
+        label_names=tuple(str(i) for i in range(NUM_CHOICES)),
+        metric_names=("accuracy",),
+        primary_metric="accuracy",
+        model_head="AutoModelForMultipleChoice",
+        pipeline_tag="multiple-choice",
+        # §4.4: "We fine-tune the model for 3 epochs with a learning rate of 2e-5 and a batch size of 16."
+        paper_defaults=PaperDefaults(learning_rate=2e-5, per_device_train_batch_size=16, num_train_epochs=3.0,
+                                     max_seq_length=128, lr_grid=(2e-5,)),
+        paper_results={
+            "BERT-base (dev)": {"accuracy": 81.6},
+            "BERT-large (dev)": {"accuracy": 86.6},
+            "BERT-large (test)": {"accuracy": 86.3},
+        },
+        paper_source="BERT paper Table 4 (SWAG dev and test accuracy, x100)",
+        local_files={"train": ("train.csv",), "validation": ("val.csv",), "test": ("test.csv",)},
+    )
+)
