@@ -58,6 +58,7 @@ def list_tasks() -> list[str]:
 
 # Task families register themselves on import (order = order shown by `hf-bert-tasks tasks`).
 from . import glue  # noqa: E402,F401
+from . import swag, conll2003  # noqa: E402,F401
 from . import squad  # noqa: E402,F401
 
 __all__ = ["TASK_REGISTRY", "PROBLEM_TYPES", "PaperDefaults", "Task", "get_task", "list_tasks", "register_task"]
