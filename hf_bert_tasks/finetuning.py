@@ -24,9 +24,16 @@ from .tasks.base import write_json
 
 logger = logging.getLogger(__name__)
 
+#: ``--resume_from_checkpoint auto``: continue from the last checkpoint in ``output_dir`` if there is one.
+AUTO_RESUME = "auto"
+
 
 def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
     """Load ``model_args.model_name_or_path`` with the task's head and label names in its config.
+
+    Attention runs through ``torch.nn.functional.scaled_dot_product_attention`` (``--attn_implementation sdpa``, the
+    default: fused/flash kernels on GPU, same numbers as ``eager`` up to float rounding); a model class without SDPA
+    support falls back to its default implementation with a warning.
 
     Raises:
         ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
@@ -38,11 +45,42 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
         model_args.model_name_or_path, revision=model_args.model_revision, cache_dir=model_args.cache_dir,
         **task.model_config_kwargs(),
     )
+    return declare_batch_mean_loss(_load_model(task, model_args, config))
+
+
+def declare_batch_mean_loss(model):
+    """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
+
+    BERT's heads (sequence/token classification, QA, multiple choice, pretraining) average their loss over the batch
+    and ignore ``num_items_in_batch``, but their ``forward`` takes ``**kwargs``; ``Trainer`` (transformers 5.24)
+    then passes ``num_items_in_batch`` and multiplies the loss by the number of processes under DDP — 2x gradients
+    and a 2x logged/eval loss on 2 processes. With ``accepts_loss_kwargs = False`` Trainer treats the loss as a
+    per-batch mean (and divides by gradient accumulation steps itself), which is what it is.
+    ``tests/test_distributed.py`` compares a 2-process run with the 1-process one.
+    """
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base.accepts_loss_kwargs = False
+    return model
+
+
+def _load_model(task: Task, model_args: ModelArguments, config):
+    model_class = task.model_class()
+    attn = getattr(model_args, "attn_implementation", None)
     try:
-        return task.model_class().from_pretrained(
-            model_args.model_name_or_path, config=config, revision=model_args.model_revision,
-            cache_dir=model_args.cache_dir,
-        )
+        try:
+            return model_class.from_pretrained(
+                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
+                cache_dir=model_args.cache_dir, **({"attn_implementation": attn} if attn else {}),
+            )
+        except ValueError as err:
+            # An architecture without an SDPA kernel refuses attn_implementation="sdpa": use its default instead.
+            if attn != "sdpa" or "sdpa" not in str(err).lower():
+                raise
+            logger.warning("%s does not support SDPA attention; using its default", model_args.model_name_or_path)
+            return model_class.from_pretrained(
+                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
+                cache_dir=model_args.cache_dir,
+            )
     except RuntimeError as err:
         if "size mismatch" not in str(err):
             raise
@@ -97,7 +135,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         features = {s: task.preprocess(raw[s], tokenizer, max_len, s) for s in raw}
     if not eval_splits:
         training_args.eval_strategy = "no"
-    model = build_model(task, model_args, training_args)
+    model = declare_batch_mean_loss(build_model(task, model_args, training_args))
     trainer = Trainer(
         model=model,
         args=training_args,
@@ -113,7 +151,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     )
     results: dict[str, float] = {}
     if train_split is not None:
-        train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+        train_result = trainer.train(resume_from_checkpoint=resolve_resume_checkpoint(training_args))
         trainer.save_model()
         metrics = dict(train_result.metrics, train_samples=len(features[train_split]))
         trainer.save_metrics("train", metrics)
@@ -137,23 +175,70 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     return results
 
 
+def check_output_dir(training_args) -> None:
+    """Refuse to write over earlier results in ``training_args.output_dir`` unless a flag says what to do.
+
+    * a finished run (``all_results.json``): needs ``--overwrite_output_dir`` or an explicit checkpoint path in
+      ``--resume_from_checkpoint`` (``auto`` does not count: re-running a finished job must not redo it silently);
+    * checkpoints of an unfinished run (``checkpoint-*`` folders, e.g. after a ``kill -9``): needs
+      ``--resume_from_checkpoint auto|PATH`` to continue it or ``--overwrite_output_dir`` to start again — otherwise a
+      fresh run would overwrite those checkpoints one by one.
+
+    Raises:
+        FileExistsError: in the cases above; the message names the folder and the flags.
+    """
+    from transformers.trainer_utils import get_last_checkpoint
+
+    out = training_args.output_dir
+    resume = training_args.resume_from_checkpoint
+    if training_args.overwrite_output_dir or not os.path.isdir(out):
+        return
+    if output_dir_is_finished(out) and (not resume or str(resume).lower() == AUTO_RESUME):
+        raise FileExistsError(
+            f"--output_dir {out} already holds a finished run (all_results.json); "
+            "pass --overwrite_output_dir to replace it or choose another folder"
+        )
+    last = get_last_checkpoint(out)
+    if last is not None and not resume:
+        raise FileExistsError(
+            f"--output_dir {out} holds checkpoints of an unfinished run (last: {os.path.basename(last)}); "
+            f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again"
+        )
+
+
+def resolve_resume_checkpoint(training_args) -> str | None:
+    """The checkpoint ``Trainer.train`` resumes from: ``--resume_from_checkpoint PATH`` as given, or with ``auto``
+    the last ``checkpoint-<step>`` folder in ``output_dir`` (``None``, i.e. a fresh start, when there is none).
+
+    Resuming restores the model, optimizer, scheduler, RNG states and the position in the data order from the
+    checkpoint (``Trainer``'s own resume), so a run killed after a checkpoint ends with the metrics of an
+    uninterrupted run with the same seed (``tests/test_resume.py``).
+    """
+    from transformers.trainer_utils import get_last_checkpoint
+
+    resume = training_args.resume_from_checkpoint
+    if resume is None or str(resume).lower() != AUTO_RESUME:
+        return resume
+    last = get_last_checkpoint(training_args.output_dir) if os.path.isdir(training_args.output_dir) else None
+    if last is None:
+        logger.info("--resume_from_checkpoint auto: no checkpoint in %s, training from the start", training_args.output_dir)
+    else:
+        logger.info("--resume_from_checkpoint auto: resuming from %s", last)
+    return last
+
+
 def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments):
     """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid`` if given).
 
     Raises:
-        FileExistsError: ``output_dir`` holds a finished run and neither ``--overwrite_output_dir`` nor
-            ``--resume_from_checkpoint`` was given (nothing is overwritten silently).
+        FileExistsError: ``output_dir`` holds a finished run or an unfinished run's checkpoints and the flags do
+            not say to overwrite or resume it (see :func:`check_output_dir`; nothing is overwritten silently).
     """
     from transformers import AutoTokenizer
 
     task = get_task(data_args.task).configure(data_args)
     apply_task_defaults(task, data_args, training_args)
-    out = training_args.output_dir
-    if output_dir_is_finished(out) and not training_args.overwrite_output_dir and not training_args.resume_from_checkpoint:
-        raise FileExistsError(
-            f"--output_dir {out} already holds a finished run (all_results.json); "
-            "pass --overwrite_output_dir to replace it or choose another folder"
-        )
+    check_output_dir(training_args)
     raw = task.load(data_args.data_dir, data_args.dataset_name, data_args.dataset_config_name, data_args.dataset_revision,
                     model_args.cache_dir)
     tokenizer = AutoTokenizer.from_pretrained(
