@@ -43,6 +43,11 @@ class ModelArguments:
     tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer id/folder if not the model's."})
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
+    attn_implementation: str | None = field(
+        default="sdpa",
+        metadata={"help": "Attention kernel: sdpa (torch scaled_dot_product_attention, default), eager, or another "
+                  "transformers attn_implementation.", "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"]},
+    )
 
 
 @dataclass
@@ -135,6 +140,10 @@ class FinetuneTrainingArguments(TrainingArguments):
 
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False  # pinning needs an accelerator; avoids a warning per dataloader
+            # Under torchrun / accelerate on a machine without an accelerator, TrainingArguments only sets up
+            # multi-process (gloo) DDP with use_cpu=True; otherwise every process trains alone on all the data.
+            if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not _has_other_accelerator(torch):
+                self.use_cpu = True
         super().__post_init__()
 
     @property
@@ -146,6 +155,13 @@ class FinetuneTrainingArguments(TrainingArguments):
             return [float(x) for x in str(self.lr_grid).split(",") if x.strip()]
         except ValueError:
             raise ValueError(f"--lr_grid {self.lr_grid!r}: expected comma-separated floats like '5e-5,3e-5'") from None
+
+
+def _has_other_accelerator(torch) -> bool:
+    """True when an MPS or XPU device is present (then ``use_cpu`` must stay off)."""
+    mps = getattr(torch.backends, "mps", None)
+    xpu = getattr(torch, "xpu", None)
+    return bool((mps is not None and mps.is_available()) or (xpu is not None and xpu.is_available()))
 
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
