@@ -13,7 +13,10 @@ import sys
 #: subcommand -> (module under hf_bert_tasks.scripts, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "finetune": ("finetune", "fine-tune a checkpoint on a registered task (Trainer, paper defaults)"),
+    "pretrain": ("pretrain", "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)"),
     "quickstart": ("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
+    "compare": ("compare", "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
+    "push": ("push", "push a finished run to the Hub with a full model card (every metric in model-index)"),
 }
 
 

@@ -1,0 +1,314 @@
+"""Batch collation for BERT pretraining: padding, MLM masking (token or whole-word), NSP labels passed through.
+
+transformers 5 removed ``DataCollatorForWholeWordMask`` and ``DataCollatorForSOP``; its
+``DataCollatorForLanguageModeling(whole_word_mask=True)`` always uses [MASK] (no 80/10/10) and needs equal-length
+features. :class:`DataCollatorForBertPretraining` does MLM + NSP + whole-word masking with dynamic padding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from transformers.data.data_collator import DataCollatorMixin
+
+SELECTION_MODES = ("bernoulli", "exact")
+
+
+@dataclass
+class DataCollatorForBertPretraining(DataCollatorMixin):
+    """Pad pretraining instances and choose MLM targets: the output is exactly what ``BertForPreTraining`` takes.
+
+    Input features (dicts of lists, e.g. rows of :func:`hf_bert_tasks.create_pretraining_examples`):
+    ``input_ids`` (required), ``token_type_ids``, ``attention_mask``, ``next_sentence_label`` (int), ``word_ids``
+    (needed for whole-word masking: word index per token, ``-1``/``None`` for special tokens — the fast tokenizer's
+    ``BatchEncoding.word_ids``), and ``labels`` (precomputed static masks: then the features are only padded).
+
+    Output (``torch`` tensors; ``B`` = batch size, ``L`` = longest sequence rounded up to ``pad_to_multiple_of``):
+
+    * ``input_ids`` ``int64 [B, L]`` — masked inputs, padded with ``pad_token_id``;
+    * ``token_type_ids`` ``int64 [B, L]`` — 0 for ``[CLS] A [SEP]`` (and padding), 1 for ``B [SEP]``;
+    * ``attention_mask`` ``int64 [B, L]`` — 1 for real tokens, 0 for padding;
+    * ``labels`` ``int64 [B, L]`` — original id at MLM-selected positions, ``-100`` elsewhere (ignored by the loss);
+    * ``next_sentence_label`` ``int64 [B]`` — passed through when the features have it (0 = IsNext, 1 = NotNext).
+
+    Masking (paper §3.1 Task #1 and Appendix C.2; google-research/bert ``create_masked_lm_predictions``;
+    transformers ``DataCollatorForLanguageModeling.torch_mask_tokens``):
+
+    * candidates are the real tokens that are not special (``tokenizer.all_special_ids``: ``[CLS]``, ``[SEP]``,
+      ``[PAD]``, ``[MASK]``, ``[UNK]``); with whole-word masking, a *word* is a candidate unit and all its candidate
+      pieces are selected together;
+    * ``selection="bernoulli"`` (transformers' behaviour): each candidate unit is selected independently with
+      probability ``mlm_probability``; ``selection="exact"`` (google's): ``min(max_predictions_per_seq,
+      max(1, round(n * mlm_probability)))`` targets per sequence, where ``n`` counts the real tokens *including*
+      ``[CLS]``/``[SEP]`` as google's ``len(tokens)`` does and ``round`` is half-up (Python 2's, which google ran);
+      units are taken in random order, a whole word that would exceed the count is skipped (google's WWM rule), so
+      with whole-word masking the count can be below the target;
+    * each selected unit becomes ``[MASK]`` with probability ``mask_replace_prob`` (0.8), a random *ordinary*
+      (non-special) vocabulary token with probability ``random_replace_prob`` (0.1), and stays unchanged otherwise;
+      with whole-word masking this category is decided **once per word** (all pieces of a word are [MASK]ed, or all
+      replaced by random pieces, or all kept), whereas google's WWM decides per piece. google draws random tokens
+      from the whole vocabulary including special tokens; we draw ordinary tokens only, as transformers does not.
+
+    Static masks: call :meth:`static_mask_map` in a batched ``datasets.map`` (after ``dupe_factor`` passes of
+    :func:`~hf_bert_tasks.create_pretraining_examples`) to store ``labels`` and masked ``input_ids``; the collator then
+    pads them unchanged. Dynamic masks (RoBERTa-style, the default): masks are drawn at every batch.
+
+    Example (vocabulary where ``[PAD]=0 [CLS]=2 [SEP]=3 [MASK]=4``; ``mlm_probability=1.0``,
+    ``mask_replace_prob=1.0``)::
+
+        >>> c = DataCollatorForBertPretraining(tok, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0)
+        >>> c([{"input_ids": [2, 7, 3], "next_sentence_label": 1}, {"input_ids": [2, 7, 9, 3], "next_sentence_label": 0}])
+        {'input_ids': tensor([[2, 4, 3, 0], [2, 4, 4, 3]]), 'token_type_ids': tensor([[0, 0, 0, 0], [0, 0, 0, 0]]),
+         'attention_mask': tensor([[1, 1, 1, 0], [1, 1, 1, 1]]), 'labels': tensor([[-100, 7, -100, -100],
+         [-100, 7, 9, -100]]), 'next_sentence_label': tensor([1, 0])}
+
+    Args:
+        tokenizer: tokenizer giving ``pad_token_id``, ``mask_token_id``, ``all_special_ids`` and ``len(tokenizer)``.
+        mlm: choose MLM targets (``False``: only pad, e.g. for NSP-only fine-tuning experiments).
+        mlm_probability: fraction of tokens to predict (0.15).
+        mask_replace_prob / random_replace_prob: the 80 % / 10 % (the rest, 10 %, stays unchanged).
+        selection: ``"bernoulli"`` or ``"exact"`` (see above).
+        max_predictions_per_seq: cap of ``"exact"`` selection (google: 20 at seq 128, 80 at seq 512).
+        whole_word_mask: select and replace whole words (needs ``word_ids`` in the features).
+        pad_to_multiple_of: round ``L`` up to a multiple (e.g. 8 for tensor cores).
+        max_length: pad every batch to this length (static padding); inputs longer than it raise.
+        seed: seeds the collator's own ``torch.Generator`` (``None``: torch's global generator, as transformers does),
+            so a run's masks are reproducible whatever else draws random numbers.
+        return_tensors: only ``"pt"``.
+
+    Raises:
+        ValueError: bad probabilities or mode, a tokenizer without a mask/pad token, whole-word masking without
+            ``word_ids``, features of different keys, or a ``word_ids``/``token_type_ids``/``labels`` list whose length
+            differs from ``input_ids`` (the message names the feature index).
+    """
+
+    tokenizer: Any
+    mlm: bool = True
+    mlm_probability: float = 0.15
+    mask_replace_prob: float = 0.8
+    random_replace_prob: float = 0.1
+    selection: str = "bernoulli"
+    max_predictions_per_seq: int = 20
+    whole_word_mask: bool = False
+    pad_to_multiple_of: int | None = None
+    max_length: int | None = None
+    seed: int | None = None
+    return_tensors: str = "pt"
+    generator: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        import torch
+
+        if not 0.0 < self.mlm_probability <= 1.0:
+            raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
+        if self.mask_replace_prob < 0 or self.random_replace_prob < 0 or self.mask_replace_prob + self.random_replace_prob > 1:
+            raise ValueError(
+                f"mask_replace_prob ({self.mask_replace_prob}) and random_replace_prob ({self.random_replace_prob}) "
+                "must be >= 0 and sum to at most 1"
+            )
+        if self.selection not in SELECTION_MODES:
+            raise ValueError(f"selection must be one of {SELECTION_MODES}, got {self.selection!r}")
+        if self.max_predictions_per_seq < 1:
+            raise ValueError(f"max_predictions_per_seq must be >= 1, got {self.max_predictions_per_seq}")
+        if self.return_tensors != "pt":
+            raise ValueError(f"return_tensors: only 'pt' is supported, got {self.return_tensors!r}")
+        if self.tokenizer.pad_token_id is None:
+            raise ValueError("the tokenizer has no pad token ([PAD]); BERT pretraining needs one")
+        if self.mlm and self.tokenizer.mask_token_id is None:
+            raise ValueError("the tokenizer has no mask token ([MASK]); MLM needs one")
+        special = sorted(set(self.tokenizer.all_special_ids))
+        vocab_size = len(self.tokenizer)
+        self._special_ids = torch.tensor(special, dtype=torch.long)
+        is_special = torch.zeros(vocab_size, dtype=torch.bool)
+        is_special[self._special_ids[self._special_ids < vocab_size]] = True
+        self._ordinary_ids = torch.nonzero(~is_special).flatten()
+        self._is_special_lut = is_special
+        if self.mlm and len(self._ordinary_ids) == 0:
+            raise ValueError("the vocabulary has no ordinary (non-special) tokens to draw random replacements from")
+        if self.seed is not None:
+            self.generator = torch.Generator().manual_seed(int(self.seed))
+
+    # ------------------------------------------------------------------ padding
+    def _pad(self, features: list[dict]) -> dict[str, Any]:
+        import torch
+
+        if not features:
+            raise ValueError("cannot collate an empty list of features")
+        keys = set(features[0])
+        if "input_ids" not in keys:
+            raise ValueError(f"feature 0 has no 'input_ids' (keys: {sorted(keys)})")
+        for i, f in enumerate(features):
+            if set(f) != keys:
+                raise ValueError(f"feature {i} has keys {sorted(f)}, feature 0 has {sorted(keys)}")
+        lengths = [len(f["input_ids"]) for f in features]
+        longest = max(lengths)
+        length = self.max_length if self.max_length is not None else longest
+        if longest > length:
+            raise ValueError(f"a feature has {longest} tokens, more than max_length={self.max_length}")
+        if self.pad_to_multiple_of:
+            length = int(math.ceil(length / self.pad_to_multiple_of) * self.pad_to_multiple_of)
+        n = len(features)
+        right = getattr(self.tokenizer, "padding_side", "right") != "left"
+
+        def fill(key: str, pad_value: int, none_value: int | None = None):
+            out = torch.full((n, length), pad_value, dtype=torch.long)
+            for i, f in enumerate(features):
+                values = f[key]
+                if len(values) != lengths[i]:
+                    raise ValueError(
+                        f"feature {i}: '{key}' has {len(values)} entries but 'input_ids' has {lengths[i]}"
+                    )
+                if none_value is not None:
+                    values = [none_value if v is None else v for v in values]
+                row = torch.as_tensor(values, dtype=torch.long)
+                if right:
+                    out[i, : lengths[i]] = row
+                else:
+                    out[i, length - lengths[i]:] = row
+            return out
+
+        batch = {"input_ids": fill("input_ids", self.tokenizer.pad_token_id)}
+        batch["token_type_ids"] = fill("token_type_ids", 0) if "token_type_ids" in keys else torch.zeros_like(batch["input_ids"])
+        if "attention_mask" in keys:
+            batch["attention_mask"] = fill("attention_mask", 0)
+        else:
+            pos = torch.arange(length).unsqueeze(0)
+            lens = torch.tensor(lengths).unsqueeze(1)
+            batch["attention_mask"] = (pos < lens if right else pos >= length - lens).long()
+        if "labels" in keys:
+            batch["labels"] = fill("labels", -100)
+        if "word_ids" in keys:
+            batch["word_ids"] = fill("word_ids", -1, none_value=-1)
+        if "next_sentence_label" in keys:
+            batch["next_sentence_label"] = torch.tensor([int(f["next_sentence_label"]) for f in features], dtype=torch.long)
+        return batch
+
+    # ------------------------------------------------------------------ masking
+    def _rand(self, *shape):
+        import torch
+
+        return torch.rand(*shape, generator=self.generator)
+
+    def mask_tokens(self, input_ids, attention_mask, word_ids=None):
+        """Choose MLM targets and corrupt the inputs (rules in the class docstring).
+
+        Args:
+            input_ids: ``int64 [B, L]``.
+            attention_mask: ``int64 [B, L]``, 1 for real tokens.
+            word_ids: ``int64 [B, L]`` word index per token, ``-1`` for special/pad positions (whole-word masking).
+
+        Returns:
+            ``(masked_input_ids, labels)``, both ``int64 [B, L]``; ``labels`` is ``-100`` where not selected.
+        """
+        import torch
+
+        if self.whole_word_mask and word_ids is None:
+            raise ValueError(
+                "whole_word_mask=True needs a 'word_ids' list per feature (word index per token, -1 for special "
+                "tokens): create the features with hf_bert_tasks.create_pretraining_examples or store "
+                "BatchEncoding.word_ids(i) of a fast tokenizer"
+            )
+        candidate = (attention_mask.bool() & ~self._is_special_lut[input_ids.clamp(0, len(self._is_special_lut) - 1)])
+        candidate &= input_ids < len(self._is_special_lut)
+        b, n = input_ids.shape
+        if self.whole_word_mask:
+            # unit = word; tokens with word id -1 that are candidates (should not happen) become their own unit.
+            words = word_ids.clone()
+            words[~candidate] = -1
+            n_units = int(words.max().item()) + 1 if words.numel() else 0
+            n_units = max(n_units, 1)
+            unit = words.clamp(min=0)
+            unit_u = self._rand(b, n_units)  # selection draw per word
+            unit_cat = self._rand(b, n_units)  # 80/10/10 draw per word
+            if self.selection == "bernoulli":
+                unit_selected = unit_u < self.mlm_probability
+            else:
+                unit_selected = self._exact_words(words, candidate, attention_mask, unit_u, n_units)
+            selected = unit_selected.gather(1, unit) & candidate
+            category = unit_cat.gather(1, unit)
+        else:
+            if self.selection == "bernoulli":
+                selected = (self._rand(b, n) < self.mlm_probability) & candidate
+            else:
+                scores = self._rand(b, n).masked_fill(~candidate, 2.0)
+                rank = scores.argsort(dim=1).argsort(dim=1)
+                k = self._num_to_predict(attention_mask).clamp(max=candidate.sum(1))
+                selected = (rank < k.unsqueeze(1)) & candidate
+            category = self._rand(b, n)
+        labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
+        masked = input_ids.clone()
+        to_mask = selected & (category < self.mask_replace_prob)
+        to_random = selected & (category >= self.mask_replace_prob) & (category < self.mask_replace_prob + self.random_replace_prob)
+        masked[to_mask] = self.tokenizer.mask_token_id
+        n_random = int(to_random.sum().item())
+        if n_random:
+            picks = torch.randint(len(self._ordinary_ids), (n_random,), generator=self.generator)
+            masked[to_random] = self._ordinary_ids[picks]
+        return masked, labels
+
+    def _num_to_predict(self, attention_mask):
+        import torch
+
+        n_real = attention_mask.sum(1).double()
+        target = torch.floor(n_real * self.mlm_probability + 0.5).long()  # half-up, as Python 2's round
+        return target.clamp(min=1, max=self.max_predictions_per_seq)
+
+    def _exact_words(self, words, candidate, attention_mask, unit_u, n_units):
+        """google's WWM exact count: words in random order, skip a word that would exceed the count."""
+        import torch
+
+        b = words.shape[0]
+        sizes = torch.zeros(b, n_units, dtype=torch.long)
+        sizes.scatter_add_(1, words.clamp(min=0), candidate.long())
+        k = self._num_to_predict(attention_mask).tolist()
+        order = unit_u.masked_fill(sizes == 0, 2.0).argsort(dim=1).tolist()
+        sizes_l = sizes.tolist()
+        selected = torch.zeros(b, n_units, dtype=torch.bool)
+        for row in range(b):
+            total, row_sizes, budget = 0, sizes_l[row], k[row]
+            for w in order[row]:
+                s = row_sizes[w]
+                if s == 0:
+                    break  # sorted: only empty units remain
+                if total >= budget:
+                    break
+                if total + s > budget:
+                    continue
+                selected[row, w] = True
+                total += s
+        return selected
+
+    def torch_call(self, features: list[dict]) -> dict[str, Any]:
+        """Collate ``features`` into the tensors listed in the class docstring."""
+        batch = self._pad(features)
+        word_ids = batch.pop("word_ids", None)
+        if self.mlm and "labels" not in batch:
+            batch["input_ids"], batch["labels"] = self.mask_tokens(batch["input_ids"], batch["attention_mask"], word_ids)
+        return batch
+
+    def static_mask_map(self, batch: dict[str, list]) -> dict[str, list]:
+        """Batched ``datasets.map`` function storing static masks: masked ``input_ids`` and ``labels`` per row.
+
+        Use after ``dupe_factor`` passes of :func:`~hf_bert_tasks.create_pretraining_examples` (google's static
+        masking: each copy gets its own mask). Rows keep their lengths (no padding is stored). Deterministic when the
+        collator has a ``seed`` and the map runs in one process.
+        """
+        rows = [{k: batch[k][i] for k in batch} for i in range(len(batch["input_ids"]))]
+        for r in rows:
+            r.pop("labels", None)
+        saved, self.max_length, self.pad_to_multiple_of = (self.max_length, self.pad_to_multiple_of), None, None
+        try:
+            padded = self._pad(rows)
+        finally:
+            self.max_length, self.pad_to_multiple_of = saved
+        masked, labels = self.mask_tokens(padded["input_ids"], padded["attention_mask"], padded.get("word_ids"))
+        lengths = [len(r["input_ids"]) for r in rows]
+        out = dict(batch)
+        right = getattr(self.tokenizer, "padding_side", "right") != "left"
+        width = masked.shape[1]
+        sl = [slice(0, n) if right else slice(width - n, width) for n in lengths]
+        out["input_ids"] = [masked[i, s].tolist() for i, s in enumerate(sl)]
+        out["labels"] = [labels[i, s].tolist() for i, s in enumerate(sl)]
+        return out

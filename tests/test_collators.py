@@ -1,0 +1,237 @@
+"""DataCollatorForBertPretraining: padding, MLM selection (Bernoulli / exact count), 80/10/10, whole-word masking."""
+
+import pytest
+import torch
+
+from hf_bert_tasks.collators import DataCollatorForBertPretraining
+
+N_ORDINARY = 1000  # a large vocabulary, so a random replacement rarely equals the original token
+
+
+@pytest.fixture(scope="module")
+def big_tokenizer(tmp_path_factory):
+    """``[PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4`` then ``N_ORDINARY`` ordinary tokens ``t0 .. t999`` (ids 5..)."""
+    from transformers import BertTokenizer
+
+    path = tmp_path_factory.mktemp("bigvocab") / "vocab.txt"
+    path.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"t{i}" for i in range(N_ORDINARY)]) + "\n")
+    return BertTokenizer(vocab=str(path))
+
+
+def _ordinary_rows(n_rows, n_tokens, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    body = torch.randint(5, 5 + N_ORDINARY, (n_rows, n_tokens), generator=g)
+    return [{"input_ids": [2, *row.tolist(), 3]} for row in body]
+
+
+def _categories(batch, original):
+    labels = batch["labels"]
+    selected = labels != -100
+    ids = batch["input_ids"]
+    masked = selected & (ids == 4)
+    kept = selected & (ids == original)
+    randomised = selected & ~masked & ~kept
+    return selected, masked, kept, randomised
+
+
+def test_docstring_example_exact_tensors(vocab_tokenizer):
+    c = DataCollatorForBertPretraining(vocab_tokenizer, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0)
+    out = c([{"input_ids": [2, 7, 3], "next_sentence_label": 1}, {"input_ids": [2, 7, 9, 3], "next_sentence_label": 0}])
+    assert out["input_ids"].tolist() == [[2, 4, 3, 0], [2, 4, 4, 3]]
+    assert out["token_type_ids"].tolist() == [[0, 0, 0, 0], [0, 0, 0, 0]]
+    assert out["attention_mask"].tolist() == [[1, 1, 1, 0], [1, 1, 1, 1]]
+    assert out["labels"].tolist() == [[-100, 7, -100, -100], [-100, 7, 9, -100]]
+    assert out["next_sentence_label"].tolist() == [1, 0]
+
+
+def test_bernoulli_selects_15_percent_with_80_10_10(big_tokenizer):
+    rows = _ordinary_rows(20_000, 64)
+    original = torch.tensor([r["input_ids"] for r in rows])
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=0)(rows)
+    selected, masked, kept, randomised = _categories(out, original)
+    n_ordinary, n_sel = 20_000 * 64, selected.sum().item()
+    assert abs(n_sel / n_ordinary - 0.15) < 0.005
+    assert abs(masked.sum().item() / n_sel - 0.80) < 0.01
+    assert abs(randomised.sum().item() / n_sel - 0.10) < 0.01
+    assert abs(kept.sum().item() / n_sel - 0.10) < 0.01
+
+
+def test_random_replacements_are_ordinary_tokens(big_tokenizer):
+    rows = _ordinary_rows(2_000, 64, seed=1)
+    original = torch.tensor([r["input_ids"] for r in rows])
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=3, mask_replace_prob=0.0, random_replace_prob=1.0)(rows)
+    _, _, _, randomised = _categories(out, original)
+    assert randomised.sum().item() > 1000
+    assert (out["input_ids"][randomised] >= 5).all()
+
+
+@pytest.mark.parametrize("selection", ["bernoulli", "exact"])
+@pytest.mark.parametrize("wwm", [False, True])
+def test_special_and_pad_positions_never_selected(big_tokenizer, selection, wwm):
+    lengths = [3, 7, 12, 30, 31, 64]
+    feats = []
+    for i, n in enumerate(lengths):
+        ids = [2] + [5 + (7 * i + j) % N_ORDINARY for j in range(n - 2)] + [3]
+        ids[len(ids) // 2] = 1  # an [UNK] inside
+        feats.append({"input_ids": ids, "word_ids": [-1] + list(range(n - 2)) + [-1]})
+    for seed in range(100):
+        c = DataCollatorForBertPretraining(big_tokenizer, seed=seed, mlm_probability=0.5, selection=selection,
+                                           whole_word_mask=wwm, pad_to_multiple_of=8)
+        out = c(feats)
+        for row, f in enumerate(feats):
+            ids = f["input_ids"]
+            for pos in range(out["input_ids"].shape[1]):
+                special = pos >= len(ids) or ids[pos] in (0, 1, 2, 3)
+                if special:
+                    assert out["labels"][row, pos].item() == -100
+                    assert out["input_ids"][row, pos].item() == (ids[pos] if pos < len(ids) else 0)
+
+
+def test_exact_count_gives_googles_count(big_tokenizer):
+    lengths = [3, 5, 10, 17, 40, 66, 100, 130, 200]
+    feats = [{"input_ids": [2] + [5 + j for j in range(n - 2)] + [3]} for n in lengths]
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=0, selection="exact", max_predictions_per_seq=20)(feats)
+    counts = (out["labels"] != -100).sum(1).tolist()
+    # min(20, max(1, round_half_up(n * 0.15))), n counting [CLS]/[SEP] as google's len(tokens)
+    assert counts == [1, 1, 2, 3, 6, 10, 15, 20, 20]
+
+
+def test_exact_count_rounds_half_up_like_python2(big_tokenizer):
+    feats = [{"input_ids": [2] + [5 + j for j in range(8)] + [3]}]  # n = 10, 10 * 0.25 = 2.5 -> 3 (Python 3 round: 2)
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=0, selection="exact", mlm_probability=0.25)(feats)
+    assert (out["labels"] != -100).sum().item() == 3
+
+
+def _wwm_rows(n_rows, n_words, seed=0):
+    """Rows of ordinary tokens grouped into words of 1-3 pieces; returns features and the word id matrix."""
+    g = torch.Generator().manual_seed(seed)
+    feats = []
+    for _ in range(n_rows):
+        sizes = torch.randint(1, 4, (n_words,), generator=g).tolist()
+        words = [w for w, s in enumerate(sizes) for _ in range(s)]
+        ids = torch.randint(5, 5 + N_ORDINARY, (len(words),), generator=g).tolist()
+        feats.append({"input_ids": [2, *ids, 3], "word_ids": [-1, *words, -1]})
+    return feats
+
+
+def test_whole_word_masking_selects_all_pieces_and_decides_80_10_10_per_word(big_tokenizer):
+    feats = _wwm_rows(8_000, 32)  # about 8,000 x 64 tokens, 256,000 words
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=0, whole_word_mask=True)(feats)
+    n_words = n_sel = n_mask = n_keep = n_rand = 0
+    n_tokens = n_sel_tokens = 0
+    for row, f in enumerate(feats):
+        labels = out["labels"][row].tolist()
+        ids = out["input_ids"][row].tolist()
+        words: dict[int, list[int]] = {}
+        for pos, w in enumerate(f["word_ids"]):
+            if w >= 0:
+                words.setdefault(w, []).append(pos)
+        n_words += len(words)
+        n_tokens += sum(len(p) for p in words.values())
+        for positions in words.values():
+            chosen = {labels[p] != -100 for p in positions}
+            assert len(chosen) == 1, "pieces of one word must be selected together"
+            if chosen.pop():
+                n_sel += 1
+                n_sel_tokens += len(positions)
+                cats = {"mask" if ids[p] == 4 else "keep" if ids[p] == f["input_ids"][p] else "rand" for p in positions}
+                # one category per word (a random piece equal to the original, p = 1/1000, would read as "keep")
+                if len(cats) > 1:
+                    assert cats == {"rand", "keep"}
+                    cats = {"rand"}
+                cat = cats.pop()
+                n_mask += cat == "mask"
+                n_keep += cat == "keep"
+                n_rand += cat == "rand"
+    assert abs(n_sel / n_words - 0.15) < 0.005
+    assert abs(n_sel_tokens / n_tokens - 0.15) < 0.005
+    assert abs(n_mask / n_sel - 0.80) < 0.01
+    assert abs(n_rand / n_sel - 0.10) < 0.01
+    assert abs(n_keep / n_sel - 0.10) < 0.01
+
+
+def test_whole_word_exact_count_never_exceeds_and_keeps_words_whole(big_tokenizer):
+    feats = _wwm_rows(200, 40, seed=5)
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=1, whole_word_mask=True, selection="exact",
+                                         max_predictions_per_seq=20)(feats)
+    for row, f in enumerate(feats):
+        n = len(f["input_ids"])
+        target = min(20, max(1, int(n * 0.15 + 0.5)))
+        got = (out["labels"][row] != -100).sum().item()
+        assert 1 <= got <= target
+        assert got >= target - 2  # words have at most 3 pieces: a skipped word leaves at most 2 unfilled
+        labels = out["labels"][row].tolist()
+        for w in set(f["word_ids"]) - {-1}:
+            assert len({labels[p] != -100 for p, x in enumerate(f["word_ids"]) if x == w}) == 1
+
+
+def test_whole_word_mask_without_word_ids_raises(vocab_tokenizer):
+    c = DataCollatorForBertPretraining(vocab_tokenizer, whole_word_mask=True)
+    with pytest.raises(ValueError, match="word_ids"):
+        c([{"input_ids": [2, 7, 3]}])
+
+
+def test_pad_to_multiple_of_and_dynamic_padding(vocab_tokenizer):
+    c = DataCollatorForBertPretraining(vocab_tokenizer, pad_to_multiple_of=8, seed=0)
+    out = c([{"input_ids": [2] + [7] * 11 + [3], "token_type_ids": [0] * 7 + [1] * 6, "word_ids": [-1] + list(range(11)) + [-1]}])
+    assert out["input_ids"].shape == (1, 16)
+    assert out["attention_mask"][0].tolist() == [1] * 13 + [0] * 3
+    assert out["token_type_ids"][0].tolist() == [0] * 7 + [1] * 6 + [0] * 3
+    assert out["labels"][0, 13:].tolist() == [-100] * 3
+    assert "word_ids" not in out
+
+
+def test_same_seed_same_masks_other_seed_differs(big_tokenizer):
+    rows = _ordinary_rows(64, 64, seed=2)
+    a = DataCollatorForBertPretraining(big_tokenizer, seed=7)(rows)
+    b = DataCollatorForBertPretraining(big_tokenizer, seed=7)(rows)
+    c = DataCollatorForBertPretraining(big_tokenizer, seed=8)(rows)
+    assert torch.equal(a["input_ids"], b["input_ids"]) and torch.equal(a["labels"], b["labels"])
+    assert not torch.equal(a["labels"], c["labels"])
+
+
+def test_static_masks_are_padded_not_remasked(vocab_tokenizer):
+    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0)
+    feats = [{"input_ids": [2, 4, 9, 3], "labels": [-100, 7, -100, -100], "next_sentence_label": 0},
+             {"input_ids": [2, 4, 3], "labels": [-100, 8, -100], "next_sentence_label": 1}]
+    out = c(feats)
+    assert out["input_ids"].tolist() == [[2, 4, 9, 3], [2, 4, 3, 0]]
+    assert out["labels"].tolist() == [[-100, 7, -100, -100], [-100, 8, -100, -100]]
+
+
+def test_static_mask_map_stores_labels_per_row(vocab_tokenizer):
+    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0, mlm_probability=1.0, mask_replace_prob=1.0,
+                                       random_replace_prob=0.0)
+    out = c.static_mask_map({"input_ids": [[2, 7, 3], [2, 7, 9, 3]], "next_sentence_label": [1, 0]})
+    assert out["input_ids"] == [[2, 4, 3], [2, 4, 4, 3]]
+    assert out["labels"] == [[-100, 7, -100], [-100, 7, 9, -100]]
+    assert out["next_sentence_label"] == [1, 0]
+
+
+def test_output_is_what_bert_for_pretraining_takes(vocab_tokenizer):
+    from transformers import BertConfig, BertForPreTraining
+
+    torch.manual_seed(0)
+    model = BertForPreTraining(BertConfig(vocab_size=len(vocab_tokenizer), hidden_size=16, num_hidden_layers=1,
+                                          num_attention_heads=2, intermediate_size=32))
+    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0, mlm_probability=0.5)
+    batch = c([{"input_ids": [2, 7, 9, 3, 11, 3], "token_type_ids": [0, 0, 0, 0, 1, 1], "next_sentence_label": 1},
+               {"input_ids": [2, 5, 3, 8, 3], "token_type_ids": [0, 0, 0, 1, 1], "next_sentence_label": 0}])
+    assert set(batch) == {"input_ids", "token_type_ids", "attention_mask", "labels", "next_sentence_label"}
+    loss = model(**batch).loss
+    assert loss is not None and torch.isfinite(loss)
+
+
+def test_bad_arguments_raise(vocab_tokenizer):
+    with pytest.raises(ValueError, match="mlm_probability"):
+        DataCollatorForBertPretraining(vocab_tokenizer, mlm_probability=0.0)
+    with pytest.raises(ValueError, match="selection"):
+        DataCollatorForBertPretraining(vocab_tokenizer, selection="topk")
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        DataCollatorForBertPretraining(vocab_tokenizer, mask_replace_prob=0.9, random_replace_prob=0.2)
+
+
+def test_mismatched_word_ids_length_names_the_feature(vocab_tokenizer):
+    c = DataCollatorForBertPretraining(vocab_tokenizer, whole_word_mask=True)
+    with pytest.raises(ValueError, match="feature 1: 'word_ids' has 2 entries but 'input_ids' has 3"):
+        c([{"input_ids": [2, 7, 3], "word_ids": [-1, 0, -1]}, {"input_ids": [2, 7, 3], "word_ids": [-1, 0]}])
