@@ -239,6 +239,9 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     task = get_task(data_args.task).configure(data_args)
     apply_task_defaults(task, data_args, training_args)
     check_output_dir(training_args)
+    from .hub import finish_run, pop_push_settings
+
+    push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
     raw = task.load(data_args.data_dir, data_args.dataset_name, data_args.dataset_config_name, data_args.dataset_revision,
                     model_args.cache_dir)
     tokenizer = AutoTokenizer.from_pretrained(
@@ -248,8 +251,11 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     rates = training_args.learning_rates
     if len(rates) == 1:
         training_args.learning_rate = rates[0]
-        return train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args)
-    return _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates)
+        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args)
+    else:
+        results = _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates)
+    finish_run(task, model_args, data_args, training_args, push)  # run_info.json (for the card); --push_to_hub
+    return results
 
 
 def _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates) -> dict[str, float]:

@@ -383,12 +383,30 @@ class LocalHub:
         if sha is None:
             raise HubError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
         files = repo.commits[sha]["files"]
+        card = self._card_data(files)
         return 200, {
+            "pipeline_tag": card.get("pipeline_tag"), "library_name": card.get("library_name"), "cardData": card,
             "_id": repo_id, "id": repo_id, "modelId": repo_id, "author": repo_id.split("/")[0], "sha": sha,
             "private": repo.private, "disabled": False, "gated": False, "downloads": 0, "likes": 0, "tags": [],
             "lastModified": "2026-01-01T00:00:00.000Z", "createdAt": "2026-01-01T00:00:00.000Z",
             "siblings": [{"rfilename": p} for p in sorted(files)],
         }
+
+    def _card_data(self, files: dict[str, StoredFile]) -> dict:
+        """The README's front matter (the Hub derives ``pipeline_tag`` and ``cardData`` of model info from it)."""
+        f = files.get("README.md")
+        if f is None or f.data is None:
+            return {}
+        match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", f.data.decode("utf-8", "replace"), re.S)
+        if not match:
+            return {}
+        try:
+            import yaml
+
+            meta = yaml.safe_load(match.group(1))
+        except Exception:
+            return {}
+        return meta if isinstance(meta, dict) else {}
 
     def tree(self, repo_id: str, rev: str, path: str, recursive: bool, headers) -> tuple[int, list]:
         repo = self._repo(repo_id, headers)

@@ -1,0 +1,251 @@
+"""The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
+
+:func:`push_output_dir` is what ``hf-bert-tasks push OUTPUT_DIR --repo-id org/name`` and the recipes'
+``--push_to_hub --hub_model_id org/name`` call. It
+
+1. builds the card locally (:mod:`hf_bert_tasks.model_card`, no network),
+2. creates the repo if needed (``HfApi.create_repo(exist_ok=True)``, ``private=`` honoured for a new repo) and the
+   branch for ``revision`` (``create_branch(exist_ok=True)``),
+3. reads the card already on the Hub at that revision, if any, and merges its ``model-index`` with the new results:
+   a result with the same task / dataset / config / split / metric is **replaced in place**, so pushing again never
+   duplicates an entry (``metadata_update(overwrite=True)`` would append one whenever any other field differs),
+4. uploads everything in **one commit** (``HfApi.create_commit``): safetensors weights, tokenizer, config, the card
+   as ``README.md`` (from memory), ``all_results.json``, predictions, ``run_info.json`` and the comparison report
+   and chart when present. Checkpoint folders, ``training_args.bin`` (a pickle) and optimizer states stay local.
+
+The token comes from the usual places (``HF_TOKEN``, ``huggingface-cli login``'s stored token) or the ``token``
+argument; it is handed to ``huggingface_hub`` only and never printed, logged, written into the card, into
+``run_info.json`` or into saved training arguments (:func:`pop_push_settings` removes it from
+``TrainingArguments`` before ``Trainer`` pickles them into ``training_args.bin``).
+
+Nothing in ``output_dir`` is written or removed by a push: a failed upload leaves it exactly as it was and raises
+:class:`HubPushError` saying which step failed and why.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+
+logger = logging.getLogger(__name__)
+
+#: Files pushed from an output dir (top level; shell patterns).
+PUSH_PATTERNS = (
+    "config.json", "generation_config.json", "*.safetensors", "model.safetensors.index.json",
+    "adapter_config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json",
+    "added_tokens.json", "all_results.json", "train_results.json", "eval_results.json", "run_info.json",
+    "trainer_state.json", "lr_grid_results.json", "pretraining_summary.json", "comparison.md", "comparison.json",
+    "*.png", "*.tsv", "*predictions*.json", "*predictions*.txt", "null_odds*.json", "nbest*.json",
+)
+#: Never pushed: pickles and optimizer/scheduler/RNG states (the card is generated, so a local README is not used).
+NEVER_PUSH = ("training_args.bin", "*.pt", "*.pth", "optimizer*", "scheduler*", "rng_state*", "README.md")
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
+
+
+class HubPushError(RuntimeError):
+    """A push failed; the message names the repo, the step and the cause. The local output dir is unchanged."""
+
+
+@dataclass
+class PushResult:
+    """What a push did: the repo URL, the commit, the revision and the files uploaded (paths in the repo)."""
+
+    repo_url: str
+    commit_url: str
+    commit_oid: str
+    revision: str
+    files: list[str] = field(default_factory=list)
+    eval_results: int = 0
+
+
+def check_repo_id(repo_id: str) -> str:
+    """Return ``repo_id`` if it is ``org/name``.
+
+    Raises:
+        ValueError: anything else (names the value and the expected form).
+    """
+    if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
+        raise ValueError(f"--repo-id {repo_id!r}: expected 'org/name' (letters, digits, '-', '_', '.')")
+    return repo_id
+
+
+def files_to_push(output_dir: str) -> list[str]:
+    """Top-level files of ``output_dir`` that a push uploads (see :data:`PUSH_PATTERNS` / :data:`NEVER_PUSH`), sorted.
+
+    Raises:
+        FileNotFoundError: ``output_dir`` is not a folder.
+    """
+    if not os.path.isdir(output_dir):
+        raise FileNotFoundError(f"{output_dir}: no such folder (expected a finished run's output dir)")
+    names = []
+    for name in sorted(os.listdir(output_dir)):
+        if not os.path.isfile(os.path.join(output_dir, name)):
+            continue
+        if any(fnmatch.fnmatch(name, p) for p in NEVER_PUSH):
+            continue
+        if any(fnmatch.fnmatch(name, p) for p in PUSH_PATTERNS):
+            names.append(name)
+    return names
+
+
+def pop_push_settings(training_args) -> dict | None:
+    """Take the Hub settings out of ``training_args`` before ``Trainer`` sees them; ``None`` without ``--push_to_hub``.
+
+    ``Trainer(push_to_hub=True)`` would create the repo in ``__init__`` and push its own card ("trained from
+    scratch", ``config: null``, some metrics missing); the recipes push with :func:`push_output_dir` at the end
+    instead. ``hub_token`` is cleared so it is not pickled into ``training_args.bin``.
+
+    Raises:
+        ValueError: ``--push_to_hub`` without ``--hub_model_id`` (or with a malformed one).
+    """
+    token = getattr(training_args, "hub_token", None)
+    training_args.hub_token = None
+    if not getattr(training_args, "push_to_hub", False):
+        return None
+    repo_id = getattr(training_args, "hub_model_id", None)
+    if not repo_id:
+        raise ValueError("--push_to_hub needs --hub_model_id org/name (the repo to create or update)")
+    check_repo_id(repo_id)
+    training_args.push_to_hub = False
+    return {"repo_id": repo_id, "private": bool(getattr(training_args, "hub_private_repo", False)),
+            "revision": getattr(training_args, "hub_revision", None), "token": token}
+
+
+def finish_run(task, model_args, data_args, training_args, push: dict | None) -> PushResult | None:
+    """End of a fine-tuning run: write ``run_info.json`` (what the card needs), then push if ``--push_to_hub``.
+
+    Only the main process writes and pushes. ``push`` is :func:`pop_push_settings`'s result.
+
+    Raises:
+        HubPushError: the push failed (the trained run in ``output_dir`` is complete and unchanged; push it later
+            with ``hf-bert-tasks push``).
+    """
+    from .model_card import write_run_info
+
+    if not training_args.should_save:
+        return None
+    write_run_info(training_args.output_dir, task, model_args, data_args, training_args)
+    if push is None:
+        return None
+    result = push_output_dir(training_args.output_dir, push["repo_id"], private=push["private"],
+                             revision=push["revision"], token=push["token"])
+    logger.info("pushed to %s (commit %s)", result.repo_url, result.commit_oid)
+    return result
+
+
+def _remote_eval_results(api, repo_id: str, revision: str, token) -> list:
+    """The ``model-index`` results of the card on the Hub at ``revision`` (``[]`` when there is no card)."""
+    from huggingface_hub import ModelCard
+    from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
+
+    try:
+        path = api.hf_hub_download(repo_id, "README.md", revision=revision, token=token)
+    except (EntryNotFoundError, RemoteEntryNotFoundError):
+        return []
+    data = ModelCard.load(path, ignore_metadata_errors=True).data
+    return list(data.eval_results or [])
+
+
+def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, revision: str | None = None,
+                    token: str | None = None, commit_message: str | None = None, card=None,
+                    card_kwargs: dict | None = None) -> PushResult:
+    """Push a finished run to the Hub in one commit, with a generated card whose eval results are merged in place.
+
+    Args:
+        output_dir: a fine-tuning (``all_results.json``) or pretraining (``pretraining_summary.json``) output dir.
+        repo_id: ``org/name``; created if it does not exist.
+        private: create the repo private (an existing repo keeps its visibility).
+        revision: branch to push to (created from ``main`` if missing); default ``main``.
+        token: a Hub token; default: ``HF_TOKEN`` or the stored login. Never logged.
+        commit_message: default ``"Upload <folder> with hf_bert_tasks"``.
+        card: a ready ``ModelCard`` (default: :func:`hf_bert_tasks.model_card.build_card` with ``card_kwargs``).
+        card_kwargs: passed to ``build_card`` (``task``, ``base_model``, ``seed_runs``, ``license``, ``tags``).
+
+    Returns:
+        :class:`PushResult`.
+
+    Raises:
+        FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).
+        HubPushError: the Hub refused or could not be reached (message: step, repo, cause); nothing local changed.
+    """
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    from . import model_card
+
+    check_repo_id(repo_id)
+    files = files_to_push(output_dir)
+    card = card if card is not None else model_card.build_card(output_dir, repo_id=repo_id,
+                                                               files=files + ["README.md"], **(card_kwargs or {}))
+    if not any(f.endswith(".safetensors") for f in files):
+        raise FileNotFoundError(f"{output_dir}: no *.safetensors weights to push (found {files})")
+    revision = revision or "main"
+    api = HfApi(token=token)
+    step = "create the repo"
+    try:
+        repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
+        if revision != "main":
+            step = f"create branch {revision!r}"
+            api.create_branch(repo_id, branch=revision, exist_ok=True)
+        step = "read the card already on the Hub"
+        existing = _remote_eval_results(api, repo_id, revision, token)
+        new = list(card.data.eval_results or [])
+        if existing:
+            card.data.eval_results = model_card.merge_eval_results(existing, new)
+        step = "upload"
+        operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=os.path.join(output_dir, name))
+                      for name in files]
+        operations.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=str(card).encode("utf-8")))
+        message = commit_message or f"Upload {os.path.basename(os.path.normpath(output_dir))} with hf_bert_tasks"
+        info = api.create_commit(repo_id, operations, commit_message=message, revision=revision)
+    except Exception as err:  # HfHubHTTPError, connection errors, invalid YAML (ValueError) ...
+        cause = str(err).splitlines()[0] if str(err) else type(err).__name__
+        server = getattr(err, "server_message", None)
+        if server and server not in cause:
+            cause += f" (server: {server.strip()})"
+        if token:
+            cause = cause.replace(token, "***")
+        raise HubPushError(f"push of {output_dir} to {repo_id} (revision {revision}) failed at step '{step}': "
+                           f"{type(err).__name__}: {cause}. Nothing in {output_dir} was changed.") from err
+    logger.info("pushed %d files of %s to %s@%s (commit %s)", len(files) + 1, output_dir, repo_id, revision, info.oid)
+    return PushResult(repo_url=str(repo_url), commit_url=info.commit_url, commit_oid=info.oid, revision=revision,
+                      files=files + ["README.md"], eval_results=len(card.data.eval_results or []))
+
+
+def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
+    """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
+
+    The task comes from ``config.json``: sequence classification -> ``text-classification`` (regression such as
+    STS-B: ``function_to_apply="none"``, the raw score), token classification -> ``token-classification`` with
+    ``aggregation_strategy="simple"`` (entity spans), question answering -> ``question-answering``, a pretraining
+    checkpoint -> ``fill-mask``. Multiple choice has no pipeline: load it with ``AutoModelForMultipleChoice``;
+    neither has question answering since transformers 5 removed that pipeline (``AutoModelForQuestionAnswering``).
+
+    Raises:
+        ValueError: a multiple-choice, question-answering or unknown architecture (names it and what to use).
+    """
+    from transformers import AutoConfig, pipeline
+
+    config = AutoConfig.from_pretrained(model, revision=revision, token=token)
+    arch = (config.architectures or [""])[0]
+    options: dict = {}
+    if arch.endswith("ForSequenceClassification"):
+        task = "text-classification"
+        if getattr(config, "problem_type", None) == "regression":
+            options["function_to_apply"] = "none"
+    elif arch.endswith("ForTokenClassification"):
+        task, options["aggregation_strategy"] = "token-classification", "simple"
+    elif arch.endswith("ForQuestionAnswering"):
+        raise ValueError(f"{model}: transformers 5 removed the question-answering pipeline; load it with "
+                         "AutoModelForQuestionAnswering and turn start/end logits into answers with "
+                         "hf_bert_tasks.qa.postprocess_qa_predictions (n-best, max_answer_length)")
+    elif arch.endswith(("ForPreTraining", "ForMaskedLM")):
+        task = "fill-mask"
+    else:
+        raise ValueError(f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
+                         "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)")
+    options.update(kwargs)
+    return pipeline(task, model=model, revision=revision, token=token, **options)

@@ -1,0 +1,68 @@
+"""Push a finished run to the Hub with a full model card (``hf-bert-tasks push``).
+
+    hf-bert-tasks push runs/mrpc --repo-id my-org/bert-base-mrpc
+    hf-bert-tasks push runs/mrpc --repo-id my-org/bert-base-mrpc --private --revision seed-42
+    hf-bert-tasks push runs/mrpc --repo-id my-org/bert-base-mrpc --base_model bert-base-uncased --dry-run
+
+Uploads weights (safetensors), tokenizer, config, the generated card (``README.md``: ``model-index`` with every
+metric of the task), ``all_results.json``, predictions, ``run_info.json`` and a comparison report/chart when present,
+in one commit. Pushing again replaces the card's eval results in place (one entry per metric). The token comes from
+``HF_TOKEN`` or ``huggingface-cli login``; it is never printed. ``--dry-run`` prints the card and the file list and
+makes no network call. A failed push exits with status 1, prints why, and leaves OUTPUT_DIR untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hf-bert-tasks push", description=__doc__.splitlines()[0])
+    parser.add_argument("output_dir", help="a finished fine-tuning or pretraining output dir")
+    parser.add_argument("--repo-id", "--repo_id", dest="repo_id", required=True, help="org/name on the Hub")
+    parser.add_argument("--private", action="store_true", help="create the repo private (new repos only)")
+    parser.add_argument("--revision", default=None, help="branch to push to (created from main if missing)")
+    parser.add_argument("--task", default=None, help="registered task (default: from run_info.json / config labels)")
+    parser.add_argument("--base_model", "--base-model", dest="base_model", default=None,
+                        help="Hub id of the checkpoint the run started from (when it was a local folder)")
+    parser.add_argument("--seed_runs", "--seed-runs", dest="seed_runs", nargs="*", default=None,
+                        help="output dirs of the same configuration with other seeds (mean ± std on the card)")
+    parser.add_argument("--license", default="apache-2.0", help="license of the card (default apache-2.0)")
+    parser.add_argument("--commit-message", "--commit_message", dest="commit_message", default=None)
+    parser.add_argument("--dry-run", "--dry_run", dest="dry_run", action="store_true",
+                        help="print the card and the files that would be pushed; no network call")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv``, build the card, push (or print it with ``--dry-run``). Returns the exit status."""
+    from ..hub import HubPushError, check_repo_id, files_to_push, push_output_dir
+    from ..model_card import build_card, load_seed_runs
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+    args = build_parser().parse_args(argv)
+    check_repo_id(args.repo_id)
+    card_kwargs = {"task": args.task, "base_model": args.base_model, "license": args.license}
+    if args.seed_runs:
+        card_kwargs["seed_runs"] = load_seed_runs([args.output_dir, *args.seed_runs])
+    files = files_to_push(args.output_dir)
+    if args.dry_run:
+        card = build_card(args.output_dir, repo_id=args.repo_id, files=files + ["README.md"], **card_kwargs)
+        print(str(card))
+        print("\nfiles to push:", ", ".join(files + ["README.md"]))
+        return 0
+    try:
+        result = push_output_dir(args.output_dir, args.repo_id, private=args.private, revision=args.revision,
+                                 commit_message=args.commit_message, card_kwargs=card_kwargs)
+    except HubPushError as err:
+        print(f"hf-bert-tasks push: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
+    print(f"pushed {len(result.files)} files to {result.repo_url} (revision {result.revision}, commit "
+          f"{result.commit_oid}); card has {result.eval_results} eval results")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
