@@ -23,7 +23,7 @@ from __future__ import annotations
 import collections
 import re
 import string
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = frozenset(string.punctuation)

@@ -177,3 +177,14 @@ def test_configure_returns_a_copy_with_the_data_options():
     assert configured is not task and task.doc_stride == 128
     assert (configured.doc_stride, configured.max_query_length, configured.n_best_size,
             configured.max_answer_length, configured.tau) == (32, 16, 5, 10, -1.5)
+
+
+@pytest.mark.slow
+def test_the_official_dev_files_read_with_their_official_counts():
+    from tests.conftest import shared_data
+
+    v1 = get_task("squad_v1").read_json(shared_data("squad", "dev-v1.1.json"))
+    assert len(v1["id"]) == 10570 and all(a["text"] for a in v1["answers"])
+    v2 = get_task("squad_v2").read_json(shared_data("squad", "dev-v2.0.json"))
+    assert len(v2["id"]) == 11873
+    assert sum(1 for a in v2["answers"] if not a["text"]) == 5945

@@ -45,7 +45,7 @@ class SquadTask(Task):
     max_answer_length: int = 30
     null_score_diff_threshold: float | None = None
 
-    def configure(self, data_args) -> "SquadTask":
+    def configure(self, data_args) -> SquadTask:
         """A copy holding the recipe's ``doc_stride``, ``max_query_length``, ``n_best_size``, ``max_answer_length``
         and ``null_score_diff_threshold`` (``DataArguments``)."""
         return dataclasses.replace(
@@ -207,7 +207,7 @@ class SquadTask(Task):
     # ------------------------------------------------------------ metrics
     def trainer_compute_metrics(self):
         """``None``: QA scores need post-processing over whole examples, done in :meth:`evaluate`."""
-        return None
+        return
 
     def compute_metrics(self, predictions, references) -> dict[str, float]:
         """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` against ``references`` ``{id: [gold texts]}``.
