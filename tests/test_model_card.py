@@ -1,0 +1,256 @@
+"""Model cards: metrics -> EvalResult -> model-index, base model resolution, tables, pretraining card (offline)."""
+
+import json
+import math
+import os
+import socket
+
+import pytest
+
+from hf_bert_tasks import get_task
+from hf_bert_tasks import model_card as mc
+from hf_bert_tasks.hub import files_to_push, pop_push_settings
+from tests.conftest import REPO
+
+
+def _results(task_name, metrics):
+    return [(r.dataset_split, r.metric_type, r.metric_value) for r in mc.eval_results_from_metrics(get_task(task_name), metrics)]
+
+
+def _write(folder, name, obj):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+        f.write(obj if isinstance(obj, str) else json.dumps(obj))
+
+
+def test_mnli_matched_and_mismatched_are_two_results():
+    got = _results("mnli", {"eval_accuracy": 0.81, "eval_accuracy_mm": 0.8, "eval_loss": 0.5, "eval_loss_mm": 0.6,
+                            "eval_samples": 10, "eval_samples_mm": 10, "train_loss": 0.4})
+    assert got == [("validation_matched", "accuracy", 0.81), ("validation_mismatched", "accuracy", 0.8)]
+
+
+def test_stsb_reports_pearson_and_spearman_with_hub_metric_ids():
+    got = _results("stsb", {"eval_spearmanr": 0.85, "eval_pearson": 0.86, "eval_runtime": 1.0})
+    assert got == [("validation", "spearmanr", 0.85), ("validation", "pearsonr", 0.86)]
+
+
+def test_nan_metric_is_left_out_of_model_index():
+    assert _results("stsb", {"eval_spearmanr": math.nan, "eval_pearson": 0.5}) == [("validation", "pearsonr", 0.5)]
+
+
+def test_cola_reports_matthews_correlation():
+    assert _results("cola", {"eval_matthews_correlation": 0.52}) == [("validation", "matthews_correlation", 0.52)]
+
+
+def test_conll_entity_metrics_on_dev_and_test_plus_per_type_extras():
+    got = _results("conll2003", {"eval_f1": 0.9, "eval_precision": 0.89, "eval_recall": 0.91, "eval_accuracy": 0.98,
+                                 "eval_LOC_f1": 0.93, "eval_f1_test": 0.85, "eval_accuracy_test": 0.97})
+    assert got == [("validation", "f1", 0.9), ("validation", "precision", 0.89), ("validation", "recall", 0.91),
+                   ("validation", "accuracy", 0.98), ("validation", "LOC_f1", 0.93),
+                   ("test", "f1", 0.85), ("test", "accuracy", 0.97)]
+
+
+def test_squad_keeps_exact_match_and_f1_on_the_0_100_scale():
+    assert _results("squad_v1", {"eval_exact_match": 80.5, "eval_f1": 88.25}) == [
+        ("validation", "f1", 88.25), ("validation", "exact_match", 80.5)]
+
+
+def test_eval_result_carries_dataset_id_config_and_task_type():
+    (r,) = mc.eval_results_from_metrics(get_task("rte"), {"eval_accuracy": 0.6}, {"id": "nyu-mll/glue", "config": "rte",
+                                                                                   "revision": "abc123"})
+    assert (r.task_type, r.dataset_type, r.dataset_config, r.dataset_split, r.dataset_revision, r.dataset_name) == (
+        "text-classification", "nyu-mll/glue", "rte", "validation", "abc123", "GLUE RTE")
+
+
+def test_merge_replaces_same_metric_in_place_and_keeps_others():
+    task = get_task("mrpc")
+    old = mc.eval_results_from_metrics(task, {"eval_f1": 0.8, "eval_accuracy": 0.7})
+    extra = mc.eval_results_from_metrics(get_task("mrpc"), {"eval_f1": 0.5})
+    extra[0].dataset_split = "test"
+    new = mc.eval_results_from_metrics(task, {"eval_f1": 0.9})
+    merged = mc.merge_eval_results(old + extra, new)
+    assert [(r.dataset_split, r.metric_type, r.metric_value) for r in merged] == [
+        ("validation", "f1", 0.9), ("validation", "accuracy", 0.7), ("test", "f1", 0.5)]
+
+
+@pytest.fixture
+def mrpc_run(tmp_path):
+    out = tmp_path / "mrpc"
+    _write(out, "all_results.json", {"epoch": 3.0, "eval_f1": 0.875, "eval_accuracy": 0.8, "eval_loss": 0.4,
+                                     "eval_samples": 408, "train_loss": 0.3})
+    _write(out, "run_info.json", {
+        "task": "mrpc", "model_name_or_path": "bert-base-uncased", "base_model": "google-bert/bert-base-uncased",
+        "base_model_source": "the Hub id the run started from",
+        "dataset": {"id": "nyu-mll/glue", "config": "mrpc", "revision": None, "local_files": True},
+        "data_arguments": {"max_seq_length": 128}, "training_mode": {"mode": "finetune", "strategy": None},
+        "seed": 42, "hyperparameters": {"learning_rate": 2e-05, "warmup_steps": 0.1},
+        "framework_versions": {"transformers": "5.24.0", "torch": "2.13.0"}})
+    _write(out, "config.json", {"id2label": {"0": "not_equivalent", "1": "equivalent"}})
+    _write(out, "model.safetensors", "x")
+    return str(out)
+
+
+def test_finetune_card_round_trips_through_modelcard_parsing(mrpc_run):
+    from huggingface_hub import ModelCard
+
+    card = ModelCard(str(mc.build_finetune_card(mrpc_run, repo_id="org/bert-mrpc")))
+    data = card.data.to_dict()
+    assert (data["base_model"], data["pipeline_tag"], data["library_name"], data["license"], data["datasets"]) == (
+        "google-bert/bert-base-uncased", "text-classification", "transformers", "apache-2.0", ["nyu-mll/glue"])
+    assert [(r.dataset_config, r.dataset_split, r.metric_type, r.metric_value) for r in card.data.eval_results] == [
+        ("mrpc", "validation", "f1", 0.875), ("mrpc", "validation", "accuracy", 0.8)]
+    assert card.data.model_name == "bert-mrpc"
+
+
+def test_finetune_card_body_has_hyperparameters_seed_versions_paper_and_citation(mrpc_run):
+    text = str(mc.build_finetune_card(mrpc_run, repo_id="org/bert-mrpc"))
+    assert "| learning_rate | 2e-05 |" in text and "| warmup_steps | 0.1000 |" in text
+    assert "Seed: 42 (one run)." in text and "- transformers 5.24.0" in text
+    assert "| BERT-base | F1 | validation | 87.5 | 88.9 |" in text
+    assert "Devlin, Jacob" in text and "**fine-tuning**" in text
+    assert "Read from the original task files" in text
+
+
+def test_base_model_override_wins_over_run_info(mrpc_run):
+    card = mc.build_finetune_card(mrpc_run, base_model="org/other")
+    assert card.data.base_model == "org/other"
+
+
+def test_building_a_card_makes_no_network_call(mrpc_run, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("network call while building a card")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    assert len(mc.build_finetune_card(mrpc_run).data.eval_results) == 2
+
+
+def test_missing_all_results_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="all_results.json: not found"):
+        mc.build_finetune_card(str(tmp_path))
+
+
+def test_malformed_results_json_names_file_and_line(tmp_path):
+    _write(tmp_path, "all_results.json", '{\n"eval_f1": 0.5,\n}')
+    with pytest.raises(ValueError, match=r"all_results.json: line 3: not valid JSON"):
+        mc.build_finetune_card(str(tmp_path), task="mrpc")
+
+
+def test_seed_runs_render_mean_and_sample_std(mrpc_run):
+    runs = [{"seed": 1, "metrics": {"eval_f1": 0.8, "eval_accuracy": 0.7}},
+            {"seed": 2, "metrics": {"eval_f1": 0.9, "eval_accuracy": 0.7}}]
+    text = str(mc.build_finetune_card(mrpc_run, seed_runs=runs))
+    assert "### Over 2 seeds (1, 2)" in text
+    assert "| validation | F1 | 0.8500 ± 0.0707 | 2 |" in text
+
+
+def test_conll_paper_rows_compare_test_f1_with_our_test_split(tmp_path):
+    _write(tmp_path, "all_results.json", {"eval_f1": 0.9, "eval_f1_test": 0.85})
+    text = str(mc.build_finetune_card(str(tmp_path), task="conll2003"))
+    assert "| BERT-base (dev) | F1 | validation | 90.0 | 96.4 |" in text
+    assert "| BERT-base (test) | F1 | test | 85.0 | 92.4 |" in text
+
+
+def test_infer_task_from_unique_label_names(tmp_path):
+    _write(tmp_path, "config.json", {"id2label": {"0": "not_equivalent", "1": "equivalent"}})
+    assert mc.infer_task(str(tmp_path)).name == "mrpc"
+
+
+def test_infer_task_refuses_ambiguous_labels(tmp_path):
+    _write(tmp_path, "config.json", {"id2label": {"0": "entailment", "1": "not_entailment"}})
+    with pytest.raises(ValueError, match=r"fit \['qnli', 'rte'\]; pass --task"):
+        mc.infer_task(str(tmp_path))
+
+
+def test_resolve_base_model_order(tmp_path):
+    assert mc.resolve_base_model("local/x", "org/override") == ("org/override", "given with --base_model")
+    assert mc.resolve_base_model("google-bert/bert-base-uncased")[0] == "google-bert/bert-base-uncased"
+    snap = tmp_path / "hub" / "models--acme--tiny-bert" / "snapshots" / "0123abc"
+    snap.mkdir(parents=True)
+    assert mc.resolve_base_model(str(snap))[0] == "acme/tiny-bert"
+    with_readme = tmp_path / "copy1"
+    _write(with_readme, "README.md", "---\nbase_model: acme/parent\n---\n# x\n")
+    assert mc.resolve_base_model(str(with_readme))[0] == "acme/parent"
+    with_config = tmp_path / "copy2"
+    _write(with_config, "config.json", {"_name_or_path": "acme/old-style"})
+    assert mc.resolve_base_model(str(with_config))[0] == "acme/old-style"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert mc.resolve_base_model(str(bare))[0] is None
+
+
+def test_non_default_arguments_never_include_the_token(tmp_path):
+    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+
+    args = FinetuneTrainingArguments(output_dir=str(tmp_path), learning_rate=3e-5, hub_token="hf_secret")
+    diff = mc.non_default_arguments(args)
+    assert diff["learning_rate"] == 3e-5 and diff["weight_decay"] == 0.01
+    assert "hub_token" not in diff and "hf_secret" not in json.dumps(diff) and "output_dir" not in diff
+
+
+def test_pop_push_settings_turns_trainer_push_off_and_removes_the_token(tmp_path):
+    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+
+    args = FinetuneTrainingArguments(output_dir=str(tmp_path), push_to_hub=True, hub_model_id="org/m",
+                                     hub_token="hf_secret")
+    push = pop_push_settings(args)
+    assert push == {"repo_id": "org/m", "private": False, "revision": None, "token": "hf_secret"}
+    assert args.push_to_hub is False and args.hub_token is None
+
+
+def test_push_to_hub_without_model_id_is_an_error(tmp_path):
+    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+
+    args = FinetuneTrainingArguments(output_dir=str(tmp_path), push_to_hub=True)
+    with pytest.raises(ValueError, match="--push_to_hub needs --hub_model_id"):
+        pop_push_settings(args)
+
+
+def test_files_to_push_skip_pickles_checkpoints_and_local_readme(tmp_path):
+    for name in ("model.safetensors", "config.json", "training_args.bin", "README.md", "all_results.json", "MRPC.tsv",
+                 "optimizer.pt", "comparison.png", "vocab.txt"):
+        _write(tmp_path, name, "x")
+    (tmp_path / "checkpoint-10").mkdir()
+    assert files_to_push(str(tmp_path)) == ["MRPC.tsv", "all_results.json", "comparison.png", "config.json",
+                                            "model.safetensors", "vocab.txt"]
+
+
+def test_pretraining_card_reports_mlm_and_nsp_accuracy_without_local_paths(tmp_path):
+    _write(tmp_path, "pretraining_summary.json", {
+        "corpus": {"files": ["/secret/home/corpus.txt"], "documents": 10, "train_documents": 9, "eval_documents": 1,
+                   "sentences": 100, "document_boundary": "blank"},
+        "model": {"preset": "tiny", "overrides": {}, "vocab_size": 1000, "init": "random"},
+        "tokenizer": "WordPiece", "objective": "MLM + NSP (BertForPreTraining)", "seed": 0,
+        "phases": [{"phase": 1, "max_seq_length": 128, "steps": 50, "batch_size": 8, "learning_rate": 1e-4,
+                    "train_instances": 200, "final_eval": {"eval_mlm_accuracy": 0.2, "eval_nsp_accuracy": 0.6}}],
+        "steps": 50, "masking_recipe": {"mlm_probability": 0.15, "mask/random/keep": [0.8, 0.1, 0.1]},
+        "final_mlm_accuracy": 0.2, "final_nsp_accuracy": 0.6})
+    card = mc.build_card(str(tmp_path), repo_id="org/tiny-pretrained")
+    text = str(card)
+    assert [(r.metric_name, r.metric_value) for r in card.data.eval_results] == [("MLM accuracy", 0.2),
+                                                                                ("NSP accuracy", 0.6)]
+    assert card.data.pipeline_tag == "fill-mask" and card.data.base_model is None
+    assert "`corpus.txt`" in text and "/secret/home" not in text
+    assert "| mlm_probability | 0.1500 |" in text
+
+
+def test_packaged_templates_are_copies_of_model_cards(tmp_path):
+    for kind in ("finetuned", "pretrained"):
+        with open(os.path.join(REPO, "model_cards", f"{kind}.md"), encoding="utf-8") as a, open(
+                os.path.join(REPO, "hf_bert_tasks", "templates", f"{kind}.md"), encoding="utf-8") as b:
+            assert a.read() == b.read(), kind
+
+
+def test_push_dry_run_prints_the_card_and_files(mrpc_run, capsys):
+    from hf_bert_tasks.scripts import push
+
+    assert push.main([mrpc_run, "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "model-index:" in printed and "files to push: all_results.json, config.json, model.safetensors" in printed
+
+
+def test_push_rejects_a_malformed_repo_id(mrpc_run):
+    from hf_bert_tasks.scripts import push
+
+    with pytest.raises(ValueError, match="expected 'org/name'"):
+        push.main([mrpc_run, "--repo-id", "no-namespace", "--dry-run"])
