@@ -1,0 +1,135 @@
+"""SWAG task: swagaf CSV reader, 4-choice features, the multiple-choice collator, unlabelled rows, the recipe."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.tasks import get_task
+from hf_bert_tasks.tasks.swag import multiple_choice_collator, read_swag_csv, swag_features
+
+HEADER = ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
+ROWS = (
+    '0,clip_a,11,the cat sat. the dog,the cat sat.,the dog,gold,ran.,"sat on the mat, not the rug.",is good.,was bad.,1\n'
+    "1,clip_b,12,he ran. she,he ran.,she,gen,sat.,ran to the dog.,is not.,was good.,0\n"
+)
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_reader_parses_quoted_endings_and_labels(tmp_path):
+    cols = read_swag_csv(write(tmp_path, "val.csv", HEADER + ROWS))
+    assert cols["video-id"] == ["clip_a", "clip_b"] and cols["fold-ind"] == ["11", "12"]
+    assert cols["sent1"] == ["the cat sat.", "he ran."] and cols["sent2"] == ["the dog", "she"]
+    assert cols["ending1"] == ["sat on the mat, not the rug.", "ran to the dog."]
+    assert cols["label"] == [1, 0]
+
+
+def test_test_file_without_label_column_reads_as_unlabelled(tmp_path):
+    header = HEADER.replace(",label\n", "\n")
+    rows = "".join(line.rsplit(",", 1)[0] + "\n" for line in ROWS.splitlines())
+    cols = read_swag_csv(write(tmp_path, "test.csv", header + rows))
+    assert cols["label"] == [-1, -1] and cols["ending3"] == ["was bad.", "was good."]
+
+
+def test_row_with_missing_fields_names_file_and_line(tmp_path):
+    path = write(tmp_path, "train.csv", HEADER + ROWS + "2,clip_c,13,x,x,y,gold,a,b\n")
+    with pytest.raises(ValueError, match=r"train\.csv, line 4: found 9 field\(s\), the header has 12"):
+        read_swag_csv(path)
+
+
+def test_label_out_of_range_names_file_line_and_field(tmp_path):
+    path = write(tmp_path, "train.csv", HEADER + ROWS.replace("was good.,0", "was good.,4"))
+    with pytest.raises(ValueError, match=r"train\.csv, line 3: field 'label' = '4'"):
+        read_swag_csv(path)
+
+
+def test_header_without_endings_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match=r"line 1: header lacks column\(s\) \['ending3'\]"):
+        read_swag_csv(write(tmp_path, "val.csv", "sent1,sent2,ending0,ending1,ending2,label\na,b,c,d,e,0\n"))
+
+
+def _dataset(labels):
+    import datasets
+
+    cols = {c: ["", ""] for c in swag_features()}
+    cols.update({"sent1": ["the cat sat .", "he ran ."], "sent2": ["the dog", "she"],
+                 "ending0": ["ran .", "sat ."], "ending1": ["sat on the mat .", "ran ."],
+                 "ending2": ["is good .", "is not ."], "ending3": ["was bad .", "was good ."], "label": labels})
+    return datasets.Dataset.from_dict(cols, features=swag_features())
+
+
+def test_each_example_becomes_four_pair_sequences(vocab_tokenizer):
+    features = get_task("swag").preprocess(_dataset([1, 0]), vocab_tokenizer, 128, "validation")
+    first = features[0]
+    assert len(first["input_ids"]) == 4
+    # [CLS] the cat sat . [SEP] the dog sat on the mat . [SEP]   (sent1 | sent2 + " " + ending1)
+    assert first["input_ids"][1] == [2, 5, 7, 9, 14, 3, 5, 8, 9, 10, 5, 11, 14, 3]
+    assert first["token_type_ids"][1] == [0] * 6 + [1] * 8
+    assert vocab_tokenizer.decode(first["input_ids"][0]) == "[CLS] the cat sat. [SEP] the dog ran. [SEP]"
+    assert features["label"] == [1, 0]
+
+
+def test_collator_gives_batch_choices_length_tensors(vocab_tokenizer):
+    features = get_task("swag").preprocess(_dataset([1, 0]), vocab_tokenizer, 128, "train")
+    batch = multiple_choice_collator(vocab_tokenizer)([features[0], features[1]])
+    assert tuple(batch["input_ids"].shape) == (2, 4, 14)
+    assert batch["labels"].tolist() == [1, 0]
+    assert batch["attention_mask"][1, 0].tolist() == [1] * 9 + [0] * 5  # "[CLS] he ran . [SEP] she sat . [SEP]"
+
+
+def test_unlabelled_rows_are_ignored_by_loss_and_accuracy(vocab_tokenizer):
+    task = get_task("swag")
+    mixed = task.preprocess(_dataset([2, -1]), vocab_tokenizer, 128, "validation")
+    assert mixed["label"] == [2, -100]
+    assert task.compute_metrics(np.array([2, 0]), np.array([2, -100])) == {"accuracy": 1.0}
+    unlabelled = task.preprocess(_dataset([-1, -1]), vocab_tokenizer, 128, "test")
+    assert "label" not in unlabelled.column_names
+    batch = multiple_choice_collator(vocab_tokenizer)([unlabelled[0], unlabelled[1]])
+    assert "labels" not in batch and tuple(batch["input_ids"].shape) == (2, 4, 14)
+
+
+def _swag_dir(tmp_path):
+    people, places = ["nadia", "hiro", "priya", "ines"], ["castle", "village", "orchard", "valley"]
+    rows = []
+    for i in range(16):
+        p, q = people[i % 4], places[(i * 3) % 4]
+        endings = [f"walked back to the {q} .", "was delightful .", f"the {q} sold a map .", "coloured it again ."]
+        rows.append([str(i), f"clip_{i}", str(i), "", f"{p} lives close to the {q} .", f"later {p}", "gold",
+                     *endings, str(i % 4)])
+    header = HEADER.strip().split(",")
+    for name, part, labelled in (("train.csv", rows, True), ("val.csv", rows[:8], True), ("test.csv", rows[8:12], False)):
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(header if labelled else header[:-1])
+        writer.writerows(r if labelled else r[:-1] for r in part)
+        (tmp_path / name).write_text(buf.getvalue(), encoding="utf-8")
+    return tmp_path
+
+
+def test_recipe_trains_evaluates_and_writes_predicted_endings(tiny_bert_dir, tmp_path):
+    data = _swag_dir(tmp_path)
+    out = tmp_path / "out"
+    results = finetune.main([
+        "--task", "swag", "--data_dir", str(data), "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
+        "--num_train_epochs", "1", "--save_strategy", "no", "--eval_strategy", "no", "--disable_tqdm", "true",
+        "--report_to", "none", "--max_seq_length", "32",
+    ])
+    saved = json.loads((out / "all_results.json").read_text())
+    assert 0.0 <= saved["eval_accuracy"] <= 1.0 and saved["eval_samples"] == 8
+    assert saved["train_samples"] == 16 and results["eval_accuracy"] == saved["eval_accuracy"]
+    args = json.loads((out / "trainer_state.json").read_text())
+    assert args["train_batch_size"] == 16  # the paper's SWAG default (lr 2e-5, batch 16, 3 epochs)
+    with open(out / "test_predictions.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["video-id"] for r in rows] == ["clip_8", "clip_9", "clip_10", "clip_11"]
+    test_raw = get_task("swag").load(str(data))["test"]
+    for row, raw in zip(rows, test_raw):
+        assert row["ending"] == raw[f"ending{row['label']}"]
