@@ -20,6 +20,7 @@ from transformers import BertForPreTraining, Trainer, TrainingArguments
 logger = logging.getLogger(__name__)
 
 SUMMARY_FILE = "pretraining_summary.json"
+PHASE_FILE = "phase_summary.json"
 
 
 class BertForPreTrainingMaskedOnly(BertForPreTraining):
@@ -363,7 +364,10 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model()
     trainer.save_state()
-    final = trainer.evaluate() if eval_ds is not None else {}
+    final = {}
+    if eval_ds is not None:
+        done = [h for h in trainer.state.log_history if "eval_mlm_accuracy" in h and h["step"] == trainer.state.global_step]
+        final = done[-1] if done else trainer.evaluate()  # no second evaluation at a step already evaluated
     history = [h for h in trainer.state.log_history if "mlm_accuracy" in h or "eval_mlm_accuracy" in h]
     return {
         "phase": phase, "max_seq_length": max_len, "steps": trainer.state.global_step,
@@ -377,9 +381,27 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     }
 
 
+def _phase_resume(resume, phase_dir: str):
+    """``resume_from_checkpoint`` for one phase: a checkpoint path only for the phase whose folder holds it; ``True``
+    (``"true"``) only where the phase's folder has a ``checkpoint-*``; else ``None``."""
+    if not resume:
+        return None
+    if str(resume).lower() == "true":
+        from transformers.trainer_utils import get_last_checkpoint
+
+        return True if os.path.isdir(phase_dir) and get_last_checkpoint(phase_dir) else None
+    checkpoint = os.path.abspath(str(resume))
+    phase = os.path.abspath(phase_dir)
+    return resume if os.path.dirname(checkpoint) == phase else None
+
+
 def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArguments,
                  training_args: PretrainTrainingArguments) -> dict:
     """Pretrain BERT (MLM + NSP) on ``data_args.train_files``; one or two phases. Returns the summary dict.
+
+    ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH`` (``output_dir/phase1/checkpoint-N``
+    or ``output_dir/checkpoint-N``); ``True`` resumes each phase from its latest checkpoint. A phase that already
+    finished (``phase_summary.json`` in its folder) is not trained again when resuming a later one.
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run (``pretraining_summary.json``) and neither
@@ -440,12 +462,23 @@ def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArgu
         model2 = copy.deepcopy(model_args)
         model2.model_name_or_path = args1.output_dir
         phases = [(args1, data_args, model_args), (args2, data2, model2)]
+    resume = training_args.resume_from_checkpoint
     for number, (t_args, d_args, m_args) in enumerate(phases, 1):
+        phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
+        t_args.resume_from_checkpoint = _phase_resume(resume, t_args.output_dir)
+        if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):
+            # resuming a later phase: this one already finished, keep its result
+            with open(phase_file, encoding="utf-8") as f:
+                summary["phases"].append(json.load(f))
+            continue
         os.makedirs(t_args.output_dir, exist_ok=True)
         tokenizer.save_pretrained(t_args.output_dir)
         logger.info("pretraining phase %d: seq %d, %d steps -> %s", number, d_args.max_seq_length, t_args.max_steps,
                     t_args.output_dir)
-        summary["phases"].append(run_phase(m_args, d_args, t_args, tokenizer, train_docs, eval_docs, number))
+        result = run_phase(m_args, d_args, t_args, tokenizer, train_docs, eval_docs, number)
+        with open(phase_file, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+        summary["phases"].append(result)
     last = summary["phases"][-1]
     summary["steps"] = sum(p["steps"] for p in summary["phases"])
     summary["masking_recipe"] = last["masking_recipe"]
