@@ -393,8 +393,10 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
 
 
 def eval_result_key(result) -> tuple:
-    """What identifies one result in ``model-index``: task, dataset (id, config, split) and metric type."""
-    return (result.task_type, result.dataset_type, result.dataset_config, result.dataset_split, result.metric_type)
+    """What identifies one result in ``model-index``: task, dataset (id, config, split), metric type and config
+    (the pretraining card's two accuracies differ by ``metric_config``: ``mlm`` / ``nsp``)."""
+    return (result.task_type, result.dataset_type, result.dataset_config, result.dataset_split, result.metric_type,
+            result.metric_config)
 
 
 def merge_eval_results(existing: list, new: list) -> list:
@@ -600,6 +602,9 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     name = repo_id or os.path.basename(os.path.normpath(output_dir))
     eval_results = eval_results_from_metrics(the_task, metrics, dataset)
     mode = info.get("training_mode") or {}
+    config = _read_optional_json(output_dir, "config.json") or {}
+    if not mode.get("mode") and config.get("model_type") == "bert_feature_based":  # saved by a feature-based run
+        mode = {"mode": "feature_based", "strategy": config.get("feature_strategy")}
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors"))
@@ -673,13 +678,14 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
     name = repo_id or os.path.basename(os.path.normpath(output_dir))
     versions = framework_versions()
     results = []
-    for key, metric in (("final_mlm_accuracy", "MLM accuracy"), ("final_nsp_accuracy", "NSP accuracy")):
+    for key, metric, config in (("final_mlm_accuracy", "MLM accuracy", "mlm"),
+                                ("final_nsp_accuracy", "NSP accuracy", "nsp")):
         value = summary.get(key)
         if isinstance(value, (int, float)) and not math.isnan(value):
             results.append(EvalResult(
                 task_type="fill-mask", task_name="Masked language modelling + next sentence prediction",
                 dataset_type="text", dataset_name=", ".join(corpus_files) or "pretraining corpus",
-                dataset_split="held-out documents", metric_type="accuracy", metric_name=metric,
+                dataset_split="held-out documents", metric_type="accuracy", metric_name=metric, metric_config=config,
                 metric_value=round(float(value), 6),
             ))
     model = summary.get("model", {})

@@ -111,6 +111,21 @@ CLIENT = textwrap.dedent(r'''
     ids = torch.ones(1, 4, 6, dtype=torch.long)
     out["swag_logits_shape"] = list(mc(input_ids=ids, attention_mask=torch.ones_like(ids)).logits.shape)
 
+    # 5b. a feature-based model (frozen encoder + head, registered Auto classes) and a pretraining checkpoint
+    import hf_bert_tasks.feature_based  # noqa: F401  (registers bert_feature_based with the Auto classes)
+    cli.main(["push", dirs["fb"], "--repo-id", "org/tiny-fb", "--task", "rte"])
+    fb_remote = AutoModelForSequenceClassification.from_pretrained("org/tiny-fb").eval()
+    fb_local = AutoModelForSequenceClassification.from_pretrained(dirs["fb"]).eval()
+    enc = AutoTokenizer.from_pretrained("org/tiny-fb")("anna fixed a clock .", "a clock .", return_tensors="pt")
+    out["fb_class"] = type(fb_remote).__name__
+    out["fb_same_logits"] = bool(torch.equal(fb_remote(**enc).logits, fb_local(**enc).logits))
+    out["fb_card_data"] = ModelCard.load("org/tiny-fb").data.to_dict()
+    out["fb_card_text"] = ModelCard.load("org/tiny-fb").text
+    cli.main(["push", dirs["pretrained"], "--repo-id", "org/tiny-pretrained"])
+    fill = pipeline_for("org/tiny-pretrained")
+    out["pretrained_task"], out["pretrained_top"] = fill.task, len(fill("anna fixed a [MASK] ."))
+    out["pretrained_card"], _ = card_results("org/tiny-pretrained")
+
     # 6. private repo: created private, unreadable without the token
     cli.main(["push", dirs["stsb"], "--repo-id", "org/private-stsb", "--private"])
     out["private_flag"] = HfApi().model_info("org/private-stsb").private
@@ -162,6 +177,35 @@ def _random_head(head_class, tiny_bert_dir, out, results: dict, **config_kwargs)
     return str(out)
 
 
+def _feature_based(tiny_bert_dir, out):
+    """A frozen-encoder model with a linear head on concat_last_four features (issue 6's model class)."""
+    from transformers import AutoTokenizer
+
+    from hf_bert_tasks.feature_based import BertFeatureBasedModel
+
+    model = BertFeatureBasedModel.from_encoder(tiny_bert_dir, "single_label_classification", "concat_last_four",
+                                               num_labels=2, id2label={0: "entailment", 1: "not_entailment"},
+                                               label2id={"entailment": 0, "not_entailment": 1}, head_hidden_size=16)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
+    with open(os.path.join(out, "all_results.json"), "w") as f:
+        json.dump({"eval_accuracy": 0.55}, f)
+    return str(out)
+
+
+def _pretrained(tiny_bert_dir, out):
+    """A BertForPreTraining checkpoint with the summary the pretraining recipe writes."""
+    from transformers import AutoTokenizer, BertForPreTraining
+
+    BertForPreTraining.from_pretrained(tiny_bert_dir).save_pretrained(out)
+    AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
+    with open(os.path.join(out, "pretraining_summary.json"), "w") as f:
+        json.dump({"corpus": {"files": ["/data/corpus.txt"], "documents": 4}, "model": {"preset": "tiny", "init": "random"},
+                   "steps": 10, "phases": [], "masking_recipe": {"mlm_probability": 0.15},
+                   "final_mlm_accuracy": 0.125, "final_nsp_accuracy": 0.5}, f)
+    return str(out)
+
+
 @pytest.fixture(scope="module")
 def session(tiny_bert_dir, tmp_path_factory):
     """Run :data:`CLIENT` once against a fresh local Hub; returns ``(record, hub, dirs)``."""
@@ -182,6 +226,8 @@ def session(tiny_bert_dir, tmp_path_factory):
         "qa": _random_head("AutoModelForQuestionAnswering", tiny_bert_dir, tmp / "qa",
                            {"eval_exact_match": 12.5, "eval_f1": 20.25}),
         "swag": _random_head("AutoModelForMultipleChoice", tiny_bert_dir, tmp / "swag", {"eval_accuracy": 0.3}),
+        "fb": _feature_based(tiny_bert_dir, tmp / "fb"),
+        "pretrained": _pretrained(tiny_bert_dir, tmp / "pretrained"),
         "mrpc2": str(tmp / "mrpc2"), "from_hub": str(tmp / "from_hub"),
         "mrpc_data": os.path.join(SAMPLES, "MRPC"), "fast": FAST,
     }
@@ -272,6 +318,18 @@ def test_question_answering_repo_loads_with_auto_class_and_card_has_exact_match_
 def test_multiple_choice_repo_loads_with_auto_class(session):
     record, _, _ = session
     assert record["swag_logits_shape"] == [1, 4]
+
+
+def test_feature_based_model_loads_back_by_repo_id_with_identical_outputs(session):
+    record, _, _ = session
+    assert record["fb_class"] == "BertFeatureBasedModel" and record["fb_same_logits"] is True
+    assert "Feature strategy: `concat_last_four`." in record["fb_card_text"]
+
+
+def test_pretraining_checkpoint_gets_its_own_card_and_a_fill_mask_pipeline(session):
+    record, _, _ = session
+    assert record["pretrained_task"] == "fill-mask" and record["pretrained_top"] == 5
+    assert sorted((r[1], r[2]) for r in record["pretrained_card"]) == [("accuracy", 0.125), ("accuracy", 0.5)]
 
 
 def test_private_repo_is_private_and_hidden_without_token(session):

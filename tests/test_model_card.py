@@ -111,6 +111,13 @@ def test_finetune_card_body_has_hyperparameters_seed_versions_paper_and_citation
     assert "Read from the original task files" in text
 
 
+def test_feature_based_folder_without_run_info_gets_its_mode_and_strategy_from_config(tmp_path):
+    _write(tmp_path, "all_results.json", {"eval_accuracy": 0.6})
+    _write(tmp_path, "config.json", {"model_type": "bert_feature_based", "feature_strategy": "sum_last_four"})
+    text = str(mc.build_finetune_card(str(tmp_path), task="rte"))
+    assert "**feature-based**" in text and "Feature strategy: `sum_last_four`." in text
+
+
 def test_base_model_override_wins_over_run_info(mrpc_run):
     card = mc.build_finetune_card(mrpc_run, base_model="org/other")
     assert card.data.base_model == "org/other"
@@ -229,6 +236,7 @@ def test_pretraining_card_reports_mlm_and_nsp_accuracy_without_local_paths(tmp_p
     text = str(card)
     assert [(r.metric_name, r.metric_value) for r in card.data.eval_results] == [("MLM accuracy", 0.2),
                                                                                 ("NSP accuracy", 0.6)]
+    assert len({mc.eval_result_key(r) for r in card.data.eval_results}) == 2  # a re-push keeps both
     assert card.data.pipeline_tag == "fill-mask" and card.data.base_model is None
     assert "`corpus.txt`" in text and "/secret/home" not in text
     assert "| mlm_probability | 0.1500 |" in text
