@@ -111,7 +111,9 @@ def max_context_mask(spans: list[tuple[int, int]]) -> list[list[bool]]:
 def _special_ids(tokenizer) -> tuple[int, int]:
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     if cls_id is None or sep_id is None:
-        raise ValueError(f"{type(tokenizer).__name__} has no [CLS]/[SEP] token; SQuAD features need a BERT-style tokenizer")
+        raise ValueError(
+            f"{type(tokenizer).__name__} has no [CLS]/[SEP] token; SQuAD features need a BERT-style tokenizer"
+        )
     return cls_id, sep_id
 
 
@@ -163,7 +165,9 @@ def create_features(
         raise ValueError("SQuAD features need a fast tokenizer (character offsets); load it with use_fast=True")
     cls_id, sep_id = _special_ids(tokenizer)
     q_ids = tokenizer(list(questions), add_special_tokens=False)["input_ids"]
-    ctx = tokenizer(list(contexts), add_special_tokens=False, return_offsets_mapping=True)
+    # Whole contexts may exceed the model's 512 positions: they are cut into windows below (verbose=False silences
+    # the tokenizer's "sequence length is longer than the specified maximum" warning, which does not apply).
+    ctx = tokenizer(list(contexts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     out: dict[str, list] = {k: [] for k in MODEL_INPUT_COLUMNS}
     if answers is not None:
         out["start_positions"], out["end_positions"] = [], []
@@ -180,7 +184,7 @@ def create_features(
             if contexts[i][start : start + len(text)] != text:
                 raise ValueError(
                     f"example {i}: answer {text!r} does not match the context at answer_start {start} "
-                    f"(found {contexts[i][start:start + len(text)]!r})"
+                    f"(found {contexts[i][start : start + len(text)]!r})"
                 )
             answer_tokens = _token_span(doc_offsets, start, start + len(text))
         is_max = max_context_mask(spans) if example_ids is not None else None
@@ -198,7 +202,9 @@ def create_features(
                 out["start_positions"].append(s)
                 out["end_positions"].append(e)
             if example_ids is not None:
-                offsets = [[-1, -1]] * len(prefix) + [list(o) for o in doc_offsets[start : start + length]] + [[-1, -1]]
+                offsets = (
+                    [[-1, -1]] * len(prefix) + [list(o) for o in doc_offsets[start : start + length]] + [[-1, -1]]
+                )
                 out["example_id"].append(example_ids[i])
                 out["offset_mapping"].append(offsets)
                 out["token_is_max_context"].append([False] * len(prefix) + is_max[w] + [False])
@@ -262,11 +268,11 @@ def postprocess_qa_predictions(
         null_score_diff_threshold: tau; predict ``""`` when ``null - best non-null > tau`` (paper §4.3).
 
     Returns:
-        :class:`QAPredictions` ``(predictions, nbest, null_odds, best_non_null)``: ``{id: text}``; ``{id: [{"text", "probability", "start_logit",
-        "end_logit", "offsets"}...]}`` best first, unique texts, at most ``n_best_size`` entries (probabilities are a
-        softmax over them; the null answer appears as ``text ""`` in v2); and for v2 ``{id: score_diff}``
-        (``math.inf`` when no valid span exists, e.g. all candidates null) else ``{}``. An example without any valid
-        span predicts ``""``; nothing raises on it. ``best_non_null`` is ``{id: best non-empty span text}`` (``""``
+        :class:`QAPredictions` ``(predictions, nbest, null_odds, best_non_null)``: ``{id: text}``;
+        ``{id: [{"text", "probability", "start_logit", "end_logit", "offsets"}...]}`` best first, unique texts, at
+        most ``n_best_size`` entries (probabilities are a softmax over them; the null answer appears as ``text ""``
+        in v2); and for v2 ``{id: score_diff}`` (``math.inf`` when no valid span exists, e.g. all candidates null)
+        else ``{}``. An example without any valid span predicts ``""``; nothing raises on it. ``best_non_null`` is ``{id: best non-empty span text}`` (``""``
         when none), i.e. the predictions at tau = +inf, which the official v2 threshold search needs.
 
     Raises:
@@ -279,8 +285,8 @@ def postprocess_qa_predictions(
     n_features, seq_len = start_logits.shape
     if end_logits.shape != start_logits.shape or offsets.shape != (n_features, seq_len, 2):
         raise ValueError(
-            f"shape mismatch: start_logits {start_logits.shape}, end_logits {end_logits.shape}, offsets {offsets.shape}; "
-            "expected [n_features, seq_len] twice and [n_features, seq_len, 2]"
+            f"shape mismatch: start_logits {start_logits.shape}, end_logits {end_logits.shape}, "
+            f"offsets {offsets.shape}; expected [n_features, seq_len] twice and [n_features, seq_len, 2]"
         )
     if feature_example_index.shape != (n_features,):
         raise ValueError(f"feature_example_index has shape {feature_example_index.shape}; expected ({n_features},)")
@@ -304,14 +310,29 @@ def postprocess_qa_predictions(
         & (e_idx >= s_idx)
         & (e_idx - s_idx + 1 <= max_answer_length)
     )
-    feat, si, ei = np.nonzero(ok)
-    cs, ce = s_idx[feat, si, ei], e_idx[feat, si, ei]
+    # Keep each feature's n_best best valid spans (score desc, then start, end): a span ranked lower in its own
+    # feature is preceded by n_best distinct texts there, so it can never enter the example's n-best.
+    pair_score = start_logits[rows, top_s][:, :, None] + end_logits[rows, top_e][:, None, :]
+    pair_score = np.where(ok, pair_score, -np.inf).reshape(n_features, k * k)
+    flat_s, flat_e = s_idx.reshape(n_features, k * k), e_idx.reshape(n_features, k * k)
+    keep = np.lexsort((flat_e, flat_s, -pair_score), axis=-1)[:, :n_best_size]
+    kept_score = np.take_along_axis(pair_score, keep, axis=1)
+    feat, pos = np.nonzero(np.isfinite(kept_score))
+    cs, ce = flat_s[feat, keep[feat, pos]], flat_e[feat, keep[feat, pos]]
     c_start_logit, c_end_logit = start_logits[feat, cs], end_logits[feat, ce]
     c_score = c_start_logit + c_end_logit
     c_example = feature_example_index[feat]
     # Order: example, score descending, then feature, start, end (deterministic ties).
     order = np.lexsort((ce, cs, feat, -c_score, c_example))
-    bounds = np.searchsorted(c_example[order], np.arange(n_examples + 1))
+    bounds = np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist()
+    # Python lists for the per-example loop below (numpy scalar indexing is slow there).
+    o_score, o_start_logit, o_end_logit = (
+        c_score[order].tolist(),
+        c_start_logit[order].tolist(),
+        c_end_logit[order].tolist(),
+    )
+    o_char_start = offsets[feat[order], cs[order], 0].tolist()
+    o_char_end = offsets[feat[order], ce[order], 1].tolist()
 
     null_score = None
     if version_2_with_negative:
@@ -333,25 +354,39 @@ def postprocess_qa_predictions(
         null_entry = None
         if null_score is not None:
             f = null_feature[ex]
-            null_entry = {"text": "", "score": float(null_score[ex]), "start_logit": float(start_logits[f, 0]),
-                          "end_logit": float(end_logits[f, 0]), "offsets": [0, 0]}
+            null_entry = {
+                "text": "",
+                "score": float(null_score[ex]),
+                "start_logit": float(start_logits[f, 0]),
+                "end_logit": float(end_logits[f, 0]),
+                "offsets": [0, 0],
+            }
         best_non_null = None
         null_added = False
-        for j in order[bounds[ex] : bounds[ex + 1]]:
+        for j in range(bounds[ex], bounds[ex + 1]):
             if len(entries) >= n_best_size and best_non_null is not None:
                 break
-            score = float(c_score[j])
-            if null_entry is not None and not null_added and null_entry["score"] > score and len(entries) < n_best_size:
+            score = o_score[j]
+            if (
+                null_entry is not None
+                and not null_added
+                and null_entry["score"] > score
+                and len(entries) < n_best_size
+            ):
                 entries.append(null_entry)
                 null_added = True
-            f = feat[j]
-            char_start, char_end = int(offsets[f, cs[j], 0]), int(offsets[f, ce[j], 1])
+            char_start, char_end = o_char_start[j], o_char_end[j]
             text = context[char_start:char_end]
             if text in seen:
                 continue
             seen.add(text)
-            entry = {"text": text, "score": score, "start_logit": float(c_start_logit[j]),
-                     "end_logit": float(c_end_logit[j]), "offsets": [char_start, char_end]}
+            entry = {
+                "text": text,
+                "score": score,
+                "start_logit": o_start_logit[j],
+                "end_logit": o_end_logit[j],
+                "offsets": [char_start, char_end],
+            }
             if best_non_null is None and text:
                 best_non_null = entry
             if len(entries) < n_best_size:
@@ -360,13 +395,19 @@ def postprocess_qa_predictions(
             entries.append(null_entry)
         if not entries:
             entries.append({"text": "", "score": 0.0, "start_logit": 0.0, "end_logit": 0.0, "offsets": [0, 0]})
-        scores = np.array([e["score"] for e in entries])
-        probs = np.exp(scores - scores.max())
-        probs /= probs.sum()
+        top = max(e["score"] for e in entries)
+        weights = [math.exp(e["score"] - top) for e in entries]
+        total = sum(weights)
+        probs = [w / total for w in weights]
         qid = example_ids[ex]
         nbest[qid] = [
-            {"text": e["text"], "probability": float(p), "start_logit": e["start_logit"], "end_logit": e["end_logit"],
-             "offsets": e["offsets"]}
+            {
+                "text": e["text"],
+                "probability": p,
+                "start_logit": e["start_logit"],
+                "end_logit": e["end_logit"],
+                "offsets": e["offsets"],
+            }
             for e, p in zip(entries, probs)
         ]
         non_null[qid] = best_non_null["text"] if best_non_null is not None else ""

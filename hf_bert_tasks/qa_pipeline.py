@@ -37,15 +37,31 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         ``{"score": probability among the n-best, "start": char, "end": char, "answer": text}``.
     """
 
-    def _sanitize_parameters(self, max_seq_len=None, doc_stride=None, max_question_len=None, max_answer_len=None,
-                             top_k=None, handle_impossible_answer=None, null_score_diff_threshold=None, **kwargs):
+    def _sanitize_parameters(
+        self,
+        max_seq_len=None,
+        doc_stride=None,
+        max_question_len=None,
+        max_answer_len=None,
+        top_k=None,
+        handle_impossible_answer=None,
+        null_score_diff_threshold=None,
+        **kwargs,
+    ):
         pre, post = {}, {}
-        for key, value in (("max_seq_len", max_seq_len), ("doc_stride", doc_stride), ("max_question_len", max_question_len)):
+        for key, value in (
+            ("max_seq_len", max_seq_len),
+            ("doc_stride", doc_stride),
+            ("max_question_len", max_question_len),
+        ):
             if value is not None:
                 pre[key] = value
-        for key, value in (("max_answer_len", max_answer_len), ("top_k", top_k),
-                           ("handle_impossible_answer", handle_impossible_answer),
-                           ("null_score_diff_threshold", null_score_diff_threshold)):
+        for key, value in (
+            ("max_answer_len", max_answer_len),
+            ("top_k", top_k),
+            ("handle_impossible_answer", handle_impossible_answer),
+            ("null_score_diff_threshold", null_score_diff_threshold),
+        ):
             if value is not None:
                 post[key] = value
         return pre, {}, post
@@ -63,7 +79,9 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         if not isinstance(inputs, dict) or not {"question", "context"} <= set(inputs):
             raise ValueError(f"expected a dict with 'question' and 'context', got {type(inputs).__name__}")
         config = qa.WindowConfig(max_seq_len, min(doc_stride, max_seq_len - max_question_len - 3), max_question_len)
-        feats = qa.create_features([inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"])
+        feats = qa.create_features(
+            [inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"]
+        )
         width = max(len(ids) for ids in feats["input_ids"])
         model_inputs = {k: torch.tensor(qa.pad_2d(feats[k], width, 0, np.int64)) for k in qa.MODEL_INPUT_COLUMNS}
         model_inputs["offsets"] = qa.pad_2d(feats["offset_mapping"], width, -1, np.int64)
@@ -76,23 +94,34 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         out = self.model(**model_inputs)
         return {"start_logits": out.start_logits, "end_logits": out.end_logits, **extra}
 
-    def postprocess(self, model_outputs, max_answer_len=30, top_k=1, handle_impossible_answer=False,
-                    null_score_diff_threshold=0.0):
+    def postprocess(
+        self, model_outputs, max_answer_len=30, top_k=1, handle_impossible_answer=False, null_score_diff_threshold=0.0
+    ):
         start = model_outputs["start_logits"].float().cpu().numpy()
         result = qa.postprocess_qa_predictions(
-            ["q"], [model_outputs["context"]], np.zeros(len(start), np.int64), start,
-            model_outputs["end_logits"].float().cpu().numpy(), model_outputs["offsets"], model_outputs["max_context"],
-            n_best_size=max(20, top_k), max_answer_length=max_answer_len,
-            version_2_with_negative=handle_impossible_answer, null_score_diff_threshold=null_score_diff_threshold,
+            ["q"],
+            [model_outputs["context"]],
+            np.zeros(len(start), np.int64),
+            start,
+            model_outputs["end_logits"].float().cpu().numpy(),
+            model_outputs["offsets"],
+            model_outputs["max_context"],
+            n_best_size=max(20, top_k),
+            max_answer_length=max_answer_len,
+            version_2_with_negative=handle_impossible_answer,
+            null_score_diff_threshold=null_score_diff_threshold,
         )
         entries = result.nbest["q"]
         if handle_impossible_answer:  # the thresholded decision comes first, as in the recipe's predictions.json
             null, spans = [e for e in entries if not e["text"]], [e for e in entries if e["text"]]
             entries = null + spans if result.predictions["q"] == "" else spans + null
-        answers = [{"score": e["probability"], "start": e["offsets"][0], "end": e["offsets"][1], "answer": e["text"]}
-                   for e in entries[:top_k]]
+        answers = [
+            {"score": e["probability"], "start": e["offsets"][0], "end": e["offsets"][1], "answer": e["text"]}
+            for e in entries[:top_k]
+        ]
         return answers[0] if top_k == 1 else answers
 
 
-PIPELINE_REGISTRY.register_pipeline(TASK, pipeline_class=ExtractiveQuestionAnsweringPipeline,
-                                    pt_model=AutoModelForQuestionAnswering)
+PIPELINE_REGISTRY.register_pipeline(
+    TASK, pipeline_class=ExtractiveQuestionAnsweringPipeline, pt_model=AutoModelForQuestionAnswering
+)

@@ -192,7 +192,10 @@ def squad_v2(
 
     exact_t, f1_t = thresholded(exact_raw), thresholded(f1_raw)
     out = _eval_dict(exact_t, f1_t)
-    for prefix, qids in (("HasAns", [k for k, v in has_ans.items() if v]), ("NoAns", [k for k, v in has_ans.items() if not v])):
+    for prefix, qids in (
+        ("HasAns", [k for k, v in has_ans.items() if v]),
+        ("NoAns", [k for k, v in has_ans.items() if not v]),
+    ):
         if qids:
             out.update({f"{prefix}_{k}": v for k, v in _eval_dict(exact_t, f1_t, qids).items()})
     if given_odds:

@@ -55,8 +55,9 @@ def test_windows_inputs_and_labels_when_the_answer_is_in_the_second_window(vocab
 
 def test_an_answer_no_window_holds_whole_points_at_cls(vocab_tokenizer):
     # "dog sat on the mat . the cat" = tokens 1-8 (8 tokens) is longer than any 7-token window
-    feats = qa.create_features(["the cat"], [CONTEXT], vocab_tokenizer, SMALL,
-                               answers=[answer("dog sat on the mat . the cat")])
+    feats = qa.create_features(
+        ["the cat"], [CONTEXT], vocab_tokenizer, SMALL, answers=[answer("dog sat on the mat . the cat")]
+    )
     assert feats["start_positions"] == [0, 0, 0] and feats["end_positions"] == [0, 0, 0]
 
 
@@ -67,15 +68,21 @@ def test_an_answer_cut_by_the_first_window_is_labelled_in_the_second(vocab_token
 
 
 def test_an_impossible_question_points_at_cls_everywhere(vocab_tokenizer):
-    feats = qa.create_features(["the cat"], [CONTEXT], vocab_tokenizer, SMALL,
-                               answers=[{"text": [], "answer_start": []}])
+    feats = qa.create_features(
+        ["the cat"], [CONTEXT], vocab_tokenizer, SMALL, answers=[{"text": [], "answer_start": []}]
+    )
     assert feats["start_positions"] == [0, 0, 0] and feats["end_positions"] == [0, 0, 0]
 
 
 def test_a_question_longer_than_max_query_length_is_cut(vocab_tokenizer):
     config = qa.WindowConfig(max_seq_length=16, doc_stride=4, max_query_length=3)
-    feats = qa.create_features(["the cat sat on the mat and ran to new york"], ["a dog ran ."], vocab_tokenizer, config,
-                               answers=[answer("dog", "a dog ran .")])
+    feats = qa.create_features(
+        ["the cat sat on the mat and ran to new york"],
+        ["a dog ran ."],
+        vocab_tokenizer,
+        config,
+        answers=[answer("dog", "a dog ran .")],
+    )
     assert feats["input_ids"] == [[2, 5, 7, 9, 3, 6, 8, 12, 14, 3]]
     assert feats["start_positions"] == [6] and feats["end_positions"] == [6]
 
@@ -83,8 +90,9 @@ def test_a_question_longer_than_max_query_length_is_cut(vocab_tokenizer):
 def test_non_ascii_and_extra_whitespace_keep_offsets_exact(vocab_tokenizer):
     context = "  Zürich   is  new york .  "
     config = qa.WindowConfig(max_seq_length=32, doc_stride=8, max_query_length=8)
-    train = qa.create_features(["it"], [context], vocab_tokenizer, config,
-                               answers=[{"text": [" new york "], "answer_start": [14]}])
+    train = qa.create_features(
+        ["it"], [context], vocab_tokenizer, config, answers=[{"text": [" new york "], "answer_start": [14]}]
+    )
     # [CLS] it [SEP] [UNK](Zürich) is new york . [SEP]: "new york" = positions 5-6 despite the spaces around it
     assert train["input_ids"] == [[2, 32, 3, 1, 16, 27, 28, 14, 3]]
     assert (train["start_positions"], train["end_positions"]) == ([5], [6])
@@ -106,15 +114,19 @@ def test_eval_features_keep_example_id_context_offsets_and_max_context(vocab_tok
 
 def test_an_answer_that_does_not_match_the_context_is_an_error(vocab_tokenizer):
     with pytest.raises(ValueError, match=r"example 0: answer 'cat' does not match the context at answer_start 3"):
-        qa.create_features(["the cat"], [CONTEXT], vocab_tokenizer, SMALL,
-                           answers=[{"text": ["cat"], "answer_start": [3]}])
+        qa.create_features(
+            ["the cat"], [CONTEXT], vocab_tokenizer, SMALL, answers=[{"text": ["cat"], "answer_start": [3]}]
+        )
 
 
 @pytest.mark.parametrize(
     "config, message",
     [
         (qa.WindowConfig(max_seq_length=10, doc_stride=2, max_query_length=8), "leaves no room for context"),
-        (qa.WindowConfig(max_seq_length=12, doc_stride=5, max_query_length=8), r"doc_stride 5 must be between 1 and 1"),
+        (
+            qa.WindowConfig(max_seq_length=12, doc_stride=5, max_query_length=8),
+            r"doc_stride 5 must be between 1 and 1",
+        ),
         (qa.WindowConfig(max_seq_length=64, doc_stride=0, max_query_length=8), r"doc_stride 0 must be between 1"),
     ],
 )
@@ -130,32 +142,82 @@ def write(path, data, version="1.1"):
 
 
 def test_reader_returns_hub_columns(tmp_path):
-    data = [{"title": "T", "paragraphs": [{"context": "a cat sat .", "qas": [
-        {"id": "q1", "question": "who sat?", "answers": [{"text": "cat", "answer_start": 2},
-                                                        {"text": "a cat", "answer_start": 0}]}]}]}]
+    data = [
+        {
+            "title": "T",
+            "paragraphs": [
+                {
+                    "context": "a cat sat .",
+                    "qas": [
+                        {
+                            "id": "q1",
+                            "question": "who sat?",
+                            "answers": [{"text": "cat", "answer_start": 2}, {"text": "a cat", "answer_start": 0}],
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
     cols = get_task("squad_v1").read_json(write(tmp_path / "dev-v1.1.json", data))
-    assert cols == {"id": ["q1"], "title": ["T"], "context": ["a cat sat ."], "question": ["who sat?"],
-                    "answers": [{"text": ["cat", "a cat"], "answer_start": [2, 0]}]}
+    assert cols == {
+        "id": ["q1"],
+        "title": ["T"],
+        "context": ["a cat sat ."],
+        "question": ["who sat?"],
+        "answers": [{"text": ["cat", "a cat"], "answer_start": [2, 0]}],
+    }
 
 
 def test_reader_names_the_question_whose_answer_start_is_wrong(tmp_path):
-    data = [{"title": "T", "paragraphs": [{"context": "a cat sat .", "qas": [
-        {"id": "q9", "question": "who?", "answers": [{"text": "cat", "answer_start": 3}]}]}]}]
+    data = [
+        {
+            "title": "T",
+            "paragraphs": [
+                {
+                    "context": "a cat sat .",
+                    "qas": [{"id": "q9", "question": "who?", "answers": [{"text": "cat", "answer_start": 3}]}],
+                }
+            ],
+        }
+    ]
     with pytest.raises(ValueError, match=r"question id 'q9', answer 0: text 'cat' does not match the context"):
         get_task("squad_v1").read_json(write(tmp_path / "dev-v1.1.json", data))
 
 
 def test_reader_keeps_v2_impossible_questions_with_empty_answers(tmp_path):
-    data = [{"title": "T", "paragraphs": [{"context": "a cat sat .", "qas": [
-        {"id": "q2", "question": "who ran?", "answers": [], "is_impossible": True,
-         "plausible_answers": [{"text": "cat", "answer_start": 2}]}]}]}]
+    data = [
+        {
+            "title": "T",
+            "paragraphs": [
+                {
+                    "context": "a cat sat .",
+                    "qas": [
+                        {
+                            "id": "q2",
+                            "question": "who ran?",
+                            "answers": [],
+                            "is_impossible": True,
+                            "plausible_answers": [{"text": "cat", "answer_start": 2}],
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
     cols = get_task("squad_v2").read_json(write(tmp_path / "dev-v2.0.json", data, "v2.0"))
     assert cols["answers"] == [{"text": [], "answer_start": []}]
 
 
 def test_reader_rejects_a_v2_file_for_squad_v1(tmp_path):
-    data = [{"title": "T", "paragraphs": [{"context": "a cat .", "qas": [
-        {"id": "q3", "question": "?", "answers": [], "is_impossible": True}]}]}]
+    data = [
+        {
+            "title": "T",
+            "paragraphs": [
+                {"context": "a cat .", "qas": [{"id": "q3", "question": "?", "answers": [], "is_impossible": True}]}
+            ],
+        }
+    ]
     with pytest.raises(ValueError, match=r"question id 'q3': is_impossible is true.*--task squad_v2"):
         get_task("squad_v1").read_json(write(tmp_path / "dev-v1.1.json", data))
 
@@ -171,12 +233,18 @@ def test_configure_returns_a_copy_with_the_data_options():
     from types import SimpleNamespace
 
     task = get_task("squad_v2")
-    args = SimpleNamespace(doc_stride=32, max_query_length=16, n_best_size=5, max_answer_length=10,
-                           null_score_diff_threshold=-1.5)
+    args = SimpleNamespace(
+        doc_stride=32, max_query_length=16, n_best_size=5, max_answer_length=10, null_score_diff_threshold=-1.5
+    )
     configured = task.configure(args)
     assert configured is not task and task.doc_stride == 128
-    assert (configured.doc_stride, configured.max_query_length, configured.n_best_size,
-            configured.max_answer_length, configured.tau) == (32, 16, 5, 10, -1.5)
+    assert (
+        configured.doc_stride,
+        configured.max_query_length,
+        configured.n_best_size,
+        configured.max_answer_length,
+        configured.tau,
+    ) == (32, 16, 5, 10, -1.5)
 
 
 @pytest.mark.slow

@@ -49,9 +49,15 @@ def test_v2_empty_prediction_on_a_no_answer_question_is_correct():
     preds = {"a": "", "n1": "", "n2": "whale"}
     scores = SM.squad_v2(refs, preds)
     assert scores == {
-        "exact": pytest.approx(100 / 3), "f1": pytest.approx(100 / 3), "total": 3,
-        "HasAns_exact": 0.0, "HasAns_f1": 0.0, "HasAns_total": 1,
-        "NoAns_exact": 50.0, "NoAns_f1": 50.0, "NoAns_total": 2,
+        "exact": pytest.approx(100 / 3),
+        "f1": pytest.approx(100 / 3),
+        "total": 3,
+        "HasAns_exact": 0.0,
+        "HasAns_f1": 0.0,
+        "HasAns_total": 1,
+        "NoAns_exact": 50.0,
+        "NoAns_f1": 50.0,
+        "NoAns_total": 2,
     }
 
 

@@ -63,8 +63,13 @@ def test_v2_null_wins_when_score_diff_exceeds_tau():
     out = run(start, end, version_2_with_negative=True, null_score_diff_threshold=0.0)
     assert out.predictions == {"q": ""} and out.null_odds == {"q": 2.0} and out.best_non_null == {"q": "red fox"}
     assert run(start, end, version_2_with_negative=True, null_score_diff_threshold=2.0).predictions == {"q": "red fox"}
-    assert out.nbest["q"][0] == {"text": "", "probability": pytest.approx(out.nbest["q"][0]["probability"]),
-                                 "start_logit": 3.0, "end_logit": 3.0, "offsets": [0, 0]}
+    assert out.nbest["q"][0] == {
+        "text": "",
+        "probability": pytest.approx(out.nbest["q"][0]["probability"]),
+        "start_logit": 3.0,
+        "end_logit": 3.0,
+        "offsets": [0, 0],
+    }
 
 
 def test_v2_all_null_nbest_gives_empty_text_without_a_crash():
@@ -103,8 +108,14 @@ def test_max_context_rule_drops_starts_outside_their_best_window():
 def test_features_are_grouped_by_example():
     start = np.concatenate([logits(p3=5.0), logits(p4=5.0)])
     end = np.concatenate([logits(p3=5.0), logits(p4=5.0)])
-    out = run(start, end, offsets=np.concatenate([OFFSETS, OFFSETS]), contexts=(CONTEXT, CONTEXT), index=(1, 0),
-              ids=("a", "b"))
+    out = run(
+        start,
+        end,
+        offsets=np.concatenate([OFFSETS, OFFSETS]),
+        contexts=(CONTEXT, CONTEXT),
+        index=(1, 0),
+        ids=("a", "b"),
+    )
     assert out.predictions == {"a": "fox", "b": "red"}
 
 

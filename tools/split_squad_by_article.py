@@ -45,8 +45,10 @@ def main(argv: list[str] | None = None) -> tuple[str, str]:
         data = json.load(f)
     train, dev = split_by_article(data)
     os.makedirs(args.output_dir, exist_ok=True)
-    paths = (os.path.join(args.output_dir, f"train-v{args.version}.json"),
-             os.path.join(args.output_dir, f"dev-v{args.version}.json"))
+    paths = (
+        os.path.join(args.output_dir, f"train-v{args.version}.json"),
+        os.path.join(args.output_dir, f"dev-v{args.version}.json"),
+    )
     existing = [p for p in paths if os.path.exists(p)]
     if existing:
         raise SystemExit(f"refusing to overwrite {existing}; remove them or choose another output_dir")

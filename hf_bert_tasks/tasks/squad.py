@@ -6,10 +6,10 @@ the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``; ``train-v2.0.js
 unlabelled ``test-v*.json``) in ``--data_dir``, read into exactly the Hub's columns.
 
 Features and post-processing live in :mod:`hf_bert_tasks.qa`, scoring in :mod:`hf_bert_tasks.squad_metrics` (a port
-of the official scripts). :meth:`SquadTask.evaluate` writes ``predictions.json`` (id -> text), ``nbest_predictions.json``
-and, for v2, ``null_odds.json`` (id -> ``null - best non-null`` score) into the output folder, and returns
-``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and ``best_*`` / ``best_*_thresh``, the best tau on
-this split).
+of the official scripts). :meth:`SquadTask.evaluate` writes ``predictions.json`` (id -> text),
+``nbest_predictions.json`` and, for v2, ``null_odds.json`` (id -> ``null - best non-null`` score) into the output
+folder, and returns ``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and ``best_*`` /
+``best_*_thresh``, the best tau on this split).
 """
 
 from __future__ import annotations
@@ -100,7 +100,9 @@ class SquadTask(Task):
             try:
                 obj = json.load(f)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
+                raise ValueError(
+                    f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})"
+                ) from None
         if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
             raise ValueError(f"{path}: expected a JSON object with a 'data' list of articles (official SQuAD format)")
         cols: dict[str, list] = {k: [] for k in ("id", "title", "context", "question", "answers")}
@@ -141,7 +143,7 @@ class SquadTask(Task):
                         if context[start : start + len(text)] != text:
                             raise ValueError(
                                 f"{here}, answer {n}: text {text!r} does not match the context at answer_start "
-                                f"{start} (context has {context[start:start + len(text)]!r} there)"
+                                f"{start} (context has {context[start : start + len(text)]!r} there)"
                             )
                         texts.append(text)
                         starts.append(start)
@@ -197,12 +199,17 @@ class SquadTask(Task):
 
         def make(batch):
             return qa.create_features(
-                list(batch["question"]), list(batch["context"]), tokenizer, config,
+                list(batch["question"]),
+                list(batch["context"]),
+                tokenizer,
+                config,
                 answers=list(batch["answers"]) if training else None,
                 example_ids=None if training else list(batch["id"]),
             )
 
-        return dataset.map(make, batched=True, remove_columns=dataset.column_names, desc=f"Windowing {self.name}/{split}")
+        return dataset.map(
+            make, batched=True, remove_columns=dataset.column_names, desc=f"Windowing {self.name}/{split}"
+        )
 
     # ------------------------------------------------------------ metrics
     def trainer_compute_metrics(self):
@@ -210,7 +217,7 @@ class SquadTask(Task):
         return
 
     def compute_metrics(self, predictions, references) -> dict[str, float]:
-        """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` against ``references`` ``{id: [gold texts]}``.
+        """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` vs ``references`` ``{id: [gold texts]}``.
 
         v1.1: ``{"f1", "exact_match"}``. v2.0: also ``HasAns_*``/``NoAns_*`` (the official v2 script at threshold
         1.0 with no null odds, i.e. the texts as given, ``""`` meaning no answer).
@@ -249,15 +256,25 @@ class SquadTask(Task):
             offsets = np.concatenate([offsets, np.full((len(offsets), width - offsets.shape[1], 2), -1)], axis=1)
             max_ctx = np.concatenate([max_ctx, np.zeros((len(max_ctx), width - max_ctx.shape[1]), bool)], axis=1)
         return qa.postprocess_qa_predictions(
-            ids, list(raw["context"]), index, start_logits, end_logits, offsets[:, :width], max_ctx[:, :width],
-            n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
+            ids,
+            list(raw["context"]),
+            index,
+            start_logits,
+            end_logits,
+            offsets[:, :width],
+            max_ctx[:, :width],
+            n_best_size=self.n_best_size,
+            max_answer_length=self.max_answer_length,
             version_2_with_negative=self.version_2_with_negative,
             null_score_diff_threshold=self.tau if tau is None else tau,
         )
 
     def write_predictions(self, result: qa.QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
-        """Write ``{prefix}predictions.json``, ``{prefix}nbest_predictions.json`` and (v2) ``{prefix}null_odds.json``."""
-        paths = [os.path.join(output_dir, f"{prefix}predictions.json"), os.path.join(output_dir, f"{prefix}nbest_predictions.json")]
+        """Write ``{prefix}predictions.json``, ``{prefix}nbest_predictions.json`` (+ v2 ``{prefix}null_odds.json``)."""
+        paths = [
+            os.path.join(output_dir, f"{prefix}predictions.json"),
+            os.path.join(output_dir, f"{prefix}nbest_predictions.json"),
+        ]
         write_json(paths[0], result.predictions)
         write_json(paths[1], result.nbest)
         if self.version_2_with_negative:
@@ -306,8 +323,16 @@ def _field(obj, name: str, kind, where: str):
 
 
 _V2_METRICS = (
-    "f1", "exact_match", "best_f1", "best_exact_match", "best_f1_thresh", "best_exact_match_thresh",
-    "HasAns_f1", "HasAns_exact_match", "NoAns_f1", "NoAns_exact_match",
+    "f1",
+    "exact_match",
+    "best_f1",
+    "best_exact_match",
+    "best_f1_thresh",
+    "best_exact_match_thresh",
+    "HasAns_f1",
+    "HasAns_exact_match",
+    "NoAns_f1",
+    "NoAns_exact_match",
 )
 
 register_task(
@@ -326,8 +351,13 @@ register_task(
         pipeline_tag="question-answering",
         eval_splits=("validation",),
         test_splits=("test",),
-        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=32, num_train_epochs=3.0,
-                                     max_seq_length=384, lr_grid=(5e-5,)),
+        paper_defaults=PaperDefaults(
+            learning_rate=5e-5,
+            per_device_train_batch_size=32,
+            num_train_epochs=3.0,
+            max_seq_length=384,
+            lr_grid=(5e-5,),
+        ),
         paper_results={
             "BERT-base": {"exact_match": 80.8, "f1": 88.5},
             "BERT-large": {"exact_match": 84.1, "f1": 90.9},
@@ -354,8 +384,13 @@ register_task(
         pipeline_tag="question-answering",
         eval_splits=("validation",),
         test_splits=("test",),
-        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=48, num_train_epochs=2.0,
-                                     max_seq_length=384, lr_grid=(5e-5,)),
+        paper_defaults=PaperDefaults(
+            learning_rate=5e-5,
+            per_device_train_batch_size=48,
+            num_train_epochs=2.0,
+            max_seq_length=384,
+            lr_grid=(5e-5,),
+        ),
         paper_results={"BERT-large": {"exact_match": 78.7, "f1": 81.9}},
         paper_source="BERT paper Table 3 (SQuAD 2.0 dev, single model, BERT-large only; x100)",
         local_files={"train": ("train-v2.0.json",), "validation": ("dev-v2.0.json",), "test": ("test-v2.0.json",)},
