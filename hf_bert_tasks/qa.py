@@ -272,8 +272,9 @@ def postprocess_qa_predictions(
         ``{id: [{"text", "probability", "start_logit", "end_logit", "offsets"}...]}`` best first, unique texts, at
         most ``n_best_size`` entries (probabilities are a softmax over them; the null answer appears as ``text ""``
         in v2); and for v2 ``{id: score_diff}`` (``math.inf`` when no valid span exists, e.g. all candidates null)
-        else ``{}``. An example without any valid span predicts ``""``; nothing raises on it. ``best_non_null`` is ``{id: best non-empty span text}`` (``""``
-        when none), i.e. the predictions at tau = +inf, which the official v2 threshold search needs.
+        else ``{}``. An example without any valid span predicts ``""``; nothing raises on it. ``best_non_null`` is
+        ``{id: best non-empty span text}`` (``""`` when none), i.e. the predictions at tau = +inf, which the official
+        v2 threshold search needs.
 
     Raises:
         ValueError: when array shapes disagree or an example has no feature.
