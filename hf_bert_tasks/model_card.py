@@ -240,8 +240,12 @@ def non_default_arguments(training_args) -> dict[str, Any]:
         value = getattr(training_args, name, None)
         default = defaults[name] if name in defaults else field_default(f)
         value, default = (getattr(x, "value", x) for x in (value, default))  # enums -> their string
-        if value != default and not (isinstance(value, (dict, list)) and not value and not default):
-            out[name] = value if isinstance(value, (int, float, str, bool, type(None))) else str(value)
+        if not isinstance(value, (int, float, str, bool, type(None))):
+            continue  # config objects (accelerator_config ...) filled in by TrainingArguments.__post_init__
+        if default is None and value in (False, "", None):
+            continue  # a None default normalised to False / "" by __post_init__ (activation_checkpointing ...)
+        if value != default:
+            out[name] = value
     return out
 
 
@@ -441,8 +445,7 @@ def _paper_table(task, metrics: dict[str, Any]) -> str:
                          "" if ours is None else f"{_percent(float(ours)):.1f}", f"{float(paper):.1f}"])
     note = f"Paper numbers: {task.paper_source}." if task.paper_source else ""
     return ("### Ours beside the BERT paper (x100)\n\n" + _table(["paper model", "metric", "our split", "ours", "paper"], rows)
-            + f"\n\n{note} Our numbers come from this checkpoint; the paper's from BERT-base/large, so a smaller "
-            "encoder is expected to score lower.")
+            + f"\n\n{note} Ours: this checkpoint on the split shown (encoder: the base model above).")
 
 
 def _seeds_table(task, metrics: dict[str, Any], seed: Any, seed_runs: list[dict] | None) -> str:
@@ -635,7 +638,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
                           "and features as the Hub dataset).")
     if info.get("data_arguments"):
         data_lines.append("Data arguments: " + ", ".join(f"`{k}={v}`" for k, v in info["data_arguments"].items()) + ".")
-    hyper_rows = [[k, v] for k, v in sorted((hyper or {}).items())]
+    hyper_rows = [[k, f"`{v}`"] for k, v in sorted((hyper or {}).items())]
     card = ModelCard.from_template(
         card_data,
         template_path=template_path("finetuned"),
