@@ -298,7 +298,10 @@ def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[lis
     be predicted and is tagged ``O`` by :func:`word_predictions`.
     """
     vocab = sorted({w for words in sentences for w in words})
-    encoded = tokenizer(vocab, add_special_tokens=False, is_split_into_words=False)["input_ids"] if vocab else []
+    # Each word alone, in the same is_split_into_words mode as the windows (a RoBERTa-style tokenizer then adds the
+    # same prefix space there and here).
+    singles = [[w] for w in vocab]
+    encoded = tokenizer(singles, add_special_tokens=False, is_split_into_words=True)["input_ids"] if vocab else []
     size = {w: len(ids) for w, ids in zip(vocab, encoded)}
     return [[size[w] for w in words] for words in sentences]
 
@@ -333,7 +336,9 @@ def tokenize_and_align(
         ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.
     """
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer(use_fast=True)")
+        raise ValueError(
+            "NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer.from_pretrained(...)"
+        )
     inside = inside_label_map(label_names) if label_all_tokens else None
     counts = word_piece_counts(tokenizer, tokens)
     windows = plan_windows(counts, max_seq_length - 2, document_ids, document_context)

@@ -37,7 +37,8 @@ def test_label_all_tokens_turns_b_into_i_on_later_pieces(vocab_tokenizer):
 
 
 def test_label_all_tokens_keeps_i_labels_on_later_pieces():
-    assert ner.align_labels([None, 0, 0, None], [I_PER], True, ner.inside_label_map(NER_LABELS)) == [X, I_PER, I_PER, X]
+    inside = ner.inside_label_map(NER_LABELS)
+    assert ner.align_labels([None, 0, 0, None], [I_PER], True, inside) == [X, I_PER, I_PER, X]
 
 
 def test_inside_label_map_of_conll_labels():

@@ -13,7 +13,8 @@ from hf_bert_tasks.tasks.swag import multiple_choice_collator, read_swag_csv, sw
 
 HEADER = ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
 ROWS = (
-    '0,clip_a,11,the cat sat. the dog,the cat sat.,the dog,gold,ran.,"sat on the mat, not the rug.",is good.,was bad.,1\n'
+    '0,clip_a,11,the cat sat. the dog,the cat sat.,the dog,gold,ran.,"sat on the mat, not the rug.",is good.,'
+    "was bad.,1\n"
     "1,clip_b,12,he ran. she,he ran.,she,gen,sat.,ran to the dog.,is not.,was good.,0\n"
 )
 
@@ -105,7 +106,8 @@ def _swag_dir(tmp_path):
         rows.append([str(i), f"clip_{i}", str(i), "", f"{p} lives close to the {q} .", f"later {p}", "gold",
                      *endings, str(i % 4)])
     header = HEADER.strip().split(",")
-    for name, part, labelled in (("train.csv", rows, True), ("val.csv", rows[:8], True), ("test.csv", rows[8:12], False)):
+    splits = (("train.csv", rows, True), ("val.csv", rows[:8], True), ("test.csv", rows[8:12], False))
+    for name, part, labelled in splits:
         buf = io.StringIO()
         writer = csv.writer(buf)
         writer.writerow(header if labelled else header[:-1])

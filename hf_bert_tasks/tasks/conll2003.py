@@ -112,7 +112,8 @@ def read_conll_file(path: str) -> dict[str, list]:
             )
         _, pos, chunk, tag = fields
         if pos not in pos_set:
-            raise ValueError(f"{path}, line {line}: POS tag {pos!r} is unknown; expected a Penn Treebank tag {POS_TAGS}")
+            raise ValueError(f"{path}, line {line}: POS tag {pos!r} is unknown; expected a Penn Treebank tag "
+                             f"{POS_TAGS}")
         if chunk not in chunk_set:
             raise ValueError(f"{path}, line {line}: chunk tag {chunk!r} is unknown; expected one of {CHUNK_TAGS}")
         prefix_ok = tag == "O" or (tag[:2] in ("B-", "I-") and tag[2:] in ENTITY_TYPES)
@@ -200,7 +201,9 @@ class Conll2003Task(Task):
 
         tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
         if "tokens" not in ds.column_names or tag_col is None:
-            raise ValueError(f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' (or 'tags')")
+            raise ValueError(
+                f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' (or 'tags')"
+            )
         feature = ds.features[tag_col]
         inner = getattr(feature, "feature", None)
         names = getattr(inner, "names", None)
@@ -274,7 +277,8 @@ class Conll2003Task(Task):
         """
         pred, output = self.word_level(trainer, raw, features, "eval")
         gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
-        metrics = {k: v for k, v in output.metrics.items() if k in ("eval_loss", "eval_runtime", "eval_samples_per_second")}
+        kept = ("eval_loss", "eval_runtime", "eval_samples_per_second")
+        metrics = {k: v for k, v in output.metrics.items() if k in kept}
         metrics.update({f"eval_{k}": v for k, v in ner.entity_metrics(gold, pred, mode="strict").items()})
         lenient = ner.entity_metrics(gold, pred, mode="conlleval")
         metrics.update({f"eval_conlleval_{k}": lenient[k] for k in ("precision", "recall", "f1")})

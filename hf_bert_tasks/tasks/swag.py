@@ -61,16 +61,21 @@ def read_swag_csv(path: str) -> dict[str, list]:
                 raise ValueError(f"{path}: the file is empty; expected a header with columns {list(REQUIRED_COLUMNS)}")
             missing = [c for c in REQUIRED_COLUMNS if c not in header]
             if missing:
-                raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}")
+                raise ValueError(
+                    f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}"
+                )
             index = {c: header.index(c) for c in (*SWAG_COLUMNS, "label") if c in header}
             start = 2
             for row in reader:
-                where = f"{path}, line {start}" if reader.line_num == start else f"{path}, lines {start}-{reader.line_num}"
+                end = reader.line_num  # a quoted field may span lines
+                where = f"{path}, line {start}" if end == start else f"{path}, lines {start}-{end}"
                 start = reader.line_num + 1
                 if not row:
                     continue
                 if len(row) != len(header):
-                    raise ValueError(f"{where}: found {len(row)} field(s), the header has {len(header)}; expected {header}")
+                    raise ValueError(
+                        f"{where}: found {len(row)} field(s), the header has {len(header)}; expected {header}"
+                    )
                 for c in SWAG_COLUMNS:
                     cols[c].append(row[index[c]] if c in index else "")
                 raw = row[index["label"]].strip() if "label" in index else ""
@@ -79,7 +84,9 @@ def read_swag_csv(path: str) -> dict[str, list]:
                 elif raw in {str(i) for i in range(NUM_CHOICES)}:
                     cols["label"].append(int(raw))
                 else:
-                    raise ValueError(f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if unknown)")
+                    raise ValueError(
+                        f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if unknown)"
+                    )
     except UnicodeDecodeError as err:
         raise ValueError(f"{path}: bytes that are not UTF-8 at byte {err.start}; expected a UTF-8 CSV file") from None
     except csv.Error as err:
