@@ -265,19 +265,20 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         k = self._num_to_predict(attention_mask).tolist()
         order = unit_u.masked_fill(sizes == 0, 2.0).argsort(dim=1).tolist()
         sizes_l = sizes.tolist()
-        selected = torch.zeros(b, n_units, dtype=torch.bool)
+        rows, cols = [], []
         for row in range(b):
             total, row_sizes, budget = 0, sizes_l[row], k[row]
             for w in order[row]:
                 s = row_sizes[w]
-                if s == 0:
-                    break  # sorted: only empty units remain
-                if total >= budget:
-                    break
+                if s == 0 or total >= budget:
+                    break  # sorted: only empty units remain / count reached
                 if total + s > budget:
                     continue
-                selected[row, w] = True
+                rows.append(row)
+                cols.append(w)
                 total += s
+        selected = torch.zeros(b, n_units, dtype=torch.bool)
+        selected[torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)] = True
         return selected
 
     def torch_call(self, features: list[dict]) -> dict[str, Any]:
