@@ -63,6 +63,30 @@ def declare_batch_mean_loss(model):
     return model
 
 
+def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
+    """Check that the tokenizer's ids and ``max_seq_length`` fit the model's embedding tables.
+
+    Without this check both mistakes surface as an index or shape error deep inside torch at the first batch.
+
+    Raises:
+        ValueError: ``max_seq_length`` > ``config.max_position_embeddings``, or a tokenizer with more ids than
+            ``config.vocab_size`` (e.g. ``--tokenizer_name`` of another model); the message names both numbers.
+    """
+    config = getattr(model, "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    vocab = getattr(config, "vocab_size", None)
+    if positions is not None and max_seq_length > positions:
+        raise ValueError(
+            f"--max_seq_length {max_seq_length} is longer than the {positions} position embeddings of {name}; "
+            f"expected --max_seq_length <= {positions}"
+        )
+    if vocab is not None and len(tokenizer) > vocab:
+        raise ValueError(
+            f"the tokenizer has {len(tokenizer)} ids but {name} has only {vocab} token embeddings; expected the "
+            "model's own tokenizer (check --tokenizer_name)"
+        )
+
+
 def _load_model(task: Task, model_args: ModelArguments, config):
     model_class = task.model_class()
     attn = getattr(model_args, "attn_implementation", None)
@@ -82,12 +106,18 @@ def _load_model(task: Task, model_args: ModelArguments, config):
                 cache_dir=model_args.cache_dir,
             )
     except RuntimeError as err:
-        if "size mismatch" not in str(err):
+        # transformers 4 said "size mismatch for classifier.weight ..."; 5.x logs a report and raises
+        # "You set `ignore_mismatched_sizes` to `False` ...": name the sizes ourselves.
+        if "size mismatch" not in str(err) and "ignore_mismatched_sizes" not in str(err):
             raise
+        from transformers import AutoConfig
+
+        saved = AutoConfig.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
+                                           cache_dir=model_args.cache_dir)
         raise ValueError(
             f"{model_args.model_name_or_path}: its classification head does not fit task {task.name!r} "
-            f"({task.num_labels} label(s)): {str(err).splitlines()[-1].strip()} — fine-tune from the base encoder "
-            "checkpoint instead"
+            f"({task.num_labels} label(s)); the checkpoint's head has {saved.num_labels} output(s) "
+            f"({list(saved.id2label.values())}) — fine-tune from the base encoder checkpoint instead"
         ) from None
 
 
@@ -136,6 +166,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     if not eval_splits:
         training_args.eval_strategy = "no"
     model = declare_batch_mean_loss(build_model(task, model_args, training_args))
+    check_model_fits(model, tokenizer, max_len, model_args.model_name_or_path)
     trainer = Trainer(
         model=model,
         args=training_args,

@@ -10,6 +10,7 @@ use the same ids as the Hub. STS-B is regression (float score in [0, 5], ``num_l
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 
@@ -19,6 +20,8 @@ from .. import metrics as M
 from ..io import find_file, read_jsonl, read_tsv
 from . import register_task
 from .base import PaperDefaults, Task
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -89,7 +92,8 @@ class GlueTask(Task):
         # MNLI's GLUE TSV has label1..label5 before gold_label; use the position from the end when rows are short.
         id_at = next((header.index(k) for k in ("index", "id") if k in header), None)
         for row in rows:
-            if len(row.fields) < len(header):
+            if len(row.fields) != len(header):
+                # More fields than the header: a tab inside a text would silently cut the text; fewer: a short row.
                 raise ValueError(
                     f"{path}, line {row.line}: found {len(row.fields)} field(s), the header has {len(header)}; "
                     f"expected columns {header}"
@@ -155,6 +159,7 @@ class GlueTask(Task):
             cols = self._read_jsonl(path) if path.endswith(".jsonl") else self._read_tsv(path)
             if not cols["idx"]:
                 raise ValueError(f"{path}: no data rows; expected at least one example")
+            _warn_empty_texts(path, cols, self.text_columns)
             splits[split] = datasets.Dataset.from_dict(cols, features=self.features())
         if not splits:
             wanted = sorted({n for names in self.local_files.values() for n in names})
@@ -204,6 +209,16 @@ class GlueTask(Task):
                         value = str(int(pred))
                     f.write(f"{idx}\t{value}\n")
         return [path]
+
+
+def _warn_empty_texts(path: str, cols: dict[str, list], text_columns) -> int:
+    """Log (warning) how many examples have an empty text field; they are kept (encoded as ``[CLS] [SEP]``), as the
+    Hub dataset keeps them, so row counts stay the official ones. Returns the count (docs/bad_inputs.md)."""
+    empty = [i for i in range(len(cols["idx"])) if any(not str(cols[c][i]).strip() for c in text_columns)]
+    if empty:
+        logger.warning("%s: %d example(s) with an empty text field (first: data row %d); kept as [CLS] [SEP] input",
+                       path, len(empty), empty[0] + 1)
+    return len(empty)
 
 
 def _is_labelled(dataset, column: str) -> bool:
