@@ -25,6 +25,7 @@ SWAG batch 16 …), so an explicit command-line value always wins.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from dataclasses import dataclass, field
@@ -100,6 +101,10 @@ class FinetuneTrainingArguments(TrainingArguments):
             ``output_dir/lr_<value>`` and the best one on the task's primary metric is copied to ``output_dir``.
         group_by_length: shortcut for ``train_sampling_strategy="group_by_length"`` (batches of similar length).
         overwrite_output_dir: allow writing into an ``output_dir`` that already holds a finished run.
+        mode: ``finetune`` | ``feature_based`` | ``lora``; with ``feature_strategy``, ``head``, ``pooling``,
+            ``head_hidden_size``, ``feature_cache*`` (feature-based, :mod:`hf_bert_tasks.feature_based`) and
+            ``lora_*`` (:mod:`hf_bert_tasks.lora`). Without ``--learning_rate`` these modes default to 1e-3
+            (feature-based head) and 5e-4 (LoRA).
     """
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
@@ -120,8 +125,64 @@ class FinetuneTrainingArguments(TrainingArguments):
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
     )
+    # Training modes (paper §5.3 feature-based approach; LoRA) -- see hf_bert_tasks/feature_based.py and lora.py
+    mode: str = field(
+        default="finetune",
+        metadata={"help": "finetune (all weights), feature_based (frozen encoder, head only) or lora (peft adapters).",
+                  "choices": ["finetune", "feature_based", "lora"]},
+    )
+    feature_strategy: str = field(
+        default="concat_last_four",
+        metadata={"help": "feature_based: which hidden_states feed the head (paper Table 7).",
+                  "choices": ["embeddings", "second_to_last", "last", "sum_last_four", "concat_last_four", "sum_all",
+                              "scalar_mix"]},
+    )
+    head: str = field(
+        default="auto",
+        metadata={"help": "feature_based head: auto (BiLSTM for tokens, linear otherwise), linear, mlp, bilstm.",
+                  "choices": ["auto", "linear", "mlp", "bilstm"]},
+    )
+    pooling: str = field(default="cls", metadata={"help": "feature_based sentence head input: [CLS] or mean.",
+                                                 "choices": ["cls", "mean"]})
+    head_hidden_size: int = field(default=768, metadata={"help": "feature_based: BiLSTM units per direction / MLP width."})
+    feature_cache: bool = field(
+        default=True, metadata={"help": "feature_based: run the frozen encoder once and train the head from disk."}
+    )
+    feature_cache_dir: str | None = field(
+        default=None, metadata={"help": "feature_based: cache folder (default: <output_dir>/../feature_cache)."}
+    )
+    feature_cache_layers: str = field(
+        default="strategy", metadata={"help": "feature_based: cache the strategy's layers or all (shared by strategies).",
+                                      "choices": ["strategy", "all"]},
+    )
+    lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
+    lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
+    lora_dropout: float = field(default=0.1, metadata={"help": "lora: dropout on the adapter input."})
+    lora_target_modules: str = field(
+        default="query,value", metadata={"help": "lora: comma-separated Linear layer names that get adapters."}
+    )
 
     def __post_init__(self):
+        # Training modes: checked here so a typo fails before any data is read.
+        if self.mode not in ("finetune", "feature_based", "lora"):
+            raise ValueError(f"--mode {self.mode!r}: expected finetune, feature_based or lora")
+        from .feature_based import HEADS, POOLINGS, STRATEGIES
+
+        if self.feature_strategy not in STRATEGIES:
+            raise ValueError(f"--feature_strategy {self.feature_strategy!r}: expected one of {list(STRATEGIES)}")
+        if self.head not in HEADS:
+            raise ValueError(f"--head {self.head!r}: expected one of {list(HEADS)}")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"--pooling {self.pooling!r}: expected one of {list(POOLINGS)}")
+        if self.feature_cache_layers not in ("strategy", "all"):
+            raise ValueError(f"--feature_cache_layers {self.feature_cache_layers!r}: expected strategy or all")
+        if self.head_hidden_size < 1 or self.lora_r < 1 or self.lora_alpha < 1:
+            raise ValueError("--head_hidden_size, --lora_r and --lora_alpha must be positive integers")
+        if not 0.0 <= self.lora_dropout < 1.0:
+            raise ValueError(f"--lora_dropout {self.lora_dropout}: expected a probability in [0, 1)")
+        if self.mode == "feature_based" and self.gradient_checkpointing:
+            # Nothing in the frozen encoder keeps activations for backward; checkpointing it would only cost time.
+            logging.getLogger(__name__).info("--gradient_checkpointing has no effect on a frozen encoder")
         # No --do_* flag at all means "every split the data has"; remember explicit flags before Trainer's
         # post-init changes them.
         flags = (self.do_train, self.do_eval, self.do_predict)

@@ -38,9 +38,22 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
     Raises:
         ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
             the message says which sizes differ and how to start from the encoder instead.
+
+    ``--mode feature_based`` returns a frozen-encoder model with a trained head
+    (:func:`hf_bert_tasks.feature_based.build_feature_based_model`); ``--mode lora`` wraps the task model in peft
+    LoRA adapters (:func:`hf_bert_tasks.lora.build_lora_model`).
     """
     from transformers import AutoConfig
 
+    mode = getattr(training_args, "mode", "finetune")
+    if mode == "feature_based":
+        from .feature_based import build_feature_based_model
+
+        return build_feature_based_model(task, model_args, training_args)
+    if mode == "lora":
+        from .lora import build_lora_model
+
+        return build_lora_model(build_model(task, model_args, None), task, training_args)
     config = AutoConfig.from_pretrained(
         model_args.model_name_or_path, revision=model_args.model_revision, cache_dir=model_args.cache_dir,
         **task.model_config_kwargs(),
@@ -182,7 +195,17 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     )
     results: dict[str, float] = {}
     if train_split is not None:
-        train_result = trainer.train(resume_from_checkpoint=resolve_resume_checkpoint(training_args))
+        mode = getattr(training_args, "mode", "finetune")
+        if mode == "feature_based" and training_args.feature_cache:
+            from .feature_based import train_with_cache  # the encoder runs once; the head trains from disk
+
+            train_result = train_with_cache(trainer, features[train_split], data_args, training_args)
+        else:
+            train_result = trainer.train(resume_from_checkpoint=resolve_resume_checkpoint(training_args))
+        if mode == "lora":
+            from .lora import finalize_lora  # saves the adapter, then merges it so the saved model is plain
+
+            finalize_lora(trainer, training_args.output_dir)
         trainer.save_model()
         metrics = dict(train_result.metrics, train_samples=len(features[train_split]))
         trainer.save_metrics("train", metrics)
@@ -269,6 +292,9 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
     task = get_task(data_args.task).configure(data_args)
     apply_task_defaults(task, data_args, training_args)
+    from .feature_based import apply_mode_defaults
+
+    apply_mode_defaults(training_args)  # feature_based / lora: larger default learning rate
     check_output_dir(training_args)
     from .hub import finish_run, pop_push_settings
 

@@ -1,0 +1,111 @@
+"""LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained.
+
+LoRA (Hu et al., 2021) freezes the pretrained weights ``W`` and learns ``W + (alpha / r) * B A`` with ``A: [r, in]``,
+``B: [out, r]`` (``B`` starts at zero, so training starts from the pretrained model). Following the LoRA paper the
+adapters go on the attention ``query`` and ``value`` projections by default (``--lora_target_modules``).
+
+peft has task types for sequence classification (``SEQ_CLS``), token classification (``TOKEN_CLS``) and question
+answering (``QUESTION_ANS``) but none for multiple choice; for every task the new head (``classifier``,
+``qa_outputs`` …, found as the top-level modules outside the base encoder) is listed in ``modules_to_save`` so it is
+fully trained and saved, whatever peft's task type does on its own.
+
+After training, :func:`finalize_lora` saves the adapter to ``<output_dir>/lora_adapter`` and merges it into the
+weights, so the saved model in ``output_dir`` is a plain ``BertFor...`` checkpoint that ``pipeline()`` loads.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: our problem type -> peft TaskType name (``None``: no peft task type; the head goes through modules_to_save)
+PEFT_TASK_TYPES = {
+    "single_label_classification": "SEQ_CLS",
+    "regression": "SEQ_CLS",
+    "token_classification": "TOKEN_CLS",
+    "question_answering": "QUESTION_ANS",
+    "multiple_choice": None,
+}
+
+
+def head_module_names(model) -> list[str]:
+    """Top-level child modules with parameters that are not the base encoder (``["classifier"]`` for BertFor...).
+
+    Raises:
+        ValueError: when the model has no such module (nothing would train besides the adapters).
+    """
+    prefix = getattr(model, "base_model_prefix", "")
+    names = [n for n, m in model.named_children() if n != prefix and any(True for _ in m.parameters())]
+    if not names:
+        raise ValueError(f"{type(model).__name__}: found no task head outside {prefix!r} to keep trainable")
+    return names
+
+
+def apply_lora(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
+               target_modules: str | list[str] = "query,value"):
+    """Wrap ``model`` (a ``BertFor...`` model) in a peft LoRA model for ``problem_type``.
+
+    Args:
+        model: a ``transformers`` task model; its head modules are kept fully trainable (``modules_to_save``).
+        problem_type: one of :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`.
+        r: LoRA rank. alpha: scaling numerator (updates are scaled by ``alpha / r``). dropout: on the LoRA input.
+        target_modules: comma-separated names (or a list) of the Linear layers that get adapters.
+
+    Returns:
+        a ``peft.PeftModel`` whose trainable parameters are the adapters and the head.
+
+    Raises:
+        ValueError: unknown ``problem_type`` or ``r < 1``.
+    """
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    if problem_type not in PEFT_TASK_TYPES:
+        raise ValueError(f"unknown problem type {problem_type!r}; expected one of {list(PEFT_TASK_TYPES)}")
+    if r < 1:
+        raise ValueError(f"--lora_r must be >= 1, got {r}")
+    if isinstance(target_modules, str):
+        target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
+    task_type = PEFT_TASK_TYPES[problem_type]
+    config = LoraConfig(
+        task_type=getattr(TaskType, task_type) if task_type else None,
+        r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
+        modules_to_save=head_module_names(model),
+    )
+    return get_peft_model(model, config)
+
+
+def build_lora_model(model, task, training_args):
+    """The recipe's ``build_model`` step for ``--mode lora``: :func:`apply_lora` with the ``--lora_*`` options."""
+    return apply_lora(
+        model, task.problem_type, r=getattr(training_args, "lora_r", 8), alpha=getattr(training_args, "lora_alpha", 16),
+        dropout=getattr(training_args, "lora_dropout", 0.1),
+        target_modules=getattr(training_args, "lora_target_modules", "query,value"),
+    )
+
+
+def finalize_lora(trainer, output_dir: str) -> str:
+    """Save the adapter to ``<output_dir>/lora_adapter`` and replace ``trainer.model`` by the merged model.
+
+    Returns the adapter folder. The merged model computes the same outputs (up to float rounding) as the adapter
+    model and saves as a plain ``transformers`` checkpoint.
+    """
+    from peft import PeftModel
+
+    model = trainer.model
+    path = os.path.join(output_dir, "lora_adapter")
+    if isinstance(model, PeftModel):
+        if trainer.is_world_process_zero():
+            model.save_pretrained(path)
+        trainer.model = model.merge_and_unload()
+        trainer.model_wrapped = trainer.model
+    return path
+
+
+def trainable_parameter_counts(model) -> tuple[int, int]:
+    """``(trainable, total)`` parameter counts of ``model``."""
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return trainable, total
+
+
+__all__ = ["PEFT_TASK_TYPES", "apply_lora", "build_lora_model", "finalize_lora", "head_module_names",
+           "trainable_parameter_counts"]

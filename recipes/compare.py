@@ -1,0 +1,11 @@
+"""Comparison recipe: the same code path as ``hf-bert-tasks compare`` (see its docstring for commands).
+
+    python recipes/compare.py --task conll2003 --data_dir ../shared/data/conll2003 \
+        --model_name_or_path bert-base-cased --output_dir runs/compare/conll2003 \
+        --modes finetune,lora,feature_based --strategies last,concat_last_four,scalar_mix --seeds 1,2,3
+"""
+
+from hf_bert_tasks.scripts.compare import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,326 @@
+"""Feature-based mode: layer strategies, heads, gradients, the feature cache, save/load (paper §5.3, Table 7)."""
+
+import json
+import os
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from hf_bert_tasks.feature_based import (
+    STRATEGIES,
+    BertFeatureBasedConfig,
+    BertFeatureBasedModel,
+    FeatureCache,
+    LayerCombiner,
+    ScalarMix,
+    build_feature_cache,
+    get_strategy,
+    train_head_from_cache,
+)
+
+L, H = 4, 8  # a 4-layer, hidden-8 encoder: hidden_states has 5 entries (index 0 = embeddings)
+
+
+def encoder_config(**kw):
+    from transformers import BertConfig
+
+    cfg = dict(vocab_size=40, hidden_size=H, num_hidden_layers=L, num_attention_heads=2, intermediate_size=16,
+               max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg.update(kw)
+    return BertConfig(**cfg).to_dict()
+
+
+def make_model(problem_type="single_label_classification", strategy="concat_last_four", seed=0, **kw):
+    torch.manual_seed(seed)
+    kw.setdefault("num_labels", 3)
+    config = BertFeatureBasedConfig(encoder_config=encoder_config(), task_problem_type=problem_type,
+                                    feature_strategy=strategy, head_hidden_size=6, **kw)
+    return BertFeatureBasedModel(config).eval()
+
+
+IDS = torch.tensor([[2, 5, 7, 9, 3, 0], [2, 6, 8, 3, 0, 0]])
+MASK = (IDS != 0).long()
+
+
+def hidden_states(model):
+    with torch.no_grad():
+        return model.encoder(input_ids=IDS, attention_mask=MASK, output_hidden_states=True).hidden_states
+
+
+# ------------------------------------------------------------------------------------------- strategies
+def test_strategy_layers_for_a_12_layer_encoder():
+    got = {name: s.layers(12) for name, s in STRATEGIES.items()}
+    assert got == {
+        "embeddings": [0], "second_to_last": [11], "last": [12], "sum_last_four": [9, 10, 11, 12],
+        "concat_last_four": [9, 10, 11, 12], "sum_all": list(range(1, 13)), "scalar_mix": list(range(13)),
+    }
+
+
+def test_strategies_carry_the_papers_table7_numbers():
+    assert {n: s.paper_f1 for n, s in STRATEGIES.items()} == {
+        "embeddings": 91.0, "second_to_last": 95.6, "last": 94.9, "sum_last_four": 95.9, "concat_last_four": 96.1,
+        "sum_all": 95.5, "scalar_mix": None,
+    }
+
+
+def test_unknown_strategy_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown feature strategy 'top'"):
+        get_strategy("top")
+
+
+def test_combiner_exact_values_on_a_literal_stack():
+    stacked = torch.tensor([[[1.0, 2.0], [10.0, 20.0], [100.0, 200.0]]])  # [1, 3 layers, 2]
+    assert LayerCombiner("last", 2)(stacked, [0, 1, 2]).tolist() == [[100.0, 200.0]]
+    assert LayerCombiner("second_to_last", 2)(stacked, [0, 1, 2]).tolist() == [[10.0, 20.0]]
+    assert LayerCombiner("embeddings", 2)(stacked, [0, 1, 2]).tolist() == [[1.0, 2.0]]
+    assert LayerCombiner("sum_all", 2)(stacked, [0, 1, 2]).tolist() == [[110.0, 220.0]]
+    assert LayerCombiner("concat_last_four", 2)(stacked, [0, 1, 2]).tolist() == [[1.0, 2.0, 10.0, 20.0, 100.0, 200.0]]
+    mixed = LayerCombiner("scalar_mix", 2)(stacked, [0, 1, 2])
+    assert mixed.tolist() == [pytest.approx([37.0, 74.0])]  # equal weights 1/3, gamma 1
+
+
+def test_scalar_mix_is_softmax_weighted_and_scaled():
+    mix = ScalarMix(2)
+    with torch.no_grad():
+        mix.weights.copy_(torch.tensor([0.0, torch.log(torch.tensor(3.0))]))  # softmax -> [0.25, 0.75]
+        mix.gamma.fill_(2.0)
+    out = mix(torch.tensor([[4.0], [8.0]]))
+    assert out.tolist() == pytest.approx([2.0 * (0.25 * 4.0 + 0.75 * 8.0)])
+
+
+def test_combiner_names_a_missing_layer():
+    with pytest.raises(ValueError, match=r"needs hidden_states \[4\]"):
+        LayerCombiner("last", 4)(torch.zeros(1, 2, 3), [2, 3])
+
+
+@pytest.mark.parametrize("name", list(STRATEGIES))
+def test_each_strategy_on_a_tiny_model_matches_hidden_states(name):
+    model = make_model("token_classification", name, head="linear")
+    hs = hidden_states(model)
+    rows, mask = model.encode(IDS, MASK)
+    got = model.combiner(rows, model.combiner.layers)
+    expected = {
+        "embeddings": hs[0], "second_to_last": hs[3], "last": hs[4], "sum_last_four": hs[1] + hs[2] + hs[3] + hs[4],
+        "concat_last_four": torch.cat(hs[1:5], dim=-1), "sum_all": hs[1] + hs[2] + hs[3] + hs[4],
+        "scalar_mix": sum(hs) / 5,
+    }[name]
+    assert got.shape == (2, 6, 4 * H if name == "concat_last_four" else H)
+    assert torch.allclose(got, expected, atol=1e-6)
+
+
+def test_pooled_rows_are_cls_and_masked_mean():
+    model = make_model("single_label_classification", "last")
+    hs = hidden_states(model)
+    rows, mask = model.encode(IDS, MASK)
+    assert rows.shape == (2, 2, 1, H) and mask.all()
+    assert torch.allclose(rows[1, 0, 0], hs[4][1, 0])
+    assert torch.allclose(rows[1, 1, 0], hs[4][1, :4].mean(0), atol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------ heads
+def test_token_head_output_does_not_depend_on_padding():
+    model = make_model("token_classification", "last", num_labels=4)
+    short = model(input_ids=IDS[1:, :4], attention_mask=MASK[1:, :4]).logits
+    padded = model(input_ids=IDS[1:], attention_mask=MASK[1:]).logits
+    assert torch.allclose(short[0], padded[0, :4], atol=1e-6)
+
+
+def test_question_answering_head_masks_padding_and_takes_positions():
+    model = make_model("question_answering", "last")
+    out = model(input_ids=IDS, attention_mask=MASK, start_positions=torch.tensor([1, 2]),
+                end_positions=torch.tensor([2, 2]))
+    assert out.start_logits.shape == (2, 6) and out.end_logits.shape == (2, 6)
+    assert out.start_logits[1, 4:].tolist() == [-1e4, -1e4]
+    assert torch.isfinite(out.loss)
+
+
+def test_multiple_choice_head_scores_each_choice():
+    model = make_model("multiple_choice", "concat_last_four")
+    ids = torch.stack([IDS, IDS.flip(0)])  # [2 examples, 2 choices, 6]
+    out = model(input_ids=ids, attention_mask=(ids != 0).long(), labels=torch.tensor([0, 1]))
+    assert out.logits.shape == (2, 2)
+    assert torch.allclose(out.logits[0], out.logits[1].flip(0), atol=1e-6)
+
+
+def test_regression_head_has_one_output():
+    model = make_model("regression", "last", num_labels=1)
+    out = model(input_ids=IDS, attention_mask=MASK, labels=torch.tensor([0.5, 4.0]))
+    assert out.logits.shape == (2, 1) and torch.isfinite(out.loss)
+
+
+def test_bilstm_head_is_rejected_for_sentence_tasks():
+    with pytest.raises(ValueError, match="does not fit a sentence-level task"):
+        make_model("single_label_classification", "last", head="bilstm")
+
+
+# ------------------------------------------------------------------------------------------- gradients
+@pytest.mark.parametrize("checkpointing", [False, True])
+@pytest.mark.parametrize("problem_type", ["token_classification", "single_label_classification"])
+def test_only_head_and_mix_get_gradients(problem_type, checkpointing):
+    model = make_model(problem_type, "scalar_mix", num_labels=3)
+    if checkpointing:
+        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+        enable()
+        assert getattr(model, "is_activation_checkpointing", None) or model.is_gradient_checkpointing
+    model.train()
+    labels = torch.tensor([[0, 1, 2, 1, 0, -100], [1, 1, 0, -100, -100, -100]]) \
+        if problem_type == "token_classification" else torch.tensor([0, 2])
+    model(input_ids=IDS, attention_mask=MASK, labels=labels).loss.backward()
+    for name, p in model.named_parameters():
+        if name.startswith("encoder."):
+            assert not p.requires_grad and p.grad is None, name
+        else:
+            assert p.requires_grad and p.grad is not None and p.grad.abs().sum() > 0, name
+    assert not model.encoder.training  # the frozen encoder never uses dropout
+
+
+# ------------------------------------------------------------------------------------------------ cache
+def token_features(labels_offset=0):
+    import datasets
+
+    return datasets.Dataset.from_dict({
+        "input_ids": [[2, 5, 7, 9, 3], [2, 6, 8, 3], [2, 5, 3]],
+        "attention_mask": [[1] * 5, [1] * 4, [1] * 3],
+        "labels": [[-100, 1, 2, 0, -100], [-100, 0, 1 + labels_offset, -100], [-100, 2, -100]],
+        "word_index": [[-1, 0, 1, 2, -1], [-1, 0, 1, -1], [-1, 0, -1]],
+    })
+
+
+def token_collator():
+    from transformers import DataCollatorForTokenClassification
+
+    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+
+    tok = train_wordpiece_tokenizer(["a b c d e f g h"], vocab_size=40)
+    return DataCollatorForTokenClassification(tok)
+
+
+@pytest.fixture(scope="module")
+def collator():
+    return token_collator()
+
+
+def test_cache_miss_then_hit(tmp_path, collator):
+    model = make_model("token_classification", "last")
+    cache, hit = build_feature_cache(model, token_features(), collator, str(tmp_path), 16, dtype="float32")
+    assert not hit and len(cache) == 3 and cache.layers == [4]
+    again, hit2 = build_feature_cache(model, token_features(), collator, str(tmp_path), 16, dtype="float32")
+    assert hit2 and again.path == cache.path
+
+
+def test_cache_holds_encoder_rows_and_unpadded_labels(tmp_path, collator):
+    model = make_model("token_classification", "last")
+    cache, _ = build_feature_cache(model, token_features(), collator, str(tmp_path), 16, dtype="float32")
+    batch = next(cache.iter_batches(3, shuffle=False))
+    rows, _ = model.encode(torch.tensor([[2, 6, 8, 3]]), torch.tensor([[1, 1, 1, 1]]))
+    assert torch.allclose(batch["rows"][1, :4], rows[0], atol=1e-6)
+    assert batch["row_mask"].sum(1).tolist() == [5, 4, 3]
+    assert batch["labels"].tolist() == [[-100, 1, 2, 0, -100], [-100, 0, 1, -100, -100], [-100, 2, -100, -100, -100]]
+
+
+@pytest.mark.parametrize("change", ["data", "weights", "max_length"])
+def test_cache_is_invalidated_by_a_changed_input(tmp_path, collator, change):
+    model = make_model("token_classification", "last")
+    first, _ = build_feature_cache(model, token_features(), collator, str(tmp_path), 16, dtype="float32")
+    data, max_len = token_features(), 16
+    if change == "data":
+        data = token_features(labels_offset=1)
+    elif change == "weights":
+        with torch.no_grad():
+            model.encoder.embeddings.word_embeddings.weight[5, 0] += 1.0
+    else:
+        max_len = 32
+    second, hit = build_feature_cache(model, data, collator, str(tmp_path), max_len, dtype="float32")
+    assert not hit and second.path != first.path
+
+
+def test_cache_with_all_layers_serves_every_strategy(tmp_path, collator):
+    model = make_model("token_classification", "last")
+    build_feature_cache(model, token_features(), collator, str(tmp_path), 16, layers=list(range(L + 1)))
+    other = make_model("token_classification", "sum_last_four")
+    other.encoder.load_state_dict(model.encoder.state_dict())
+    cache, hit = build_feature_cache(other, token_features(), collator, str(tmp_path), 16)
+    assert hit and cache.layers == [0, 1, 2, 3, 4]
+
+
+def test_a_partial_cache_entry_is_never_used(tmp_path, collator):
+    model = make_model("token_classification", "last")
+    cache, _ = build_feature_cache(model, token_features(), collator, str(tmp_path), 16)
+    os.remove(os.path.join(cache.path, "meta.json"))  # as if the writer died before finishing
+    _, hit = build_feature_cache(model, token_features(), collator, str(tmp_path), 16)
+    assert not hit
+
+
+def test_head_trained_from_cache_predicts_like_the_full_model(tmp_path, collator):
+    model = make_model("token_classification", "concat_last_four", num_labels=3)
+    cache, _ = build_feature_cache(model, token_features(), collator, str(tmp_path), 16, dtype="float32")
+    args = SimpleNamespace(seed=0, learning_rate=1e-2, weight_decay=0.01, per_device_train_batch_size=2,
+                           num_train_epochs=3, warmup_steps=0.1, max_grad_norm=1.0)
+    before = [p.detach().clone() for p in model.head.parameters()]
+    out = train_head_from_cache(model, cache, args)
+    assert out.global_step == 6 and out.metrics["epoch"] == 3.0
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.head.parameters()))
+    model.eval()
+    batch = next(cache.iter_batches(3, shuffle=False))
+    from_cache = model.head_forward(batch["rows"], batch["row_mask"], layers=cache.layers).logits
+    direct = model(input_ids=torch.tensor([[2, 6, 8, 3]]), attention_mask=torch.ones(1, 4, dtype=torch.long)).logits
+    assert torch.allclose(from_cache[1, :4], direct[0], atol=1e-5)
+
+
+def test_meta_json_names_fingerprint_and_layers(tmp_path, collator):
+    model = make_model("token_classification", "sum_last_four")
+    cache, _ = build_feature_cache(model, token_features(), collator, str(tmp_path), 16)
+    with open(os.path.join(cache.path, "meta.json")) as f:
+        meta = json.load(f)
+    assert meta["layers"] == [1, 2, 3, 4] and meta["num_examples"] == 3 and meta["dtype"] == "float16"
+    assert len(meta["base_key"]) == 64
+    assert isinstance(FeatureCache.lookup(str(tmp_path), meta["base_key"], [4]), FeatureCache)
+
+
+# ----------------------------------------------------------------------------------------- save / load
+@pytest.mark.parametrize("auto_class", ["AutoModel", "AutoModelForTokenClassification"])
+def test_saved_model_loads_with_auto_classes_and_predicts_identically(tmp_path, auto_class):
+    import transformers
+
+    model = make_model("token_classification", "scalar_mix", num_labels=3)
+    with torch.no_grad():
+        model.combiner.mix.weights.copy_(torch.tensor([0.1, 0.2, 0.3, 0.4, 0.5]))
+    model.save_pretrained(tmp_path)
+    loaded = getattr(transformers, auto_class).from_pretrained(tmp_path).eval()
+    assert type(loaded) is BertFeatureBasedModel
+    assert torch.equal(model(input_ids=IDS, attention_mask=MASK).logits, loaded(input_ids=IDS, attention_mask=MASK).logits)
+    assert all(not p.requires_grad for p in loaded.encoder.parameters())
+
+
+def test_from_encoder_keeps_the_pretrained_weights(tiny_bert_dir):
+    from transformers import AutoModel
+
+    model = BertFeatureBasedModel.from_encoder(tiny_bert_dir, "single_label_classification", "last", num_labels=2)
+    ref = AutoModel.from_pretrained(tiny_bert_dir)
+    for name, tensor in ref.state_dict().items():
+        assert torch.equal(model.encoder.state_dict()[name], tensor), name
+
+
+# ------------------------------------------------------------------------------------------- the recipe
+def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny_bert_dir):
+    from hf_bert_tasks.scripts import finetune
+    from tests.conftest import SAMPLES
+
+    flags = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
+             "--mode", "feature_based", "--feature_strategy", "last", "--num_train_epochs", "2",
+             "--max_train_samples", "64", "--max_eval_samples", "32", "--do_train", "--do_eval",
+             "--save_strategy", "no", "--report_to", "none", "--feature_cache_dir", str(tmp_path / "cache")]
+    first = finetune.main(flags + ["--output_dir", str(tmp_path / "a")])
+    second = finetune.main(flags + ["--output_dir", str(tmp_path / "b")])
+    assert first["feature_cache_hit"] is False and second["feature_cache_hit"] is True
+    assert "eval_f1" in second
+    with open(tmp_path / "a" / "config.json") as f:
+        assert json.load(f)["model_type"] == "bert_feature_based"
+
+
+def test_bad_mode_is_a_value_error(tmp_path):
+    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+
+    with pytest.raises(ValueError, match="--mode 'frozen'"):
+        FinetuneTrainingArguments(output_dir=str(tmp_path), mode="frozen")
