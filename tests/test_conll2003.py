@@ -101,6 +101,28 @@ def test_hub_mirror_with_another_label_order_is_mapped_by_name():
     assert out[0]["ner_tags"] == [NER_LABELS.index("B-PER"), 0] and out[0]["document_id"] == -1
 
 
+def test_default_hub_source_reads_the_parquet_export_layout(tmp_path):
+    import dataclasses
+
+    import datasets
+
+    hub_features = datasets.Features({
+        "id": datasets.Value("string"), "tokens": datasets.List(datasets.Value("string")),
+        "ner_tags": datasets.List(datasets.ClassLabel(names=list(NER_LABELS))),
+    })
+    for split, folder in (("train", "train"), ("validation", "validation"), ("test", "test")):
+        (tmp_path / "conll2003" / folder).mkdir(parents=True)
+        part = datasets.Dataset.from_dict({"id": ["0"], "tokens": [[split, "nadia"]], "ner_tags": [[0, 1]]},
+                                          features=hub_features)
+        part.to_parquet(str(tmp_path / "conll2003" / folder / "0000.parquet"))
+    # a local folder with the refs/convert/parquet branch's layout stands in for the Hub repository
+    task = dataclasses.replace(get_task("conll2003"), hub_dataset=str(tmp_path), hub_revision="main")
+    raw = task.load(revision=None)
+    assert sorted(raw) == ["test", "train", "validation"]
+    assert raw["validation"][0]["tokens"] == ["validation", "nadia"] and raw["validation"][0]["ner_tags"] == [0, 1]
+    assert raw["test"].features == conll_features()
+
+
 def test_configure_returns_a_copy_with_the_data_options():
     task = get_task("conll2003")
     configured = task.configure(SimpleNamespace(label_all_tokens=True, document_context=True))

@@ -2,7 +2,7 @@
 
 Hub source: the script-based ``conll2003`` dataset no longer loads in ``datasets`` ≥ 4, so the task loads the Hub's
 own parquet conversion of the canonical repository, ``eriktks/conll2003`` at revision ``refs/convert/parquet``
-(config ``conll2003``; same features: ``id``, ``tokens``, ``pos_tags``, ``chunk_tags``, ``ner_tags`` with the label
+(folder ``conll2003``; same features: ``id``, ``tokens``, ``pos_tags``, ``chunk_tags``, ``ner_tags`` with the label
 order below). Any other mirror can be given with ``--dataset_name`` (e.g. ``lhoestq/conll2003``); its ``ner_tags``
 (or ``tags``) are mapped to our ids **by name**, so a mirror with another label order (``tner/conll2003``) works when
 it ships ``ClassLabel`` names. The Hub copies dropped the ``-DOCSTART-`` lines, so they carry no document boundaries:
@@ -179,24 +179,36 @@ class Conll2003Task(Task):
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
         """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`.
 
+        Default source: the Hub's parquet export of ``eriktks/conll2003`` (branch ``refs/convert/parquet``, one
+        folder per config: ``conll2003/train/0000.parquet`` …), read with ``data_dir=<config>`` because that branch
+        has no dataset card declaring configs. With ``--dataset_name`` the mirror is loaded as given (config,
+        revision).
+
         Raises:
-            ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags`` columns, or whose tags have no
-                ``ClassLabel`` names to map by (the message names the dataset and the columns found).
+            ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags`` columns, or with labels that are not
+                CoNLL-2003's (the message names the dataset and the columns found).
         """
         if data_dir is not None:
             return self.read_local(data_dir)
         import datasets
 
-        name = dataset_name or self.hub_dataset
-        if revision is None and dataset_name is None:
-            revision = self.hub_revision
-        raw = datasets.load_dataset(
-            name, dataset_config_name if dataset_config_name is not None else self.hub_config,
-            revision=revision, cache_dir=cache_dir,
-        )
+        if dataset_name is None and revision is None and self.hub_revision is not None:
+            name = self.hub_dataset
+            folder = dataset_config_name or self.hub_config
+            raw = datasets.load_dataset(name, revision=self.hub_revision, data_dir=folder, cache_dir=cache_dir)
+        else:
+            name = dataset_name or self.hub_dataset
+            config = dataset_config_name if dataset_config_name is not None else (
+                None if dataset_name else self.hub_config)
+            raw = datasets.load_dataset(name, config, revision=revision, cache_dir=cache_dir)
         return datasets.DatasetDict({split: self._from_hub(ds, name, split) for split, ds in raw.items()})
 
     def _from_hub(self, ds, name: str, split: str):
+        """One Hub split in :func:`conll_features` (``document_id`` -1: the Hub copies have no documents).
+
+        Tags map by ``ClassLabel`` name; integer tags without names are read in the canonical Hub order
+        :data:`NER_LABELS` (with a warning), tag strings by themselves.
+        """
         import datasets
 
         tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
@@ -204,25 +216,31 @@ class Conll2003Task(Task):
             raise ValueError(
                 f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' (or 'tags')"
             )
-        feature = ds.features[tag_col]
-        inner = getattr(feature, "feature", None)
-        names = getattr(inner, "names", None)
-        if names is None:
-            raise ValueError(f"{name} [{split}]: {tag_col!r} has no ClassLabel names to map to {NER_LABELS} by name")
+        names = getattr(getattr(ds.features[tag_col], "feature", None), "names", None)
+        rows = [list(t) for t in ds[tag_col]]
+        if names is None and all(isinstance(x, str) for r in rows for x in r):
+            names = sorted({x for r in rows for x in r})
+            rows = [[names.index(x) for x in r] for r in rows]
+        elif names is None:
+            logger.warning("%s [%s]: %r has no label names; reading ids in the Hub order %s",
+                           name, split, tag_col, NER_LABELS)
+            names = list(NER_LABELS)
         unknown = sorted(set(names) - set(NER_LABELS))
         if unknown:
             raise ValueError(f"{name} [{split}]: labels {unknown} are not CoNLL-2003 labels {NER_LABELS}")
-        remap = np.array([NER_LABELS.index(n) for n in names])
+        remap = [NER_LABELS.index(n) for n in names]
         n = len(ds)
         cols = {
             "id": [str(i) for i in ds["id"]] if "id" in ds.column_names else [str(i) for i in range(n)],
             "document_id": [-1] * n,
             "tokens": [list(t) for t in ds["tokens"]],
-            "ner_tags": [[NER_LABELS[remap[i]] for i in tags] for tags in ds[tag_col]],
+            "ner_tags": [[NER_LABELS[remap[i]] for i in tags] for tags in rows],
         }
         for key, names_ in (("pos_tags", POS_TAGS), ("chunk_tags", CHUNK_TAGS)):
-            if key in ds.column_names and getattr(getattr(ds.features[key], "feature", None), "names", None):
-                src = ds.features[key].feature.names
+            src = None
+            if key in ds.column_names:
+                src = getattr(getattr(ds.features[key], "feature", None), "names", None)
+            if src:
                 cols[key] = [[src[i] if src[i] in names_ else names_[0] for i in tags] for tags in ds[key]]
             else:
                 cols[key] = [[names_[0]] * len(t) for t in cols["tokens"]]
