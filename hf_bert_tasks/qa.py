@@ -311,15 +311,8 @@ def postprocess_qa_predictions(
         & (e_idx >= s_idx)
         & (e_idx - s_idx + 1 <= max_answer_length)
     )
-    # Keep each feature's n_best best valid spans (score desc, then start, end): a span ranked lower in its own
-    # feature is preceded by n_best distinct texts there, so it can never enter the example's n-best.
-    pair_score = start_logits[rows, top_s][:, :, None] + end_logits[rows, top_e][:, None, :]
-    pair_score = np.where(ok, pair_score, -np.inf).reshape(n_features, k * k)
-    flat_s, flat_e = s_idx.reshape(n_features, k * k), e_idx.reshape(n_features, k * k)
-    keep = np.lexsort((flat_e, flat_s, -pair_score), axis=-1)[:, :n_best_size]
-    kept_score = np.take_along_axis(pair_score, keep, axis=1)
-    feat, pos = np.nonzero(np.isfinite(kept_score))
-    cs, ce = flat_s[feat, keep[feat, pos]], flat_e[feat, keep[feat, pos]]
+    feat, si, ei = np.nonzero(ok)
+    cs, ce = s_idx[feat, si, ei], e_idx[feat, si, ei]
     c_start_logit, c_end_logit = start_logits[feat, cs], end_logits[feat, ce]
     c_score = c_start_logit + c_end_logit
     c_example = feature_example_index[feat]
