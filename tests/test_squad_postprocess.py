@@ -137,10 +137,10 @@ def test_an_example_without_features_is_an_error():
 
 
 def test_a_text_seen_twice_in_one_window_takes_one_nbest_slot():
-    # "red fox red": "red" at (0,3) and (8,11) scores 10 and 9; "fox" 8 must still make a 2-best list
+    # "red fox red": one-token spans "red" (0,3) 10.0, "red" (8,11) 9.0, "fox" 8.0 -> the second "red" is dropped
     offsets = np.array([[[-1, -1], [0, 3], [4, 7], [8, 11], [-1, -1]]])
     start = np.array([[NEG, 5.0, 4.0, 4.5, NEG]])
     end = np.array([[NEG, 5.0, 4.0, 4.5, NEG]])
-    out = run(start, end, offsets=offsets, contexts=("red fox red",), n_best_size=2, max_answer_length=1)
+    out = run(start, end, offsets=offsets, contexts=("red fox red",), n_best_size=3, max_answer_length=1)
     assert [e["text"] for e in out.nbest["q"]] == ["red", "fox"]
     assert out.nbest["q"][0]["offsets"] == [0, 3]
