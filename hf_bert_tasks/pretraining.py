@@ -164,7 +164,15 @@ class PretrainingTrainer(Trainer):
         self._sums["eval"] = self._zero()
         output = super().evaluation_loop(*args, **kwargs)
         prefix = kwargs.get("metric_key_prefix", args[4] if len(args) > 4 else "eval")
-        output.metrics.update(self._averages(self._sums["eval"], prefix=f"{prefix}_"))
+        sums = self._sums["eval"]
+        if self.args.world_size > 1:  # each process saw its shard of the eval set: sum the counts over processes
+            import torch
+
+            keys = sorted(sums)
+            totals = self.accelerator.reduce(torch.tensor([float(sums[k]) for k in keys], device=self.args.device),
+                                             reduction="sum")
+            sums = dict(zip(keys, totals.tolist()))
+        output.metrics.update(self._averages(sums, prefix=f"{prefix}_"))
         return output
 
 
@@ -282,6 +290,9 @@ class PretrainTrainingArguments(TrainingArguments):
 
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False
+        from .arguments import use_cpu_under_launcher
+
+        use_cpu_under_launcher(self)  # torchrun / accelerate on CPU: gloo DDP instead of N lone processes
         self.label_names = ["labels", "next_sentence_label"]
         super().__post_init__()
 
@@ -395,6 +406,18 @@ def _phase_resume(resume, phase_dir: str):
     return resume if os.path.dirname(checkpoint) == phase else None
 
 
+def _saved_tokenizer(resume, output_dir: str) -> str | None:
+    """Folder of the tokenizer a resumed run was trained with (the checkpoint's, else the run's), or ``None``."""
+    if not resume:
+        return None
+    candidates = [] if str(resume).lower() == "true" else [str(resume)]
+    candidates += [os.path.join(output_dir, "phase1"), output_dir]
+    for folder in candidates:
+        if os.path.isfile(os.path.join(folder, "tokenizer.json")):
+            return folder
+    return None
+
+
 def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArguments,
                  training_args: PretrainTrainingArguments) -> dict:
     """Pretrain BERT (MLM + NSP) on ``data_args.train_files``; one or two phases. Returns the summary dict.
@@ -431,8 +454,12 @@ def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArgu
     if data_args.max_train_documents:
         train_docs = train_docs[: data_args.max_train_documents]
     os.makedirs(out, exist_ok=True)
+    resume = training_args.resume_from_checkpoint
+    saved = _saved_tokenizer(resume, out)
     if model_args.tokenizer_name:
         tokenizer = AutoTokenizer.from_pretrained(model_args.tokenizer_name)
+    elif saved:  # resuming: the vocabulary the checkpoint was trained with
+        tokenizer = AutoTokenizer.from_pretrained(saved)
     elif model_args.model_name_or_path:
         tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
     else:
@@ -462,7 +489,6 @@ def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArgu
         model2 = copy.deepcopy(model_args)
         model2.model_name_or_path = args1.output_dir
         phases = [(args1, data_args, model_args), (args2, data2, model2)]
-    resume = training_args.resume_from_checkpoint
     for number, (t_args, d_args, m_args) in enumerate(phases, 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
         t_args.resume_from_checkpoint = _phase_resume(resume, t_args.output_dir)

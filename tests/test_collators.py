@@ -74,17 +74,19 @@ def test_special_and_pad_positions_never_selected(big_tokenizer, selection, wwm)
         ids = [2] + [5 + (7 * i + j) % N_ORDINARY for j in range(n - 2)] + [3]
         ids[len(ids) // 2] = 1  # an [UNK] inside
         feats.append({"input_ids": ids, "word_ids": [-1] + list(range(n - 2)) + [-1]})
+    width = 64  # the longest row, already a multiple of 8
+    original = torch.tensor([f["input_ids"] + [0] * (width - len(f["input_ids"])) for f in feats])
+    special = (original <= 3)  # [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3, padding included
+    n_selected = 0
     for seed in range(100):
         c = DataCollatorForBertPretraining(big_tokenizer, seed=seed, mlm_probability=0.5, selection=selection,
                                            whole_word_mask=wwm, pad_to_multiple_of=8)
         out = c(feats)
-        for row, f in enumerate(feats):
-            ids = f["input_ids"]
-            for pos in range(out["input_ids"].shape[1]):
-                special = pos >= len(ids) or ids[pos] in (0, 1, 2, 3)
-                if special:
-                    assert out["labels"][row, pos].item() == -100
-                    assert out["input_ids"][row, pos].item() == (ids[pos] if pos < len(ids) else 0)
+        assert out["input_ids"].shape == (len(feats), width)
+        assert (out["labels"][special] == -100).all()
+        assert torch.equal(out["input_ids"][special], original[special])
+        n_selected += (out["labels"] != -100).sum().item()
+    assert n_selected > 1000  # ordinary positions were selected meanwhile
 
 
 def test_exact_count_gives_googles_count(big_tokenizer):
