@@ -158,7 +158,7 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
     Args:
         output_dir: a fine-tuning (``all_results.json``) or pretraining (``pretraining_summary.json``) output dir.
         repo_id: ``org/name``; created if it does not exist.
-        private: create the repo private (an existing repo keeps its visibility).
+        private: create the repo private; an existing public repo is refused (nothing is published by mistake).
         revision: branch to push to (created from ``main`` if missing); default ``main``.
         token: a Hub token; default: ``HF_TOKEN`` or the stored login. Never logged.
         commit_message: default ``"Upload <folder> with hf_bert_tasks"``.
@@ -187,6 +187,11 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
     step = "create the repo"
     try:
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True)
+        if private:
+            step = "check the repo's visibility"
+            if not api.model_info(repo_id).private:
+                raise PermissionError(f"{repo_id} already exists and is public; refusing to upload a run asked to be "
+                                      "private (make the repo private on the Hub first, or drop --private)")
         if revision != "main":
             step = f"create branch {revision!r}"
             api.create_branch(repo_id, branch=revision, exist_ok=True)

@@ -129,6 +129,11 @@ CLIENT = textwrap.dedent(r'''
     # 6. private repo: created private, unreadable without the token
     cli.main(["push", dirs["stsb"], "--repo-id", "org/private-stsb", "--private"])
     out["private_flag"] = HfApi().model_info("org/private-stsb").private
+    try:  # --private onto an existing public repo is refused before any upload
+        push_output_dir(dirs["stsb"], "org/tiny-stsb", private=True)
+        out["private_onto_public"] = "pushed"
+    except HubPushError as err:
+        out["private_onto_public"] = str(err)
     try:
         AutoModelForSequenceClassification.from_pretrained("org/private-stsb", token=False)
         out["private_anonymous"] = "loaded"
@@ -335,6 +340,12 @@ def test_pretraining_checkpoint_gets_its_own_card_and_a_fill_mask_pipeline(sessi
 def test_private_repo_is_private_and_hidden_without_token(session):
     record, _, _ = session
     assert record["private_flag"] is True and record["private_anonymous"] in ("OSError", "RepositoryNotFoundError")
+
+
+def test_private_push_onto_an_existing_public_repo_is_refused(session):
+    record, hub, _ = session
+    assert "already exists and is public" in record["private_onto_public"]
+    assert hub.commit_count("org/tiny-stsb") == 2  # .gitattributes + the one public push
 
 
 def test_push_to_a_revision_leaves_main_without_weights(session):
