@@ -1,0 +1,78 @@
+"""``hf-bert-tasks compare``: configurations, the paper's numbers, mean ± std, and a tiny run on the MRPC sample."""
+
+import json
+import os
+
+import pytest
+
+from hf_bert_tasks import get_task
+from hf_bert_tasks.scripts.compare import configurations, main, paper_number, summarize
+
+
+def test_configurations_expand_feature_based_per_strategy():
+    got = [c["label"] for c in configurations(["finetune", "lora", "feature_based"], ["last", "scalar_mix"])]
+    assert got == ["finetune", "lora", "feature_based:last", "feature_based:scalar_mix"]
+
+
+def test_unknown_mode_and_strategy_are_value_errors():
+    with pytest.raises(ValueError, match="unknown mode 'frozen'"):
+        configurations(["frozen"], ["last"])
+    with pytest.raises(ValueError, match="unknown feature strategy 'top4'"):
+        configurations(["feature_based"], ["top4"])
+
+
+def test_summarize_is_mean_and_sample_std():
+    assert summarize([90.0, 92.0, 94.0]) == (92.0, 2.0)
+    assert summarize([91.0]) == (91.0, 0.0)
+
+
+def test_paper_numbers_for_conll_come_from_table7():
+    task = get_task("conll2003")
+    assert paper_number(task, {"mode": "finetune", "strategy": None})[0] == 96.4
+    assert paper_number(task, {"mode": "feature_based", "strategy": "concat_last_four"})[0] == 96.1
+    assert paper_number(task, {"mode": "feature_based", "strategy": "scalar_mix"}) == (None, "")
+    assert paper_number(task, {"mode": "lora", "strategy": None}) == (None, "")
+
+
+def test_paper_number_for_glue_is_the_fine_tuning_row_only():
+    task = get_task("mrpc")
+    assert paper_number(task, {"mode": "finetune", "strategy": None})[0] == 88.9
+    assert paper_number(task, {"mode": "feature_based", "strategy": "last"}) == (None, "")
+
+
+def test_tiny_comparison_on_the_mrpc_sample_writes_md_json_png(tmp_path, tiny_bert_dir):
+    from tests.conftest import SAMPLES
+
+    out = tmp_path / "cmp"
+    summary = main([
+        "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
+        "--output_dir", str(out), "--modes", "finetune,lora,feature_based", "--strategies", "last,scalar_mix",
+        "--seeds", "1", "--max_train_samples", "48", "--max_eval_samples", "24", "--num_train_epochs", "1",
+        "--feature_based_args", "--num_train_epochs 3",
+    ])
+    names = [r["name"] for r in summary["rows"]]
+    assert names == ["finetune", "lora", "last", "scalar_mix"]
+    data = json.loads((out / "comparison.json").read_text())
+    assert data["metric"] == "f1" and [r["n"] for r in data["rows"]] == [1, 1, 1, 1]
+    assert all(0.0 <= r["mean"] <= 100.0 for r in data["rows"])
+    md = (out / "comparison.md").read_text()
+    assert "| finetune | 88.9 |" in md and "**Feature-based approach (frozen encoder)**" in md
+    assert (out / "comparison.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the feature-based runs shared one cache holding every layer
+    assert len(os.listdir(out / "feature_cache")) == 1
+
+
+def test_reuse_takes_a_finished_runs_results(tmp_path, tiny_bert_dir):
+    done = tmp_path / "done"
+    done.mkdir()
+    (done / "all_results.json").write_text(json.dumps({"eval_f1": 0.5, "train_runtime": 12.0}))
+    summary = main(["--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
+                    "--modes", "finetune", "--reuse", f"finetune={done}"])
+    row = summary["rows"][0]
+    assert row["reused"] and row["mean"] == 50.0 and row["wall_seconds"] == 12.0
+
+
+def test_reuse_of_a_missing_run_is_an_error(tmp_path, tiny_bert_dir):
+    with pytest.raises(FileNotFoundError, match="all_results.json not found"):
+        main(["--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path),
+              "--reuse", f"finetune={tmp_path / 'nope'}"])
