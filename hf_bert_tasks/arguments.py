@@ -201,10 +201,7 @@ class FinetuneTrainingArguments(TrainingArguments):
 
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False  # pinning needs an accelerator; avoids a warning per dataloader
-            # Under torchrun / accelerate on a machine without an accelerator, TrainingArguments only sets up
-            # multi-process (gloo) DDP with use_cpu=True; otherwise every process trains alone on all the data.
-            if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not _has_other_accelerator(torch):
-                self.use_cpu = True
+            use_cpu_under_launcher(self)
         super().__post_init__()
 
     @property
@@ -216,6 +213,20 @@ class FinetuneTrainingArguments(TrainingArguments):
             return [float(x) for x in str(self.lr_grid).split(",") if x.strip()]
         except ValueError:
             raise ValueError(f"--lr_grid {self.lr_grid!r}: expected comma-separated floats like '5e-5,3e-5'") from None
+
+
+def use_cpu_under_launcher(args: TrainingArguments) -> None:
+    """Set ``args.use_cpu`` when a launcher started several processes (``WORLD_SIZE`` > 1) on a machine without
+    CUDA, MPS or XPU. Call before ``TrainingArguments.__post_init__``.
+
+    transformers 5.24 sets up multi-process (gloo) DDP on CPU only with ``use_cpu=True``; otherwise, under
+    ``torchrun --nproc_per_node 2`` or ``accelerate launch``, every process silently trains alone on all the data
+    (``tests/test_distributed.py`` checks the 2-process run against the 1-process one).
+    """
+    import torch
+
+    if not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1 and not _has_other_accelerator(torch):
+        args.use_cpu = True
 
 
 def _has_other_accelerator(torch) -> bool:
