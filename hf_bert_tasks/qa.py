@@ -233,8 +233,24 @@ class QAPredictions(NamedTuple):
 
 
 def _top_k(logits: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest values per row, descending; ties keep the lower index first. ``[n, k]``."""
-    return np.argsort(-logits, axis=1, kind="stable")[:, :k]
+    """Indices of the ``k`` largest values per row, descending; ties keep the lower index first. ``[n, k]``.
+
+    Same result as ``np.argsort(-logits, kind="stable")[:, :k]``, via ``argpartition`` (linear) and a sort of the ``k``
+    picked; rows where the ``k``-th value is tied (the partition may pick any of the tied indices) use the full sort.
+    """
+    n, width = logits.shape
+    if k >= width:
+        return np.argsort(-logits, axis=1, kind="stable")
+    part = np.argpartition(-logits, k - 1, axis=1)[:, :k]
+    values = np.take_along_axis(logits, part, axis=1)
+    # sort the k picked by value descending, then index ascending
+    order = np.lexsort((part, -values), axis=1)
+    top = np.take_along_axis(part, order, axis=1)
+    kth = np.take_along_axis(logits, top[:, -1:], axis=1)
+    tied = np.flatnonzero((logits == kth).sum(axis=1) > 1)
+    if len(tied):
+        top[tied] = np.argsort(-logits[tied], axis=1, kind="stable")[:, :k]
+    return top
 
 
 def postprocess_qa_predictions(
@@ -341,74 +357,52 @@ def postprocess_qa_predictions(
     nbest: dict[str, list[dict]] = {}
     null_odds: dict[str, float] = {}
     non_null: dict[str, str] = {}
+    null_scores = null_score.tolist() if null_score is not None else None
     for ex in range(n_examples):
         context = contexts[ex]
-        entries: list[dict] = []
+        # entries: (text, score, start_logit, end_logit, char_start, char_end), best first
+        entries: list[tuple] = []
         seen: set[str] = set()
         null_entry = None
-        if null_score is not None:
+        if null_scores is not None:
             f = null_feature[ex]
-            null_entry = {
-                "text": "",
-                "score": float(null_score[ex]),
-                "start_logit": float(start_logits[f, 0]),
-                "end_logit": float(end_logits[f, 0]),
-                "offsets": [0, 0],
-            }
+            null_entry = ("", null_scores[ex], float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
         best_non_null = None
-        null_added = False
+        null_pending = null_entry is not None
         for j in range(bounds[ex], bounds[ex + 1]):
             if len(entries) >= n_best_size and best_non_null is not None:
                 break
             score = o_score[j]
-            if (
-                null_entry is not None
-                and not null_added
-                and null_entry["score"] > score
-                and len(entries) < n_best_size
-            ):
+            if null_pending and null_entry[1] > score and len(entries) < n_best_size:
                 entries.append(null_entry)
-                null_added = True
+                null_pending = False
             char_start, char_end = o_char_start[j], o_char_end[j]
             text = context[char_start:char_end]
             if text in seen:
                 continue
             seen.add(text)
-            entry = {
-                "text": text,
-                "score": score,
-                "start_logit": o_start_logit[j],
-                "end_logit": o_end_logit[j],
-                "offsets": [char_start, char_end],
-            }
+            entry = (text, score, o_start_logit[j], o_end_logit[j], char_start, char_end)
             if best_non_null is None and text:
                 best_non_null = entry
             if len(entries) < n_best_size:
                 entries.append(entry)
-        if null_entry is not None and not null_added and len(entries) < n_best_size:
+        if null_pending and len(entries) < n_best_size:
             entries.append(null_entry)
         if not entries:
-            entries.append({"text": "", "score": 0.0, "start_logit": 0.0, "end_logit": 0.0, "offsets": [0, 0]})
-        top = max(e["score"] for e in entries)
-        weights = [math.exp(e["score"] - top) for e in entries]
+            entries.append(("", 0.0, 0.0, 0.0, 0, 0))
+        top = max(e[1] for e in entries)
+        weights = [math.exp(e[1] - top) for e in entries]
         total = sum(weights)
-        probs = [w / total for w in weights]
         qid = example_ids[ex]
         nbest[qid] = [
-            {
-                "text": e["text"],
-                "probability": p,
-                "start_logit": e["start_logit"],
-                "end_logit": e["end_logit"],
-                "offsets": e["offsets"],
-            }
-            for e, p in zip(entries, probs)
+            {"text": e[0], "probability": w / total, "start_logit": e[2], "end_logit": e[3], "offsets": [e[4], e[5]]}
+            for e, w in zip(entries, weights)
         ]
-        non_null[qid] = best_non_null["text"] if best_non_null is not None else ""
+        non_null[qid] = best_non_null[0] if best_non_null is not None else ""
         if null_entry is None:
             predictions[qid] = non_null[qid]
         else:
-            diff = math.inf if best_non_null is None else null_entry["score"] - best_non_null["score"]
+            diff = math.inf if best_non_null is None else null_entry[1] - best_non_null[1]
             null_odds[qid] = diff
             predictions[qid] = "" if diff > null_score_diff_threshold else non_null[qid]
     return QAPredictions(predictions, nbest, null_odds, non_null)
