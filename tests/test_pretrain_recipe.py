@@ -146,3 +146,11 @@ def test_one_document_corpus_is_rejected(tmp_path):
     one.write_text("a first line .\na second line .\n", encoding="utf-8")
     with pytest.raises(ValueError, match="found 1 document"):
         _pretrain(str(one), tmp_path / "o", "--max_steps", "2")
+
+
+def test_static_masks_with_dupe_factor(corpus, tmp_path):
+    summary = _pretrain(corpus, tmp_path / "static", "--max_steps", "2", "--masking", "static", "--dupe_factor", "2",
+                        "--selection", "bernoulli", "--eval_strategy", "no")
+    one = _pretrain(corpus, tmp_path / "dynamic", "--max_steps", "2", "--eval_strategy", "no")
+    assert summary["masking_recipe"]["masking"] == "static" and summary["masking_recipe"]["dupe_factor"] == 2
+    assert summary["phases"][0]["train_instances"] > one["phases"][0]["train_instances"]
