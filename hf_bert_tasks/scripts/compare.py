@@ -14,7 +14,7 @@ layer, so the frozen encoder runs once per split for all strategies.
 Any other flag (``--max_train_samples 2000``, ``--max_seq_length 128`` …) goes to every run; ``--<mode>_args "..."``
 only to that mode's runs. ``--reuse finetune=runs/real/mrpc`` takes a finished run's ``all_results.json`` instead of
 running that configuration (marked "reused" in the report). Finished runs in ``output_dir`` are reused too, so an
-interrupted comparison resumes where it stopped.
+interrupted comparison resumes where it stopped (``--rerun`` runs them again).
 
 Writes ``comparison.json`` (every run and the mean ± sample std per configuration), ``comparison.md`` (a table laid
 out like Table 7, the paper's numbers beside ours) and ``comparison.png`` (bar chart, matplotlib Agg backend).
@@ -102,7 +102,7 @@ def run_one(config: dict, seed: int, args, extra: list[str]) -> dict:
     name = config["label"].replace(":", "-")
     out = os.path.join(args.output_dir, name, f"seed{seed}")
     timing = os.path.join(out, "compare_wall_seconds.json")
-    if output_dir_is_finished(out) and os.path.isfile(timing):
+    if output_dir_is_finished(out) and os.path.isfile(timing) and not args.rerun:
         with open(os.path.join(out, "all_results.json"), encoding="utf-8") as f:
             results = json.load(f)
         with open(timing, encoding="utf-8") as f:
@@ -219,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strategies", default="concat_last_four")
     parser.add_argument("--seeds", default="1")
     parser.add_argument("--title", default=None)
+    parser.add_argument("--rerun", action="store_true",
+                        help="run every configuration again even if output_dir holds its finished run")
     parser.add_argument("--reuse", action="append", default=[],
                         help="label=DIR: take DIR/all_results.json for that configuration instead of running it")
     for mode in MODES:
@@ -254,13 +256,13 @@ def quickstart_comparison(model_dir: str, output_dir: str, seed: int = 42) -> di
 
     summary = main([
         "--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path", model_dir,
-        "--output_dir", output_dir, "--modes", "finetune,lora,feature_based",
+        "--output_dir", output_dir, "--rerun", "--modes", "finetune,lora,feature_based",
         "--strategies", "last,concat_last_four,scalar_mix", "--seeds", str(seed),
         "--title", "Quickstart: SST-2 sample, tiny BERT",
-        "--finetune_args", "--num_train_epochs 4 --learning_rate 1e-3",
-        "--lora_args", "--num_train_epochs 4 --learning_rate 3e-3",
+        "--finetune_args", "--num_train_epochs 3 --learning_rate 1e-3",
+        "--lora_args", "--num_train_epochs 3 --learning_rate 3e-3",
         "--feature_based_args", "--num_train_epochs 20 --learning_rate 3e-3",
-        "--logging_steps", "50",
+        "--logging_steps", "50", "--eval_strategy", "no",
     ])
     return {row["name"]: row["mean"] for row in summary["rows"]}
 

@@ -102,6 +102,11 @@ def main(argv: list[str] | None = None) -> dict:
         verdict = "beats" if row["fine-tuned"] > row["majority baseline"] else "does NOT beat"
         print(f"{name:6s} {row['metric']}: {row['fine-tuned']:.4f}  majority: {row['majority baseline']:.4f}  "
               f"-> {verdict} the baseline;  pipeline: {row['pipeline example']['output']}")
+
+    print("\n== 4. fine-tuning vs LoRA vs frozen features (paper §5.3, Table 7) on the SST-2 sample")
+    from .compare import quickstart_comparison
+
+    summary["comparison"] = quickstart_comparison(model_dir, os.path.join(args.output_dir, "compare"), args.seed)
     with open(os.path.join(args.output_dir, "quickstart_summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
     return summary
