@@ -264,8 +264,9 @@ def collect_run_info(task, model_args, data_args, training_args, base_model: str
     data_changes.setdefault("max_seq_length", data_args.max_seq_length)
     return {
         "task": task.name,
+        # a local folder is recorded by its last two path components only (no home directories in a pushed file)
         "model_name_or_path": model_args.model_name_or_path if looks_like_hub_id(model_args.model_name_or_path)
-        else os.path.basename(os.path.normpath(model_args.model_name_or_path)),
+        else "/".join(os.path.normpath(model_args.model_name_or_path).split(os.sep)[-2:]),
         "model_revision": getattr(model_args, "model_revision", None),
         "base_model": resolved,
         "base_model_source": source,
