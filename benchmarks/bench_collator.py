@@ -31,8 +31,9 @@ def instances(max_seq_length: int, seed: int = 0):
     tokenizer = train_wordpiece_tokenizer([s for d in docs for s in d], vocab_size=2000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = create_pretraining_examples({"sentences": docs}, tokenizer=tokenizer, max_seq_length=max_seq_length,
-                                          dupe_factor=4, seed=seed)
+        out = create_pretraining_examples(
+            {"sentences": docs}, tokenizer=tokenizer, max_seq_length=max_seq_length, dupe_factor=4, seed=seed
+        )
     rows = [{k: out[k][i] for k in out} for i in range(len(out["input_ids"]))]
     return tokenizer, rows
 
@@ -57,21 +58,25 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parser.parse_args(argv)
 
     tokenizer, rows = instances(args.max_seq_length)
-    batches = [[rows[(i * args.batch_size + j) % len(rows)] for j in range(args.batch_size)] for i in range(args.batches)]
+    batches = [
+        [rows[(i * args.batch_size + j) % len(rows)] for j in range(args.batch_size)] for i in range(args.batches)
+    ]
     plain = [[{k: r[k] for k in ("input_ids", "token_type_ids", "next_sentence_label")} for r in b] for b in batches]
     baseline = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=0)
     results = {"transformers DataCollatorForLanguageModeling (baseline)": _rate(baseline, plain)}
     configs = {
-        "ours: Bernoulli, NSP": (dict(), plain),
-        "ours: exact count, NSP": (dict(selection="exact"), plain),
-        "ours: Bernoulli, whole-word, NSP": (dict(whole_word_mask=True), batches),
-        "ours: exact count, whole-word, NSP": (dict(whole_word_mask=True, selection="exact"), batches),
+        "ours: Bernoulli, NSP": ({}, plain),
+        "ours: exact count, NSP": ({"selection": "exact"}, plain),
+        "ours: Bernoulli, whole-word, NSP": ({"whole_word_mask": True}, batches),
+        "ours: exact count, whole-word, NSP": ({"whole_word_mask": True, "selection": "exact"}, batches),
     }
     for name, (kwargs, data) in configs.items():
         results[name] = _rate(DataCollatorForBertPretraining(tokenizer, seed=0, **kwargs), data)
     base = results["transformers DataCollatorForLanguageModeling (baseline)"]
-    print(f"collator throughput, {args.batches} batches of {args.batch_size} (seq <= {args.max_seq_length}, "
-          f"dynamic padding)")
+    print(
+        f"collator throughput, {args.batches} batches of {args.batch_size} (seq <= {args.max_seq_length}, "
+        f"dynamic padding)"
+    )
     for name, rate in results.items():
         print(f"  {name:55s} {rate:8.1f} batches/s   {rate / base:5.2f}x")
     return results

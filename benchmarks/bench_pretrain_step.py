@@ -51,8 +51,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         g = torch.Generator().manual_seed(0)
         ids = torch.randint(5, vocab, (args.batch_size, args.seq), generator=g)
         labels = torch.where(torch.rand(ids.shape, generator=g) < 0.15, ids, torch.full_like(ids, -100))
-        batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids),
-                 "labels": labels, "next_sentence_label": torch.randint(0, 2, (args.batch_size,), generator=g)}
+        batch = {
+            "input_ids": ids,
+            "attention_mask": torch.ones_like(ids),
+            "token_type_ids": torch.zeros_like(ids),
+            "labels": labels,
+            "next_sentence_label": torch.randint(0, 2, (args.batch_size,), generator=g),
+        }
         config = bert_config(args.preset, vocab_size=vocab)
         torch.manual_seed(0)
         full = BertForPreTraining(config).train()
@@ -62,8 +67,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         t_masked = _step_time(masked, batch, args.steps)
         results[f"vocab{vocab}_full_s"] = t_full
         results[f"vocab{vocab}_masked_only_s"] = t_masked
-        print(f"{args.preset} BERT, vocab {vocab}, batch {args.batch_size} x seq {args.seq}, "
-              f"{torch.get_num_threads()} thread(s):")
+        print(
+            f"{args.preset} BERT, vocab {vocab}, batch {args.batch_size} x seq {args.seq}, "
+            f"{torch.get_num_threads()} thread(s):"
+        )
         print(f"  full MLM head (baseline)      {t_full:7.3f} s/step   1.00x")
         print(f"  masked-positions-only head    {t_masked:7.3f} s/step   {t_full / t_masked:5.2f}x faster")
     return results

@@ -49,13 +49,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             start = time.perf_counter()
-            out = build_pretraining_dataset(Dataset.from_dict({"sentences": docs}), tokenizer,
-                                            max_seq_length=args.max_seq_length, seed=0)
+            out = build_pretraining_dataset(
+                Dataset.from_dict({"sentences": docs}), tokenizer, max_seq_length=args.max_seq_length, seed=0
+            )
             our_times.append(time.perf_counter() - start)
     base = len(sentences) / min(base_times)
     ours = len(sentences) / min(our_times)
-    print(f"pretraining data: {len(docs)} documents, {len(sentences)} sentences -> {len(out)} instances "
-          f"(seq {args.max_seq_length})")
+    print(
+        f"pretraining data: {len(docs)} documents, {len(sentences)} sentences -> {len(out)} instances "
+        f"(seq {args.max_seq_length})"
+    )
     print(f"  tokenizer only (baseline)            {base:10.0f} sentences/s   1.00x")
     print(f"  create_pretraining_examples (map)    {ours:10.0f} sentences/s   {ours / base:5.2f}x")
     return {"tokenizer_sentences_per_s": base, "pretraining_examples_sentences_per_s": ours, "instances": len(out)}

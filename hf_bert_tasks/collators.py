@@ -103,7 +103,11 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
 
         if not 0.0 < self.mlm_probability <= 1.0:
             raise ValueError(f"mlm_probability must be in (0, 1], got {self.mlm_probability}")
-        if self.mask_replace_prob < 0 or self.random_replace_prob < 0 or self.mask_replace_prob + self.random_replace_prob > 1:
+        if (
+            self.mask_replace_prob < 0
+            or self.random_replace_prob < 0
+            or self.mask_replace_prob + self.random_replace_prob > 1
+        ):
             raise ValueError(
                 f"mask_replace_prob ({self.mask_replace_prob}) and random_replace_prob ({self.random_replace_prob}) "
                 "must be >= 0 and sum to at most 1"
@@ -166,11 +170,13 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
                 if right:
                     out[i, : lengths[i]] = row
                 else:
-                    out[i, length - lengths[i]:] = row
+                    out[i, length - lengths[i] :] = row
             return out
 
         batch = {"input_ids": fill("input_ids", self.tokenizer.pad_token_id)}
-        batch["token_type_ids"] = fill("token_type_ids", 0) if "token_type_ids" in keys else torch.zeros_like(batch["input_ids"])
+        batch["token_type_ids"] = (
+            fill("token_type_ids", 0) if "token_type_ids" in keys else torch.zeros_like(batch["input_ids"])
+        )
         if "attention_mask" in keys:
             batch["attention_mask"] = fill("attention_mask", 0)
         else:
@@ -182,7 +188,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         if "word_ids" in keys:
             batch["word_ids"] = fill("word_ids", -1, none_value=-1)
         if "next_sentence_label" in keys:
-            batch["next_sentence_label"] = torch.tensor([int(f["next_sentence_label"]) for f in features], dtype=torch.long)
+            batch["next_sentence_label"] = torch.tensor(
+                [int(f["next_sentence_label"]) for f in features], dtype=torch.long
+            )
         return batch
 
     # ------------------------------------------------------------------ masking
@@ -210,7 +218,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
                 "tokens): create the features with hf_bert_tasks.create_pretraining_examples or store "
                 "BatchEncoding.word_ids(i) of a fast tokenizer"
             )
-        candidate = (attention_mask.bool() & ~self._is_special_lut[input_ids.clamp(0, len(self._is_special_lut) - 1)])
+        candidate = attention_mask.bool() & ~self._is_special_lut[input_ids.clamp(0, len(self._is_special_lut) - 1)]
         candidate &= input_ids < len(self._is_special_lut)
         b, n = input_ids.shape
         if self.whole_word_mask:
@@ -240,7 +248,11 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
         masked = input_ids.clone()
         to_mask = selected & (category < self.mask_replace_prob)
-        to_random = selected & (category >= self.mask_replace_prob) & (category < self.mask_replace_prob + self.random_replace_prob)
+        to_random = (
+            selected
+            & (category >= self.mask_replace_prob)
+            & (category < self.mask_replace_prob + self.random_replace_prob)
+        )
         masked[to_mask] = self.tokenizer.mask_token_id
         n_random = int(to_random.sum().item())
         if n_random:
@@ -286,7 +298,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         batch = self._pad(features)
         word_ids = batch.pop("word_ids", None)
         if self.mlm and "labels" not in batch:
-            batch["input_ids"], batch["labels"] = self.mask_tokens(batch["input_ids"], batch["attention_mask"], word_ids)
+            batch["input_ids"], batch["labels"] = self.mask_tokens(
+                batch["input_ids"], batch["attention_mask"], word_ids
+            )
         return batch
 
     def static_mask_map(self, batch: dict[str, list]) -> dict[str, list]:

@@ -38,26 +38,57 @@ class BertForPreTrainingMaskedOnly(BertForPreTraining):
     ``int64 [B]``, is given; else the MLM loss alone).
     """
 
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None, inputs_embeds=None,
-                labels=None, next_sentence_label=None, **kwargs):
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        token_type_ids=None,
+        position_ids=None,
+        inputs_embeds=None,
+        labels=None,
+        next_sentence_label=None,
+        **kwargs,
+    ):
         import torch.nn.functional as F
         from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
 
         if labels is None:
-            return super().forward(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                   position_ids=position_ids, inputs_embeds=inputs_embeds,
-                                   next_sentence_label=next_sentence_label, **kwargs)
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True, **kwargs)
+            return super().forward(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+                position_ids=position_ids,
+                inputs_embeds=inputs_embeds,
+                next_sentence_label=next_sentence_label,
+                **kwargs,
+            )
+        outputs = self.bert(
+            input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            inputs_embeds=inputs_embeds,
+            return_dict=True,
+            **kwargs,
+        )
         sequence_output, pooled_output = outputs[:2]
         selected = labels != -100
         prediction_scores = self.cls.predictions(sequence_output[selected])  # [N, V]
         nsp_scores = self.cls.seq_relationship(pooled_output)  # [B, 2]
-        loss = F.cross_entropy(prediction_scores, labels[selected]) if prediction_scores.shape[0] else prediction_scores.sum()
+        loss = (
+            F.cross_entropy(prediction_scores, labels[selected])
+            if prediction_scores.shape[0]
+            else prediction_scores.sum()
+        )
         if next_sentence_label is not None:
             loss = loss + F.cross_entropy(nsp_scores.view(-1, 2), next_sentence_label.view(-1))
-        return BertForPreTrainingOutput(loss=loss, prediction_logits=prediction_scores, seq_relationship_logits=nsp_scores,
-                                        hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        return BertForPreTrainingOutput(
+            loss=loss,
+            prediction_logits=prediction_scores,
+            seq_relationship_logits=nsp_scores,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
 
     def save_pretrained(self, save_directory, *args, **kwargs):
         """Save as ``BertForPreTraining`` (same weights; ``architectures`` names the parent class)."""
@@ -100,8 +131,14 @@ def pretraining_metrics(prediction_logits, seq_relationship_logits, labels, next
     with torch.no_grad():
         mlm_correct = (logits.argmax(-1) == targets).sum().item()
         nsp_correct = (seq_relationship_logits.argmax(-1) == next_sentence_label).sum().item()
-    return {"mlm_loss": mlm_loss, "nsp_loss": nsp_loss, "mlm_correct": mlm_correct, "mlm_total": targets.numel(),
-            "nsp_correct": nsp_correct, "nsp_total": next_sentence_label.numel()}
+    return {
+        "mlm_loss": mlm_loss,
+        "nsp_loss": nsp_loss,
+        "mlm_correct": mlm_correct,
+        "mlm_total": targets.numel(),
+        "nsp_correct": nsp_correct,
+        "nsp_total": next_sentence_label.numel(),
+    }
 
 
 class PretrainingTrainer(Trainer):
@@ -121,8 +158,15 @@ class PretrainingTrainer(Trainer):
 
     @staticmethod
     def _zero():
-        return {"mlm_loss": 0.0, "nsp_loss": 0.0, "batches": 0, "mlm_correct": 0, "mlm_total": 0, "nsp_correct": 0,
-                "nsp_total": 0}
+        return {
+            "mlm_loss": 0.0,
+            "nsp_loss": 0.0,
+            "batches": 0,
+            "mlm_correct": 0,
+            "mlm_total": 0,
+            "nsp_correct": 0,
+            "nsp_total": 0,
+        }
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs["labels"]
@@ -131,7 +175,9 @@ class PretrainingTrainer(Trainer):
         # the full head needs no labels (we compute the loss here, on the predicted positions only); the masked-only
         # head needs them to know which positions to project.
         keep_labels = isinstance(unwrapped, BertForPreTrainingMaskedOnly)
-        model_inputs = {k: v for k, v in inputs.items() if k != "next_sentence_label" and (keep_labels or k != "labels")}
+        model_inputs = {
+            k: v for k, v in inputs.items() if k != "next_sentence_label" and (keep_labels or k != "labels")
+        }
         outputs = model(**model_inputs)
         m = pretraining_metrics(outputs.prediction_logits, outputs.seq_relationship_logits, labels, nsp_labels)
         loss = m["mlm_loss"] + m["nsp_loss"]
@@ -169,8 +215,9 @@ class PretrainingTrainer(Trainer):
             import torch
 
             keys = sorted(sums)
-            totals = self.accelerator.reduce(torch.tensor([float(sums[k]) for k in keys], device=self.args.device),
-                                             reduction="sum")
+            totals = self.accelerator.reduce(
+                torch.tensor([float(sums[k]) for k in keys], device=self.args.device), reduction="sum"
+            )
             sums = dict(zip(keys, totals.tolist()))
         output.metrics.update(self._averages(sums, prefix=f"{prefix}_"))
         return output
@@ -181,13 +228,23 @@ class PretrainingTrainer(Trainer):
 class PretrainModelArguments:
     """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue."""
 
-    preset: str = field(default="tiny", metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
-                                                   "choices": ["tiny", "mini", "small", "base"]})
+    preset: str = field(
+        default="tiny",
+        metadata={
+            "help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
+            "choices": ["tiny", "mini", "small", "base"],
+        },
+    )
     model_name_or_path: str | None = field(
-        default=None, metadata={"help": "Continue pretraining from this checkpoint (e.g. phase 1) instead of random init."})
+        default=None,
+        metadata={"help": "Continue pretraining from this checkpoint (e.g. phase 1) instead of random init."},
+    )
     tokenizer_name: str | None = field(
-        default=None, metadata={"help": "Tokenizer folder/id; default: train a WordPiece vocabulary on the corpus."})
-    vocab_size: int = field(default=8000, metadata={"help": "WordPiece vocabulary size when training one (paper: 30522)."})
+        default=None, metadata={"help": "Tokenizer folder/id; default: train a WordPiece vocabulary on the corpus."}
+    )
+    vocab_size: int = field(
+        default=8000, metadata={"help": "WordPiece vocabulary size when training one (paper: 30522)."}
+    )
     lowercase: bool = field(default=True, metadata={"help": "Uncased vocabulary when training one."})
     num_hidden_layers: int | None = field(default=None, metadata={"help": "Override the preset's L."})
     hidden_size: int | None = field(default=None, metadata={"help": "Override the preset's H."})
@@ -204,37 +261,59 @@ class PretrainModelArguments:
 class PretrainDataArguments:
     """Corpus, instance creation (google's create_pretraining_data.py flags) and masking."""
 
-    train_files: list[str] = field(default=None, metadata={"help": "Text files: one sentence per line, blank line between documents.",
-                                                           "nargs": "+"})
+    train_files: list[str] = field(
+        default=None,
+        metadata={"help": "Text files: one sentence per line, blank line between documents.", "nargs": "+"},
+    )
     validation_split_percentage: float = field(
-        default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."})
-    document_boundary: str = field(default="auto", metadata={
-        "help": "blank_line (google's format), heading (WikiText ' = Title = ' starts a document) or auto (per file).",
-        "choices": ["auto", "blank_line", "heading"]})
+        default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."}
+    )
+    document_boundary: str = field(
+        default="auto",
+        metadata={
+            "help": "blank_line (google's format), heading (WikiText ' = Title = ' starts a document) or auto (per file).",
+            "choices": ["auto", "blank_line", "heading"],
+        },
+    )
     split_sentences: bool = field(default=False, metadata={"help": "Split lines into sentences after . ! ?"})
-    max_train_documents: int | None = field(default=None, metadata={"help": "Keep only the first N training documents."})
+    max_train_documents: int | None = field(
+        default=None, metadata={"help": "Keep only the first N training documents."}
+    )
     max_seq_length: int = field(default=128, metadata={"help": "WordPieces per instance incl. [CLS] and two [SEP]."})
     short_seq_prob: float = field(default=0.1, metadata={"help": "Probability of a shorter target length."})
     nsp_probability: float = field(default=0.5, metadata={"help": "Probability of a NotNext pair."})
     dupe_factor: int = field(default=1, metadata={"help": "Passes over the corpus (google: 10 with static masks)."})
-    masking: str = field(default="dynamic", metadata={"help": "dynamic (new masks every batch) or static (precomputed).",
-                                                      "choices": ["dynamic", "static"]})
+    masking: str = field(
+        default="dynamic",
+        metadata={
+            "help": "dynamic (new masks every batch) or static (precomputed).",
+            "choices": ["dynamic", "static"],
+        },
+    )
     mlm_probability: float = field(default=0.15, metadata={"help": "Fraction of tokens to predict."})
-    selection: str = field(default="exact", metadata={
-        "help": "exact (google's count per sequence) or bernoulli (transformers' per-token draw).",
-        "choices": ["exact", "bernoulli"]})
+    selection: str = field(
+        default="exact",
+        metadata={
+            "help": "exact (google's count per sequence) or bernoulli (transformers' per-token draw).",
+            "choices": ["exact", "bernoulli"],
+        },
+    )
     max_predictions_per_seq: int = field(default=20, metadata={"help": "Cap of exact selection (google: 20 at 128)."})
     whole_word_mask: bool = field(default=False, metadata={"help": "Mask whole words (all WordPieces of a word)."})
     preprocessing_batch_size: int = field(default=1000, metadata={"help": "Documents per map batch (NotNext pool)."})
 
     def __post_init__(self):
         if not self.train_files:
-            raise ValueError("--train_files is required (text files, one sentence per line, blank line between documents)")
+            raise ValueError(
+                "--train_files is required (text files, one sentence per line, blank line between documents)"
+            )
         for path in self.train_files:
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"--train_files: {path} does not exist")
         if not 0 <= self.validation_split_percentage < 100:
-            raise ValueError(f"--validation_split_percentage must be in [0, 100), got {self.validation_split_percentage}")
+            raise ValueError(
+                f"--validation_split_percentage must be in [0, 100), got {self.validation_split_percentage}"
+            )
 
 
 @dataclass
@@ -271,12 +350,20 @@ class PretrainTrainingArguments(TrainingArguments):
     save_total_limit: int | None = field(default=2, metadata={"help": "Checkpoints kept."})
     remove_unused_columns: bool = field(default=False, metadata={"help": "Keep word_ids for whole-word masking."})
     prediction_loss_only: bool = field(default=True, metadata={"help": "Evaluation collects no logits."})
-    masked_only_decoder: bool = field(default=True, metadata={
-        "help": "Run the MLM vocabulary projection only on masked positions (same loss and weights, faster)."})
+    masked_only_decoder: bool = field(
+        default=True,
+        metadata={
+            "help": "Run the MLM vocabulary projection only on masked positions (same loss and weights, faster)."
+        },
+    )
     phase2_max_steps: int = field(default=0, metadata={"help": "Steps of phase 2 (0: one phase only)."})
     phase2_max_seq_length: int = field(default=512, metadata={"help": "Sequence length of phase 2 (paper: 512)."})
-    phase2_max_predictions_per_seq: int = field(default=80, metadata={"help": "Exact-selection cap in phase 2 (google: 80)."})
-    phase2_per_device_train_batch_size: int | None = field(default=None, metadata={"help": "Batch of phase 2 (default: phase 1's)."})
+    phase2_max_predictions_per_seq: int = field(
+        default=80, metadata={"help": "Exact-selection cap in phase 2 (google: 80)."}
+    )
+    phase2_per_device_train_batch_size: int | None = field(
+        default=None, metadata={"help": "Batch of phase 2 (default: phase 1's)."}
+    )
     overwrite_output_dir: bool = field(default=False, metadata={"help": "Replace a finished run in output_dir."})
 
     def __post_init__(self):
@@ -301,7 +388,7 @@ class PretrainTrainingArguments(TrainingArguments):
 def _split_documents(documents: list[list[str]], percentage: float, seed: int):
     order = list(range(len(documents)))
     random.Random(seed).shuffle(order)
-    n_eval = int(round(len(documents) * percentage / 100.0))
+    n_eval = round(len(documents) * percentage / 100.0)
     if percentage > 0 and n_eval < 2:
         n_eval = min(2, len(documents) - 2)  # NotNext pairs need two documents
     eval_docs = [documents[i] for i in sorted(order[:n_eval])]
@@ -313,19 +400,28 @@ def _collator(tokenizer, data_args: PretrainDataArguments, seed: int, max_predic
     from .collators import DataCollatorForBertPretraining
 
     return DataCollatorForBertPretraining(
-        tokenizer, mlm_probability=data_args.mlm_probability, selection=data_args.selection,
+        tokenizer,
+        mlm_probability=data_args.mlm_probability,
+        selection=data_args.selection,
         max_predictions_per_seq=max_predictions or data_args.max_predictions_per_seq,
-        whole_word_mask=data_args.whole_word_mask, seed=seed,
+        whole_word_mask=data_args.whole_word_mask,
+        seed=seed,
     )
 
 
 def masking_recipe(data_args: PretrainDataArguments, max_predictions: int | None = None) -> dict:
     """The masking settings written to the summary (for the model card)."""
-    return {"masking": data_args.masking, "mlm_probability": data_args.mlm_probability, "selection": data_args.selection,
-            "max_predictions_per_seq": max_predictions or data_args.max_predictions_per_seq,
-            "whole_word_mask": data_args.whole_word_mask, "mask/random/keep": [0.8, 0.1, 0.1],
-            "nsp_probability": data_args.nsp_probability, "short_seq_prob": data_args.short_seq_prob,
-            "dupe_factor": data_args.dupe_factor}
+    return {
+        "masking": data_args.masking,
+        "mlm_probability": data_args.mlm_probability,
+        "selection": data_args.selection,
+        "max_predictions_per_seq": max_predictions or data_args.max_predictions_per_seq,
+        "whole_word_mask": data_args.whole_word_mask,
+        "mask/random/keep": [0.8, 0.1, 0.1],
+        "nsp_probability": data_args.nsp_probability,
+        "short_seq_prob": data_args.short_seq_prob,
+        "dupe_factor": data_args.dupe_factor,
+    }
 
 
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
@@ -339,50 +435,80 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
 
     set_seed(training_args.seed)
     max_len = data_args.max_seq_length
-    common = dict(max_seq_length=max_len, short_seq_prob=data_args.short_seq_prob,
-                  nsp_probability=data_args.nsp_probability)
-    train_ds = build_pretraining_dataset(Dataset.from_dict({"sentences": train_docs}), tokenizer,
-                                         batch_size=data_args.preprocessing_batch_size, dupe_factor=data_args.dupe_factor,
-                                         seed=training_args.seed, **common)
+    common = {
+        "max_seq_length": max_len,
+        "short_seq_prob": data_args.short_seq_prob,
+        "nsp_probability": data_args.nsp_probability,
+    }
+    train_ds = build_pretraining_dataset(
+        Dataset.from_dict({"sentences": train_docs}),
+        tokenizer,
+        batch_size=data_args.preprocessing_batch_size,
+        dupe_factor=data_args.dupe_factor,
+        seed=training_args.seed,
+        **common,
+    )
     if data_args.masking == "static":
-        train_ds = train_ds.map(_collator(tokenizer, data_args, training_args.seed).static_mask_map, batched=True,
-                                desc="static masks")
+        train_ds = train_ds.map(
+            _collator(tokenizer, data_args, training_args.seed).static_mask_map, batched=True, desc="static masks"
+        )
     eval_ds = None
     if eval_docs:
-        eval_ds = build_pretraining_dataset(Dataset.from_dict({"sentences": eval_docs}), tokenizer,
-                                            batch_size=data_args.preprocessing_batch_size, seed=training_args.seed + 1,
-                                            **common)
+        eval_ds = build_pretraining_dataset(
+            Dataset.from_dict({"sentences": eval_docs}),
+            tokenizer,
+            batch_size=data_args.preprocessing_batch_size,
+            seed=training_args.seed + 1,
+            **common,
+        )
         # a fixed (static) mask for the eval set, so evaluations at different steps are comparable
-        eval_ds = eval_ds.map(_collator(tokenizer, data_args, training_args.seed + 1).static_mask_map, batched=True,
-                              desc="eval masks")
+        eval_ds = eval_ds.map(
+            _collator(tokenizer, data_args, training_args.seed + 1).static_mask_map, batched=True, desc="eval masks"
+        )
     else:
         training_args.eval_strategy = "no"
     cls = BertForPreTrainingMaskedOnly if training_args.masked_only_decoder else BertForPreTraining
     if model_args.model_name_or_path:
         model = cls.from_pretrained(model_args.model_name_or_path)
         if model.config.max_position_embeddings < max_len:
-            raise ValueError(f"{model_args.model_name_or_path} has {model.config.max_position_embeddings} positions, "
-                             f"fewer than max_seq_length={max_len}")
+            raise ValueError(
+                f"{model_args.model_name_or_path} has {model.config.max_position_embeddings} positions, "
+                f"fewer than max_seq_length={max_len}"
+            )
     else:
-        config = bert_config(model_args.preset, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
-                             max_position_embeddings=max(model_args.max_position_embeddings, max_len),
-                             **model_args.config_overrides())
+        config = bert_config(
+            model_args.preset,
+            vocab_size=len(tokenizer),
+            pad_token_id=tokenizer.pad_token_id,
+            max_position_embeddings=max(model_args.max_position_embeddings, max_len),
+            **model_args.config_overrides(),
+        )
         torch.manual_seed(training_args.seed)
         model = cls(config)
-    trainer = PretrainingTrainer(model=model, args=training_args, train_dataset=train_ds, eval_dataset=eval_ds,
-                                 data_collator=_collator(tokenizer, data_args, training_args.seed),
-                                 processing_class=tokenizer)
+    trainer = PretrainingTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        data_collator=_collator(tokenizer, data_args, training_args.seed),
+        processing_class=tokenizer,
+    )
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model()
     trainer.save_state()
     final = {}
     if eval_ds is not None:
-        done = [h for h in trainer.state.log_history if "eval_mlm_accuracy" in h and h["step"] == trainer.state.global_step]
+        done = [
+            h for h in trainer.state.log_history if "eval_mlm_accuracy" in h and h["step"] == trainer.state.global_step
+        ]
         final = done[-1] if done else trainer.evaluate()  # no second evaluation at a step already evaluated
     history = [h for h in trainer.state.log_history if "mlm_accuracy" in h or "eval_mlm_accuracy" in h]
     return {
-        "phase": phase, "max_seq_length": max_len, "steps": trainer.state.global_step,
-        "train_instances": len(train_ds), "eval_instances": len(eval_ds) if eval_ds is not None else 0,
+        "phase": phase,
+        "max_seq_length": max_len,
+        "steps": trainer.state.global_step,
+        "train_instances": len(train_ds),
+        "eval_instances": len(eval_ds) if eval_ds is not None else 0,
         "batch_size": training_args.per_device_train_batch_size * training_args.gradient_accumulation_steps,
         "learning_rate": training_args.learning_rate,
         "masked_only_decoder": training_args.masked_only_decoder,
@@ -418,8 +544,9 @@ def _saved_tokenizer(resume, output_dir: str) -> str | None:
     return None
 
 
-def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArguments,
-                 training_args: PretrainTrainingArguments) -> dict:
+def run_pretrain(
+    model_args: PretrainModelArguments, data_args: PretrainDataArguments, training_args: PretrainTrainingArguments
+) -> dict:
     """Pretrain BERT (MLM + NSP) on ``data_args.train_files``; one or two phases. Returns the summary dict.
 
     ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH`` (``output_dir/phase1/checkpoint-N``
@@ -440,16 +567,27 @@ def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArgu
 
     out = training_args.output_dir
     summary_path = os.path.join(out, SUMMARY_FILE)
-    if os.path.isfile(summary_path) and not training_args.overwrite_output_dir and not training_args.resume_from_checkpoint:
-        raise FileExistsError(f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
-                              "--overwrite_output_dir to replace it or choose another folder")
+    if (
+        os.path.isfile(summary_path)
+        and not training_args.overwrite_output_dir
+        and not training_args.resume_from_checkpoint
+    ):
+        raise FileExistsError(
+            f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
+            "--overwrite_output_dir to replace it or choose another folder"
+        )
     documents = []
     for path in data_args.train_files:
-        documents.extend(read_documents(path, document_boundary=data_args.document_boundary,
-                                        split_sentences=data_args.split_sentences))
+        documents.extend(
+            read_documents(
+                path, document_boundary=data_args.document_boundary, split_sentences=data_args.split_sentences
+            )
+        )
     if len(documents) < 2:
-        raise ValueError(f"{data_args.train_files}: found {len(documents)} document(s); NSP needs at least 2 "
-                         "(documents are separated by blank lines, or by headings with --document_boundary heading)")
+        raise ValueError(
+            f"{data_args.train_files}: found {len(documents)} document(s); NSP needs at least 2 "
+            "(documents are separated by blank lines, or by headings with --document_boundary heading)"
+        )
     train_docs, eval_docs = _split_documents(documents, data_args.validation_split_percentage, training_args.seed)
     if data_args.max_train_documents:
         train_docs = train_docs[: data_args.max_train_documents]
@@ -463,17 +601,30 @@ def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArgu
     elif model_args.model_name_or_path:
         tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
     else:
-        tokenizer = train_wordpiece_tokenizer((s for d in train_docs for s in d), vocab_size=model_args.vocab_size,
-                                              lowercase=model_args.lowercase)
+        tokenizer = train_wordpiece_tokenizer(
+            (s for d in train_docs for s in d), vocab_size=model_args.vocab_size, lowercase=model_args.lowercase
+        )
     summary = {
-        "corpus": {"files": [os.path.abspath(p) for p in data_args.train_files], "documents": len(documents),
-                   "train_documents": len(train_docs), "eval_documents": len(eval_docs),
-                   "sentences": sum(len(d) for d in documents), "document_boundary": data_args.document_boundary},
-        "model": {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
-                  "init": model_args.model_name_or_path or "random"},
-        "tokenizer": model_args.tokenizer_name or model_args.model_name_or_path or
-        f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, lowercase={model_args.lowercase})",
-        "objective": "MLM + NSP (BertForPreTraining)", "seed": training_args.seed, "phases": [],
+        "corpus": {
+            "files": [os.path.abspath(p) for p in data_args.train_files],
+            "documents": len(documents),
+            "train_documents": len(train_docs),
+            "eval_documents": len(eval_docs),
+            "sentences": sum(len(d) for d in documents),
+            "document_boundary": data_args.document_boundary,
+        },
+        "model": {
+            "preset": model_args.preset,
+            "overrides": model_args.config_overrides(),
+            "vocab_size": len(tokenizer),
+            "init": model_args.model_name_or_path or "random",
+        },
+        "tokenizer": model_args.tokenizer_name
+        or model_args.model_name_or_path
+        or f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, lowercase={model_args.lowercase})",
+        "objective": "MLM + NSP (BertForPreTraining)",
+        "seed": training_args.seed,
+        "phases": [],
     }
     phases = [(training_args, data_args, model_args)]
     if training_args.phase2_max_steps:
@@ -499,8 +650,13 @@ def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArgu
             continue
         os.makedirs(t_args.output_dir, exist_ok=True)
         tokenizer.save_pretrained(t_args.output_dir)
-        logger.info("pretraining phase %d: seq %d, %d steps -> %s", number, d_args.max_seq_length, t_args.max_steps,
-                    t_args.output_dir)
+        logger.info(
+            "pretraining phase %d: seq %d, %d steps -> %s",
+            number,
+            d_args.max_seq_length,
+            t_args.max_steps,
+            t_args.output_dir,
+        )
         result = run_phase(m_args, d_args, t_args, tokenizer, train_docs, eval_docs, number)
         with open(phase_file, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=2)
@@ -513,4 +669,3 @@ def run_pretrain(model_args: PretrainModelArguments, data_args: PretrainDataArgu
     with open(summary_path, "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
     return summary
-

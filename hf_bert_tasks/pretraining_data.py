@@ -27,7 +27,8 @@ import hashlib
 import random
 import re
 import warnings
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 #: sentence end: . ! ? (optionally followed by a closing quote/bracket) then whitespace.
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+")
@@ -119,7 +120,9 @@ def documents_dataset(paths: str | Sequence[str], **read_kwargs):
     return Dataset.from_dict({"sentences": documents})
 
 
-def _batch_documents(batch: dict[str, list], sentences_column: str, text_column: str, split_sentences: bool) -> list[list[str]]:
+def _batch_documents(
+    batch: dict[str, list], sentences_column: str, text_column: str, split_sentences: bool
+) -> list[list[str]]:
     if sentences_column in batch:
         docs = batch[sentences_column]
         for i, doc in enumerate(docs):
@@ -133,7 +136,9 @@ def _batch_documents(batch: dict[str, list], sentences_column: str, text_column:
         docs = []
         for i, text in enumerate(batch[text_column]):
             if not isinstance(text, str):
-                raise ValueError(f"column {text_column!r}, row {i} of the batch: expected a string, got {type(text).__name__}")
+                raise ValueError(
+                    f"column {text_column!r}, row {i} of the batch: expected a string, got {type(text).__name__}"
+                )
             docs.append([ln.strip() for ln in text.split("\n") if ln.strip()])
     else:
         raise ValueError(
@@ -257,9 +262,13 @@ def create_pretraining_examples(
             single-document batch with ``on_single_document="warn"``.
     """
     if max_seq_length < 5:
-        raise ValueError(f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP] with non-empty A and B), got {max_seq_length}")
+        raise ValueError(
+            f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP] with non-empty A and B), got {max_seq_length}"
+        )
     if not 0.0 <= short_seq_prob <= 1.0 or not 0.0 <= nsp_probability <= 1.0:
-        raise ValueError(f"short_seq_prob and nsp_probability must be in [0, 1], got {short_seq_prob}, {nsp_probability}")
+        raise ValueError(
+            f"short_seq_prob and nsp_probability must be in [0, 1], got {short_seq_prob}, {nsp_probability}"
+        )
     if dupe_factor < 1:
         raise ValueError(f"dupe_factor must be >= 1, got {dupe_factor}")
     if on_single_document not in ("warn", "error"):
@@ -297,11 +306,14 @@ def create_pretraining_examples(
         warnings.warn(
             f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they only give "
             "NotNext pairs (as in google-research/bert); check the document boundaries (blank lines) of the corpus",
-            UserWarning, stacklevel=2,
+            UserWarning,
+            stacklevel=2,
         )
     if len(tokenized) == 1:
-        msg = ("a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
-               "use more documents per batch (batch_size) or a corpus with several documents")
+        msg = (
+            "a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
+            "use more documents per batch (batch_size) or a corpus with several documents"
+        )
         if on_single_document == "error":
             raise ValueError(msg)
         warnings.warn(msg + "; emitting IsNext pairs only", UserWarning, stacklevel=2)
@@ -310,8 +322,9 @@ def create_pretraining_examples(
     max_num_tokens = max_seq_length - 3
     for _ in range(dupe_factor):
         for doc_index in range(len(tokenized)):
-            for a, b, label in _instances_from_document(tokenized, doc_index, max_num_tokens, short_seq_prob,
-                                                        nsp_probability, rng):
+            for a, b, label in _instances_from_document(
+                tokenized, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng
+            ):
                 a_ids, a_words = a
                 b_ids, b_words = b
                 out["input_ids"].append([cls_id, *a_ids, sep_id, *b_ids, sep_id])
@@ -380,8 +393,11 @@ def _instances_from_document(docs, doc_index, max_num_tokens, short_seq_prob, ns
                     b_words.extend(s[1])
             a_pair, b_pair = list(zip(a_ids, a_words)), list(zip(b_ids, b_words))
             _truncate_pair(a_pair, b_pair, max_num_tokens, rng)
-            yield ([t for t, _ in a_pair], [w for _, w in a_pair]), ([t for t, _ in b_pair], [w for _, w in b_pair]), \
-                NOT_NEXT if random_next else IS_NEXT
+            yield (
+                ([t for t, _ in a_pair], [w for _, w in a_pair]),
+                ([t for t, _ in b_pair], [w for _, w in b_pair]),
+                NOT_NEXT if random_next else IS_NEXT,
+            )
             chunk, length = [], 0
         i += 1
 
@@ -401,8 +417,12 @@ def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, n
     """
     from datasets import IterableDataset
 
-    map_kwargs: dict[str, Any] = dict(batched=True, batch_size=batch_size, with_indices=True,
-                                      fn_kwargs={"tokenizer": tokenizer, **kwargs})
+    map_kwargs: dict[str, Any] = {
+        "batched": True,
+        "batch_size": batch_size,
+        "with_indices": True,
+        "fn_kwargs": {"tokenizer": tokenizer, **kwargs},
+    }
     columns = documents.column_names
     if columns is not None:
         map_kwargs["remove_columns"] = list(columns)

@@ -14,7 +14,9 @@ def big_tokenizer(tmp_path_factory):
     from transformers import BertTokenizer
 
     path = tmp_path_factory.mktemp("bigvocab") / "vocab.txt"
-    path.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"t{i}" for i in range(N_ORDINARY)]) + "\n")
+    path.write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"t{i}" for i in range(N_ORDINARY)]) + "\n"
+    )
     return BertTokenizer(vocab=str(path))
 
 
@@ -35,8 +37,12 @@ def _categories(batch, original):
 
 
 def test_docstring_example_exact_tensors(vocab_tokenizer):
-    c = DataCollatorForBertPretraining(vocab_tokenizer, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0)
-    out = c([{"input_ids": [2, 7, 3], "next_sentence_label": 1}, {"input_ids": [2, 7, 9, 3], "next_sentence_label": 0}])
+    c = DataCollatorForBertPretraining(
+        vocab_tokenizer, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0
+    )
+    out = c(
+        [{"input_ids": [2, 7, 3], "next_sentence_label": 1}, {"input_ids": [2, 7, 9, 3], "next_sentence_label": 0}]
+    )
     assert out["input_ids"].tolist() == [[2, 4, 3, 0], [2, 4, 4, 3]]
     assert out["token_type_ids"].tolist() == [[0, 0, 0, 0], [0, 0, 0, 0]]
     assert out["attention_mask"].tolist() == [[1, 1, 1, 0], [1, 1, 1, 1]]
@@ -76,11 +82,17 @@ def test_special_and_pad_positions_never_selected(big_tokenizer, selection, wwm)
         feats.append({"input_ids": ids, "word_ids": [-1] + list(range(n - 2)) + [-1]})
     width = 64  # the longest row, already a multiple of 8
     original = torch.tensor([f["input_ids"] + [0] * (width - len(f["input_ids"])) for f in feats])
-    special = (original <= 3)  # [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3, padding included
+    special = original <= 3  # [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3, padding included
     n_selected = 0
     for seed in range(100):
-        c = DataCollatorForBertPretraining(big_tokenizer, seed=seed, mlm_probability=0.5, selection=selection,
-                                           whole_word_mask=wwm, pad_to_multiple_of=8)
+        c = DataCollatorForBertPretraining(
+            big_tokenizer,
+            seed=seed,
+            mlm_probability=0.5,
+            selection=selection,
+            whole_word_mask=wwm,
+            pad_to_multiple_of=8,
+        )
         out = c(feats)
         assert out["input_ids"].shape == (len(feats), width)
         assert (out["labels"][special] == -100).all()
@@ -136,7 +148,9 @@ def test_whole_word_masking_selects_all_pieces_and_decides_80_10_10_per_word(big
             if chosen.pop():
                 n_sel += 1
                 n_sel_tokens += len(positions)
-                cats = {"mask" if ids[p] == 4 else "keep" if ids[p] == f["input_ids"][p] else "rand" for p in positions}
+                cats = {
+                    "mask" if ids[p] == 4 else "keep" if ids[p] == f["input_ids"][p] else "rand" for p in positions
+                }
                 # one category per word (a random piece equal to the original, p = 1/1000, would read as "keep")
                 if len(cats) > 1:
                     assert cats == {"rand", "keep"}
@@ -154,8 +168,9 @@ def test_whole_word_masking_selects_all_pieces_and_decides_80_10_10_per_word(big
 
 def test_whole_word_exact_count_never_exceeds_and_keeps_words_whole(big_tokenizer):
     feats = _wwm_rows(200, 40, seed=5)
-    out = DataCollatorForBertPretraining(big_tokenizer, seed=1, whole_word_mask=True, selection="exact",
-                                         max_predictions_per_seq=20)(feats)
+    out = DataCollatorForBertPretraining(
+        big_tokenizer, seed=1, whole_word_mask=True, selection="exact", max_predictions_per_seq=20
+    )(feats)
     for row, f in enumerate(feats):
         n = len(f["input_ids"])
         target = min(20, max(1, int(n * 0.15 + 0.5)))
@@ -175,7 +190,15 @@ def test_whole_word_mask_without_word_ids_raises(vocab_tokenizer):
 
 def test_pad_to_multiple_of_and_dynamic_padding(vocab_tokenizer):
     c = DataCollatorForBertPretraining(vocab_tokenizer, pad_to_multiple_of=8, seed=0)
-    out = c([{"input_ids": [2] + [7] * 11 + [3], "token_type_ids": [0] * 7 + [1] * 6, "word_ids": [-1] + list(range(11)) + [-1]}])
+    out = c(
+        [
+            {
+                "input_ids": [2] + [7] * 11 + [3],
+                "token_type_ids": [0] * 7 + [1] * 6,
+                "word_ids": [-1] + list(range(11)) + [-1],
+            }
+        ]
+    )
     assert out["input_ids"].shape == (1, 16)
     assert out["attention_mask"][0].tolist() == [1] * 13 + [0] * 3
     assert out["token_type_ids"][0].tolist() == [0] * 7 + [1] * 6 + [0] * 3
@@ -194,16 +217,19 @@ def test_same_seed_same_masks_other_seed_differs(big_tokenizer):
 
 def test_static_masks_are_padded_not_remasked(vocab_tokenizer):
     c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0)
-    feats = [{"input_ids": [2, 4, 9, 3], "labels": [-100, 7, -100, -100], "next_sentence_label": 0},
-             {"input_ids": [2, 4, 3], "labels": [-100, 8, -100], "next_sentence_label": 1}]
+    feats = [
+        {"input_ids": [2, 4, 9, 3], "labels": [-100, 7, -100, -100], "next_sentence_label": 0},
+        {"input_ids": [2, 4, 3], "labels": [-100, 8, -100], "next_sentence_label": 1},
+    ]
     out = c(feats)
     assert out["input_ids"].tolist() == [[2, 4, 9, 3], [2, 4, 3, 0]]
     assert out["labels"].tolist() == [[-100, 7, -100, -100], [-100, 8, -100, -100]]
 
 
 def test_static_mask_map_stores_labels_per_row(vocab_tokenizer):
-    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0, mlm_probability=1.0, mask_replace_prob=1.0,
-                                       random_replace_prob=0.0)
+    c = DataCollatorForBertPretraining(
+        vocab_tokenizer, seed=0, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0
+    )
     out = c.static_mask_map({"input_ids": [[2, 7, 3], [2, 7, 9, 3]], "next_sentence_label": [1, 0]})
     assert out["input_ids"] == [[2, 4, 3], [2, 4, 4, 3]]
     assert out["labels"] == [[-100, 7, -100], [-100, 7, 9, -100]]
@@ -214,11 +240,22 @@ def test_output_is_what_bert_for_pretraining_takes(vocab_tokenizer):
     from transformers import BertConfig, BertForPreTraining
 
     torch.manual_seed(0)
-    model = BertForPreTraining(BertConfig(vocab_size=len(vocab_tokenizer), hidden_size=16, num_hidden_layers=1,
-                                          num_attention_heads=2, intermediate_size=32))
+    model = BertForPreTraining(
+        BertConfig(
+            vocab_size=len(vocab_tokenizer),
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+        )
+    )
     c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0, mlm_probability=0.5)
-    batch = c([{"input_ids": [2, 7, 9, 3, 11, 3], "token_type_ids": [0, 0, 0, 0, 1, 1], "next_sentence_label": 1},
-               {"input_ids": [2, 5, 3, 8, 3], "token_type_ids": [0, 0, 0, 1, 1], "next_sentence_label": 0}])
+    batch = c(
+        [
+            {"input_ids": [2, 7, 9, 3, 11, 3], "token_type_ids": [0, 0, 0, 0, 1, 1], "next_sentence_label": 1},
+            {"input_ids": [2, 5, 3, 8, 3], "token_type_ids": [0, 0, 0, 1, 1], "next_sentence_label": 0},
+        ]
+    )
     assert set(batch) == {"input_ids", "token_type_ids", "attention_mask", "labels", "next_sentence_label"}
     loss = model(**batch).loss
     assert loss is not None and torch.isfinite(loss)

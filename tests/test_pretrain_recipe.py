@@ -7,8 +7,24 @@ import pytest
 import torch
 
 SIZE = ["--num_hidden_layers", "1", "--hidden_size", "32", "--num_attention_heads", "2", "--intermediate_size", "64"]
-FAST = ["--per_device_train_batch_size", "8", "--per_device_eval_batch_size", "16", "--logging_steps", "2",
-        "--eval_steps", "2", "--save_steps", "2", "--disable_tqdm", "True", "--report_to", "none", "--seed", "3"]
+FAST = [
+    "--per_device_train_batch_size",
+    "8",
+    "--per_device_eval_batch_size",
+    "16",
+    "--logging_steps",
+    "2",
+    "--eval_steps",
+    "2",
+    "--save_steps",
+    "2",
+    "--disable_tqdm",
+    "True",
+    "--report_to",
+    "none",
+    "--seed",
+    "3",
+]
 
 NAMES = ["mara", "oleg", "pia", "ravi", "sanne", "tomas"]
 THINGS = ["a lamp", "the ferry", "two pears", "a red kite", "the old piano", "some rope"]
@@ -30,8 +46,23 @@ def corpus(tmp_path_factory):
 def _pretrain(corpus, out, *extra):
     from hf_bert_tasks.scripts.pretrain import main
 
-    return main(["--train_files", corpus, "--output_dir", str(out), "--vocab_size", "120", "--max_seq_length", "32",
-                 "--validation_split_percentage", "20", *SIZE, *FAST, *extra])
+    return main(
+        [
+            "--train_files",
+            corpus,
+            "--output_dir",
+            str(out),
+            "--vocab_size",
+            "120",
+            "--max_seq_length",
+            "32",
+            "--validation_split_percentage",
+            "20",
+            *SIZE,
+            *FAST,
+            *extra,
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +84,7 @@ def test_summary_reports_corpus_masking_steps_and_accuracies(pretrained):
 
 
 def test_mlm_and_nsp_are_logged_separately(pretrained):
-    out, summary = pretrained
+    _out, summary = pretrained
     train_logs = [h for h in summary["phases"][0]["history"] if "mlm_accuracy" in h]
     eval_logs = [h for h in summary["phases"][0]["history"] if "eval_mlm_accuracy" in h]
     assert [h["step"] for h in train_logs] == [2, 4] and [h["step"] for h in eval_logs] == [2, 4]
@@ -85,25 +116,76 @@ def test_pretrained_checkpoint_fine_tunes_with_the_finetune_recipe(pretrained, t
     from hf_bert_tasks.scripts import finetune
 
     out, _ = pretrained
-    mrpc = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hf_bert_tasks", "samples", "MRPC")
-    metrics = finetune.main(["--task", "mrpc", "--data_dir", mrpc, "--model_name_or_path", str(out),
-                             "--output_dir", str(tmp_path / "ft"), "--max_train_samples", "16", "--max_eval_samples", "16",
-                             "--max_predict_samples", "4", "--num_train_epochs", "1", "--save_strategy", "no",
-                             "--report_to", "none", "--disable_tqdm", "True"])
+    mrpc = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hf_bert_tasks", "samples", "MRPC"
+    )
+    metrics = finetune.main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            mrpc,
+            "--model_name_or_path",
+            str(out),
+            "--output_dir",
+            str(tmp_path / "ft"),
+            "--max_train_samples",
+            "16",
+            "--max_eval_samples",
+            "16",
+            "--max_predict_samples",
+            "4",
+            "--num_train_epochs",
+            "1",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+            "--disable_tqdm",
+            "True",
+        ]
+    )
     assert "eval_f1" in metrics and "eval_accuracy" in metrics
 
 
 def test_two_phases_and_resume_from_checkpoint(corpus, tmp_path):
     out = tmp_path / "two"
-    summary = _pretrain(corpus, out, "--max_steps", "2", "--phase2_max_steps", "2", "--phase2_max_seq_length", "64",
-                        "--phase2_per_device_train_batch_size", "4", "--eval_strategy", "no")
+    summary = _pretrain(
+        corpus,
+        out,
+        "--max_steps",
+        "2",
+        "--phase2_max_steps",
+        "2",
+        "--phase2_max_seq_length",
+        "64",
+        "--phase2_per_device_train_batch_size",
+        "4",
+        "--eval_strategy",
+        "no",
+    )
     assert [p["max_seq_length"] for p in summary["phases"]] == [32, 64]
     assert os.path.isfile(out / "phase1" / "model.safetensors") and os.path.isfile(out / "model.safetensors")
     assert summary["steps"] == 4
     # resume phase 2 from its checkpoint at step 2 and train to step 4
-    resumed = _pretrain(corpus, out, "--max_steps", "2", "--phase2_max_steps", "4", "--phase2_max_seq_length", "64",
-                        "--phase2_per_device_train_batch_size", "4", "--eval_strategy", "no",
-                        "--resume_from_checkpoint", str(out / "checkpoint-2"), "--overwrite_output_dir", "True")
+    resumed = _pretrain(
+        corpus,
+        out,
+        "--max_steps",
+        "2",
+        "--phase2_max_steps",
+        "4",
+        "--phase2_max_seq_length",
+        "64",
+        "--phase2_per_device_train_batch_size",
+        "4",
+        "--eval_strategy",
+        "no",
+        "--resume_from_checkpoint",
+        str(out / "checkpoint-2"),
+        "--overwrite_output_dir",
+        "True",
+    )
     assert resumed["phases"][-1]["steps"] == 4
     assert resumed["phases"][0] == summary["phases"][0]  # phase 1 finished: kept, not trained again
     with open(out / "trainer_state.json", encoding="utf-8") as f:
@@ -115,7 +197,9 @@ def test_masked_only_head_gives_the_same_loss_and_state_dict():
 
     from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
 
-    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    config = BertConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+    )
     torch.manual_seed(0)
     full = BertForPreTraining(config).eval()
     masked = BertForPreTrainingMaskedOnly(config).eval()
@@ -149,8 +233,20 @@ def test_one_document_corpus_is_rejected(tmp_path):
 
 
 def test_static_masks_with_dupe_factor(corpus, tmp_path):
-    summary = _pretrain(corpus, tmp_path / "static", "--max_steps", "2", "--masking", "static", "--dupe_factor", "2",
-                        "--selection", "bernoulli", "--eval_strategy", "no")
+    summary = _pretrain(
+        corpus,
+        tmp_path / "static",
+        "--max_steps",
+        "2",
+        "--masking",
+        "static",
+        "--dupe_factor",
+        "2",
+        "--selection",
+        "bernoulli",
+        "--eval_strategy",
+        "no",
+    )
     one = _pretrain(corpus, tmp_path / "dynamic", "--max_steps", "2", "--eval_strategy", "no")
     assert summary["masking_recipe"]["masking"] == "static" and summary["masking_recipe"]["dupe_factor"] == 2
     assert summary["phases"][0]["train_instances"] > one["phases"][0]["train_instances"]

@@ -30,7 +30,7 @@ def _corpus(sentence_len=4):
     docs = []
     for d in range(N_DOCS):
         words = [f"d{d}w{k}" for k in range(WORDS_PER_DOC)]
-        docs.append([" ".join(words[i:i + sentence_len]) for i in range(0, WORDS_PER_DOC, sentence_len)])
+        docs.append([" ".join(words[i : i + sentence_len]) for i in range(0, WORDS_PER_DOC, sentence_len)])
     return {"sentences": docs}
 
 
@@ -43,7 +43,7 @@ def _where(tokenizer, token_id):
 def _segments(example):
     ids, types = example["input_ids"], example["token_type_ids"]
     a_end = types.index(1) - 1  # index of the first [SEP]
-    return ids[1:a_end], ids[a_end + 1:-1]
+    return ids[1:a_end], ids[a_end + 1 : -1]
 
 
 def _rows(out):
@@ -84,8 +84,9 @@ def test_isnext_b_continues_a_in_the_same_document(doc_tokenizer):
 
 @pytest.mark.parametrize("max_seq_length", [5, 9, 16, 64])
 def test_instances_fit_and_both_segments_are_non_empty(doc_tokenizer, max_seq_length):
-    out = create_pretraining_examples(_corpus(sentence_len=7), tokenizer=doc_tokenizer, max_seq_length=max_seq_length,
-                                      dupe_factor=2, seed=3)
+    out = create_pretraining_examples(
+        _corpus(sentence_len=7), tokenizer=doc_tokenizer, max_seq_length=max_seq_length, dupe_factor=2, seed=3
+    )
     cls, sep = doc_tokenizer.cls_token_id, doc_tokenizer.sep_token_id
     for ex in _rows(out):
         ids, types = ex["input_ids"], ex["token_type_ids"]
@@ -97,7 +98,9 @@ def test_instances_fit_and_both_segments_are_non_empty(doc_tokenizer, max_seq_le
 
 
 def test_full_length_target_fills_the_sequence(doc_tokenizer):
-    out = create_pretraining_examples(_corpus(), tokenizer=doc_tokenizer, max_seq_length=32, short_seq_prob=0.0, seed=4)
+    out = create_pretraining_examples(
+        _corpus(), tokenizer=doc_tokenizer, max_seq_length=32, short_seq_prob=0.0, seed=4
+    )
     lengths = [len(x) for x in out["input_ids"]]
     # without short targets, most instances reach the limit after trimming (chunks end at >= 29 tokens)
     assert sum(n == 32 for n in lengths) / len(lengths) > 0.5
@@ -116,16 +119,24 @@ def test_dupe_factor_repeats_with_fresh_choices(doc_tokenizer):
     three = create_pretraining_examples(_corpus(), tokenizer=doc_tokenizer, max_seq_length=32, seed=7, dupe_factor=3)
     assert 2.5 * len(one["input_ids"]) < len(three["input_ids"]) < 3.5 * len(one["input_ids"])
     n = len(one["input_ids"])
-    assert three["input_ids"][:n] != three["input_ids"][n:2 * n]
+    assert three["input_ids"][:n] != three["input_ids"][n : 2 * n]
 
 
 def test_word_ids_group_wordpieces_and_mark_specials(doc_tokenizer):
     batch = {"sentences": [["d0w0 playing", "d0w1"], ["d1w0 d1w1", "d1w2"]]}
-    out = create_pretraining_examples(batch, tokenizer=doc_tokenizer, max_seq_length=16, nsp_probability=0.0,
-                                      short_seq_prob=0.0, seed=0)
+    out = create_pretraining_examples(
+        batch, tokenizer=doc_tokenizer, max_seq_length=16, nsp_probability=0.0, short_seq_prob=0.0, seed=0
+    )
     first = _rows(out)[0]
-    assert doc_tokenizer.convert_ids_to_tokens(first["input_ids"]) == \
-        ["[CLS]", "d0w0", "play", "##ing", "[SEP]", "d0w1", "[SEP]"]
+    assert doc_tokenizer.convert_ids_to_tokens(first["input_ids"]) == [
+        "[CLS]",
+        "d0w0",
+        "play",
+        "##ing",
+        "[SEP]",
+        "d0w1",
+        "[SEP]",
+    ]
     assert first["word_ids"] == [-1, 0, 1, 1, -1, 2, -1]
     assert first["next_sentence_label"] == 0
 
@@ -155,10 +166,12 @@ def test_single_sentence_documents_warn(doc_tokenizer):
 
 
 def test_text_column_one_sentence_per_line(doc_tokenizer):
-    by_text = create_pretraining_examples({"text": ["d0w0\nd0w1\n\nd0w2", "d1w0\nd1w1"]}, tokenizer=doc_tokenizer,
-                                          max_seq_length=16, seed=0)
-    by_list = create_pretraining_examples({"sentences": [["d0w0", "d0w1", "d0w2"], ["d1w0", "d1w1"]]},
-                                          tokenizer=doc_tokenizer, max_seq_length=16, seed=0)
+    by_text = create_pretraining_examples(
+        {"text": ["d0w0\nd0w1\n\nd0w2", "d1w0\nd1w1"]}, tokenizer=doc_tokenizer, max_seq_length=16, seed=0
+    )
+    by_list = create_pretraining_examples(
+        {"sentences": [["d0w0", "d0w1", "d0w2"], ["d1w0", "d1w1"]]}, tokenizer=doc_tokenizer, max_seq_length=16, seed=0
+    )
     assert by_text["input_ids"] == by_list["input_ids"]
 
 
@@ -174,8 +187,9 @@ def test_map_over_dataset_and_streaming_dataset_agree(doc_tokenizer):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         eager = build_pretraining_dataset(docs, doc_tokenizer, batch_size=16, max_seq_length=32, seed=9)
-        streamed = build_pretraining_dataset(docs.to_iterable_dataset(), doc_tokenizer, batch_size=16,
-                                             max_seq_length=32, seed=9)
+        streamed = build_pretraining_dataset(
+            docs.to_iterable_dataset(), doc_tokenizer, batch_size=16, max_seq_length=32, seed=9
+        )
         streamed_rows = list(streamed)
     assert eager.column_names == ["input_ids", "token_type_ids", "next_sentence_label", "word_ids"]
     assert len(streamed_rows) == len(eager)
@@ -189,10 +203,14 @@ def test_read_documents_blank_lines_and_wikitext_headings(tmp_path):
     assert read_documents(str(plain)) == [["One here.", "Two here."], ["Three. Four!"]]
     assert read_documents(str(plain), split_sentences=True) == [["One here.", "Two here."], ["Three.", "Four!"]]
     wiki = tmp_path / "wiki.tokens"
-    wiki.write_text(" = Alpha = \n\n Alpha is a letter . It is first . \n\n = = Use = = \n\n Used a lot . \n"
-                    " = Beta = \n\n Beta follows . \n")
+    wiki.write_text(
+        " = Alpha = \n\n Alpha is a letter . It is first . \n\n = = Use = = \n\n Used a lot . \n"
+        " = Beta = \n\n Beta follows . \n"
+    )
     assert read_documents(str(wiki), split_sentences=True) == [
-        ["Alpha", "Alpha is a letter .", "It is first .", "= = Use = =", "Used a lot ."], ["Beta", "Beta follows ."]]
+        ["Alpha", "Alpha is a letter .", "It is first .", "= = Use = =", "Used a lot ."],
+        ["Beta", "Beta follows ."],
+    ]
 
 
 def test_read_documents_names_file_and_line_of_bad_bytes(tmp_path):
@@ -203,5 +221,10 @@ def test_read_documents_names_file_and_line_of_bad_bytes(tmp_path):
 
 
 def test_split_into_sentences():
-    assert split_into_sentences("It rained. We left!  Why? \"Because.\" Done") == \
-        ["It rained.", "We left!", "Why?", "\"Because.\"", "Done"]
+    assert split_into_sentences('It rained. We left!  Why? "Because." Done') == [
+        "It rained.",
+        "We left!",
+        "Why?",
+        '"Because."',
+        "Done",
+    ]

@@ -27,10 +27,16 @@ def main(argv: list[str] | None = None) -> dict:
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = parse_args(
-        (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv)
+        (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv
+    )
     summary = run_pretrain(model_args, data_args, training_args)
-    print({"steps": summary["steps"], "final_mlm_accuracy": summary["final_mlm_accuracy"],
-           "final_nsp_accuracy": summary["final_nsp_accuracy"]})
+    print(
+        {
+            "steps": summary["steps"],
+            "final_mlm_accuracy": summary["final_mlm_accuracy"],
+            "final_nsp_accuracy": summary["final_nsp_accuracy"],
+        }
+    )
     return summary
 
 
