@@ -429,7 +429,19 @@ def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, n
     if not isinstance(documents, IterableDataset):
         map_kwargs["num_proc"] = num_proc
         map_kwargs["desc"] = "pretraining instances"
+        map_kwargs["new_fingerprint"] = _fingerprint(documents, tokenizer, batch_size, kwargs)
     return documents.map(create_pretraining_examples, **map_kwargs)
+
+
+def _fingerprint(documents, tokenizer, batch_size: int, kwargs: dict) -> str:
+    """Cache key of the map: the input's fingerprint, the tokenizer's serialised form and the parameters (cheaper than
+    ``datasets`` pickling the tokenizer to hash it)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(str(getattr(documents, "_fingerprint", "")).encode())
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    h.update(backend.to_str().encode() if backend is not None else repr(sorted(tokenizer.get_vocab().items())).encode())
+    h.update(repr((batch_size, sorted(kwargs.items()))).encode())
+    return "pretraining-" + h.hexdigest()
 
 
 def iter_documents(lines: Iterable[str]) -> Iterable[list[str]]:
