@@ -47,7 +47,8 @@ def test_tiny_comparison_on_the_mrpc_sample_writes_md_json_png(tmp_path, tiny_be
     summary = main([
         "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
         "--output_dir", str(out), "--modes", "finetune,lora,feature_based", "--strategies", "last,scalar_mix",
-        "--seeds", "1", "--max_train_samples", "48", "--max_eval_samples", "24", "--num_train_epochs", "1",
+        "--seeds", "1", "--max_train_samples", "32", "--max_eval_samples", "16", "--num_train_epochs", "1",
+        "--eval_strategy", "no",
         "--feature_based_args", "--num_train_epochs 3",
     ])
     names = [r["name"] for r in summary["rows"]]

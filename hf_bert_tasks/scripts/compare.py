@@ -27,6 +27,7 @@ import json
 import os
 import shlex
 import statistics
+import textwrap
 import time
 
 MODES = ("finetune", "lora", "feature_based")
@@ -172,7 +173,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     low = min(values) if values else 0.0
     ax.set_xlim(max(0.0, low - 10), 100)
     ax.set_xlabel(f"dev {key} (x100)")
-    ax.set_title(title, fontsize=10)
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(paths["png"], dpi=110)
