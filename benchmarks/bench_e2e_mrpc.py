@@ -1,6 +1,6 @@
 """End-to-end MRPC fine-tune: our recipe (dynamic padding) vs a baseline padding every batch to 128.
 
-    python benchmarks/bench_e2e_mrpc.py [--repeats 3 --max_steps 8 --batch_size 16]
+    python benchmarks/bench_e2e_mrpc.py [--repeats 3 --max_steps 6 --batch_size 16]
 
 Both sides run the same code path, ``hf-bert-tasks finetune --task mrpc`` (``hf_bert_tasks.scripts.finetune.main``),
 on the same data, model, seed and steps; the only difference is padding:
@@ -102,7 +102,7 @@ def _one(mode: str, model: str, data_dir: str, args, workdir: str) -> dict:
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--max_steps", type=int, default=8)
+    parser.add_argument("--max_steps", type=int, default=6)
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=["ours", "baseline"], help=argparse.SUPPRESS)

@@ -40,9 +40,14 @@ def init(self, *a, **kw):
 
 
 transformers.Trainer.__init__ = init
-from hf_bert_tasks.scripts import finetune
+if sys.argv[3] == "pretrain":
+    from hf_bert_tasks.scripts import pretrain
 
-finetune.main(sys.argv[3:])
+    pretrain.main(sys.argv[4:])
+else:
+    from hf_bert_tasks.scripts import finetune
+
+    finetune.main(sys.argv[3:])
 """
 
 
@@ -157,3 +162,64 @@ def test_auto_resume_does_not_count_as_permission_to_redo_a_finished_run(uninter
 
     with pytest.raises(FileExistsError, match="finished run"):
         finetune.main(_flags(tiny_bert_dir, mrpc_dir, uninterrupted, "--resume_from_checkpoint", "auto"))
+
+
+# ----------------------------------------------------------------------------------------------- pretraining
+CORPUS_DOCS = [[f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug", "kite")]
+               for n in ("anna", "oskar", "rosa", "maria") for p in ("mill", "barn", "quay")]
+
+
+def _pretrain_flags(model, corpus, out, masking, *extra):
+    return ["--train_files", corpus, "--model_name_or_path", model, "--output_dir", str(out), "--max_seq_length", "32",
+            "--masking", masking, "--validation_split_percentage", "25", "--max_steps", "8", "--save_steps", "4",
+            "--eval_strategy", "no", "--logging_steps", "1", "--seed", "5", "--learning_rate", "1e-3",
+            "--per_device_train_batch_size", "8", "--report_to", "none", "--disable_tqdm", "True", *extra]
+
+
+def _kill_at_step_6(script_args, root) -> None:
+    marker, script = root / "at-step-6", root / "killable.py"
+    script.write_text(KILLABLE, encoding="utf-8")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.Popen([sys.executable, str(script), str(marker), "6", *script_args], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not marker.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before step 6 (rc {proc.returncode}):\n{proc.stderr.read()[-4000:]}")
+        if time.time() > deadline:
+            proc.kill()
+            raise AssertionError("the run did not reach step 6 within 300 s")
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    proc.stderr.close()
+
+
+DYNAMIC_MASKS_NOT_RESUMED = (
+    "dynamic masking draws masks from the collator's own torch.Generator (seeded once); Trainer's checkpoint does not "
+    "hold its state, so after a resume the masks restart from the seed and steps 7-8 differ (reported to issue 3)"
+)
+
+
+@pytest.mark.parametrize("masking", [
+    "static",
+    pytest.param("dynamic", marks=[pytest.mark.slow, pytest.mark.xfail(reason=DYNAMIC_MASKS_NOT_RESUMED, strict=True)]),
+])
+def test_pretraining_resumes_after_kill_to_the_uninterrupted_result(masking, tiny_bert_dir, tmp_path):
+    """Pretrain 8 steps (checkpoint every 4), kill -9 at step 6, resume with ``--resume_from_checkpoint True``."""
+    from hf_bert_tasks.scripts import pretrain
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join("\n".join(d) for d in CORPUS_DOCS) + "\n", encoding="utf-8")
+    reference = pretrain.main(_pretrain_flags(tiny_bert_dir, str(corpus), tmp_path / "ref", masking))
+    _kill_at_step_6(["pretrain", *_pretrain_flags(tiny_bert_dir, str(corpus), tmp_path / "run", masking)], tmp_path)
+    assert "checkpoint-4" in os.listdir(tmp_path / "run")
+    resumed = pretrain.main(_pretrain_flags(tiny_bert_dir, str(corpus), tmp_path / "run", masking,
+                                            "--resume_from_checkpoint", "True"))
+    ref, res = reference["phases"][0], resumed["phases"][0]
+    assert res["steps"] == ref["steps"] == 8
+    losses = {name: {h["step"]: h["loss"] for h in p["history"] if "loss" in h} for name, p in (("ref", ref), ("res", res))}
+    for step in (7, 8):
+        assert losses["res"][step] == pytest.approx(losses["ref"][step], abs=1e-6), step
+    for key in ("eval_loss", "eval_mlm_accuracy", "eval_nsp_accuracy"):
+        assert res["final_eval"][key] == pytest.approx(ref["final_eval"][key], abs=1e-6), key
