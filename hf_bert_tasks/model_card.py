@@ -197,7 +197,7 @@ def resolve_base_model(model_name_or_path: str | None, override: str | None = No
             from huggingface_hub import ModelCard
 
             base = ModelCard.load(readme, ignore_metadata_errors=True).data.to_dict().get("base_model")
-        except Exception:  # a hand-written README without valid front matter: ignore it
+        except Exception:  # noqa: BLE001 - a hand-written README without valid front matter: ignore it
             base = None
         if isinstance(base, list):
             base = base[0] if base else None
@@ -313,9 +313,7 @@ def infer_task(output_dir: str):
     matches = []
     for name in list_tasks():
         task = get_task(name)
-        if regression and task.problem_type == "regression":
-            matches.append(name)
-        elif not regression and task.label_names and list(task.label_names) == labels:
+        if regression and task.problem_type == "regression" or not regression and task.label_names and list(task.label_names) == labels:
             matches.append(name)
     if len(matches) != 1:
         raise ValueError(
@@ -460,8 +458,8 @@ def _seeds_table(task, metrics: dict[str, Any], seed: Any, seed_runs: list[dict]
         for name in task.metric_names:
             vals = [p[split][name] for p in per_run if split in p and name in p[split]]
             if len(vals) >= 2:
-                rows.append([split, METRIC_DISPLAY.get(name, name), f"{statistics.mean(vals):.4f} ± "
-                             f"{statistics.stdev(vals):.4f}", len(vals)])
+                mean_std = f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}"
+                rows.append([split, METRIC_DISPLAY.get(name, name), mean_std, len(vals)])
     return (f"### Over {len(runs)} seeds ({', '.join(map(str, seeds))})\n\nMean ± sample standard deviation; "
             "this repository holds the checkpoint of seed " + f"{seed}.\n\n"
             + _table(["split", "metric", "mean ± std", "runs"], rows))
@@ -552,7 +550,7 @@ def _legacy_hyperparameters(output_dir: str) -> dict[str, Any] | None:
         import torch
 
         args = torch.load(path, weights_only=False)
-    except Exception as err:  # an unreadable pickle (other versions): the card says so instead of failing
+    except Exception as err:  # noqa: BLE001 - an unreadable pickle (other versions): leave it out, say why
         logger.warning("could not read %s (%s); hyperparameters left out of the card", path, err)
         return None
     return {"seed": getattr(args, "seed", None), "hyperparameters": non_default_arguments(args)}

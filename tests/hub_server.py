@@ -142,7 +142,7 @@ class LocalHub:
             raise RuntimeError("LocalHub is not started")
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self) -> "LocalHub":
+    def start(self) -> LocalHub:
         hub = self
 
         class Handler(_Handler):
@@ -161,7 +161,7 @@ class LocalHub:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "LocalHub":
+    def __enter__(self) -> LocalHub:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -263,7 +263,7 @@ class LocalHub:
 
     def validate_yaml(self, body: dict) -> tuple[int, dict]:
         content = body.get("content", "")
-        match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", content, re.S)
+        match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", content, re.DOTALL)
         if not match:
             return 200, {"errors": [], "warnings": [{"message": "Empty or missing yaml metadata in repo card"}]}
         try:
@@ -397,14 +397,14 @@ class LocalHub:
         f = files.get("README.md")
         if f is None or f.data is None:
             return {}
-        match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", f.data.decode("utf-8", "replace"), re.S)
+        match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", f.data.decode("utf-8", "replace"), re.DOTALL)
         if not match:
             return {}
         try:
             import yaml
 
             meta = yaml.safe_load(match.group(1))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a README without valid YAML has no card data
             return {}
         return meta if isinstance(meta, dict) else {}
 
@@ -462,7 +462,7 @@ class _Handler(BaseHTTPRequestHandler):
     hub: LocalHub
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format, *args):  # noqa: A002 - keep the test output quiet
+    def log_message(self, format, *args):
         pass
 
     # ------------------------------------------------------------------ io
