@@ -33,7 +33,7 @@ two-layer BiLSTM before the classifier) is trained. This module provides:
 * :class:`BertFeatureBasedModel`, a ``PreTrainedModel`` holding the frozen encoder and the head, registered with the
   ``Auto`` classes when this module is imported (``model_type="bert_feature_based"``), so a saved model loads back with
   ``AutoModel.from_pretrained(dir)`` (or ``AutoModelForSequenceClassification`` / ``...ForTokenClassification`` …)
-  after ``import hf_bert_tasks`` and predicts.
+  after ``import hf_bert_tasks.feature_based`` and predicts (its encoder frozen again).
 
 * The **feature cache** (:class:`FeatureCache`, :func:`train_head_from_cache`): the frozen encoder runs once per split
   and writes the chosen layers' features to safetensors shards under a key that fingerprints the encoder weights and
