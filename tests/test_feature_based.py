@@ -324,3 +324,22 @@ def test_bad_mode_is_a_value_error(tmp_path):
 
     with pytest.raises(ValueError, match="--mode 'frozen'"):
         FinetuneTrainingArguments(output_dir=str(tmp_path), mode="frozen")
+
+
+def test_recipe_without_cache_trains_the_head_with_trainer_and_serves_a_pipeline(tmp_path, tiny_bert_dir):
+    from transformers import pipeline
+
+    from hf_bert_tasks.scripts import finetune
+    from tests.conftest import SAMPLES
+
+    out = tmp_path / "nocache"
+    metrics = finetune.main([
+        "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
+        "--output_dir", str(out), "--mode", "feature_based", "--feature_cache", "false", "--head", "mlp",
+        "--pooling", "mean", "--feature_strategy", "sum_all", "--num_train_epochs", "1", "--max_train_samples", "16",
+        "--max_eval_samples", "8", "--do_train", "--do_eval", "--save_strategy", "no", "--report_to", "none",
+    ])
+    assert "feature_cache_hit" not in metrics and "eval_f1" in metrics
+    assert not (tmp_path / "feature_cache").exists()
+    pred = pipeline("text-classification", model=str(out))({"text": "the cat sat", "text_pair": "a cat sat"})
+    assert pred["label"] in ("equivalent", "not_equivalent")
