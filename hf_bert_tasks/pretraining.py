@@ -649,7 +649,8 @@ def run_pretrain(
                 summary["phases"].append(json.load(f))
             continue
         os.makedirs(t_args.output_dir, exist_ok=True)
-        tokenizer.save_pretrained(t_args.output_dir)
+        if t_args.should_save:  # main process only: two ranks writing one file interleave their bytes
+            tokenizer.save_pretrained(t_args.output_dir)
         logger.info(
             "pretraining phase %d: seq %d, %d steps -> %s",
             number,
@@ -658,14 +659,16 @@ def run_pretrain(
             t_args.output_dir,
         )
         result = run_phase(m_args, d_args, t_args, tokenizer, train_docs, eval_docs, number)
-        with open(phase_file, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
+        if t_args.should_save:
+            with open(phase_file, "w", encoding="utf-8") as f:
+                json.dump(result, f, indent=2)
         summary["phases"].append(result)
     last = summary["phases"][-1]
     summary["steps"] = sum(p["steps"] for p in summary["phases"])
     summary["masking_recipe"] = last["masking_recipe"]
     summary["final_mlm_accuracy"] = last["final_eval"].get("eval_mlm_accuracy")
     summary["final_nsp_accuracy"] = last["final_eval"].get("eval_nsp_accuracy")
-    with open(summary_path, "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=2)
+    if training_args.should_save:
+        with open(summary_path, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2)
     return summary
