@@ -2,7 +2,7 @@
 # Issue 7 real input: push real runs to a local Hub with the CLI, load them back by repo id with pipeline().
 # usage: tools/push_real_runs.sh NAME=OUTPUT_DIR=TASK ...   (TASK "pretrain" for a pretraining dir)
 set -u
-cd /work/main
+cd "$(dirname "$0")/.."
 R=runs/hub_real
 mkdir -p $R
 TOKEN=hf_local_real_push_token

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ner
-from ..io import _decode_lines, find_file
+from ..io import _decode_lines
 from . import register_task
 from .base import PaperDefaults, Task, write_json
 
@@ -164,17 +164,9 @@ class Conll2003Task(Task):
         """
         import datasets
 
-        if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        splits = {}
-        for split, candidates in self.local_files.items():
-            path = find_file(data_dir, candidates)
-            if path is not None:
-                splits[split] = datasets.Dataset.from_dict(read_conll_file(path), features=conll_features())
-        if not splits:
-            wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the CoNLL-2003 files {wanted} found")
-        return datasets.DatasetDict(splits)
+        return self.read_local_splits(
+            data_dir, lambda path: datasets.Dataset.from_dict(read_conll_file(path), features=conll_features()), "CoNLL-2003"
+        )
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
         """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`.

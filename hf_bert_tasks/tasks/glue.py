@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import metrics as M
-from ..io import find_file, read_jsonl, read_tsv
+from ..io import read_jsonl, read_tsv
 from . import register_task
 from .base import PaperDefaults, Task
 
@@ -149,22 +149,14 @@ class GlueTask(Task):
         """
         import datasets
 
-        if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        splits = {}
-        for split, candidates in self.local_files.items():
-            path = find_file(data_dir, candidates)
-            if path is None:
-                continue
+        def read_file(path: str):
             cols = self._read_jsonl(path) if path.endswith(".jsonl") else self._read_tsv(path)
             if not cols["idx"]:
                 raise ValueError(f"{path}: no data rows; expected at least one example")
             _warn_empty_texts(path, cols, self.text_columns)
-            splits[split] = datasets.Dataset.from_dict(cols, features=self.features())
-        if not splits:
-            wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {self.name} files {wanted} found")
-        return datasets.DatasetDict(splits)
+            return datasets.Dataset.from_dict(cols, features=self.features())
+
+        return self.read_local_splits(data_dir, read_file, self.name)
 
     # ----------------------------------------------------------- features
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import metrics as M
-from ..io import find_file
 from . import register_task
 from .base import PaperDefaults, Task
 
@@ -133,17 +132,9 @@ class SwagTask(Task):
         """
         import datasets
 
-        if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        splits = {}
-        for split, candidates in self.local_files.items():
-            path = find_file(data_dir, candidates)
-            if path is not None:
-                splits[split] = datasets.Dataset.from_dict(read_swag_csv(path), features=swag_features())
-        if not splits:
-            wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the SWAG files {wanted} found")
-        return datasets.DatasetDict(splits)
+        return self.read_local_splits(
+            data_dir, lambda path: datasets.Dataset.from_dict(read_swag_csv(path), features=swag_features()), "SWAG"
+        )
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first.
