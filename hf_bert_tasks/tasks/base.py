@@ -110,9 +110,9 @@ class Task(abc.ABC):
         """
         raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
-    def read_local_splits(self, data_dir: str, read_file: Callable[[str], Any], what: str):
+    def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
         """Shared body of :meth:`read_local`: for each split of :attr:`local_files`, the first existing file in
-        ``data_dir`` goes through ``read_file(path) -> datasets.Dataset``; returns a ``DatasetDict``.
+        ``data_dir`` goes through ``read_file(path, split) -> datasets.Dataset``; returns a ``DatasetDict``.
 
         Raises:
             FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of ``what``).
@@ -127,7 +127,7 @@ class Task(abc.ABC):
         for split, candidates in self.local_files.items():
             path = find_file(data_dir, candidates)
             if path is not None:
-                splits[split] = read_file(path)
+                splits[split] = read_file(path, split)
         if not splits:
             wanted = sorted({n for names in self.local_files.values() for n in names})
             raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")

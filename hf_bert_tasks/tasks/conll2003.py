@@ -165,7 +165,7 @@ class Conll2003Task(Task):
         import datasets
 
         return self.read_local_splits(
-            data_dir, lambda path: datasets.Dataset.from_dict(read_conll_file(path), features=conll_features()), "CoNLL-2003"
+            data_dir, lambda path, split: datasets.Dataset.from_dict(read_conll_file(path), features=conll_features()), "CoNLL-2003"
         )
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):

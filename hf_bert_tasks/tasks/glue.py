@@ -149,7 +149,7 @@ class GlueTask(Task):
         """
         import datasets
 
-        def read_file(path: str):
+        def read_file(path: str, split: str):
             cols = self._read_jsonl(path) if path.endswith(".jsonl") else self._read_tsv(path)
             if not cols["idx"]:
                 raise ValueError(f"{path}: no data rows; expected at least one example")

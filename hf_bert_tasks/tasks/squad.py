@@ -165,20 +165,11 @@ class SquadTask(Task):
         """
         import datasets
 
-        from ..io import find_file
+        def read_file(path: str, split: str):
+            cols = self.read_json(path, labelled=split not in self.test_splits)
+            return datasets.Dataset.from_dict(cols, features=self.features())
 
-        if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        splits = {}
-        for split, candidates in self.local_files.items():
-            path = find_file(data_dir, candidates)
-            if path is not None:
-                cols = self.read_json(path, labelled=split not in self.test_splits)
-                splits[split] = datasets.Dataset.from_dict(cols, features=self.features())
-        if not splits:
-            wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {self.name} files {wanted} found")
-        return datasets.DatasetDict(splits)
+        return self.read_local_splits(data_dir, read_file, self.name)
 
     # ----------------------------------------------------------- features
     def window_config(self, max_seq_length: int) -> qa.WindowConfig:

@@ -133,7 +133,7 @@ class SwagTask(Task):
         import datasets
 
         return self.read_local_splits(
-            data_dir, lambda path: datasets.Dataset.from_dict(read_swag_csv(path), features=swag_features()), "SWAG"
+            data_dir, lambda path, split: datasets.Dataset.from_dict(read_swag_csv(path), features=swag_features()), "SWAG"
         )
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
