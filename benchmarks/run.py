@@ -1,25 +1,33 @@
-"""Run every benchmark in ``benchmarks/`` (one command; ``make bench`` calls it).
+"""Run the benchmarks (all, or the named ones), print every ratio with its spread, write ``benchmarks/results.json``.
 
-    python benchmarks/run.py                 # all bench_*.py, each with its own defaults
-    python benchmarks/run.py e2e_mrpc collator   # only these (names without the bench_ prefix)
+    python benchmarks/run.py                          # every bench_*.py at its defaults (= make bench)
+    python benchmarks/run.py squad_postprocess collator
+    python benchmarks/run.py --smoke                  # every benchmark at a tiny size (plumbing check, seconds each)
+    python benchmarks/run.py glue_e2e --args glue_e2e="--tasks mrpc,stsb,cola --seeds 42,43,44 --max_steps 0"
     python benchmarks/run.py --list
+    python benchmarks/report.py                       # regenerate the tables in docs/benchmarks.md
 
-Each ``benchmarks/bench_<name>.py`` has ``main(argv=None) -> dict[str, float]`` that prints its comparison against a
-baseline measured in the same run. This runner executes each one in a fresh process (so one benchmark's memory and
-threads do not affect the next), streams its output, and at the end prints one summary: wall seconds per benchmark,
-its exit status and the numbers its ``main`` returned; the summary also goes to ``runs/benchmarks/results.json``
-with the machine description. ``benchmarks/gpu.sh`` is separate (it needs a GPU).
+Each ``benchmarks/bench_<name>.py`` has ``main(argv) -> list[dict]``: records built by ``benchmarks/harness.py``
+(interleaved rounds, median/min/max per side, ratios of medians with the paired per-round spread). This runner
+executes each benchmark in a fresh process, streams its output, prints one summary line per ratio, and merges the
+records into ``benchmarks/results.json`` under the benchmark's name with its run's context: commit, dirty flag,
+date, the arguments, load average before/after, wall time; the file's ``machine`` block holds the CPU model, cores,
+threads, memory and library versions of the latest run. Benchmarks not run keep their earlier entries (each entry
+says when and at which commit it was measured). ``benchmarks/gpu.sh`` is separate (it needs a GPU).
 
-The whole suite is sized to finish in under 10 minutes on 2 CPU cores (results in docs/benchmarks.md).
+Needs ``../shared`` (data and baselines; ``HF_BERT_TASKS_SHARED`` overrides the path) and the ``bench`` extra.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import glob
+import importlib.metadata
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -27,38 +35,70 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MARK = "BENCHMARK_RETURNED "
+RESULTS = os.path.join(HERE, "results.json")
+LIBRARIES = ("torch", "transformers", "datasets", "tokenizers", "numpy", "h5py", "tqdm", "hf-bert-tasks")
 
 CHILD = """
 import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("bench", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-result = module.main([])
-print({mark!r} + json.dumps(result if isinstance(result, dict) else {{}}, default=float))
+args = json.loads(sys.argv[2])
+if args is None:
+    args = list(getattr(module, "SMOKE_ARGS", []))
+result = module.main(args)
+print({mark!r} + json.dumps({{"args": args, "results": result}}))
 """
 
 
-def machine() -> dict:
-    """CPU model, core count, memory and library versions of this machine."""
-    info = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
+def git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        info["cpu_model"] = names[0] if names else "unknown"
+        return names[0] if names else platform.processor() or "unknown"
+    except OSError:
+        return platform.processor() or "unknown"
+
+
+def machine() -> dict:
+    """CPU model, cores, threads, memory, Python and library versions of this machine."""
+    info = {"platform": platform.platform(), "python": platform.python_version(), "cpu_model": cpu_model(),
+            "logical_cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "unset")}
+    try:
         with open("/proc/meminfo", encoding="utf-8") as f:
             info["mem_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
     except OSError:
         pass
     try:
-        info["load_average_at_start"] = os.getloadavg()
-    except OSError:
-        pass
-    import torch
-    import transformers
+        import torch
 
-    info.update(torch=torch.__version__, transformers=transformers.__version__, threads=torch.get_num_threads(),
-                cuda=torch.cuda.is_available())
+        info["torch_threads"] = torch.get_num_threads()
+        info["cuda"] = torch.cuda.is_available()
+    except ImportError:
+        pass
+    versions = {}
+    for lib in LIBRARIES:
+        try:
+            versions[lib] = importlib.metadata.version(lib)
+        except importlib.metadata.PackageNotFoundError:
+            versions[lib] = None
+    info["versions"] = versions
     return info
+
+
+def context() -> dict:
+    """Commit, dirty flag, UTC date and load average now."""
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
 def discover() -> dict[str, str]:
@@ -66,12 +106,13 @@ def discover() -> dict[str, str]:
     return {os.path.basename(p)[len("bench_"):-3]: p for p in sorted(glob.glob(os.path.join(HERE, "bench_*.py")))}
 
 
-def run_one(path: str) -> tuple[int, float, dict]:
-    """Run one benchmark's ``main([])`` in a child process; returns (exit status, wall seconds, returned dict)."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+def run_one(path: str, args: list[str] | None) -> tuple[int, float, dict]:
+    """Run one benchmark's ``main(args)`` (``None``: its ``SMOKE_ARGS``) in a child process."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(mark=MARK), path], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(mark=MARK), path, json.dumps(args)], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     returned: dict = {}
     for line in proc.stdout:
         if line.startswith(MARK):
@@ -82,40 +123,88 @@ def run_one(path: str) -> tuple[int, float, dict]:
     return status, time.perf_counter() - start, returned
 
 
+def summary_lines(name: str, records: list[dict]) -> list[str]:
+    lines = []
+    for rec in records:
+        for c in rec["comparisons"]:
+            lines.append(f"{rec['name']:28s} {c['ratio_of_medians']:6.2f}x  [{c['paired_min']:.2f}-{c['paired_max']:.2f}]"
+                         f"  n={c['rounds']}  {c['kind']:9s}  {c['ours']}  vs  {c['baseline']}")
+    return lines or [f"{name:28s} (no comparison returned)"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
-    parser.add_argument("--output", default=os.path.join(REPO, "runs", "benchmarks", "results.json"))
-    args = parser.parse_args(argv)
+    parser.add_argument("--smoke", action="store_true", help="each benchmark at its tiny SMOKE_ARGS size")
+    parser.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
+                        help="arguments for one benchmark, e.g. glue_e2e='--tasks mrpc,stsb' (repeatable)")
+    parser.add_argument("--output", default=RESULTS, help="results file (merged by benchmark name)")
+    opts = parser.parse_args(argv)
     found = discover()
-    if args.list:
+    if opts.list:
         print("\n".join(found))
         return 0
-    unknown = [n for n in args.names if n not in found]
+    extra: dict[str, list[str]] = {}
+    for item in opts.args:
+        name, _, value = item.partition("=")
+        if name not in found:
+            parser.error(f"--args {item!r}: unknown benchmark {name!r}; found {list(found)}")
+        extra[name] = shlex.split(value)
+    unknown = [n for n in opts.names if n not in found]
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; found {list(found)}")
-    chosen = {n: found[n] for n in (args.names or found)}
+    chosen = {n: found[n] for n in (opts.names or found)}
     info = machine()
-    print(f"machine: {info}")
-    results = {}
+    print(f"machine: {info['cpu_model']}, {info['usable_cpus']} usable CPUs, torch threads "
+          f"{info.get('torch_threads')}, OMP_NUM_THREADS={info['omp_num_threads']}; load {os.getloadavg()}")
+    try:
+        with open(opts.output, encoding="utf-8") as f:
+            stored = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        stored = {}
+    stored.setdefault("benchmarks", {})
     suite_start = time.perf_counter()
+    status_all = 0
+    failed = []
     for name, path in chosen.items():
-        print(f"== {name} ({os.path.relpath(path, REPO)})", flush=True)
-        status, seconds, returned = run_one(path)
-        results[name] = {"status": status, "wall_s": round(seconds, 1), "returned": returned}
+        args = extra.get(name, None if opts.smoke else [])
+        print(f"== {name} ({os.path.relpath(path, REPO)}) args {args if args is not None else 'SMOKE_ARGS'}",
+              flush=True)
+        before = context()
+        status, seconds, returned = run_one(path, args)
+        after = context()
+        entry = {"status": status, "wall_s": round(seconds, 1), "args": returned.get("args", args),
+                 "profile": "custom" if name in extra else "smoke" if opts.smoke else "default",
+                 "commit": before["commit"], "dirty": before["dirty"], "date": before["date"],
+                 "load_average_before": before["load_average"], "load_average_after": after["load_average"],
+                 "cpu_model": info["cpu_model"], "usable_cpus": info["usable_cpus"],
+                 "torch_threads": info.get("torch_threads"), "omp_num_threads": info["omp_num_threads"],
+                 "results": returned.get("results") or []}
+        status_all = status_all or status
+        if status == 0:
+            stored["benchmarks"][name] = entry
+        else:
+            failed.append(name)
+            print(f"   {name} FAILED (exit {status}); results.json keeps its earlier entry", flush=True)
     total = time.perf_counter() - suite_start
-    print(f"\n== summary ({total:.0f} s in all)")
-    for name, row in results.items():
-        verdict = "ok" if row["status"] == 0 else f"FAILED (exit {row['status']})"
-        numbers = ", ".join(f"{k}={v:.4g}" if isinstance(v, (int, float)) else f"{k}={v}"
-                            for k, v in row["returned"].items())
-        print(f"{name:22s} {verdict:18s} {row['wall_s']:7.1f} s  {numbers}")
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "w", encoding="utf-8") as f:
-        json.dump({"machine": info, "total_wall_s": round(total, 1), "benchmarks": results}, f, indent=2)
-    print(f"wrote {args.output}")
-    return 0 if all(r["status"] == 0 for r in results.values()) else 1
+    stored["machine"] = info
+    stored["last_run"] = {**context(), "benchmarks": list(chosen), "wall_s": round(total, 1),
+                          "command": " ".join(["python", "benchmarks/run.py", *(argv if argv is not None
+                                                                                else sys.argv[1:])])}
+    with open(opts.output, "w", encoding="utf-8") as f:
+        json.dump(stored, f, indent=1)
+        f.write("\n")
+    print(f"\n== ratios (baseline time / our time: > 1 means ours is faster; [paired-round min-max]); "
+          f"{total:.0f} s in all")
+    for name in chosen:
+        if name in failed:
+            print(f"{name:28s} FAILED")
+            continue
+        for line in summary_lines(name, stored["benchmarks"][name]["results"]):
+            print(line)
+    print(f"wrote {opts.output}; tables: python benchmarks/report.py")
+    return status_all
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""Run a script's or module's ``main()`` in this (fresh) process, timing its imports and its ``main`` separately.
+
+    python benchmarks/timed_main.py --report R.json [--count_tokens] --script PATH -- ARGS...
+    python benchmarks/timed_main.py --report R.json [--count_tokens] --module hf_bert_tasks.cli -- ARGS...
+
+The same wrapper runs both sides of a subprocess benchmark (e.g. transformers' ``run_glue.py`` and
+``hf-bert-tasks finetune``), so both are started, timed and counted the same way. ``ARGS`` become ``sys.argv[1:]``
+exactly as on the command line; the target is imported (its top-level code, i.e. its imports, is ``import_s``) and
+then its ``main()`` is called (``main_s``). A script's folder is put first on ``sys.path`` as ``python PATH`` would.
+
+``--count_tokens`` registers a forward pre-hook on every model a ``transformers.Trainer`` is built with and counts
+the token positions the model processes (``attention_mask`` elements) and the real ones among them (its sum),
+separately for training and evaluation: the padding fraction is ``1 - real / positions``. The count does not change
+what the target computes.
+
+The report (JSON) has ``import_s``, ``main_s`` and, with ``--count_tokens``, ``tokens``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+
+
+def install_token_counter(counts: dict) -> None:
+    """Patch ``transformers.Trainer.__init__`` so every Trainer's model counts its input positions (see module doc)."""
+    import transformers
+
+    init = transformers.Trainer.__init__
+
+    def hook(module, args, kwargs):
+        mask = kwargs.get("attention_mask")
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        if mask is None and ids is None:
+            return
+        phase = counts["train" if module.training else "eval"]
+        phase["positions"] += int(mask.numel() if mask is not None else ids.numel())
+        phase["real"] += int(mask.sum() if mask is not None else ids.numel())
+        phase["batches"] += 1
+
+    def counting_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if not getattr(self.model, "_bench_counted", False):
+            self.model.register_forward_pre_hook(hook, with_kwargs=True)
+            self.model._bench_counted = True
+
+    transformers.Trainer.__init__ = counting_init
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--script", help="a Python file with a main()")
+    target.add_argument("--module", help="an importable module with a main()")
+    parser.add_argument("--report", required=True, help="JSON file written at the end")
+    parser.add_argument("--count_tokens", action="store_true")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="-- then the target's arguments")
+    opts = parser.parse_args()
+    args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
+    counts = {p: {"positions": 0, "real": 0, "batches": 0} for p in ("train", "eval")}
+    start = time.perf_counter()
+    if opts.count_tokens:
+        install_token_counter(counts)
+    if opts.script:
+        path = os.path.abspath(opts.script)
+        sys.path.insert(0, os.path.dirname(path))
+        sys.argv = [path, *args]
+        spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        sys.argv = [opts.module, *args]
+        module = importlib.import_module(opts.module)
+    imported = time.perf_counter()
+    status = module.main()
+    done = time.perf_counter()
+    report = {"import_s": imported - start, "main_s": done - imported}
+    if opts.count_tokens:
+        report["tokens"] = counts
+    with open(opts.report, "w", encoding="utf-8") as f:
+        json.dump(report, f)
+    if isinstance(status, int) and status:
+        sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""benchmarks/harness.py: interleaving order, per-side statistics and ratios, with a fake clock (no real timing)."""
+
+import importlib.util
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+spec = importlib.util.spec_from_file_location("bench_harness", os.path.join(REPO, "benchmarks", "harness.py"))
+harness = importlib.util.module_from_spec(spec)
+sys.modules["bench_harness"] = harness  # dataclasses look their module up there
+spec.loader.exec_module(harness)
+
+
+class FakeClock:
+    """A clock that only moves when a side 'works': ``advance(seconds)``."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds):
+        self.now += seconds
+
+
+def make_sides(clock, durations, calls):
+    """Sides A (reference) and B (ours); ``durations[name]`` lists the seconds of each call, warm-up first."""
+    def side(name, role):
+        def run(r):
+            calls.append((name, r))
+            clock.advance(durations[name][len([c for c in calls if c[0] == name]) - 1])
+        return harness.Side(name, role, run)
+
+    return [side("A", "reference"), side("B", "ours")]
+
+
+def test_rounds_are_interleaved_with_warmup_first():
+    clock, calls = FakeClock(), []
+    sides = make_sides(clock, {"A": [9, 1, 2, 3], "B": [9, 1, 1, 1]}, calls)
+    out = harness.measure(sides, repeats=3, warmup=1, clock=clock, log=None)
+    assert calls == [("A", -1), ("B", -1), ("A", 0), ("B", 0), ("A", 1), ("B", 1), ("A", 2), ("B", 2)]
+    assert out["order"] == ["A", "B", "A", "B", "A", "B"]
+
+
+def test_warmup_runs_are_not_recorded_and_statistics_are_median_min_max():
+    clock, calls = FakeClock(), []
+    # A's timed runs 4, 1, 10 s (median 4); the 50 s warm-up must not count
+    sides = make_sides(clock, {"A": [50, 4, 1, 10], "B": [50, 2, 2, 3]}, calls)
+    out = harness.measure(sides, repeats=3, warmup=1, clock=clock, log=None)
+    a = out["sides"]["A"]
+    assert a["seconds"] == [4, 1, 10]
+    assert (a["median_s"], a["min_s"], a["max_s"]) == (4, 1, 10)
+    b = out["sides"]["B"]
+    assert (b["median_s"], b["min_s"], b["max_s"]) == (2, 2, 3)
+
+
+def test_ratio_of_medians_and_paired_spread():
+    clock, calls = FakeClock(), []
+    sides = make_sides(clock, {"A": [4, 1, 10], "B": [2, 2, 3]}, calls)
+    measured = harness.measure(sides, repeats=3, warmup=0, clock=clock, log=None)
+    [row] = harness.compare(measured, [harness.Comparison("B", "A")])
+    assert row["ratio_of_medians"] == 4 / 2  # A median 4, B median 2
+    # per round A/B: 4/2 = 2.0, 1/2 = 0.5, 10/3
+    assert row["paired_min"] == 0.5
+    assert row["paired_max"] == 10 / 3
+    assert row["rounds"] == 3
+
+
+def test_rates_from_work_amount():
+    clock, calls = FakeClock(), []
+    sides = make_sides(clock, {"A": [4, 1, 10], "B": [2, 2, 3]}, calls)
+    measured = harness.measure(sides, repeats=3, warmup=0, clock=clock, log=None)
+    res = harness.result("x", "x", measured, [harness.Comparison("B", "A")], config={}, work=(100, "questions"))
+    assert res["sides"]["A"]["rate"] == {"unit": "questions/s", "median": 25.0, "min": 10.0, "max": 100.0}
+
+
+def test_prepare_and_after_are_outside_the_timer():
+    clock, calls = FakeClock(), []
+    sides = make_sides(clock, {"A": [1, 1], "B": [1, 1]}, calls)
+    sides[0].prepare = lambda r: clock.advance(1000)
+    sides[0].after = lambda r, extra: (clock.advance(1000), {"round": r})[1]
+    out = harness.measure(sides, repeats=2, warmup=0, clock=clock, log=None)
+    assert out["sides"]["A"]["seconds"] == [1, 1]
+    assert out["sides"]["A"]["extra"] == [{"round": 0}, {"round": 1}]
+
+
+def test_a_row_says_ours_only_for_our_code():
+    clock, calls = FakeClock(), []
+    sides = make_sides(clock, {"A": [1], "B": [1]}, calls)
+    measured = harness.measure(sides, repeats=1, warmup=0, clock=clock, log=None)
+    with pytest.raises(ValueError, match="not our code"):
+        harness.compare(measured, [harness.Comparison("A", "B")])
+    with pytest.raises(ValueError, match="variant baseline must be our code"):
+        harness.compare(measured, [harness.Comparison("B", "A", kind="variant")])
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError, match="role"):
+        harness.Side("x", "baseline", lambda r: None)
+    with pytest.raises(ValueError, match="unique"):
+        harness.measure([harness.Side("x", "ours", lambda r: None)] * 2, repeats=1, log=None)
+    with pytest.raises(ValueError, match="repeats"):
+        harness.measure([harness.Side("x", "ours", lambda r: None)], repeats=0, log=None)
