@@ -2,6 +2,7 @@
 
     python benchmarks/bench_pretraining_data.py                        # WikiText-2 valid, 3 rounds
     python benchmarks/bench_pretraining_data.py --lines 1000 --repeats 2 --warmup 0   # smoke size
+    python benchmarks/bench_pretraining_data.py --input_repeat 16 --repeats 1 --warmup 0   # 16x input: RSS, rate
 
 Reference: NVIDIA DeepLearningExamples' ``create_pretraining_data.py`` (PyTorch BERT) from
 ``../shared/baselines/pretraining/`` (unmodified; its ``tokenization.py`` has one marked import adaptation). Ours:
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=None, help="WikiText .tokens file (default: shared wikitext-2 valid)")
     parser.add_argument("--lines", type=int, default=0, help="first N lines of --corpus (0: all)")
+    parser.add_argument("--input_repeat", type=int, default=1,
+                        help="the input file holds the converted corpus K times (scaling runs: peak RSS, rates)")
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--max_predictions_per_seq", type=int, default=20)
     parser.add_argument("--dupe_factor", type=int, default=1)
@@ -59,6 +62,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
         input_file = os.path.join(work, "input.txt")
         made = subprocess.run([py, os.path.join(baseline_dir, "make_input.py"), corpus, input_file, str(args.lines)],
                               capture_output=True, text=True, check=True)
+        if args.input_repeat > 1:  # K copies of the documents, blank line between copies
+            with open(input_file, encoding="utf-8") as f:
+                text = f.read().rstrip("\n") + "\n"
+            with open(input_file, "w", encoding="utf-8") as f:
+                f.write("\n".join([text] * args.input_repeat))
         with open(input_file, encoding="utf-8") as f:
             sentences = sum(1 for line in f if line.strip())
         print(f"input: {made.stdout.strip()}")
@@ -104,9 +112,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     res = harness.result(
-        "pretraining_data", "Pretraining-data creation (MLM + NSP instances, static masks)", measured,
+        "pretraining_data" + (f"_x{args.input_repeat}" if args.input_repeat > 1 else ""), "Pretraining-data creation (MLM + NSP instances, static masks)", measured,
         [harness.Comparison(ours_name, ref_name)],
-        config={"corpus": os.path.basename(corpus), "lines": args.lines or "all", "sentences": sentences,
+        config={"corpus": os.path.basename(corpus), "lines": args.lines or "all", "input_repeat": args.input_repeat,
+                "sentences": sentences,
                 "input": made.stdout.strip(), "vocab": "all-MiniLM-L6-v2 vocab.txt (uncased, 30522)",
                 "max_seq_length": args.max_seq_length, "max_predictions_per_seq": args.max_predictions_per_seq,
                 "dupe_factor": args.dupe_factor, "masked_lm_prob": 0.15, "short_seq_prob": 0.1, "seed": 12345,
