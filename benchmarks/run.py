@@ -4,6 +4,7 @@
     python benchmarks/run.py squad_postprocess collator
     python benchmarks/run.py --smoke                  # every benchmark at a tiny size (plumbing check, seconds each)
     python benchmarks/run.py glue_e2e --args glue_e2e="--tasks mrpc,stsb,cola --seeds 42,43,44 --max_steps 0"
+    python benchmarks/run.py glue_e2e --label full --args glue_e2e="..."   # stored as glue_e2e[full]
     python benchmarks/run.py --list
     python benchmarks/report.py                       # regenerate the tables in docs/benchmarks.md
 
@@ -117,7 +118,7 @@ def run_one(path: str, args: list[str] | None) -> tuple[int, float, dict]:
     for line in proc.stdout:
         if line.startswith(MARK):
             returned = json.loads(line[len(MARK):])
-        elif "Warning" not in line and not line.startswith(("  warnings.warn", "[transformers]")):
+        elif line.strip() and "Warning" not in line and not line.startswith(("  warnings.warn", "[transformers]")):
             print("    " + line.rstrip(), flush=True)
     status = proc.wait()
     return status, time.perf_counter() - start, returned
@@ -139,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="each benchmark at its tiny SMOKE_ARGS size")
     parser.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
                         help="arguments for one benchmark, e.g. glue_e2e='--tasks mrpc,stsb' (repeatable)")
+    parser.add_argument("--label", default=None,
+                        help="store the entries as NAME[LABEL] (e.g. a full-protocol run next to the default one)")
     parser.add_argument("--output", default=RESULTS, help="results file (merged by benchmark name)")
     opts = parser.parse_args(argv)
     found = discover()
@@ -155,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; found {list(found)}")
     chosen = {n: found[n] for n in (opts.names or found)}
+
+    def key(name: str) -> str:
+        return f"{name}[{opts.label}]" if opts.label else name
+
     info = machine()
     print(f"machine: {info['cpu_model']}, {info['usable_cpus']} usable CPUs, torch threads "
           f"{info.get('torch_threads')}, OMP_NUM_THREADS={info['omp_num_threads']}; load {os.getloadavg()}")
@@ -183,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                  "results": returned.get("results") or []}
         status_all = status_all or status
         if status == 0:
-            stored["benchmarks"][name] = entry
+            stored["benchmarks"][key(name)] = {"benchmark": name, **entry}
         else:
             failed.append(name)
             print(f"   {name} FAILED (exit {status}); results.json keeps its earlier entry", flush=True)
@@ -201,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         if name in failed:
             print(f"{name:28s} FAILED")
             continue
-        for line in summary_lines(name, stored["benchmarks"][name]["results"]):
+        for line in summary_lines(name, stored["benchmarks"][key(name)]["results"]):
             print(line)
     print(f"wrote {opts.output}; tables: python benchmarks/report.py")
     return status_all
