@@ -22,6 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import datasets
+import torch  # noqa: F401  (the collator imports it lazily: loaded here, it counts as start-up as NVIDIA's imports do)
 from transformers import BertTokenizer
 
 from hf_bert_tasks.collators import DataCollatorForBertPretraining
