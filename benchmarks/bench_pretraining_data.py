@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         main_s = harness.extra_summary(side, "main_s")
         if main_s:
             side["main_rate"] = {"unit": "sentences/s", "median": sentences / main_s["median"]}
+    main_ref, main_ours = (harness.extra_summary(res["sides"][n], "main_s")["median"] for n in (ref_name, ours_name))
+    res["figures"]["main() only, ratio of medians (reference / ours; start-up excluded)"] = round(main_ref / main_ours, 2)
     print(harness.format_result(res))
     for name, side in res["sides"].items():
         print(f"  {name}: import {harness.extra_summary(side, 'import_s')['median']:.2f} s, main "
