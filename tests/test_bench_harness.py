@@ -105,3 +105,20 @@ def test_bad_arguments_raise():
         harness.measure([harness.Side("x", "ours", lambda r: None)] * 2, repeats=1, log=None)
     with pytest.raises(ValueError, match="repeats"):
         harness.measure([harness.Side("x", "ours", lambda r: None)], repeats=0, log=None)
+
+
+def test_report_table_row_comes_from_the_results():
+    """benchmarks/report.py renders the ratio and paired range recorded by the harness (no number typed by hand)."""
+    spec_r = importlib.util.spec_from_file_location("bench_report", os.path.join(REPO, "benchmarks", "report.py"))
+    report = importlib.util.module_from_spec(spec_r)
+    spec_r.loader.exec_module(report)
+    clock, calls = FakeClock(), []
+    sides = make_sides(clock, {"A": [4, 1, 10], "B": [2, 2, 3]}, calls)
+    measured = harness.measure(sides, repeats=3, warmup=0, clock=clock, log=None)
+    rec = harness.result("demo", "Demo", measured, [harness.Comparison("B", "A")], config={"size": 3})
+    entry = {"date": "2026-01-01T00:00:00+00:00", "commit": "0123456789abcdef", "dirty": False, "profile": "default",
+             "args": [], "wall_s": 12.0, "load_average_before": [0.1, 0, 0], "load_average_after": [0.2, 0, 0],
+             "usable_cpus": 2, "results": [rec]}
+    block = report.render({"benchmarks": {"demo": entry}})
+    assert block.startswith(report.BEGIN) and block.endswith(report.END)
+    assert "| demo | B | A | reference | **2.00x** (0.50-3.33) | 3 |" in block
