@@ -488,7 +488,11 @@ def write_conll(
 ) -> None:
     """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
 
-    Without ``gold_tags`` (unlabelled data) the lines are ``token pred``.
+    Without ``gold_tags`` (unlabelled data) the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the
+    recipe's ``accuracy`` and ``conlleval_*`` metrics from the file (``tests/test_oracle_conlleval.py``). conlleval
+    splits lines on single spaces and takes a first field ``-X-`` as a sentence boundary, so a token that is empty,
+    holds whitespace or is ``-X-`` is written with ``_`` (``"New York"`` -> ``New_York``, ``-X-`` -> ``_-X-``); the
+    token column is for reading only. No ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is false (nothing is overwritten silently; the recipe
@@ -505,5 +509,12 @@ def write_conll(
             if len(pred_tags[s]) != len(words) or (gold is not None and len(gold) != len(words)):
                 raise ValueError(f"sentence {s}: {len(words)} words but a different number of tags")
             for i, word in enumerate(words):
+                word = _conll_token(word)
                 f.write(f"{word} {gold[i]} {pred_tags[s][i]}\n" if gold is not None else f"{word} {pred_tags[s][i]}\n")
             f.write("\n")
+
+
+def _conll_token(word: str) -> str:
+    """``word`` as one conlleval field: whitespace runs -> ``_``, empty -> ``_``, the boundary mark ``-X-`` -> ``_-X-``."""
+    text = "_".join(word.split()) or "_"
+    return "_" + text if text == "-X-" else text

@@ -2,7 +2,7 @@
 
 The official scripts (Rajpurkar et al., 2016 / 2018; distributed with the datasets) are the reference; this module
 re-implements their rules so that the numbers are **identical** (same normalization, same order of summation, same
-tie handling in the threshold search), checked by hand on the full dev files (see ``docs/results.md``):
+tie handling in the threshold search):
 
 * answer normalization: lower-case, drop ASCII punctuation (``string.punctuation``), drop the articles
   ``a``/``an``/``the`` as whole words, collapse whitespace;
@@ -13,7 +13,11 @@ tie handling in the threshold search), checked by hand on the full dev files (se
   ``""``; F1 of an empty prediction or empty gold is 1 when both are empty, else 0. With per-question null odds
   (``na_probs``, here the score difference ``null - best non-null``), a question is predicted unanswerable when its
   odds exceed ``na_prob_thresh``; ``best_exact``/``best_f1`` are the scores at the best threshold over the sorted odds
-  and ``best_*_thresh`` that threshold (the official ``find_best_thresh``).
+  and ``best_*_thresh`` that threshold (the official ``find_best_thresh``). Every question needs a prediction (and,
+  when given, odds): a missing one is a ``ValueError`` naming it (the official script crashes with ``KeyError``).
+
+Tests: ``tests/test_oracle_squad.py`` runs the official scripts (``../shared/oracles``) on the full dev files with
+varied predictions and compares every key with these functions (to 1e-9).
 
 The functions take either the official JSON (``data`` list: articles -> paragraphs -> qas) or plain mappings.
 """
@@ -148,6 +152,17 @@ def _best_threshold(preds, scores, na_probs, has_ans) -> tuple[float, float]:
     return 100.0 * best / len(scores), best_thresh
 
 
+def _check_complete(references: Mapping, given: Mapping, what: str, hint: str) -> None:
+    """Raise ``ValueError`` naming the questions of ``references`` that are not keys of ``given``."""
+    missing = [qid for qid in references if qid not in given]
+    if missing:
+        shown = ", ".join(repr(q) for q in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise ValueError(
+            f"SQuAD v2.0 scoring: {len(missing)} of {len(references)} question(s) lack {what}: {shown}; "
+            f"expected one for every question of the references ({hint}), as the official evaluate-v2.0.py does"
+        )
+
+
 def squad_v2(
     references: Mapping[str, list[str]] | list,
     predictions: Mapping[str, str],
@@ -159,30 +174,32 @@ def squad_v2(
 
     Args:
         references: question id -> gold answer texts (``[]`` for an unanswerable question), or the JSON ``data`` list.
-        predictions: question id -> text (``""`` = no answer). Questions without a prediction are left out of the
-            totals, as in the official script (which prints "Missing prediction").
-        na_probs: question id -> no-answer odds (e.g. ``null_odds.json``); default 0.0 for each prediction.
+        predictions: question id -> text (``""`` = no answer); one for **every** question of ``references``
+            (extra ids are ignored). The official script needs them all too: it prints "Missing prediction for …" and
+            then fails with a ``KeyError``.
+        na_probs: question id -> no-answer odds (e.g. ``null_odds.json``), for every question; default 0.0 for each.
         na_prob_thresh: a question whose odds exceed this is scored as predicted unanswerable (official ``-t``,
             default 1.0).
 
     Raises:
-        ValueError: no question has a prediction.
-        KeyError: ``na_probs`` lacks a predicted question id (the official script fails the same way).
+        ValueError: no question in ``references``; a question of ``references`` without a prediction, or (with
+            ``na_probs``) without odds — the message gives the count and the first ids.
     """
     if isinstance(references, list):
         references = references_from_json(references)
+    if not references:
+        raise ValueError("SQuAD v2.0 scoring needs at least one question")
+    _check_complete(references, predictions, "a prediction", "predict \"\" for no answer")
+    if na_probs is not None:
+        _check_complete(references, na_probs, "no-answer odds (na_probs)", "e.g. the null_odds.json written with them")
     has_ans = {qid: bool(golds) for qid, golds in references.items()}
     exact_raw: dict[str, int] = {}
     f1_raw: dict[str, float] = {}
     for qid, golds in references.items():
         golds = [g for g in golds if normalize_answer(g)] or [""]
-        if qid not in predictions:
-            continue
         pred = predictions[qid]
         exact_raw[qid] = max(exact_match(g, pred) for g in golds)
         f1_raw[qid] = max(f1_v2(pred, g) for g in golds)
-    if not exact_raw:
-        raise ValueError("SQuAD v2.0 scoring: no question of the references has a prediction")
     given_odds = na_probs is not None
     if na_probs is None:
         na_probs = {k: 0.0 for k in predictions}

@@ -93,3 +93,41 @@ def test_v2_f1_of_an_empty_side_is_one_only_when_both_are_empty():
 def test_v1_question_without_gold_is_an_error():
     with pytest.raises(ValueError, match="question 'q' has no gold answer"):
         SM.squad_v1({"q": []}, {"q": ""})
+
+
+def test_v2_question_without_prediction_is_a_value_error_naming_it():
+    # the case: q3 has no prediction (the official evaluate-v2.0.py prints "Missing prediction" and crashes)
+    refs = {"q1": ["1976"], "q2": [], "q3": ["Paris"]}
+    with pytest.raises(ValueError, match=r"1 of 3 question\(s\) lack a prediction: 'q3'"):
+        SM.squad_v2(refs, {"q1": "1976", "q2": ""})
+
+
+def test_v2_missing_predictions_message_shows_five_ids_and_the_count():
+    refs = {f"q{i}": ["x"] for i in range(8)}
+    with pytest.raises(ValueError, match=r"7 of 8 question\(s\) lack a prediction: 'q1', 'q2', 'q3', 'q4', 'q5', \.\.\.;"):
+        SM.squad_v2(refs, {"q0": "x"})
+
+
+def test_v2_question_without_odds_is_a_value_error_naming_it():
+    refs = {"q1": ["1976"], "q2": []}
+    with pytest.raises(ValueError, match=r"1 of 2 question\(s\) lack no-answer odds \(na_probs\): 'q2'"):
+        SM.squad_v2(refs, {"q1": "1976", "q2": ""}, {"q1": 0.5})
+
+
+def test_v2_ignores_predictions_for_ids_outside_the_references():
+    # as the official script, which loops over the data file only
+    assert SM.squad_v2({"q1": ["1976"]}, {"q1": "1976", "zzz": "x"}, {"q1": 0.0, "zzz": 9.0})["exact"] == 100.0
+
+
+def test_task_wrapper_v2_raises_the_same_value_error():
+    from hf_bert_tasks.tasks import get_task
+
+    with pytest.raises(ValueError, match="'q3'"):
+        get_task("squad_v2").compute_metrics({"q1": "1976", "q2": ""}, {"q1": ["1976"], "q2": [], "q3": ["Paris"]})
+
+
+def test_task_wrapper_v1_scores_a_missing_prediction_zero_as_the_official_v1_script():
+    from hf_bert_tasks.tasks import get_task
+
+    scores = get_task("squad_v1").compute_metrics({"q1": "1976"}, {"q1": ["1976"], "q2": ["Paris"]})
+    assert scores == {"f1": 50.0, "exact_match": 50.0}  # 1 of 2 right; the unanswered one counts as 0

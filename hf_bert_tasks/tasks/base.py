@@ -248,11 +248,58 @@ class Task(abc.ABC):
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Evaluate ``trainer``'s model on one preprocessed split; returns Trainer-style ``eval_*`` metrics.
 
-        Task families whose predictions need post-processing over raw examples (SQuAD, NER) override this.
+        Runs ``trainer.predict`` (the same evaluation loop and metrics as ``trainer.evaluate``, which it also logs)
+        so that the per-example predictions behind the metrics are written: ``<split>_predictions.tsv`` in
+        ``output_dir`` (:meth:`write_eval_predictions`), from which every ``eval_<metric>`` and ``eval_loss`` can be
+        recomputed. Task families whose predictions need post-processing over raw examples (SQuAD, NER) override this.
         """
-        metrics = trainer.evaluate(eval_dataset=features)
+        output = trainer.predict(features, metric_key_prefix="eval")
+        metrics = dict(output.metrics)
+        trainer.log(metrics)  # what trainer.evaluate does: log history and the ``epoch`` key
+        if output_dir and trainer.is_world_process_zero():
+            self.write_eval_predictions(raw, output, os.path.join(output_dir, f"{split}_predictions.tsv"))
         suffix = self.split_metric_suffix(split)
         return {f"{k}{suffix}": v for k, v in metrics.items()}
+
+    def write_eval_predictions(self, raw, output, path: str) -> str:
+        """Write the per-example predictions of an evaluated split as a TSV file; returns ``path``.
+
+        Columns (tab-separated, one header line, one row per example in split order):
+
+        * ``index``: the example's ``idx`` column when the split has one (GLUE), else its row number;
+        * ``prediction``: the predicted class id (label order of the model's ``id2label``), or the predicted score
+          for regression (STS-B);
+        * ``label``: the gold class id / score (``-100`` = no label, not scored); absent for an unlabelled split;
+        * ``logit_<label name>``: the raw logit of each class (classification and multiple choice), from which
+          ``eval_loss`` is the mean cross-entropy (regression: ``eval_loss`` is the mean squared error of
+          ``prediction``).
+
+        Floats are written with ``repr`` (the shortest text that reads back to the same float), so the metrics
+        recomputed from the file (scikit-learn / scipy on ``prediction`` and ``label``) equal the reported ones.
+
+        Raises:
+            RuntimeError: the number of predictions differs from the number of examples.
+        """
+        logits = output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions
+        logits = np.asarray(logits)
+        preds = self.logits_to_predictions(logits)
+        if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
+            raise RuntimeError(f"{self.name}: got {len(preds)} predictions for {len(raw)} examples")
+        index = list(raw["idx"]) if "idx" in raw.column_names else list(range(len(raw)))
+        labels = None if output.label_ids is None else np.asarray(output.label_ids)
+        regression = self.problem_type == "regression"
+        names = [] if regression else list(self.label_names or range(logits.shape[-1]))
+        header = ["index", "prediction"] + (["label"] if labels is not None else []) + [f"logit_{n}" for n in names]
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\t".join(header) + "\n")
+            for i in range(len(preds)):
+                row = [str(index[i]), _number(preds[i], regression)]
+                if labels is not None:
+                    row.append(_number(labels[i], regression))
+                row += [repr(float(x)) for x in (logits[i] if names else ())]
+                f.write("\t".join(row) + "\n")
+        return path
 
     @abc.abstractmethod
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
@@ -275,6 +322,11 @@ class Task(abc.ABC):
             "pipeline_tag": self.pipeline_tag,
             "local_files": {k: list(v) for k, v in self.local_files.items()},
         }
+
+
+def _number(value, as_float: bool) -> str:
+    """``repr`` of a float (exact round trip) or ``str`` of an int."""
+    return repr(float(value)) if as_float else str(int(value))
 
 
 def write_json(path: str, obj: Any) -> None:

@@ -16,6 +16,13 @@ Evaluation: word-level, strict-IOB2 entity precision/recall/F1 (seqeval) overall
 word accuracy, on ``validation`` and ``test`` (keys ``eval_f1`` and ``eval_f1_test``), and a conlleval-readable
 ``<split>_predictions.txt`` (``token gold pred``) in the output folder. See :mod:`hf_bert_tasks.ner` for the
 alignment, windows and document context.
+
+Every word-level metric is recomputable from ``<split>_predictions.txt`` (``tests/test_recompute_conll.py``):
+``perl conlleval < validation_predictions.txt`` prints ``eval_accuracy`` and ``eval_conlleval_precision/recall/f1``
+(x100, 2 decimals); the strict numbers ``eval_precision/recall/f1`` and ``eval_<TYPE>_*`` are seqeval's strict IOB2
+mode on the same two columns — conlleval gives them too once every predicted ``I-X`` that does not continue a
+``B-X``/``I-X`` run is replaced by ``O``; ``eval_<TYPE>_number`` counts the gold ``B-<TYPE>`` tags. ``eval_loss`` is
+Trainer's WordPiece-level loss and needs the logits, not in the file.
 """
 
 from __future__ import annotations
@@ -283,7 +290,8 @@ class Conll2003Task(Task):
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Word-level metrics on one split: ``eval_f1``/``eval_precision``/``eval_recall`` (strict IOB2),
         ``eval_accuracy`` (words), ``eval_<TYPE>_f1`` …, ``eval_conlleval_f1``, plus ``eval_loss``; the test split's
-        keys end in ``_test``. Writes ``<split>_predictions.txt`` (``token gold pred``) into ``output_dir``.
+        keys end in ``_test``. Writes ``<split>_predictions.txt`` (``token gold pred``) into ``output_dir``, from
+        which every metric but ``eval_loss`` recomputes (module docstring).
         """
         pred, output = self.word_level(trainer, raw, features, "eval")
         gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]

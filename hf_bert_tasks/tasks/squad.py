@@ -6,10 +6,21 @@ the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``; ``train-v2.0.js
 unlabelled ``test-v*.json``) in ``--data_dir``, read into exactly the Hub's columns.
 
 Features and post-processing live in :mod:`hf_bert_tasks.qa`, scoring in :mod:`hf_bert_tasks.squad_metrics` (a port
-of the official scripts). :meth:`SquadTask.evaluate` writes ``predictions.json`` (id -> text),
-``nbest_predictions.json`` and, for v2, ``null_odds.json`` (id -> ``null - best non-null`` score) into the output
-folder, and returns ``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and ``best_*`` /
-``best_*_thresh``, the best tau on this split).
+of the official scripts). :meth:`SquadTask.evaluate` writes into the output folder ``predictions.json`` (id -> text
+at the applied tau), ``nbest_predictions.json`` and, for v2, ``null_odds.json`` (id -> ``null - best non-null``
+score; ``Infinity`` when no span is valid) and ``best_non_null_predictions.json`` (id -> the best non-empty span, i.e.
+the answer at tau = +inf), and returns ``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and
+``best_*`` / ``best_*_thresh``, the best tau on this split).
+
+Every reported number is reproduced by the official scripts from these files (``tests/test_recompute_squad.py``):
+
+* v1.1: ``python evaluate-v1.1.py dev-v1.1.json predictions.json`` -> ``eval_exact_match``, ``eval_f1``;
+* v2.0: ``python evaluate-v2.0.py dev-v2.0.json best_non_null_predictions.json --na-prob-file null_odds.json
+  --na-prob-thresh TAU`` (``TAU`` = ``eval_null_score_diff_threshold``) -> every ``eval_*`` score: ``exact``/``f1``
+  and ``HasAns_*``/``NoAns_*`` at tau, ``best_exact``/``best_f1`` and their thresholds. ``predictions.json`` alone
+  (no ``--na-prob-file``) gives the same ``exact``/``f1``/``HasAns``/``NoAns`` unless an answerable question's gold
+  answers all normalize to ``""`` (none in the official dev file); it cannot give ``best_*``, because the answers it
+  cut at tau are gone.
 """
 
 from __future__ import annotations
@@ -210,8 +221,13 @@ class SquadTask(Task):
     def compute_metrics(self, predictions, references) -> dict[str, float]:
         """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` vs ``references`` ``{id: [gold texts]}``.
 
-        v1.1: ``{"f1", "exact_match"}``. v2.0: also ``HasAns_*``/``NoAns_*`` (the official v2 script at threshold
-        1.0 with no null odds, i.e. the texts as given, ``""`` meaning no answer).
+        v1.1: ``{"f1", "exact_match"}``; a question without a prediction scores 0 and still counts (official v1.1).
+        v2.0: also ``HasAns_*``/``NoAns_*`` (the official v2 script at threshold 1.0 with no null odds, i.e. the texts
+        as given, ``""`` meaning no answer).
+
+        Raises:
+            ValueError: v2.0 and a question of ``references`` without a prediction (the message names the first ids
+                and the count; the official v2 script needs a prediction for every question as well).
         """
         if not self.version_2_with_negative:
             scores = SM.squad_v1(references, predictions)
@@ -261,23 +277,29 @@ class SquadTask(Task):
         )
 
     def write_predictions(self, result: qa.QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
-        """Write ``{prefix}predictions.json``, ``{prefix}nbest_predictions.json`` (+ v2 ``{prefix}null_odds.json``)."""
-        paths = [
-            os.path.join(output_dir, f"{prefix}predictions.json"),
-            os.path.join(output_dir, f"{prefix}nbest_predictions.json"),
-        ]
-        write_json(paths[0], result.predictions)
-        write_json(paths[1], result.nbest)
+        """Write ``{prefix}predictions.json`` and ``{prefix}nbest_predictions.json``; for v2 also
+        ``{prefix}null_odds.json`` and ``{prefix}best_non_null_predictions.json``. Returns the paths.
+
+        The v2 pair ``best_non_null_predictions.json`` + ``null_odds.json`` is what the official ``evaluate-v2.0.py``
+        needs to reproduce every v2 score of :meth:`score` (see the module docstring): ``predictions.json`` holds the
+        answers cut at one tau, so a threshold search over it can only lower the odds of questions it kept.
+        """
+        files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
-            paths.append(os.path.join(output_dir, f"{prefix}null_odds.json"))
-            write_json(paths[2], result.null_odds)
+            files["null_odds.json"] = result.null_odds
+            files["best_non_null_predictions.json"] = result.best_non_null
+        paths = []
+        for name, obj in files.items():
+            paths.append(os.path.join(output_dir, f"{prefix}{name}"))
+            write_json(paths[-1], obj)
         return paths
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Predict, post-process, write the prediction files and score a labelled split.
 
-        Files go to ``output_dir`` (``predictions.json`` …; a split other than the first eval split gets a
-        ``<split>_`` prefix). Returns ``eval_``-prefixed keys (:meth:`score`), with the split suffix for extra splits.
+        Files go to ``output_dir`` (:meth:`write_predictions`; a split other than the first eval split gets a
+        ``<split>_`` prefix); the official scripts reproduce every returned score from them (module docstring).
+        Returns ``eval_``-prefixed keys (:meth:`score`), with the split suffix for extra splits.
         """
         result = self.run_postprocess(trainer, raw, features)
         if output_dir and trainer.is_world_process_zero():
@@ -287,7 +309,8 @@ class SquadTask(Task):
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Predict a split (answers not needed) with tau = ``--null_score_diff_threshold``; writes
-        ``<split>_predictions.json``, ``<split>_nbest_predictions.json`` (+ ``<split>_null_odds.json``)."""
+        ``<split>_predictions.json``, ``<split>_nbest_predictions.json`` (+ v2 ``<split>_null_odds.json`` and
+        ``<split>_best_non_null_predictions.json``, from which any other tau can be applied later)."""
         result = self.run_postprocess(trainer, raw, features)
         if trainer.is_world_process_zero():
             return self.write_predictions(result, output_dir, f"{split}_")
