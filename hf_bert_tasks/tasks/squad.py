@@ -281,8 +281,8 @@ class SquadTask(Task):
         ``{prefix}null_odds.json`` and ``{prefix}best_non_null_predictions.json``. Returns the paths.
 
         The v2 pair ``best_non_null_predictions.json`` + ``null_odds.json`` is what the official ``evaluate-v2.0.py``
-        needs to reproduce every v2 score of :meth:`score` (see the module docstring): ``predictions.json`` holds the
-        answers cut at one tau, so a threshold search over it can only lower the odds of questions it kept.
+        needs to reproduce every v2 score of :meth:`score` (see the module docstring): ``predictions.json`` holds
+        ``""`` wherever the odds exceed the applied tau, so a threshold search over it cannot bring those answers back.
         """
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
