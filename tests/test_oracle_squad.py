@@ -190,7 +190,7 @@ def test_v2_equals_the_official_script_on_the_full_dev_file(dev_v2, tmp_path, th
 
 
 def test_v2_without_a_prediction_for_every_question_fails_in_both(dev_v2, tmp_path):
-    path, data, refs = dev_v2
+    data = dev_v2[1]
     # the official README's way to score a subset: a DATA file with the first article only
     first = {"version": data["version"], "data": data["data"][:1]}
     subset = SM.references_from_json(first["data"])

@@ -36,7 +36,9 @@ def _corpus(shift: int) -> str:
 def read_columns(path):
     """Sentences of (gold, pred) tags from a ``token gold pred`` file."""
     sentences, current = [], []
-    for line in open(path, encoding="utf-8").read().split("\n"):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    for line in text.split("\n"):
         if line:
             _, gold, pred = line.split(" ")
             current.append((gold, pred))

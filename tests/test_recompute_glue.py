@@ -50,7 +50,8 @@ def recompute(cols: dict[str, np.ndarray], regression: bool) -> dict[str, float]
 def _cola_dir(tmp_path):
     folder = tmp_path / "cola"
     folder.mkdir()
-    lines = open(os.path.join(SAMPLES, "SST-2", "dev.tsv"), encoding="utf-8").read().splitlines()[1:49]
+    with open(os.path.join(SAMPLES, "SST-2", "dev.tsv"), encoding="utf-8") as f:
+        lines = f.read().splitlines()[1:49]
     rows = [f"src\t{label}\t\t{sentence}" for sentence, label in (line.split("\t") for line in lines)]
     (folder / "dev.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")  # CoLA files have no header
     return str(folder)
@@ -59,7 +60,8 @@ def _cola_dir(tmp_path):
 def _mnli_dir(tmp_path):
     folder = tmp_path / "mnli"
     folder.mkdir()
-    lines = open(os.path.join(SAMPLES, "MNLI", "dev_matched.jsonl"), encoding="utf-8").read().splitlines()
+    with open(os.path.join(SAMPLES, "MNLI", "dev_matched.jsonl"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
     (folder / "dev_matched.jsonl").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
     (folder / "dev_mismatched.jsonl").write_text("\n".join(lines[40:70]) + "\n", encoding="utf-8")
     return str(folder)
