@@ -241,44 +241,40 @@ def check_output_dir(training_args) -> None:
     Raises:
         FileExistsError: in the cases above; the message names the folder and the flags.
     """
-    from transformers.trainer_utils import get_last_checkpoint
+    from .checkpoints import is_auto, list_checkpoints
 
     out = training_args.output_dir
     resume = training_args.resume_from_checkpoint
     if training_args.overwrite_output_dir or not os.path.isdir(out):
         return
-    if output_dir_is_finished(out) and (not resume or str(resume).lower() == AUTO_RESUME):
+    if output_dir_is_finished(out) and (not resume or is_auto(resume)):
         raise FileExistsError(
             f"--output_dir {out} already holds a finished run (all_results.json); "
             "pass --overwrite_output_dir to replace it or choose another folder"
         )
-    last = get_last_checkpoint(out)
-    if last is not None and not resume:
+    checkpoints = list_checkpoints(out)
+    if checkpoints and not resume:
         raise FileExistsError(
-            f"--output_dir {out} holds checkpoints of an unfinished run (last: {os.path.basename(last)}); "
+            f"--output_dir {out} holds checkpoints of an unfinished run (last: {os.path.basename(checkpoints[0][1])}); "
             f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again"
         )
 
 
 def resolve_resume_checkpoint(training_args) -> str | None:
-    """The checkpoint ``Trainer.train`` resumes from: ``--resume_from_checkpoint PATH`` as given, or with ``auto``
-    the last ``checkpoint-<step>`` folder in ``output_dir`` (``None``, i.e. a fresh start, when there is none).
+    """The checkpoint ``Trainer.train`` resumes from: ``--resume_from_checkpoint PATH`` (checked), or with ``auto``
+    the newest *complete* ``checkpoint-<step>`` folder in ``output_dir`` (``None``, i.e. a fresh start, when there is
+    none); incomplete ones (a kill during a save) are skipped with a warning. See :mod:`hf_bert_tasks.checkpoints`.
 
     Resuming restores the model, optimizer, scheduler, RNG states and the position in the data order from the
     checkpoint (``Trainer``'s own resume), so a run killed after a checkpoint ends with the metrics of an
-    uninterrupted run with the same seed (``tests/test_resume.py``).
-    """
-    from transformers.trainer_utils import get_last_checkpoint
+    uninterrupted run with the same seed (``tests/test_resume.py``, ``tests/test_checkpoint_resume.py``).
 
-    resume = training_args.resume_from_checkpoint
-    if resume is None or str(resume).lower() != AUTO_RESUME:
-        return resume
-    last = get_last_checkpoint(training_args.output_dir) if os.path.isdir(training_args.output_dir) else None
-    if last is None:
-        logger.info("--resume_from_checkpoint auto: no checkpoint in %s, training from the start", training_args.output_dir)
-    else:
-        logger.info("--resume_from_checkpoint auto: resuming from %s", last)
-    return last
+    Raises:
+        FileNotFoundError / ValueError: an explicit path that does not exist / is not a resumable checkpoint.
+    """
+    from .checkpoints import resolve_resume
+
+    return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
 
 
 def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments):
@@ -305,6 +301,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         model_args.tokenizer_name or model_args.model_name_or_path, revision=model_args.model_revision,
         cache_dir=model_args.cache_dir,
     )
+    _fit_tokenizer(tokenizer, model_args)
     rates = training_args.learning_rates
     if len(rates) == 1:
         training_args.learning_rate = rates[0]
@@ -313,6 +310,19 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         results = _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates)
     finish_run(task, model_args, data_args, training_args, push)  # run_info.json (for the card); --push_to_hub
     return results
+
+
+def _fit_tokenizer(tokenizer, model_args) -> None:
+    """Give ``tokenizer`` the model's input limit (``model_max_length`` = ``max_position_embeddings``) when it has
+    none or a larger one (e.g. a checkpoint saved with ``1e30``), so the fine-tuned folder truncates long inputs
+    instead of crashing ``pipeline()`` (:func:`hf_bert_tasks.tokenization.fit_tokenizer_to_model`)."""
+    from transformers import AutoConfig
+
+    from .tokenization import fit_tokenizer_to_model
+
+    config = AutoConfig.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
+                                        cache_dir=model_args.cache_dir)
+    fit_tokenizer_to_model(tokenizer, config, name=model_args.tokenizer_name or model_args.model_name_or_path)
 
 
 def _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates) -> dict[str, float]:

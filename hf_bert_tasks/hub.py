@@ -97,13 +97,16 @@ def pop_push_settings(training_args) -> dict | None:
 
     ``Trainer(push_to_hub=True)`` would create the repo in ``__init__`` and push its own card ("trained from
     scratch", ``config: null``, some metrics missing); the recipes push with :func:`push_output_dir` at the end
-    instead. ``hub_token`` is cleared so it is not pickled into ``training_args.bin``.
+    instead. ``hub_token`` (every secret, :func:`hf_bert_tasks.credentials.scrub_secrets`) is taken out of
+    ``training_args`` — with or without ``--push_to_hub`` — so ``Trainer`` never pickles it into
+    ``training_args.bin``. Every recipe calls this before building its ``Trainer``. No network call.
 
     Raises:
         ValueError: ``--push_to_hub`` without ``--hub_model_id`` (or with a malformed one).
     """
-    token = getattr(training_args, "hub_token", None)
-    training_args.hub_token = None
+    from .credentials import scrub_secrets
+
+    token = scrub_secrets(training_args).get("hub_token")
     if not getattr(training_args, "push_to_hub", False):
         return None
     repo_id = getattr(training_args, "hub_model_id", None)
@@ -211,8 +214,11 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         server = getattr(err, "server_message", None)
         if server and server not in cause:
             cause += f" (server: {server.strip()})"
-        if token:
-            cause = cause.replace(token, "***")
+        from huggingface_hub import get_token
+
+        from .credentials import redact
+
+        cause = redact(cause, (token, get_token()))  # the given token, or HF_TOKEN / the stored login
         raise HubPushError(f"push of {output_dir} to {repo_id} (revision {revision}) failed at step '{step}': "
                            f"{type(err).__name__}: {cause}. Nothing in {output_dir} was changed.") from err
     logger.info("pushed %d files of %s to %s@%s (commit %s)", len(files) + 1, output_dir, repo_id, revision, info.oid)
@@ -223,32 +229,48 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
 def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
     """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
 
-    The task comes from ``config.json``: sequence classification -> ``text-classification`` (regression such as
-    STS-B: ``function_to_apply="none"``, the raw score), token classification -> ``token-classification`` with
-    ``aggregation_strategy="simple"`` (entity spans), question answering -> ``question-answering``, a pretraining
-    checkpoint -> ``fill-mask``. Multiple choice has no pipeline: load it with ``AutoModelForMultipleChoice``;
-    neither has question answering since transformers 5 removed that pipeline (``AutoModelForQuestionAnswering``).
+    The task comes from ``config.json`` (for a feature-based model, from its ``task_problem_type``): sequence
+    classification -> ``text-classification`` with ``truncation=True`` (regression such as STS-B:
+    ``function_to_apply="none"``, the raw score), token classification -> ``token-classification`` with
+    ``aggregation_strategy="first"``, a pretraining checkpoint -> ``fill-mask`` (truncating). Multiple choice has no
+    pipeline: load it with ``AutoModelForMultipleChoice``; neither has question answering since transformers 5
+    removed that pipeline (``AutoModelForQuestionAnswering``). ``kwargs`` override these options.
+
+    ``aggregation_strategy="first"``: each *word* takes the label of its first WordPiece, as the recipe trains and
+    scores NER (paper §5.3; ``hf_bert_tasks.ner``). The pipeline's ``"simple"`` grouping works per WordPiece, so a
+    word whose continuation piece predicts ``O`` comes back cut ("Jim Hen" for "Jim Henson"). transformers 5.24 reads
+    no default aggregation from a saved folder (``Pipeline.__init__`` takes options only from the call;
+    ``config.custom_pipelines`` needs ``trust_remote_code`` and code in the repo), so a plain
+    ``pipeline("token-classification", model=dir)`` must be given ``aggregation_strategy="first"`` — the card and the
+    README say so. Inputs longer than the model are cut at the tokenizer's ``model_max_length`` (the model's
+    positions; :func:`hf_bert_tasks.tokenization.fit_tokenizer_to_model`).
 
     Raises:
         ValueError: a multiple-choice, question-answering or unknown architecture (names it and what to use).
     """
     from transformers import AutoConfig, pipeline
 
+    from . import feature_based  # noqa: F401 - registers model_type "bert_feature_based" with the Auto classes
+
     config = AutoConfig.from_pretrained(model, revision=revision, token=token)
     arch = (config.architectures or [""])[0]
+    if getattr(config, "model_type", None) == "bert_feature_based":
+        arch = {"single_label_classification": "ForSequenceClassification", "regression": "ForSequenceClassification",
+                "token_classification": "ForTokenClassification", "question_answering": "ForQuestionAnswering",
+                "multiple_choice": "ForMultipleChoice"}.get(getattr(config, "task_problem_type", None), arch)
     options: dict = {}
     if arch.endswith("ForSequenceClassification"):
-        task = "text-classification"
-        if getattr(config, "problem_type", None) == "regression":
+        task, options["truncation"] = "text-classification", True
+        if getattr(config, "problem_type", None) == "regression" or getattr(config, "task_problem_type", None) == "regression":
             options["function_to_apply"] = "none"
     elif arch.endswith("ForTokenClassification"):
-        task, options["aggregation_strategy"] = "token-classification", "simple"
+        task, options["aggregation_strategy"] = "token-classification", "first"
     elif arch.endswith("ForQuestionAnswering"):
         raise ValueError(f"{model}: transformers 5 removed the question-answering pipeline; load it with "
                          "AutoModelForQuestionAnswering and turn start/end logits into answers with "
                          "hf_bert_tasks.qa.postprocess_qa_predictions (n-best, max_answer_length)")
     elif arch.endswith(("ForPreTraining", "ForMaskedLM")):
-        task = "fill-mask"
+        task, options["tokenizer_kwargs"] = "fill-mask", {"truncation": True}
     else:
         raise ValueError(f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
                          "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)")

@@ -492,7 +492,8 @@ def _usage(task, repo_id: str) -> str:
                 "# inputs: (batch, num_choices, seq_len) -> logits (batch, num_choices)")
     lines = ["from transformers import pipeline", ""]
     if tag == "token-classification":
-        lines.append(f'ner = pipeline("token-classification", model="{repo_id}", aggregation_strategy="simple")')
+        lines.append(f'ner = pipeline("token-classification", model="{repo_id}", aggregation_strategy="first")')
+        lines.append("# 'first': each word takes its first WordPiece's label, as the model was evaluated")
         lines.append('ner("George Washington went to Washington.")')
     elif tag == "question-answering":  # transformers 5 has no question-answering pipeline
         return (f'from transformers import AutoModelForQuestionAnswering, AutoTokenizer\n\n'

@@ -36,15 +36,18 @@ def build_random_bert(output_dir: str, tokenizer, preset: str = "tiny", seed: in
     """Save a randomly initialised ``BertForPreTraining`` (weights, config) and ``tokenizer`` to ``output_dir``.
 
     The folder loads with any ``AutoModelFor...`` (the encoder is reused, task heads are new), which is what the
-    fine-tune recipe needs. Returns ``output_dir``.
+    fine-tune recipe needs. The saved tokenizer's ``model_max_length`` is the model's ``max_position_embeddings``
+    (``tokenizer`` itself is not changed). Returns ``output_dir``.
     """
     import torch
     from transformers import BertForPreTraining
+
+    from .tokenization import save_tokenizer_for_model
 
     config = bert_config(preset, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **overrides)
     torch.manual_seed(seed)
     model = BertForPreTraining(config)
     os.makedirs(output_dir, exist_ok=True)
     model.save_pretrained(output_dir)
-    tokenizer.save_pretrained(output_dir)
+    save_tokenizer_for_model(tokenizer, output_dir, config)
     return output_dir

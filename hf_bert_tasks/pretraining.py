@@ -485,6 +485,9 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         )
         torch.manual_seed(training_args.seed)
         model = cls(config)
+    from .tokenization import fit_tokenizer_to_model
+
+    fit_tokenizer_to_model(tokenizer, model.config)  # saved folders carry model_max_length = the model's positions
     trainer = PretrainingTrainer(
         model=model,
         args=training_args,
@@ -519,24 +522,27 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
 
 
 def _phase_resume(resume, phase_dir: str):
-    """``resume_from_checkpoint`` for one phase: a checkpoint path only for the phase whose folder holds it; ``True``
-    (``"true"``) only where the phase's folder has a ``checkpoint-*``; else ``None``."""
+    """``resume_from_checkpoint`` for one phase: a checkpoint path only for the phase whose folder holds it; with
+    ``auto``/``True`` the phase folder's newest *complete* checkpoint (incomplete ones are skipped with a warning,
+    :mod:`hf_bert_tasks.checkpoints`); else ``None``."""
+    from .checkpoints import is_auto, resolve_resume
+
     if not resume:
         return None
-    if str(resume).lower() == "true":
-        from transformers.trainer_utils import get_last_checkpoint
-
-        return True if os.path.isdir(phase_dir) and get_last_checkpoint(phase_dir) else None
+    if is_auto(resume):
+        return resolve_resume(resume, phase_dir)
     checkpoint = os.path.abspath(str(resume))
     phase = os.path.abspath(phase_dir)
-    return resume if os.path.dirname(checkpoint) == phase else None
+    return resolve_resume(resume, phase_dir) if os.path.dirname(checkpoint) == phase else None
 
 
 def _saved_tokenizer(resume, output_dir: str) -> str | None:
     """Folder of the tokenizer a resumed run was trained with (the checkpoint's, else the run's), or ``None``."""
     if not resume:
         return None
-    candidates = [] if str(resume).lower() == "true" else [str(resume)]
+    from .checkpoints import is_auto
+
+    candidates = [] if is_auto(resume) else [str(resume)]
     candidates += [os.path.join(output_dir, "phase1"), output_dir]
     for folder in candidates:
         if os.path.isfile(os.path.join(folder, "tokenizer.json")):
@@ -550,13 +556,20 @@ def run_pretrain(
     """Pretrain BERT (MLM + NSP) on ``data_args.train_files``; one or two phases. Returns the summary dict.
 
     ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH`` (``output_dir/phase1/checkpoint-N``
-    or ``output_dir/checkpoint-N``); ``True`` resumes each phase from its latest checkpoint. A phase that already
+    or ``output_dir/checkpoint-N``); ``auto`` (or ``True``) resumes each phase from its newest *complete* checkpoint
+    (one cut short by a kill during a save is skipped with a warning; none complete: the phase starts from step 0). A phase that already
     finished (``phase_summary.json`` in its folder) is not trained again when resuming a later one.
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run (``pretraining_summary.json``) and neither
             ``--overwrite_output_dir`` nor ``--resume_from_checkpoint`` was given.
-        ValueError: an empty corpus, too few documents for NotNext pairs, or a checkpoint with too few positions.
+        ValueError: an empty corpus, too few documents for NotNext pairs, a checkpoint with too few positions,
+            ``--push_to_hub`` without ``--hub_model_id``, or ``--resume_from_checkpoint PATH`` to a checkpoint that
+            cannot be resumed (:mod:`hf_bert_tasks.checkpoints`).
+        HubPushError: ``--push_to_hub`` failed (the run in ``output_dir`` is complete; push it with
+            ``hf-bert-tasks push``).
+
+    ``--hub_token`` never reaches ``Trainer`` (nor ``training_args.bin``): :func:`hf_bert_tasks.hub.pop_push_settings`.
     """
     import copy
 
@@ -576,6 +589,11 @@ def run_pretrain(
             f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
             "--overwrite_output_dir to replace it or choose another folder"
         )
+    from .hub import pop_push_settings
+
+    # Before any Trainer exists: the token leaves the arguments (never pickled into training_args.bin) and
+    # Trainer's own push (repo created in __init__, its generic card) is replaced by ours at the end.
+    push = pop_push_settings(training_args)
     documents = []
     for path in data_args.train_files:
         documents.extend(
@@ -671,4 +689,10 @@ def run_pretrain(
     if training_args.should_save:
         with open(summary_path, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2)
+        if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
+            from .hub import push_output_dir
+
+            result = push_output_dir(out, push["repo_id"], private=push["private"], revision=push["revision"],
+                                     token=push["token"])
+            logger.info("pushed to %s (commit %s)", result.repo_url, result.commit_oid)
     return summary

@@ -1,17 +1,97 @@
-"""Training a BERT WordPiece vocabulary locally with the ``tokenizers`` library.
+"""Training a BERT WordPiece vocabulary locally with the ``tokenizers`` library, and fitting a tokenizer to a model.
 
 Trap in transformers 5 (see docs/design.md): ``BertTokenizerFast(vocab_file=...)`` silently ignores the file; we wrap
 the trained ``tokenizers.Tokenizer`` with ``BertTokenizerFast(tokenizer_object=...)`` instead.
+
+A tokenizer built without a model has ``model_max_length = 1e30`` (transformers' ``VERY_LARGE_INTEGER``, "no
+limit"); saved like that, ``tokenizer(text, truncation=True)`` keeps every piece and ``pipeline()`` crashes on an
+input longer than the position embeddings. Every folder the package saves therefore carries ``model_max_length`` =
+what the model accepts (:func:`fit_tokenizer_to_model`), transformers' convention (``bert-base-uncased``: 512 =
+``max_position_embeddings``, although the paper pretrained 90 % of the steps at 128).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Iterable
+
+logger = logging.getLogger(__name__)
+
+#: ``config.model_type`` values whose position ids start after the padding index (``create_position_ids_from_input_ids``
+#: in their modeling files): usable positions = ``max_position_embeddings - pad_token_id - 1`` (RoBERTa: 514 -> 512).
+PADDING_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "xmod")
+
+
+def model_position_limit(config) -> int | None:
+    """The longest input, in tokens including ``[CLS]``/``[SEP]``, that a model with ``config`` accepts.
+
+    Args:
+        config: a ``PretrainedConfig`` (or a model, whose ``.config`` is used): ``max_position_embeddings`` of the
+            model, of ``encoder_config`` (the feature-based model of :mod:`hf_bert_tasks.feature_based`) or of the
+            base model inside a peft wrapper.
+
+    Returns:
+        ``max_position_embeddings`` (minus the padding offset for the RoBERTa family, :data:`PADDING_OFFSET_POSITIONS`),
+        or ``None`` when the config names no position limit.
+    """
+    config = getattr(config, "config", config)
+    positions = getattr(config, "max_position_embeddings", None)
+    model_type = getattr(config, "model_type", None)
+    encoder = getattr(config, "encoder_config", None)
+    if positions is None and isinstance(encoder, dict):
+        positions, model_type = encoder.get("max_position_embeddings"), encoder.get("model_type", model_type)
+        pad = encoder.get("pad_token_id")
+    else:
+        pad = getattr(config, "pad_token_id", None)
+    if not isinstance(positions, int) or positions <= 0:
+        return None
+    if model_type in PADDING_OFFSET_POSITIONS:
+        positions -= (pad if isinstance(pad, int) else 1) + 1
+    return positions
+
+
+def fit_tokenizer_to_model(tokenizer, config, name: str | None = None):
+    """Lower ``tokenizer.model_max_length`` to what the model accepts (:func:`model_position_limit`); returns it.
+
+    A tokenizer without a limit (``1e30``) or with a larger one than the model's positions gets the model's limit,
+    so ``truncation=True`` and ``pipeline()`` cut long inputs instead of crashing on them; a smaller, deliberate limit
+    is kept. Changes ``tokenizer`` in place (call it before saving: ``Trainer`` saves its ``processing_class`` in
+    every checkpoint and in ``output_dir``).
+
+    Args:
+        tokenizer: a ``transformers`` tokenizer.
+        config: the model's config (or the model).
+        name: where the tokenizer came from, for the warning logged when a limit above the model's is replaced.
+    """
+    from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
+
+    limit = model_position_limit(config)
+    current = getattr(tokenizer, "model_max_length", None)
+    if limit is None or (current is not None and current <= limit):
+        return tokenizer
+    if name is not None:
+        said = "no limit" if current is None or current >= VERY_LARGE_INTEGER else f"{current}"
+        logger.warning("the tokenizer of %s has model_max_length=%s (%s) but the model has %d positions; using and "
+                       "saving model_max_length=%d", name, current, said, limit, limit)
+    tokenizer.model_max_length = limit
+    return tokenizer
+
+
+def save_tokenizer_for_model(tokenizer, output_dir: str, config) -> None:
+    """``tokenizer.save_pretrained(output_dir)`` with ``model_max_length`` fitted to ``config`` in the saved files
+    only: the caller's tokenizer object is left as it was."""
+    before = tokenizer.model_max_length
+    try:
+        fit_tokenizer_to_model(tokenizer, config)
+        tokenizer.save_pretrained(output_dir)
+    finally:
+        tokenizer.model_max_length = before
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def train_wordpiece_tokenizer(texts: Iterable[str], vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1):
+def train_wordpiece_tokenizer(texts: Iterable[str], vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1,
+                              model_max_length: int | None = None):
     """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``.
 
     Args:
@@ -20,6 +100,8 @@ def train_wordpiece_tokenizer(texts: Iterable[str], vocab_size: int = 8000, lowe
             small corpus).
         lowercase: uncased BERT (lower-case and strip accents), as ``bert-base-uncased``.
         min_frequency: minimum pair frequency for a merge.
+        model_max_length: the longest input of the model it is for (its ``max_position_embeddings``); ``None``
+            leaves it unset (``1e30``) until :func:`fit_tokenizer_to_model` meets the model, as the recipes do.
 
     Returns:
         A ``transformers.BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the
@@ -44,7 +126,8 @@ def train_wordpiece_tokenizer(texts: Iterable[str], vocab_size: int = 8000, lowe
         special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
     )
     tok.decoder = decoders.WordPiece(prefix="##")
+    limit = {"model_max_length": model_max_length} if model_max_length is not None else {}
     return BertTokenizerFast(
         tokenizer_object=tok, do_lower_case=lowercase,
-        unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]",
+        unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]", **limit,
     )

@@ -12,8 +12,8 @@ phases (seq 128, then 512 from the phase-1 checkpoint in ``output_dir/phase1``):
         --whole_word_mask --max_steps 900 --phase2_max_steps 100 --output_dir runs/pretrain-wiki
 
 From a YAML config: ``hf-bert-tasks pretrain --config recipes/configs/pretrain_tiny.yaml``. Resume an interrupted
-run with ``--resume_from_checkpoint True``. Fine-tune the result: ``hf-bert-tasks finetune --model_name_or_path
-runs/pretrain-tiny ...``.
+run with ``--resume_from_checkpoint auto`` (the newest complete checkpoint; ``True`` means the same). Fine-tune
+the result: ``hf-bert-tasks finetune --model_name_or_path runs/pretrain-tiny ...``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,209 @@
+"""Which ``checkpoint-<step>`` folder a run can resume from: the newest *complete* one.
+
+``Trainer._save_checkpoint`` (transformers 5.24, ``trainer.py``) writes a checkpoint in this order: the model
+(``save_model``: ``config.json``, weights, tokenizer files, ``training_args.bin``), then ``optimizer.pt`` and
+``scheduler.pt`` (``_save_optimizer_and_scheduler``), ``scaler.pt`` (mixed precision only), ``rng_state.pth``
+(``rng_state_<rank>.pth`` with several processes; ``_save_rng_state``) and **last** ``trainer_state.json``. A process
+killed during a save therefore leaves a folder that already has a number but lacks the later files; transformers'
+``get_last_checkpoint`` picks it anyway (it only looks at the folder name) and ``Trainer.train`` then dies with
+``FileNotFoundError`` on ``trainer_state.json``.
+
+What resuming reads (``Trainer.train`` / ``_load_from_checkpoint`` / ``_load_optimizer_and_scheduler`` /
+``_load_rng_state``), and so what a checkpoint needs to be **complete** here:
+
+=========================  =====================================================================================
+file(s)                    without it, ``Trainer`` ...
+=========================  =====================================================================================
+``trainer_state.json``     raises ``FileNotFoundError`` (global step, log history, data position); must be valid
+                           JSON whose ``global_step`` is the folder's step
+weights                    raises ``ValueError("Can't find a valid checkpoint")``: ``model.safetensors``,
+                           ``pytorch_model.bin``, a ``*.index.json`` with every shard it lists, a peft adapter
+                           (``adapter_model.safetensors`` / ``.bin``), or an FSDP / DeepSpeed state folder
+``optimizer.pt`` +         silently restarts AdamW's moments and the learning-rate schedule from step 0 (it loads
+``scheduler.pt``           them only when both exist), so the resumed run is not the interrupted one
+``rng_state*.pth``         only logs "Didn't find an RNG file": dropout and sampling then differ from the
+                           uninterrupted run
+=========================  =====================================================================================
+
+Every required file must also be non-empty (a kill during ``torch.save`` leaves a truncated file). A checkpoint saved
+with ``--save_only_model`` has no optimizer state and is therefore incomplete for resuming (transformers' docs: "you
+won't be able to resume training from checkpoint"). Folders whose name is not ``checkpoint-<digits>`` are not
+checkpoints at all and are ignored (as ``get_last_checkpoint`` does).
+
+``--resume_from_checkpoint auto`` (``True``, transformers' spelling, means the same) resumes from the newest complete
+checkpoint and logs a warning naming every incomplete one and what it lacks. When no checkpoint is complete the run
+starts from step 0 with a warning (``auto`` means "resume if there is something to resume"; an incomplete folder
+holds no resumable state, and a later save at the same step replaces it). An explicit
+``--resume_from_checkpoint PATH`` lacking ``trainer_state.json`` or weights is an error naming them (``Trainer`` could
+not resume it at all); one lacking only optimizer/scheduler/RNG states is resumed with a warning (the user chose it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+
+logger = logging.getLogger(__name__)
+
+#: ``--resume_from_checkpoint`` values meaning "the newest complete checkpoint in output_dir, if any".
+AUTO_VALUES = ("auto", "true")
+
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")  # transformers.trainer_utils._re_checkpoint
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors", "adapter_model.bin")
+_WEIGHT_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+def is_auto(resume) -> bool:
+    """True for ``--resume_from_checkpoint auto`` / ``True`` (a bool or the strings, any case)."""
+    return resume is True or (isinstance(resume, str) and resume.strip().lower() in AUTO_VALUES)
+
+
+def list_checkpoints(output_dir: str) -> list[tuple[int, str]]:
+    """``(step, path)`` of every ``checkpoint-<digits>`` folder in ``output_dir``, newest (highest step) first.
+
+    Other names (``checkpoint-foo``, ``checkpoint-4.tmp``) and plain files are not checkpoints and are left out.
+    A missing ``output_dir`` gives ``[]``.
+    """
+    if not os.path.isdir(output_dir):
+        return []
+    found = []
+    for name in os.listdir(output_dir):
+        match = _CHECKPOINT.match(name)
+        path = os.path.join(output_dir, name)
+        if match and os.path.isdir(path):
+            found.append((int(match.group(1)), path))
+    return sorted(found, reverse=True)
+
+
+def _nonempty(path: str) -> bool:
+    return os.path.isfile(path) and os.path.getsize(path) > 0
+
+
+def _has_weights(folder: str, names: set[str]) -> bool:
+    if any(_nonempty(os.path.join(folder, w)) for w in _WEIGHTS):
+        return True
+    for index in _WEIGHT_INDEXES:
+        path = os.path.join(folder, index)
+        if _nonempty(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    shards = set(json.load(f)["weight_map"].values())
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue
+            if shards and all(_nonempty(os.path.join(folder, s)) for s in shards):
+                return True
+    # FSDP (``pytorch_model_fsdp*``) and DeepSpeed (``global_step*``) keep weights and optimizer in their own folders
+    return any(n.startswith(("pytorch_model_fsdp", "global_step")) for n in names)
+
+
+def checkpoint_problems(folder: str) -> list[str]:
+    """What keeps ``folder`` from being a resumable checkpoint (see the module docstring); ``[]`` when complete.
+
+    Returns:
+        human-readable reasons, e.g. ``["no trainer_state.json", "no optimizer.pt (...)"]``.
+    """
+    return [message for _, message in _problems(folder)]
+
+
+def _problems(folder: str) -> list[tuple[bool, str]]:
+    """``(fatal, message)`` per problem; ``fatal``: ``Trainer.train`` cannot resume at all (it raises)."""
+    if not os.path.isdir(folder):
+        return [(True, "not a folder")]
+    names = set(os.listdir(folder))
+    problems = []
+    state_path = os.path.join(folder, "trainer_state.json")
+    if not _nonempty(state_path):
+        problems.append((True, "no trainer_state.json"))
+    else:
+        try:
+            with open(state_path, encoding="utf-8") as f:
+                step = json.load(f).get("global_step")
+        except (OSError, ValueError, AttributeError):
+            problems.append((True, "trainer_state.json is not valid JSON (cut short?)"))
+        else:
+            match = _CHECKPOINT.match(os.path.basename(os.path.normpath(folder)))
+            if match and step != int(match.group(1)):
+                problems.append((True, f"trainer_state.json says global_step {step}, the folder name {match.group(1)}"))
+    if not _has_weights(folder, names):
+        problems.append((True, "no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)"))
+    sharded = any(n.startswith(("pytorch_model_fsdp", "global_step", "optimizer_")) for n in names)
+    if not (_nonempty(os.path.join(folder, "optimizer.pt")) or _nonempty(os.path.join(folder, "optimizer.bin"))
+            or sharded):
+        problems.append((False, "no optimizer.pt (saved with --save_only_model, or cut short)"))
+    if not _nonempty(os.path.join(folder, "scheduler.pt")) and not any(n.startswith("global_step") for n in names):
+        problems.append((False, "no scheduler.pt"))
+    if not any(n.startswith("rng_state") and n.endswith(".pth") and _nonempty(os.path.join(folder, n))
+               for n in names):
+        problems.append((False, "no rng_state.pth"))
+    return problems
+
+
+def last_complete_checkpoint(output_dir: str) -> str | None:
+    """The newest complete ``checkpoint-<step>`` folder of ``output_dir`` (``None`` when there is none).
+
+    Logs a warning naming each incomplete checkpoint passed over (and what it lacks), and one when checkpoints exist
+    but none is complete (the run then starts from step 0).
+    """
+    checkpoints = list_checkpoints(output_dir)
+    skipped = []
+    chosen = None
+    for _, path in checkpoints:
+        problems = checkpoint_problems(path)
+        if not problems:
+            chosen = path
+            break
+        skipped.append(f"{os.path.basename(path)} ({'; '.join(problems)})")
+    if skipped and chosen is not None:
+        logger.warning("--resume_from_checkpoint: skipping incomplete checkpoint(s) %s (a run killed while saving?); "
+                       "resuming from %s", ", ".join(skipped), chosen)
+    elif skipped:
+        logger.warning("--resume_from_checkpoint: no complete checkpoint in %s — incomplete: %s (a run killed while "
+                       "saving?); training starts from step 0 and a save at the same step replaces them",
+                       output_dir, ", ".join(skipped))
+    return chosen
+
+
+def resolve_resume(resume, output_dir: str) -> str | None:
+    """The checkpoint folder ``Trainer.train(resume_from_checkpoint=...)`` should get.
+
+    Args:
+        resume: ``--resume_from_checkpoint``: ``None``/``""``/``False`` (no resume), ``auto``/``True`` (the newest
+            complete checkpoint of ``output_dir``), or a checkpoint path.
+        output_dir: the run's output folder.
+
+    Returns:
+        a checkpoint path, or ``None`` for a fresh start (no resume asked, or ``auto`` with no complete checkpoint).
+
+    Raises:
+        FileNotFoundError: an explicit path that does not exist.
+        ValueError: an explicit path to an incomplete checkpoint (names what is missing).
+    """
+    if resume is None or resume is False or (isinstance(resume, str) and resume.strip().lower() in ("", "false", "none")):
+        return None
+    if is_auto(resume):
+        chosen = last_complete_checkpoint(output_dir)
+        if chosen is None:
+            logger.info("--resume_from_checkpoint %s: no complete checkpoint in %s, training from the start",
+                        resume, output_dir)
+        else:
+            logger.info("--resume_from_checkpoint %s: resuming from %s", resume, chosen)
+        return chosen
+    path = str(resume)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"--resume_from_checkpoint {path}: no such checkpoint folder")
+    problems = _problems(path)
+    if any(fatal for fatal, _ in problems):
+        raise ValueError(f"--resume_from_checkpoint {path}: not a complete checkpoint "
+                         f"({'; '.join(m for _, m in problems)}); expected what Trainer saves (trainer_state.json, "
+                         "weights, optimizer.pt, scheduler.pt, rng_state.pth) — pass an earlier checkpoint or "
+                         "--resume_from_checkpoint auto")
+    if problems:
+        logger.warning("--resume_from_checkpoint %s: %s; Trainer resumes the weights and step but the run will not "
+                       "continue exactly as the interrupted one", path, "; ".join(m for _, m in problems))
+    return path
+
+
+__all__ = ["AUTO_VALUES", "checkpoint_problems", "is_auto", "last_complete_checkpoint", "list_checkpoints",
+           "resolve_resume"]
