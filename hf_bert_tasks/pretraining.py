@@ -557,8 +557,9 @@ def run_pretrain(
 
     ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH`` (``output_dir/phase1/checkpoint-N``
     or ``output_dir/checkpoint-N``); ``auto`` (or ``True``) resumes each phase from its newest *complete* checkpoint
-    (one cut short by a kill during a save is skipped with a warning; none complete: the phase starts from step 0). A phase that already
-    finished (``phase_summary.json`` in its folder) is not trained again when resuming a later one.
+    (one cut short by a kill during a save is skipped with a warning; none complete: the phase starts from step 0).
+    A phase that already finished (``phase_summary.json`` in its folder) is not trained again when resuming a later
+    one.
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run (``pretraining_summary.json``) and neither

@@ -13,7 +13,7 @@ what the model accepts (:func:`fit_tokenizer_to_model`), transformers' conventio
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 logger = logging.getLogger(__name__)
 

@@ -74,6 +74,20 @@ def test_a_checkpoint_written_by_trainer_is_complete(two_step_run):
     assert checkpoint_problems(os.path.join(two_step_run, "checkpoint-2")) == []
 
 
+@pytest.mark.parametrize("rename", [
+    {"rng_state.pth": "rng_state_0.pth"},  # several processes: one RNG file per rank (Trainer._save_rng_state)
+    {"model.safetensors": "adapter_model.safetensors"},  # LoRA: Trainer saves the peft adapter
+])
+def test_files_trainer_writes_in_other_setups_count_as_complete(two_step_run, tmp_path, rename):
+    from hf_bert_tasks.checkpoints import checkpoint_problems
+
+    folder = tmp_path / "checkpoint-2"
+    shutil.copytree(os.path.join(two_step_run, "checkpoint-2"), folder)
+    for old, new in rename.items():
+        os.rename(folder / old, folder / new)
+    assert checkpoint_problems(str(folder)) == []
+
+
 @pytest.mark.parametrize("damage, expected", [
     ("trainer_state.json", "no trainer_state.json"),
     ("model.safetensors", "no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)"),

@@ -94,6 +94,11 @@ def files_containing(root: str, needle: bytes) -> list[str]:
     return sorted(hits)
 
 
+def _read(root: str, name: str) -> str:
+    with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
 @pytest.fixture(scope="module")
 def session(tiny_bert_dir, tmp_path_factory):
     """Run :data:`DRIVER` once against a local Hub that accepts only the sentinel; returns ``(root, record, hub)``."""
@@ -143,9 +148,9 @@ def test_no_written_byte_holds_the_token(session):
 def test_logs_and_printed_output_do_not_hold_the_token(session):
     root, _, _ = session
     for name in ("stdout.txt", "stderr.txt"):
-        text = open(os.path.join(root, name), encoding="utf-8", errors="replace").read()
-        assert SENTINEL not in text, name
-    assert "hf-bert-tasks push: push of" in open(os.path.join(root, "stderr.txt"), encoding="utf-8").read()
+        assert SENTINEL not in _read(root, name), name
+    assert "***** Running training *****" in _read(root, "stderr.txt")  # Trainer INFO logs were searched too
+    assert "hf-bert-tasks push: push of" in _read(root, "stderr.txt")
 
 
 def test_hub_token_without_push_to_hub_makes_no_network_call(session):
@@ -156,8 +161,7 @@ def test_hub_token_without_push_to_hub_makes_no_network_call(session):
 def test_a_failed_push_reports_the_server_error_without_the_token(session):
     _, record, _ = session
     assert record["failed_push"] == 1
-    text = open(os.path.join(session[0], "stderr.txt"), encoding="utf-8").read()
-    assert "internal error while checking 'Bearer ***'" in text
+    assert "internal error while checking 'Bearer ***'" in _read(session[0], "stderr.txt")
 
 
 def test_nothing_pushed_holds_the_token(session):
