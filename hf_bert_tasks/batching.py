@@ -145,8 +145,6 @@ class LengthSortedTrainer(Trainer):
     and ``sort_eval_by_length`` (default ``True`` here too). Everything else is transformers' ``Trainer``.
     """
 
-    _pending_order: tuple[int, np.ndarray] | None = None
-
     # ------------------------------------------------------------------ training
     def _get_train_sampler(self, train_dataset=None):
         dataset = train_dataset if train_dataset is not None else self.train_dataset
@@ -165,25 +163,21 @@ class LengthSortedTrainer(Trainer):
                 and not self.args.batch_eval_metrics)
 
     def _get_eval_sampler(self, eval_dataset):
-        self._pending_order = None
         lengths = feature_lengths(eval_dataset) if self._sorts_eval() else None
         if lengths is None:
             # never transformers' random LengthGroupedSampler (predictions would come back shuffled)
             if eval_dataset is None or not hasattr(eval_dataset, "__len__"):
                 return None
             return torch.utils.data.SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
-        order = length_order(lengths)
-        self._pending_order = (id(eval_dataset), order)
-        return IndexSampler(order)
+        return IndexSampler(length_order(lengths))
 
     def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
                         metric_key_prefix="eval"):
-        pending, self._pending_order = self._pending_order, None
-        dataset = getattr(dataloader, "dataset", None)
-        if pending is None or pending[0] != id(dataset):
+        sampler = _index_sampler(dataloader)
+        if sampler is None:
             return super().evaluation_loop(dataloader, description, prediction_loss_only, ignore_keys,
                                            metric_key_prefix)
-        order = pending[1]
+        order = np.asarray(sampler.indices, dtype=np.int64)
         compute_metrics = self.compute_metrics
         if compute_metrics is not None:
             from transformers import EvalPrediction
@@ -205,3 +199,20 @@ class LengthSortedTrainer(Trainer):
             self.compute_metrics = compute_metrics
         return output._replace(predictions=restore_order(output.predictions, order),
                                label_ids=restore_order(output.label_ids, order))
+
+
+def _index_sampler(dataloader) -> IndexSampler | None:
+    """The :class:`IndexSampler` behind ``dataloader`` (plain, or wrapped by accelerate's ``DataLoaderShard`` /
+    ``BatchSamplerShard``), else ``None``. Read from the dataloader itself, so a reused (persistent-workers)
+    dataloader is restored too."""
+    seen, todo = set(), [dataloader]
+    while todo:
+        obj = todo.pop()
+        if obj is None or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, IndexSampler):
+            return obj
+        todo += [getattr(obj, name, None) for name in ("sampler", "batch_sampler", "base_dataloader")]
+    return None
+

@@ -197,3 +197,14 @@ def test_resuming_with_other_settings_is_refused(tiny_bert_dir, tmp_path):
     os.remove(out / "all_results.json")
     with pytest.raises(FileExistsError, match="num_train_epochs"):
         stsb(tiny_bert_dir, out, cache, "--seeds", "1", "--num_train_epochs", "2")
+
+
+def test_an_interrupted_sub_run_with_checkpoints_is_not_restarted_silently(tiny_bert_dir, tmp_path):
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
+    os.remove(out / "seed_2" / "all_results.json")  # seed 2 was killed after writing a checkpoint
+    os.remove(out / "all_results.json")
+    (out / "seed_2" / "checkpoint-2").mkdir()
+    with pytest.raises(FileExistsError, match="seed_2 holds checkpoints"):
+        stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
+    assert (out / "seed_2" / "checkpoint-2").is_dir()
