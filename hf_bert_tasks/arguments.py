@@ -229,7 +229,6 @@ class FinetuneTrainingArguments(TrainingArguments):
             self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
         self.group_by_length = self.train_sampling_strategy == "group_by_length"
         self.seed_list  # noqa: B018 - a malformed --seeds fails here, before any data is read
-        self.learning_rates  # noqa: B018 - same for --lr_grid
         # TrainingArguments needs concrete values for its own checks; the task's defaults replace them later
         # only where the user gave none (tracked in `_unset`).
         self._unset = [k for k in ("learning_rate", "per_device_train_batch_size", "num_train_epochs") if getattr(self, k) is None]
