@@ -31,7 +31,8 @@ import math
 import os
 import shutil
 import statistics
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 logger = logging.getLogger(__name__)
 

@@ -53,9 +53,8 @@ def default_cache_dir() -> str:
 
 def dataset_content_hash(dataset) -> str:
     """SHA-256 of the rows of ``dataset`` as Arrow IPC bytes (schema, values and row order; ``select`` applied)."""
-    import pyarrow as pa
-
     import numpy as np
+    import pyarrow as pa
 
     table = dataset.with_format("arrow")[:]
     if isinstance(table, pa.RecordBatch):

@@ -126,7 +126,7 @@ def make_trainer(parts, sort: bool, batches: list | None = None, **extra):
     from hf_bert_tasks.arguments import FinetuneTrainingArguments
     from hf_bert_tasks.batching import LengthSortedTrainer
 
-    task, tokenizer, features, model, tmp = parts
+    task, tokenizer, _, model, tmp = parts
     collate = DataCollatorWithPadding(tokenizer)
 
     def recording(examples):
@@ -169,7 +169,7 @@ def test_trainers_group_by_length_never_shuffles_evaluation(mrpc_trainer_parts):
 
 
 def test_length_grouped_training_batches_pad_less_than_random(mrpc_trainer_parts):
-    _, tokenizer, features, _, _ = mrpc_trainer_parts
+    features = mrpc_trainer_parts[2]
     padded = {}
     for strategy in ("group_by_length", "random"):
         trainer = make_trainer(mrpc_trainer_parts, True, None, train_sampling_strategy=strategy,
