@@ -15,6 +15,7 @@ parameter                      ours        transformers default
 ``save_strategy``              ``epoch``   ``steps``
 ``save_total_limit``           1           unlimited
 ``logging_steps``              50          500
+``train_sampling_strategy``    by length   ``random`` (ours: ``group_by_length``; ``--no_group_by_length``)
 =============================  ==========  ======================================================
 
 ``learning_rate``, ``per_device_train_batch_size`` and ``num_train_epochs`` default to ``None`` and are filled
@@ -86,6 +87,16 @@ class DataArguments:
     document_context: bool = field(
         default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
     )
+    # Tokenized-features cache (hf_bert_tasks/tokenized_cache.py)
+    cache_tokenized: bool = field(
+        default=True,
+        metadata={"help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task "
+                  "options, preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."},
+    )
+    tokenized_cache_dir: str | None = field(
+        default=None, metadata={"help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."}
+    )
+    overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenize and replace cached features."})
 
     def __post_init__(self):
         if self.task is None:
@@ -99,7 +110,12 @@ class FinetuneTrainingArguments(TrainingArguments):
     Extra parameters:
         lr_grid: learning rates to try (the paper's §4.1 selection on dev); each run goes to
             ``output_dir/lr_<value>`` and the best one on the task's primary metric is copied to ``output_dir``.
-        group_by_length: shortcut for ``train_sampling_strategy="group_by_length"`` (batches of similar length).
+        seeds: random restarts; with ``lr_grid`` every (lr, seed) runs in ``output_dir/lr_<value>/seed_<s>`` and
+            the lr with the best *mean* dev metric is selected (:mod:`hf_bert_tasks.lr_grid`).
+        group_by_length: ``True`` by default: ``train_sampling_strategy="group_by_length"`` (batches of similar
+            length, :mod:`hf_bert_tasks.batching`); ``--no_group_by_length`` or an explicit
+            ``--train_sampling_strategy`` opts out.
+        sort_eval_by_length: evaluation / prediction batches longest-first, predictions restored to input order.
         overwrite_output_dir: allow writing into an ``output_dir`` that already holds a finished run.
         mode: ``finetune`` | ``feature_based`` | ``lora``; with ``feature_strategy``, ``head``, ``pooling``,
             ``head_hidden_size``, ``feature_cache*`` (feature-based, :mod:`hf_bert_tasks.feature_based`) and
@@ -121,7 +137,27 @@ class FinetuneTrainingArguments(TrainingArguments):
     lr_grid: str | None = field(
         default=None, metadata={"help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept."}
     )
-    group_by_length: bool = field(default=False, metadata={"help": "Group batches by length (less padding)."})
+    seeds: str | None = field(
+        default=None,
+        metadata={"help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); "
+                  "with --lr_grid the best lr is chosen by the mean dev metric over seeds."},
+    )
+    group_by_length: bool = field(
+        default=True,
+        metadata={"help": "Length-grouped training batches (less padding; the default). Opt out with "
+                  "--no_group_by_length or --train_sampling_strategy random."},
+    )
+    train_sampling_strategy: str | None = field(
+        default=None,
+        metadata={"help": "Training sampler: group_by_length (default, see --group_by_length), random, sequential, "
+                  "batch_rebalance. An explicit value wins over --group_by_length.",
+                  "choices": ["random", "sequential", "group_by_length", "batch_rebalance"]},
+    )
+    sort_eval_by_length: bool = field(
+        default=True,
+        metadata={"help": "Evaluate/predict longest-first (less padding); predictions are put back in the input "
+                  "order, so metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."},
+    )
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
     )
@@ -187,8 +223,12 @@ class FinetuneTrainingArguments(TrainingArguments):
         # post-init changes them.
         flags = (self.do_train, self.do_eval, self.do_predict)
         self._explicit_do = flags if any(flags) else None
-        if self.group_by_length:
-            self.train_sampling_strategy = "group_by_length"
+        # Length-grouped batches by default; an explicit --train_sampling_strategy wins (transformers 5 replaced
+        # group_by_length with train_sampling_strategy="group_by_length").
+        if self.train_sampling_strategy is None:
+            self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
+        self.group_by_length = self.train_sampling_strategy == "group_by_length"
+        self.seed_list  # noqa: B018 - a malformed --seeds fails here, before any data is read
         # TrainingArguments needs concrete values for its own checks; the task's defaults replace them later
         # only where the user gave none (tracked in `_unset`).
         self._unset = [k for k in ("learning_rate", "per_device_train_batch_size", "num_train_epochs") if getattr(self, k) is None]
@@ -206,13 +246,37 @@ class FinetuneTrainingArguments(TrainingArguments):
 
     @property
     def learning_rates(self) -> list[float]:
-        """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``."""
+        """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``.
+
+        Raises:
+            ValueError: not comma-separated positive floats, or a value given twice.
+        """
         if not self.lr_grid:
             return [self.learning_rate]
         try:
-            return [float(x) for x in str(self.lr_grid).split(",") if x.strip()]
+            rates = [float(x) for x in str(self.lr_grid).split(",") if x.strip()]
         except ValueError:
             raise ValueError(f"--lr_grid {self.lr_grid!r}: expected comma-separated floats like '5e-5,3e-5'") from None
+        if not rates or any(not r > 0 for r in rates) or len(set(rates)) != len(rates):
+            raise ValueError(f"--lr_grid {self.lr_grid!r}: expected distinct positive floats like '5e-5,3e-5'")
+        return rates
+
+    @property
+    def seed_list(self) -> list[int]:
+        """The seeds to run: ``seeds`` parsed, or ``[seed]``.
+
+        Raises:
+            ValueError: not comma-separated integers, or a seed given twice.
+        """
+        if not self.seeds:
+            return [self.seed]
+        try:
+            seeds = [int(x) for x in str(self.seeds).split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(f"--seeds {self.seeds!r}: expected comma-separated integers like '1,2,3'") from None
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise ValueError(f"--seeds {self.seeds!r}: expected distinct integers like '1,2,3'")
+        return seeds
 
 
 def use_cpu_under_launcher(args: TrainingArguments) -> None:

@@ -7,20 +7,22 @@
   keys; extra eval splits get a suffix (MNLI mismatched: ``eval_accuracy_mm``).
 * the model (safetensors), tokenizer and config with ``id2label``/``label2id``, loadable by ``pipeline()``.
 * test-split predictions (GLUE: the server's submission files ``MRPC.tsv``, ``MNLI-m.tsv`` …).
-* with ``--lr_grid``: one sub-folder per learning rate, ``lr_grid_results.json``, and the best run copied up.
+* with ``--lr_grid`` / ``--seeds``: one sub-folder per run (``lr_5e-05/seed_1``), ``lr_grid_results.json``, mean ±
+  std over seeds in ``all_results.json``, and the best seed of the selected learning rate copied up
+  (:mod:`hf_bert_tasks.lr_grid`).
+
+Batches: length-grouped in training and longest-first in evaluation by default (:mod:`hf_bert_tasks.batching`);
+tokenized features are cached on disk by fingerprint (:mod:`hf_bert_tasks.tokenized_cache`).
 """
 
 from __future__ import annotations
 
-import copy
-import json
 import logging
 import os
-import shutil
+from dataclasses import dataclass
 
 from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, apply_task_defaults, output_dir_is_finished
 from .tasks import Task, get_task
-from .tasks.base import write_json
 
 logger = logging.getLogger(__name__)
 
@@ -163,11 +165,22 @@ def _limit(dataset, n: int | None):
     return dataset if n is None else dataset.select(range(min(n, len(dataset))))
 
 
-def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args) -> dict[str, float]:
-    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics."""
-    from transformers import Trainer, set_seed
+@dataclass
+class PreparedData:
+    """The splits of one recipe invocation and their tokenized features (shared by every run of a grid)."""
 
-    set_seed(training_args.seed)
+    train_split: str | None
+    eval_splits: list[str]
+    test_splits: list[str]
+    raw: dict
+    features: dict
+
+
+def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> PreparedData:
+    """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
+    ``--no_cache_tokenized``; :func:`hf_bert_tasks.tokenized_cache.preprocess_cached`)."""
+    from .tokenized_cache import preprocess_cached
+
     train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
     max_len = data_args.max_seq_length
     limits = {train_split: data_args.max_train_samples}
@@ -175,12 +188,34 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     limits.update({s: data_args.max_predict_samples for s in test_splits})
     with training_args.main_process_first(desc="dataset map pre-processing"):
         raw = {s: _limit(raw[s], limits[s]) for s in limits if s is not None}
-        features = {s: task.preprocess(raw[s], tokenizer, max_len, s) for s in raw}
+        if getattr(data_args, "cache_tokenized", False):
+            features = {s: preprocess_cached(task, raw[s], tokenizer, max_len, s, data_args.tokenized_cache_dir,
+                                             data_args.overwrite_cache) for s in raw}
+        else:
+            features = {s: task.preprocess(raw[s], tokenizer, max_len, s) for s in raw}
+    return PreparedData(train_split, eval_splits, test_splits, raw, features)
+
+
+def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args,
+                           prepared: PreparedData | None = None) -> dict[str, float]:
+    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics.
+
+    ``prepared``: splits and features from :func:`prepare_data` (computed here when ``None``).
+    """
+    from transformers import set_seed
+
+    from .batching import LengthSortedTrainer
+
+    set_seed(training_args.seed)
+    prepared = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
+    train_split, eval_splits, test_splits = prepared.train_split, prepared.eval_splits, prepared.test_splits
+    raw, features = prepared.raw, prepared.features
+    max_len = data_args.max_seq_length
     if not eval_splits:
         training_args.eval_strategy = "no"
     model = declare_batch_mean_loss(build_model(task, model_args, training_args))
     check_model_fits(model, tokenizer, max_len, model_args.model_name_or_path)
-    trainer = Trainer(
+    trainer = LengthSortedTrainer(
         model=model,
         args=training_args,
         train_dataset=features.get(train_split),
@@ -302,12 +337,18 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         cache_dir=model_args.cache_dir,
     )
     _fit_tokenizer(tokenizer, model_args)
-    rates = training_args.learning_rates
-    if len(rates) == 1:
-        training_args.learning_rate = rates[0]
+    if not training_args.lr_grid and not training_args.seeds:
         results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args)
     else:
-        results = _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates)
+        from .lr_grid import run_grid
+
+        prepared = prepare_data(task, raw, tokenizer, data_args, training_args)  # tokenized once for every run
+        results = run_grid(task, model_args, data_args, training_args,
+                           lambda args: train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args,
+                                                               prepared))
+        # the card and run_info.json describe the checkpoint copied up: the selected lr and its best seed
+        training_args.learning_rate = results["selected_learning_rate"]
+        training_args.seed = results["selected_seed"]
     finish_run(task, model_args, data_args, training_args, push)  # run_info.json (for the card); --push_to_hub
     return results
 
@@ -324,29 +365,3 @@ def _fit_tokenizer(tokenizer, model_args) -> None:
                                         cache_dir=model_args.cache_dir)
     fit_tokenizer_to_model(tokenizer, config, name=model_args.tokenizer_name or model_args.model_name_or_path)
 
-
-def _run_lr_grid(task, raw, tokenizer, model_args, data_args, training_args, rates) -> dict[str, float]:
-    """The paper's §4.1 selection: fine-tune once per learning rate, keep the best on dev (primary metric)."""
-    key = f"eval_{task.primary_metric}"
-    runs = []
-    for lr in rates:
-        args = copy.deepcopy(training_args)
-        args.learning_rate = lr
-        args.output_dir = os.path.join(training_args.output_dir, f"lr_{lr:g}")
-        metrics = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args)
-        if key not in metrics:
-            raise ValueError(f"--lr_grid needs an evaluation split to choose on; {key} was not computed")
-        runs.append({"learning_rate": lr, "output_dir": args.output_dir, **metrics})
-    best = max(runs, key=lambda r: r[key])
-    if training_args.process_index == 0:
-        for name in os.listdir(best["output_dir"]):
-            src = os.path.join(best["output_dir"], name)
-            if os.path.isfile(src):
-                shutil.copy2(src, os.path.join(training_args.output_dir, name))
-        write_json(os.path.join(training_args.output_dir, "lr_grid_results.json"),
-                   {"selected_on": key, "best_learning_rate": best["learning_rate"], "runs": runs})
-        with open(os.path.join(training_args.output_dir, "all_results.json"), encoding="utf-8") as f:
-            results = json.load(f)
-        results["best_learning_rate"] = best["learning_rate"]
-        write_json(os.path.join(training_args.output_dir, "all_results.json"), results)
-    return {k: v for k, v in best.items() if k != "output_dir"}

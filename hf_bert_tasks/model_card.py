@@ -89,7 +89,7 @@ FILE_DESCRIPTIONS = {
     "all_results.json": "all train / eval metrics", "eval_results.json": "eval metrics",
     "train_results.json": "train metrics", RUN_INFO_FILE: "how this run was made (task, data, arguments)",
     "comparison.md": "fine-tuning vs frozen-feature comparison report", "comparison.json": "comparison numbers",
-    "lr_grid_results.json": "every learning rate tried (§4.1 selection)",
+    "lr_grid_results.json": "every (learning rate, seed) run of the §4.1 selection, mean ± std per learning rate",
     PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
     "trainer_state.json": "training log history",
 }
@@ -465,6 +465,29 @@ def _seeds_table(task, metrics: dict[str, Any], seed: Any, seed_runs: list[dict]
             + _table(["split", "metric", "mean ± std", "runs"], rows))
 
 
+def _lr_grid_section(task, output_dir: str) -> str:
+    """The §4.1 protocol's table from ``lr_grid_results.json`` (:mod:`hf_bert_tasks.lr_grid`); ``""`` without it."""
+    grid = _read_optional_json(output_dir, "lr_grid_results.json")
+    if not isinstance(grid, dict) or not grid.get("per_learning_rate"):
+        return ""  # no grid, or one written before seeds existed (runs only)
+    key = grid.get("selected_on", f"eval_{task.primary_metric}")
+    metric = METRIC_DISPLAY.get(key.removeprefix("eval_"), key.removeprefix("eval_"))
+    selected = grid.get("selected_learning_rate")
+    rows = []
+    for s in grid["per_learning_rate"]:
+        values = [r.get(key) for r in grid.get("runs", []) if r.get("learning_rate") == s["learning_rate"]]
+        mean = "NaN (a degenerate run)" if s.get("mean") is None else _fmt(s["mean"])
+        mean_std = mean if s.get("std") is None else f"{mean} ± {_fmt(s['std'])}"
+        rows.append([f"{s['learning_rate']:g}" + (" (selected)" if s["learning_rate"] == selected else ""),
+                     s.get("num_runs", len(values)), mean_std, ", ".join("NaN" if v is None else _fmt(v) for v in values)])
+    seeds = ", ".join(map(str, grid.get("seeds", [])))
+    return (f"### Learning rate x seeds (BERT §4.1)\n\nEvery learning rate ran with seeds {seeds}; the one with the "
+            f"highest **mean** dev {metric} was selected (a run with a NaN or missing score ranks its learning rate "
+            "last). Mean ± sample standard deviation (ddof=1). This repository holds the checkpoint of seed "
+            f"{grid.get('selected_seed')} at learning rate {selected:g} (`{grid.get('selected_run')}`).\n\n"
+            + _table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows))
+
+
 def _mode_text(mode: dict | None, output_dir: str) -> str:
     mode = dict(mode or {})
     if not mode.get("mode"):
@@ -646,7 +669,8 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         summary=summary,
         results_table=_results_table(the_task, per_split),
         paper_table=_paper_table(the_task, metrics),
-        seeds_table=_seeds_table(the_task, metrics, seed, seed_runs),
+        seeds_table=(_lr_grid_section(the_task, output_dir) if not seed_runs else "")
+        or _seeds_table(the_task, metrics, seed, seed_runs),
         usage=_usage(the_task, repo_id or output_dir),
         training_mode=_mode_text(mode, output_dir),
         data_description=" ".join(data_lines),

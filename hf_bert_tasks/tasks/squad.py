@@ -255,7 +255,16 @@ class SquadTask(Task):
         """Predict start/end logits for ``features`` (model inputs only) and post-process them over ``raw``."""
         keep = [c for c in qa.MODEL_INPUT_COLUMNS if c in features.column_names]
         output = trainer.predict(features.select_columns(keep), metric_key_prefix="eval")
-        start_logits, end_logits = output.predictions[:2]
+        start_logits, end_logits = (np.array(x, dtype=np.float32) for x in output.predictions[:2])
+        # Positions past a feature's own tokens are batch padding: their logits depend on which features shared the
+        # batch (dynamic padding, eval order, batch size). Give them Trainer's cross-batch pad value so the n-best
+        # lists do not depend on batching (tests/test_eval_ordering.py).
+        from ..batching import feature_lengths
+
+        lengths = feature_lengths(features)
+        if lengths is not None:
+            padding = np.arange(start_logits.shape[1])[None, :] >= lengths[:, None]
+            start_logits[padding] = end_logits[padding] = -100.0
         ids = list(raw["id"])
         index, offsets, max_ctx = qa.features_to_arrays(features, ids)
         width = start_logits.shape[1]

@@ -1,0 +1,245 @@
+"""The paper's fine-tuning protocol in one command: a learning-rate grid x random restarts, selected on dev.
+
+BERT §4.1: "we selected the best fine-tuning learning rate (among 5e-5, 4e-5, 3e-5, and 2e-5) on the Dev set" and
+"for BERT-LARGE we found that fine-tuning was sometimes unstable on small datasets, so we ran several random restarts
+and selected the best model on the Dev set". ``--lr_grid 5e-5,4e-5,3e-5,2e-5 --seeds 1,2,3`` runs every
+(learning rate, seed) and:
+
+* ranks learning rates by the **mean** dev primary metric over the seeds (:func:`select_learning_rate`); a run whose
+  metric is NaN, infinite or missing (a *degenerate* run, e.g. constant predictions: Spearman NaN) makes the mean of
+  its learning rate NaN, and a NaN mean ranks **below every finite mean** — never ignored, never kept by accident
+  (Python's ``max`` keeps a leading NaN, because every comparison with NaN is false);
+* reports mean ± **sample** standard deviation (``ddof=1``, ``statistics.stdev``; ``None`` with one seed) per
+  learning rate;
+* keeps the best seed of the selected learning rate: its files (model, tokenizer, metrics, predictions) are copied
+  up to ``output_dir``.
+
+Layout: ``output_dir/lr_<lr>/seed_<s>/`` (``lr_<lr>/`` alone with ``--lr_grid`` only, ``seed_<s>/`` alone with
+``--seeds`` only), ``lr_grid_results.json`` (every run and the per-lr summary) and ``all_results.json`` (the
+selected run's keys plus ``eval_<metric>_mean`` / ``eval_<metric>_std``, ``selected_learning_rate``,
+``selected_seed``, ``num_seeds``). An interrupted grid is resumed by running the same command again: a sub-run
+with ``all_results.json`` is not run again (its metrics are read back), provided it was made with the same
+settings (``grid_run.json``; otherwise the run stops and says which settings differ).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import math
+import os
+import shutil
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: Written into every sub-run folder: the settings it was made with (checked before reusing it on resume).
+GRID_RUN_FILE = "grid_run.json"
+GRID_RESULTS_FILE = "lr_grid_results.json"
+#: Arguments that may differ between a grid's first invocation and its resumption.
+_RESUME_FREE = {"lr_grid", "seeds", "learning_rate", "seed", "output_dir", "overwrite_output_dir",
+                "resume_from_checkpoint", "cache_tokenized", "tokenized_cache_dir", "overwrite_cache", "cache_dir"}
+
+
+def is_degenerate(value: Any) -> bool:
+    """True for a metric value that cannot be ranked: ``None``, not a number, NaN or ±inf."""
+    if value is None or isinstance(value, bool):
+        return True
+    try:
+        return not math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def summarize(values: list) -> dict[str, Any]:
+    """Mean and sample standard deviation (``ddof=1``) of one learning rate's metric over its seeds.
+
+    Returns:
+        ``{"mean", "std", "num_runs", "degenerate_runs"}``: ``mean`` is ``None`` (NaN) when any run is degenerate
+        (:func:`is_degenerate`); ``std`` is ``None`` then, or with fewer than two runs.
+    """
+    bad = sum(is_degenerate(v) for v in values)
+    ok = [float(v) for v in values if not is_degenerate(v)]
+    mean = statistics.mean(ok) if ok and not bad else None
+    std = statistics.stdev(ok) if len(ok) >= 2 and not bad else None
+    return {"mean": mean, "std": std, "num_runs": len(values), "degenerate_runs": bad}
+
+
+def select_learning_rate(runs: list[dict], key: str) -> tuple[float, list[dict]]:
+    """The §4.1 selection: the learning rate with the highest mean ``key`` over its seeds.
+
+    Args:
+        runs: ``[{"learning_rate": lr, key: value, ...}, ...]``, several seeds per learning rate.
+        key: the metric to maximise (``eval_<primary metric>``; every primary metric of the tasks is
+            higher-is-better).
+
+    Returns:
+        ``(selected_lr, per_lr)`` where ``per_lr`` is one :func:`summarize` dict per learning rate (in the order of
+        first appearance) with ``learning_rate`` added. A learning rate with a degenerate run ranks last; among equal
+        means the first one in grid order wins; if every learning rate has a degenerate run, the first one is
+        returned (with a warning).
+
+    Raises:
+        ValueError: ``runs`` is empty.
+    """
+    if not runs:
+        raise ValueError("no runs to select a learning rate from")
+    rates = list(dict.fromkeys(float(r["learning_rate"]) for r in runs))
+    per_lr = []
+    for lr in rates:
+        summary = summarize([r.get(key) for r in runs if float(r["learning_rate"]) == lr])
+        per_lr.append({"learning_rate": lr, **summary})
+    scores = [s["mean"] if s["mean"] is not None else -math.inf for s in per_lr]
+    best = scores.index(max(scores))  # first of equal maxima
+    if scores[best] == -math.inf:
+        logger.warning("every learning rate has a run whose %s is NaN or missing; keeping the first, %g",
+                       key, rates[0])
+    return rates[best], per_lr
+
+
+def best_run(runs: list[dict], key: str) -> dict:
+    """The run with the highest ``key`` (degenerate values rank last; the first of equal values wins)."""
+    scores = [-math.inf if is_degenerate(r.get(key)) else float(r[key]) for r in runs]
+    return runs[scores.index(max(scores))]
+
+
+def run_folder(learning_rate: float, seed: int, with_lr: bool, with_seed: bool) -> str:
+    """Sub-folder of one run, relative to ``output_dir``: ``lr_5e-05/seed_1`` (``lr_5e-05`` or ``seed_1`` alone)."""
+    parts = ([f"lr_{learning_rate:g}"] if with_lr else []) + ([f"seed_{seed}"] if with_seed else [])
+    return os.path.join(*parts)
+
+
+def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
+    """The settings a sub-run is made with, minus those allowed to change on resume (paths, grid lists, caches)."""
+    from dataclasses import fields
+
+    from .model_card import non_default_arguments
+
+    out = {f"model.{f.name}": getattr(model_args, f.name) for f in fields(model_args)}
+    out.update({f"data.{f.name}": getattr(data_args, f.name) for f in fields(data_args)})
+    out.update({f"training.{k}": v for k, v in non_default_arguments(training_args).items()})
+    return {k: v for k, v in out.items() if k.split(".", 1)[1] not in _RESUME_FREE}
+
+
+def _json_number(value):
+    return None if is_degenerate(value) else float(value)
+
+
+def _read_json(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any], dict]) -> dict[str, Any]:
+    """Run every (learning rate, seed) of ``training_args`` with ``run_one(args) -> metrics``; select and copy up.
+
+    Finished sub-runs (``all_results.json``) are reused unless ``--overwrite_output_dir``; see the module docstring.
+
+    Returns:
+        The top-level ``all_results.json`` content (selected run's metrics plus the grid keys).
+
+    Raises:
+        ValueError: no evaluation split (nothing to select on), or ``--resume_from_checkpoint PATH`` with several
+            runs (a checkpoint belongs to one run; ``auto`` resumes each run from its own folder).
+        FileExistsError: a finished sub-run was made with other settings than this command's, or an unfinished
+            sub-run left checkpoints and neither ``--resume_from_checkpoint auto`` nor ``--overwrite_output_dir``
+            says what to do with them (:func:`hf_bert_tasks.finetuning.check_output_dir`).
+    """
+    from .tasks.base import write_json
+
+    key = f"eval_{task.primary_metric}"
+    rates, seeds = training_args.learning_rates, training_args.seed_list
+    with_lr, with_seed = bool(training_args.lr_grid), bool(training_args.seeds)
+    resume = training_args.resume_from_checkpoint
+    if resume and str(resume).lower() != "auto" and len(rates) * len(seeds) > 1:
+        raise ValueError(f"--resume_from_checkpoint {resume}: a checkpoint path resumes one run, not a grid of "
+                         f"{len(rates) * len(seeds)}; use --resume_from_checkpoint auto")
+    top = training_args.output_dir
+    main = training_args.process_index == 0
+    settings = grid_settings(model_args, data_args, training_args)
+    runs = []
+    for lr in rates:
+        for seed in seeds:
+            rel = run_folder(lr, seed, with_lr, with_seed)
+            args = copy.deepcopy(training_args)
+            args.learning_rate, args.seed, args.output_dir = lr, seed, os.path.join(top, rel)
+            results_path = os.path.join(args.output_dir, "all_results.json")
+            if os.path.isfile(results_path) and not training_args.overwrite_output_dir:
+                _check_same_settings(args.output_dir, settings)
+                logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
+                metrics = _read_json(results_path)
+            else:
+                from .finetuning import check_output_dir
+
+                check_output_dir(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
+                if main:
+                    write_json(os.path.join(args.output_dir, GRID_RUN_FILE),
+                               {"learning_rate": lr, "seed": seed, "settings": settings})
+                logger.info("lr %g seed %d: training into %s", lr, seed, args.output_dir)
+                metrics = run_one(args)
+            if key not in metrics:
+                raise ValueError(f"--lr_grid/--seeds need an evaluation split to select on; {key} was not computed "
+                                 f"(found {sorted(k for k in metrics if k.startswith('eval_'))})")
+            run = {"learning_rate": lr, "seed": seed, "path": rel}
+            run.update({k: _json_number(v) for k, v in metrics.items()
+                        if k.startswith("eval_") and k.removeprefix("eval_") in task.metric_names})
+            runs.append(run)
+    selected, per_lr = select_learning_rate(runs, key)
+    chosen = best_run([r for r in runs if r["learning_rate"] == selected], key)
+    names = [m for m in task.metric_names if f"eval_{m}" in runs[0]]
+    for summary in per_lr:
+        lr_runs = [r for r in runs if r["learning_rate"] == summary["learning_rate"]]
+        summary["best_seed"] = best_run(lr_runs, key)["seed"]
+        for m in names:
+            stats = summarize([r.get(f"eval_{m}") for r in lr_runs])
+            summary[f"eval_{m}_mean"], summary[f"eval_{m}_std"] = stats["mean"], stats["std"]
+    selected_summary = next(s for s in per_lr if s["learning_rate"] == selected)
+    grid_keys = {
+        "selected_learning_rate": selected,
+        "best_learning_rate": selected,  # the key of earlier versions
+        "selected_seed": chosen["seed"],
+        "selected_run": chosen["path"],
+        "num_seeds": len(seeds),
+        "num_learning_rates": len(rates),
+        **{f"eval_{m}_{s}": selected_summary[f"eval_{m}_{s}"] for m in names for s in ("mean", "std")},
+    }
+    if not main:
+        return grid_keys
+    best_dir = os.path.join(top, chosen["path"])
+    for name in os.listdir(best_dir):
+        src = os.path.join(best_dir, name)
+        if os.path.isfile(src) and name != GRID_RUN_FILE:
+            shutil.copy2(src, os.path.join(top, name))
+    write_json(os.path.join(top, GRID_RESULTS_FILE), {
+        "selected_on": key,
+        "selection": "highest mean over seeds; a NaN/missing run makes its learning rate rank last (BERT §4.1)",
+        "std": "sample standard deviation (ddof=1); null with one seed or a degenerate run",
+        **{k: grid_keys[k] for k in ("selected_learning_rate", "best_learning_rate", "selected_seed", "selected_run")},
+        "learning_rates": rates,
+        "seeds": seeds,
+        "per_learning_rate": per_lr,
+        "runs": runs,
+    })
+    results = _read_json(os.path.join(top, "all_results.json"))
+    results.update(grid_keys)
+    write_json(os.path.join(top, "all_results.json"), results)
+    logger.info("selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s", selected, key,
+                selected_summary["mean"], len(seeds), chosen["seed"], best_dir)
+    return results
+
+
+def _check_same_settings(folder: str, settings: dict) -> None:
+    path = os.path.join(folder, GRID_RUN_FILE)
+    if not os.path.isfile(path):
+        raise FileExistsError(f"{folder} holds a finished run that no grid made ({GRID_RUN_FILE} missing); "
+                              "pass --overwrite_output_dir to redo it or choose another --output_dir")
+    recorded = _read_json(path).get("settings", {})
+    stored = json.loads(json.dumps(settings))  # tuples -> lists, as on disk
+    diff = sorted(k for k in set(recorded) | set(stored) if recorded.get(k) != stored.get(k))
+    if diff:
+        shown = ", ".join(f"{k}: {recorded.get(k)!r} then, {stored.get(k)!r} now" for k in diff[:5])
+        raise FileExistsError(f"{folder} is a finished run of this grid made with other settings ({shown}); "
+                              "pass --overwrite_output_dir to redo the grid or choose another --output_dir")

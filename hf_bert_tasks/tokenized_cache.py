@@ -1,0 +1,176 @@
+"""On-disk cache of tokenized features, keyed by a fingerprint of everything that determines them.
+
+``datasets``' own ``.map`` cache does not cover the recipe: datasets read from local task files
+(``Dataset.from_dict``) live in memory with a *random* fingerprint and get no cache file, NER windows are built with
+``Dataset.from_dict``, and a closure's hash follows the tokenizer object, whose state changes once it has been
+called with ``truncation=True``. So :func:`preprocess_cached` wraps ``Task.preprocess`` for every task family and
+stores its result with ``Dataset.save_to_disk`` (Arrow files, memory-mapped by ``load_from_disk``) under a key that
+is a SHA-256 over plain bytes and JSON (so it is the same in every process):
+
+* the raw split's **content** (Arrow IPC bytes of the rows actually used, after ``--max_*_samples``) — so a local
+  file read twice, or the same rows from the Hub, give the same key, and an edited file a new one;
+* the **tokenizer**: class, ``tokenizer.json`` of the fast backend without its transient truncation / padding state
+  (vocabulary, normalizer, pre-tokenizer, post-processor, special tokens), ``model_input_names`` and
+  padding / truncation sides;
+* ``max_seq_length``, the split name (SQuAD's training and evaluation features differ) and the task's options
+  (``doc_stride``, ``max_query_length``, ``label_all_tokens``, ``document_context`` … — every field of the task);
+* the **preprocessing code** (the source of ``hf_bert_tasks/tasks/*.py``, ``qa.py``, ``ner.py``, ``io.py``) and the
+  versions of transformers, tokenizers and datasets.
+
+Anything else that differs gives another key (a miss, never a stale hit). Default folder:
+``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized``; ``--tokenized_cache_dir`` moves it, ``--overwrite_cache``
+recomputes, ``--no_cache_tokenized`` turns it off. Entries are written to a temporary folder and renamed, so an
+interrupted run leaves no half-written entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import shutil
+import uuid
+
+logger = logging.getLogger(__name__)
+
+#: Bumped when the layout of an entry or the key changes.
+CACHE_FORMAT = 1
+#: Written next to the Arrow files of an entry: the key's components (for debugging and ``ls``).
+KEY_FILE = "hf_bert_tasks_key.json"
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+#: Source files whose code decides the features (hashed into the key).
+CODE_FILES = ("qa.py", "ner.py", "io.py")
+
+
+def default_cache_dir() -> str:
+    """``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized`` (``datasets.config.HF_DATASETS_CACHE``)."""
+    import datasets
+
+    return os.path.join(str(datasets.config.HF_DATASETS_CACHE), "hf_bert_tasks", "tokenized")
+
+
+def dataset_content_hash(dataset) -> str:
+    """SHA-256 of the rows of ``dataset`` as Arrow IPC bytes (schema, values and row order; ``select`` applied)."""
+    import numpy as np
+    import pyarrow as pa
+
+    table = dataset.with_format("arrow")[:]
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    # `take` lays the rows out in fresh buffers: a slice of a bigger table (``select``) and the same rows built
+    # directly give the same bytes
+    table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+
+
+def tokenizer_fingerprint(tokenizer) -> str:
+    """SHA-256 of what decides a tokenizer's output (module docstring); stable across processes and calls."""
+    parts: dict = {
+        "class": type(tokenizer).__name__,
+        "model_input_names": list(getattr(tokenizer, "model_input_names", [])),
+        "padding_side": getattr(tokenizer, "padding_side", None),
+        "truncation_side": getattr(tokenizer, "truncation_side", None),
+    }
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        spec = json.loads(backend.to_str())
+        spec.pop("truncation", None)  # set and reset by every call with truncation=True / padding
+        spec.pop("padding", None)
+        parts["backend"] = spec
+    else:  # a pure-Python tokenizer: vocabulary and constructor options
+        parts["vocab"] = sorted(tokenizer.get_vocab().items())
+        parts["init_kwargs"] = {k: v for k, v in sorted(getattr(tokenizer, "init_kwargs", {}).items())
+                                if isinstance(v, (str, int, float, bool, type(None)))}
+        parts["special_tokens"] = sorted(map(str, getattr(tokenizer, "all_special_tokens", [])))
+    return _sha(parts)
+
+
+def code_fingerprint() -> str:
+    """SHA-256 of the preprocessing source files (``tasks/*.py`` and :data:`CODE_FILES`)."""
+    h = hashlib.sha256()
+    tasks = os.path.join(_PACKAGE, "tasks")
+    files = sorted(os.path.join(tasks, n) for n in os.listdir(tasks) if n.endswith(".py"))
+    files += [os.path.join(_PACKAGE, n) for n in CODE_FILES]
+    for path in files:
+        if os.path.isfile(path):
+            h.update(os.path.relpath(path, _PACKAGE).encode())
+            with open(path, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+    return h.hexdigest()
+
+
+def task_fingerprint(task) -> str:
+    """SHA-256 of every field of the task dataclass (options such as ``doc_stride`` included)."""
+    fields = dataclasses.asdict(task) if dataclasses.is_dataclass(task) else dict(vars(task))
+    return _sha({"class": f"{type(task).__module__}.{type(task).__qualname__}", "fields": fields})
+
+
+def features_key(task, dataset, tokenizer, max_seq_length: int, split: str) -> dict:
+    """The components of the cache key of ``task.preprocess(dataset, tokenizer, max_seq_length, split)``."""
+    import datasets
+    import tokenizers
+    import transformers
+
+    return {
+        "format": CACHE_FORMAT,
+        "task": task.name,
+        "split": split,
+        "max_seq_length": int(max_seq_length),
+        "rows": len(dataset),
+        "data": dataset_content_hash(dataset),
+        "tokenizer": tokenizer_fingerprint(tokenizer),
+        "task_options": task_fingerprint(task),
+        "code": code_fingerprint(),
+        "versions": {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
+                     "datasets": datasets.__version__},
+    }
+
+
+def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str, cache_dir: str | None = None,
+                      overwrite: bool = False):
+    """``task.preprocess(dataset, tokenizer, max_seq_length, split)``, read from / written to the on-disk cache.
+
+    Args:
+        cache_dir: cache root (default :func:`default_cache_dir`).
+        overwrite: recompute and replace an existing entry (``--overwrite_cache``).
+
+    Returns:
+        The features as a ``datasets.Dataset`` memory-mapped from the cache entry (a hit and a miss return the same
+        thing).
+    """
+    import datasets
+
+    root = cache_dir or default_cache_dir()
+    key = features_key(task, dataset, tokenizer, max_seq_length, split)
+    digest = _sha(key)
+    entry = os.path.join(root, f"{task.name}-{split}-{digest[:24]}")
+    if os.path.isdir(entry) and not overwrite:
+        try:
+            features = datasets.load_from_disk(entry)
+            logger.info("tokenized features of %s/%s loaded from the cache %s", task.name, split, entry)
+            return features
+        except Exception as err:  # noqa: BLE001 - an unreadable entry is rebuilt, never trusted
+            logger.warning("unreadable cache entry %s (%s); tokenizing again", entry, err)
+    features = task.preprocess(dataset, tokenizer, max_seq_length, split)
+    os.makedirs(root, exist_ok=True)
+    tmp = f"{entry}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    features.save_to_disk(tmp)
+    with open(os.path.join(tmp, KEY_FILE), "w", encoding="utf-8") as f:
+        json.dump(key, f, indent=2)
+    if os.path.isdir(entry):  # --overwrite_cache, or an unreadable entry
+        shutil.rmtree(entry, ignore_errors=True)
+    try:
+        os.rename(tmp, entry)
+    except OSError:  # another process wrote the same entry meanwhile: identical content, keep theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+    logger.info("tokenized %s/%s (%d features); cached in %s", task.name, split, len(features), entry)
+    return datasets.load_from_disk(entry)
+
+
+def _sha(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=repr, ensure_ascii=True).encode()).hexdigest()
