@@ -19,6 +19,8 @@ from transformers import BertForPreTraining, Trainer, TrainerCallback, TrainingA
 logger = logging.getLogger(__name__)
 
 SUMMARY_FILE = "pretraining_summary.json"
+CURVES_FILE = "pretraining_curves.png"
+CURVE_METRICS = ("mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
 PHASE_FILE = "phase_summary.json"
 
 
@@ -652,6 +654,47 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     }
 
 
+def pretraining_curves(summary: dict) -> dict:
+    """The series plotted in ``pretraining_curves.png``, from a summary's phase histories (a pure function).
+
+    Steps of a later phase continue from the previous phase's last step. Returns
+    ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` for each metric of :data:`CURVE_METRICS`, where
+    train values are the logged ``metric`` and eval values the logged ``eval_<metric>`` (lists, in log order).
+    """
+    data = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
+    offset = 0
+    for phase in summary.get("phases", []):
+        for entry in phase.get("history", []):
+            for metric in CURVE_METRICS:
+                for split, key in (("train", metric), ("eval", f"eval_{metric}")):
+                    if key in entry:
+                        data[metric][split][0].append(offset + entry["step"])
+                        data[metric][split][1].append(entry[key])
+        offset += phase.get("steps", 0)
+    return data
+
+
+def plot_pretraining_curves(curves: dict, path: str):
+    """Write :func:`pretraining_curves` data as a 2 x 2 PNG (MLM loss, MLM accuracy, NSP loss, NSP accuracy against
+    the optimizer step; train and eval lines) with matplotlib's Agg backend. Returns the closed ``Figure``."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 7), layout="constrained")
+    axes = fig.subplots(2, 2).flatten()
+    for ax, metric in zip(axes, CURVE_METRICS):
+        for split, style in (("train", "-"), ("eval", "o-")):
+            steps, values = curves[metric][split]
+            if steps:
+                ax.plot(steps, values, style, label=split)
+        ax.set_title(metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP"))
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend()
+    fig.savefig(path, dpi=100)  # a bare Figure renders with the Agg canvas (no pyplot, no display)
+    return fig
+
+
 def _corpus_stats(documents) -> dict:
     """Documents and sentences of a document table, counted by Arrow compute on the memory-mapped table (no Python
     lists); ``None`` for a stream."""
@@ -851,6 +894,7 @@ def run_pretrain(
     if training_args.should_save:
         with open(summary_path, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2)
+        plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
             from .hub import push_output_dir
 
