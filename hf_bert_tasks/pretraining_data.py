@@ -638,7 +638,17 @@ def load_documents(
     }
     if streaming:
         return IterableDataset.from_generator(_generate_documents, features=features, gen_kwargs=gen_kwargs)
-    return Dataset.from_generator(_generate_documents, features=features, gen_kwargs=gen_kwargs, cache_dir=cache_dir)
+    from datasets.exceptions import DatasetGenerationError
+
+    try:
+        return Dataset.from_generator(
+            _generate_documents, features=features, gen_kwargs=gen_kwargs, cache_dir=cache_dir
+        )
+    except DatasetGenerationError as err:  # surface our message (file and line) instead of datasets' wrapper
+        cause = err.__cause__
+        if isinstance(cause, (ValueError, OSError)):
+            raise cause from None
+        raise
 
 
 def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
