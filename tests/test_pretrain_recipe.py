@@ -332,3 +332,25 @@ def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(corpus, tmp_
 
     assert originals(seen[0]) == originals(seen[1])
 
+
+
+def test_jsonl_glob_and_streaming_corpus(tmp_path):
+    """The corpus as two jsonl shards given by a glob, read into the datasets cache or streamed."""
+    docs = [[f"{NAMES[d % 6]} took {THINGS[(d + k) % 6]} to {PLACES[(d * k + 1) % 6]} ." for k in range(8)]
+            for d in range(12)]
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for part in range(2):
+        with open(shards / f"part-{part}.jsonl", "w", encoding="utf-8") as f:
+            for doc in docs[part * 6 : part * 6 + 6]:
+                f.write(json.dumps({"text": "\n".join(doc)}) + "\n")
+    glob = str(shards / "part-*.jsonl")
+    cached = _pretrain(glob, tmp_path / "cached", "--max_steps", "2", "--eval_strategy", "no",
+                       "--dataset_cache_dir", str(tmp_path / "cache"))
+    assert cached["corpus"]["files"] == [str(shards / "part-0.jsonl"), str(shards / "part-1.jsonl")]
+    assert cached["corpus"]["documents"] == 12 and cached["corpus"]["sentences"] == 96
+    streamed = _pretrain(glob, tmp_path / "streamed", "--max_steps", "2", "--streaming", "True",
+                         "--streaming_eval_documents", "3")
+    assert streamed["steps"] == 2 and streamed["corpus"]["eval_documents"] == 3
+    assert streamed["phases"][0]["eval_instances"] > 0
+    assert 0.0 <= streamed["final_nsp_accuracy"] <= 1.0 and streamed["phases"][0]["train_instances"] is None
