@@ -2,8 +2,8 @@
 
 :func:`run_pretrain` is what ``hf-bert-tasks pretrain`` and ``recipes/pretrain.py`` call. Outputs in ``output_dir``:
 the model (``BertForPreTraining`` weights, loadable by any ``AutoModelFor...`` and by the fine-tune recipe), the
-tokenizer, ``trainer_state.json`` (log history) and ``pretraining_summary.json`` (corpus, masking recipe, steps,
-MLM/NSP accuracy over steps and at the end). With ``--phase2_max_steps N`` the paper's second phase (§A.2: 90 % of
+tokenizer, ``trainer_state.json`` (log history), ``pretraining_summary.json`` (corpus, masking recipe, steps,
+MLM/NSP accuracy over steps and at the end) and ``pretraining_curves.png`` (the MLM/NSP curves). With ``--phase2_max_steps N`` the paper's second phase (§A.2: 90 % of
 the steps at sequence length 128, then 10 % at 512) continues from ``output_dir/phase1`` into ``output_dir``.
 """
 
