@@ -35,7 +35,7 @@ def _mix64(x):
         return x ^ (x >> np.uint64(31))
 
 
-def example_keys(seed: int, epoch: int, example_index) -> "Any":
+def example_keys(seed: int, epoch: int, example_index) -> Any:
     """64-bit masking key per example: ``mix64(mix64(mix64(seed) ^ epoch) ^ index)``.
 
     Args:
@@ -332,7 +332,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             )
         candidate = attention_mask.bool() & ~self._is_special_lut[input_ids.clamp(0, len(self._is_special_lut) - 1)]
         candidate &= input_ids < len(self._is_special_lut)
-        b, n = input_ids.shape
+        b = input_ids.shape[0]
         keys = self._row_keys(example_index, b)
         # position of each token within its own example (independent of padding side and batch width)
         position = (attention_mask.long().cumsum(1) - 1).clamp(min=0)

@@ -342,8 +342,7 @@ def test_jsonl_glob_and_streaming_corpus(tmp_path):
     shards.mkdir()
     for part in range(2):
         with open(shards / f"part-{part}.jsonl", "w", encoding="utf-8") as f:
-            for doc in docs[part * 6 : part * 6 + 6]:
-                f.write(json.dumps({"text": "\n".join(doc)}) + "\n")
+            f.writelines(json.dumps({"text": "\n".join(doc)}) + "\n" for doc in docs[part * 6 : part * 6 + 6])
     glob = str(shards / "part-*.jsonl")
     cached = _pretrain(glob, tmp_path / "cached", "--max_steps", "2", "--eval_strategy", "no",
                        "--dataset_cache_dir", str(tmp_path / "cache"))

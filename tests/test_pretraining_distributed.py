@@ -59,7 +59,7 @@ def runs(tmp_path_factory, sample_tokenizer):
         else:
             cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                    str(root / "driver.py"), *argv]
-        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
         assert proc.returncode == 0, f"{mode} run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
         with open(root / mode / "pretraining_summary.json", encoding="utf-8") as f:
             out[mode] = json.load(f)["phases"][0]
