@@ -15,6 +15,83 @@ from transformers.data.data_collator import DataCollatorMixin
 
 SELECTION_MODES = ("bernoulli", "exact")
 
+#: feature key of the example index that keys the masking randomness (``datasets.map(..., with_indices=True)``).
+EXAMPLE_INDEX = "idx"
+
+# splitmix64 (Steele, Lea & Flood 2014; the seeding generator of java.util.SplittableRandom and of xoshiro):
+# a counter-based generator whose n-th output is mix64(key + n * GOLDEN). Used here so every draw is a pure function
+# of (seed, epoch, example index, stream, position) -- no generator state to share, copy or checkpoint.
+_GOLDEN = 0x9E3779B97F4A7C15
+_STREAMS = {"select": 1, "category": 2, "token": 3}
+
+
+def _mix64(x):
+    """splitmix64's finaliser on a ``numpy.uint64`` array (a bijection of 64-bit integers; wraps modulo 2**64)."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def example_keys(seed: int, epoch: int, example_index) -> Any:
+    """64-bit masking key per example: ``mix64(mix64(mix64(seed) ^ epoch) ^ index)``.
+
+    Args:
+        seed: run seed (any int; taken modulo 2**64).
+        epoch: epoch number (0-based) for dynamic masks; 0 for static masks.
+        example_index: ``int`` sequence / array ``[B]`` of dataset row indices.
+
+    Returns:
+        ``numpy.uint64 [B]``.
+    """
+    import numpy as np
+
+    idx = np.asarray(example_index, dtype=np.int64).astype(np.uint64)
+    base = _mix64(np.uint64(int(seed) % 2**64) + np.uint64(_GOLDEN))
+    base = _mix64(base ^ np.uint64(int(epoch) % 2**64))
+    return _mix64(base ^ idx)
+
+
+def keyed_uniform(keys, stream: str, counters):
+    """Uniform ``[0, 1)`` doubles: draw ``counters[b, j]`` of sub-stream ``stream`` of example ``b``.
+
+    Args:
+        keys: ``numpy.uint64 [B]`` (:func:`example_keys`).
+        stream: ``"select"``, ``"category"`` or ``"token"`` (independent sub-streams of one example).
+        counters: ``int64 [B, K]`` (torch or numpy), the position (token index within the example, or word index with
+            whole-word masking) the draw belongs to, so a draw does not depend on padding or batch composition.
+
+    Returns:
+        ``torch.float64 [B, K]``.
+    """
+    import numpy as np
+    import torch
+
+    c = counters.numpy() if isinstance(counters, torch.Tensor) else np.asarray(counters)
+    sub = _mix64(keys ^ np.uint64(_STREAMS[stream] * _GOLDEN % 2**64))  # [B]
+    bits = splitmix64(sub, c) >> np.uint64(11)  # 53 random bits
+    return torch.from_numpy(bits.astype(np.float64) * (1.0 / 2**53))
+
+
+def splitmix64(seeds, counters):
+    """Output number ``counters[b, j] + 1`` of splitmix64 seeded with ``seeds[b]``: ``mix64(seed + (n + 1) * GOLDEN)``.
+
+    Args:
+        seeds: ``numpy.uint64 [B]``.
+        counters: non-negative integers ``[B, K]``.
+
+    Returns:
+        ``numpy.uint64 [B, K]`` (counter 0 is the generator's first output, as in the reference ``splitmix64.c``).
+    """
+    import numpy as np
+
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        state = seeds[:, None] + (np.asarray(counters).astype(np.uint64) + np.uint64(1)) * np.uint64(_GOLDEN)
+    return _mix64(state)
+
 
 @dataclass
 class DataCollatorForBertPretraining(DataCollatorMixin):
@@ -51,9 +128,21 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
       replaced by random pieces, or all kept), whereas google's WWM decides per piece. google draws random tokens
       from the whole vocabulary including special tokens; we draw ordinary tokens only, as transformers does not.
 
-    Static masks: call :meth:`static_mask_map` in a batched ``datasets.map`` (after ``dupe_factor`` passes of
-    :func:`~hf_bert_tasks.create_pretraining_examples`) to store ``labels`` and masked ``input_ids``; the collator then
-    pads them unchanged. Dynamic masks (RoBERTa-style, the default): masks are drawn at every batch.
+    Static masks: call :meth:`static_mask_map` in a batched ``datasets.map`` with ``with_indices=True`` (after
+    ``dupe_factor`` passes of :func:`~hf_bert_tasks.create_pretraining_examples`) to store ``labels`` and masked
+    ``input_ids``; the collator then pads them unchanged. Dynamic masks (RoBERTa-style, the default): masks are drawn
+    at every batch.
+
+    Randomness (what a mask depends on): when the features carry an ``idx`` (the dataset row index, e.g. from
+    ``ds.map(lambda b, i: {"idx": i}, with_indices=True, batched=True)``), every draw of example ``idx`` is a pure
+    function of ``(seed, epoch, idx, position)`` — counter-based splitmix64 hashing, see :func:`example_keys` and
+    :func:`keyed_uniform` — so masks do not depend on the batch an example lands in, its padding, the
+    ``DataLoader`` worker or the DDP rank that collates it, and a resumed run redraws exactly the masks of an
+    uninterrupted one. ``epoch`` is set with :meth:`set_epoch` (the pretraining recipe's callback does it at each
+    epoch start; it lives in shared memory, so persistent ``DataLoader`` workers see it too): with dynamic masks each
+    epoch gets new masks. Without ``idx``, a key per row is drawn from the collator's own ``torch.Generator`` (or
+    torch's global generator when ``seed`` is ``None``): reproducible in one process, but ``DataLoader`` workers
+    would repeat one another's stream — give ``idx`` there.
 
     Example (vocabulary where ``[PAD]=0 [CLS]=2 [SEP]=3 [MASK]=4``; ``mlm_probability=1.0``,
     ``mask_replace_prob=1.0``)::
@@ -74,8 +163,8 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         whole_word_mask: select and replace whole words (needs ``word_ids`` in the features).
         pad_to_multiple_of: round ``L`` up to a multiple (e.g. 8 for tensor cores).
         max_length: pad every batch to this length (static padding); inputs longer than it raise.
-        seed: seeds the collator's own ``torch.Generator`` (``None``: torch's global generator, as transformers does),
-            so a run's masks are reproducible whatever else draws random numbers.
+        seed: the masking seed (``None``: one drawn from torch's global generator when the collator is built, so
+            ``transformers.set_seed`` makes it reproducible).
         return_tensors: only ``"pt"``.
 
     Raises:
@@ -97,6 +186,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     seed: int | None = None
     return_tensors: str = "pt"
     generator: Any = field(default=None, init=False, repr=False)
+    _epoch: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         import torch
@@ -133,6 +223,31 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             raise ValueError("the vocabulary has no ordinary (non-special) tokens to draw random replacements from")
         if self.seed is not None:
             self.generator = torch.Generator().manual_seed(int(self.seed))
+            self._base_seed = int(self.seed)
+        else:
+            self._base_seed = int(torch.randint(0, 2**62, (1,)).item())
+        # shared memory: DataLoader workers (forked or spawned, persistent or not) read the value set by the trainer
+        self._epoch = torch.zeros((), dtype=torch.long).share_memory_()
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the dynamic masks are drawn for (0-based)."""
+        return int(self._epoch.item())
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draw the masks of epoch ``epoch`` from now on (dynamic masking; static masks are stored, unaffected)."""
+        if int(epoch) < 0:
+            raise ValueError(f"epoch must be >= 0, got {epoch}")
+        self._epoch.fill_(int(epoch))
+
+    def _row_keys(self, example_index, n_rows: int):
+        import numpy as np
+        import torch
+
+        if example_index is not None:
+            return example_keys(self._base_seed, self.epoch, example_index)
+        draws = torch.randint(0, 2**62, (n_rows,), generator=self.generator)
+        return draws.numpy().astype(np.uint64)
 
     # ------------------------------------------------------------------ padding
     def _pad(self, features: list[dict]) -> dict[str, Any]:
@@ -194,18 +309,15 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         return batch
 
     # ------------------------------------------------------------------ masking
-    def _rand(self, *shape):
-        import torch
-
-        return torch.rand(*shape, generator=self.generator)
-
-    def mask_tokens(self, input_ids, attention_mask, word_ids=None):
+    def mask_tokens(self, input_ids, attention_mask, word_ids=None, example_index=None):
         """Choose MLM targets and corrupt the inputs (rules in the class docstring).
 
         Args:
             input_ids: ``int64 [B, L]``.
             attention_mask: ``int64 [B, L]``, 1 for real tokens.
             word_ids: ``int64 [B, L]`` word index per token, ``-1`` for special/pad positions (whole-word masking).
+            example_index: ``[B]`` dataset row indices keying the draws (see "Randomness" in the class docstring), or
+                ``None`` (keys from the collator's generator).
 
         Returns:
             ``(masked_input_ids, labels)``, both ``int64 [B, L]``; ``labels`` is ``-100`` where not selected.
@@ -220,7 +332,10 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             )
         candidate = attention_mask.bool() & ~self._is_special_lut[input_ids.clamp(0, len(self._is_special_lut) - 1)]
         candidate &= input_ids < len(self._is_special_lut)
-        b, n = input_ids.shape
+        b = input_ids.shape[0]
+        keys = self._row_keys(example_index, b)
+        # position of each token within its own example (independent of padding side and batch width)
+        position = (attention_mask.long().cumsum(1) - 1).clamp(min=0)
         if self.whole_word_mask:
             # unit = word; tokens with word id -1 that are candidates (should not happen) become their own unit.
             words = word_ids.clone()
@@ -228,8 +343,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             n_units = int(words.max().item()) + 1 if words.numel() else 0
             n_units = max(n_units, 1)
             unit = words.clamp(min=0)
-            unit_u = self._rand(b, n_units)  # selection draw per word
-            unit_cat = self._rand(b, n_units)  # 80/10/10 draw per word
+            unit_index = torch.arange(n_units).expand(b, n_units)
+            unit_u = keyed_uniform(keys, "select", unit_index)  # selection draw per word
+            unit_cat = keyed_uniform(keys, "category", unit_index)  # 80/10/10 draw per word
             if self.selection == "bernoulli":
                 unit_selected = unit_u < self.mlm_probability
             else:
@@ -237,14 +353,15 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             selected = unit_selected.gather(1, unit) & candidate
             category = unit_cat.gather(1, unit)
         else:
+            u = keyed_uniform(keys, "select", position)
             if self.selection == "bernoulli":
-                selected = (self._rand(b, n) < self.mlm_probability) & candidate
+                selected = (u < self.mlm_probability) & candidate
             else:
-                scores = self._rand(b, n).masked_fill(~candidate, 2.0)
+                scores = u.masked_fill(~candidate, 2.0)
                 rank = scores.argsort(dim=1).argsort(dim=1)
                 k = self._num_to_predict(attention_mask).clamp(max=candidate.sum(1))
                 selected = (rank < k.unsqueeze(1)) & candidate
-            category = self._rand(b, n)
+            category = keyed_uniform(keys, "category", position)
         labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
         masked = input_ids.clone()
         to_mask = selected & (category < self.mask_replace_prob)
@@ -254,10 +371,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             & (category < self.mask_replace_prob + self.random_replace_prob)
         )
         masked[to_mask] = self.tokenizer.mask_token_id
-        n_random = int(to_random.sum().item())
-        if n_random:
-            picks = torch.randint(len(self._ordinary_ids), (n_random,), generator=self.generator)
-            masked[to_random] = self._ordinary_ids[picks]
+        if to_random.any():
+            picks = (keyed_uniform(keys, "token", position) * len(self._ordinary_ids)).long()
+            masked[to_random] = self._ordinary_ids[picks.clamp(max=len(self._ordinary_ids) - 1)[to_random]]
         return masked, labels
 
     def _num_to_predict(self, attention_mask):
@@ -295,22 +411,30 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
 
     def torch_call(self, features: list[dict]) -> dict[str, Any]:
         """Collate ``features`` into the tensors listed in the class docstring."""
+        example_index = None
+        if features and EXAMPLE_INDEX in features[0]:
+            features = [dict(f) for f in features]
+            example_index = [int(f.pop(EXAMPLE_INDEX)) for f in features]
         batch = self._pad(features)
         word_ids = batch.pop("word_ids", None)
         if self.mlm and "labels" not in batch:
             batch["input_ids"], batch["labels"] = self.mask_tokens(
-                batch["input_ids"], batch["attention_mask"], word_ids
+                batch["input_ids"], batch["attention_mask"], word_ids, example_index
             )
         return batch
 
-    def static_mask_map(self, batch: dict[str, list]) -> dict[str, list]:
+    def static_mask_map(self, batch: dict[str, list], indices: list[int] | None = None) -> dict[str, list]:
         """Batched ``datasets.map`` function storing static masks: masked ``input_ids`` and ``labels`` per row.
 
         Use after ``dupe_factor`` passes of :func:`~hf_bert_tasks.create_pretraining_examples` (google's static
-        masking: each copy gets its own mask). Rows keep their lengths (no padding is stored). Deterministic when the
-        collator has a ``seed`` and the map runs in one process.
+        masking: each copy gets its own mask). Rows keep their lengths (no padding is stored). With
+        ``with_indices=True`` (or an ``idx`` column) the mask of row ``i`` is a function of ``(seed, i)`` only (epoch
+        0), so the result is the same for any ``batch_size`` and ``num_proc``; without indices the rows draw keys
+        from the collator's generator (deterministic in one process only).
         """
-        rows = [{k: batch[k][i] for k in batch} for i in range(len(batch["input_ids"]))]
+        if indices is None and EXAMPLE_INDEX in batch:
+            indices = list(batch[EXAMPLE_INDEX])
+        rows = [{k: batch[k][i] for k in batch if k != EXAMPLE_INDEX} for i in range(len(batch["input_ids"]))]
         for r in rows:
             r.pop("labels", None)
         saved, self.max_length, self.pad_to_multiple_of = (self.max_length, self.pad_to_multiple_of), None, None
@@ -318,7 +442,16 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             padded = self._pad(rows)
         finally:
             self.max_length, self.pad_to_multiple_of = saved
-        masked, labels = self.mask_tokens(padded["input_ids"], padded["attention_mask"], padded.get("word_ids"))
+        keys_epoch, index = self.epoch, None
+        if indices is not None:
+            index = list(indices)
+            self._epoch.fill_(0)  # static masks: one draw per row, not per epoch
+        try:
+            masked, labels = self.mask_tokens(
+                padded["input_ids"], padded["attention_mask"], padded.get("word_ids"), index
+            )
+        finally:
+            self._epoch.fill_(keys_epoch)
         lengths = [len(r["input_ids"]) for r in rows]
         out = dict(batch)
         right = getattr(self.tokenizer, "padding_side", "right") != "left"

@@ -2,8 +2,8 @@
 
 :func:`run_pretrain` is what ``hf-bert-tasks pretrain`` and ``recipes/pretrain.py`` call. Outputs in ``output_dir``:
 the model (``BertForPreTraining`` weights, loadable by any ``AutoModelFor...`` and by the fine-tune recipe), the
-tokenizer, ``trainer_state.json`` (log history) and ``pretraining_summary.json`` (corpus, masking recipe, steps,
-MLM/NSP accuracy over steps and at the end). With ``--phase2_max_steps N`` the paper's second phase (§A.2: 90 % of
+tokenizer, ``trainer_state.json`` (log history), ``pretraining_summary.json`` (corpus, masking recipe, steps,
+MLM/NSP accuracy over steps and at the end) and ``pretraining_curves.png`` (the MLM/NSP curves). With ``--phase2_max_steps N`` the paper's second phase (§A.2: 90 % of
 the steps at sequence length 128, then 10 % at 512) continues from ``output_dir/phase1`` into ``output_dir``.
 """
 
@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 from dataclasses import dataclass, field
 
-from transformers import BertForPreTraining, Trainer, TrainingArguments
+from transformers import BertForPreTraining, Trainer, TrainerCallback, TrainingArguments
 
 logger = logging.getLogger(__name__)
 
 SUMMARY_FILE = "pretraining_summary.json"
+CURVES_FILE = "pretraining_curves.png"
+CURVE_METRICS = ("mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
 PHASE_FILE = "phase_summary.json"
 
 
@@ -104,8 +105,12 @@ class BertForPreTrainingMaskedOnly(BertForPreTraining):
         return result
 
 
-def pretraining_metrics(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
-    """MLM / NSP losses and counts of correct predictions for one batch.
+#: columns of :func:`pretraining_example_stats` (per example; sums, so they add over batches, ranks and steps).
+STAT_COLUMNS = ("mlm_loss_sum", "mlm_count", "mlm_correct", "nsp_loss_sum", "nsp_count", "nsp_correct")
+
+
+def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
+    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, for one batch.
 
     Args:
         prediction_logits: ``float [B, L, V]`` (full head) or ``float [N, V]`` (masked-only head, rows in the order of
@@ -115,8 +120,13 @@ def pretraining_metrics(prediction_logits, seq_relationship_logits, labels, next
         next_sentence_label: ``int64 [B]`` (0 = IsNext, 1 = NotNext).
 
     Returns:
-        dict of floats: ``mlm_loss`` (mean cross-entropy, nats), ``nsp_loss``, ``mlm_correct``, ``mlm_total``,
-        ``nsp_correct``, ``nsp_total``.
+        ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) of each predicted token (with grad),
+        ``nsp_ce`` ``float [B]`` (with grad), ``stats`` ``float [B, 6]`` detached, columns :data:`STAT_COLUMNS`
+        (MLM loss sum, predicted tokens, correct tokens, NSP loss, 1, NSP correct) — sums, so losses and accuracies
+        of any set of examples are token-weighted (MLM) / example-weighted (NSP) whatever the batching.
+
+    Raises:
+        ValueError: ``prediction_logits`` rows do not match the number of MLM targets.
     """
     import torch
     import torch.nn.functional as F
@@ -126,100 +136,163 @@ def pretraining_metrics(prediction_logits, seq_relationship_logits, labels, next
     logits = prediction_logits[selected] if prediction_logits.dim() == 3 else prediction_logits
     if logits.shape[0] != targets.shape[0]:
         raise ValueError(f"prediction_logits has {logits.shape[0]} rows for {targets.shape[0]} MLM targets")
-    mlm_loss = F.cross_entropy(logits, targets) if targets.numel() else torch.zeros((), device=labels.device)
-    nsp_loss = F.cross_entropy(seq_relationship_logits.view(-1, 2), next_sentence_label.view(-1))
+    mlm_ce = F.cross_entropy(logits.float(), targets, reduction="none")
+    nsp_logits = seq_relationship_logits.view(-1, 2).float()
+    nsp_ce = F.cross_entropy(nsp_logits, next_sentence_label.view(-1), reduction="none")
     with torch.no_grad():
-        mlm_correct = (logits.argmax(-1) == targets).sum().item()
-        nsp_correct = (seq_relationship_logits.argmax(-1) == next_sentence_label).sum().item()
+        b = labels.shape[0]
+        row = selected.nonzero()[:, 0]  # example of each predicted token (row-major, as labels[selected])
+        stats = torch.zeros(b, len(STAT_COLUMNS), dtype=torch.float32, device=labels.device)
+        stats[:, 0].index_add_(0, row, mlm_ce.detach())
+        stats[:, 1] = selected.sum(1).float()
+        stats[:, 2].index_add_(0, row, (logits.argmax(-1) == targets).float())
+        stats[:, 3] = nsp_ce.detach()
+        stats[:, 4] = 1.0
+        stats[:, 5] = (nsp_logits.argmax(-1) == next_sentence_label.view(-1)).float()
+    return mlm_ce, nsp_ce, stats
+
+
+def metrics_from_sums(sums, prefix: str = "") -> dict:
+    """``mlm_loss`` (mean over predicted tokens), ``mlm_accuracy``, ``nsp_loss`` (mean over examples), ``nsp_accuracy``
+    from the column sums of :func:`pretraining_terms` stats (a sequence of 6 numbers). Empty sums give ``{}``."""
+    s = dict(zip(STAT_COLUMNS, (float(x) for x in sums)))
+    if not s["nsp_count"]:
+        return {}
+    n_mlm = max(s["mlm_count"], 1.0)
     return {
-        "mlm_loss": mlm_loss,
-        "nsp_loss": nsp_loss,
-        "mlm_correct": mlm_correct,
-        "mlm_total": targets.numel(),
-        "nsp_correct": nsp_correct,
-        "nsp_total": next_sentence_label.numel(),
+        f"{prefix}mlm_loss": s["mlm_loss_sum"] / n_mlm,
+        f"{prefix}mlm_accuracy": s["mlm_correct"] / n_mlm,
+        f"{prefix}nsp_loss": s["nsp_loss_sum"] / s["nsp_count"],
+        f"{prefix}nsp_accuracy": s["nsp_correct"] / s["nsp_count"],
     }
 
 
-class PretrainingTrainer(Trainer):
-    """``Trainer`` for MLM + NSP that logs ``mlm_loss``, ``nsp_loss``, ``mlm_accuracy``, ``nsp_accuracy`` separately.
+class MaskingEpochCallback(TrainerCallback):
+    """Tell the collator the epoch at each epoch start, so dynamic masks change with the epoch and a resumed run
+    (``state.epoch`` restored from the checkpoint) redraws the masks of the interrupted epoch."""
 
-    The loss is MLM mean cross-entropy over the predicted positions + NSP cross-entropy (the paper's sum, as
-    ``BertForPreTraining``). Training logs average the batches since the previous log; evaluation adds
-    ``eval_mlm_loss``, ``eval_nsp_loss``, ``eval_mlm_accuracy``, ``eval_nsp_accuracy`` over the whole eval set
-    (accuracies are fractions of predicted tokens / of pairs).
+    def __init__(self, collator):
+        self.collator = collator
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        import math
+
+        self.collator.set_epoch(math.floor(state.epoch or 0.0))
+
+
+class PretrainingTrainer(Trainer):
+    """``Trainer`` for MLM + NSP with per-token normalisation; logs ``mlm_loss``, ``nsp_loss``, ``mlm_accuracy``,
+    ``nsp_accuracy`` separately.
+
+    Loss of an optimizer step (the paper's sum of the two objectives, §3.1; google's ``get_masked_lm_output`` divides
+    the summed token losses by the number of predicted tokens):
+    ``sum(MLM cross-entropy over the predicted tokens of the GLOBAL batch) / number of those tokens + sum(NSP
+    cross-entropy) / number of examples of the global batch`` — global = all gradient-accumulation micro-batches of
+    all processes (the counts are summed with one all-reduce per step in :meth:`get_batch_samples`, Trainer's
+    ``num_items_in_batch`` path), so a step's update does not depend on how its examples are split into micro-batches
+    or ranks. Each micro-batch's loss is multiplied by the number of processes because DDP averages gradients.
+
+    Metrics: the statistics of :func:`pretraining_terms` are summed on the device between logging steps (no host
+    sync per step) and all-reduced once per log. Evaluation returns per-example statistics as "predictions", which
+    Trainer gathers with ``accelerator.gather_for_metrics`` (dropping DDP padding duplicates); ``eval_mlm_loss`` and
+    ``eval_mlm_accuracy`` are token-weighted over the whole eval set, ``eval_nsp_*`` example-weighted, and
+    ``eval_loss = eval_mlm_loss + eval_nsp_loss``, all independent of the eval batch size.
     """
 
-    loss_is_scaled_for_ga = False
+    loss_is_scaled_for_ga = True
 
     def __init__(self, *args, **kwargs):
+        import torch
+
+        kwargs.setdefault("compute_metrics", None)
         super().__init__(*args, **kwargs)
-        self._sums = {"train": self._zero(), "eval": self._zero()}
+        dtype = torch.float32 if self.args.device.type == "mps" else torch.float64
+        self._train_sums = torch.zeros(len(STAT_COLUMNS), dtype=dtype, device=self.args.device)
 
-    @staticmethod
-    def _zero():
-        return {
-            "mlm_loss": 0.0,
-            "nsp_loss": 0.0,
-            "batches": 0,
-            "mlm_correct": 0,
-            "mlm_total": 0,
-            "nsp_correct": 0,
-            "nsp_total": 0,
-        }
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        """The micro-batches of one optimizer step and ``num_items_in_batch`` = tensor ``[predicted MLM tokens,
+        examples]`` summed over the micro-batches and all processes (one all-reduce)."""
+        import torch
 
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        labels = inputs["labels"]
-        nsp_labels = inputs["next_sentence_label"]
+        batch_samples = []
+        for _ in range(num_batches):
+            try:
+                batch_samples.append(next(epoch_iterator))
+            except StopIteration:
+                break
+        counts = torch.zeros(2, dtype=torch.long, device=device)
+        for batch in batch_samples:
+            counts[0] += batch["labels"].ne(-100).sum().to(device)
+            counts[1] += batch["next_sentence_label"].numel()
+        if self.args.world_size > 1:
+            counts = self.accelerator.reduce(counts, reduction="sum")
+        return batch_samples, counts
+
+    def _forward(self, model, inputs):
         unwrapped = self.accelerator.unwrap_model(model)
-        # the full head needs no labels (we compute the loss here, on the predicted positions only); the masked-only
+        # the full head needs no labels (the loss is computed here, on the predicted positions only); the masked-only
         # head needs them to know which positions to project.
         keep_labels = isinstance(unwrapped, BertForPreTrainingMaskedOnly)
         model_inputs = {
             k: v for k, v in inputs.items() if k != "next_sentence_label" and (keep_labels or k != "labels")
         }
         outputs = model(**model_inputs)
-        m = pretraining_metrics(outputs.prediction_logits, outputs.seq_relationship_logits, labels, nsp_labels)
-        loss = m["mlm_loss"] + m["nsp_loss"]
-        sums = self._sums["train" if model.training else "eval"]
-        sums["mlm_loss"] += m["mlm_loss"].item()
-        sums["nsp_loss"] += m["nsp_loss"].item()
-        sums["batches"] += 1
-        for key in ("mlm_correct", "mlm_total", "nsp_correct", "nsp_total"):
-            sums[key] += m[key]
+        terms = pretraining_terms(
+            outputs.prediction_logits, outputs.seq_relationship_logits, inputs["labels"], inputs["next_sentence_label"]
+        )
+        return outputs, terms
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs, (mlm_ce, nsp_ce, stats) = self._forward(model, inputs)
+        if num_items_in_batch is not None:  # training: global counts of the optimizer step
+            n_mlm, n_nsp = num_items_in_batch[0], num_items_in_batch[1]
+            scale = self.accelerator.num_processes
+        else:
+            n_mlm, n_nsp = stats[:, 1].sum(), stats[:, 4].sum()
+            scale = 1
+        loss = (mlm_ce.sum() / n_mlm.clamp(min=1) + nsp_ce.sum() / n_nsp.clamp(min=1)) * scale
+        if model.training:
+            self._train_sums += stats.sum(0).to(self._train_sums.dtype)
         return (loss, outputs) if return_outputs else loss
 
-    @staticmethod
-    def _averages(sums, prefix=""):
-        if not sums["batches"]:
-            return {}
-        return {
-            f"{prefix}mlm_loss": sums["mlm_loss"] / sums["batches"],
-            f"{prefix}nsp_loss": sums["nsp_loss"] / sums["batches"],
-            f"{prefix}mlm_accuracy": sums["mlm_correct"] / max(sums["mlm_total"], 1),
-            f"{prefix}nsp_accuracy": sums["nsp_correct"] / max(sums["nsp_total"], 1),
-        }
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
+        """``(loss, stats [B, 6], None)``: the per-example statistics are the "predictions" (see the class doc)."""
+        import torch
+
+        inputs = self._prepare_inputs(inputs)
+        with torch.no_grad(), self.compute_loss_context_manager():
+            _outputs, (mlm_ce, nsp_ce, stats) = self._forward(model, inputs)
+        loss = mlm_ce.sum() / max(mlm_ce.numel(), 1) + nsp_ce.mean()
+        return loss.detach(), stats, None
 
     def log(self, logs, start_time=None):
         if "loss" in logs and not any(k.startswith("eval_") for k in logs):
-            logs.update({k: round(v, 4) for k, v in self._averages(self._sums["train"]).items()})
-            self._sums["train"] = self._zero()
+            sums = self._train_sums
+            if self.args.world_size > 1:  # all ranks log at the same steps: one all-reduce per log
+                sums = self.accelerator.reduce(sums.clone(), reduction="sum")
+            logs.update({k: round(v, 4) for k, v in metrics_from_sums(sums.tolist()).items()})
+            self._train_sums.zero_()
         super().log(logs, start_time)
 
-    def evaluation_loop(self, *args, **kwargs):
-        self._sums["eval"] = self._zero()
-        output = super().evaluation_loop(*args, **kwargs)
-        prefix = kwargs.get("metric_key_prefix", args[4] if len(args) > 4 else "eval")
-        sums = self._sums["eval"]
-        if self.args.world_size > 1:  # each process saw its shard of the eval set: sum the counts over processes
-            import torch
+    def evaluation_loop(
+        self, dataloader, description, prediction_loss_only=None, ignore_keys=None, metric_key_prefix="eval"
+    ):
+        output = super().evaluation_loop(
+            dataloader,
+            description,
+            prediction_loss_only=False,
+            ignore_keys=ignore_keys,
+            metric_key_prefix=metric_key_prefix,
+        )
+        if output.predictions is not None and len(output.predictions):
+            import numpy as np
 
-            keys = sorted(sums)
-            totals = self.accelerator.reduce(
-                torch.tensor([float(sums[k]) for k in keys], device=self.args.device), reduction="sum"
+            sums = np.asarray(output.predictions, dtype=np.float64).sum(0)
+            metrics = metrics_from_sums(sums, prefix=f"{metric_key_prefix}_")
+            metrics[f"{metric_key_prefix}_loss"] = (
+                metrics[f"{metric_key_prefix}_mlm_loss"] + metrics[f"{metric_key_prefix}_nsp_loss"]
             )
-            sums = dict(zip(keys, totals.tolist()))
-        output.metrics.update(self._averages(sums, prefix=f"{prefix}_"))
+            output.metrics.update(metrics)
         return output
 
 
@@ -263,7 +336,32 @@ class PretrainDataArguments:
 
     train_files: list[str] = field(
         default=None,
-        metadata={"help": "Text files: one sentence per line, blank line between documents.", "nargs": "+"},
+        metadata={
+            "help": "Local corpus files or globs: text (one sentence per line, blank line between documents), .jsonl "
+            "or .parquet (a 'sentences' list or a 'text' string per document).",
+            "nargs": "+",
+        },
+    )
+    dataset_name: str | None = field(
+        default=None, metadata={"help": "A Hub dataset id instead of --train_files (one document per row)."}
+    )
+    dataset_config_name: str | None = field(default=None, metadata={"help": "Configuration of --dataset_name."})
+    dataset_split: str = field(default="train", metadata={"help": "Split of --dataset_name."})
+    text_column: str = field(
+        default="text", metadata={"help": "Document column (one sentence per line) of jsonl/parquet/Hub rows."}
+    )
+    streaming: bool = field(
+        default=False,
+        metadata={"help": "Stream the corpus (IterableDataset): nothing cached; eval = the first documents."},
+    )
+    streaming_eval_documents: int = field(
+        default=100, metadata={"help": "With --streaming: the first N documents are the eval set (0: none)."}
+    )
+    dataset_cache_dir: str | None = field(
+        default=None, metadata={"help": "datasets cache folder (default: HF_DATASETS_CACHE)."}
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "Processes creating the instances (datasets.map num_proc)."}
     )
     validation_split_percentage: float = field(
         default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."}
@@ -303,13 +401,17 @@ class PretrainDataArguments:
     preprocessing_batch_size: int = field(default=1000, metadata={"help": "Documents per map batch (NotNext pool)."})
 
     def __post_init__(self):
-        if not self.train_files:
+        if not self.train_files and not self.dataset_name:
             raise ValueError(
-                "--train_files is required (text files, one sentence per line, blank line between documents)"
+                "--train_files (text files, one sentence per line, blank line between documents; jsonl; parquet) or "
+                "--dataset_name is required"
             )
-        for path in self.train_files:
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"--train_files: {path} does not exist")
+        if self.train_files and self.dataset_name:
+            raise ValueError("give --train_files or --dataset_name, not both")
+        if self.train_files:
+            from .pretraining_data import resolve_corpus_files
+
+            resolve_corpus_files(self.train_files)  # FileNotFoundError naming a pattern that matches nothing
         if not 0 <= self.validation_split_percentage < 100:
             raise ValueError(
                 f"--validation_split_percentage must be in [0, 100), got {self.validation_split_percentage}"
@@ -385,15 +487,24 @@ class PretrainTrainingArguments(TrainingArguments):
 
 
 # --------------------------------------------------------------------------------------------------- the recipe
-def _split_documents(documents: list[list[str]], percentage: float, seed: int):
-    order = list(range(len(documents)))
-    random.Random(seed).shuffle(order)
-    n_eval = round(len(documents) * percentage / 100.0)
+def split_documents(documents, percentage: float, seed: int):
+    """Seeded document-level train/eval split of a ``datasets`` table of documents (no text is read).
+
+    ``round(n * percentage / 100)`` documents (at least 2 when ``percentage > 0``: NotNext pairs need two documents)
+    chosen by ``numpy.random.default_rng(seed).permutation(n)`` go to eval; both splits keep corpus order
+    (``Dataset.select`` with sorted indices). Returns ``(train, eval or None)``.
+    """
+    import numpy as np
+
+    n = len(documents)
+    n_eval = round(n * percentage / 100.0)
     if percentage > 0 and n_eval < 2:
-        n_eval = min(2, len(documents) - 2)  # NotNext pairs need two documents
-    eval_docs = [documents[i] for i in sorted(order[:n_eval])]
-    train_docs = [documents[i] for i in sorted(order[n_eval:])]
-    return train_docs, eval_docs
+        n_eval = min(2, n - 2)
+    if n_eval <= 0:
+        return documents, None
+    order = np.random.default_rng(seed).permutation(n)
+    eval_idx, train_idx = np.sort(order[:n_eval]), np.sort(order[n_eval:])
+    return documents.select(train_idx), documents.select(eval_idx)
 
 
 def _collator(tokenizer, data_args: PretrainDataArguments, seed: int, max_predictions: int | None = None):
@@ -424,48 +535,66 @@ def masking_recipe(data_args: PretrainDataArguments, max_predictions: int | None
     }
 
 
+def _instances(docs, tokenizer, data_args, seed: int, dupe_factor: int = 1):
+    from .pretraining_data import build_pretraining_dataset
+
+    return build_pretraining_dataset(
+        docs,
+        tokenizer,
+        batch_size=data_args.preprocessing_batch_size,
+        num_proc=data_args.preprocessing_num_workers,
+        dupe_factor=dupe_factor,
+        seed=seed,
+        max_seq_length=data_args.max_seq_length,
+        short_seq_prob=data_args.short_seq_prob,
+        nsp_probability=data_args.nsp_probability,
+    )
+
+
+def _map(ds, fn, desc: str, **kwargs):
+    from datasets import IterableDataset
+
+    if not isinstance(ds, IterableDataset):
+        kwargs["desc"] = desc
+    return ds.map(fn, batched=True, with_indices=True, **kwargs)
+
+
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
-    """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary."""
+    """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary.
+
+    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``). The
+    instances are cached by ``datasets`` (fingerprint of documents, tokenizer and parameters); each training instance
+    gets an ``idx`` column that keys its masks (see :class:`~hf_bert_tasks.collators.DataCollatorForBertPretraining`).
+    """
     import torch
-    from datasets import Dataset
+    from datasets import IterableDataset
     from transformers import set_seed
 
     from .modeling import bert_config
-    from .pretraining_data import build_pretraining_dataset
+    from .pretraining_data import add_example_index
 
     set_seed(training_args.seed)
     max_len = data_args.max_seq_length
-    common = {
-        "max_seq_length": max_len,
-        "short_seq_prob": data_args.short_seq_prob,
-        "nsp_probability": data_args.nsp_probability,
-    }
-    train_ds = build_pretraining_dataset(
-        Dataset.from_dict({"sentences": train_docs}),
-        tokenizer,
-        batch_size=data_args.preprocessing_batch_size,
-        dupe_factor=data_args.dupe_factor,
-        seed=training_args.seed,
-        **common,
-    )
-    if data_args.masking == "static":
-        train_ds = train_ds.map(
-            _collator(tokenizer, data_args, training_args.seed).static_mask_map, batched=True, desc="static masks"
-        )
-    eval_ds = None
-    if eval_docs:
-        eval_ds = build_pretraining_dataset(
-            Dataset.from_dict({"sentences": eval_docs}),
-            tokenizer,
-            batch_size=data_args.preprocessing_batch_size,
-            seed=training_args.seed + 1,
-            **common,
-        )
-        # a fixed (static) mask for the eval set, so evaluations at different steps are comparable
-        eval_ds = eval_ds.map(
-            _collator(tokenizer, data_args, training_args.seed + 1).static_mask_map, batched=True, desc="eval masks"
-        )
-    else:
+    streaming = isinstance(train_docs, IterableDataset)
+    with training_args.main_process_first(desc="pretraining instances"):
+        train_ds = _instances(train_docs, tokenizer, data_args, training_args.seed, data_args.dupe_factor)
+        if data_args.masking == "static":
+            train_ds = _map(train_ds, _collator(tokenizer, data_args, training_args.seed).static_mask_map, "static masks")
+        train_ds = _map(train_ds, add_example_index, "example index")
+        if streaming:
+            train_ds = train_ds.shuffle(seed=training_args.seed, buffer_size=10_000)
+        eval_ds = None
+        if eval_docs is not None:
+            eval_ds = _instances(eval_docs, tokenizer, data_args, training_args.seed + 1)
+            # a fixed (static) mask for the eval set, so evaluations at different steps are comparable
+            eval_ds = _map(
+                eval_ds, _collator(tokenizer, data_args, training_args.seed + 1).static_mask_map, "eval masks"
+            )
+            if streaming:
+                from datasets import Dataset
+
+                eval_ds = Dataset.from_list(list(eval_ds))  # small by construction (--streaming_eval_documents)
+    if eval_ds is None:
         training_args.eval_strategy = "no"
     cls = BertForPreTrainingMaskedOnly if training_args.masked_only_decoder else BertForPreTraining
     if model_args.model_name_or_path:
@@ -488,13 +617,15 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     from .tokenization import fit_tokenizer_to_model
 
     fit_tokenizer_to_model(tokenizer, model.config)  # saved folders carry model_max_length = the model's positions
+    collator = _collator(tokenizer, data_args, training_args.seed)
     trainer = PretrainingTrainer(
         model=model,
         args=training_args,
         train_dataset=train_ds,
         eval_dataset=eval_ds,
-        data_collator=_collator(tokenizer, data_args, training_args.seed),
+        data_collator=collator,
         processing_class=tokenizer,
+        callbacks=[MaskingEpochCallback(collator)],
     )
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model()
@@ -510,15 +641,71 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         "phase": phase,
         "max_seq_length": max_len,
         "steps": trainer.state.global_step,
-        "train_instances": len(train_ds),
+        "train_instances": None if streaming else len(train_ds),
         "eval_instances": len(eval_ds) if eval_ds is not None else 0,
-        "batch_size": training_args.per_device_train_batch_size * training_args.gradient_accumulation_steps,
+        "batch_size": training_args.per_device_train_batch_size
+        * training_args.gradient_accumulation_steps
+        * training_args.world_size,
         "learning_rate": training_args.learning_rate,
         "masked_only_decoder": training_args.masked_only_decoder,
         "masking_recipe": masking_recipe(data_args),
         "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
         "history": history,
     }
+
+
+def pretraining_curves(summary: dict) -> dict:
+    """The series plotted in ``pretraining_curves.png``, from a summary's phase histories (a pure function).
+
+    Steps of a later phase continue from the previous phase's last step. Returns
+    ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` for each metric of :data:`CURVE_METRICS`, where
+    train values are the logged ``metric`` and eval values the logged ``eval_<metric>`` (lists, in log order).
+    """
+    data = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
+    offset = 0
+    for phase in summary.get("phases", []):
+        for entry in phase.get("history", []):
+            for metric in CURVE_METRICS:
+                for split, key in (("train", metric), ("eval", f"eval_{metric}")):
+                    if key in entry:
+                        data[metric][split][0].append(offset + entry["step"])
+                        data[metric][split][1].append(entry[key])
+        offset += phase.get("steps", 0)
+    return data
+
+
+def plot_pretraining_curves(curves: dict, path: str):
+    """Write :func:`pretraining_curves` data as a 2 x 2 PNG (MLM loss, MLM accuracy, NSP loss, NSP accuracy against
+    the optimizer step; train and eval lines) with matplotlib's Agg backend. Returns the closed ``Figure``."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 7), layout="constrained")
+    axes = fig.subplots(2, 2).flatten()
+    for ax, metric in zip(axes, CURVE_METRICS):
+        for split, style in (("train", "-"), ("eval", "o-")):
+            steps, values = curves[metric][split]
+            if steps:
+                ax.plot(steps, values, style, label=split)
+        ax.set_title(metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP"))
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend()
+    fig.savefig(path, dpi=100)  # a bare Figure renders with the Agg canvas (no pyplot, no display)
+    return fig
+
+
+def _corpus_stats(documents) -> dict:
+    """Documents and sentences of a document table, counted by Arrow compute on the memory-mapped table (no Python
+    lists); ``None`` for a stream."""
+    from datasets import IterableDataset
+
+    if isinstance(documents, IterableDataset):
+        return {"documents": None, "sentences": None}
+    import pyarrow.compute as pc
+
+    column = documents.data.column("sentences")
+    return {"documents": len(documents), "sentences": int(pc.sum(pc.list_value_length(column)).as_py() or 0)}
 
 
 def _phase_resume(resume, phase_dir: str):
@@ -576,7 +763,7 @@ def run_pretrain(
 
     from transformers import AutoTokenizer
 
-    from .pretraining_data import read_documents
+    from .pretraining_data import load_documents, resolve_corpus_files
     from .tokenization import train_wordpiece_tokenizer
 
     out = training_args.output_dir
@@ -595,21 +782,33 @@ def run_pretrain(
     # Before any Trainer exists: the token leaves the arguments (never pickled into training_args.bin) and
     # Trainer's own push (repo created in __init__, its generic card) is replaced by ours at the end.
     push = pop_push_settings(training_args)
-    documents = []
-    for path in data_args.train_files:
-        documents.extend(
-            read_documents(
-                path, document_boundary=data_args.document_boundary, split_sentences=data_args.split_sentences
-            )
-        )
-    if len(documents) < 2:
+    documents = load_documents(
+        data_args.train_files,
+        dataset_name=data_args.dataset_name,
+        dataset_config_name=data_args.dataset_config_name,
+        dataset_split=data_args.dataset_split,
+        text_column=data_args.text_column,
+        document_boundary=data_args.document_boundary,
+        split_sentences=data_args.split_sentences,
+        streaming=data_args.streaming,
+        cache_dir=data_args.dataset_cache_dir,
+    )
+    corpus_stats = _corpus_stats(documents)
+    if corpus_stats["documents"] is not None and corpus_stats["documents"] < 2:
         raise ValueError(
-            f"{data_args.train_files}: found {len(documents)} document(s); NSP needs at least 2 "
-            "(documents are separated by blank lines, or by headings with --document_boundary heading)"
+            f"{data_args.train_files or data_args.dataset_name}: found {corpus_stats['documents']} document(s); NSP "
+            "needs at least 2 (documents are separated by blank lines, or by headings with --document_boundary heading)"
         )
-    train_docs, eval_docs = _split_documents(documents, data_args.validation_split_percentage, training_args.seed)
-    if data_args.max_train_documents:
-        train_docs = train_docs[: data_args.max_train_documents]
+    if data_args.streaming:
+        n_eval = data_args.streaming_eval_documents
+        eval_docs = documents.take(n_eval) if n_eval else None
+        train_docs = documents.skip(n_eval) if n_eval else documents
+        if data_args.max_train_documents:
+            train_docs = train_docs.take(data_args.max_train_documents)
+    else:
+        train_docs, eval_docs = split_documents(documents, data_args.validation_split_percentage, training_args.seed)
+        if data_args.max_train_documents:
+            train_docs = train_docs.select(range(min(data_args.max_train_documents, len(train_docs))))
     os.makedirs(out, exist_ok=True)
     resume = training_args.resume_from_checkpoint
     saved = _saved_tokenizer(resume, out)
@@ -621,15 +820,20 @@ def run_pretrain(
         tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
     else:
         tokenizer = train_wordpiece_tokenizer(
-            (s for d in train_docs for s in d), vocab_size=model_args.vocab_size, lowercase=model_args.lowercase
+            (s for batch in train_docs.iter(batch_size=1000) for d in batch["sentences"] for s in d),
+            vocab_size=model_args.vocab_size,
+            lowercase=model_args.lowercase,
         )
     summary = {
         "corpus": {
-            "files": [os.path.abspath(p) for p in data_args.train_files],
-            "documents": len(documents),
-            "train_documents": len(train_docs),
-            "eval_documents": len(eval_docs),
-            "sentences": sum(len(d) for d in documents),
+            "files": resolve_corpus_files(data_args.train_files) if data_args.train_files else [],
+            "dataset_name": data_args.dataset_name,
+            "documents": corpus_stats["documents"],
+            "train_documents": None if data_args.streaming else len(train_docs),
+            "eval_documents": (
+                data_args.streaming_eval_documents if data_args.streaming else len(eval_docs) if eval_docs else 0
+            ),
+            "sentences": corpus_stats["sentences"],
             "document_boundary": data_args.document_boundary,
         },
         "model": {
@@ -690,6 +894,7 @@ def run_pretrain(
     if training_args.should_save:
         with open(summary_path, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2)
+        plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
             from .hub import push_output_dir
 

@@ -27,7 +27,7 @@ import hashlib
 import random
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 #: sentence end: . ! ? (optionally followed by a closing quote/bracket) then whitespace.
@@ -78,11 +78,17 @@ def read_documents(
         FileNotFoundError: ``path`` does not exist.
         ValueError: unknown ``document_boundary``, or a file that is not UTF-8 (names the file and line).
     """
+    return list(iter_file_documents(path, document_boundary, split_sentences, encoding))
+
+
+def iter_file_documents(
+    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
+) -> Iterator[list[str]]:
+    """:func:`read_documents` as a generator: one document (``list[str]``) at a time, memory bounded by a document."""
     if document_boundary not in ("auto", "blank_line", "heading"):
         raise ValueError(f"document_boundary must be 'auto', 'blank_line' or 'heading', got {document_boundary!r}")
     if document_boundary == "auto":
         document_boundary = "heading" if _has_wikitext_headings(path, encoding) else "blank_line"
-    documents: list[list[str]] = []
     current: list[str] = []
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
@@ -92,18 +98,17 @@ def read_documents(
                 raise ValueError(f"{path}:{lineno}: not valid {encoding} text ({err.reason})") from None
             if document_boundary == "heading" and _WIKITEXT_HEADING.match(line):
                 if current:
-                    documents.append(current)
+                    yield current
                 current = [line.strip(" =")]
                 continue
             if not line.strip():
                 if document_boundary == "blank_line" and current:
-                    documents.append(current)
+                    yield current
                     current = []
                 continue
             current.extend(split_into_sentences(line) if split_sentences else [line.strip()])
     if current:
-        documents.append(current)
-    return documents
+        yield current
 
 
 def documents_dataset(paths: str | Sequence[str], **read_kwargs):
@@ -456,3 +461,196 @@ def iter_documents(lines: Iterable[str]) -> Iterable[list[str]]:
             current = []
     if current:
         yield current
+
+
+# ------------------------------------------------------------------------------------------- corpora of any size
+TEXT_SUFFIXES = (".txt", ".text", ".tokens", ".raw")
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+PARQUET_SUFFIXES = (".parquet",)
+
+
+def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
+    """Expand local paths and glob patterns (``data/*.txt``, ``shards/**/*.parquet``) into a sorted, de-duplicated
+    file list, in the order of the patterns.
+
+    Raises:
+        FileNotFoundError: a pattern that matches no file (the message names it).
+        ValueError: a file whose suffix is not a known corpus format (text, jsonl, parquet).
+    """
+    import glob
+    import os
+
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    files: list[str] = []
+    for pattern in patterns:
+        matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
+        matched = [m for m in matched if os.path.isfile(m)]
+        if not matched:
+            raise FileNotFoundError(f"--train_files: {pattern} does not exist (no file matches)")
+        for m in matched:
+            if m not in files:
+                files.append(m)
+    for f in files:
+        _file_format(f)
+    return files
+
+
+def _file_format(path: str) -> str:
+    lower = path.lower()
+    for suffix in (".gz", ".bz2", ".xz", ".zst"):
+        if lower.endswith(suffix):
+            raise ValueError(f"{path}: compressed corpus files are not read; decompress it or convert it to parquet")
+    if lower.endswith(JSON_SUFFIXES):
+        return "json"
+    if lower.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    return "text"  # any other suffix: one sentence per line, blank line between documents (google's format)
+
+
+def _row_sentences(row: dict, where: str, text_column: str, split_sentences: bool) -> list[str] | None:
+    if "sentences" in row and row["sentences"] is not None:
+        sentences = row["sentences"]
+        if isinstance(sentences, str) or not all(isinstance(x, str) for x in sentences):
+            raise ValueError(f"{where}: 'sentences' must be a list of strings, got {type(sentences).__name__}")
+        sentences = [x.strip() for x in sentences if x.strip()]
+    elif text_column in row:
+        text = row[text_column]
+        if not isinstance(text, str):
+            raise ValueError(f"{where}: {text_column!r} must be a string, got {type(text).__name__}")
+        sentences = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    else:
+        raise ValueError(
+            f"{where}: a row needs a 'sentences' (list of strings) or {text_column!r} (one sentence per line) field; "
+            f"got {sorted(row)}"
+        )
+    if split_sentences:
+        sentences = [x for line in sentences for x in split_into_sentences(line)]
+    return sentences or None
+
+
+def _generate_documents(files, document_boundary: str, split_sentences: bool, text_column: str):
+    """``datasets`` generator: one ``{"sentences": [...]}`` per document of every file. ``files`` holds
+    ``(path, size, mtime_ns)`` so that the cache key (a hash of the arguments) changes when a file changes."""
+    import json
+
+    for path, _size, _mtime in files:
+        fmt = _file_format(path)
+        if fmt == "text":
+            for doc in iter_file_documents(path, document_boundary, split_sentences):
+                yield {"sentences": doc}
+        elif fmt == "json":
+            with open(path, encoding="utf-8") as f:
+                for lineno, line in enumerate(f, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError as err:
+                        raise ValueError(f"{path}:{lineno}: not a JSON object per line ({err.msg})") from None
+                    if not isinstance(row, dict):
+                        raise ValueError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+                    doc = _row_sentences(row, f"{path}:{lineno}", text_column, split_sentences)
+                    if doc:
+                        yield {"sentences": doc}
+        else:
+            import pyarrow.parquet as pq
+
+            parquet = pq.ParquetFile(path)
+            names = set(parquet.schema_arrow.names)
+            columns = ["sentences"] if "sentences" in names else [text_column] if text_column in names else None
+            if columns is None:
+                raise ValueError(
+                    f"{path}: a parquet corpus needs a 'sentences' (list of strings) or {text_column!r} column; "
+                    f"it has {sorted(names)}"
+                )
+            row_number = 0
+            for record_batch in parquet.iter_batches(batch_size=1000, columns=columns):
+                for row in record_batch.to_pylist():
+                    row_number += 1
+                    doc = _row_sentences(row, f"{path} row {row_number}", text_column, split_sentences)
+                    if doc:
+                        yield {"sentences": doc}
+
+
+def load_documents(
+    train_files: str | Sequence[str] | None = None,
+    *,
+    dataset_name: str | None = None,
+    dataset_config_name: str | None = None,
+    dataset_split: str = "train",
+    text_column: str = "text",
+    document_boundary: str = "auto",
+    split_sentences: bool = False,
+    streaming: bool = False,
+    cache_dir: str | None = None,
+):
+    """A corpus as a ``datasets`` table of documents (column ``sentences``: ``list[str]``), never as Python lists.
+
+    Local files (``train_files``: paths or globs, mixed formats allowed):
+
+    * text (any suffix but the ones below): one sentence per line, blank line between documents (google's format), or
+      WikiText headings (``document_boundary``, as :func:`read_documents`);
+    * ``.jsonl`` / ``.json`` / ``.ndjson``: one JSON object per line, one document per object — a ``sentences`` list
+      or a ``text_column`` string with one sentence per line;
+    * ``.parquet``: the same two columns, read in record batches of 1,000 rows.
+
+    Documents are written by ``Dataset.from_generator`` into ``datasets``' Arrow cache (``cache_dir``, default
+    ``HF_DATASETS_CACHE``) one writer batch at a time and memory-mapped: memory stays flat whatever the corpus size.
+    The cache key hashes the file paths, sizes and modification times and the reading options, so a second run over
+    unchanged files reads the cache. ``streaming=True`` returns an ``IterableDataset`` instead (nothing written).
+
+    A Hub dataset (``dataset_name``, ``dataset_config_name``, ``dataset_split``) is loaded with
+    ``datasets.load_dataset`` (``streaming`` as given); each row is one document (``sentences`` or ``text_column``).
+
+    Raises:
+        ValueError: neither or both of ``train_files`` / ``dataset_name``; bad rows (file and line named).
+        FileNotFoundError: a path or pattern that matches nothing.
+    """
+    import os
+
+    from datasets import Dataset, Features, IterableDataset, List, Value
+
+    if (train_files is None) == (dataset_name is None):
+        raise ValueError("give exactly one of train_files (local files/globs) and dataset_name (a Hub dataset id)")
+    features = Features({"sentences": List(Value("string"))})
+    if dataset_name is not None:
+        from datasets import load_dataset
+
+        raw = load_dataset(
+            dataset_name, dataset_config_name, split=dataset_split, streaming=streaming, cache_dir=cache_dir
+        )
+        columns = list(raw.column_names or [])
+
+        def to_sentences(batch):
+            rows = [{k: batch[k][i] for k in batch} for i in range(len(next(iter(batch.values()))))]
+            docs = [_row_sentences(r, f"{dataset_name} row", text_column, split_sentences) for r in rows]
+            return {"sentences": [d for d in docs if d]}
+
+        return raw.map(to_sentences, batched=True, remove_columns=columns, features=features)
+    files = [
+        (os.path.abspath(p), os.path.getsize(p), os.stat(p).st_mtime_ns) for p in resolve_corpus_files(train_files)
+    ]
+    gen_kwargs = {
+        "files": files,
+        "document_boundary": document_boundary,
+        "split_sentences": split_sentences,
+        "text_column": text_column,
+    }
+    if streaming:
+        return IterableDataset.from_generator(_generate_documents, features=features, gen_kwargs=gen_kwargs)
+    from datasets.exceptions import DatasetGenerationError
+
+    try:
+        return Dataset.from_generator(
+            _generate_documents, features=features, gen_kwargs=gen_kwargs, cache_dir=cache_dir
+        )
+    except DatasetGenerationError as err:  # surface our message (file and line) instead of datasets' wrapper
+        cause = err.__cause__
+        if isinstance(cause, (ValueError, OSError)):
+            raise cause from None
+        raise
+
+
+def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+    """Batched ``map`` function (``with_indices=True``) adding the ``idx`` column that keys the collator's masks."""
+    return {"idx": list(indices)}

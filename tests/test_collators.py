@@ -274,3 +274,152 @@ def test_mismatched_word_ids_length_names_the_feature(vocab_tokenizer):
     c = DataCollatorForBertPretraining(vocab_tokenizer, whole_word_mask=True)
     with pytest.raises(ValueError, match="feature 1: 'word_ids' has 2 entries but 'input_ids' has 3"):
         c([{"input_ids": [2, 7, 3], "word_ids": [-1, 0, -1]}, {"input_ids": [2, 7, 3], "word_ids": [-1, 0]}])
+
+
+# --------------------------------------------------------------------------- masking randomness (keyed by example)
+def test_splitmix64_matches_the_reference_outputs():
+    """The first five outputs of splitmix64 seeded with 1234567 (Rosetta Code "Pseudo-random numbers/Splitmix64",
+    from Vigna's reference splitmix64.c)."""
+    import numpy as np
+
+    from hf_bert_tasks.collators import splitmix64
+
+    got = splitmix64(np.array([1234567], dtype=np.uint64), np.arange(5)[None, :])[0].tolist()
+    assert got == [
+        6457827717110365317,
+        3203168211198807973,
+        9817491932198370423,
+        4593380528125082431,
+        16408922859458223821,
+    ]
+
+
+def _same_rows(n_rows, n_tokens=30):
+    """``n_rows`` features with IDENTICAL tokens but different ``idx``: any difference in their masks comes from idx."""
+    body = [5 + (7 * j) % N_ORDINARY for j in range(n_tokens)]
+    return [{"input_ids": [2, *body, 3], "idx": i} for i in range(n_rows)]
+
+
+def _by_idx(batches, feats_per_batch):
+    """{idx: (labels row, input_ids row)} from collated batches and the idx of their rows."""
+    out = {}
+    for batch, idxs in zip(batches, feats_per_batch):
+        for row, i in enumerate(idxs):
+            out[i] = (batch["labels"][row].tolist(), batch["input_ids"][row].tolist())
+    return out
+
+
+def test_mask_of_an_example_does_not_depend_on_its_batch_or_padding(big_tokenizer):
+    feats = _ordinary_rows(6, 20, seed=4)
+    for i, f in enumerate(feats):
+        f["idx"] = 100 + i
+    long_row = {"input_ids": [2] + [9] * 60 + [3], "idx": 7}
+    c = DataCollatorForBertPretraining(big_tokenizer, seed=11, mlm_probability=0.3)
+    alone = [c([f]) for f in feats]
+    together = c([long_row, *feats])  # another composition, padded to 62 instead of 22
+    for row, a in enumerate(alone, 1):
+        n = len(feats[row - 1]["input_ids"])
+        assert together["labels"][row, :n].tolist() == a["labels"][0].tolist()
+        assert together["input_ids"][row, :n].tolist() == a["input_ids"][0].tolist()
+
+
+def test_different_examples_with_equal_tokens_get_different_masks(big_tokenizer):
+    """The issue's reproduction: identical rows under two DataLoader workers drew identical masks. Keyed by idx, the
+    8 rows (same tokens) get 8 different masks (30 candidates at p=0.15: a collision has probability < 1e-3)."""
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=0)(_same_rows(8))
+    masks = {tuple(row) for row in out["labels"].tolist()}
+    assert len(masks) == 8
+
+
+def test_dynamic_masks_change_with_the_epoch_and_come_back(big_tokenizer):
+    feats = _same_rows(4)
+    c = DataCollatorForBertPretraining(big_tokenizer, seed=0)
+    epoch0 = c(feats)["labels"]
+    c.set_epoch(1)
+    epoch1 = c(feats)["labels"]
+    c.set_epoch(0)
+    again = c(feats)["labels"]
+    assert torch.equal(epoch0, again)
+    for row in range(4):
+        assert not torch.equal(epoch0[row], epoch1[row])
+
+
+class _Rows(torch.utils.data.Dataset):
+    def __init__(self, feats):
+        self.feats = feats
+
+    def __len__(self):
+        return len(self.feats)
+
+    def __getitem__(self, i):
+        return self.feats[i]
+
+
+def _loader_masks(collator, feats, num_workers, persistent=False, epochs=(0,)):
+    """{(epoch, idx): labels} collated by a DataLoader with ``num_workers`` workers (batch 4, fixed order)."""
+    loader = torch.utils.data.DataLoader(
+        _Rows(feats),
+        batch_size=4,
+        collate_fn=collator,
+        num_workers=num_workers,
+        persistent_workers=persistent and num_workers > 0,
+    )
+    out = {}
+    for epoch in epochs:
+        collator.set_epoch(epoch)
+        for b, batch in enumerate(loader):
+            for row in range(batch["labels"].shape[0]):
+                out[(epoch, 4 * b + row)] = batch["labels"][row].tolist()
+    return out
+
+
+def test_same_seed_same_masks_whatever_num_workers(big_tokenizer):
+    feats = _same_rows(8)
+    masks = {
+        workers: _loader_masks(DataCollatorForBertPretraining(big_tokenizer, seed=5), feats, workers)
+        for workers in (0, 1, 2)
+    }
+    assert masks[0] == masks[1] == masks[2]
+    # worker 0 collates rows 0-3, worker 1 rows 4-7: their first rows (equal tokens) differ
+    assert masks[2][(0, 0)] != masks[2][(0, 4)]
+
+
+def test_persistent_workers_see_the_new_epoch(big_tokenizer):
+    feats = _same_rows(8)
+    in_process = _loader_masks(DataCollatorForBertPretraining(big_tokenizer, seed=5), feats, 0, epochs=(0, 1))
+    persistent = _loader_masks(
+        DataCollatorForBertPretraining(big_tokenizer, seed=5), feats, 1, persistent=True, epochs=(0, 1)
+    )
+    assert persistent == in_process
+    assert all(in_process[(0, i)] != in_process[(1, i)] for i in range(8))
+
+
+def test_two_ranks_draw_what_one_process_draws(big_tokenizer):
+    """DDP: each rank has its own collator (same seed) and half of the examples; the masks are those of one process,
+    so ranks never repeat one another's masks for different examples."""
+    feats = _same_rows(8)
+    single = DataCollatorForBertPretraining(big_tokenizer, seed=3)(feats)["labels"]
+    rank0 = DataCollatorForBertPretraining(big_tokenizer, seed=3)(feats[0::2])["labels"]
+    rank1 = DataCollatorForBertPretraining(big_tokenizer, seed=3)(feats[1::2])["labels"]
+    assert torch.equal(rank0, single[0::2]) and torch.equal(rank1, single[1::2])
+    assert not torch.equal(rank0[0], rank1[0])
+
+
+def test_static_mask_map_is_the_same_for_any_map_batch_size(big_tokenizer):
+    from datasets import Dataset
+
+    rows = _ordinary_rows(10, 12, seed=6)
+    ds = Dataset.from_dict({"input_ids": [r["input_ids"] for r in rows]})
+    c = DataCollatorForBertPretraining(big_tokenizer, seed=2, mlm_probability=0.3)
+    one = ds.map(c.static_mask_map, batched=True, batch_size=1, with_indices=True)
+    seven = ds.map(c.static_mask_map, batched=True, batch_size=7, with_indices=True)
+    assert one["labels"][:] == seven["labels"][:] and one["input_ids"][:] == seven["input_ids"][:]
+    assert len({tuple(x) for x in one["labels"][:]}) == 10
+
+
+def test_static_masks_stay_the_same_across_epochs(vocab_tokenizer):
+    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0)
+    feats = [{"input_ids": [2, 4, 9, 3], "labels": [-100, 7, -100, -100], "idx": 0}]
+    first = c(feats)
+    c.set_epoch(3)
+    assert torch.equal(c(feats)["labels"], first["labels"]) and first["labels"][0].tolist() == [-100, 7, -100, -100]

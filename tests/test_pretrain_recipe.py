@@ -72,15 +72,76 @@ def pretrained(corpus, tmp_path_factory):
     return out, summary
 
 
+def _trainer_log(out) -> list[dict]:
+    """Trainer's own log history (trainer_state.json, written by Trainer.save_state, not by the summary code)."""
+    with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
+        return json.load(f)["log_history"]
+
+
 def test_summary_reports_corpus_masking_steps_and_accuracies(pretrained):
-    out, summary = pretrained
+    out, _summary = pretrained
     with open(os.path.join(out, "pretraining_summary.json"), encoding="utf-8") as f:
         saved = json.load(f)
-    assert saved == json.loads(json.dumps(summary))
-    assert saved["steps"] == 4
-    assert saved["corpus"]["documents"] == 12 and saved["corpus"]["eval_documents"] >= 2
-    assert saved["masking_recipe"]["whole_word_mask"] is True and saved["masking_recipe"]["selection"] == "exact"
-    assert 0.0 <= saved["final_mlm_accuracy"] <= 1.0 and 0.0 <= saved["final_nsp_accuracy"] <= 1.0
+    # the fixture wrote 12 documents x 8 sentences; 20 % held out: round(12 * 0.2) = 2 eval documents
+    assert saved["corpus"]["documents"] == 12 and saved["corpus"]["sentences"] == 96
+    assert saved["corpus"]["eval_documents"] == 2 and saved["corpus"]["train_documents"] == 10
+    assert saved["steps"] == 4  # --max_steps 4
+    # flags given (--whole_word_mask) and the documented defaults (exact selection, 0.15, cap 20, 80/10/10)
+    assert saved["masking_recipe"] == {
+        "masking": "dynamic",
+        "mlm_probability": 0.15,
+        "selection": "exact",
+        "max_predictions_per_seq": 20,
+        "whole_word_mask": True,
+        "mask/random/keep": [0.8, 0.1, 0.1],
+        "nsp_probability": 0.5,
+        "short_seq_prob": 0.1,
+        "dupe_factor": 1,
+    }
+    last_eval = [h for h in _trainer_log(out) if "eval_mlm_accuracy" in h][-1]
+    assert last_eval["step"] == 4
+    assert saved["final_mlm_accuracy"] == last_eval["eval_mlm_accuracy"]
+    assert saved["final_nsp_accuracy"] == last_eval["eval_nsp_accuracy"]
+
+
+def test_curves_png_plots_the_logged_history(pretrained):
+    from hf_bert_tasks.pretraining import plot_pretraining_curves, pretraining_curves
+
+    out, summary = pretrained
+    with open(os.path.join(out, "pretraining_curves.png"), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    curves = pretraining_curves(summary)
+    log = _trainer_log(out)
+    for metric in ("mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy"):
+        train = [(h["step"], h[metric]) for h in log if metric in h]
+        evals = [(h["step"], h[f"eval_{metric}"]) for h in log if f"eval_{metric}" in h]
+        # --logging_steps 2 --eval_steps 2 --max_steps 4
+        assert [s for s, _ in train] == [2, 4] and [s for s, _ in evals] == [2, 4]
+        assert list(zip(*curves[metric]["train"])) == train
+        assert list(zip(*curves[metric]["eval"])) == evals
+    fig = plot_pretraining_curves(curves, os.path.join(out, "again.png"))
+    ax = fig.axes[0]  # MLM loss
+    assert ax.lines[0].get_xdata().tolist() == [2, 4]
+    assert ax.lines[0].get_ydata().tolist() == [v for _, v in [(h["step"], h["mlm_loss"]) for h in log if "mlm_loss" in h]]
+
+
+def test_curves_of_two_phases_continue_the_step_axis():
+    from hf_bert_tasks.pretraining import pretraining_curves
+
+    summary = {
+        "phases": [
+            {"steps": 10, "history": [{"step": 5, "mlm_loss": 7.0, "mlm_accuracy": 0.1, "nsp_loss": 0.7,
+                                       "nsp_accuracy": 0.5, "loss": 7.7},
+                                      {"step": 10, "eval_mlm_loss": 6.5, "eval_mlm_accuracy": 0.2,
+                                       "eval_nsp_loss": 0.69, "eval_nsp_accuracy": 0.55}]},
+            {"steps": 4, "history": [{"step": 2, "mlm_loss": 6.0, "mlm_accuracy": 0.3, "nsp_loss": 0.6,
+                                      "nsp_accuracy": 0.6, "loss": 6.6}]},
+        ]
+    }
+    curves = pretraining_curves(summary)
+    assert curves["mlm_loss"]["train"] == ([5, 12], [7.0, 6.0])
+    assert curves["mlm_loss"]["eval"] == ([10], [6.5])
+    assert curves["nsp_accuracy"]["train"] == ([5, 12], [0.5, 0.6])
 
 
 def test_mlm_and_nsp_are_logged_separately(pretrained):
@@ -232,21 +293,63 @@ def test_one_document_corpus_is_rejected(tmp_path):
         _pretrain(str(one), tmp_path / "o", "--max_steps", "2")
 
 
-def test_static_masks_with_dupe_factor(corpus, tmp_path):
+@pytest.mark.parametrize("masking,same_masks", [("static", True), ("dynamic", False)])
+def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(corpus, tmp_path, monkeypatch, masking, same_masks):
+    """One step per epoch (batch 512 > instances), 2 steps: the rows the model sees in epoch 0 and epoch 1 (masked
+    input_ids + labels, padding stripped) are the same multiset with static masks and not with dynamic masks."""
+    from hf_bert_tasks.pretraining import PretrainingTrainer
+
+    seen = []
+    original = PretrainingTrainer.compute_loss
+
+    def recording(self, model, inputs, *args, **kwargs):
+        if model.training:
+            rows = []
+            for ids, labels, mask in zip(inputs["input_ids"], inputs["labels"], inputs["attention_mask"]):
+                n = int(mask.sum())
+                rows.append((tuple(ids[:n].tolist()), tuple(labels[:n].tolist())))
+            seen.append(sorted(rows))
+        return original(self, model, inputs, *args, **kwargs)
+
+    monkeypatch.setattr(PretrainingTrainer, "compute_loss", recording)
     summary = _pretrain(
         corpus,
-        tmp_path / "static",
+        tmp_path / masking,
         "--max_steps",
         "2",
         "--masking",
-        "static",
-        "--dupe_factor",
-        "2",
-        "--selection",
-        "bernoulli",
+        masking,
+        "--per_device_train_batch_size",
+        "512",
         "--eval_strategy",
         "no",
     )
-    one = _pretrain(corpus, tmp_path / "dynamic", "--max_steps", "2", "--eval_strategy", "no")
-    assert summary["masking_recipe"]["masking"] == "static" and summary["masking_recipe"]["dupe_factor"] == 2
-    assert summary["phases"][0]["train_instances"] > one["phases"][0]["train_instances"]
+    assert len(seen) == 2 and len(seen[0]) == summary["phases"][0]["train_instances"] < 512
+    assert (seen[0] == seen[1]) is same_masks
+    # the unmasked text is the same in both epochs either way (labels restore the original ids)
+    def originals(rows):
+        return sorted(tuple(l if l != -100 else i for i, l in zip(ids, labels)) for ids, labels in rows)
+
+    assert originals(seen[0]) == originals(seen[1])
+
+
+
+def test_jsonl_glob_and_streaming_corpus(tmp_path):
+    """The corpus as two jsonl shards given by a glob, read into the datasets cache or streamed."""
+    docs = [[f"{NAMES[d % 6]} took {THINGS[(d + k) % 6]} to {PLACES[(d * k + 1) % 6]} ." for k in range(8)]
+            for d in range(12)]
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for part in range(2):
+        with open(shards / f"part-{part}.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"text": "\n".join(doc)}) + "\n" for doc in docs[part * 6 : part * 6 + 6])
+    glob = str(shards / "part-*.jsonl")
+    cached = _pretrain(glob, tmp_path / "cached", "--max_steps", "2", "--eval_strategy", "no",
+                       "--dataset_cache_dir", str(tmp_path / "cache"))
+    assert cached["corpus"]["files"] == [str(shards / "part-0.jsonl"), str(shards / "part-1.jsonl")]
+    assert cached["corpus"]["documents"] == 12 and cached["corpus"]["sentences"] == 96
+    streamed = _pretrain(glob, tmp_path / "streamed", "--max_steps", "2", "--streaming", "True",
+                         "--streaming_eval_documents", "3")
+    assert streamed["steps"] == 2 and streamed["corpus"]["eval_documents"] == 3
+    assert streamed["phases"][0]["eval_instances"] > 0
+    assert 0.0 <= streamed["final_nsp_accuracy"] <= 1.0 and streamed["phases"][0]["train_instances"] is None

@@ -228,3 +228,104 @@ def test_split_into_sentences():
         '"Because."',
         "Done",
     ]
+
+
+# ------------------------------------------------------------------------------------------- corpora of any size
+DOCS = [["one a .", "one b ."], ["two a .", "two b .", "two c ."], ["three a ."]]
+
+
+def _write_corpus(folder):
+    """The same three documents as text (two files), jsonl and parquet."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "part-0.txt").write_text("one a .\none b .\n\ntwo a .\ntwo b .\ntwo c .\n", encoding="utf-8")
+    (folder / "part-1.txt").write_text("\nthree a .\n", encoding="utf-8")
+    (folder / "docs.jsonl").write_text(
+        json.dumps({"text": "one a .\none b ."}) + "\n" + json.dumps({"sentences": DOCS[1]}) + "\n\n"
+        + json.dumps({"text": "three a ."}) + "\n",
+        encoding="utf-8",
+    )
+    pq.write_table(pa.table({"text": ["\n".join(d) for d in DOCS]}), folder / "docs.parquet")
+    return folder
+
+
+@pytest.mark.parametrize("pattern", ["part-*.txt", "docs.jsonl", "docs.parquet"])
+def test_load_documents_reads_text_globs_jsonl_and_parquet(tmp_path, pattern):
+    from hf_bert_tasks.pretraining_data import load_documents
+
+    folder = _write_corpus(tmp_path / "corpus")
+    docs = load_documents(str(folder / pattern), cache_dir=str(tmp_path / "cache"))
+    assert docs.column_names == ["sentences"]
+    assert list(docs["sentences"]) == DOCS
+
+
+def test_load_documents_streaming_gives_the_same_documents(tmp_path):
+    from hf_bert_tasks.pretraining_data import load_documents
+
+    folder = _write_corpus(tmp_path / "corpus")
+    stream = load_documents([str(folder / "part-*.txt"), str(folder / "docs.parquet")], streaming=True)
+    assert [row["sentences"] for row in stream] == DOCS + DOCS
+
+
+def test_second_run_reads_documents_and_instances_from_the_cache(tmp_path, doc_tokenizer, monkeypatch):
+    from hf_bert_tasks import pretraining_data
+    from hf_bert_tasks.pretraining_data import build_pretraining_dataset, load_documents
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n\n".join("\n".join(d) for d in _corpus()["sentences"][:6]) + "\n", encoding="utf-8")
+    cache = str(tmp_path / "cache")
+    first_docs = load_documents(str(corpus), cache_dir=cache)
+    first = build_pretraining_dataset(first_docs, doc_tokenizer, batch_size=3, max_seq_length=32, seed=1)
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("instance creation ran again: the cache was not used")
+
+    monkeypatch.setattr(pretraining_data, "create_pretraining_examples", must_not_run)
+    monkeypatch.setattr(pretraining_data, "iter_file_documents", must_not_run)
+    again_docs = load_documents(str(corpus), cache_dir=cache)
+    again = build_pretraining_dataset(again_docs, doc_tokenizer, batch_size=3, max_seq_length=32, seed=1)
+    assert again_docs.cache_files == first_docs.cache_files
+    assert again.cache_files == first.cache_files
+    assert again["input_ids"][:] == first["input_ids"][:]
+
+
+def test_a_changed_file_is_read_again(tmp_path):
+    import os
+
+    from hf_bert_tasks.pretraining_data import load_documents
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a .\nb .\n\nc .\n", encoding="utf-8")
+    cache = str(tmp_path / "cache")
+    assert list(load_documents(str(corpus), cache_dir=cache)["sentences"]) == [["a .", "b ."], ["c ."]]
+    corpus.write_text("a .\n\nc .\nd .\n", encoding="utf-8")
+    os.utime(corpus, ns=(1, 1))  # another modification time even on a coarse-grained file system
+    assert list(load_documents(str(corpus), cache_dir=cache)["sentences"]) == [["a ."], ["c .", "d ."]]
+
+
+def test_a_pattern_matching_nothing_and_a_bad_jsonl_line_are_named(tmp_path):
+    from hf_bert_tasks.pretraining_data import load_documents
+
+    with pytest.raises(FileNotFoundError, match=r"nothing-\*\.txt does not exist"):
+        load_documents(str(tmp_path / "nothing-*.txt"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine ."}\n{"title": "no text"}\n', encoding="utf-8")
+    with pytest.raises(Exception, match=r"bad.jsonl:2: a row needs a 'sentences'"):
+        load_documents(str(bad), cache_dir=str(tmp_path / "cache"))
+
+
+def test_instances_are_the_same_with_two_preprocessing_workers(tmp_path, doc_tokenizer):
+    from hf_bert_tasks.pretraining_data import build_pretraining_dataset, load_documents
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n\n".join("\n".join(d[:30]) for d in _corpus()["sentences"][:8]) + "\n", encoding="utf-8")
+    docs = load_documents(str(corpus), cache_dir=str(tmp_path / "cache"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = build_pretraining_dataset(docs, doc_tokenizer, batch_size=4, max_seq_length=32, seed=3)
+        two = build_pretraining_dataset(docs, doc_tokenizer, batch_size=4, max_seq_length=32, seed=3, num_proc=2)
+    assert two["input_ids"][:] == one["input_ids"][:]

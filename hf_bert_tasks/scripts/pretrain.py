@@ -11,6 +11,18 @@ phases (seq 128, then 512 from the phase-1 checkpoint in ``output_dir/phase1``):
     hf-bert-tasks pretrain --train_files wiki.test.tokens --document_boundary heading --split_sentences \\
         --whole_word_mask --max_steps 900 --phase2_max_steps 100 --output_dir runs/pretrain-wiki
 
+Corpora of any size (read through ``datasets``: globs of text / jsonl / parquet shards, cached by fingerprint for the
+next run; instance creation in parallel processes), or streamed without a cache, or a Hub dataset:
+
+    hf-bert-tasks pretrain --train_files "shards/*.parquet" --preprocessing_num_workers 4 --max_steps 10000 \
+        --output_dir runs/pretrain-shards
+    hf-bert-tasks pretrain --train_files "shards/*.jsonl" --streaming --streaming_eval_documents 500 ...
+    hf-bert-tasks pretrain --dataset_name wikimedia/wikipedia --dataset_config_name 20231101.en --streaming ...
+
+The run writes the model, the tokenizer, ``pretraining_summary.json`` and ``pretraining_curves.png`` (MLM/NSP loss and
+accuracy, train and eval, against the step). Dynamic masks are a function of (seed, epoch, example index): the same
+for any number of DataLoader workers or processes, new each epoch, and redrawn identically after a resume.
+
 From a YAML config: ``hf-bert-tasks pretrain --config recipes/configs/pretrain_tiny.yaml``. Resume an interrupted
 run with ``--resume_from_checkpoint auto`` (the newest complete checkpoint; ``True`` means the same). Fine-tune
 the result: ``hf-bert-tasks finetune --model_name_or_path runs/pretrain-tiny ...``.
