@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 
 from transformers import HfArgumentParser, TrainingArguments
 
+from .cli import UsageError
+from .tasks import get_task, list_tasks
+
 
 @dataclass
 class ModelArguments:
@@ -56,7 +59,11 @@ class ModelArguments:
 class DataArguments:
     """Which task and data, and how to tokenize it."""
 
-    task: str = field(default=None, metadata={"help": "Registered task name (see `hf-bert-tasks tasks`)."})
+    task: str = field(
+        default=None,
+        metadata={"help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
+                  "metavar": "{" + ",".join(list_tasks()) + "}"},
+    )
     data_dir: str | None = field(
         default=None, metadata={"help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."}
     )
@@ -101,6 +108,7 @@ class DataArguments:
     def __post_init__(self):
         if self.task is None:
             raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
+        get_task(self.task)  # an unknown name fails here, before TrainingArguments is built (suggests close names)
 
 
 @dataclass
@@ -309,14 +317,42 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         data_args.max_seq_length = defaults.max_seq_length
 
 
-def parse_args(dataclass_types, argv: list[str] | None = None):
+class CliArgumentParser(HfArgumentParser):
+    """``HfArgumentParser`` whose errors are :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2, in
+    the CLI's error boundary) instead of argparse's usage text and ``SystemExit``."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _unrecognized(parser: HfArgumentParser, remaining: list[str]) -> str:
+    """``unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)`` (``difflib`` suggestions)."""
+    import difflib
+
+    known = [s for action in parser._actions for s in action.option_strings]
+    flags = [a.split("=")[0] for a in remaining if a.startswith("--")]
+    close = {f: difflib.get_close_matches(f.replace("-", "_"), known, n=1, cutoff=0.75) for f in flags}
+    hints = [c[0] for c in close.values() if c]
+    return f"unrecognized arguments: {' '.join(remaining)}" + (f" (did you mean {', '.join(hints)}?)" if hints else "")
+
+
+def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
     """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins.
+
+    ``--help_all`` prints every flag (``prog``, default ``hf-bert-tasks``, names the subcommand in the usage line).
 
     Raises:
         ValueError: for a config file that is not a mapping, or with keys no dataclass knows (names them).
+        hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
+            argparse cannot convert.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = HfArgumentParser(dataclass_types)
+    parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
+    if any(a in ("-h", "--help", "--help_all") for a in argv):
+        parser.add_argument("--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the "
+                            "command line win")
+        parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
+        parser.parse_args(["--help"])
     config = None
     if "--config" in argv:
         i = argv.index("--config")
@@ -324,34 +360,52 @@ def parse_args(dataclass_types, argv: list[str] | None = None):
             raise ValueError("--config needs a path to a .yaml or .json file")
         config = argv[i + 1]
         del argv[i : i + 2]
-    if config is None:
-        return parser.parse_args_into_dataclasses(args=argv)
-    with open(config, encoding="utf-8") as f:
-        if config.endswith((".yaml", ".yml")):
-            import yaml
-
-            values = yaml.safe_load(f) or {}
-        else:
-            values = json.load(f)
-    if not isinstance(values, dict):
-        raise ValueError(f"{config}: expected a mapping of argument names to values")
-    known = {f.name for dc in dataclass_types for f in dc.__dataclass_fields__.values()}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"{config}: unknown argument(s) {unknown}")
-    # Config values become command-line defaults, so explicit flags given after them win.
-    cli_keys = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
     prefix: list[str] = []
-    for key, value in values.items():
-        if key in cli_keys:
-            continue
-        if isinstance(value, bool):
-            prefix += [f"--{key}", str(value)]
-        elif isinstance(value, (list, tuple)):
-            prefix += [f"--{key}", *map(str, value)]
-        elif value is not None:
-            prefix += [f"--{key}", str(value)]
-    return parser.parse_args_into_dataclasses(args=prefix + argv)
+    if config is not None:
+        with open(config, encoding="utf-8") as f:
+            if config.endswith((".yaml", ".yml")):
+                import yaml
+
+                values = yaml.safe_load(f) or {}
+            else:
+                values = json.load(f)
+        if not isinstance(values, dict):
+            raise ValueError(f"{config}: expected a mapping of argument names to values")
+        known = {f.name for dc in dataclass_types for f in dc.__dataclass_fields__.values()}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"{config}: unknown argument(s) {unknown}")
+        # Config values become command-line defaults, so explicit flags given after them win.
+        cli_keys = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
+        for key, value in values.items():
+            if key in cli_keys:
+                continue
+            if isinstance(value, bool):
+                prefix += [f"--{key}", str(value)]
+            elif isinstance(value, (list, tuple)):
+                prefix += [f"--{key}", *map(str, value)]
+            elif value is not None:
+                prefix += [f"--{key}", str(value)]
+    *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
+    if remaining:
+        raise UsageError(_unrecognized(parser, remaining))
+    return tuple(outputs)
+
+
+def setup_process_logging(training_args: TrainingArguments) -> None:
+    """Log levels per process, as transformers' examples: the main process (``training_args.should_log``) logs the
+    package's INFO lines; the others log at ``training_args.get_process_log_level()`` (``--log_level_replica``,
+    WARNING by default), so a ``torchrun --nproc_per_node N`` run prints each message once. transformers' and
+    datasets' own verbosity follows ``get_process_log_level()`` (``--log_level``; ``passive`` keeps WARNING).
+    """
+    import datasets
+    import transformers
+
+    level = training_args.get_process_log_level()
+    main_level = logging.INFO if training_args.log_level == "passive" else level
+    logging.getLogger().setLevel(main_level if training_args.should_log else level)
+    transformers.utils.logging.set_verbosity(level)
+    datasets.utils.logging.set_verbosity(level)
 
 
 def output_dir_is_finished(output_dir: str) -> bool:

@@ -1,31 +1,252 @@
-"""``hf-bert-tasks`` command line: ``tasks``, ``finetune``, ``quickstart`` (later: ``pretrain``, ``compare``, ``push``).
+"""``hf-bert-tasks`` command line: ``tasks``, ``finetune``, ``pretrain``, ``compare``, ``push``, ``quickstart``.
 
-Each subcommand forwards its arguments to the recipe main in :mod:`hf_bert_tasks.scripts`, so
-``hf-bert-tasks finetune ARGS`` and ``python recipes/finetune.py ARGS`` are the same code path.
+    hf-bert-tasks --version
+    hf-bert-tasks finetune --help            # the package's own flags, without importing transformers (< 2 s)
+    hf-bert-tasks finetune --help_all        # every flag, transformers' TrainingArguments included (imports it)
+    hf-bert-tasks finetune --task mrpc --output_dir runs/mrpc --config recipes/configs/mrpc.yaml
+    hf-bert-tasks --debug finetune ...       # show the traceback of an error
+
+Each subcommand is an ``argparse`` sub-parser whose arguments are parsed by the recipe main in
+:mod:`hf_bert_tasks.scripts` (``HfArgumentParser`` dataclasses for ``finetune``/``pretrain``, as trl's CLI does), so
+``hf-bert-tasks finetune ARGS`` and ``python recipes/finetune.py ARGS`` are the same code path and the same error
+boundary (:func:`run_subcommand`).
+
+Error boundary: every documented input error (``docs/bad_inputs.md``; a ``ValueError`` or ``OSError`` such as
+``FileNotFoundError``, an unknown task, a missing or misspelt flag) prints one line ``hf-bert-tasks: error: <message>``
+on stderr and exits with status 2, argparse's status for usage errors; ``--debug`` re-raises it with its traceback.
+Any other exception is a bug and keeps its traceback.
+
+Imports are lazy: nothing here imports torch or transformers before the arguments are parsed, so ``--help``,
+``--version`` and usage errors answer at once (``tests/test_cli.py`` checks ``sys.modules``).
 """
 
 from __future__ import annotations
 
+import argparse
+import ast
+import dataclasses
 import importlib
+import importlib.util
 import json
+import os
 import sys
+import traceback
 
-#: subcommand -> (module under hf_bert_tasks.scripts, one-line help)
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "finetune": ("finetune", "fine-tune a checkpoint on a registered task (Trainer, paper defaults)"),
-    "pretrain": ("pretrain", "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)"),
-    "quickstart": ("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
-    "compare": ("compare", "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
-    "push": ("push", "push a finished run to the Hub with a full model card (every metric in model-index)"),
+PROG = "hf-bert-tasks"
+
+
+@dataclasses.dataclass(frozen=True)
+class Subcommand:
+    """One ``hf-bert-tasks`` subcommand.
+
+    Attributes:
+        module: module under :mod:`hf_bert_tasks.scripts` whose ``main(argv)`` runs it.
+        help: one-line summary shown by ``hf-bert-tasks --help``.
+        dataclasses: for ``HfArgumentParser`` subcommands, ``(module, class name, group title)`` of each argument
+            dataclass; their own fields make the fast ``--help`` (read from the source, see :func:`dataclass_fields`).
+            Empty for plain-argparse subcommands (their module's ``build_parser()`` prints the help).
+        required: the required flags, for the fast help's usage line.
+    """
+
+    module: str
+    help: str
+    dataclasses: tuple[tuple[str, str, str], ...] = ()
+    required: str = ""
+
+
+_TRAINING_NOTE = (
+    "Every flag of transformers' TrainingArguments is accepted too (--seed, --fp16, --bf16, --report_to, "
+    "--gradient_accumulation_steps, --eval_steps, --push_to_hub ...); `{prog} --help_all` lists them all (it "
+    "imports transformers, several seconds)."
+)
+
+SUBCOMMANDS: dict[str, Subcommand] = {
+    "finetune": Subcommand(
+        "finetune", "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
+        (("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
+         ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
+         ("hf_bert_tasks.arguments", "FinetuneTrainingArguments",
+          "training arguments (the package's own and changed defaults)")),
+        "--task TASK --output_dir DIR",
+    ),
+    "pretrain": Subcommand(
+        "pretrain", "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
+        (("hf_bert_tasks.pretraining", "PretrainModelArguments", "model arguments"),
+         ("hf_bert_tasks.pretraining", "PretrainDataArguments", "data arguments"),
+         ("hf_bert_tasks.pretraining", "PretrainTrainingArguments",
+          "training arguments (the package's own and changed defaults)")),
+        "--train_files FILE [FILE ...] --output_dir DIR",
+    ),
+    "quickstart": Subcommand("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
+    "compare": Subcommand("compare", "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
+    "push": Subcommand("push", "push a finished run to the Hub with a full model card (every metric in model-index)"),
 }
 
 
+class UsageError(ValueError):
+    """A command-line mistake (unknown or missing flag, bad value); printed as one ``error:`` line, exit status 2."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` that raises :class:`UsageError` instead of printing usage and exiting, so that
+    :func:`run_subcommand` reports every error the same way."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def warn_deprecated_flag(old: str, new: str) -> None:
+    """Print the deprecation note for a flag spelling (one line on stderr)."""
+    print(f"{PROG}: warning: {old} is deprecated, use {new} (the old spelling will be removed in a future release)",
+          file=sys.stderr)
+
+
+class DeprecatedAlias(argparse.Action):
+    """``store``/``store_true`` action that prints a deprecation note when the flag is given with a dashed spelling
+    (``--repo-id``): the package's flags use underscores everywhere, as transformers' ``TrainingArguments`` do."""
+
+    def __init__(self, option_strings, dest, nargs=None, const=None, **kwargs):
+        self._flag = nargs == 0
+        super().__init__(option_strings, dest, nargs=nargs, const=const, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        canonical = self.option_strings[0]  # add_flag puts the underscore spelling first
+        if option_string and option_string != canonical:
+            warn_deprecated_flag(option_string, canonical)
+        setattr(namespace, self.dest, self.const if self._flag else values)
+
+
+def add_flag(parser: argparse.ArgumentParser, name: str, *, flag: bool = False, **kwargs) -> argparse.Action:
+    """Add ``--name`` (underscores) with its dashed spelling as a deprecated alias when the two differ."""
+    strings = [f"--{name}"]
+    dashed = f"--{name.replace('_', '-')}"
+    if dashed != strings[0]:
+        strings.append(dashed)
+    if flag:
+        kwargs.setdefault("default", False)
+        return parser.add_argument(*strings, action=DeprecatedAlias, nargs=0, const=True, **kwargs)
+    return parser.add_argument(*strings, action=DeprecatedAlias, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------- fast help
+@dataclasses.dataclass
+class FieldInfo:
+    """A dataclass field as written in the source: ``name``, annotation text, default text, help, choices."""
+
+    name: str
+    annotation: str
+    default: str
+    help: str
+    choices: list | None
+
+
+def _literal(node, fallback: str):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return fallback
+
+
+def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
+    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast`.
+
+    This is how ``finetune --help`` lists the package's flags without importing the module (which imports
+    transformers' ``TrainingArguments``, several seconds). Only ``name: T = field(default=..., metadata={...})`` and
+    ``name: T = value`` statements count; a default or metadata that is not a literal is shown as source text.
+    ``tests/test_cli.py`` checks the result against the imported classes.
+
+    Raises:
+        LookupError: the module has no class ``class_name``.
+    """
+    spec = importlib.util.find_spec(module)
+    with open(spec.origin, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=spec.origin)
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    if node is None:
+        raise LookupError(f"{module} has no class {class_name}")
+    fields = []
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        name, annotation = stmt.target.id, ast.unparse(stmt.annotation)
+        default, help_, choices = "", "", None
+        value = stmt.value
+        if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
+            kwargs = {k.arg: k.value for k in value.keywords}
+            if "default" in kwargs:
+                default = repr(_literal(kwargs["default"], ast.unparse(kwargs["default"])))
+            elif "default_factory" in kwargs:
+                default = ast.unparse(kwargs["default_factory"]) + "()"
+            meta = kwargs.get("metadata")
+            if isinstance(meta, ast.Dict):
+                for key, val in zip(meta.keys, meta.values):
+                    key = _literal(key, None)
+                    if key == "help":
+                        help_ = str(_literal(val, ast.unparse(val)))
+                    elif key == "choices":
+                        choices = _literal(val, None)
+        elif value is not None:
+            default = repr(_literal(value, ast.unparse(value)))
+        fields.append(FieldInfo(name, annotation, default, help_, choices))
+    return fields
+
+
+def _dynamic_choices(name: str) -> list[str] | None:
+    """Choices known only at run time: ``--task`` lists the registered tasks."""
+    if name == "task":
+        from .tasks import list_tasks
+
+        return list_tasks()
+    return None
+
+
+def fast_help(command: str) -> str:
+    """``hf-bert-tasks <command> --help`` for an ``HfArgumentParser`` subcommand, built without importing it."""
+    spec = SUBCOMMANDS[command]
+    prog = f"{PROG} {command}"
+    doc = _module_doc(f"hf_bert_tasks.scripts.{spec.module}") or spec.help
+    parser = argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
+        usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
+        description=doc, epilog=_TRAINING_NOTE.format(prog=prog),
+    )
+    parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
+    parser.add_argument("--help_all", action="store_true",
+                        help="show every flag, transformers' TrainingArguments included, and exit")
+    parser.add_argument("--config", metavar="FILE",
+                        help="YAML or JSON file of argument values (keys = flag names without --); flags on the "
+                             "command line win")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (a bare --debug; --debug VALUE is TrainingArguments')")
+    for mod, cls, title in spec.dataclasses:
+        group = parser.add_argument_group(title)
+        for f in dataclass_fields(mod, cls):
+            choices = f.choices or _dynamic_choices(f.name)
+            is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
+            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else (
+                "[BOOL]" if is_bool else f.name.upper())
+            text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
+            group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
+    return parser.format_help()
+
+
+def _module_doc(module: str) -> str | None:
+    """A module's docstring, read from its source (the module is not imported)."""
+    spec = importlib.util.find_spec(module)
+    with open(spec.origin, encoding="utf-8") as f:
+        return ast.get_docstring(ast.parse(f.read()))
+
+
+# --------------------------------------------------------------------------------------------- commands
 def list_tasks_command(argv: list[str]) -> int:
     """Print the registered tasks with metrics and data sources (``--json`` for machine-readable output)."""
     from . import get_task, list_tasks
 
+    parser = ArgumentParser(prog=f"{PROG} tasks", description="List the registered tasks.")
+    parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    args = parser.parse_args(argv)
     rows = [get_task(name).describe() for name in list_tasks()]
-    if "--json" in argv:
+    if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     print(f"{'task':10s} {'problem type':28s} {'metrics (primary first)':34s} {'Hub dataset':26s} local files")
@@ -36,22 +257,134 @@ def list_tasks_command(argv: list[str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: hf-bert-tasks {tasks," + ",".join(SUBCOMMANDS) + "} [ARGS]\n\n  tasks        list registered tasks\n"
-    usage += "".join(f"  {name:12s} {help_}\n" for name, (_, help_) in SUBCOMMANDS.items())
-    if not argv or argv[0] in ("-h", "--help"):
-        print(usage)
-        return 0
-    command, rest = argv[0], argv[1:]
+def build_parser() -> ArgumentParser:
+    """The top-level parser: ``--version``, ``--debug`` and one sub-parser per subcommand.
+
+    Sub-parsers take no arguments of their own here: the rest of the command line goes to the subcommand's
+    ``main(argv)``, which parses it with its own (``HfArgumentParser`` or argparse) parser.
+    """
+    from . import __version__
+
+    parser = ArgumentParser(
+        prog=PROG, description="The BERT paper (pretraining, fine-tuning recipes, feature-based mode) on today's "
+        "Hugging Face stack.", epilog=f"`{PROG} COMMAND --help` shows a command's flags.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=ArgumentParser)
+    sub.add_parser("tasks", help="list registered tasks with metrics and data sources", add_help=False)
+    for name, spec in SUBCOMMANDS.items():
+        sub.add_parser(name, help=spec.help, add_help=False)
+    return parser
+
+
+def _pop_debug(argv: list[str]) -> bool:
+    """Remove a bare ``--debug`` (no value after it) from ``argv``; TrainingArguments' ``--debug VALUE`` stays."""
+    found = False
+    for i in range(len(argv) - 1, -1, -1):
+        if argv[i] == "--debug" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            del argv[i]
+            found = True
+    return found
+
+
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    """The value of ``--flag VALUE`` / ``--flag=VALUE`` in ``argv`` (the last one wins, as argparse), else ``None``."""
+    value = None
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith(flag + "="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
+def check_task_flag(argv: list[str]) -> None:
+    """Fail fast on ``--task``, before the recipe imports transformers (several seconds): a missing ``--task`` (and
+    no ``--config`` that could hold it) or an unknown name. The recipe's own ``DataArguments`` checks the same.
+
+    Raises:
+        ValueError: ``--task is required ...``; ``UnknownTaskError`` with the closest registered names.
+    """
+    from .tasks import get_task
+
+    task = _flag_value(argv, "--task")
+    if task is not None:
+        get_task(task)
+    elif "--config" not in argv and not any(a.startswith("--config=") for a in argv):
+        raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
+
+
+def _dispatch(command: str, rest: list[str]) -> int:
     if command == "tasks":
         return list_tasks_command(rest)
-    if command not in SUBCOMMANDS:
-        print(f"hf-bert-tasks: unknown subcommand {command!r}\n\n{usage}", file=sys.stderr)
-        return 2
-    module = importlib.import_module(f"hf_bert_tasks.scripts.{SUBCOMMANDS[command][0]}")
-    module.main(rest)
-    return 0
+    spec = SUBCOMMANDS[command]
+    if spec.dataclasses and any(a in ("-h", "--help") for a in rest) and "--help_all" not in rest:
+        print(fast_help(command))
+        return 0
+    if command == "finetune" and "--help_all" not in rest:
+        check_task_flag(rest)
+    module = importlib.import_module(f"hf_bert_tasks.scripts.{spec.module}")
+    result = module.main(rest)
+    return result if isinstance(result, int) else 0
+
+
+def _raised_outside_package(err: BaseException) -> bool:
+    frames = traceback.extract_tb(err.__traceback__)
+    here = os.path.dirname(os.path.abspath(__file__))
+    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(here)
+
+
+def report_error(err: BaseException) -> int:
+    """Print ``hf-bert-tasks: error: <message>`` (one line; a hint to ``--debug`` when the error was raised inside a
+    library rather than by this package's checks) and return exit status 2."""
+    message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+    if isinstance(err, OSError) and not isinstance(err, FileNotFoundError) and err.filename and err.strerror:
+        message = f"{err.filename}: {err.strerror}"
+    message = " ".join(str(message).split()) or type(err).__name__
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    if _raised_outside_package(err) and not isinstance(err, UsageError):
+        print(f"{PROG}: ({type(err).__name__} raised by a library; `{PROG} --debug ...` shows the traceback)",
+              file=sys.stderr)
+    return 2
+
+
+#: What the boundary reports as one line: bad values, missing/unreadable files, usage errors. Anything else is a bug.
+USER_ERRORS = (ValueError, OSError)
+
+
+def run_subcommand(command: str, argv: list[str] | None = None) -> int:
+    """Run ``command`` with ``argv`` inside the error boundary; the entry point of ``recipes/<command>.py``."""
+    return main([command, *(sys.argv[1:] if argv is None else argv)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return the exit status (0 ok, 2 error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = _pop_debug(argv)
+    try:
+        parser = build_parser()
+        if not argv:
+            parser.print_help()
+            return 0
+        # Top-level options come before the subcommand; everything after it belongs to the subcommand.
+        split = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
+        args, unknown = parser.parse_known_args(argv[: split + 1])
+        if unknown:
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
+        if args.command is None:
+            raise UsageError(f"a command is required: one of tasks, {', '.join(SUBCOMMANDS)}")
+        return _dispatch(args.command, argv[split + 1 :])
+    except BrokenPipeError:  # `hf-bert-tasks ... --help | head`: the reader left; nothing to report
+        sys.stderr.close()
+        return 0
+    except USER_ERRORS as err:
+        if debug:
+            raise
+        return report_error(err)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

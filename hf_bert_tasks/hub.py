@@ -1,6 +1,6 @@
 """The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
 
-:func:`push_output_dir` is what ``hf-bert-tasks push OUTPUT_DIR --repo-id org/name`` and the recipes'
+:func:`push_output_dir` is what ``hf-bert-tasks push OUTPUT_DIR --repo_id org/name`` and the recipes'
 ``--push_to_hub --hub_model_id org/name`` call. It
 
 1. builds the card locally (:mod:`hf_bert_tasks.model_card`, no network),
@@ -69,7 +69,7 @@ def check_repo_id(repo_id: str) -> str:
         ValueError: anything else (names the value and the expected form).
     """
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
-        raise ValueError(f"--repo-id {repo_id!r}: expected 'org/name' (letters, digits, '-', '_', '.')")
+        raise ValueError(f"--repo_id {repo_id!r}: expected 'org/name' (letters, digits, '-', '_', '.')")
     return repo_id
 
 

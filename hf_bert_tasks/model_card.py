@@ -17,9 +17,14 @@ Building a card makes no network call: everything comes from the output dir, :da
 fine-tune recipe, see :func:`write_run_info`) and the task registry. Merging with a card already on the Hub is
 :mod:`hf_bert_tasks.hub`'s job.
 
-Hub terms: ``metric_type`` uses the Hub's metric ids (``accuracy``, ``f1``, ``matthews_correlation``, ``pearsonr``,
-``spearmanr``, ``exact_match``, ``precision``, ``recall``); values are stored as the task computes them (GLUE and
-CoNLL in [0, 1], SQuAD in [0, 100] like the official script).
+Metrics come from the task's declaration (:attr:`hf_bert_tasks.tasks.base.Task.metrics`, one
+:class:`~hf_bert_tasks.tasks.base.MetricSpec` per key), never from guessing: ``metric_type`` is the declared Hub
+metric id (``accuracy``, ``f1``, ``matthews_correlation``, ``pearsonr``, ``spearmanr``, ``exact_match``,
+``precision``, ``recall``), ``metric_name`` the declared display name, ``metric_config`` tells apart results of one
+id on one split (SQuAD v2 ``HasAns``/``NoAns``/``best threshold``, CoNLL ``conlleval`` and entity types). Values are
+stored as the task computes them (GLUE, SWAG and CoNLL in [0, 1], SQuAD in [0, 100] like the official script: the
+declared ``scale``); tables beside the paper use ``MetricSpec.to_percent``. Numbers declared ``is_metric=False``
+(SQuAD v2 thresholds, CoNLL entity counts) and keys no task declares never reach ``model-index``.
 """
 
 from __future__ import annotations
@@ -54,13 +59,6 @@ BERT_CITATION = """@inproceedings{devlin-etal-2019-bert,
     pages = "4171--4186",
 }"""
 
-#: Our metric names -> the Hub's metric ids (``metric_type``) where they differ.
-HUB_METRIC_TYPES = {"pearson": "pearsonr", "spearman": "spearmanr", "exact": "exact_match", "mcc": "matthews_correlation"}
-#: Display names (``metric_name`` in model-index and table headers).
-METRIC_DISPLAY = {
-    "accuracy": "Accuracy", "f1": "F1", "matthews_correlation": "Matthews correlation", "pearson": "Pearson",
-    "spearmanr": "Spearman", "exact_match": "Exact match", "precision": "Precision", "recall": "Recall",
-}
 #: model-index ``task.type`` per ``pipeline_tag`` (the Hub's task ids).
 TASK_TYPES = {
     "text-classification": ("text-classification", "Text Classification"),
@@ -69,9 +67,6 @@ TASK_TYPES = {
     "multiple-choice": ("multiple-choice", "Multiple Choice"),
     "fill-mask": ("fill-mask", "Fill-Mask"),
 }
-#: Trainer's ``eval_*`` keys that are bookkeeping, not metrics.
-NON_METRIC_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "samples", "epoch",
-                   "model_preparation_time", "jit_compilation_time", "total_flos")
 #: ``TrainingArguments`` fields never shown on a card (paths, logging, Hub plumbing and the token).
 HIDDEN_ARGUMENTS = {
     "output_dir", "logging_dir", "run_name", "report_to", "push_to_hub", "hub_token", "hub_model_id", "hub_strategy",
@@ -140,9 +135,10 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def _percent(value: float) -> float:
-    """Our value on the paper's x100 scale: metrics in [0, 1] are multiplied by 100 (SQuAD is already x100)."""
-    return value * 100.0 if abs(value) <= 1.0 else value
+def _display(task, key: str) -> str:
+    """The declared display name of ``key`` (the key itself for an undeclared one)."""
+    spec = task.metric_spec(key)
+    return spec.display if spec else key
 
 
 def framework_versions() -> dict[str, str]:
@@ -335,19 +331,29 @@ def _split_of_key(task, key: str) -> tuple[str, str] | None:
     return task.eval_splits[0], rest
 
 
-def split_metrics(task, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
+def split_metrics(task, metrics: dict[str, Any], non_metrics: bool = False) -> dict[str, dict[str, float]]:
     """Group Trainer-style ``eval_*`` metrics by split: ``{"validation": {"f1": 0.9, ...}, "test": {...}}``.
 
-    The task's :attr:`metric_names` come first in their order; other numeric ``eval_*`` keys (per-entity F1 …)
-    follow; bookkeeping keys (:data:`NON_METRIC_KEYS`) are dropped.
+    Only keys the task declares (:attr:`~hf_bert_tasks.tasks.base.Task.metrics`) are kept: its :attr:`metric_names`
+    first in their order, then the other declared metrics (per-entity F1 …). ``non_metrics=True`` returns the
+    declared numbers that are not metrics instead (thresholds, counts). Trainer's bookkeeping keys (``eval_loss``,
+    ``eval_runtime`` …) are dropped; an undeclared key is dropped with a warning.
     """
+    from .tasks.base import TRAINER_KEYS
+
     out: dict[str, dict[str, float]] = {}
     for key, value in metrics.items():
         parsed = _split_of_key(task, key)
         if parsed is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         split, name = parsed
-        if name in NON_METRIC_KEYS or name.endswith("_samples"):
+        if name in TRAINER_KEYS or name.endswith("_samples"):
+            continue
+        spec = task.metric_spec(name)
+        if spec is None:
+            logger.warning("%s is not declared by task %r (Task.metrics); left out of the card", key, task.name)
+            continue
+        if spec.is_metric == non_metrics:
             continue
         out.setdefault(split, {})[name] = float(value)
     order = {m: i for i, m in enumerate(task.metric_names)}
@@ -371,8 +377,10 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
 
     Returns:
         ``EvalResult`` objects with ``task_type`` (the pipeline task), ``dataset_type`` (Hub id),
-        ``dataset_config``, ``dataset_split``, ``dataset_revision``, ``metric_type`` (Hub metric id) and
-        ``metric_value`` (as computed; NaN values are skipped with a warning since YAML cannot carry them).
+        ``dataset_config``, ``dataset_split``, ``dataset_revision``, ``metric_type`` (the declared Hub metric id),
+        ``metric_name`` (declared display name), ``metric_config`` (declared; ``None`` for headline numbers) and
+        ``metric_value`` (as computed, on the declared scale; NaN values are skipped with a warning since YAML
+        cannot carry them). Declared non-metrics (thresholds, counts) are never included.
     """
     from huggingface_hub import EvalResult
 
@@ -384,12 +392,13 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
             if math.isnan(value):
                 logger.warning("%s on %s is NaN; left out of model-index", name, split)
                 continue
+            spec = task.metric_spec(name)
             results.append(EvalResult(
                 task_type=task_type, task_name=task_name,
                 dataset_type=dataset.get("id") or task.hub_dataset, dataset_name=dataset_display_name(task),
                 dataset_config=dataset.get("config", task.hub_config), dataset_split=split,
                 dataset_revision=dataset.get("revision"),
-                metric_type=HUB_METRIC_TYPES.get(name, name), metric_name=METRIC_DISPLAY.get(name, name),
+                metric_type=spec.hub_id, metric_name=spec.display, metric_config=spec.config,
                 metric_value=round(value, 6),
             ))
     return results
@@ -414,12 +423,20 @@ def merge_eval_results(existing: list, new: list) -> list:
 
 
 # -------------------------------------------------------------------------------------------- rendering
-def _results_table(task, per_split: dict[str, dict[str, float]]) -> str:
+def _results_table(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]] | None = None) -> str:
+    """Metrics per split as computed (scale in the header), then the declared non-metrics as a sentence."""
     if not per_split:
         return "No evaluation split was scored in this run."
     names = list(dict.fromkeys(n for v in per_split.values() for n in v))
     rows = [[split] + [v.get(n, "") for n in names] for split, v in per_split.items()]
-    return _table(["split"] + [METRIC_DISPLAY.get(n, n) for n in names], rows)
+    scales = sorted({task.metric_spec(n).scale for n in names})
+    scale_note = " and ".join("0-1" if s == 1.0 else "0-100" for s in scales)
+    text = _table(["split"] + [_display(task, n) for n in names], rows) + f"\n\nValues as computed, on a {scale_note} scale."
+    extra = [f"{_display(task, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
+             for split, vals in (others or {}).items() for n, v in vals.items()]
+    if extra:
+        text += " Also reported (not metrics, so not in `model-index`): " + "; ".join(extra) + "."
+    return text
 
 
 def _paper_split(task, label: str) -> str:
@@ -440,8 +457,10 @@ def _paper_table(task, metrics: dict[str, Any]) -> str:
             if split == task.eval_splits[0]:  # no split suffix in the metric key: the label says (dev/test)
                 split = _paper_split(task, label)
             ours = metrics.get(f"eval_{base}{task.split_metric_suffix(split)}")
-            rows.append([label, METRIC_DISPLAY.get(base, base), split,
-                         "" if ours is None else f"{_percent(float(ours)):.1f}", f"{float(paper):.1f}"])
+            spec = task.metric_spec(base)
+            rows.append([label, _display(task, base), split,
+                         "" if ours is None or spec is None else f"{spec.to_percent(float(ours)):.1f}",
+                         f"{float(paper):.1f}"])
     note = f"Paper numbers: {task.paper_source}." if task.paper_source else ""
     return ("### Ours beside the BERT paper (x100)\n\n" + _table(["paper model", "metric", "our split", "ours", "paper"], rows)
             + f"\n\n{note} Ours: this checkpoint on the split shown (encoder: the base model above).")
@@ -459,7 +478,7 @@ def _seeds_table(task, metrics: dict[str, Any], seed: Any, seed_runs: list[dict]
             vals = [p[split][name] for p in per_run if split in p and name in p[split]]
             if len(vals) >= 2:
                 mean_std = f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}"
-                rows.append([split, METRIC_DISPLAY.get(name, name), mean_std, len(vals)])
+                rows.append([split, _display(task, name), mean_std, len(vals)])
     return (f"### Over {len(runs)} seeds ({', '.join(map(str, seeds))})\n\nMean ± sample standard deviation; "
             "this repository holds the checkpoint of seed " + f"{seed}.\n\n"
             + _table(["split", "metric", "mean ± std", "runs"], rows))
@@ -642,7 +661,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         license=license,
         library_name="peft" if adapter_only else "transformers",
         pipeline_tag=the_task.pipeline_tag,
-        metrics=list(dict.fromkeys(HUB_METRIC_TYPES.get(m, m) for m in the_task.metric_names)),
+        metrics=list(dict.fromkeys(the_task.metric_spec(m).hub_id for m in the_task.metric_names)),
         tags=list(dict.fromkeys(["bert", "hf_bert_tasks", the_task.name, the_task.pipeline_tag, *(tags or [])])),
         eval_results=eval_results or None,
     )
@@ -651,7 +670,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     base_text = f"[`{base}`](https://huggingface.co/{base})" if base else "a local checkpoint"
     summary = (f"{the_task.description}. This model is {base_text} fine-tuned on {dataset_display_name(the_task)} "
                f"(`{dataset.get('id')}`" + (f", config `{dataset.get('config')}`" if dataset.get("config") else "")
-               + ")" + (f"; {METRIC_DISPLAY.get(the_task.primary_metric, the_task.primary_metric)} on "
+               + ")" + (f"; {_display(the_task, the_task.primary_metric)} on "
                         f"{the_task.eval_splits[0]}: **{primary:.4f}**" if primary is not None else "")
                + f". Base model: {base_source}.")
     data_lines = [f"Dataset: `{dataset.get('id')}`" + (f" (config `{dataset.get('config')}`)" if dataset.get("config") else "")
@@ -667,7 +686,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         template_path=template_path("finetuned"),
         title=f"{name.split('/')[-1]}: BERT fine-tuned on {the_task.name}",
         summary=summary,
-        results_table=_results_table(the_task, per_split),
+        results_table=_results_table(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True)),
         paper_table=_paper_table(the_task, metrics),
         seeds_table=(_lr_grid_section(the_task, output_dir) if not seed_runs else "")
         or _seeds_table(the_task, metrics, seed, seed_runs),

@@ -5,7 +5,10 @@
         --modes finetune,lora,feature_based --strategies last,concat_last_four,scalar_mix --seeds 1,2,3
 """
 
-from hf_bert_tasks.scripts.compare import main
+import sys
+
+from hf_bert_tasks.cli import run_subcommand
+from hf_bert_tasks.scripts.compare import main  # noqa: F401  (the code path; run_subcommand adds the error boundary)
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_subcommand("compare"))

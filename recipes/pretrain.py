@@ -4,7 +4,10 @@ python recipes/pretrain.py --train_files corpus.txt --preset tiny --max_steps 20
 python recipes/pretrain.py --config recipes/configs/pretrain_tiny.yaml
 """
 
-from hf_bert_tasks.scripts.pretrain import main
+import sys
+
+from hf_bert_tasks.cli import run_subcommand
+from hf_bert_tasks.scripts.pretrain import main  # noqa: F401  (the code path; run_subcommand adds the error boundary)
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_subcommand("pretrain"))

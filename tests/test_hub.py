@@ -61,7 +61,7 @@ CLIENT = textwrap.dedent(r'''
         out["wrong_token"] = str(err)
 
     # 2. push with the CLI, load back by repo id
-    cli.main(["push", dirs["mrpc"], "--repo-id", "org/tiny-mrpc", "--base_model", "google-bert/bert-base-uncased"])
+    cli.main(["push", dirs["mrpc"], "--repo_id", "org/tiny-mrpc", "--base_model", "google-bert/bert-base-uncased"])
     local = AutoModelForSequenceClassification.from_pretrained(dirs["mrpc"]).state_dict()
     remote = AutoModelForSequenceClassification.from_pretrained("org/tiny-mrpc").state_dict()
     out["mrpc_same_keys"] = sorted(local) == sorted(remote)
@@ -78,11 +78,11 @@ CLIENT = textwrap.dedent(r'''
     res = json.load(open(os.path.join(dirs["mrpc2"], "all_results.json")))
     res["eval_f1"] = 0.123456
     json.dump(res, open(os.path.join(dirs["mrpc2"], "all_results.json"), "w"))
-    cli.main(["push", dirs["mrpc2"], "--repo-id", "org/tiny-mrpc", "--base_model", "google-bert/bert-base-uncased"])
+    cli.main(["push", dirs["mrpc2"], "--repo_id", "org/tiny-mrpc", "--base_model", "google-bert/bert-base-uncased"])
     out["repush_card"], _ = card_results("org/tiny-mrpc")
 
     # 4. regression (STS-B): the pipeline returns the raw score
-    cli.main(["push", dirs["stsb"], "--repo-id", "org/tiny-stsb"])
+    cli.main(["push", dirs["stsb"], "--repo_id", "org/tiny-stsb"])
     sts = pipeline_for("org/tiny-stsb")({"text": "anna fixed a clock .", "text_pair": "a clock ."})
     logits = AutoModelForSequenceClassification.from_pretrained(dirs["stsb"])(
         **AutoTokenizer.from_pretrained(dirs["stsb"])("anna fixed a clock .", "a clock .", return_tensors="pt")).logits
@@ -90,12 +90,12 @@ CLIENT = textwrap.dedent(r'''
     out["stsb_card"], _ = card_results("org/tiny-stsb")
 
     # 5. other heads: token classification (aggregated entities), question answering, multiple choice
-    cli.main(["push", dirs["ner"], "--repo-id", "org/tiny-ner", "--task", "conll2003"])
+    cli.main(["push", dirs["ner"], "--repo_id", "org/tiny-ner", "--task", "conll2003"])
     ner = pipeline(model="org/tiny-ner", aggregation_strategy="simple")
     out["ner_task"], out["ner_output_type"] = ner.task, type(ner("anna fixed a clock in york .")).__name__
     out["ner_labels"] = sorted(AutoModelForTokenClassification.from_pretrained("org/tiny-ner").config.label2id)
     out["ner_card"], _ = card_results("org/tiny-ner")
-    cli.main(["push", dirs["qa"], "--repo-id", "org/tiny-qa", "--task", "squad_v1"])
+    cli.main(["push", dirs["qa"], "--repo_id", "org/tiny-qa", "--task", "squad_v1"])
     qa = AutoModelForQuestionAnswering.from_pretrained("org/tiny-qa")
     enc = AutoTokenizer.from_pretrained("org/tiny-qa")("who fixed it ?", "anna fixed a clock .", return_tensors="pt")
     out["qa_start_logits_shape"] = list(qa(**enc).start_logits.shape)
@@ -106,14 +106,14 @@ CLIENT = textwrap.dedent(r'''
     except ValueError as err:
         out["qa_pipeline"] = str(err)
     out["qa_card"], _ = card_results("org/tiny-qa")
-    cli.main(["push", dirs["swag"], "--repo-id", "org/tiny-swag", "--task", "swag"])
+    cli.main(["push", dirs["swag"], "--repo_id", "org/tiny-swag", "--task", "swag"])
     mc = AutoModelForMultipleChoice.from_pretrained("org/tiny-swag")
     ids = torch.ones(1, 4, 6, dtype=torch.long)
     out["swag_logits_shape"] = list(mc(input_ids=ids, attention_mask=torch.ones_like(ids)).logits.shape)
 
     # 5b. a feature-based model (frozen encoder + head, registered Auto classes) and a pretraining checkpoint
     import hf_bert_tasks.feature_based  # noqa: F401  (registers bert_feature_based with the Auto classes)
-    cli.main(["push", dirs["fb"], "--repo-id", "org/tiny-fb", "--task", "rte"])
+    cli.main(["push", dirs["fb"], "--repo_id", "org/tiny-fb", "--task", "rte"])
     fb_remote = AutoModelForSequenceClassification.from_pretrained("org/tiny-fb").eval()
     fb_local = AutoModelForSequenceClassification.from_pretrained(dirs["fb"]).eval()
     enc = AutoTokenizer.from_pretrained("org/tiny-fb")("anna fixed a clock .", "a clock .", return_tensors="pt")
@@ -121,13 +121,13 @@ CLIENT = textwrap.dedent(r'''
     out["fb_same_logits"] = bool(torch.equal(fb_remote(**enc).logits, fb_local(**enc).logits))
     out["fb_card_data"] = ModelCard.load("org/tiny-fb").data.to_dict()
     out["fb_card_text"] = ModelCard.load("org/tiny-fb").text
-    cli.main(["push", dirs["pretrained"], "--repo-id", "org/tiny-pretrained"])
+    cli.main(["push", dirs["pretrained"], "--repo_id", "org/tiny-pretrained"])
     fill = pipeline_for("org/tiny-pretrained")
     out["pretrained_task"], out["pretrained_top"] = fill.task, len(fill("anna fixed a [MASK] ."))
     out["pretrained_card"], _ = card_results("org/tiny-pretrained")
 
     # 6. private repo: created private, unreadable without the token
-    cli.main(["push", dirs["stsb"], "--repo-id", "org/private-stsb", "--private"])
+    cli.main(["push", dirs["stsb"], "--repo_id", "org/private-stsb", "--private"])
     out["private_flag"] = HfApi().model_info("org/private-stsb").private
     try:  # --private onto an existing public repo is refused before any upload
         push_output_dir(dirs["stsb"], "org/tiny-stsb", private=True)
@@ -141,7 +141,7 @@ CLIENT = textwrap.dedent(r'''
         out["private_anonymous"] = type(err).__name__
 
     # 7. a revision (branch): weights on the branch, main untouched
-    cli.main(["push", dirs["mrpc"], "--repo-id", "org/rev", "--revision", "seed-1"])
+    cli.main(["push", dirs["mrpc"], "--repo_id", "org/rev", "--revision", "seed-1"])
     out["rev_branch_files"] = sorted(HfApi().list_repo_files("org/rev", revision="seed-1"))
     out["rev_main_files"] = sorted(HfApi().list_repo_files("org/rev"))
     m = AutoModelForSequenceClassification.from_pretrained("org/rev", revision="seed-1")

@@ -43,11 +43,13 @@ def test_cola_reports_matthews_correlation():
 
 
 def test_conll_entity_metrics_on_dev_and_test_plus_per_type_extras():
-    got = _results("conll2003", {"eval_f1": 0.9, "eval_precision": 0.89, "eval_recall": 0.91, "eval_accuracy": 0.98,
-                                 "eval_LOC_f1": 0.93, "eval_f1_test": 0.85, "eval_accuracy_test": 0.97})
-    assert got == [("validation", "f1", 0.9), ("validation", "precision", 0.89), ("validation", "recall", 0.91),
-                   ("validation", "accuracy", 0.98), ("validation", "LOC_f1", 0.93),
-                   ("test", "f1", 0.85), ("test", "accuracy", 0.97)]
+    got = [(r.dataset_split, r.metric_type, r.metric_config, r.metric_value) for r in mc.eval_results_from_metrics(
+        get_task("conll2003"), {"eval_f1": 0.9, "eval_precision": 0.89, "eval_recall": 0.91, "eval_accuracy": 0.98,
+                                "eval_LOC_f1": 0.93, "eval_f1_test": 0.85, "eval_accuracy_test": 0.97})]
+    # per-type F1 is the Hub's "f1" told apart by metric_config (the entity type), not an invented id "LOC_f1"
+    assert got == [("validation", "f1", None, 0.9), ("validation", "precision", None, 0.89),
+                   ("validation", "recall", None, 0.91), ("validation", "accuracy", None, 0.98),
+                   ("validation", "f1", "LOC", 0.93), ("test", "f1", None, 0.85), ("test", "accuracy", None, 0.97)]
 
 
 def test_squad_keeps_exact_match_and_f1_on_the_0_100_scale():
@@ -252,7 +254,7 @@ def test_packaged_templates_are_copies_of_model_cards(tmp_path):
 def test_push_dry_run_prints_the_card_and_files(mrpc_run, capsys):
     from hf_bert_tasks.scripts import push
 
-    assert push.main([mrpc_run, "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
+    assert push.main([mrpc_run, "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
     printed = capsys.readouterr().out
     assert "model-index:" in printed and "files to push: all_results.json, config.json, model.safetensors" in printed
 
@@ -261,4 +263,4 @@ def test_push_rejects_a_malformed_repo_id(mrpc_run):
     from hf_bert_tasks.scripts import push
 
     with pytest.raises(ValueError, match="expected 'org/name'"):
-        push.main([mrpc_run, "--repo-id", "no-namespace", "--dry-run"])
+        push.main([mrpc_run, "--repo_id", "no-namespace", "--dry_run"])

@@ -17,9 +17,9 @@ for spec in "$@"; do
   IFS='=' read -r name dir task <<< "$spec"
   t0=$(date +%s)
   if [ "$task" = pretrain ]; then
-    .venv/bin/hf-bert-tasks push "$dir" --repo-id hf-bert-tasks/$name 2>&1 | grep -v httpx2
+    .venv/bin/hf-bert-tasks push "$dir" --repo_id hf-bert-tasks/$name 2>&1 | grep -v httpx2
   else
-    .venv/bin/hf-bert-tasks push "$dir" --repo-id hf-bert-tasks/$name --task $task \
+    .venv/bin/hf-bert-tasks push "$dir" --repo_id hf-bert-tasks/$name --task $task \
         --base_model sentence-transformers/all-MiniLM-L6-v2 2>&1 | grep -v httpx2
   fi
   echo "push $name wall_s=$(( $(date +%s) - t0 ))"

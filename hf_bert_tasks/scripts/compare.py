@@ -9,10 +9,14 @@ layer, so the frozen encoder runs once per split for all strategies.
         --model_name_or_path bert-base-cased --output_dir runs/compare/conll2003 \\
         --modes finetune,lora,feature_based \\
         --strategies embeddings,second_to_last,last,sum_last_four,concat_last_four,sum_all,scalar_mix \\
-        --seeds 1,2,3 --feature_based_args "--num_train_epochs 10" --finetune_args "--num_train_epochs 3"
+        --seeds 1,2,3 --feature_based_args "{num_train_epochs: 10, learning_rate: 1e-3}" \
+        --finetune_args finetune_arm.yaml   # a file holding e.g. "num_train_epochs: 3"
 
-Any other flag (``--max_train_samples 2000``, ``--max_seq_length 128`` …) goes to every run; ``--<mode>_args "..."``
-only to that mode's runs. ``--reuse finetune=runs/real/mrpc`` takes a finished run's ``all_results.json`` instead of
+Any other flag (``--max_train_samples 2000``, ``--max_seq_length 128`` …) goes to every run; ``--<mode>_args``
+only to that mode's runs: a YAML/JSON file or an inline YAML mapping of fine-tune flag names (without ``--``) to
+values. Every arm's flags are parsed and checked by the fine-tune recipe's own parser before the first run starts,
+so an unknown flag or a bad value in any arm is an error at once, naming the arm and the flag. (A string of flags,
+``"--num_train_epochs 3"``, the form of earlier releases, still works with a deprecation note.) ``--reuse finetune=runs/real/mrpc`` takes a finished run's ``all_results.json`` instead of
 running that configuration (marked "reused" in the report). Finished runs in ``output_dir`` are reused too, so an
 interrupted comparison resumes where it stopped (``--rerun`` runs them again).
 
@@ -29,6 +33,8 @@ import shlex
 import statistics
 import textwrap
 import time
+
+from ..cli import ArgumentParser, warn_deprecated_flag
 
 MODES = ("finetune", "lora", "feature_based")
 
@@ -88,6 +94,90 @@ def summarize(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
+def run_flags(config: dict, seed: int, args, extra: list[str], out: str) -> list[str]:
+    """The fine-tune recipe's flags for one configuration and seed: the common ones, ``extra`` (every run), then the
+    arm's own (``args.arm_flags[mode]``), so an arm's value wins over a common one. Progress bars stay on."""
+    flags = ["--task", args.task, "--model_name_or_path", args.model_name_or_path, "--output_dir", out,
+             "--seed", str(seed), "--mode", config["mode"], "--do_train", "--do_eval", "--save_strategy", "no",
+             "--overwrite_output_dir", "--report_to", "none"]
+    if args.data_dir:
+        flags += ["--data_dir", args.data_dir]
+    if config["strategy"]:
+        flags += ["--feature_strategy", config["strategy"], "--feature_cache_layers", "all",
+                  "--feature_cache_dir", os.path.join(args.output_dir, "feature_cache")]
+    return flags + extra + args.arm_flags.get(config["mode"], [])
+
+
+def arm_settings_to_flags(text: str, option: str) -> list[str]:
+    """``--<mode>_args`` value -> fine-tune flags. ``text`` is a YAML/JSON file path, an inline YAML mapping
+    (``"{num_train_epochs: 3, learning_rate: 1e-3}"``) or, deprecated, a string of flags (``"--num_train_epochs 3"``).
+
+    Mapping values: ``true``/``false`` -> ``--flag true|false``, a list -> ``--flag a b``, ``null`` -> left out.
+
+    Raises:
+        ValueError: the file or the YAML cannot be read, or it is not a mapping of flag names to plain values
+            (names ``option``).
+    """
+    import yaml
+
+    text = (text or "").strip()
+    if not text:
+        return []
+    if text.startswith("-"):
+        warn_deprecated_flag(f"{option} '--flag value ...'", f"{option} '{{flag: value, ...}}' (YAML)")
+        return shlex.split(text)
+    source = text
+    if os.path.isfile(text):
+        with open(text, encoding="utf-8") as f:
+            text = f.read()
+    elif text.endswith((".yaml", ".yml", ".json")):
+        raise FileNotFoundError(f"{option} {source}: no such file")
+    try:
+        values = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ValueError(f"{option} {source!r}: not valid YAML ({' '.join(str(err).split())})") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"{option} {source!r}: expected a YAML mapping of fine-tune flags to values, e.g. "
+                         f"'{{num_train_epochs: 3, learning_rate: 1e-3}}'")
+    flags = []
+    for key, value in values.items():
+        name = str(key).lstrip("-")
+        if isinstance(value, dict):
+            raise ValueError(f"{option} {source!r}: {name}: expected a plain value or a list, got a mapping")
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            flags += [f"--{name}", str(value).lower()]
+        elif isinstance(value, list):
+            flags += [f"--{name}", *map(str, value)]
+        else:
+            flags += [f"--{name}", str(value)]
+    return flags
+
+
+def validate_arms(args, extra: list[str]) -> None:
+    """Parse every configuration's flags with the fine-tune recipe's parser (dataclass checks included) before
+    anything runs; the first error names the arm and the flag.
+
+    Raises:
+        ValueError: ``compare: arm 'lora' (--lora_args / the common flags): <the parser's message>``.
+    """
+    from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+
+    reused = dict(args.reuse_map)
+    seed = parse_list(args.seeds, int)[0]
+    for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
+        if config["label"] in reused:
+            continue
+        out = os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
+        try:
+            parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
+                       run_flags(config, seed, args, extra, out), prog="hf-bert-tasks finetune")
+        except ValueError as err:
+            where = f"--{config['mode']}_args or the flags common to every arm"
+            raise ValueError(f"compare: arm {config['label']!r} ({where}): {err}") from err
+
+
 def run_one(config: dict, seed: int, args, extra: list[str]) -> dict:
     """Run (or reuse) one configuration with one seed; returns its record (metric, wall seconds, folder)."""
     from ..arguments import output_dir_is_finished
@@ -109,15 +199,7 @@ def run_one(config: dict, seed: int, args, extra: list[str]) -> dict:
         with open(timing, encoding="utf-8") as f:
             wall = json.load(f)["wall_seconds"]
         return {"seed": seed, "output_dir": out, "reused": False, "results": results, "wall_seconds": wall}
-    flags = ["--task", args.task, "--model_name_or_path", args.model_name_or_path, "--output_dir", out,
-             "--seed", str(seed), "--mode", config["mode"], "--do_train", "--do_eval", "--save_strategy", "no",
-             "--overwrite_output_dir", "--disable_tqdm", "true", "--report_to", "none"]
-    if args.data_dir:
-        flags += ["--data_dir", args.data_dir]
-    if config["strategy"]:
-        flags += ["--feature_strategy", config["strategy"], "--feature_cache_layers", "all",
-                  "--feature_cache_dir", os.path.join(args.output_dir, "feature_cache")]
-    flags += extra + shlex.split(getattr(args, f"{config['mode']}_args") or "")
+    flags = run_flags(config, seed, args, extra, out)
     started = time.time()
     results = finetune.main(flags)
     wall = time.time() - started
@@ -139,7 +221,9 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     paths = {k: os.path.join(output_dir, f"comparison.{k}") for k in ("md", "json", "png")}
     with open(paths["json"], "w", encoding="utf-8") as f:
         json.dump({"task": task.name, "metric": key, "title": title, "rows": rows}, f, indent=2, default=str)
-    lines = [f"# {title}", "", f"Task `{task.name}`, dev `{key}` x100, mean ± sample std over seeds; wall time per run "
+    display = task.metric_spec(key).display
+    lines = [f"# {title}", "", f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale, mean ± sample std "
+             "over seeds; wall time per run "
              "(seconds, mean; feature-based runs include building or reading the feature cache).", "",
              f"| System | Paper | Ours ({key}) | seeds | wall s |", "|---|---:|---:|---:|---:|"]
     section = None
@@ -172,7 +256,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     values = [r["mean"] for r in rows if r["mean"] is not None] + [p for p, _ in paper_pts]
     low = min(values) if values else 0.0
     ax.set_xlim(max(0.0, low - 10), 100)
-    ax.set_xlabel(f"dev {key} (x100)")
+    ax.set_xlabel(f"dev {display} (0-100)")
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
@@ -187,6 +271,7 @@ def run_compare(args, extra: list[str]) -> dict:
 
     task = get_task(args.task)
     key = f"eval_{task.primary_metric}"
+    spec = task.metric_spec(task.primary_metric)
     rows = []
     for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
         runs = []
@@ -195,7 +280,8 @@ def run_compare(args, extra: list[str]) -> dict:
             runs.append(record)
             if record["reused"]:
                 break
-        values = [100 * float(r["results"][key]) for r in runs if key in r["results"]]
+        # on the paper's 0-100 scale, from the task's declaration (SQuAD is already 0-100, GLUE/CoNLL are 0-1)
+        values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
         paper, source = paper_number(task, config)
@@ -211,21 +297,26 @@ def run_compare(args, extra: list[str]) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hf-bert-tasks compare", description=__doc__.split("\n")[0])
-    parser.add_argument("--task", required=True)
-    parser.add_argument("--model_name_or_path", required=True)
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--data_dir", default=None)
-    parser.add_argument("--modes", default="finetune,lora,feature_based")
-    parser.add_argument("--strategies", default="concat_last_four")
-    parser.add_argument("--seeds", default="1")
-    parser.add_argument("--title", default=None)
+    """The ``compare`` flags (argparse; other flags go to every fine-tune run; errors raise ``UsageError``)."""
+    parser = ArgumentParser(prog="hf-bert-tasks compare", description=__doc__.split("\n")[0],
+                            epilog="Any other flag of `hf-bert-tasks finetune` is passed to every run.")
+    parser.add_argument("--task", required=True, help="registered task (`hf-bert-tasks tasks`)")
+    parser.add_argument("--model_name_or_path", required=True, help="checkpoint every arm starts from")
+    parser.add_argument("--output_dir", required=True, help="one sub-folder per arm and seed, plus the report")
+    parser.add_argument("--data_dir", default=None, help="folder with the task's original files; else the Hub")
+    parser.add_argument("--modes", default="finetune,lora,feature_based", help="comma-separated: " + ",".join(MODES))
+    parser.add_argument("--strategies", default="concat_last_four",
+                        help="comma-separated feature_based layer strategies (paper Table 7)")
+    parser.add_argument("--seeds", default="1", help="comma-separated seeds; each arm runs once per seed")
+    parser.add_argument("--title", default=None, help="title of the report and chart")
     parser.add_argument("--rerun", action="store_true",
                         help="run every configuration again even if output_dir holds its finished run")
     parser.add_argument("--reuse", action="append", default=[],
                         help="label=DIR: take DIR/all_results.json for that configuration instead of running it")
     for mode in MODES:
-        parser.add_argument(f"--{mode}_args", default="", help=f"extra flags for the {mode} runs only (one string)")
+        parser.add_argument(f"--{mode}_args", default="", metavar="YAML",
+                            help=f"settings of the {mode} runs only: a YAML/JSON file or an inline YAML mapping "
+                                 "such as '{num_train_epochs: 3, learning_rate: 1e-3}'")
     return parser
 
 
@@ -234,6 +325,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
+    args.arm_flags = {mode: arm_settings_to_flags(getattr(args, f"{mode}_args"), f"--{mode}_args") for mode in MODES}
     args.reuse_map = []
     for item in args.reuse:
         if "=" not in item:
@@ -242,6 +334,7 @@ def main(argv: list[str] | None = None) -> dict:
         if not os.path.isfile(os.path.join(path, "all_results.json")):
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map.append((label, path))
+    validate_arms(args, extra)  # every arm's flags, before the first run starts
     summary = run_compare(args, extra)
     with open(summary["paths"]["md"], encoding="utf-8") as f:
         print(f.read())
@@ -260,13 +353,17 @@ def quickstart_comparison(model_dir: str, output_dir: str, seed: int = 42) -> di
         "--output_dir", output_dir, "--rerun", "--modes", "finetune,lora,feature_based",
         "--strategies", "last,concat_last_four,scalar_mix", "--seeds", str(seed),
         "--title", "Quickstart: SST-2 sample, tiny BERT",
-        "--finetune_args", "--num_train_epochs 3 --learning_rate 1e-3",
-        "--lora_args", "--num_train_epochs 3 --learning_rate 3e-3",
-        "--feature_based_args", "--num_train_epochs 20 --learning_rate 3e-3",
+        "--finetune_args", "{num_train_epochs: 3, learning_rate: 1e-3}",
+        "--lora_args", "{num_train_epochs: 3, learning_rate: 3e-3}",
+        "--feature_based_args", "{num_train_epochs: 20, learning_rate: 3e-3}",
         "--logging_steps", "50", "--eval_strategy", "no",
     ])
     return {row["name"]: row["mean"] for row in summary["rows"]}
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from ..cli import run_subcommand
+
+    sys.exit(run_subcommand("compare"))

@@ -11,24 +11,39 @@ Original GLUE files on disk, offline:
         --model_name_or_path path/to/bert --output_dir runs/mrpc
 
 From a YAML config (command-line flags override it): ``hf-bert-tasks finetune --config recipes/configs/mrpc.yaml``.
-Without ``--do_train/--do_eval/--do_predict`` every available split is used.
+Without ``--do_train/--do_eval/--do_predict`` every available split is used. Under ``torchrun`` only the main
+process logs INFO and prints the metrics.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
+
+PROG = "hf-bert-tasks finetune"
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    """Parse ``argv`` (the flags above), run the recipe, print the eval metrics; returns every metric.
+
+    Raises:
+        ValueError: bad flags or data (``docs/bad_inputs.md``); the CLI prints it as one ``error:`` line.
+    """
+    from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args, setup_process_logging
     from ..finetuning import run_finetune
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    model_args, data_args, training_args = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv)
+    model_args, data_args, training_args = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog=PROG
+    )
+    setup_process_logging(training_args)
     metrics = run_finetune(model_args, data_args, training_args)
-    print({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k.startswith("eval_")})
+    if training_args.should_log:
+        print({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k.startswith("eval_")})
     return metrics
 
 
 if __name__ == "__main__":
-    main()
+    from ..cli import run_subcommand
+
+    sys.exit(run_subcommand("finetune"))

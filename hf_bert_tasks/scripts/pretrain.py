@@ -34,23 +34,27 @@ import logging
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from ..arguments import parse_args
+    from ..arguments import parse_args, setup_process_logging
     from ..pretraining import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments, run_pretrain
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = parse_args(
-        (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv
+        (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv, prog="hf-bert-tasks pretrain"
     )
+    setup_process_logging(training_args)
     summary = run_pretrain(model_args, data_args, training_args)
-    print(
-        {
+    if training_args.should_log:
+        print({
             "steps": summary["steps"],
             "final_mlm_accuracy": summary["final_mlm_accuracy"],
             "final_nsp_accuracy": summary["final_nsp_accuracy"],
-        }
-    )
+        })
     return summary
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from ..cli import run_subcommand
+
+    sys.exit(run_subcommand("pretrain"))

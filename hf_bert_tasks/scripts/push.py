@@ -1,14 +1,16 @@
 """Push a finished run to the Hub with a full model card (``hf-bert-tasks push``).
 
-    hf-bert-tasks push runs/mrpc --repo-id my-org/bert-base-mrpc
-    hf-bert-tasks push runs/mrpc --repo-id my-org/bert-base-mrpc --private --revision seed-42
-    hf-bert-tasks push runs/mrpc --repo-id my-org/bert-base-mrpc --base_model bert-base-uncased --dry-run
+    hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc
+    hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --private --revision seed-42
+    hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --base_model bert-base-uncased --dry_run
 
 Uploads weights (safetensors), tokenizer, config, the generated card (``README.md``: ``model-index`` with every
 metric of the task), ``all_results.json``, predictions, ``run_info.json`` and a comparison report/chart when present,
 in one commit. Pushing again replaces the card's eval results in place (one entry per metric). The token comes from
 ``HF_TOKEN`` or ``huggingface-cli login``; it is never printed. ``--dry-run`` prints the card and the file list and
-makes no network call. A failed push exits with status 1, prints why, and leaves OUTPUT_DIR untouched.
+makes no network call. A failed push exits with status 1, prints why, and leaves OUTPUT_DIR untouched. Flags use
+underscores, as every other flag of the package; the dashed spellings of earlier releases (``--repo-id``,
+``--dry-run``, ``--base-model``, ``--seed-runs``, ``--commit-message``) still work and print a deprecation note.
 """
 
 from __future__ import annotations
@@ -19,30 +21,32 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hf-bert-tasks push", description=__doc__.splitlines()[0])
+    """The ``push`` flags (argparse; errors raise :class:`hf_bert_tasks.cli.UsageError`)."""
+    from ..cli import ArgumentParser, add_flag
+
+    parser = ArgumentParser(prog="hf-bert-tasks push", description=__doc__.splitlines()[0])
     parser.add_argument("output_dir", help="a finished fine-tuning or pretraining output dir")
-    parser.add_argument("--repo-id", "--repo_id", dest="repo_id", required=True, help="org/name on the Hub")
+    add_flag(parser, "repo_id", required=True, metavar="ORG/NAME", help="the Hub repository to push to")
     parser.add_argument("--private", action="store_true", help="create the repo private (new repos only)")
     parser.add_argument("--revision", default=None, help="branch to push to (created from main if missing)")
     parser.add_argument("--task", default=None, help="registered task (default: from run_info.json / config labels)")
-    parser.add_argument("--base_model", "--base-model", dest="base_model", default=None,
-                        help="Hub id of the checkpoint the run started from (when it was a local folder)")
-    parser.add_argument("--seed_runs", "--seed-runs", dest="seed_runs", nargs="*", default=None,
-                        help="output dirs of the same configuration with other seeds (mean ± std on the card)")
+    add_flag(parser, "base_model", default=None,
+             help="Hub id of the checkpoint the run started from (when it was a local folder)")
+    add_flag(parser, "seed_runs", nargs="*", default=None,
+             help="output dirs of the same configuration with other seeds (mean ± std on the card)")
     parser.add_argument("--license", default="apache-2.0", help="license of the card (default apache-2.0)")
-    parser.add_argument("--commit-message", "--commit_message", dest="commit_message", default=None)
-    parser.add_argument("--dry-run", "--dry_run", dest="dry_run", action="store_true",
-                        help="print the card and the files that would be pushed; no network call")
+    add_flag(parser, "commit_message", default=None, help="commit message (default: a summary of the run)")
+    add_flag(parser, "dry_run", flag=True, help="print the card and the files that would be pushed; no network call")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv``, build the card, push (or print it with ``--dry-run``). Returns the exit status."""
+    args = build_parser().parse_args(argv)  # before the heavy imports: --help and usage errors answer at once
     from ..hub import HubPushError, check_repo_id, files_to_push, push_output_dir
     from ..model_card import build_card, load_seed_runs
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    args = build_parser().parse_args(argv)
     check_repo_id(args.repo_id)
     card_kwargs = {"task": args.task, "base_model": args.base_model, "license": args.license}
     if args.seed_runs:
@@ -65,4 +69,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..cli import run_subcommand
+
+    sys.exit(run_subcommand("push"))

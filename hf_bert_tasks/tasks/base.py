@@ -36,6 +36,66 @@ PROBLEM_TYPES = (
 )
 
 
+#: Trainer's ``eval_*`` keys that are bookkeeping, not scores of the task (``eval_loss`` is the training loss on
+#: the split, not a task metric): never declared by a task, never in ``model-index``.
+TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "samples", "epoch",
+                "model_preparation_time", "jit_compilation_time", "total_flos")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One number a task's evaluation returns, declared by the task (cards, ``model-index``, reports and plots read
+    this instead of guessing from names or values).
+
+    Attributes:
+        key: the key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``,
+            ``"PER_number"``).
+        hub_id: the Hub's metric id for ``model-index`` ``metric_type`` (``"accuracy"``, ``"f1"``, ``"pearsonr"``,
+            ``"spearmanr"``, ``"matthews_correlation"``, ``"exact_match"``, ``"precision"``, ``"recall"``); ``None``
+            for a number that is not a metric.
+        display: the name shown on cards and reports (``"Exact match"``).
+        scale: the value of a perfect score as the task computes it: ``1.0`` (GLUE, SWAG, CoNLL via seqeval; a
+            correlation in [-1, 1]) or ``100.0`` (SQuAD, as the official scripts). Reports show
+            :meth:`to_percent`, i.e. the paper's x100 scale, whatever the value (a SQuAD EM of 0.8 stays 0.8).
+        higher_is_better: the direction used to choose among runs.
+        is_metric: ``False`` for numbers that are reported but are not scores: thresholds (SQuAD v2's
+            ``null_score_diff_threshold`` / ``best_f1_thresh``) and counts (CoNLL ``<TYPE>_number``). They stay in
+            ``all_results.json`` and never reach ``model-index``.
+        config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
+            ``"NoAns"``, ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
+
+    Raises:
+        ValueError: a ``scale`` other than 1 or 100, or a metric without a Hub id.
+    """
+
+    key: str
+    hub_id: str | None
+    display: str
+    scale: float = 1.0
+    higher_is_better: bool = True
+    is_metric: bool = True
+    config: str | None = None
+
+    def __post_init__(self):
+        if self.scale not in (1.0, 100.0):
+            raise ValueError(f"metric {self.key!r}: scale {self.scale!r}; expected 1.0 (values in [0, 1]) or 100.0")
+        if self.is_metric and not self.hub_id:
+            raise ValueError(f"metric {self.key!r}: a metric needs a Hub metric id (hub_id)")
+
+    def to_percent(self, value: float) -> float:
+        """``value`` on the 0-100 scale of the paper's tables: x100 for a 0-1 metric, unchanged for a 0-100 one."""
+        return float(value) * (100.0 / self.scale)
+
+    def to_unit(self, value: float) -> float:
+        """``value`` on the 0-1 scale: /100 for a 0-100 metric, unchanged for a 0-1 one."""
+        return float(value) / self.scale
+
+
+def not_a_metric(key: str, display: str) -> MetricSpec:
+    """Declaration of a reported number that is not a score (a threshold or a count)."""
+    return MetricSpec(key, None, display, is_metric=False)
+
+
 @dataclass
 class PaperDefaults:
     """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
@@ -77,6 +137,9 @@ class Task(abc.ABC):
         paper_source: where :attr:`paper_results` come from (``"Table 1, GLUE test server"``).
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
         metric_suffixes: extra eval split -> suffix of its metric keys (MNLI ``validation_mismatched`` -> ``"_mm"``).
+        metrics: the declaration of every number :meth:`evaluate` can return besides Trainer's bookkeeping
+            (:data:`TRAINER_KEYS`), one :class:`MetricSpec` each: metrics and the thresholds/counts that are not.
+            Every name of :attr:`metric_names` is declared (checked by ``register_task``).
     """
 
     name: str
@@ -99,6 +162,7 @@ class Task(abc.ABC):
     paper_source: str = ""
     local_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     metric_suffixes: dict[str, str] = field(default_factory=dict)
+    metrics: tuple[MetricSpec, ...] = ()
 
     # ------------------------------------------------------------------ data
     def read_local(self, data_dir: str) -> "datasets.DatasetDict":  # noqa: F821
@@ -245,6 +309,10 @@ class Task(abc.ABC):
             return ""
         return self.metric_suffixes.get(split, f"_{split}")
 
+    def metric_spec(self, key: str) -> MetricSpec | None:
+        """The declared :class:`MetricSpec` of ``key`` (no ``eval_`` prefix or split suffix), else ``None``."""
+        return next((m for m in self.metrics if m.key == key), None)
+
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Evaluate ``trainer``'s model on one preprocessed split; returns Trainer-style ``eval_*`` metrics.
 
@@ -317,6 +385,7 @@ class Task(abc.ABC):
             "text_columns": list(self.text_columns),
             "label_names": list(self.label_names) if self.label_names else None,
             "metrics": list(self.metric_names),
+            "metric_declarations": [dict(vars(m)) for m in self.metrics],
             "primary_metric": self.primary_metric,
             "model_head": self.model_head,
             "pipeline_tag": self.pipeline_tag,

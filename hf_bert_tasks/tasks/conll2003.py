@@ -37,7 +37,7 @@ import numpy as np
 from .. import ner
 from ..io import _decode_lines
 from . import register_task
-from .base import PaperDefaults, Task, write_json
+from .base import MetricSpec, PaperDefaults, Task, not_a_metric, write_json
 
 logger = logging.getLogger(__name__)
 
@@ -321,6 +321,23 @@ class Conll2003Task(Task):
         return [path]
 
 
+#: Everything ``Conll2003Task.evaluate`` reports (seqeval, 0-1): strict-IOB2 overall scores, word accuracy,
+#: per-type scores (``metric_config`` = the type), conlleval-mode scores, and per-type gold entity counts (not metrics).
+CONLL_METRICS = (
+    MetricSpec("f1", "f1", "F1"),
+    MetricSpec("precision", "precision", "Precision"),
+    MetricSpec("recall", "recall", "Recall"),
+    MetricSpec("accuracy", "accuracy", "Accuracy (words)"),
+    *(MetricSpec(f"conlleval_{k}", k, f"{k.capitalize() if k != 'f1' else 'F1'} (conlleval)", config="conlleval")
+      for k in ("precision", "recall", "f1")),
+    *(spec for t in ENTITY_TYPES for spec in (
+        MetricSpec(f"{t}_precision", "precision", f"{t} precision", config=t),
+        MetricSpec(f"{t}_recall", "recall", f"{t} recall", config=t),
+        MetricSpec(f"{t}_f1", "f1", f"{t} F1", config=t),
+        not_a_metric(f"{t}_number", f"{t} gold entities (count)"),
+    )),
+)
+
 CONLL2003 = register_task(
     Conll2003Task(
         name="conll2003",
@@ -333,6 +350,7 @@ CONLL2003 = register_task(
         label_column="ner_tags",
         metric_names=("f1", "precision", "recall", "accuracy"),
         primary_metric="f1",
+        metrics=CONLL_METRICS,
         model_head="AutoModelForTokenClassification",
         pipeline_tag="token-classification",
         eval_splits=("validation", "test"),

@@ -19,7 +19,7 @@ import numpy as np
 from .. import metrics as M
 from ..io import read_jsonl, read_tsv
 from . import register_task
-from .base import PaperDefaults, Task
+from .base import MetricSpec, PaperDefaults, Task
 
 logger = logging.getLogger(__name__)
 
@@ -223,6 +223,16 @@ _PAIR = ("sentence1", "sentence2")
 _GLUE_FILES = {"train": ("train.tsv",), "validation": ("dev.tsv",), "test": ("test.tsv",)}
 
 
+#: GLUE metric declarations (values as computed by ``metrics.py``, 0-1; correlations in [-1, 1]).
+GLUE_METRICS = {
+    "accuracy": MetricSpec("accuracy", "accuracy", "Accuracy"),
+    "f1": MetricSpec("f1", "f1", "F1"),
+    "matthews_correlation": MetricSpec("matthews_correlation", "matthews_correlation", "Matthews correlation"),
+    "pearson": MetricSpec("pearson", "pearsonr", "Pearson"),
+    "spearmanr": MetricSpec("spearmanr", "spearmanr", "Spearman"),
+}
+
+
 def _glue(name, config, description, text_columns, label_names, metric_names, primary, paper, **kw) -> GlueTask:
     raw_map = kw.pop("raw_label_map", "ids")
     if raw_map == "ids" and label_names:
@@ -240,6 +250,7 @@ def _glue(name, config, description, text_columns, label_names, metric_names, pr
             label_names=label_names,
             metric_names=metric_names,
             primary_metric=primary,
+            metrics=tuple(GLUE_METRICS[m] for m in metric_names),
             model_head="AutoModelForSequenceClassification",
             pipeline_tag="text-classification",
             paper_defaults=PaperDefaults(),

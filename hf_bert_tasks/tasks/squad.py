@@ -35,7 +35,7 @@ import numpy as np
 from .. import qa
 from .. import squad_metrics as SM
 from . import register_task
-from .base import PaperDefaults, Task, write_json
+from .base import MetricSpec, PaperDefaults, Task, not_a_metric, write_json
 
 
 @dataclass
@@ -350,12 +350,26 @@ _V2_METRICS = (
     "exact_match",
     "best_f1",
     "best_exact_match",
-    "best_f1_thresh",
-    "best_exact_match_thresh",
     "HasAns_f1",
     "HasAns_exact_match",
     "NoAns_f1",
     "NoAns_exact_match",
+)
+
+#: SQuAD scores are on 0-100, as the official scripts compute them.
+_V1_SPECS = (MetricSpec("f1", "f1", "F1", scale=100.0), MetricSpec("exact_match", "exact_match", "Exact match", scale=100.0))
+#: v2.0: the scores at the applied threshold, on answerable / unanswerable questions, at the best threshold, and the
+#: thresholds themselves (differences of null and best span scores: not metrics).
+_V2_SPECS = _V1_SPECS + (
+    MetricSpec("best_f1", "f1", "F1 (best threshold)", scale=100.0, config="best threshold"),
+    MetricSpec("best_exact_match", "exact_match", "Exact match (best threshold)", scale=100.0, config="best threshold"),
+    not_a_metric("best_f1_thresh", "Null-score threshold of the best F1"),
+    not_a_metric("best_exact_match_thresh", "Null-score threshold of the best exact match"),
+    not_a_metric("null_score_diff_threshold", "Null-score threshold applied"),
+    MetricSpec("HasAns_f1", "f1", "F1 (answerable)", scale=100.0, config="HasAns"),
+    MetricSpec("HasAns_exact_match", "exact_match", "Exact match (answerable)", scale=100.0, config="HasAns"),
+    MetricSpec("NoAns_f1", "f1", "F1 (unanswerable)", scale=100.0, config="NoAns"),
+    MetricSpec("NoAns_exact_match", "exact_match", "Exact match (unanswerable)", scale=100.0, config="NoAns"),
 )
 
 register_task(
@@ -370,6 +384,7 @@ register_task(
         label_column="answers",
         metric_names=("f1", "exact_match"),
         primary_metric="f1",
+        metrics=_V1_SPECS,
         model_head="AutoModelForQuestionAnswering",
         pipeline_tag="question-answering",
         eval_splits=("validation",),
@@ -403,6 +418,7 @@ register_task(
         label_column="answers",
         metric_names=_V2_METRICS,
         primary_metric="f1",
+        metrics=_V2_SPECS,
         model_head="AutoModelForQuestionAnswering",
         pipeline_tag="question-answering",
         eval_splits=("validation",),

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import metrics as M
 from . import register_task
-from .base import PaperDefaults, Task
+from .base import MetricSpec, PaperDefaults, Task
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
@@ -197,6 +197,7 @@ SWAG = register_task(
         label_names=tuple(str(i) for i in range(NUM_CHOICES)),
         metric_names=("accuracy",),
         primary_metric="accuracy",
+        metrics=(MetricSpec("accuracy", "accuracy", "Accuracy"),),
         model_head="AutoModelForMultipleChoice",
         pipeline_tag="multiple-choice",
         # §4.4: "We fine-tune the model for 3 epochs with a learning rate of 2e-5 and a batch size of 16."
