@@ -319,7 +319,11 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
 
 class CliArgumentParser(HfArgumentParser):
     """``HfArgumentParser`` whose errors are :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2, in
-    the CLI's error boundary) instead of argparse's usage text and ``SystemExit``."""
+    the CLI's error boundary) instead of argparse's usage text and ``SystemExit``. Flags must be spelt in full
+    (``allow_abbrev=False``): a misspelt ``--learning_rat`` is an error, not silently ``--learning_rate``."""
+
+    def __init__(self, dataclass_types, **kwargs):
+        super().__init__(dataclass_types, allow_abbrev=False, **kwargs)
 
     def error(self, message):
         raise UsageError(message)

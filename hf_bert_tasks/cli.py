@@ -89,7 +89,12 @@ class UsageError(ValueError):
 
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` that raises :class:`UsageError` instead of printing usage and exiting, so that
-    :func:`run_subcommand` reports every error the same way."""
+    :func:`run_subcommand` reports every error the same way. No abbreviated flags (``compare --mode`` must not be
+    read as ``--modes``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         raise UsageError(message)
@@ -279,10 +284,12 @@ def build_parser() -> ArgumentParser:
 
 
 def _pop_debug(argv: list[str]) -> bool:
-    """Remove a bare ``--debug`` (no value after it) from ``argv``; TrainingArguments' ``--debug VALUE`` stays."""
+    """Remove our ``--debug`` from ``argv``: any before the subcommand, and a bare one after it (no value follows);
+    TrainingArguments' own ``--debug VALUE`` (``underflow_overflow``) stays for the recipe."""
+    command_at = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
     found = False
     for i in range(len(argv) - 1, -1, -1):
-        if argv[i] == "--debug" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+        if argv[i] == "--debug" and (i < command_at or i + 1 == len(argv) or argv[i + 1].startswith("-")):
             del argv[i]
             found = True
     return found

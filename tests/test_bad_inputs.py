@@ -206,6 +206,28 @@ def config_unknown_key(tmp):
     return lambda: parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), ["--config", path])
 
 
+def _finetune_parse(argv):
+    from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+
+    return lambda: parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv)
+
+
+def cli_unknown_task(tmp):
+    return _finetune_parse(["--task", "mrcp", "--output_dir", str(tmp / "o")])
+
+
+def cli_missing_task(tmp):
+    return _finetune_parse(["--output_dir", str(tmp / "o")])
+
+
+def cli_unknown_flag(tmp):
+    return _finetune_parse(["--task", "mrpc", "--output_dir", str(tmp / "o"), "--learnin_rate", "2e-5"])
+
+
+def cli_bad_value(tmp):
+    return _finetune_parse(["--task", "mrpc", "--output_dir", str(tmp / "o"), "--num_train_epochs", "three"])
+
+
 def lr_grid_not_numbers(tmp):
     from hf_bert_tasks.arguments import FinetuneTrainingArguments
 
@@ -505,6 +527,10 @@ CASES = {
     "data-dir-without-task-files": (data_dir_without_task_files, expect_error(FileNotFoundError, r"none of the mrpc files \['dev\.tsv', 'test\.tsv', 'train\.tsv'\]")),
     "missing-split": (missing_split, expect_error(ValueError, r"--do_eval: task 'mrpc' needs split\(s\) \['validation'\]; the data has \['train'\]")),
     "config-unknown-key": (config_unknown_key, expect_error(ValueError, r"cfg\.yaml: unknown argument\(s\) \['learnin_rate'\]")),
+    "cli-unknown-task": (cli_unknown_task, expect_error(ValueError, r"unknown task 'mrcp' \(did you mean 'mrpc'\?\); known tasks: cola")),
+    "cli-missing-task": (cli_missing_task, expect_error(ValueError, r"--task is required")),
+    "cli-unknown-flag": (cli_unknown_flag, expect_error(ValueError, r"unrecognized arguments: --learnin_rate 2e-5 \(did you mean --learning_rate\?\)")),
+    "cli-bad-value": (cli_bad_value, expect_error(ValueError, r"argument --num_train_epochs.*: invalid float value: 'three'")),
     "lr-grid-not-numbers": (lr_grid_not_numbers, expect_error(ValueError, r"--lr_grid '5e-5,fast': expected comma-separated floats")),
     "mismatched-head": (mismatched_head, expect_error(ValueError, r"mnli-model: its classification head does not fit task 'mrpc' \(2 label\(s\)\); the checkpoint's head has 3")),
     "max-seq-length-over-positions": (max_seq_length_over_positions, expect_error(ValueError, r"--max_seq_length 512 is longer than the 256 position embeddings")),
@@ -552,6 +578,23 @@ def test_bad_input(case, tmp_path, request):
         run()
     for pattern in patterns:
         assert re.search(pattern, str(info.value)), f"{case}: {pattern!r} not in {str(info.value)!r}"
+
+
+@pytest.mark.parametrize("case", [c for c, (_, expected) in CASES.items() if expected != "ok"])
+def test_the_cli_prints_each_documented_error_as_one_line_with_status_2(case, tmp_path, request, capsys):
+    """What a user of ``hf-bert-tasks`` sees for the same error: ``hf-bert-tasks: error: <message>``, exit 2."""
+    from hf_bert_tasks import cli
+
+    build, (_, exc, _) = CASES[case]
+    names = build.__code__.co_varnames[1 : build.__code__.co_argcount]
+    run = build(tmp_path, *(request.getfixturevalue(n) for n in names if n in _FIXTURES))
+    with pytest.raises(exc) as info:
+        run()
+    assert isinstance(info.value, cli.USER_ERRORS)  # caught by the boundary, so no traceback
+    capsys.readouterr()
+    assert cli.report_error(info.value) == 2
+    err = capsys.readouterr().err
+    assert err == f"hf-bert-tasks: error: {' '.join(str(info.value).split())}\n"
 
 
 def test_catalogue_has_at_least_30_cases_and_matches_the_docs():

@@ -1,0 +1,308 @@
+"""``hf-bert-tasks``: subcommands, ``--version``, help text, the error boundary, deprecated spellings, compare arms.
+
+Error cases run the real command in a subprocess where the check needs no model (exit status, the first stderr line,
+no traceback); the ones that need transformers anyway run ``cli.main`` in-process (same boundary, faster). The help
+time is measured by hand for the docs, not asserted; what is asserted is the reason it is fast: answering ``--help``
+imports neither torch nor transformers.
+"""
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from hf_bert_tasks import cli, list_tasks
+from tests.conftest import REPO, SAMPLES
+
+ENV = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
+
+
+def run_cli(*args, script=None):
+    """Run the command line in a fresh interpreter; returns (exit status, stdout, stderr)."""
+    cmd = [sys.executable, script] if script else [sys.executable, "-m", "hf_bert_tasks.cli"]
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def modules_loaded_by(code: str) -> set[str]:
+    """Top-level modules a fresh interpreter has imported after running ``code`` (stdout of ``code`` discarded)."""
+    probe = (f"import contextlib, io, json, sys\ntry:\n    with contextlib.redirect_stdout(io.StringIO()):\n"
+             f"        {code}\nexcept SystemExit:\n    pass\n"
+             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+# ------------------------------------------------------------------------------------------------ lazy imports
+def test_importing_the_cli_imports_neither_torch_nor_transformers():
+    loaded = modules_loaded_by("import hf_bert_tasks.cli")
+    assert not loaded & {"torch", "transformers", "datasets", "accelerate"}
+
+
+@pytest.mark.parametrize("command", ["finetune", "pretrain", "compare", "push"])
+def test_subcommand_help_imports_neither_torch_nor_transformers(command):
+    loaded = modules_loaded_by(f"from hf_bert_tasks import cli; cli.main([{command!r}, '--help'])")
+    assert not loaded & {"torch", "transformers", "datasets", "accelerate"}
+
+
+def test_top_level_help_and_usage_errors_import_nothing_heavy():
+    assert not modules_loaded_by("from hf_bert_tasks import cli; cli.main(['finetune', '--task', 'mrcp'])") & {
+        "torch", "transformers"}
+
+
+# ------------------------------------------------------------------------------------------------ help, version
+def test_version():
+    from hf_bert_tasks import __version__
+
+    code, out, err = run_cli("--version")
+    assert (code, out.strip(), err) == (0, f"hf-bert-tasks {__version__}", "")
+
+
+def test_top_level_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0 and out.startswith("usage: hf-bert-tasks")
+    for name in ("tasks", *cli.SUBCOMMANDS):
+        assert re.search(rf"^ +{name}\b", out, flags=re.M), name
+
+
+def test_finetune_help_names_the_subcommand_lists_config_and_task_choices(capsys):
+    assert cli.main(["finetune", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: hf-bert-tasks finetune --task TASK --output_dir DIR [--config FILE]")
+    assert "--config FILE" in out and "--help_all" in out and "--debug" in out
+    assert "--task {" + ",".join(list_tasks()) + "}" in out
+    assert "--mode {finetune,feature_based,lora}" in out and "--learning_rate LEARNING_RATE" in out
+    assert "TrainingArguments is accepted too" in out
+
+
+def test_pretrain_help_names_the_subcommand(capsys):
+    assert cli.main(["pretrain", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: hf-bert-tasks pretrain --train_files") and "--config FILE" in out
+
+
+def test_push_help_uses_underscores(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["push", "--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: hf-bert-tasks push") and "--repo_id ORG/NAME" in out and "--dry_run" in out
+
+
+def test_help_all_lists_every_trainingarguments_flag(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["finetune", "--help_all"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0 and out.startswith("usage: hf-bert-tasks finetune")
+    for flag in ("--config FILE", "--seed SEED", "--report_to", "--gradient_accumulation_steps", "--lr_grid"):
+        assert flag in out
+
+
+@pytest.mark.parametrize("command", ["finetune", "pretrain"])
+def test_fast_help_fields_are_the_dataclass_fields(command):
+    """The fast help reads the dataclasses' source; it must list exactly what the imported classes declare."""
+    import dataclasses
+    import importlib
+
+    for module, name, _ in cli.SUBCOMMANDS[command].dataclasses:
+        cls = getattr(importlib.import_module(module), name)
+        from_source = cli.dataclass_fields(module, name)
+        assert [f.name for f in from_source] == list(cls.__dict__["__annotations__"]), name
+        declared = {f.name: f for f in dataclasses.fields(cls)}
+        for f in from_source:
+            default = declared[f.name].default
+            if isinstance(default, (str, int, float, bool, type(None))) and f.default not in ("",):
+                assert f.default == repr(default), (name, f.name)
+
+
+# ------------------------------------------------------------------------------------------------ error boundary
+def test_unknown_task_is_one_error_line_suggesting_the_closest_name():
+    code, out, err = run_cli("finetune", "--task", "mrcp")
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        "hf-bert-tasks: error: unknown task 'mrcp' (did you mean 'mrpc'?); known tasks: " + ", ".join(list_tasks())]
+
+
+def test_missing_task_is_one_error_line():
+    code, _, err = run_cli("finetune", "--output_dir", "x")
+    assert code == 2 and err.splitlines() == [
+        "hf-bert-tasks: error: --task is required (see `hf-bert-tasks tasks` for the list)"]
+
+
+def test_the_recipe_script_has_the_same_boundary():
+    assert run_cli("--task", "mrcp", script=os.path.join(REPO, "recipes", "finetune.py")) == run_cli(
+        "finetune", "--task", "mrcp")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
+    (["push", "runs/x"], "the following arguments are required: --repo_id"),
+    (["tasks", "--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_usage_errors_are_one_line_with_status_2(args, message):
+    code, _, err = run_cli(*args)
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("hf-bert-tasks: error: " + message)
+
+
+def test_misspelt_flag_suggests_the_known_one(capsys, tmp_path):
+    code = cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--learnin_rate", "1e-3"])
+    assert code == 2
+    assert capsys.readouterr().err == ("hf-bert-tasks: error: unrecognized arguments: --learnin_rate 1e-3 (did you "
+                                       "mean --learning_rate?)\n")
+
+
+def test_bad_value_names_the_flag(capsys, tmp_path):
+    assert cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--learning_rate", "fast"]) == 2
+    assert "error: argument --learning_rate/--learning-rate: invalid float value: 'fast'" in capsys.readouterr().err
+
+
+def test_documented_data_error_reaches_the_user_as_one_line(capsys, tmp_path, tiny_bert_dir):
+    missing = tmp_path / "nowhere"
+    code = cli.main(["finetune", "--task", "mrpc", "--data_dir", str(missing), "--model_name_or_path", tiny_bert_dir,
+                     "--output_dir", str(tmp_path / "out"), "--report_to", "none"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == f"hf-bert-tasks: error: --data_dir {missing}: no such folder\n"
+
+
+def test_config_with_unknown_key_is_one_line(capsys, tmp_path):
+    config = tmp_path / "cfg.yaml"
+    config.write_text("task: mrpc\nlearnin_rate: 1e-3\n")
+    assert cli.main(["finetune", "--config", str(config), "--output_dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"hf-bert-tasks: error: {config}: unknown argument(s) ['learnin_rate']\n"
+
+
+def test_debug_shows_the_traceback():
+    from hf_bert_tasks.tasks import UnknownTaskError
+
+    with pytest.raises(UnknownTaskError, match="did you mean 'mrpc'"):
+        cli.main(["--debug", "finetune", "--task", "mrcp"])
+    code, _, err = run_cli("finetune", "--task", "mrcp", "--debug")
+    assert code == 1 and "Traceback" in err and "UnknownTaskError" in err
+
+
+def test_trainingarguments_debug_with_a_value_is_not_taken_for_ours():
+    argv = ["--debug", "finetune", "--debug", "underflow_overflow", "--seed", "1", "--debug"]
+    assert cli._pop_debug(argv) is True and argv == ["finetune", "--debug", "underflow_overflow", "--seed", "1"]
+
+
+# ------------------------------------------------------------------------------------------------ deprecations
+@pytest.fixture
+def finished_run(tmp_path):
+    out = tmp_path / "mrpc"
+    out.mkdir()
+    (out / "all_results.json").write_text(json.dumps({"eval_f1": 0.875, "eval_accuracy": 0.8}))
+    (out / "config.json").write_text(json.dumps({"id2label": {"0": "not_equivalent", "1": "equivalent"}}))
+    return str(out)
+
+
+def test_push_old_dashed_spelling_works_with_a_deprecation_note(finished_run, capsys):
+    assert cli.main(["push", finished_run, "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert "model-index" in captured.out and "files to push:" in captured.out
+    assert captured.err.splitlines() == [
+        "hf-bert-tasks: warning: --repo-id is deprecated, use --repo_id (the old spelling will be removed in a future "
+        "release)",
+        "hf-bert-tasks: warning: --dry-run is deprecated, use --dry_run (the old spelling will be removed in a future "
+        "release)"]
+
+
+def test_push_underscore_spelling_prints_no_note(finished_run, capsys):
+    assert cli.main(["push", finished_run, "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
+    assert "deprecated" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------ compare arms
+def test_arm_settings_inline_yaml_file_and_old_string():
+    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+
+    # YAML 1.1 reads 1e-3 as a string and 3.0e-3 as a float; either way the fine-tune parser gets the same text
+    assert arm_settings_to_flags("{num_train_epochs: 3, learning_rate: 1e-3, warmup_steps: 1.0e-1, "
+                                 "group_by_length: true}", "--x") == [
+        "--num_train_epochs", "3", "--learning_rate", "1e-3", "--warmup_steps", "0.1", "--group_by_length", "true"]
+    assert arm_settings_to_flags("", "--x") == []
+
+
+def test_arm_settings_from_a_yaml_file(tmp_path):
+    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+
+    path = tmp_path / "lora.yaml"
+    path.write_text("lora_r: 4\nlora_target_modules: query,key,value\nmax_train_samples: null\n")
+    assert arm_settings_to_flags(str(path), "--lora_args") == ["--lora_r", "4", "--lora_target_modules",
+                                                               "query,key,value"]
+
+
+def test_arm_settings_old_flag_string_is_deprecated(capsys):
+    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+
+    assert arm_settings_to_flags("--num_train_epochs 3", "--finetune_args") == ["--num_train_epochs", "3"]
+    assert "deprecated" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[1, 2]", "expected a YAML mapping"),
+    ("{a: [1, 2", "not valid YAML"),
+    ("{lora: {r: 4}}", "lora: expected a plain value or a list, got a mapping"),
+])
+def test_arm_settings_that_are_not_a_mapping_are_errors(text, message):
+    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+
+    with pytest.raises(ValueError, match=message):
+        arm_settings_to_flags(text, "--lora_args")
+
+
+@pytest.mark.parametrize("arm, settings, message", [
+    ("lora", "{learning_rat: 1e-3}", "unrecognized arguments: --learning_rat 1e-3 (did you mean --learning_rate?)"),
+    ("finetune", "{learning_rate: fast}", "invalid float value: 'fast'"),
+    ("feature_based", "{lora_dropout: 1.5}", "--lora_dropout 1.5: expected a probability in [0, 1)"),
+])
+def test_compare_checks_every_arm_before_the_first_run(arm, settings, message, tmp_path, tiny_bert_dir, capsys):
+    out = tmp_path / "cmp"
+    code = cli.main(["compare", "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"),
+                     "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
+                     "--modes", "finetune,lora,feature_based", "--strategies", "last", f"--{arm}_args", settings])
+    err = capsys.readouterr().err
+    label = "feature_based:last" if arm == "feature_based" else arm
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"hf-bert-tasks: error: compare: arm '{label}' (--{arm}_args or the flags common to every "
+                          "arm): ") and message in err
+    assert not out.exists()  # nothing ran, not even the first arm
+
+
+def test_compare_unknown_common_flag_fails_before_any_run(tmp_path, tiny_bert_dir, capsys):
+    out = tmp_path / "cmp"
+    code = cli.main(["compare", "--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
+                     "--modes", "finetune", "--max_train_sampels", "8"])
+    assert code == 2 and "did you mean --max_train_samples?" in capsys.readouterr().err and not out.exists()
+
+
+def test_compare_runs_keep_progress_bars(tmp_path):
+    from hf_bert_tasks.scripts.compare import run_flags
+
+    args = SimpleNamespace(task="mrpc", model_name_or_path="m", data_dir=None, output_dir=str(tmp_path),
+                           arm_flags={"lora": ["--lora_r", "4"]})
+    flags = run_flags({"label": "lora", "mode": "lora", "strategy": None}, 1, args, ["--max_train_samples", "8"], "o")
+    assert "--disable_tqdm" not in flags and flags[-4:] == ["--max_train_samples", "8", "--lora_r", "4"]
+
+
+# ------------------------------------------------------------------------------------------------ logging per rank
+@pytest.mark.parametrize("should_log, expected", [(True, logging.INFO), (False, logging.WARNING)])
+def test_only_the_main_process_logs_info(should_log, expected):
+    from hf_bert_tasks.arguments import setup_process_logging
+
+    root = logging.getLogger()
+    before = root.level
+    try:
+        # TrainingArguments.get_process_log_level(): WARNING on replicas (log_level_replica), passive on the main one
+        setup_process_logging(SimpleNamespace(should_log=should_log, log_level="passive",
+                                              get_process_log_level=lambda: logging.WARNING))
+        assert root.level == expected
+    finally:
+        root.setLevel(before)
