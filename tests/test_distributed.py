@@ -134,6 +134,7 @@ def runs(tmp_path_factory, sample_tokenizer):
         proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=540)
         assert proc.returncode == 0, f"{mode} run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
         out[mode] = root / mode
+        out[f"{mode}_output"] = (proc.stdout, proc.stderr)
     out["jobs"] = list(jobs)
     out["pretrain"] = "pretrain" in SUBCOMMANDS
     return out
@@ -222,3 +223,16 @@ def test_pretraining_with_two_processes_matches_one_process(runs):
     assert train["ddp"] == pytest.approx(train["single"], rel=1e-3)
     for key in ("eval_loss", "eval_mlm_accuracy", "eval_nsp_accuracy"):
         assert ddp["final_eval"][key] == pytest.approx(single["final_eval"][key], abs=2e-3), key
+
+
+def test_only_the_main_process_prints_metrics_and_logs_info(runs):
+    """TrainingArguments.get_process_log_level(): rank 1 logs at WARNING, so each metrics line and each INFO line of
+    the package appears once under torchrun, as in the single process."""
+    def counts(mode):
+        stdout, stderr = runs[f"{mode}_output"]
+        return (sum(line.startswith("{'eval_") or line.startswith("{'steps'") for line in stdout.splitlines()),
+                sum(" INFO hf_bert_tasks." in line for line in stderr.splitlines()))
+
+    single, ddp = counts("single"), counts("ddp")  # (metric dicts printed: ours and Trainer's, INFO lines)
+    assert single[0] >= len(runs["jobs"]) and single[1] > 0
+    assert ddp == single
