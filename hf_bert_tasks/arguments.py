@@ -351,6 +351,7 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
             argparse cannot convert.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
     parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
     if any(a in ("-h", "--help", "--help_all") for a in argv):
         parser.add_argument("--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the "

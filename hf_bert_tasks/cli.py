@@ -78,7 +78,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "--train_files FILE [FILE ...] --output_dir DIR",
     ),
     "quickstart": Subcommand("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
-    "compare": Subcommand("compare", "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
+    "compare": Subcommand(
+        "compare", "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
     "push": Subcommand("push", "push a finished run to the Hub with a full model card (every metric in model-index)"),
 }
 

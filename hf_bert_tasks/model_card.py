@@ -423,7 +423,8 @@ def merge_eval_results(existing: list, new: list) -> list:
 
 
 # -------------------------------------------------------------------------------------------- rendering
-def _results_table(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]] | None = None) -> str:
+def _results_table(task, per_split: dict[str, dict[str, float]],
+                   others: dict[str, dict[str, float]] | None = None) -> str:
     """Metrics per split as computed (scale in the header), then the declared non-metrics as a sentence."""
     if not per_split:
         return "No evaluation split was scored in this run."
@@ -431,7 +432,8 @@ def _results_table(task, per_split: dict[str, dict[str, float]], others: dict[st
     rows = [[split] + [v.get(n, "") for n in names] for split, v in per_split.items()]
     scales = sorted({task.metric_spec(n).scale for n in names})
     scale_note = " and ".join("0-1" if s == 1.0 else "0-100" for s in scales)
-    text = _table(["split"] + [_display(task, n) for n in names], rows) + f"\n\nValues as computed, on a {scale_note} scale."
+    text = _table(["split"] + [_display(task, n) for n in names], rows)
+    text += f"\n\nValues as computed, on a {scale_note} scale."
     extra = [f"{_display(task, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
              for split, vals in (others or {}).items() for n, v in vals.items()]
     if extra:

@@ -34,7 +34,8 @@ def modules_loaded_by(code: str) -> set[str]:
     probe = (f"import contextlib, io, json, sys\ntry:\n    with contextlib.redirect_stdout(io.StringIO()):\n"
              f"        {code}\nexcept SystemExit:\n    pass\n"
              "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=ENV, cwd=REPO,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(proc.stdout.splitlines()[-1]))
 
@@ -70,7 +71,7 @@ def test_top_level_help_lists_every_subcommand(capsys):
     out = capsys.readouterr().out
     assert exc.value.code == 0 and out.startswith("usage: hf-bert-tasks")
     for name in ("tasks", *cli.SUBCOMMANDS):
-        assert re.search(rf"^ +{name}\b", out, flags=re.M), name
+        assert re.search(rf"^ +{name}\b", out, flags=re.MULTILINE), name
 
 
 def test_finetune_help_names_the_subcommand_lists_config_and_task_choices(capsys):
@@ -110,11 +111,12 @@ def test_fast_help_fields_are_the_dataclass_fields(command):
     """The fast help reads the dataclasses' source; it must list exactly what the imported classes declare."""
     import dataclasses
     import importlib
+    import inspect
 
     for module, name, _ in cli.SUBCOMMANDS[command].dataclasses:
         cls = getattr(importlib.import_module(module), name)
         from_source = cli.dataclass_fields(module, name)
-        assert [f.name for f in from_source] == list(cls.__dict__["__annotations__"]), name
+        assert [f.name for f in from_source] == list(inspect.get_annotations(cls)), name
         declared = {f.name: f for f in dataclasses.fields(cls)}
         for f in from_source:
             default = declared[f.name].default
@@ -179,6 +181,16 @@ def test_config_with_unknown_key_is_one_line(capsys, tmp_path):
     assert capsys.readouterr().err == f"hf-bert-tasks: error: {config}: unknown argument(s) ['learnin_rate']\n"
 
 
+def test_config_equals_form_is_read(tmp_path):
+    from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+
+    config = tmp_path / "cfg.yaml"
+    config.write_text("task: rte\nmax_seq_length: 64\n")
+    _, data, _ = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
+                            [f"--config={config}", "--output_dir", str(tmp_path), "--report_to", "none"])
+    assert (data.task, data.max_seq_length) == ("rte", 64)
+
+
 def test_debug_shows_the_traceback():
     from hf_bert_tasks.tasks import UnknownTaskError
 
@@ -207,11 +219,8 @@ def test_push_old_dashed_spelling_works_with_a_deprecation_note(finished_run, ca
     assert cli.main(["push", finished_run, "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
     captured = capsys.readouterr()
     assert "model-index" in captured.out and "files to push:" in captured.out
-    assert captured.err.splitlines() == [
-        "hf-bert-tasks: warning: --repo-id is deprecated, use --repo_id (the old spelling will be removed in a future "
-        "release)",
-        "hf-bert-tasks: warning: --dry-run is deprecated, use --dry_run (the old spelling will be removed in a future "
-        "release)"]
+    note = "hf-bert-tasks: warning: {} is deprecated, use {} (the old spelling will be removed in a future release)"
+    assert captured.err.splitlines() == [note.format("--repo-id", "--repo_id"), note.format("--dry-run", "--dry_run")]
 
 
 def test_push_underscore_spelling_prints_no_note(finished_run, capsys):

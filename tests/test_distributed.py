@@ -230,7 +230,7 @@ def test_only_the_main_process_prints_metrics_and_logs_info(runs):
     the package appears once under torchrun, as in the single process."""
     def counts(mode):
         stdout, stderr = runs[f"{mode}_output"]
-        return (sum(line.startswith("{'eval_") or line.startswith("{'steps'") for line in stdout.splitlines()),
+        return (sum(line.startswith(("{'eval_", "{'steps'")) for line in stdout.splitlines()),
                 sum(" INFO hf_bert_tasks." in line for line in stderr.splitlines()))
 
     single, ddp = counts("single"), counts("ddp")  # (metric dicts printed: ours and Trainer's, INFO lines)

@@ -39,7 +39,8 @@ def _evaluate_keys(task, split):
     """The keys ``task.evaluate`` returns for ``split``, run on literal predictions that reach every branch (all
     entity types for CoNLL, answerable and unanswerable questions with null odds for SQuAD v2)."""
     if task.problem_type == "question_answering":
-        raw = {"id": ["q1", "q2"], "answers": [{"text": ["the mat"], "answer_start": [0]}, {"text": [], "answer_start": []}]}
+        raw = {"id": ["q1", "q2"],
+               "answers": [{"text": ["the mat"], "answer_start": [0]}, {"text": [], "answer_start": []}]}
         result = QAPredictions(predictions={"q1": "the mat", "q2": ""}, nbest={}, null_odds={"q1": -2.0, "q2": 1.5},
                                best_non_null={"q1": "the mat", "q2": "a cat"})
         if not task.version_2_with_negative:
@@ -148,10 +149,12 @@ def test_card_keeps_a_small_squad_score_on_its_scale(tmp_path):
 
 def test_card_lists_thresholds_as_reported_numbers_not_results(tmp_path):
     (tmp_path / "all_results.json").write_text(json.dumps(
-        {"eval_f1": 70.5, "eval_exact_match": 67.25, "eval_best_f1_thresh": -1.75, "eval_null_score_diff_threshold": 0.0}))
+        {"eval_f1": 70.5, "eval_exact_match": 67.25, "eval_best_f1_thresh": -1.75,
+         "eval_null_score_diff_threshold": 0.0}))
     card = mc.build_finetune_card(str(tmp_path), task="squad_v2")
     text = str(card)
-    assert "Null-score threshold of the best F1 = -1.7500 (validation); Null-score threshold applied = 0 (validation)" in text
+    assert ("Null-score threshold of the best F1 = -1.7500 (validation); "
+            "Null-score threshold applied = 0 (validation)") in text
     assert "| validation | 70.5000 | 67.2500 |" in text and "0-100 scale" in text
     index = card.data.to_dict()["model-index"][0]["results"]
     assert sorted(m["type"] for r in index for m in r["metrics"]) == ["exact_match", "f1"]

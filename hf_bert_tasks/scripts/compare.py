@@ -136,14 +136,16 @@ def arm_settings_to_flags(text: str, option: str) -> list[str]:
         values = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise ValueError(f"{option} {source!r}: not valid YAML ({' '.join(str(err).split())})") from None
-    if not isinstance(values, dict):
-        raise ValueError(f"{option} {source!r}: expected a YAML mapping of fine-tune flags to values, e.g. "
-                         f"'{{num_train_epochs: 3, learning_rate: 1e-3}}'")
+    if not isinstance(values, dict):  # bad input, not a programming error: ValueError, reported by the CLI boundary
+        example = "'{num_train_epochs: 3, learning_rate: 1e-3}'"
+        message = f"{option} {source!r}: expected a YAML mapping of fine-tune flags to values, e.g. {example}"
+        raise ValueError(message)  # noqa: TRY004
     flags = []
     for key, value in values.items():
         name = str(key).lstrip("-")
         if isinstance(value, dict):
-            raise ValueError(f"{option} {source!r}: {name}: expected a plain value or a list, got a mapping")
+            message = f"{option} {source!r}: {name}: expected a plain value or a list, got a mapping"
+            raise ValueError(message)  # noqa: TRY004
         if value is None:
             continue
         if isinstance(value, bool):
@@ -222,9 +224,9 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     with open(paths["json"], "w", encoding="utf-8") as f:
         json.dump({"task": task.name, "metric": key, "title": title, "rows": rows}, f, indent=2, default=str)
     display = task.metric_spec(key).display
-    lines = [f"# {title}", "", f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale, mean ± sample std "
-             "over seeds; wall time per run "
-             "(seconds, mean; feature-based runs include building or reading the feature cache).", "",
+    lines = [f"# {title}", "", (f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale, mean ± sample std "
+                                "over seeds; wall time per run (seconds, mean; feature-based runs include building or "
+                                "reading the feature cache)."), "",
              f"| System | Paper | Ours ({key}) | seeds | wall s |", "|---|---:|---:|---:|---:|"]
     section = None
     for row in rows:

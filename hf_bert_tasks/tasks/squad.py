@@ -357,12 +357,14 @@ _V2_METRICS = (
 )
 
 #: SQuAD scores are on 0-100, as the official scripts compute them.
-_V1_SPECS = (MetricSpec("f1", "f1", "F1", scale=100.0), MetricSpec("exact_match", "exact_match", "Exact match", scale=100.0))
+_V1_SPECS = (MetricSpec("f1", "f1", "F1", scale=100.0),
+             MetricSpec("exact_match", "exact_match", "Exact match", scale=100.0))
 #: v2.0: the scores at the applied threshold, on answerable / unanswerable questions, at the best threshold, and the
 #: thresholds themselves (differences of null and best span scores: not metrics).
 _V2_SPECS = _V1_SPECS + (
     MetricSpec("best_f1", "f1", "F1 (best threshold)", scale=100.0, config="best threshold"),
-    MetricSpec("best_exact_match", "exact_match", "Exact match (best threshold)", scale=100.0, config="best threshold"),
+    MetricSpec("best_exact_match", "exact_match", "Exact match (best threshold)", scale=100.0,
+               config="best threshold"),
     not_a_metric("best_f1_thresh", "Null-score threshold of the best F1"),
     not_a_metric("best_exact_match_thresh", "Null-score threshold of the best exact match"),
     not_a_metric("null_score_diff_threshold", "Null-score threshold applied"),
