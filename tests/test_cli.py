@@ -46,7 +46,7 @@ def test_importing_the_cli_imports_neither_torch_nor_transformers():
     assert not loaded & {"torch", "transformers", "datasets", "accelerate"}
 
 
-@pytest.mark.parametrize("command", ["finetune", "pretrain", "compare", "push"])
+@pytest.mark.parametrize("command", ["finetune", "pretrain", "compare", "push", "quickstart"])
 def test_subcommand_help_imports_neither_torch_nor_transformers(command):
     loaded = modules_loaded_by(f"from hf_bert_tasks import cli; cli.main([{command!r}, '--help'])")
     assert not loaded & {"torch", "transformers", "datasets", "accelerate"}

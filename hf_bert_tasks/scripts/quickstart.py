@@ -46,18 +46,25 @@ def majority_baseline(task, raw_dev) -> dict[str, float]:
     return task.compute_metrics(np.full_like(labels, majority), labels)
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The ``quickstart`` flags (errors raise :class:`hf_bert_tasks.cli.UsageError`)."""
+    from ..cli import ArgumentParser
+
+    parser = ArgumentParser(prog="hf-bert-tasks quickstart", description=__doc__.split("\n")[0])
+    parser.add_argument("--output_dir", default="runs/quickstart", help="where every step writes its outputs")
+    parser.add_argument("--seed", type=int, default=42, help="seed of every step")
+    parser.add_argument("--overwrite_output_dir", action="store_true", help="run again over a finished quickstart")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)  # before the heavy imports: --help answers at once
     from transformers import pipeline
 
     from .. import get_task
     from ..tokenization import train_wordpiece_tokenizer
     from . import finetune, pretrain
 
-    parser = argparse.ArgumentParser(prog="hf-bert-tasks quickstart", description=__doc__.split("\n")[0])
-    parser.add_argument("--output_dir", default="runs/quickstart")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--overwrite_output_dir", action="store_true")
-    args = parser.parse_args(argv)
     os.makedirs(args.output_dir, exist_ok=True)
 
     print("== 1. WordPiece vocabulary + pretraining a mini BERT with MLM + NSP on the built-in corpus")
@@ -113,4 +120,8 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from ..cli import run_subcommand
+
+    sys.exit(run_subcommand("quickstart"))
