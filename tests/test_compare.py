@@ -49,7 +49,7 @@ def test_tiny_comparison_on_the_mrpc_sample_writes_md_json_png(tmp_path, tiny_be
         "--output_dir", str(out), "--modes", "finetune,lora,feature_based", "--strategies", "last,scalar_mix",
         "--seeds", "1", "--max_train_samples", "32", "--max_eval_samples", "16", "--num_train_epochs", "1",
         "--eval_strategy", "no",
-        "--feature_based_args", "--num_train_epochs 3",
+        "--feature_based_args", "{num_train_epochs: 3}",
     ])
     names = [r["name"] for r in summary["rows"]]
     assert names == ["finetune", "lora", "last", "scalar_mix"]
