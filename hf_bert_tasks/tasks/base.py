@@ -60,7 +60,7 @@ class MetricSpec:
         higher_is_better: the direction used to choose among runs.
         is_metric: ``False`` for numbers that are reported but are not scores: thresholds (SQuAD v2's
             ``null_score_diff_threshold`` / ``best_f1_thresh``) and counts (CoNLL ``<TYPE>_number``). They stay in
-            ``all_results.json`` and never reach ``model-index``.
+            ``all_results.json`` and never reach ``model-index``; their ``scale`` and ``higher_is_better`` are unused.
         config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
             ``"NoAns"``, ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
 
