@@ -153,6 +153,13 @@ def _literal(node, fallback: str):
         return fallback
 
 
+def _default_text(node) -> str:
+    """``repr`` of a literal default, else its source text (``list(STRATEGIES)``)."""
+    missing = object()
+    value = _literal(node, missing)
+    return ast.unparse(node) if value is missing else repr(value)
+
+
 def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
     """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast`.
 
@@ -180,7 +187,7 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
         if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
             kwargs = {k.arg: k.value for k in value.keywords}
             if "default" in kwargs:
-                default = repr(_literal(kwargs["default"], ast.unparse(kwargs["default"])))
+                default = _default_text(kwargs["default"])
             elif "default_factory" in kwargs:
                 default = ast.unparse(kwargs["default_factory"]) + "()"
             meta = kwargs.get("metadata")
@@ -192,7 +199,7 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
                     elif key == "choices":
                         choices = _literal(val, None)
         elif value is not None:
-            default = repr(_literal(value, ast.unparse(value)))
+            default = _default_text(value)
         fields.append(FieldInfo(name, annotation, default, help_, choices))
     return fields
 
