@@ -492,7 +492,7 @@ def _lr_grid_section(task, output_dir: str) -> str:
     if not isinstance(grid, dict) or not grid.get("per_learning_rate"):
         return ""  # no grid, or one written before seeds existed (runs only)
     key = grid.get("selected_on", f"eval_{task.primary_metric}")
-    metric = METRIC_DISPLAY.get(key.removeprefix("eval_"), key.removeprefix("eval_"))
+    metric = _display(task, key.removeprefix("eval_"))
     selected = grid.get("selected_learning_rate")
     rows = []
     for s in grid["per_learning_rate"]:
