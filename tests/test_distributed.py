@@ -235,4 +235,7 @@ def test_only_the_main_process_prints_metrics_and_logs_info(runs):
 
     single, ddp = counts("single"), counts("ddp")  # (metric dicts printed: ours and Trainer's, INFO lines)
     assert single[0] >= len(runs["jobs"]) and single[1] > 0
-    assert ddp == single
+    assert ddp[0] == single[0]
+    # Both ranks logging would double the INFO lines; rank 0 alone logs at most what one process logs (not exactly
+    # as many: 9 under torchrun vs 11 in one process when measured, some messages depend on the world size).
+    assert 0 < ddp[1] <= single[1]
