@@ -75,7 +75,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
          ("hf_bert_tasks.pretraining", "PretrainDataArguments", "data arguments"),
          ("hf_bert_tasks.pretraining", "PretrainTrainingArguments",
           "training arguments (the package's own and changed defaults)")),
-        "--train_files FILE [FILE ...] --output_dir DIR",
+        "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
     ),
     "quickstart": Subcommand("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
     "compare": Subcommand(

@@ -87,7 +87,7 @@ def test_finetune_help_names_the_subcommand_lists_config_and_task_choices(capsys
 def test_pretrain_help_names_the_subcommand(capsys):
     assert cli.main(["pretrain", "--help"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: hf-bert-tasks pretrain --train_files") and "--config FILE" in out
+    assert out.startswith("usage: hf-bert-tasks pretrain (--train_files") and "--config FILE" in out
 
 
 def test_push_help_uses_underscores(capsys):
