@@ -66,3 +66,23 @@ def tiny_bert_dir(tmp_path_factory, sample_tokenizer):
         str(out), sample_tokenizer, preset="tiny", seed=0,
         hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=256,
     )
+
+
+def build_learnable_bert(output_dir, texts, seed: int = 0) -> str:
+    """A random 2-layer, hidden-32 BERT with a WordPiece tokenizer trained on ``texts`` (the fixture's own words),
+    saved to ``output_dir`` for the recipe tests that show learning. Dropout stays at BERT's 0.1."""
+    from hf_bert_tasks.modeling import build_random_bert
+    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+
+    tokenizer = train_wordpiece_tokenizer(texts, vocab_size=400)
+    return build_random_bert(
+        str(output_dir), tokenizer, preset="tiny", seed=seed,
+        hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+    )
+
+
+def majority_accuracy(labels) -> float:
+    """Accuracy of always predicting the most frequent label (the constant-prediction baseline)."""
+    from collections import Counter
+
+    return Counter(labels).most_common(1)[0][1] / len(labels)

@@ -40,13 +40,21 @@ def three_runs(tiny_bert_dir, sst2_dir, tmp_path_factory):
             _run(tiny_bert_dir, sst2_dir, root / "c", 6))
 
 
+#: Same seed, same process, same data: the same computation, but the second run's tensors live at other addresses
+#: and BLAS may pick alignment-dependent kernels, so losses agree to float32 rounding (1e-6 relative, far below the
+#: 1e-3 a different seed moves them; see the next test), not bit for bit.
+SAME_SEED_RTOL = 1e-6
+
+
 def test_same_seed_gives_identical_metrics(three_runs):
     first, second, _ = three_runs
-    assert set(first) == {"train_loss", "eval_loss", "eval_accuracy"}
-    assert first == second
+    assert set(first) == set(second) == {"train_loss", "eval_loss", "eval_accuracy"}
+    assert second["eval_accuracy"] == first["eval_accuracy"]  # 24 argmax predictions: the same answers
+    for key in ("train_loss", "eval_loss"):
+        assert second[key] == pytest.approx(first[key], rel=SAME_SEED_RTOL, abs=0.0), key
 
 
 def test_another_seed_gives_different_losses(three_runs):
     first, _, other = three_runs
-    assert other["train_loss"] != first["train_loss"]
-    assert other["eval_loss"] != first["eval_loss"]
+    for key in ("train_loss", "eval_loss"):  # far outside the same-seed tolerance: the seed reached the run
+        assert other[key] != pytest.approx(first[key], rel=1e-3), key

@@ -63,15 +63,39 @@ def _gpu_bench():
     return module
 
 
-def test_gpu_bench_flops_per_token_for_bert_base():
-    """6 x encoder matmul weights + 12 L H S, plus the pooler/classifier once per 128-token sequence."""
+def _matmul_weights(module) -> int:
+    """Weights of the ``nn.Linear`` layers under ``module`` (no biases, embeddings or LayerNorm), counted from a real
+    model: the N of the 6N rule, obtained independently of the benchmark's own formula."""
+    import torch
+
+    return sum(m.weight.numel() for m in module.modules() if isinstance(m, torch.nn.Linear))
+
+
+@pytest.mark.parametrize("kind", ["finetuning", "pretraining"])
+def test_gpu_bench_flops_per_token_for_bert_base(kind):
+    """Training FLOPs per token = 6 N + 12 L H S (PaLM, Chowdhery et al. 2022, appendix B: 6N for the matmul weights
+    forward + backward, 12 L H S for the attention scores and weighted sum), with N counted from a BERT-base model
+    built on the meta device: the encoder's matmuls for every token; the MLM transform + vocabulary decoder for the
+    15 % predicted tokens (pretraining); the pooler and the classifier / NSP layer once per 128-token sequence."""
+    import torch
+    from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification
+
     from hf_bert_tasks.modeling import bert_config
 
     config = bert_config("base")
-    encoder = 12 * (4 * 768 * 768 + 2 * 768 * 3072)  # 84,934,656
-    expected = 6 * encoder + 12 * 12 * 768 * 128 + 6 * (768 * 768 + 2 * 768) / 128
-    assert _gpu_bench().flops_per_token(config, 128, "finetuning", 0.15) == pytest.approx(expected)
-    assert expected == pytest.approx(523_791_432)
+    seq, fraction = 128, 0.15
+    with torch.device("meta"):
+        if kind == "finetuning":
+            model = BertForSequenceClassification(BertConfig(**{**config.to_dict(), "num_labels": 2}))
+            per_token = _matmul_weights(model.bert.encoder)
+            per_sequence = _matmul_weights(model.bert.pooler) + _matmul_weights(model.classifier)
+        else:
+            model = BertForPreTraining(config)
+            per_token = _matmul_weights(model.bert.encoder) + fraction * _matmul_weights(model.cls.predictions)
+            per_sequence = _matmul_weights(model.bert.pooler) + _matmul_weights(model.cls.seq_relationship)
+    assert _matmul_weights(model.bert.encoder) == 84_934_656  # BERT-base: 12 x (4 x 768^2 + 2 x 768 x 3072)
+    expected = 6 * (per_token + per_sequence / seq) + 12 * 12 * 768 * seq
+    assert _gpu_bench().flops_per_token(config, seq, kind, fraction) == pytest.approx(expected, rel=1e-12)
 
 
 def test_gpu_bench_runs_on_cpu_with_a_tiny_model():

@@ -63,13 +63,13 @@ def test_v2_null_wins_when_score_diff_exceeds_tau():
     out = run(start, end, version_2_with_negative=True, null_score_diff_threshold=0.0)
     assert out.predictions == {"q": ""} and out.null_odds == {"q": 2.0} and out.best_non_null == {"q": "red fox"}
     assert run(start, end, version_2_with_negative=True, null_score_diff_threshold=2.0).predictions == {"q": "red fox"}
-    assert out.nbest["q"][0] == {
-        "text": "",
-        "probability": pytest.approx(out.nbest["q"][0]["probability"]),
-        "start_logit": 3.0,
-        "end_logit": 3.0,
-        "offsets": [0, 0],
-    }
+    # n-best: null 6.0, "red fox" 2+2 = 4.0, "red" 2-10 = -8.0, "fox" -10+2 = -8.0 (score, then start order);
+    # probabilities are the softmax over these four scores, computed here by hand
+    assert [(e["text"], e["start_logit"], e["end_logit"]) for e in out.nbest["q"]] == [
+        ("", 3.0, 3.0), ("red fox", 2.0, 2.0), ("red", 2.0, NEG), ("fox", NEG, 2.0)]
+    weights = [math.exp(s - 6.0) for s in (6.0, 4.0, -8.0, -8.0)]
+    assert [e["probability"] for e in out.nbest["q"]] == pytest.approx([w / sum(weights) for w in weights])
+    assert out.nbest["q"][0]["offsets"] == [0, 0]
 
 
 def test_v2_all_null_nbest_gives_empty_text_without_a_crash():
