@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import random
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from hf_bert_tasks.scripts import finetune
 from hf_bert_tasks.tasks import get_task
 from hf_bert_tasks.tasks.swag import multiple_choice_collator, read_swag_csv, swag_features
+from tests.conftest import build_learnable_bert, majority_accuracy
 
 HEADER = ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
 ROWS = (
@@ -97,16 +99,30 @@ def test_unlabelled_rows_are_ignored_by_loss_and_accuracy(vocab_tokenizer):
     assert "labels" not in batch and tuple(batch["input_ids"].shape) == (2, 4, 14)
 
 
-def _swag_dir(tmp_path):
-    people, places = ["nadia", "hiro", "priya", "ines"], ["castle", "village", "orchard", "valley"]
+# Learnable SWAG fixture: "<name> walked to the <place> ." / "then <name>" + four endings, of which exactly one is
+# sensible (from SENSIBLE) and three are absurd (from ABSURD); the gold position varies. Pools written for this test.
+NAMES = ["nadia", "hiro", "priya", "ines", "omar", "greta"]
+PLACES = ["market", "harbour", "museum", "garden", "station"]
+SENSIBLE = ["opened the door .", "sat on a bench .", "bought some bread .", "waved to a friend .", "read the sign ."]
+ABSURD = ["ate the moon .", "turned into rain .", "folded the river .", "sang to a brick .", "drank the road ."]
+
+
+def _swag_rows(n: int, seed: int) -> list[list[str]]:
+    rng = random.Random(seed)
     rows = []
-    for i in range(16):
-        p, q = people[i % 4], places[(i * 3) % 4]
-        endings = [f"walked back to the {q} .", "was delightful .", f"the {q} sold a map .", "coloured it again ."]
-        rows.append([str(i), f"clip_{i}", str(i), "", f"{p} lives close to the {q} .", f"later {p}", "gold",
-                     *endings, str(i % 4)])
+    for i in range(n):
+        name, label = rng.choice(NAMES), rng.randrange(4)
+        endings = rng.sample(ABSURD, 3)
+        endings.insert(label, rng.choice(SENSIBLE))
+        rows.append([str(i), f"clip_{seed}_{i}", str(i), "", f"{name} walked to the {rng.choice(PLACES)} .",
+                     f"then {name}", "gold", *endings, str(label)])
+    return rows
+
+
+def _swag_dir(tmp_path):
     header = HEADER.strip().split(",")
-    splits = (("train.csv", rows, True), ("val.csv", rows[:8], True), ("test.csv", rows[8:12], False))
+    splits = (("train.csv", _swag_rows(64, 0), True), ("val.csv", _swag_rows(32, 1), True),
+              ("test.csv", _swag_rows(8, 2), False))
     for name, part, labelled in splits:
         buf = io.StringIO()
         writer = csv.writer(buf)
@@ -116,22 +132,31 @@ def _swag_dir(tmp_path):
     return tmp_path
 
 
-def test_recipe_trains_evaluates_and_writes_predicted_endings(tiny_bert_dir, tmp_path):
+def test_recipe_learns_evaluates_and_writes_predicted_endings(tmp_path):
     data = _swag_dir(tmp_path)
+    texts = [" ".join(row[4:11]) for row in _swag_rows(64, 0) + _swag_rows(32, 1) + _swag_rows(8, 2)]
     out = tmp_path / "out"
     results = finetune.main([
-        "--task", "swag", "--data_dir", str(data), "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
-        "--num_train_epochs", "1", "--save_strategy", "no", "--eval_strategy", "no", "--disable_tqdm", "true",
-        "--report_to", "none", "--max_seq_length", "32",
-    ])
+        "--task", "swag", "--data_dir", str(data), "--model_name_or_path", build_learnable_bert(tmp_path / "bert", texts),
+        "--output_dir", str(out), "--num_train_epochs", "8", "--learning_rate", "3e-3", "--seed", "0",
+        "--save_strategy", "no", "--eval_strategy", "no", "--disable_tqdm", "true", "--report_to", "none",
+        "--max_seq_length", "24",
+    ])  # 64 examples, the paper's batch 16: 32 steps
     saved = json.loads((out / "all_results.json").read_text())
-    assert 0.0 <= saved["eval_accuracy"] <= 1.0 and saved["eval_samples"] == 8
-    assert saved["train_samples"] == 16 and results["eval_accuracy"] == saved["eval_accuracy"]
+    dev_labels = [int(row[-1]) for row in _swag_rows(32, 1)]
+    baseline = max(0.25, majority_accuracy(dev_labels))  # chance, or always the most frequent gold position
+    # measured accuracy 1.0 with model seeds 0, 1, 2 (OMP_NUM_THREADS unset and 1)
+    assert saved["eval_accuracy"] >= baseline + 0.4
+    assert saved["eval_samples"] == 32 and saved["train_samples"] == 64
+    assert results["eval_accuracy"] == saved["eval_accuracy"]
     args = json.loads((out / "trainer_state.json").read_text())
     assert args["train_batch_size"] == 16  # the paper's SWAG default (lr 2e-5, batch 16, 3 epochs)
     with open(out / "test_predictions.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert [r["video-id"] for r in rows] == ["clip_8", "clip_9", "clip_10", "clip_11"]
+    assert [r["video-id"] for r in rows] == [f"clip_2_{i}" for i in range(8)]
     test_raw = get_task("swag").load(str(data))["test"]
     for row, raw in zip(rows, test_raw):
         assert row["ending"] == raw[f"ending{row['label']}"]
+    # the written test predictions follow the rule too (gold known by construction; 1 of 8 may miss)
+    gold = [int(r[-1]) for r in _swag_rows(8, 2)]
+    assert sum(int(r["label"]) == g for r, g in zip(rows, gold)) >= 7
