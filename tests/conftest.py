@@ -86,3 +86,18 @@ def majority_accuracy(labels) -> float:
     from collections import Counter
 
     return Counter(labels).most_common(1)[0][1] / len(labels)
+
+
+def predict_labels(out, pairs) -> list[int]:
+    """Argmax class of the sequence-classification model saved in ``out`` for each ``(text, text_pair)`` (``text_pair``
+    may be None), in one padded batch: tests recompute the metrics a recipe reports from it, outside the Trainer."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    model = AutoModelForSequenceClassification.from_pretrained(out).eval()
+    firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
+    enc = tokenizer(firsts, seconds if seconds[0] is not None else None, padding=True, truncation=True,
+                    max_length=128, return_tensors="pt")
+    with torch.no_grad():
+        return model(**enc).logits.argmax(-1).tolist()

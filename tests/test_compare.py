@@ -55,7 +55,10 @@ def test_tiny_comparison_on_the_mrpc_sample_writes_md_json_png(tmp_path, tiny_be
     assert names == ["finetune", "lora", "last", "scalar_mix"]
     data = json.loads((out / "comparison.json").read_text())
     assert data["metric"] == "f1" and [r["n"] for r in data["rows"]] == [1, 1, 1, 1]
-    assert all(0.0 <= r["mean"] <= 100.0 for r in data["rows"])
+    # each row's mean is 100 x the dev F1 its one run wrote (one seed: std 0)
+    for row, folder in zip(data["rows"], ["finetune", "lora", "feature_based-last", "feature_based-scalar_mix"]):
+        run_results = json.loads((out / folder / "seed1" / "all_results.json").read_text())
+        assert (row["mean"], row["std"]) == (pytest.approx(100 * run_results["eval_f1"]), 0.0), folder
     md = (out / "comparison.md").read_text()
     assert "| finetune | 88.9 |" in md and "**Feature-based approach (frozen encoder)**" in md
     assert (out / "comparison.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

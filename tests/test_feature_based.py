@@ -308,6 +308,19 @@ def test_from_encoder_keeps_the_pretrained_weights(tiny_bert_dir):
 
 
 # ------------------------------------------------------------------------------------------- the recipe
+def dev_f1(out, n: int) -> float:
+    """Binary F1 of the model saved in ``out`` on the first ``n`` pairs of the MRPC sample's dev.tsv, recomputed with
+    scikit-learn outside the recipe."""
+    from sklearn.metrics import f1_score
+
+    from tests.conftest import SAMPLES, predict_labels
+
+    with open(os.path.join(SAMPLES, "MRPC", "dev.tsv"), encoding="utf-8") as f:
+        rows = [line.split("\t") for line in f.read().splitlines()[1 : n + 1]]
+    predicted = predict_labels(str(out), [(r[3], r[4]) for r in rows])
+    return f1_score([int(r[0]) for r in rows], predicted, zero_division=0.0)
+
+
 def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny_bert_dir):
     from hf_bert_tasks.scripts import finetune
     from tests.conftest import SAMPLES
@@ -319,7 +332,9 @@ def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny
     first = finetune.main(flags + ["--output_dir", str(tmp_path / "a")])
     second = finetune.main(flags + ["--output_dir", str(tmp_path / "b")])
     assert first["feature_cache_hit"] is False and second["feature_cache_hit"] is True
-    assert "eval_f1" in second
+    # the same cached rows, seed and head training: the same dev results (floats to rounding, see the save/load test)
+    assert second["eval_f1"] == first["eval_f1"] and second["eval_loss"] == pytest.approx(first["eval_loss"], rel=1e-5)
+    assert second["eval_f1"] == pytest.approx(dev_f1(tmp_path / "b", 32))
     with open(tmp_path / "a" / "config.json") as f:
         assert json.load(f)["model_type"] == "bert_feature_based"
 
@@ -344,7 +359,8 @@ def test_recipe_without_cache_trains_the_head_with_trainer_and_serves_a_pipeline
         "--pooling", "mean", "--feature_strategy", "sum_all", "--num_train_epochs", "1", "--max_train_samples", "16",
         "--max_eval_samples", "8", "--do_train", "--do_eval", "--save_strategy", "no", "--report_to", "none",
     ])
-    assert "feature_cache_hit" not in metrics and "eval_f1" in metrics
+    assert "feature_cache_hit" not in metrics
+    assert metrics["eval_f1"] == pytest.approx(dev_f1(out, 8))  # the saved model's F1 on the 8 dev pairs
     assert not (tmp_path / "feature_cache").exists()
     pred = pipeline("text-classification", model=str(out))({"text": "the cat sat", "text_pair": "a cat sat"})
     assert pred["label"] in ("equivalent", "not_equivalent")

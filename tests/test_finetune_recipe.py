@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hf_bert_tasks.scripts import finetune
-from tests.conftest import REPO, SAMPLES, build_learnable_bert, majority_accuracy
+from tests.conftest import REPO, SAMPLES, build_learnable_bert, majority_accuracy, predict_labels
 
 FAST = ["--max_train_samples", "64", "--max_eval_samples", "32", "--max_predict_samples", "8",
         "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--learning_rate", "1e-3",
@@ -88,21 +88,6 @@ def learn(task, data_dir, model_dir, out, epochs, learning_rate, *extra):
     return finetune.main(["--task", task, "--data_dir", str(data_dir), "--model_name_or_path", model_dir,
                           "--output_dir", str(out), "--num_train_epochs", str(epochs), "--learning_rate",
                           str(learning_rate), "--seed", "0", *LEARN, *extra])
-
-
-def predict_labels(out, pairs) -> list[int]:
-    """Argmax class of the model saved in ``out`` for each ``(text, text_pair)`` (``text_pair`` may be None): the
-    metrics the recipe reports are recomputed from this, independently of the Trainer's evaluation loop."""
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(out)
-    model = AutoModelForSequenceClassification.from_pretrained(out).eval()
-    firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
-    enc = tokenizer(firsts, seconds if seconds[0] is not None else None, padding=True, truncation=True,
-                    max_length=128, return_tensors="pt")
-    with torch.no_grad():
-        return model(**enc).logits.argmax(-1).tolist()
 
 
 def test_sst2_single_sentences_learn_the_keyword_rule(tmp_path):

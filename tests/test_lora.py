@@ -118,7 +118,15 @@ def test_recipe_lora_saves_adapter_and_a_loadable_merged_model(tmp_path, tiny_be
         "--output_dir", str(out), "--mode", "lora", "--num_train_epochs", "1", "--max_train_samples", "32",
         "--max_eval_samples", "16", "--do_train", "--do_eval", "--save_strategy", "no", "--report_to", "none",
     ])
-    assert "eval_f1" in metrics
     assert os.path.isfile(out / "lora_adapter" / "adapter_config.json")
     model = AutoModelForSequenceClassification.from_pretrained(out)
     assert not any("lora" in n for n, _ in model.named_parameters())
+    # the merged model predicts like the adapter model that was evaluated: its F1 on the 16 dev pairs is the reported
+    from sklearn.metrics import f1_score
+
+    from tests.conftest import predict_labels
+
+    with open(os.path.join(SAMPLES, "MRPC", "dev.tsv"), encoding="utf-8") as f:
+        rows = [line.split("\t") for line in f.read().splitlines()[1:17]]
+    predicted = predict_labels(str(out), [(r[3], r[4]) for r in rows])
+    assert metrics["eval_f1"] == pytest.approx(f1_score([int(r[0]) for r in rows], predicted, zero_division=0.0))
