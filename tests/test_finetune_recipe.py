@@ -174,7 +174,9 @@ def test_stsb_regression_learns_the_score_and_the_pipeline_returns_it(tmp_path):
     # the reported correlations are those of the saved model's raw scores on the dev pairs (scipy as the reference)
     raw = [s["score"] for s in scores]
     assert results["eval_pearson"] == pytest.approx(pearsonr(raw, gold)[0], abs=1e-5)
-    assert results["eval_spearmanr"] == pytest.approx(spearmanr(raw, gold)[0], abs=1e-5)
+    # Spearman only to 2e-3: scores of pairs with the same adverb nearly tie, so float rounding (the Trainer's padded
+    # batches vs one pair at a time) can swap neighbouring ranks, ~1e-4 per swap (seen: 1.1e-4)
+    assert results["eval_spearmanr"] == pytest.approx(spearmanr(raw, gold)[0], abs=2e-3)
 
 
 def jsonl_accuracy(out, lines) -> float:
