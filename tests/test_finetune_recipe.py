@@ -146,8 +146,8 @@ def test_mrpc_sentence_pairs_learn_and_write_metrics_model_and_glue_submission(t
 
 
 def test_stsb_regression_learns_the_score_and_the_pipeline_returns_it(tmp_path):
-    from transformers import AutoConfig, pipeline
     from scipy.stats import pearsonr, spearmanr
+    from transformers import AutoConfig, pipeline
 
     train, dev = stsb_rows(80, seed=0), stsb_rows(30, seed=1)
     data = tmp_path / "stsb"
@@ -182,7 +182,7 @@ def test_stsb_regression_learns_the_score_and_the_pipeline_returns_it(tmp_path):
 def jsonl_accuracy(out, lines) -> float:
     """Accuracy of the model saved in ``out`` on MNLI jsonl lines, recomputed outside the recipe."""
     rows = [json.loads(line) for line in lines]
-    label2id = json.load(open(out / "config.json"))["label2id"]
+    label2id = json.loads((out / "config.json").read_text())["label2id"]
     predicted = predict_labels(out, [(r["premise"], r["hypothesis"]) for r in rows])
     return float(np.mean([p == label2id[r["label"]] for p, r in zip(predicted, rows)]))
 
@@ -193,7 +193,8 @@ def test_mnli_reports_matched_accuracy_from_jsonl(tiny_bert_dir, tmp_path):
     results = read_results(out)
     assert results["eval_samples"] == 32
     assert json.load(open(out / "config.json"))["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
-    lines = open(os.path.join(SAMPLES, "MNLI", "dev_matched.jsonl")).read().splitlines()[:32]
+    with open(os.path.join(SAMPLES, "MNLI", "dev_matched.jsonl"), encoding="utf-8") as f:
+        lines = f.read().splitlines()[:32]
     assert results["eval_accuracy"] == pytest.approx(jsonl_accuracy(out, lines))
 
 
