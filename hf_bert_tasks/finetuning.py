@@ -215,34 +215,38 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         training_args.eval_strategy = "no"
     model = declare_batch_mean_loss(build_model(task, model_args, training_args))
     check_model_fits(model, tokenizer, max_len, model_args.model_name_or_path)
+    train_dataset = features.get(train_split)
+    eval_dataset = features[eval_splits[0]] if eval_splits else None
+    data_collator = task.data_collator(
+        tokenizer,
+        pad_to_multiple_of=8 if (training_args.fp16 or training_args.bf16) else None,
+        max_length=max_len if data_args.pad_to_max_length else None,
+    )
+    cache_metrics = {}
+    if getattr(training_args, "mode", "finetune") == "feature_based" and training_args.feature_cache and train_split:
+        from .feature_based import prepare_feature_cache  # encoder once per split; Trainer trains the head on the cache
+
+        train_dataset, eval_dataset, data_collator, cache_metrics = prepare_feature_cache(
+            model, train_dataset, eval_dataset, data_collator, data_args, training_args)
     trainer = LengthSortedTrainer(
         model=model,
         args=training_args,
-        train_dataset=features.get(train_split),
-        eval_dataset=features[eval_splits[0]] if eval_splits else None,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
         processing_class=tokenizer,
-        data_collator=task.data_collator(
-            tokenizer,
-            pad_to_multiple_of=8 if (training_args.fp16 or training_args.bf16) else None,
-            max_length=max_len if data_args.pad_to_max_length else None,
-        ),
+        data_collator=data_collator,
         compute_metrics=task.trainer_compute_metrics(),
     )
     results: dict[str, float] = {}
     if train_split is not None:
         mode = getattr(training_args, "mode", "finetune")
-        if mode == "feature_based" and training_args.feature_cache:
-            from .feature_based import train_with_cache  # the encoder runs once; the head trains from disk
-
-            train_result = train_with_cache(trainer, features[train_split], data_args, training_args)
-        else:
-            train_result = trainer.train(resume_from_checkpoint=resolve_resume_checkpoint(training_args))
+        train_result = trainer.train(resume_from_checkpoint=resolve_resume_checkpoint(training_args))
         if mode == "lora":
             from .lora import finalize_lora  # saves the adapter, then merges it so the saved model is plain
 
             finalize_lora(trainer, training_args.output_dir)
         trainer.save_model()
-        metrics = dict(train_result.metrics, train_samples=len(features[train_split]))
+        metrics = dict(train_result.metrics, **cache_metrics, train_samples=len(features[train_split]))
         trainer.save_metrics("train", metrics)
         trainer.save_state()
         results.update(metrics)

@@ -1,0 +1,280 @@
+"""The feature cache: the frozen encoder's rows of one split as a memory-mapped ``datasets.Dataset``.
+
+The encoder runs once per split (``Dataset.map``, batched, eval mode, no autograd) and its chosen layers are written
+to an Arrow file; the head then trains with ``Trainer`` for any number of epochs reading that file, without running
+the encoder again (:func:`prepare_feature_cache` is the recipe's hook).
+
+Columns of a cache (one row per example of the tokenized split):
+
+* ``features``: ``large_binary``, the float16 (``--feature_cache_dtype`` float16 by default) C-order bytes of an array
+  ``[length, n_layers, hidden]``: the encoder rows of :meth:`BertFeatureBasedModel.encode` — one per WordPiece
+  without padding (token view) or the [CLS] and mean rows (pooled view) — for the hidden_states indices in the file's
+  name. Raw bytes rather than a nested ``List(float16)``: ``datasets``' formatters would upcast every value to
+  float32 in Python (measured 6x slower to read, twice the bytes).
+* ``length``: int64, ``R`` above (Trainer's ``group_by_length`` reads it);
+* the targets the split has (``labels``, ``label``, ``start_positions``, ``end_positions``), as in the tokenized
+  split (per-token labels cut to ``length``).
+
+Key: ``datasets``' ``Hasher`` over (encoder fingerprint, data fingerprint, max length, view, dtype) names the folder
+entry ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow`` and, with the layers, is the
+``new_fingerprint`` passed to ``Dataset.map``. The data fingerprint is ``datasets``' ``Hasher`` over the Arrow data of
+the model-input and target columns, not the split's ``_fingerprint``: a split tokenized with a fast tokenizer gets a
+different ``_fingerprint`` in every process (the Rust tokenizer's vocabulary serialises in hash-map order, so
+``datasets`` cannot hash the tokenize function deterministically), which would make every run and every rank miss.
+A file holding a superset of the wanted layers (``--feature_cache_layers all``) serves every strategy. ``Dataset.map``
+writes to a temporary file and renames it when complete, so a crash never leaves a usable partial entry.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+logger = logging.getLogger(__name__)
+
+#: feature columns passed to the encoder; every other kept column is a target
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+TARGETS = ("labels", "label", "label_ids", "start_positions", "end_positions")
+DTYPES = {"float16": np.float16, "float32": np.float32}
+
+
+def encoder_fingerprint(encoder: torch.nn.Module) -> str:
+    """``datasets``' ``Hasher`` over the encoder's config and every weight (name, dtype, shape, bytes).
+
+    Changes when any weight does; equal for equal weights in any process.
+    """
+    from datasets.fingerprint import Hasher
+
+    hasher = Hasher()
+    config = getattr(encoder, "config", None)
+    if config is not None:
+        hasher.update(config.to_json_string(use_diff=False))
+    for name, tensor in sorted(encoder.state_dict().items()):
+        t = tensor.detach().cpu().contiguous()
+        hasher.update(f"{name}|{t.dtype}|{tuple(t.shape)}")
+        hasher.m.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")  # raw bytes, no pickling
+    return hasher.hexdigest()
+
+
+def data_fingerprint(dataset, columns: list[str]) -> str:
+    """``datasets``' ``Hasher`` over the Arrow data of ``columns`` (row order included): changes when the data does.
+
+    One pass over the Arrow buffers (pickled by pyarrow), no per-value Python loop.
+    """
+    from datasets.fingerprint import Hasher
+
+    data = dataset.select_columns(sorted(columns))
+    if data._indices is not None:  # a selection/shuffle: hash the rows it points to
+        data = data.flatten_indices(keep_in_memory=True)
+    return Hasher.hash([len(data), data.data.table])
+
+
+def cache_key(encoder_fp: str, data_fp: str, max_seq_length: int | None, view: str, dtype: str) -> str:
+    """The key of one split's cache for any layers: ``Hasher.hash`` of its inputs (16 hex digits)."""
+    from datasets.fingerprint import Hasher
+
+    return Hasher.hash(["feature_cache/v2", encoder_fp, data_fp, max_seq_length, view, dtype])
+
+
+def _layers_of(path: str) -> list[int]:
+    match = re.search(r"-layers_([0-9_]+)\.arrow$", path)
+    return [int(i) for i in match.group(1).split("_")] if match else []
+
+
+def find_feature_cache(folder: str, key: str, layers: list[int]) -> str | None:
+    """Path of a complete cache file in ``folder`` with ``key`` whose layers include ``layers``, else ``None``.
+
+    Only final names match (``Dataset.map``'s temporary files start with ``tmp``), so a crashed write is never used.
+    """
+    for path in sorted(glob.glob(os.path.join(folder, f"features-{key}-layers_*.arrow"))):
+        if set(layers) <= set(_layers_of(path)):
+            return path
+    return None
+
+
+def build_feature_cache(model, features, collator, root: str, max_seq_length: int | None,
+                        layers: list[int] | None = None, batch_size: int = 64,
+                        dtype: str = "float16"):
+    """Return the cache of ``features`` (a tokenized split) for ``model``'s frozen encoder, computing it on a miss.
+
+    Args:
+        model: a :class:`~hf_bert_tasks.feature_based.modeling.BertFeatureBasedModel` (its encoder runs in eval
+            mode, without autograd; the head is not used).
+        features: a ``datasets.Dataset`` from ``task.preprocess``; only :data:`MODEL_INPUTS` and :data:`TARGETS`
+            columns are used.
+        collator: the task's data collator (pads a list of feature dicts into tensors for the encoder).
+        root: folder holding cache entries (one sub-folder per encoder).
+        max_seq_length: part of the key.
+        layers: hidden_states indices to store (default: the strategy's; ``range(L+1)`` serves every strategy).
+        batch_size: encoder batch size.
+        dtype: ``float16`` (half the disk; the head upcasts) or ``float32``.
+
+    Returns:
+        ``(dataset, layers, hit)``: the memory-mapped cache (columns in the module docstring), the hidden_states
+        indices it holds, and whether an existing file was reused.
+
+    Raises:
+        ValueError: ``features`` has no ``input_ids`` column, or an unknown ``dtype``.
+    """
+    import datasets
+    from datasets.fingerprint import Hasher
+
+    if dtype not in DTYPES:
+        raise ValueError(f"feature cache dtype {dtype!r}: expected one of {list(DTYPES)}")
+    layers = sorted(model.layers if layers is None else layers)
+    inputs = [c for c in features.column_names if c in MODEL_INPUTS]
+    targets = [c for c in features.column_names if c in TARGETS]
+    if "input_ids" not in inputs:
+        raise ValueError(f"features have no input_ids column (columns: {features.column_names})")
+    encoder_fp = encoder_fingerprint(model.encoder)
+    view = f"{model.view}:{model.config.task_problem_type}"
+    key = cache_key(encoder_fp, data_fingerprint(features, inputs + targets), max_seq_length, view, dtype)
+    folder = os.path.join(root, encoder_fp[:16])
+    found = find_feature_cache(folder, key, layers)
+    if found is not None:
+        cached = datasets.Dataset.from_file(found)
+        return cached, _layers_of(found), True
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"features-{key}-layers_{'_'.join(map(str, layers))}.arrow")
+    np_dtype, token_view = DTYPES[dtype], model.view == "tokens"
+    out_features = datasets.Features({
+        "features": datasets.Value("large_binary"), "length": datasets.Value("int64"),
+        **{name: features.features[name] for name in targets},
+    })
+
+    def extract(batch: dict[str, list]) -> dict[str, list]:
+        n = len(batch["input_ids"])
+        padded = collator([{c: batch[c][i] for c in inputs} for i in range(n)])
+        rows, mask = model.encode(padded["input_ids"], padded.get("attention_mask"), padded.get("token_type_ids"),
+                                  layers=layers)
+        rows = rows.to(torch.float32).cpu().numpy().astype(np_dtype)
+        lengths = mask.sum(1).tolist()
+        out = {"features": [rows[j, : lengths[j]].tobytes() for j in range(n)], "length": lengths}
+        for name in targets:
+            values = batch[name]
+            if token_view and isinstance(values[0], list):  # per-token labels: cut to the unpadded length
+                values = [v[: lengths[j]] for j, v in enumerate(values)]
+            out[name] = values
+        return out
+
+    was_training = model.training
+    model.eval()
+    try:
+        cached = features.select_columns(inputs + targets).map(
+            extract, batched=True, batch_size=batch_size, remove_columns=inputs, features=out_features,
+            cache_file_name=path, new_fingerprint=Hasher.hash([key, layers]), load_from_cache_file=True,
+            desc="Frozen encoder features",
+        )
+    finally:
+        model.train(was_training)
+    return cached, layers, False
+
+
+@dataclass
+class FeatureCacheCollator:
+    """Pads cached encoder rows into the batch :class:`BertFeatureBasedModel` takes; other batches go to ``fallback``.
+
+    Input: examples of a cache (:func:`build_feature_cache`) — ``features`` (bytes of float ``[length, n_cache,
+    hidden]``), ``length`` and targets. Output:
+
+    * ``features``: float16/float32 ``[batch, R_max, n_layers, hidden]`` (the ``model_layers`` picked out of the
+      cache's ``cache_layers``, in ``model_layers`` order; zeros at padded rows);
+    * ``attention_mask``: int64 ``[batch, R_max]``, 1 on real rows;
+    * ``labels`` (from ``labels`` / ``label`` / ``label_ids``): ``[batch]``, or ``[batch, R_max]`` padded with -100
+      for per-token labels; ``start_positions`` / ``end_positions``: ``[batch]``.
+
+    Examples without ``features`` (token inputs, e.g. evaluation through the encoder) are collated by ``fallback``
+    (the task's collator), so one ``Trainer`` serves both.
+
+    Raises (call):
+        ValueError: a feature whose byte size does not match ``length x n_cache x hidden``.
+    """
+
+    cache_layers: list[int]
+    model_layers: list[int]
+    hidden_size: int
+    dtype: str = "float16"
+    fallback: Callable[[list[dict]], dict] | None = None
+
+    def __post_init__(self):
+        missing = [i for i in self.model_layers if i not in self.cache_layers]
+        if missing:
+            raise ValueError(f"the feature cache holds hidden_states {self.cache_layers}; the model needs {missing}")
+        self._pick = None if list(self.model_layers) == list(self.cache_layers) else \
+            [self.cache_layers.index(i) for i in self.model_layers]
+
+    def __call__(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        if "features" not in examples[0]:
+            if self.fallback is None:
+                raise ValueError("FeatureCacheCollator got examples without cached features and has no fallback")
+            return self.fallback(examples)
+        np_dtype = DTYPES[self.dtype]
+        n_cache, n_out, h = len(self.cache_layers), len(self.model_layers), self.hidden_size
+        lengths = [int(e["length"]) for e in examples]
+        r_max = max(lengths)
+        out = np.zeros((len(examples), r_max, n_out, h), dtype=np_dtype)
+        for j, (e, r) in enumerate(zip(examples, lengths)):
+            rows = np.frombuffer(e["features"], dtype=np_dtype)
+            if rows.size != r * n_cache * h:
+                raise ValueError(f"cached features of {rows.size} values; expected length {r} x {n_cache} layers x {h}")
+            rows = rows.reshape(r, n_cache, h)
+            out[j, :r] = rows if self._pick is None else rows[:, self._pick]
+        batch = {"features": torch.from_numpy(out),
+                 "attention_mask": (torch.arange(r_max)[None, :] < torch.tensor(lengths)[:, None]).long()}
+        for name in TARGETS:
+            if name not in examples[0]:
+                continue
+            values = [e[name] for e in examples]
+            key = "labels" if name in ("label", "label_ids") else name
+            if isinstance(values[0], (list, np.ndarray, torch.Tensor)):
+                padded = torch.full((len(values), r_max), -100, dtype=torch.long)
+                for j, v in enumerate(values):
+                    padded[j, : len(v)] = torch.as_tensor(v, dtype=torch.long)
+                batch[key] = padded
+            else:
+                batch[key] = torch.tensor(values)
+        return batch
+
+
+def prepare_feature_cache(model, train_dataset, eval_dataset, collator, data_args, training_args):
+    """The recipe's hook for ``--mode feature_based --feature_cache true``: swap tokenized splits for their caches.
+
+    Builds or reuses the cache of the training split and, when ``Trainer`` evaluates during training
+    (``eval_strategy`` not ``no``), of the evaluation split, under ``--feature_cache_dir`` (default
+    ``<output_dir>/../feature_cache``), with the main process first (``training_args.main_process_first``: under
+    torchrun/accelerate rank 0 runs the encoder and writes the file, the other ranks then find it). Returns
+    ``(train_dataset, eval_dataset, collator, metrics)``: the caches, a :class:`FeatureCacheCollator` falling back to
+    ``collator`` for token batches (final evaluation and prediction run the saved model end to end), and
+    ``{"feature_cache_hit": bool, "feature_extraction_runtime": seconds}``.
+    """
+    layers = None
+    if getattr(training_args, "feature_cache_layers", "strategy") == "all":
+        layers = list(range(model.num_hidden_layers + 1))
+    root = getattr(training_args, "feature_cache_dir", None) or os.path.join(
+        os.path.dirname(os.path.abspath(training_args.output_dir)), "feature_cache")
+    evaluates = str(getattr(training_args.eval_strategy, "value", training_args.eval_strategy)) != "no"
+    splits = {"train": train_dataset, "eval": eval_dataset if evaluates else None}
+    started, hits, cache_layers, out = time.perf_counter(), [], None, {}
+    with training_args.main_process_first(desc="feature cache"):
+        for name, split in splits.items():
+            if split is None:
+                continue
+            out[name], cache_layers, hit = build_feature_cache(
+                model, split, collator, root, data_args.max_seq_length, layers=layers,
+                batch_size=training_args.per_device_eval_batch_size)
+            hits.append(hit)
+            logger.info("feature cache (%s split) %s: %s", name, "hit" if hit else "built", out[name].cache_files)
+    if cache_layers is None:
+        return train_dataset, eval_dataset, collator, {}
+    cache_collator = FeatureCacheCollator(cache_layers, model.layers, model.encoder.config.hidden_size,
+                                          fallback=collator)
+    metrics = {"feature_cache_hit": all(hits), "feature_extraction_runtime": round(time.perf_counter() - started, 4)}
+    return out.get("train", train_dataset), out.get("eval", eval_dataset), cache_collator, metrics

@@ -1,0 +1,299 @@
+"""The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head.
+
+:class:`BertFeatureBasedModel` is a ``PreTrainedModel`` registered with the ``Auto`` classes when this package is
+imported (``model_type="bert_feature_based"``), so a saved model loads back with ``AutoModel.from_pretrained(dir)``
+(or ``AutoModelForSequenceClassification`` / ``...ForTokenClassification`` …) and serves ``pipeline()``.
+
+Its ``forward`` takes either token inputs (the encoder runs, frozen) or the cached encoder ``features`` of
+:mod:`hf_bert_tasks.feature_based.cache` (the encoder does not run): ``Trainer`` trains the same model object on the
+cache, and what it saves (checkpoints, best model, final model) is the whole model, encoder included, which
+``pipeline()`` serves as it is.
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
+
+from .heads import HEADS, POOLINGS, head_class
+from .strategies import LayerCombiner, ScalarMix, get_strategy
+
+
+class BertFeatureBasedConfig(PretrainedConfig):
+    """Config of :class:`BertFeatureBasedModel`: the encoder's config plus the head's settings.
+
+    Args:
+        encoder_config: the frozen encoder's config as a dict (``BertConfig.to_dict()``).
+        task_problem_type: one of :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`.
+        feature_strategy: a :data:`~hf_bert_tasks.feature_based.strategies.STRATEGIES` key.
+        head: ``auto`` (the problem type's first head: BiLSTM for tokens, linear otherwise) or a name registered in
+            :data:`~hf_bert_tasks.feature_based.heads.HEAD_REGISTRY` (``linear``, ``mlp``, ``bilstm``).
+        pooling: ``cls`` or ``mean`` (sentence-level and multiple-choice tasks).
+        head_hidden_size: BiLSTM units per direction (paper: 768) or MLP width.
+        head_num_layers: BiLSTM layers (paper: 2).
+        head_dropout: dropout inside the head.
+        num_labels, id2label, label2id: as for any ``PretrainedConfig``.
+
+    Raises:
+        ValueError: an unknown strategy, head or pooling (only checked when ``encoder_config`` is given).
+    """
+
+    model_type = "bert_feature_based"
+
+    def __init__(
+        self,
+        encoder_config: dict | None = None,
+        task_problem_type: str = "single_label_classification",
+        feature_strategy: str = "concat_last_four",
+        head: str = "auto",
+        pooling: str = "cls",
+        head_hidden_size: int = 768,
+        head_num_layers: int = 2,
+        head_dropout: float = 0.1,
+        **kwargs,
+    ):
+        self.encoder_config = encoder_config or {}
+        self.task_problem_type = task_problem_type
+        self.feature_strategy = feature_strategy
+        self.head = head
+        self.pooling = pooling
+        self.head_hidden_size = head_hidden_size
+        self.head_num_layers = head_num_layers
+        self.head_dropout = head_dropout
+        super().__init__(**kwargs)
+        if encoder_config:
+            get_strategy(feature_strategy)
+            if head not in HEADS:
+                raise ValueError(f"--head {head!r}: expected one of {HEADS}")
+            if pooling not in POOLINGS:
+                raise ValueError(f"--pooling {pooling!r}: expected one of {POOLINGS}")
+
+    def build_encoder_config(self) -> PretrainedConfig:
+        """The encoder's ``PretrainedConfig`` rebuilt from :attr:`encoder_config` (``model_type`` picks the class)."""
+        cfg = dict(self.encoder_config)
+        return AutoConfig.for_model(cfg.pop("model_type", "bert"), **cfg)
+
+
+class BertFeatureBasedModel(PreTrainedModel):
+    """A frozen encoder + a trained head, for every problem type (paper §5.3).
+
+    ``forward`` takes either
+
+    * the inputs of the matching ``BertFor...`` model: ``input_ids`` / ``attention_mask`` / ``token_type_ids``
+      ``[batch, seq]`` (``[batch, choices, seq]`` for multiple choice); or
+    * ``features``: float ``[batch, R, n_layers, hidden]``, the encoder rows of :meth:`encode` for this strategy's
+      layers (:attr:`layers`, in that order), as the feature cache's collator builds them, with ``attention_mask``
+      ``[batch, R]`` as the row mask (optional: all rows valid);
+
+    plus ``labels`` (``[batch]``, or ``[batch, seq]`` with -100 for token classification) or ``start_positions`` /
+    ``end_positions`` ``[batch]``, and returns the matching ``transformers`` output (``logits``, or
+    ``start_logits`` / ``end_logits``).
+
+    The encoder is frozen (``requires_grad=False``), always runs in eval mode (no dropout, so its features equal the
+    cached ones) and without autograd, so only the head (and the scalar mix) learn. Build one from a checkpoint with
+    :meth:`from_encoder`; load a saved one with ``AutoModel.from_pretrained``.
+    """
+
+    config_class = BertFeatureBasedConfig
+    base_model_prefix = "feature_based"
+    supports_gradient_checkpointing = True
+    _no_split_modules = []
+
+    def __init__(self, config: BertFeatureBasedConfig):
+        super().__init__(config)
+        enc_config = config.build_encoder_config()
+        self.encoder = AutoModel.from_config(enc_config)
+        self.num_hidden_layers = enc_config.num_hidden_layers
+        self.combiner = LayerCombiner(config.feature_strategy, self.num_hidden_layers)
+        in_size = self.combiner.strategy.output_size(enc_config.hidden_size, self.num_hidden_layers)
+        self.head = head_class(config.task_problem_type, config.head)(in_size, config)
+        self.post_init()
+        self.freeze_encoder()
+
+    # -------------------------------------------------------------- construction
+    @classmethod
+    def from_encoder(cls, model_name_or_path: str, task_problem_type: str, feature_strategy: str, **kwargs):
+        """Build a model around the pretrained encoder in ``model_name_or_path`` (the head is new).
+
+        ``kwargs`` are :class:`BertFeatureBasedConfig` fields (``head``, ``pooling``, ``num_labels``, ``id2label`` …)
+        and ``revision`` / ``cache_dir`` for the encoder download.
+
+        Raises:
+            ValueError: the checkpoint lacks encoder weights the model needs.
+        """
+        load_kw = {k: kwargs.pop(k) for k in ("revision", "cache_dir") if k in kwargs}
+        encoder = AutoModel.from_pretrained(model_name_or_path, **load_kw)
+        config = BertFeatureBasedConfig(encoder_config=encoder.config.to_dict(), task_problem_type=task_problem_type,
+                                        feature_strategy=feature_strategy, **kwargs)
+        model = cls(config)
+        missing, _ = model.encoder.load_state_dict(encoder.state_dict(), strict=False)
+        if missing:
+            raise ValueError(f"{model_name_or_path}: encoder weights missing {missing[:5]}")
+        model.freeze_encoder()
+        return model
+
+    @classmethod
+    def from_pretrained(cls, *args, **kwargs):
+        """``PreTrainedModel.from_pretrained``, then the encoder is frozen again (loading makes fresh parameters)."""
+        model = super().from_pretrained(*args, **kwargs)
+        model.freeze_encoder()
+        return model
+
+    def get_input_embeddings(self):
+        return self.encoder.get_input_embeddings()
+
+    def _init_weights(self, module):
+        if isinstance(module, ScalarMix):
+            module.reset_parameters()
+        else:
+            super()._init_weights(module)
+
+    def freeze_encoder(self) -> None:
+        """Set ``requires_grad=False`` on every encoder parameter and put the encoder in eval mode."""
+        for p in self.encoder.parameters():
+            p.requires_grad_(False)
+        self.encoder.eval()
+
+    def train(self, mode: bool = True):
+        """Like ``nn.Module.train`` but the frozen encoder stays in eval mode (no dropout in the features)."""
+        super().train(mode)
+        self.encoder.eval()
+        return self
+
+    @property
+    def view(self) -> str:
+        """``"tokens"`` (one row per WordPiece) or ``"pooled"`` (rows [CLS] and mean), as the head declares."""
+        return self.head.view
+
+    @property
+    def layers(self) -> list[int]:
+        """``hidden_states`` indices this model's strategy reads (0 = embeddings)."""
+        return list(self.combiner.layers)
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, input_ids, attention_mask=None, token_type_ids=None, layers: list[int] | None = None):
+        """Run the frozen encoder (no autograd) and return what the head reads, for ``layers`` (default: the
+        strategy's).
+
+        Returns:
+            ``(rows, row_mask)``: ``rows`` float ``[batch, R, n_layers, hidden]`` and ``row_mask`` bool
+            ``[batch, R]``. ``R = seq`` (token view; mask = attention mask) or ``R = 2`` (pooled view: row 0 the
+            [CLS] vector, row 1 the mean over unmasked tokens) or ``R = 2 * choices`` for multiple choice.
+            Pooling before combining layers is exact because every strategy is linear in the layers.
+        """
+        layers = self.combiner.layers if layers is None else layers
+        shape = input_ids.shape
+        multiple_choice = self.config.task_problem_type == "multiple_choice"
+        if multiple_choice:
+            input_ids = input_ids.reshape(-1, shape[-1])
+            attention_mask = None if attention_mask is None else attention_mask.reshape(-1, shape[-1])
+            token_type_ids = None if token_type_ids is None else token_type_ids.reshape(-1, shape[-1])
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        with torch.no_grad():
+            out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                               output_hidden_states=True, return_dict=True)
+        stacked = torch.stack([out.hidden_states[i] for i in layers], dim=2)  # [b, s, n, h]
+        mask = attention_mask.bool()
+        if self.view == "tokens":
+            return stacked, mask
+        cls_row = stacked[:, 0]
+        m = mask[:, :, None, None].to(stacked.dtype)
+        mean_row = (stacked * m).sum(1) / m.sum(1).clamp(min=1.0)
+        rows = torch.stack([cls_row, mean_row], dim=1)  # [b, 2, n, h]
+        if multiple_choice:
+            rows = rows.reshape(shape[0], shape[1] * 2, *rows.shape[2:])
+        return rows, torch.ones(rows.shape[:2], dtype=torch.bool, device=rows.device)
+
+    # ---------------------------------------------------------------------- head
+    def head_forward(self, rows, row_mask, layers: list[int] | None = None, labels=None, start_positions=None,
+                     end_positions=None):
+        """Apply the strategy and the head to encoder rows (from :meth:`encode` or the feature cache).
+
+        Args:
+            rows: float ``[batch, R, n_layers, hidden]`` (any float dtype; computed in the head's dtype);
+                ``layers`` names the hidden_states index of each of the ``n_layers`` (default: the strategy's).
+            row_mask: bool ``[batch, R]``.
+            labels / start_positions / end_positions: as for the matching ``BertFor...`` model.
+        """
+        layers = self.combiner.layers if layers is None else list(layers)
+        dtype = self.head_dtype
+        x = self.combiner(rows.to(dtype), layers)  # [b, R, d]
+        return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
+                         end_positions=end_positions)
+
+    @property
+    def head_dtype(self) -> torch.dtype:
+        return next(self.head.parameters()).dtype
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, features=None, labels=None,
+                start_positions=None, end_positions=None, length=None, return_dict: bool | None = None, **kwargs):
+        """Encoder (frozen) then :meth:`head_forward`, or :meth:`head_forward` on cached ``features``.
+
+        See the class docstring for shapes. ``length`` (rows per example, int ``[batch]``) is not used: it is a
+        parameter so that ``Trainer`` keeps the cache's ``length`` column for ``--train_sampling_strategy
+        group_by_length``.
+
+        Raises:
+            ValueError: neither ``input_ids`` nor ``features`` given.
+        """
+        if features is not None:
+            mask = attention_mask if attention_mask is not None else torch.ones(
+                features.shape[:2], dtype=torch.bool, device=features.device)
+            rows, row_mask = features, mask
+        elif input_ids is not None:
+            rows, row_mask = self.encode(input_ids, attention_mask, token_type_ids)
+        else:
+            raise ValueError("BertFeatureBasedModel.forward needs input_ids or cached features")
+        return self.head_forward(rows, row_mask, labels=labels, start_positions=start_positions,
+                                 end_positions=end_positions)
+
+
+def _register_auto_classes() -> None:
+    """Register the config and model with ``AutoConfig``/``AutoModel`` and the task Auto classes (idempotent)."""
+    import transformers
+
+    try:
+        AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig)
+    except ValueError:  # already registered (module reloaded)
+        pass
+    for name in ("AutoModel", "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
+                 "AutoModelForQuestionAnswering", "AutoModelForMultipleChoice"):
+        try:
+            getattr(transformers, name).register(BertFeatureBasedConfig, BertFeatureBasedModel)
+        except ValueError:
+            pass
+
+
+_register_auto_classes()
+
+
+def build_feature_based_model(task, model_args, training_args=None) -> BertFeatureBasedModel:
+    """The recipe's ``build_model`` for ``--mode feature_based``: frozen ``model_name_or_path`` + the task's head.
+
+    Reads ``feature_strategy``, ``head``, ``pooling``, ``head_hidden_size`` from ``training_args`` (defaults:
+    ``concat_last_four``, ``auto``, ``cls``, 768). Label names come from ``task.model_config_kwargs()``.
+    """
+    kwargs = {k: v for k, v in task.model_config_kwargs().items() if k in ("num_labels", "id2label", "label2id")}
+    if task.problem_type == "regression":
+        kwargs["num_labels"] = 1
+    for name in ("head", "pooling", "head_hidden_size"):
+        value = getattr(training_args, name, None)
+        if value is not None:
+            kwargs[name] = value
+    return BertFeatureBasedModel.from_encoder(
+        model_args.model_name_or_path, task.problem_type,
+        getattr(training_args, "feature_strategy", None) or "concat_last_four",
+        revision=model_args.model_revision, cache_dir=model_args.cache_dir, **kwargs,
+    )
+
+
+def apply_mode_defaults(training_args) -> None:
+    """Learning-rate default per ``--mode`` when none was given: 1e-3 for a feature-based head, 5e-4 for LoRA.
+
+    A randomly initialised head on frozen features (and LoRA's low-rank updates) need a much larger step than the
+    paper's fine-tuning grid {5e-5 … 2e-5}; an explicit ``--learning_rate`` always wins.
+    """
+    mode = getattr(training_args, "mode", "finetune")
+    if "learning_rate" in getattr(training_args, "_unset", []) and mode in ("feature_based", "lora"):
+        training_args.learning_rate = 1e-3 if mode == "feature_based" else 5e-4

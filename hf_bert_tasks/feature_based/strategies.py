@@ -1,0 +1,162 @@
+"""Layer strategies of the feature-based approach (paper §5.3, Table 7) and ELMo's learned scalar mix.
+
+Strategies are defined on ``hidden_states`` as returned by ``output_hidden_states=True``: a tuple of ``L + 1`` tensors
+``[batch, seq, hidden]`` where **index 0 is the embedding output** and index ``i`` the output of transformer layer
+``i``. The paper's dev F1 of each row lives in :mod:`hf_bert_tasks.paper`.
+
+==================== ========================== ==================
+strategy             hidden_states used         combination
+==================== ========================== ==================
+``embeddings``       ``[0]``                    as is
+``second_to_last``   ``[L-1]``                  as is
+``last``             ``[L]``                    as is
+``sum_last_four``    ``[L-3 .. L]``             sum
+``concat_last_four`` ``[L-3 .. L]``             concatenation (4H)
+``sum_all``          ``[1 .. L]``               sum
+``scalar_mix``       ``[0 .. L]``               ELMo scalar mix
+==================== ========================== ==================
+
+The paper calls its sums "weighted sum" without giving the weights, so ``sum_last_four`` / ``sum_all`` use equal
+weights (a plain sum); ``scalar_mix`` is the learned version of ELMo (Peters et al., 2018, eq. 1):
+``gamma * sum_j softmax(w)_j * h_j`` with ``w`` initialised to zeros (equal weights) and ``gamma`` to 1. ``sum_all``
+uses the ``L`` transformer layers ("all 12 layers" of BERT-BASE), not the embeddings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .. import paper
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One ``--feature_strategy``: which ``hidden_states`` feed the head and how they are combined.
+
+    Attributes:
+        name: the ``--feature_strategy`` value.
+        combine: ``"single"``, ``"sum"``, ``"concat"`` or ``"scalar_mix"``.
+    """
+
+    name: str
+    combine: str
+
+    @property
+    def paper_f1(self) -> float | None:
+        """Table 7's dev F1 (x100, BERT-BASE, CoNLL-2003) from :mod:`hf_bert_tasks.paper`; ``None`` without a row."""
+        return paper.TABLE7_FEATURE_BASED_DEV_F1.get(self.name)
+
+    @property
+    def paper_name(self) -> str:
+        """Table 7's row label (or a description for ``scalar_mix``, which the paper does not have)."""
+        return paper.TABLE7_ROW_NAMES.get(self.name, "Learned scalar mix, all layers (ELMo; not in the paper)")
+
+    def layers(self, num_hidden_layers: int) -> list[int]:
+        """Indices into ``hidden_states`` (0 = embeddings, ``L`` = last layer) used by this strategy.
+
+        Raises:
+            ValueError: ``second_to_last`` on an encoder without layers (``L = 0``). With ``L < 3`` the "last four"
+                strategies use the ``L + 1`` states there are (embeddings included).
+        """
+        L = num_hidden_layers
+        need = 1 if self.name == "second_to_last" else 0
+        if L < need:
+            raise ValueError(f"feature strategy {self.name!r} needs an encoder with at least {need} layer(s); it has {L}")
+        return {
+            "embeddings": [0],
+            "last": [L],
+            "second_to_last": [L - 1],
+            # With fewer than four layers the "last four" of hidden_states reach into the embeddings (index 0).
+            "sum_last_four": list(range(max(L - 3, 0), L + 1)),
+            "concat_last_four": list(range(max(L - 3, 0), L + 1)),
+            "sum_all": list(range(1, L + 1)) or [0],
+            "scalar_mix": list(range(0, L + 1)),
+        }[self.name]
+
+    def output_size(self, hidden_size: int, num_hidden_layers: int) -> int:
+        """Feature width fed to the head: ``hidden_size``, or ``len(layers) * hidden_size`` for concatenation."""
+        return hidden_size * (len(self.layers(num_hidden_layers)) if self.combine == "concat" else 1)
+
+
+#: ``--feature_strategy`` choices in Table 7's order, then the learned ELMo mix.
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("embeddings", "single"),
+        Strategy("second_to_last", "single"),
+        Strategy("last", "single"),
+        Strategy("sum_last_four", "sum"),
+        Strategy("concat_last_four", "concat"),
+        Strategy("sum_all", "sum"),
+        Strategy("scalar_mix", "scalar_mix"),
+    )
+}
+
+
+def get_strategy(name: str) -> Strategy:
+    """The :class:`Strategy` called ``name``.
+
+    Raises:
+        ValueError: for an unknown name (lists the known ones).
+    """
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown feature strategy {name!r}; expected one of {', '.join(STRATEGIES)}")
+    return STRATEGIES[name]
+
+
+class ScalarMix(nn.Module):
+    """ELMo's learned layer mix (Peters et al., 2018, eq. 1): ``gamma * sum_j softmax(w)_j * h_j``.
+
+    ``w`` starts at zeros (every layer weighted ``1/n``) and ``gamma`` at 1.
+    """
+
+    def __init__(self, num_layers: int):
+        super().__init__()
+        self.weights = nn.Parameter(torch.zeros(num_layers))
+        self.gamma = nn.Parameter(torch.ones(()))
+
+    def reset_parameters(self) -> None:
+        with torch.no_grad():
+            self.weights.zero_()
+            self.gamma.fill_(1.0)
+
+    def forward(self, stacked: torch.Tensor) -> torch.Tensor:
+        """``stacked``: float ``[..., num_layers, hidden]`` -> ``[..., hidden]``."""
+        w = torch.softmax(self.weights, dim=0).to(stacked.dtype)
+        return self.gamma.to(stacked.dtype) * torch.einsum("...nh,n->...h", stacked, w)
+
+
+class LayerCombiner(nn.Module):
+    """Combine a stack of layers into one feature vector per position, as a :class:`Strategy` says.
+
+    ``forward(stacked, available)`` takes ``stacked``: float ``[..., n_available, hidden]`` holding the hidden states
+    whose indices are ``available`` (e.g. a cache holding all layers) and picks this strategy's layers from it;
+    returns ``[..., hidden]`` (``[..., n_layers * hidden]`` for concatenation).
+
+    Raises (forward):
+        ValueError: when a needed layer is not among ``available``.
+    """
+
+    def __init__(self, strategy: str, num_hidden_layers: int):
+        super().__init__()
+        self.strategy = get_strategy(strategy)
+        self.layers = self.strategy.layers(num_hidden_layers)
+        self.mix = ScalarMix(len(self.layers)) if self.strategy.combine == "scalar_mix" else None
+
+    def forward(self, stacked: torch.Tensor, available: list[int]) -> torch.Tensor:
+        missing = [i for i in self.layers if i not in available]
+        if missing:
+            raise ValueError(f"strategy {self.strategy.name!r} needs hidden_states {missing}; only {available} were given")
+        if list(available) != self.layers:
+            stacked = stacked[..., [available.index(i) for i in self.layers], :]
+        combine = self.strategy.combine
+        if combine == "single":
+            return stacked[..., 0, :]
+        if combine == "sum":
+            return stacked.sum(dim=-2)
+        if combine == "concat":
+            return stacked.flatten(-2)
+        return self.mix(stacked)
