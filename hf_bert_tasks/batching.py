@@ -43,14 +43,20 @@ def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
 
     Returns:
         int64 array ``[len(dataset)]``: ``L`` per feature, or for ``[C, L]`` features the longest choice (what the
-        multiple-choice collator pads to); ``None`` when ``dataset`` is not a ``datasets.Dataset`` with ``column``.
+        multiple-choice collator pads to); a dataset without ``column`` but with a ``length`` column (the
+        feature cache's rows per example) gives that column; ``None`` for anything else.
     """
     import datasets
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not isinstance(dataset, datasets.Dataset) or column not in dataset.column_names:
+    if not isinstance(dataset, datasets.Dataset):
         return None
+    if column not in dataset.column_names:
+        if "length" not in dataset.column_names:
+            return None
+        # precomputed lengths, e.g. the feature cache's rows per example (hf_bert_tasks.feature_based.cache)
+        return dataset.select_columns(["length"]).with_format("arrow")[:].column("length").to_numpy().astype(np.int64)
     table = dataset.select_columns([column]).with_format("arrow")[:]  # applies an indices mapping (select/shuffle)
     values = table.column(column).combine_chunks()
     outer = pc.list_value_length(values).to_numpy(zero_copy_only=False)
