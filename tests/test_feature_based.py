@@ -268,7 +268,7 @@ def test_cache_is_invalidated_by_a_changed_input(tmp_path, collator, change):
 
 
 def test_fingerprints_do_not_depend_on_the_process(tmp_path):
-    """The cache key must be equal in two processes (a second run, another torchrun rank)."""
+    """The cache key must be equal in another process (a second run, another torchrun rank)."""
     import subprocess
     import sys
 
@@ -279,9 +279,10 @@ def test_fingerprints_do_not_depend_on_the_process(tmp_path):
             "d = datasets.Dataset.from_dict({'input_ids': [[2, 5, 3], [2, 6, 7, 3]]});"
             "print(encoder_fingerprint(m), data_fingerprint(d, ['input_ids']))")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
-            for _ in range(2)]
-    assert runs[0] == runs[1] and len(runs[0].split()) == 2
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    here = {}
+    exec(code.replace(";print(", ";here['out'] = ("), {"here": here})
+    assert other.split() == list(here["out"])
 
 
 def test_cache_with_all_layers_serves_every_strategy(tmp_path, collator):
