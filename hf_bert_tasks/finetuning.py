@@ -224,7 +224,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     )
     cache_metrics = {}
     if getattr(training_args, "mode", "finetune") == "feature_based" and training_args.feature_cache and train_split:
-        from .feature_based import prepare_feature_cache  # encoder once per split; Trainer trains the head on the cache
+        # the frozen encoder runs once per split; Trainer trains the head on the cached features
+        from .feature_based import prepare_feature_cache
 
         train_dataset, eval_dataset, data_collator, cache_metrics = prepare_feature_cache(
             model, train_dataset, eval_dataset, data_collator, data_args, training_args)

@@ -280,9 +280,16 @@ def test_fingerprints_do_not_depend_on_the_process(tmp_path):
             "print(encoder_fingerprint(m), data_fingerprint(d, ['input_ids']))")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
-    here = {}
-    exec(code.replace(";print(", ";here['out'] = ("), {"here": here})
-    assert other.split() == list(here["out"])
+    import datasets
+    from transformers import BertConfig, BertModel
+
+    from hf_bert_tasks.feature_based import data_fingerprint, encoder_fingerprint
+
+    torch.manual_seed(0)  # the same model and data as in the subprocess
+    m = BertModel(BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                             intermediate_size=16))
+    d = datasets.Dataset.from_dict({"input_ids": [[2, 5, 3], [2, 6, 7, 3]]})
+    assert other.split() == [encoder_fingerprint(m), data_fingerprint(d, ["input_ids"])]
 
 
 def test_cache_with_all_layers_serves_every_strategy(tmp_path, collator):

@@ -164,7 +164,7 @@ def test_two_processes_train_one_head_and_write_one_output(tmp_path, tiny_bert_d
     argv = BASE + ["--model_name_or_path", tiny_bert_dir, "--output_dir", str(out), "--feature_cache_dir", str(cache),
                    "--per_device_train_batch_size", "4", "--max_steps", "3", "--do_train", "--save_strategy", "no"]
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-                           "29531", str(driver), *argv], capture_output=True, text=True, env=env, timeout=600)
+                           "29531", str(driver), *argv], check=False, capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert state(out)["global_step"] == 3
     with open(out / "all_results.json", encoding="utf-8") as f:

@@ -73,7 +73,7 @@ class Strategy:
             "sum_last_four": list(range(max(L - 3, 0), L + 1)),
             "concat_last_four": list(range(max(L - 3, 0), L + 1)),
             "sum_all": list(range(1, L + 1)) or [0],
-            "scalar_mix": list(range(0, L + 1)),
+            "scalar_mix": list(range(L + 1)),
         }[self.name]
 
     def output_size(self, hidden_size: int, num_hidden_layers: int) -> int:
