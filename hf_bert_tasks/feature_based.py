@@ -789,11 +789,13 @@ def build_feature_cache(model: BertFeatureBasedModel, features, collator, root: 
 
 @dataclass
 class HeadTrainOutput:
-    """Like ``transformers.trainer_utils.TrainOutput``: ``global_step``, ``training_loss``, ``metrics``."""
+    """Like ``transformers.trainer_utils.TrainOutput``: ``global_step``, ``training_loss``, ``metrics``; plus
+    ``log_history``, one Trainer-style entry per epoch (``loss``, ``learning_rate``, ``epoch``, ``step``)."""
 
     global_step: int
     training_loss: float
     metrics: dict[str, Any]
+    log_history: list = None
 
 
 def train_head_from_cache(model: BertFeatureBasedModel, cache: FeatureCache, args, extraction_seconds: float = 0.0,
@@ -841,7 +843,7 @@ def _train_head(model, cache, args, extraction_seconds, cache_hit) -> HeadTrainO
     warm = int(warm * steps) if isinstance(warm, float) and warm < 1 else int(warm)
     scheduler = get_linear_schedule_with_warmup(optimizer, warm, steps)
     model.train()
-    started, step, loss_sum = time.time(), 0, 0.0
+    started, step, loss_sum, history = time.time(), 0, 0.0, []
     for epoch in range(epochs):
         epoch_loss, n = 0.0, 0
         for batch in cache.iter_batches(bs, shuffle=True, seed=args.seed + epoch):
@@ -858,6 +860,8 @@ def _train_head(model, cache, args, extraction_seconds, cache_hit) -> HeadTrainO
             epoch_loss += float(out.loss.detach())
             n += 1
         loss_sum += epoch_loss
+        history.append({"loss": epoch_loss / max(n, 1), "learning_rate": scheduler.get_last_lr()[0],
+                        "epoch": float(epoch + 1), "step": step})
         logger.info("feature-based head: epoch %d/%d, mean loss %.4f", epoch + 1, epochs, epoch_loss / max(n, 1))
     runtime = time.time() - started
     model.eval()
@@ -869,7 +873,7 @@ def _train_head(model, cache, args, extraction_seconds, cache_hit) -> HeadTrainO
         "feature_cache_hit": bool(cache_hit),
         "feature_extraction_runtime": round(extraction_seconds, 4),
     }
-    return HeadTrainOutput(global_step=step, training_loss=metrics["train_loss"], metrics=metrics)
+    return HeadTrainOutput(global_step=step, training_loss=metrics["train_loss"], metrics=metrics, log_history=history)
 
 
 def _shard_sizes(cache: FeatureCache) -> list[list[int]]:
@@ -899,7 +903,10 @@ def train_with_cache(trainer, train_features, data_args, training_args) -> HeadT
                                      layers=layers, batch_size=training_args.per_device_eval_batch_size)
     extraction = time.time() - started
     logger.info("feature cache %s (%s, %.1f s)", cache.path, "hit" if hit else "built", extraction)
-    return train_head_from_cache(model, cache, training_args, extraction_seconds=extraction, cache_hit=hit)
+    out = train_head_from_cache(model, cache, training_args, extraction_seconds=extraction, cache_hit=hit)
+    trainer.state.log_history.extend(out.log_history)  # trainer_state.json -> training_curves.png
+    trainer.state.global_step, trainer.state.epoch = out.global_step, out.metrics["epoch"]
+    return out
 
 
 def apply_mode_defaults(training_args) -> None:
