@@ -3,6 +3,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 
 from hf_bert_tasks.plots import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
@@ -80,3 +81,27 @@ def test_every_recipe_mode_writes_curves_of_its_own_log_history(tmp_path, tiny_b
     # the last plotted eval point is the run's final dev accuracy, at the last step
     assert series["eval_metric"][0][-1] == 4
     assert series["eval_metric"][1][-1] == results["eval_accuracy"]
+
+
+def test_report_to_tensorboard_writes_the_logged_losses(tmp_path, tiny_bert_dir):
+    pytest.importorskip("tensorboard", reason="the `tensorboard` extra is not installed")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from hf_bert_tasks.scripts import finetune
+
+    out = tmp_path / "tb"
+    finetune.main(["--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path",
+                   tiny_bert_dir, "--output_dir", str(out), "--max_train_samples", "32", "--max_eval_samples", "16",
+                   "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--logging_steps", "1",
+                   "--save_strategy", "no", "--do_train", "--do_eval", "--report_to", "tensorboard",
+                   "--disable_tqdm", "true"])
+    runs = list((out / "runs").iterdir())  # Trainer's default: <output_dir>/runs/<date>_<host>
+    assert len(runs) == 1
+    events = EventAccumulator(str(runs[0]))
+    events.Reload()
+    logged = [(e.step, e.value) for e in events.Scalars("train/loss")]
+    history = json.loads((out / "trainer_state.json").read_text())["log_history"]
+    expected = curve_series(history)["train_loss"]
+    assert [s for s, _ in logged] == expected[0]
+    # TensorBoard stores float32 scalars: equal to the logged float64 values up to float32 rounding
+    np.testing.assert_allclose([v for _, v in logged], expected[1], rtol=1e-6)
