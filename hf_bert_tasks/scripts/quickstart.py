@@ -55,23 +55,23 @@ class QuickstartPlan:
     vocab_size: int = 2000
     pretrain_steps: int = 400
     pretrain_batch_size: int = 32
-    pretrain_learning_rate: float = 1e-3
+    pretrain_learning_rate: float = 2e-3
     pretrain_max_seq_length: int = 64
     tasks: tuple[TaskRun, ...] = (
-        TaskRun("sst2", "SST-2", 4, 1e-3),
-        TaskRun("mrpc", "MRPC", 6, 5e-4),
-        TaskRun("mnli", "MNLI", 5, 5e-4),
+        TaskRun("sst2", "SST-2", 4, 5e-4),
+        TaskRun("mrpc", "MRPC", 5, 5e-4),
+        TaskRun("mnli", "MNLI", 4, 5e-4),
     )
     #: the task of steps 3 and 4 (one of ``tasks``)
     comparison_task: str = "sst2"
-    lora_epochs: float = 6
-    lora_learning_rate: float = 3e-3
+    lora_epochs: float = 5
+    lora_learning_rate: float = 2e-3
     frozen_epochs: float = 30
     frozen_learning_rate: float = 3e-3
     frozen_strategies: tuple[str, ...] = ("last", "concat_last_four")
     frozen_pooling: str = "mean"
     frozen_head: str = "mlp"
-    batch_size: int = 32
+    batch_size: int = 16
     max_train_samples: int | None = None
     max_eval_samples: int | None = None
     max_position_embeddings: int = 128
