@@ -11,8 +11,7 @@ Steps (sizes in :data:`FULL`; the sample data and why they are learnable are des
 2. fine-tune that checkpoint on each sample task (:func:`hf_bert_tasks.finetuning.run_finetune`) and compare the dev
    metric with the best constant prediction (the majority class; for F1 the constant that scores best);
 3. fine-tune a randomly initialised copy of the same architecture on the SST-2 sample with the same steps and seed:
-   half of the dev sentences use adjectives that the training split never shows and only the pretraining corpus
-   explains, so the pretrained encoder should win;
+   the pretrained encoder should learn the same rule in fewer steps;
 4. fine-tuning vs LoRA vs a head on frozen features (paper §5.3) on the SST-2 sample, written as the compare
    report (``compare/comparison.md`` / ``.png``).
 
@@ -53,13 +52,13 @@ class QuickstartPlan:
     """Sizes of every step. :data:`FULL` is the quickstart; tests use a reduced copy (``dataclasses.replace``)."""
 
     vocab_size: int = 2000
-    pretrain_steps: int = 400
+    pretrain_steps: int = 500
     pretrain_batch_size: int = 32
     pretrain_learning_rate: float = 2e-3
     pretrain_max_seq_length: int = 64
     tasks: tuple[TaskRun, ...] = (
-        TaskRun("sst2", "SST-2", 4, 5e-4),
-        TaskRun("mrpc", "MRPC", 5, 5e-4),
+        TaskRun("sst2", "SST-2", 6, 5e-4),
+        TaskRun("mrpc", "MRPC", 6, 5e-4),
         TaskRun("mnli", "MNLI", 4, 5e-4),
     )
     #: the task of steps 3 and 4 (one of ``tasks``)
