@@ -3,13 +3,37 @@
 Public API:
     get_task(name), list_tasks(), register_task(task), Task — the task registry (see ``hf_bert_tasks.tasks``).
     create_pretraining_examples, DataCollatorForBertPretraining — BERT pretraining data (MLM + NSP, whole-word masking).
+    metric_path(name) — folder of a task's metric as an ``evaluate`` module: ``evaluate.load(metric_path("squad_v2"))``.
 """
 
 __version__ = "0.1.0"
 
 from .tasks import PaperDefaults, Task, get_task, list_tasks, register_task
 
-__all__ = ["__version__", "PaperDefaults", "Task", "get_task", "list_tasks", "register_task"]
+__all__ = ["__version__", "PaperDefaults", "Task", "get_task", "list_tasks", "register_task", "metric_path"]
+
+#: ``evaluate`` modules shipped in ``hf_bert_tasks/metrics_evaluate/<name>/<name>.py`` (they call the package's own
+#: metric functions); other accepted names -> module.
+METRIC_MODULES = ("glue", "squad", "squad_v2", "conll2003", "swag")
+_METRIC_ALIASES = {"squad_v1": "squad", "seqeval": "conll2003"}
+
+
+def metric_path(name: str) -> str:
+    """Local folder of the ``evaluate`` module for ``name``, for ``evaluate.load(metric_path(name)[, config])``.
+
+    ``name``: ``glue`` (its configuration is the GLUE task: ``evaluate.load(metric_path("glue"), "mrpc")``),
+    ``squad`` (v1.1), ``squad_v2``, ``conll2003`` (seqeval entity metrics) or ``swag``; ``squad_v1`` and ``seqeval``
+    are accepted too. Loading works offline: the module is a file of this package.
+
+    Raises:
+        ValueError: an unknown name (lists the known ones).
+    """
+    import os
+
+    module = _METRIC_ALIASES.get(name, name)
+    if module not in METRIC_MODULES:
+        raise ValueError(f"metric_path: unknown metric {name!r}; expected one of {list(METRIC_MODULES) + list(_METRIC_ALIASES)}")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "metrics_evaluate", module)
 
 # Pretraining (lazy: importing hf_bert_tasks stays cheap; these pull in torch/transformers on first use).
 _LAZY = {"create_pretraining_examples": "pretraining_data", "DataCollatorForBertPretraining": "collators"}

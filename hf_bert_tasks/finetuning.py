@@ -5,6 +5,7 @@
 
 * ``all_results.json`` (+ ``train_results.json``, ``eval_results.json``): Trainer's ``train_*`` and ``eval_<metric>``
   keys; extra eval splits get a suffix (MNLI mismatched: ``eval_accuracy_mm``).
+* ``training_curves.png``: loss and eval metric against step, from ``trainer_state.json`` (:mod:`hf_bert_tasks.plots`).
 * the model (safetensors), tokenizer and config with ``id2label``/``label2id``, loadable by ``pipeline()``.
 * test-split predictions (GLUE: the server's submission files ``MRPC.tsv``, ``MNLI-m.tsv`` …).
 * with ``--lr_grid`` / ``--seeds``: one sub-folder per run (``lr_5e-05/seed_1``), ``lr_grid_results.json``, mean ±
@@ -261,6 +262,10 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     if eval_metrics:
         trainer.save_metrics("eval", eval_metrics)
         results.update(eval_metrics)
+    if train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
+        from .plots import finish_training_curves
+
+        finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({getattr(training_args, 'mode', 'finetune')})")
     for split in test_splits:
         for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
             logger.info("wrote %s", path)

@@ -1,16 +1,26 @@
 """Write the built-in sample data (hf_bert_tasks/samples/) used by the quickstart and the tests.
 
 Every sentence is generated from the small word lists below (written for this project), with a fixed seed, so the
-files are reproducible: ``python tools/make_samples.py``. The tasks are designed to be *learnable* by a tiny BERT in
-a minute on a CPU, so the quickstart can show that fine-tuning beats the majority-class baseline:
+files are reproducible: ``python tools/make_samples.py``. The tasks are designed so that a tiny BERT (L=2, H=128)
+learns them in a minute on a CPU, but not from one word: each label is a *composition* of cues.
 
-* SST-2 format: the label follows the polarity of the adjectives, flipped by "not".
-* MRPC format: a paraphrase keeps the person, object and place of sentence 1 in another word order with a
-  synonym verb; a non-paraphrase swaps two of them.
+* SST-2 format (sentiment): the label is the polarity of the deciding adjective, flipped by a negation
+  ("not", "never", "hardly", "did not find"); with "but", the clause after it decides
+  ("the plot was dull but the cast was superb" is positive). Two thirds of the adjectives (``*_SEEN``) occur in the
+  training split; 10 % of the dev sentences (half of the test sentences) use the others (``*_HELD_OUT``), whose
+  polarity only the pretraining corpus reveals.
+* MRPC format (paraphrase, half positive): sentence 2 restates the person, object and place of sentence 1 with a
+  synonym verb (30 % in another word order); a non-paraphrase names another person (found only by comparing the two
+  sentences, the skill NSP practises on the corpus's recurring names), or negates the verb ("never").
+* MNLI format (jsonl premise/hypothesis/label): the label depends on whether the hypothesis's slot matches the
+  premise AND on its negation (match: entailment, negated match: contradiction, "only at" another place:
+  contradiction, "(never) at" another place: neutral), plus neutral claims the premise does not touch.
 * STS-B format: the score grows with the number of slots the two sentences share (0-5, plus small noise).
-* MNLI format (jsonl, premise/hypothesis/label): entailment restates a slot, contradiction negates it, neutral adds
-  an unrelated claim.
-* Pretraining corpus: one sentence per line, a blank line between documents; each document follows one person.
+* Pretraining corpus: one sentence per line, a blank line between documents; each document follows one person
+  through episodes: what they did (person, object, place and a synonym of the verb recur within an episode, so a
+  masked word can often be copied, and NSP can match names across segments) and what they watched (the consequence,
+  "so everyone cheered" / "so everyone left early", reveals the polarity of every adjective, the held-out ones
+  included, through negation as in the SST-2 sample).
 """
 
 import json
@@ -27,22 +37,45 @@ PLACES = ["harbour", "market", "library", "garden", "station", "museum", "bakery
           "meadow", "castle", "orchard", "bridge", "island", "valley", "tower"]
 VERBS = [("repaired", "fixed"), ("bought", "purchased"), ("painted", "coloured"), ("found", "discovered"),
          ("sold", "traded"), ("cleaned", "washed"), ("borrowed", "took"), ("carried", "moved")]
-POS = ["wonderful", "delightful", "charming", "brilliant", "warm", "lovely", "gripping", "clever", "joyful", "superb"]
-NEG = ["dull", "tedious", "clumsy", "bland", "awful", "boring", "messy", "shallow", "grim", "weak"]
+POS_SEEN = ["wonderful", "delightful", "charming", "brilliant", "lovely", "gripping", "superb", "moving"]
+POS_HELD_OUT = ["joyful", "clever", "splendid", "tender"]
+NEG_SEEN = ["dull", "tedious", "clumsy", "bland", "awful", "boring", "messy", "shallow"]
+NEG_HELD_OUT = ["grim", "stale", "sloppy", "hollow"]
 THINGS = ["film", "story", "plot", "ending", "cast", "script", "soundtrack", "opening", "finale", "performance"]
+NEGATIONS = ["was not {adj}", "was never {adj}", "was hardly {adj}"]
+#: consequences in the pretraining corpus that reveal polarity (positive, negative)
+GOOD_THEN = ["so everyone cheered", "so {p} told all friends about it", "so {p} smiled all evening",
+             "so the critics praised it"]
+BAD_THEN = ["so everyone left early", "so {p} asked for a refund", "so {p} sighed all evening",
+            "so the critics mocked it"]
 
 
-def sst2(rng, n):
+def _adjective(rng, positive: bool, held_out: bool) -> str:
+    if positive:
+        return rng.choice(POS_HELD_OUT if held_out else POS_SEEN)
+    return rng.choice(NEG_HELD_OUT if held_out else NEG_SEEN)
+
+
+def sst2(rng, n, held_out_share=0.0):
+    """``n`` (sentence, label) rows; ``held_out_share`` of them use the held-out adjectives."""
     rows = []
     for _ in range(n):
         positive = rng.random() < 0.5
-        negated = rng.random() < 0.25
-        adj = rng.choice(POS if positive != negated else NEG)
-        thing = rng.choice(THINGS)
-        if negated:
-            text = f"the {thing} was not {adj} at all ."
+        held = rng.random() < held_out_share
+        kind = rng.choices(["plain", "negated", "contrast"], weights=[0.45, 0.35, 0.2])[0]
+        thing, other = rng.sample(THINGS, 2)
+        if kind == "plain":
+            adj = _adjective(rng, positive, held)
+            text = rng.choice([f"the {thing} was {adj} .", f"what a {adj} {thing} .", f"i found the {thing} {adj} .",
+                               f"a {adj} {thing} from start to end ."])
+        elif kind == "negated":
+            adj = _adjective(rng, not positive, held)
+            text = rng.choice([f"the {thing} " + rng.choice(NEGATIONS).format(adj=adj) + " .",
+                               f"i did not find the {thing} {adj} ."])
         else:
-            text = rng.choice([f"the {thing} was {adj} .", f"a {adj} {thing} , truly {adj} .", f"what a {adj} {thing} ."])
+            first = _adjective(rng, not positive, held)
+            last = _adjective(rng, positive, held)
+            text = f"the {other} was {first} but the {thing} was {last} ."
         rows.append((text, int(positive)))
     return rows
 
@@ -60,13 +93,16 @@ def mrpc(rng, n):
     for _ in range(n):
         person, obj, place, (verb, syn) = _slots(rng)
         s1 = f"{person} {verb} the {obj} near the {place} yesterday ."
-        label = int(rng.random() < 0.6)
+        label = int(rng.random() < 0.5)
+        negated = False
         if not label:
-            which = rng.sample(["person", "obj", "place"], 2)
-            person = _other(rng, PEOPLE, person) if "person" in which else person
-            obj = _other(rng, OBJECTS, obj) if "obj" in which else obj
-            place = _other(rng, PLACES, place) if "place" in which else place
-        s2 = f"yesterday , near the {place} , {person} {syn} the {obj} ."
+            if rng.random() < 0.25:
+                negated = True
+            else:
+                person = _other(rng, PEOPLE, person)
+        did = "never " if negated else ""
+        s2 = rng.choices([f"{person} {did}{syn} the {obj} near the {place} yesterday .",
+                          f"yesterday , near the {place} , {person} {did}{syn} the {obj} ."], weights=[0.7, 0.3])[0]
         rows.append((label, s1, s2))
     return rows
 
@@ -91,31 +127,55 @@ def mnli(rng, n):
         person, obj, place, (verb, syn) = _slots(rng)
         premise = f"{person} {verb} the {obj} at the {place} ."
         label = rng.choice(["entailment", "neutral", "contradiction"])
-        if label == "entailment":
-            hyp = rng.choice([f"{person} was at the {place} .", f"someone {syn} the {obj} ."])
-        elif label == "contradiction":
-            hyp = rng.choice([f"{person} was never at the {place} .", f"nobody {syn} the {obj} ."])
+        form = rng.choice(["place", "place", "object", "object", "claim"] if label == "neutral" else ["place", "object"])
+        if form == "place":
+            other = _other(rng, PLACES, place)
+            hyp = {"entailment": f"{person} was at the {place} .",
+                   "contradiction": rng.choice([f"{person} was never at the {place} .",
+                                                f"{person} was only at the {other} ."]),
+                   "neutral": rng.choice([f"{person} was never at the {other} .", f"{person} was at the {other} ."]),
+                   }[label]
+        elif form == "object":
+            other = _other(rng, OBJECTS, obj)
+            hyp = {"entailment": f"someone {syn} the {obj} .",
+                   "contradiction": rng.choice([f"nobody {syn} the {obj} .", f"{person} only {syn} the {other} ."]),
+                   "neutral": rng.choice([f"nobody {syn} the {other} .", f"someone {syn} the {other} ."]),
+                   }[label]
         else:
-            hyp = rng.choice([f"{person} also likes the {_other(rng, OBJECTS, obj)} .", f"the {place} is very old ."])
+            hyp = rng.choice([f"{person} also likes the {rng.choice(OBJECTS)} .", f"the {place} is very old ."])
         rows.append({"premise": premise, "hypothesis": hyp, "label": label})
     return rows
 
 
+def review(rng, person, thing):
+    """One pretraining sentence whose consequence reveals the adjective's polarity (negation included)."""
+    positive = rng.random() < 0.5
+    held = rng.random() < 0.5  # held-out adjectives are as frequent here as the others
+    then = rng.choice(GOOD_THEN if positive else BAD_THEN).format(p=person)
+    if rng.random() < 0.35:
+        adj = _adjective(rng, not positive, held)
+        return f"the {thing} " + rng.choice(NEGATIONS).format(adj=adj) + f" , {then} ."
+    adj = _adjective(rng, positive, held)
+    return rng.choice([f"the {thing} was {adj} , {then} .", f"it was a {adj} {thing} , {then} ."])
+
+
 def corpus(rng, n_docs):
+    """Documents of episodes about one person: what they did (the object, place and a synonym verb recur, so a
+    masked one can be copied) and what they watched (the consequence reveals the adjective's polarity)."""
     docs = []
     for _ in range(n_docs):
         person = rng.choice(PEOPLE)
         home = rng.choice(PLACES)
         lines = [f"{person} lives close to the {home} ."]
-        for _ in range(rng.randint(3, 9)):
+        for _ in range(rng.randint(2, 4)):
             _, obj, place, (verb, syn) = _slots(rng)
-            adj = rng.choice(POS + NEG)
-            lines.append(rng.choice([
-                f"one morning {person} {verb} a {adj} {obj} at the {place} .",
-                f"later the {obj} was {adj} , so {person} {syn} it again .",
-                f"people at the {place} said the {obj} looked {adj} .",
-                f"after that {person} walked back from the {place} to the {home} .",
-            ]))
+            if rng.random() < 0.5:
+                lines += [f"one morning {person} {verb} a {obj} at the {place} .",
+                          f"later {person} {syn} the {obj} again .",
+                          f"after that {person} walked back from the {place} to the {home} ."]
+            else:
+                thing = rng.choice(THINGS)
+                lines += [f"in the evening {person} watched a {thing} at the {place} .", review(rng, person, thing)]
         docs.append(lines)
     return docs
 
@@ -129,26 +189,37 @@ def write_tsv(path, header, rows):
             f.write("\t".join(map(str, row)) + "\n")
 
 
+SEED = 20181011  # the BERT paper's arXiv date; any fixed seed would do
+
+
+def rng_for(name: str) -> random.Random:
+    """One generator per file, so changing one task's design leaves the other files as they were."""
+    return random.Random(f"{SEED}-{name}")
+
+
 def main():
-    rng = random.Random(20181011)  # the BERT paper's arXiv date; any fixed seed would do
-    for split, n in (("train", 600), ("dev", 200)):
-        write_tsv(f"{HERE}/SST-2/{split}.tsv", ["sentence", "label"], sst2(rng, n))
+    sizes = {"train": 1600, "dev": 400}
+    for split, n in sizes.items():
+        held = 0.0 if split == "train" else 0.1
+        write_tsv(f"{HERE}/SST-2/{split}.tsv", ["sentence", "label"], sst2(rng_for(f"sst2-{split}"), n, held))
         write_tsv(f"{HERE}/MRPC/{split}.tsv", ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
-                  [(lab, 1000 + i, 5000 + i, a, b) for i, (lab, a, b) in enumerate(mrpc(rng, n))])
+                  [(lab, 1000 + i, 5000 + i, a, b) for i, (lab, a, b) in enumerate(mrpc(rng_for(f"mrpc-{split}"), n))])
         write_tsv(f"{HERE}/STS-B/{split}.tsv",
                   ["index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1", "sentence2", "score"],
-                  [(i, "sample", "gen", "2026", i, "none", "none", a, b, s) for i, (a, b, s) in enumerate(stsb(rng, n))])
+                  [(i, "sample", "gen", "2026", i, "none", "none", a, b, s)
+                   for i, (a, b, s) in enumerate(stsb(rng_for(f"stsb-{split}"), n // 2))])
         name = "train.jsonl" if split == "train" else "dev_matched.jsonl"
         os.makedirs(f"{HERE}/MNLI", exist_ok=True)
         with open(f"{HERE}/MNLI/{name}", "w", encoding="utf-8") as f:
-            for row in mnli(rng, n):
+            for row in mnli(rng_for(f"mnli-{split}"), n):
                 f.write(json.dumps(row) + "\n")
-    write_tsv(f"{HERE}/SST-2/test.tsv", ["index", "sentence"], [(i, s) for i, (s, _) in enumerate(sst2(rng, 50))])
+    write_tsv(f"{HERE}/SST-2/test.tsv", ["index", "sentence"],
+              [(i, s) for i, (s, _) in enumerate(sst2(rng_for("sst2-test"), 50, 0.5))])
     write_tsv(f"{HERE}/MRPC/test.tsv", ["index", "#1 ID", "#2 ID", "#1 String", "#2 String"],
-              [(i, 9000 + i, 9500 + i, a, b) for i, (_, a, b) in enumerate(mrpc(rng, 50))])
+              [(i, 9000 + i, 9500 + i, a, b) for i, (_, a, b) in enumerate(mrpc(rng_for("mrpc-test"), 50))])
     os.makedirs(f"{HERE}/pretraining", exist_ok=True)
     with open(f"{HERE}/pretraining/corpus.txt", "w", encoding="utf-8") as f:
-        f.write("\n\n".join("\n".join(doc) for doc in corpus(rng, 400)) + "\n")
+        f.write("\n\n".join("\n".join(doc) for doc in corpus(rng_for("corpus"), 1200)) + "\n")
 
 
 if __name__ == "__main__":

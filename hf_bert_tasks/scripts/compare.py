@@ -343,26 +343,6 @@ def main(argv: list[str] | None = None) -> dict:
     return summary
 
 
-def quickstart_comparison(model_dir: str, output_dir: str, seed: int = 42) -> dict:
-    """The quickstart's last step: fine-tune vs LoRA vs three frozen-feature strategies on the SST-2 sample.
-
-    Uses ``model_dir`` (the quickstart's tiny BERT); about a minute on 2 CPU cores. Returns ``{name: dev accuracy}``.
-    """
-    from .quickstart import SAMPLES
-
-    summary = main([
-        "--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path", model_dir,
-        "--output_dir", output_dir, "--rerun", "--modes", "finetune,lora,feature_based",
-        "--strategies", "last,concat_last_four,scalar_mix", "--seeds", str(seed),
-        "--title", "Quickstart: SST-2 sample, tiny BERT",
-        "--finetune_args", "{num_train_epochs: 3, learning_rate: 1e-3}",
-        "--lora_args", "{num_train_epochs: 3, learning_rate: 3e-3}",
-        "--feature_based_args", "{num_train_epochs: 20, learning_rate: 3e-3}",
-        "--logging_steps", "50", "--eval_strategy", "no",
-    ])
-    return {row["name"]: row["mean"] for row in summary["rows"]}
-
-
 if __name__ == "__main__":
     import sys
 

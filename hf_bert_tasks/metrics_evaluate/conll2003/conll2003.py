@@ -1,0 +1,34 @@
+"""CoNLL-2003 entity-level metrics of hf_bert_tasks as an ``evaluate`` module (seqeval; offline).
+
+    conll = evaluate.load(hf_bert_tasks.metric_path("conll2003"))
+    conll.compute(predictions=[["B-PER", "I-PER", "O"]], references=[["B-PER", "I-PER", "O"]], mode="strict")
+
+Inputs: tag names per word, sentence by sentence (as the Hub's ``seqeval`` metric). Results are
+``hf_bert_tasks.ner.entity_metrics(references, predictions, mode)``: micro ``precision``/``recall``/``f1`` over
+entities, word ``accuracy``, and ``<TYPE>_precision``/``_recall``/``_f1``/``_number`` per entity type (0-1 scale).
+``mode="strict"`` (default, the recipe's ``eval_f1``) is seqeval's strict IOB2 mode; ``mode="conlleval"`` counts an
+``I-X`` after ``O`` as an entity start like the conlleval script (the recipe's ``eval_conlleval_f1``).
+"""
+
+import datasets
+import evaluate
+
+from hf_bert_tasks import ner
+
+
+class Conll2003(evaluate.Metric):
+    """Entity-level precision / recall / F1 (paper §5.3, CoNLL-2003 NER)."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description="CoNLL-2003 NER: entity-level micro P/R/F1 and word accuracy (seqeval, 0-1 scale)",
+            citation="Tjong Kim Sang and De Meulder, 2003; seqeval (Nakayama, 2018)",
+            inputs_description="predictions, references: lists of IOB2 tag names per sentence",
+            features=datasets.Features({
+                "predictions": datasets.Sequence(datasets.Value("string")),
+                "references": datasets.Sequence(datasets.Value("string")),
+            }),
+        )
+
+    def _compute(self, predictions, references, mode="strict"):
+        return ner.entity_metrics(references, predictions, mode=mode)

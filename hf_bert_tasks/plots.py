@@ -1,0 +1,138 @@
+"""Training curves of a recipe run: ``training_curves.png`` (loss and eval metric against step) beside ``all_results.json``.
+
+The series come from ``trainer_state.json``'s ``log_history`` (the list ``Trainer`` appends to at every ``logging_steps``
+and evaluation): training-loss entries carry ``loss``, evaluation entries ``eval_loss`` and ``eval_<metric>``, all
+with the global ``step``. :func:`curve_series` is the pure part (dict in, lists out) and :func:`plot_training_curves`
+draws what it returns with matplotlib's Agg backend (no display needed).
+
+``hf-bert-tasks finetune`` (every ``--mode``) and each arm of ``hf-bert-tasks compare`` call
+:func:`finish_training_curves` after the last evaluation; pretraining draws its own ``pretraining_curves.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+CURVES_FILE = "training_curves.png"
+STATE_FILE = "trainer_state.json"
+
+
+def _number(value) -> float | None:
+    """``value`` as a finite float, else ``None`` (bools, strings, NaN and inf are not plotted)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -> dict[str, Any]:
+    """The points to plot from a ``Trainer`` ``log_history``.
+
+    Args:
+        log_history: ``trainer_state.json["log_history"]``: dicts with ``step`` and some of ``loss`` (training loss
+            averaged since the previous log), ``eval_loss`` and ``eval_<metric>``. The final summary entry
+            (``train_runtime``, ``train_loss`` …) has no ``loss`` key and is skipped.
+        metric: the eval metric to plot, with or without the ``eval_`` prefix (e.g. ``"accuracy"``); ``None`` picks
+            the first ``eval_*`` key of the first evaluation entry that is not a loss, runtime or count.
+
+    Returns:
+        ``{"train_loss": (steps, values), "eval_loss": (steps, values), "eval_metric": (steps, values),
+        "metric": "eval_<name>" or None}``; each pair is two lists of equal length in ``log_history`` order. Entries
+        with a missing or non-finite value are left out.
+
+    Raises:
+        ValueError: an entry without an integer ``step`` (not a ``Trainer`` log history).
+    """
+    skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
+    if metric is not None and not metric.startswith("eval_"):
+        metric = f"eval_{metric}"
+    if metric is None:
+        for entry in log_history:
+            keys = [k for k in entry if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None]
+            if keys:
+                metric = keys[0]
+                break
+    series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
+    for i, entry in enumerate(log_history):
+        step = entry.get("step")
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")
+        for name, key in (("train_loss", "loss"), ("eval_loss", "eval_loss"), ("eval_metric", metric)):
+            value = _number(entry.get(key)) if key else None
+            if value is not None:
+                series[name][0].append(step)
+                series[name][1].append(value)
+    return series
+
+
+def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: str | None = None,
+                         title: str | None = None) -> dict[str, Any]:
+    """Draw loss (train and eval) and the eval metric against step into the PNG ``path``; returns the series.
+
+    Two panels side by side: left the losses (nats), right ``eval_<metric>`` (as logged, no rescaling). A panel
+    with no points says so instead of drawing an empty frame.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = curve_series(log_history, metric)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    for name, style in (("train_loss", "-"), ("eval_loss", "o--")):
+        steps, values = series[name]
+        if steps:
+            left.plot(steps, values, style, label=name.replace("_", " "))
+    left.set_xlabel("step")
+    left.set_ylabel("loss")
+    if series["train_loss"][0] or series["eval_loss"][0]:
+        left.legend(fontsize=8)
+    else:
+        left.text(0.5, 0.5, "no loss logged", ha="center", va="center", transform=left.transAxes)
+    steps, values = series["eval_metric"]
+    if steps:
+        right.plot(steps, values, "o-", color="tab:green")
+        right.set_ylabel(series["metric"])
+    else:
+        right.text(0.5, 0.5, "no evaluation logged", ha="center", va="center", transform=right.transAxes)
+    right.set_xlabel("step")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return series
+
+
+def write_training_curves(output_dir: str, metric: str | None = None, title: str | None = None) -> str:
+    """Read ``output_dir/trainer_state.json`` and write ``output_dir/training_curves.png``; returns the PNG's path.
+
+    Raises:
+        FileNotFoundError: no ``trainer_state.json`` in ``output_dir``.
+    """
+    with open(os.path.join(output_dir, STATE_FILE), encoding="utf-8") as f:
+        history = json.load(f).get("log_history", [])
+    path = os.path.join(output_dir, CURVES_FILE)
+    plot_training_curves(history, path, metric, title)
+    return path
+
+
+def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, title: str | None = None) -> str | None:
+    """After a run's last evaluation: log the final eval metrics if no ``Trainer`` log has them (SQuAD and NER score
+    after post-processing, outside ``trainer.evaluate``), save ``trainer_state.json`` again and write the curves.
+
+    Main process only (returns ``None`` elsewhere); returns the PNG's path.
+    """
+    if not trainer.is_world_process_zero():
+        return None
+    state = trainer.state
+    step = max([state.global_step] + [e.get("step", 0) for e in state.log_history])
+    key = f"eval_{metric}"
+    if key in eval_metrics and not any(e.get("step") == step and key in e for e in state.log_history):
+        numbers = {k: v for k, v in eval_metrics.items() if _number(v) is not None}
+        state.log_history.append({**numbers, "epoch": state.epoch, "step": step})
+    trainer.save_state()
+    return write_training_curves(trainer.args.output_dir, metric, title)
