@@ -31,6 +31,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import sysconfig
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,6 +51,21 @@ if args is None:
 result = module.main(args)
 print({mark!r} + json.dumps({{"args": args, "results": result}}))
 """
+
+
+def portable(text: str) -> str:
+    """``text`` with this machine's absolute paths replaced by the names a reader can use anywhere.
+
+    The recorded command lines name the interpreter, the repository, ``../shared`` and the model folder by absolute
+    path; the committed ``results.json`` says ``python``, ``.``, ``../shared`` and ``<site-packages>`` instead.
+    """
+    shared = os.environ.get("HF_BERT_TASKS_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
+    for path, name in ((sys.executable, "python"), (os.path.join(sys.prefix, "bin", "python"), "python"),
+                       (os.path.realpath(shared), "../shared"), (shared, "../shared"),
+                       (sysconfig.get_paths()["purelib"], "<site-packages>"),
+                       (REPO, ".")):
+        text = text.replace(json.dumps(path)[1:-1], name)
+    return text
 
 
 def git(*args: str) -> str:
@@ -200,8 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                           "command": " ".join(["python", "benchmarks/run.py", *(argv if argv is not None
                                                                                 else sys.argv[1:])])}
     with open(opts.output, "w", encoding="utf-8") as f:
-        json.dump(stored, f, indent=1)
-        f.write("\n")
+        f.write(portable(json.dumps(stored, indent=1)) + "\n")
     print(f"\n== ratios (baseline time / our time: > 1 means ours is faster; [paired-round min-max]); "
           f"{total:.0f} s in all")
     for name in chosen:
