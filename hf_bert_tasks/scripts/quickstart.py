@@ -77,6 +77,12 @@ class QuickstartPlan:
     frozen_pooling: str = "mean"
     frozen_head: str = "mlp"
     batch_size: int = 16
+    #: fine-tuning re-initialises the NSP-trained pooler (``--reinit_pooler``, Zhang et al. 2021 §5); LoRA and frozen
+    #: features keep the checkpoint as it is
+    reinit_pooler: bool = True
+    #: training batches drawn at random, as BERT's run_classifier.py does; the samples' lengths follow their
+    #: templates, so the recipe's default length-grouped batches would each hold one template
+    train_sampling_strategy: str = "random"
     max_train_samples: int | None = None
     max_eval_samples: int | None = None
     max_position_embeddings: int = 128
@@ -179,13 +185,15 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
     from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
     from ..finetuning import run_finetune
 
-    model_args = ModelArguments(model_name_or_path=model_dir)
+    model_args = ModelArguments(model_name_or_path=model_dir,
+                                reinit_pooler=plan.reinit_pooler and mode.get("mode", "finetune") == "finetune")
     data_args = DataArguments(task=run.task, data_dir=os.path.join(SAMPLES, run.folder),
                               max_train_samples=plan.max_train_samples, max_eval_samples=plan.max_eval_samples)
     training_args = FinetuneTrainingArguments(
         output_dir=output_dir, num_train_epochs=mode.pop("epochs", run.epochs),
         learning_rate=mode.pop("learning_rate", run.learning_rate), per_device_train_batch_size=plan.batch_size,
         seed=seed, do_train=True, do_eval=True, save_strategy="no", logging_steps=10, report_to="none",
+        train_sampling_strategy=plan.train_sampling_strategy,
         overwrite_output_dir=True, **mode,
     )
     started = time.time()
