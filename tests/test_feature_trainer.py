@@ -73,8 +73,13 @@ def test_lr_scheduler_type_sets_the_logged_learning_rate(flags_run):
 
 
 def test_evaluation_during_training_is_logged_at_every_eval_step(flags_run):
+    # checkpoint-3 holds the state saved during training: one evaluation per eval step
+    with open(os.path.join(flags_run["out"], "checkpoint-3", "trainer_state.json"), encoding="utf-8") as f:
+        during = [e["step"] for e in json.load(f)["log_history"] if "eval_loss" in e]
+    assert during == [1, 2, 3]
+    # the run's trainer_state.json adds the recipe's final evaluation (after training, at the last step)
     steps = [e["step"] for e in state(flags_run["out"])["log_history"] if "eval_loss" in e]
-    assert steps == [1, 2, 3]
+    assert steps == [1, 2, 3, 3]
 
 
 def test_a_checkpoint_is_written_per_save_step(flags_run):
