@@ -102,7 +102,8 @@ def render(data: dict) -> str:
     out += ["", ("Ratio = baseline median time / our median time (> 1: ours is faster); in brackets the min-max of "
             "the per-round paired ratios (rounds are interleaved: A B A B ...)."), "",
             "| benchmark | ours | baseline | kind | ratio (paired range) | rounds |", "|---|---|---|---|---|---|"]
-    for name, entry in data.get("benchmarks", {}).items():
+    compared = {name: entry for name, entry in data.get("benchmarks", {}).items() if isinstance(entry["results"], list)}
+    for name, entry in compared.items():
         for rec in entry["results"]:
             for c in rec["comparisons"]:
                 flag = " (smoke)" if entry.get("profile") == "smoke" else ""
@@ -111,6 +112,9 @@ def render(data: dict) -> str:
     for name, entry in data.get("benchmarks", {}).items():
         script = entry.get("benchmark", name)
         out += ["", f"### `{name}` (`benchmarks/bench_{script}.py`)", "", measured_line(entry)]
+        if name not in compared:  # measurement-only benchmark (no reference side): its figures as JSON
+            out += ["", "```json", json.dumps(entry["results"], indent=1), "```"]
+            continue
         for rec in entry["results"]:
             out += ["", f"**{rec['title']}** ({rec['repeats']} timed rounds after {rec['warmup']} warm-up). Config: "
                     + ", ".join(f"{k} {v}" for k, v in rec["config"].items() if v is not None) + ".", ""]

@@ -140,7 +140,9 @@ def run_one(path: str, args: list[str] | None) -> tuple[int, float, dict]:
     return status, time.perf_counter() - start, returned
 
 
-def summary_lines(name: str, records: list[dict]) -> list[str]:
+def summary_lines(name: str, records: list[dict] | dict) -> list[str]:
+    if isinstance(records, dict):  # a measurement-only benchmark (no reference side), e.g. pretraining_corpus_scale
+        return [f"{name:28s} measurements only (no reference side): {', '.join(sorted(records))} in results.json"]
     lines = []
     for rec in records:
         for c in rec["comparisons"]:
