@@ -91,7 +91,10 @@ def test_load_best_model_at_end_saves_the_checkpoint_with_the_lowest_eval_loss(f
     from safetensors.torch import load_file
 
     st = state(flags_run["out"])
-    evals = {e["step"]: e["eval_loss"] for e in st["log_history"] if "eval_loss" in e}
+    # the evaluations made during training (the run's own log_history ends with the recipe's final evaluation of
+    # the chosen model at the last step, which would shadow step 3's entry here)
+    with open(os.path.join(flags_run["out"], "checkpoint-3", "trainer_state.json"), encoding="utf-8") as f:
+        evals = {e["step"]: e["eval_loss"] for e in json.load(f)["log_history"] if "eval_loss" in e}
     best = min(evals, key=evals.get)
     assert st["best_model_checkpoint"].endswith(f"checkpoint-{best}")
     saved = load_file(os.path.join(flags_run["out"], "model.safetensors"))
