@@ -172,7 +172,7 @@ def test_two_processes_train_one_head_and_write_one_output(tmp_path, tiny_bert_d
     argv = BASE + ["--model_name_or_path", tiny_bert_dir, "--output_dir", str(out), "--feature_cache_dir", str(cache),
                    "--per_device_train_batch_size", "4", "--max_steps", "3", "--do_train", "--save_strategy", "no"]
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-                           "29531", str(driver), *argv], check=False, capture_output=True, text=True, env=env, timeout=600)
+                           str(free_port()), str(driver), *argv], check=False, capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert state(out)["global_step"] == 3
     with open(out / "all_results.json", encoding="utf-8") as f:
@@ -181,3 +181,12 @@ def test_two_processes_train_one_head_and_write_one_output(tmp_path, tiny_bert_d
     assert [n for n in entries if n.endswith(".arrow")] and not [n for n in entries if n.startswith("tmp")]
     assert len([n for n in entries if n.endswith(".arrow")]) == 1  # one train cache, written once
     assert [n for n in os.listdir(out) if n.endswith(".safetensors")] == ["model.safetensors"]
+
+
+def free_port() -> int:
+    """A TCP port free right now (a fixed port collides when two test runs share a machine)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
