@@ -1,0 +1,258 @@
+"""Does our pretraining transfer? Pretrain a small BERT from scratch, then fine-tune it and a random init of it.
+
+The paper's central claim (Devlin et al. 2018, §5 / Table 6 context: pretrained > random init) checked on this
+machine's budget (issue 12 item 4). Three stages, each a committed command, run one after the other:
+
+    python tools/pretraining_transfer.py corpus   --shared ../shared --out runs/transfer/corpus.txt
+    python tools/pretraining_transfer.py pretrain --out runs/transfer [pretrain flags after --]
+    python tools/pretraining_transfer.py finetune --out runs/transfer --seeds 1,2,3
+    python tools/pretraining_transfer.py report   --out runs/transfer   # markdown table, mean ± std
+
+``corpus`` writes google's pretraining format (one sentence per line, a blank line between documents) from the
+unlabelled text in ``../shared/data``: WikiText-2 valid (``.tokens``, ``<unk>`` kept) and test (raw), tiny
+Shakespeare, and the *training* splits of SST-2, CoLA, MRPC, RTE, STS-B, WNLI and CoNLL-2003 — text only, never a
+label and never a dev/test sentence, so the fine-tuning evaluation stays held out.
+
+``finetune`` runs SST-2 (full train, dev accuracy) and CoNLL-2003 (entity-level F1 on dev) for both arms with the
+same tokenizer, config, seeds, steps and hyperparameters; the random arm is ``BertForPreTraining`` re-initialised
+from the pretrained folder's config (``hf_bert_tasks.scripts.quickstart.random_init_copy``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+
+
+def _sentences(paragraph: str) -> list[str]:
+    """Split a paragraph after ``. ! ?`` followed by a capital (google's data is one sentence per line)."""
+    return [s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip()]
+
+
+def _wikitext(path: str) -> list[list[str]]:
+    """Articles (`` = Title = `` headings start one) as lists of sentences; sub-headings are dropped."""
+    docs, doc = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            if re.fullmatch(r"= [^=].* =", line):  # a top-level heading starts a new article
+                if doc:
+                    docs.append(doc)
+                doc = []
+                continue
+            if line.startswith("="):
+                continue
+            doc.extend(_sentences(line))
+    if doc:
+        docs.append(doc)
+    return docs
+
+
+def _shakespeare(path: str) -> list[list[str]]:
+    """Speeches (blocks between blank lines, speaker line dropped) grouped 10 per document (scenes in order)."""
+    blocks, block = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                if block:
+                    blocks.append(block)
+                block = []
+            elif not (line.endswith(":") and len(line.split()) <= 4):
+                block.append(line)
+    if block:
+        blocks.append(block)
+    docs = []
+    for i in range(0, len(blocks), 10):
+        speech = " ".join(" ".join(b) for b in blocks[i:i + 10])
+        docs.append(_sentences(speech))
+    return docs
+
+
+def _tsv_rows(path: str, header: bool = True):
+    with open(path, encoding="utf-8-sig") as f:  # MRPC carries a BOM
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)  # GLUE TSVs: quoting off (MANIFEST)
+        if header:
+            names = next(reader)
+            for row in reader:
+                yield dict(zip(names, row))
+        else:
+            yield from reader
+
+
+def _glue_train(data: str) -> list[list[str]]:
+    """Sentences of the GLUE training splits. A pair task gives a 2-sentence document per example (its two
+    sentences are related, as consecutive sentences are); single-sentence tasks are grouped 8 per document."""
+    docs: list[list[str]] = []
+    singles: list[str] = []
+    for row in _tsv_rows(os.path.join(data, "glue/SST-2/train.tsv")):
+        # SST-2 train holds every sub-phrase of its parse trees; phrases under 4 words add little text
+        if len(row["sentence"].split()) >= 4:
+            singles.append(row["sentence"].strip())
+    for row in _tsv_rows(os.path.join(data, "glue/CoLA/train.tsv"), header=False):
+        singles.append(row[3].strip())
+    for i in range(0, len(singles), 8):
+        docs.append(singles[i:i + 8])
+    for task, a, b in (("MRPC", "#1 String", "#2 String"), ("RTE", "sentence1", "sentence2"),
+                       ("STS-B", "sentence1", "sentence2"), ("WNLI", "sentence1", "sentence2")):
+        for row in _tsv_rows(os.path.join(data, f"glue/{task}/train.tsv")):
+            docs.append(_sentences(row[a]) + _sentences(row[b]))
+    return docs
+
+
+def _conll_train(path: str) -> list[list[str]]:
+    """CoNLL-2003 train documents (``-DOCSTART-``), one sentence per line, tokens joined by spaces; no tags."""
+    docs, doc, sent = [], [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                if sent:
+                    doc.append(" ".join(sent))
+                sent = []
+            elif parts[0] == "-DOCSTART-":
+                if doc:
+                    docs.append(doc)
+                doc = []
+            else:
+                sent.append(parts[0])
+    if sent:
+        doc.append(" ".join(sent))
+    if doc:
+        docs.append(doc)
+    return docs
+
+
+def build_corpus(shared: str, out: str) -> dict:
+    data = os.path.join(shared, "data")
+    sources = {
+        "wikitext-2 valid": _wikitext(os.path.join(data, "pretraining_text/wikitext-2.valid.tokens")),
+        "wikitext-2 test (raw)": _wikitext(os.path.join(data, "pretraining_text/wikitext-2-raw.test.raw")),
+        "tiny shakespeare": _shakespeare(os.path.join(data, "pretraining_text/tinyshakespeare.txt")),
+        "GLUE train splits (text only)": _glue_train(data),
+        "CoNLL-2003 train (text only)": _conll_train(os.path.join(data, "conll2003/train.txt")),
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    stats = {}
+    with open(out, "w", encoding="utf-8") as f:
+        for name, docs in sources.items():
+            docs = [d for d in docs if d]
+            for doc in docs:
+                f.write("\n".join(doc) + "\n\n")
+            stats[name] = {"documents": len(docs), "sentences": sum(map(len, docs)),
+                           "words": sum(len(s.split()) for d in docs for s in d)}
+    with open(out + ".stats.json", "w") as f:
+        json.dump(stats, f, indent=2)
+    return stats
+
+
+TASKS = {
+    # task -> (metric key in all_results.json, extra fine-tuning flags)
+    "sst2": ("eval_accuracy", ["--num_train_epochs", "1"]),
+    "conll2003": ("eval_f1", ["--num_train_epochs", "3"]),
+}
+
+
+def _run(cmd: list[str], log: str) -> float:
+    start = time.time()
+    with open(log, "w") as f:
+        subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=True)
+    return time.time() - start
+
+
+def finetune(out: str, seeds: list[int], shared: str, lr: float, batch: int, tasks: list[str]) -> None:
+    from hf_bert_tasks.scripts.quickstart import random_init_copy
+
+    pretrained = os.path.join(out, "pretrain")
+    arms = {"pretrained": pretrained}
+    random_dir = os.path.join(out, "random-init")
+    if not os.path.isdir(random_dir):
+        random_init_copy(pretrained, random_dir, seed=0)
+    arms["random init"] = random_dir
+    cli = [sys.executable, "-m", "hf_bert_tasks.cli", "finetune"]
+    for task in tasks:
+        key, extra = TASKS[task]
+        data_dir = os.path.join(shared, "data", "conll2003" if task == "conll2003" else "glue/SST-2")
+        for arm, model in arms.items():
+            for seed in seeds:
+                run_dir = os.path.join(out, "finetune", task, arm.replace(" ", "-"), f"seed_{seed}")
+                if os.path.isfile(os.path.join(run_dir, "all_results.json")):
+                    continue
+                cmd = cli + ["--task", task, "--model_name_or_path", model, "--data_dir", data_dir,
+                             "--output_dir", run_dir, "--seed", str(seed), "--learning_rate", str(lr),
+                             "--per_device_train_batch_size", str(batch), "--max_seq_length", "128",
+                             "--eval_strategy", "no", "--save_strategy", "no", "--logging_steps", "50",
+                             "--no_cache_tokenized", *extra]
+                os.makedirs(run_dir, exist_ok=True)
+                wall = _run(cmd, os.path.join(run_dir, "..", f"seed_{seed}.log"))
+                with open(os.path.join(run_dir, "all_results.json")) as f:
+                    value = json.load(f)[key]
+                print(f"{task} {arm} seed {seed}: {key} {value:.4f} ({wall:.0f} s)", flush=True)
+
+
+def report(out: str) -> str:
+    lines = ["| task (dev metric) | pretrained (ours) | random init | gain | seeds |", "|---|---|---|---|---|"]
+    summary = {}
+    for task, (key, _) in TASKS.items():
+        cells = {}
+        for arm in ("pretrained", "random-init"):
+            root = os.path.join(out, "finetune", task, arm)
+            values = []
+            for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+                path = os.path.join(root, name, "all_results.json")
+                if os.path.isfile(path):
+                    with open(path) as f:
+                        values.append(100 * json.load(f)[key])
+            cells[arm] = values
+        if not cells["pretrained"] or not cells["random-init"]:
+            continue
+        fmt = lambda v: f"{statistics.mean(v):.1f} ± {statistics.stdev(v) if len(v) > 1 else float('nan'):.1f}"
+        gain = statistics.mean(cells["pretrained"]) - statistics.mean(cells["random-init"])
+        lines.append(f"| {task} ({key}) | {fmt(cells['pretrained'])} | {fmt(cells['random-init'])} | {gain:+.1f} | "
+                     f"{len(cells['pretrained'])} / {len(cells['random-init'])} |")
+        summary[task] = {"metric": key, **{arm: v for arm, v in cells.items()}, "gain": gain}
+    with open(os.path.join(out, "transfer_results.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("stage", choices=["corpus", "pretrain", "finetune", "report"])
+    parser.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+    parser.add_argument("--out", default="runs/transfer")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--tasks", default="sst2,conll2003")
+    parser.add_argument("--learning_rate", type=float, default=1e-4)
+    parser.add_argument("--batch_size", type=int, default=32)
+    args, rest = parser.parse_known_args(argv)
+    rest = rest[1:] if rest[:1] == ["--"] else rest  # pretrain flags after a bare --
+    if args.stage == "corpus":
+        stats = build_corpus(args.shared, os.path.join(args.out, "corpus.txt"))
+        print(json.dumps(stats, indent=2))
+    elif args.stage == "pretrain":
+        cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", "--train_files",
+               os.path.join(args.out, "corpus.txt"), "--output_dir", os.path.join(args.out, "pretrain"), *rest]
+        os.makedirs(args.out, exist_ok=True)
+        wall = _run(cmd, os.path.join(args.out, "pretrain.log"))
+        print(f"pretraining: {wall:.0f} s")
+    elif args.stage == "finetune":
+        finetune(args.out, [int(s) for s in args.seeds.split(",")], args.shared, args.learning_rate,
+                 args.batch_size, args.tasks.split(","))
+    else:
+        print(report(args.out))
+
+
+if __name__ == "__main__":
+    main()
