@@ -1,7 +1,6 @@
 """Model cards for what the recipes write: metrics -> ``EvalResult`` -> ``model-index``, rendered from templates.
 
-Two kinds of card, each a logic-free template in ``model_cards/`` (shipped as package data in
-``hf_bert_tasks/templates/``) filled through ``huggingface_hub.ModelCardData`` + ``ModelCard.from_template``; every
+Two kinds of card, each a logic-free template in ``hf_bert_tasks/templates/`` (package data) filled through ``huggingface_hub.ModelCardData`` + ``ModelCard.from_template``; every
 table is rendered here in Python (the pattern of setfit's ``model_card.py`` and trl's ``generate_model_card``):
 
 * :func:`build_finetune_card` for a fine-tuning output dir (``all_results.json``): **every** metric of the task on
@@ -92,20 +91,18 @@ FILE_DESCRIPTIONS = {
 
 # --------------------------------------------------------------------------------------------- templates
 def template_path(kind: str) -> str:
-    """Path of the ``model_cards/<kind>.md`` template (``finetuned`` or ``pretrained``).
-
-    Looks in the repository's ``model_cards/`` first (a clone), then in the copies shipped as package data
-    (``hf_bert_tasks/templates/``, a pip install). ``tests/test_model_card.py`` checks both are identical.
+    """Path of the card template ``hf_bert_tasks/templates/<kind>.md`` (``finetuned`` or ``pretrained``), the one
+    copy, shipped as package data (the repository's top-level ``model_cards/`` holds generated cards, not templates).
 
     Raises:
-        FileNotFoundError: no template of that name in either place.
+        FileNotFoundError: no template of that name (names the folder).
     """
-    here = os.path.dirname(os.path.abspath(__file__))
-    for folder in (os.path.join(os.path.dirname(here), "model_cards"), os.path.join(here, "templates")):
-        path = os.path.join(folder, f"{kind}.md")
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(f"model card template {kind!r}: neither model_cards/{kind}.md nor the packaged copy exists")
+    from importlib.resources import files
+
+    path = files("hf_bert_tasks") / "templates" / f"{kind}.md"
+    if not path.is_file():
+        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
+    return str(path)
 
 
 # --------------------------------------------------------------------------------------------- helpers
