@@ -53,10 +53,11 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
             checkpoint whose head does not fit the task (the message says which sizes differ).
     """
     mode = mode_of(training_args)
-    if (getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)) and not mode.allows_reinit:
+    reinit = getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)
+    if reinit and not mode.allows_reinit:
         frozen = [m.name for m in TRAINING_MODES.values() if not m.allows_reinit]
-        raise ValueError(f"--reinit_layers/--reinit_pooler re-initialise weights that --mode {mode.name} keeps frozen; "
-                         f"expected neither with --mode {' or '.join(frozen)}")
+        raise ValueError(f"--reinit_layers/--reinit_pooler re-initialise weights that --mode {mode.name} keeps "
+                         f"frozen; expected neither with --mode {' or '.join(frozen)}")
     return mode.build_model(task, model_args, training_args)
 
 

@@ -1,7 +1,8 @@
 """Model cards for what the recipes write: metrics -> ``EvalResult`` -> ``model-index``, rendered from templates.
 
-Two kinds of card, each a logic-free template in ``hf_bert_tasks/templates/`` (package data) filled through ``huggingface_hub.ModelCardData`` + ``ModelCard.from_template``; every
-table is rendered here in Python (the pattern of setfit's ``model_card.py`` and trl's ``generate_model_card``):
+Two kinds of card, each a logic-free template in ``hf_bert_tasks/templates/`` (package data) filled through
+``huggingface_hub.ModelCardData`` + ``ModelCard.from_template``; every table is rendered here in Python (the
+pattern of setfit's ``model_card.py`` and trl's ``generate_model_card``):
 
 * :func:`build_finetune_card` for a fine-tuning output dir (``all_results.json``): **every** metric of the task on
   every evaluated split becomes one ``EvalResult`` (SQuAD EM and F1, STS-B Pearson and Spearman, CoLA MCC, CoNLL
@@ -250,7 +251,8 @@ def collect_run_info(task, model_args, data_args, training_args, base_model: str
     resolved, source = resolve_base_model(model_args.model_name_or_path, base_model or getattr(model_args, "base_model", None))
     from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES
 
-    mode = getattr(training_args, "mode", None) or getattr(training_args, "training_mode", None) or DEFAULT_TRAINING_MODE
+    mode = (getattr(training_args, "mode", None) or getattr(training_args, "training_mode", None)
+            or DEFAULT_TRAINING_MODE)
     strategy = TRAINING_MODES[mode].variant(training_args) if mode in TRAINING_MODES else None
     data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
     data_changes = {k: getattr(data_args, k) for k in data_defaults

@@ -37,7 +37,9 @@ class FeatureBasedArguments:
     )
     pooling: str = field(default="cls", metadata={"help": "feature_based sentence head input: [CLS] or mean.",
                                                  "choices": ["cls", "mean"]})
-    head_hidden_size: int = field(default=768, metadata={"help": "feature_based: BiLSTM units per direction / MLP width."})
+    head_hidden_size: int = field(
+        default=768, metadata={"help": "feature_based: BiLSTM units per direction / MLP width."}
+    )
     feature_cache: bool = field(
         default=True, metadata={"help": "feature_based: run the frozen encoder once and train the head from disk."}
     )
@@ -45,8 +47,9 @@ class FeatureBasedArguments:
         default=None, metadata={"help": "feature_based: cache folder (default: <output_dir>/../feature_cache)."}
     )
     feature_cache_layers: str = field(
-        default="strategy", metadata={"help": "feature_based: cache the strategy's layers or all (shared by strategies).",
-                                      "choices": ["strategy", "all"]},
+        default="strategy",
+        metadata={"help": "feature_based: cache the strategy's layers or all (shared by strategies).",
+                  "choices": ["strategy", "all"]},
     )
 
 
@@ -66,17 +69,18 @@ class FeatureBasedMode(TrainingMode):
         """Strategy, head, pooling and cache-layer names known; ``--head_hidden_size`` positive."""
         from ..feature_based import HEADS, POOLINGS, STRATEGIES
 
-        if training_args.feature_strategy not in STRATEGIES:
-            raise ValueError(f"--feature_strategy {training_args.feature_strategy!r}: expected one of {list(STRATEGIES)}")
-        if training_args.head not in HEADS:
-            raise ValueError(f"--head {training_args.head!r}: expected one of {list(HEADS)}")
-        if training_args.pooling not in POOLINGS:
-            raise ValueError(f"--pooling {training_args.pooling!r}: expected one of {list(POOLINGS)}")
-        if training_args.feature_cache_layers not in ("strategy", "all"):
-            raise ValueError(f"--feature_cache_layers {training_args.feature_cache_layers!r}: expected strategy or all")
-        if training_args.head_hidden_size < 1:
-            raise ValueError(f"--head_hidden_size {training_args.head_hidden_size}: expected a positive integer")
-        if selected and training_args.gradient_checkpointing:
+        args = training_args
+        if args.feature_strategy not in STRATEGIES:
+            raise ValueError(f"--feature_strategy {args.feature_strategy!r}: expected one of {list(STRATEGIES)}")
+        if args.head not in HEADS:
+            raise ValueError(f"--head {args.head!r}: expected one of {list(HEADS)}")
+        if args.pooling not in POOLINGS:
+            raise ValueError(f"--pooling {args.pooling!r}: expected one of {list(POOLINGS)}")
+        if args.feature_cache_layers not in ("strategy", "all"):
+            raise ValueError(f"--feature_cache_layers {args.feature_cache_layers!r}: expected strategy or all")
+        if args.head_hidden_size < 1:
+            raise ValueError(f"--head_hidden_size {args.head_hidden_size}: expected a positive integer")
+        if selected and args.gradient_checkpointing:
             # Nothing in the frozen encoder keeps activations for backward; checkpointing it would only cost time.
             logging.getLogger(__name__).info("--gradient_checkpointing has no effect on a frozen encoder")
 

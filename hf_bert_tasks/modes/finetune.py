@@ -33,7 +33,8 @@ class FinetuneMode(TrainingMode):
         from ..task_model import declare_batch_mean_loss, load_task_model, reinit_top_layers
 
         model = load_task_model(task, model_args)
-        model = reinit_top_layers(model, getattr(model_args, "reinit_layers", 0), getattr(model_args, "reinit_pooler", False))
+        model = reinit_top_layers(model, getattr(model_args, "reinit_layers", 0),
+                                  getattr(model_args, "reinit_pooler", False))
         return declare_batch_mean_loss(model)
 
     def paper_number(self, task, config: dict) -> tuple[float | None, str]:

@@ -286,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output_dir", required=True, help="one sub-folder per arm and seed, plus the report")
     parser.add_argument("--data_dir", default=None, help="folder with the task's original files; else the Hub")
     # every registered training mode (hf_bert_tasks.modes), in registration order
-    parser.add_argument("--modes", default=",".join(TRAINING_MODES), help="comma-separated: " + ",".join(TRAINING_MODES))
+    modes = ",".join(TRAINING_MODES)
+    parser.add_argument("--modes", default=modes, help="comma-separated: " + modes)
     parser.add_argument("--strategies", default="concat_last_four",
                         help="comma-separated feature_based layer strategies (paper Table 7)")
     parser.add_argument("--seeds", default="1", help="comma-separated seeds; each arm runs once per seed")
@@ -307,7 +308,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
-    args.arm_flags = {mode: arm_settings_to_flags(getattr(args, f"{mode}_args"), f"--{mode}_args") for mode in TRAINING_MODES}
+    args.arm_flags = {mode: arm_settings_to_flags(getattr(args, f"{mode}_args"), f"--{mode}_args")
+                      for mode in TRAINING_MODES}
     args.reuse_map = []
     for item in args.reuse:
         if "=" not in item:
