@@ -81,6 +81,19 @@ def test_a_registered_toy_mode_is_a_choice_of_the_parser(bias_only, tmp_path):
                    ["--task", "mrpc", "--output_dir", str(tmp_path), "--mode", "bias_only"])
 
 
+def test_the_toy_mode_is_listed_by_the_fast_help_and_is_a_compare_arm(bias_only):
+    from hf_bert_tasks import cli
+    from hf_bert_tasks.scripts.compare import build_parser, configurations
+
+    assert "--mode {finetune,lora,feature_based,bias_only}" in cli.fast_help("finetune")
+    assert configurations(["finetune", "bias_only"], ["last"]) == [
+        {"label": "finetune", "mode": "finetune", "strategy": None},
+        {"label": "bias_only", "mode": "bias_only", "strategy": None}]
+    args, _ = build_parser().parse_known_args(["--task", "mrpc", "--model_name_or_path", "m", "--output_dir", "o",
+                                               "--bias_only_args", "{learning_rate: 1e-2}"])
+    assert args.modes == "finetune,lora,feature_based,bias_only" and args.bias_only_args == "{learning_rate: 1e-2}"
+
+
 def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_only, tmp_path, tiny_bert_dir):
     from safetensors.torch import load_file
 
