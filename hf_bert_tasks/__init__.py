@@ -2,15 +2,30 @@
 
 Public API:
     get_task(name), list_tasks(), register_task(task), Task — the task registry (see ``hf_bert_tasks.tasks``).
+    get_training_mode(name), list_training_modes(), register_training_mode(mode), TrainingMode — the training-mode
+    registry (``--mode``; see ``hf_bert_tasks.modes``).
     create_pretraining_examples, DataCollatorForBertPretraining — BERT pretraining data (MLM + NSP, whole-word masking).
     metric_path(name) — folder of a task's metric as an ``evaluate`` module: ``evaluate.load(metric_path("squad_v2"))``.
 """
 
 __version__ = "0.1.0"
 
+from .modes import TrainingMode, get_training_mode, list_training_modes, register_training_mode
 from .tasks import PaperDefaults, Task, get_task, list_tasks, register_task
 
-__all__ = ["__version__", "PaperDefaults", "Task", "get_task", "list_tasks", "register_task", "metric_path"]
+__all__ = [
+    "PaperDefaults",
+    "Task",
+    "TrainingMode",
+    "__version__",
+    "get_task",
+    "get_training_mode",
+    "list_tasks",
+    "list_training_modes",
+    "metric_path",
+    "register_task",
+    "register_training_mode",
+]
 
 #: ``evaluate`` modules shipped in ``hf_bert_tasks/metrics_evaluate/<name>/<name>.py`` (they call the package's own
 #: metric functions); other accepted names -> module.

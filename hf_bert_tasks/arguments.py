@@ -34,7 +34,13 @@ from dataclasses import dataclass, field
 from transformers import HfArgumentParser, TrainingArguments
 
 from .cli import UsageError
+from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, get_training_mode, mode_of
+from .modes.feature_based import FeatureBasedArguments
+from .modes.lora import LoraArguments
 from .tasks import get_task, list_tasks
+
+#: ``--lr_grid`` alone (or ``--lr_grid paper``): the task's paper grid, see :func:`apply_task_defaults`.
+PAPER_LR_GRID = "paper"
 
 
 @dataclass
@@ -122,12 +128,14 @@ class DataArguments:
 
 
 @dataclass
-class FinetuneTrainingArguments(TrainingArguments):
+class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingArguments):
     """``TrainingArguments`` with the paper's fine-tuning defaults (table in the module docstring) and extras.
 
     Extra parameters:
         lr_grid: learning rates to try (the paper's §4.1 selection on dev); each run goes to
             ``output_dir/lr_<value>`` and the best one on the task's primary metric is copied to ``output_dir``.
+            ``"paper"`` (a bare ``--lr_grid``): the task's paper grid (:attr:`PaperDefaults.lr_grid
+            <hf_bert_tasks.tasks.base.PaperDefaults>`), filled in by :func:`apply_task_defaults`.
         seeds: random restarts; with ``lr_grid`` every (lr, seed) runs in ``output_dir/lr_<value>/seed_<s>`` and
             the lr with the best *mean* dev metric is selected (:mod:`hf_bert_tasks.lr_grid`).
         group_by_length: ``True`` by default: ``train_sampling_strategy="group_by_length"`` (batches of similar
@@ -135,10 +143,11 @@ class FinetuneTrainingArguments(TrainingArguments):
             ``--train_sampling_strategy`` opts out.
         sort_eval_by_length: evaluation / prediction batches longest-first, predictions restored to input order.
         overwrite_output_dir: allow writing into an ``output_dir`` that already holds a finished run.
-        mode: ``finetune`` | ``feature_based`` | ``lora``; with ``feature_strategy``, ``head``, ``pooling``,
-            ``head_hidden_size``, ``feature_cache*`` (feature-based, :mod:`hf_bert_tasks.feature_based`) and
-            ``lora_*`` (:mod:`hf_bert_tasks.lora`). Without ``--learning_rate`` these modes default to 1e-3
-            (feature-based head) and 5e-4 (LoRA).
+        mode: a registered training mode (:mod:`hf_bert_tasks.modes`; ``finetune`` by default). Each mode's own
+            flags come from its arguments dataclass, a base class of this one (``feature_strategy``, ``head``,
+            ``pooling``, ``head_hidden_size``, ``feature_cache*``: :class:`~hf_bert_tasks.modes.feature_based.
+            FeatureBasedArguments`; ``lora_*``: :class:`~hf_bert_tasks.modes.lora.LoraArguments`). Without
+            ``--learning_rate`` a mode may set its own default (feature-based head 1e-3, LoRA 5e-4).
     """
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
@@ -153,7 +162,10 @@ class FinetuneTrainingArguments(TrainingArguments):
     save_total_limit: int | None = field(default=1, metadata={"help": "Checkpoints kept in output_dir."})
     logging_steps: float = field(default=50, metadata={"help": "Log every N steps."})
     lr_grid: str | None = field(
-        default=None, metadata={"help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept."}
+        default=None,
+        metadata={"help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare "
+                  "--lr_grid (or 'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
+                  "nargs": "?", "const": "paper"},
     )
     seeds: str | None = field(
         default=None,
@@ -179,64 +191,19 @@ class FinetuneTrainingArguments(TrainingArguments):
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
     )
-    # Training modes (paper §5.3 feature-based approach; LoRA) -- see hf_bert_tasks/feature_based.py and lora.py
+    # Training modes (hf_bert_tasks/modes/): each mode's own flags come from its arguments dataclass (a base class)
     mode: str = field(
-        default="finetune",
-        metadata={"help": "finetune (all weights), feature_based (frozen encoder, head only) or lora (peft adapters).",
-                  "choices": ["finetune", "feature_based", "lora"]},
-    )
-    feature_strategy: str = field(
-        default="concat_last_four",
-        metadata={"help": "feature_based: which hidden_states feed the head (paper Table 7).",
-                  "choices": ["embeddings", "second_to_last", "last", "sum_last_four", "concat_last_four", "sum_all",
-                              "scalar_mix"]},
-    )
-    head: str = field(
-        default="auto",
-        metadata={"help": "feature_based head: auto (BiLSTM for tokens, linear otherwise), linear, mlp, bilstm.",
-                  "choices": ["auto", "linear", "mlp", "bilstm"]},
-    )
-    pooling: str = field(default="cls", metadata={"help": "feature_based sentence head input: [CLS] or mean.",
-                                                 "choices": ["cls", "mean"]})
-    head_hidden_size: int = field(default=768, metadata={"help": "feature_based: BiLSTM units per direction / MLP width."})
-    feature_cache: bool = field(
-        default=True, metadata={"help": "feature_based: run the frozen encoder once and train the head from disk."}
-    )
-    feature_cache_dir: str | None = field(
-        default=None, metadata={"help": "feature_based: cache folder (default: <output_dir>/../feature_cache)."}
-    )
-    feature_cache_layers: str = field(
-        default="strategy", metadata={"help": "feature_based: cache the strategy's layers or all (shared by strategies).",
-                                      "choices": ["strategy", "all"]},
-    )
-    lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
-    lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
-    lora_dropout: float = field(default=0.1, metadata={"help": "lora: dropout on the adapter input."})
-    lora_target_modules: str = field(
-        default="query,value", metadata={"help": "lora: comma-separated Linear layer names that get adapters."}
+        default=DEFAULT_TRAINING_MODE,
+        metadata={"help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all "
+                  "weights (paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
+                  "choices": TRAINING_MODES},
     )
 
     def __post_init__(self):
-        # Training modes: checked here so a typo fails before any data is read.
-        if self.mode not in ("finetune", "feature_based", "lora"):
-            raise ValueError(f"--mode {self.mode!r}: expected finetune, feature_based or lora")
-        from .feature_based import HEADS, POOLINGS, STRATEGIES
-
-        if self.feature_strategy not in STRATEGIES:
-            raise ValueError(f"--feature_strategy {self.feature_strategy!r}: expected one of {list(STRATEGIES)}")
-        if self.head not in HEADS:
-            raise ValueError(f"--head {self.head!r}: expected one of {list(HEADS)}")
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"--pooling {self.pooling!r}: expected one of {list(POOLINGS)}")
-        if self.feature_cache_layers not in ("strategy", "all"):
-            raise ValueError(f"--feature_cache_layers {self.feature_cache_layers!r}: expected strategy or all")
-        if self.head_hidden_size < 1 or self.lora_r < 1 or self.lora_alpha < 1:
-            raise ValueError("--head_hidden_size, --lora_r and --lora_alpha must be positive integers")
-        if not 0.0 <= self.lora_dropout < 1.0:
-            raise ValueError(f"--lora_dropout {self.lora_dropout}: expected a probability in [0, 1)")
-        if self.mode == "feature_based" and self.gradient_checkpointing:
-            # Nothing in the frozen encoder keeps activations for backward; checkpointing it would only cost time.
-            logging.getLogger(__name__).info("--gradient_checkpointing has no effect on a frozen encoder")
+        # Training modes: checked here so a typo fails before any data is read; every mode checks its own flags.
+        selected = get_training_mode(self.mode)
+        for mode in TRAINING_MODES.values():
+            mode.check_arguments(self, selected=mode is selected)
         # No --do_* flag at all means "every split the data has"; remember explicit flags before Trainer's
         # post-init changes them.
         flags = (self.do_train, self.do_eval, self.do_predict)
@@ -267,10 +234,14 @@ class FinetuneTrainingArguments(TrainingArguments):
         """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``.
 
         Raises:
-            ValueError: not comma-separated positive floats, or a value given twice.
+            ValueError: not comma-separated positive floats, or a value given twice, or ``"paper"`` not yet
+                resolved by :func:`apply_task_defaults`.
         """
         if not self.lr_grid:
             return [self.learning_rate]
+        if self.lr_grid == PAPER_LR_GRID:
+            raise ValueError(f"--lr_grid {PAPER_LR_GRID}: the task's grid is filled in by apply_task_defaults(); "
+                             "call it first")
         try:
             rates = [float(x) for x in str(self.lr_grid).split(",") if x.strip()]
         except ValueError:
@@ -319,12 +290,26 @@ def _has_other_accelerator(torch) -> bool:
 
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
-    """Fill what the user did not set from ``task.paper_defaults`` (learning rate, batch, epochs, max length)."""
-    defaults = task.paper_defaults
+    """Fill what the user did not set: learning rate, batch size and epochs from the training mode's defaults
+    (:meth:`~hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`: the task's
+    :class:`~hf_bert_tasks.tasks.base.PaperDefaults`, or the mode's own learning rate), ``max_seq_length`` from the
+    task, and a bare ``--lr_grid`` from the mode's grid (fine-tuning: the task's paper grid).
+
+    Raises:
+        ValueError: a bare ``--lr_grid`` with a mode that has no default grid.
+    """
+    mode = mode_of(training_args)
+    defaults = mode.default_hyperparameters(task)
     for key in getattr(training_args, "_unset", []):
-        setattr(training_args, key, getattr(defaults, key))
+        setattr(training_args, key, defaults[key])
     if data_args.max_seq_length is None:
-        data_args.max_seq_length = defaults.max_seq_length
+        data_args.max_seq_length = task.paper_defaults.max_seq_length
+    if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:
+        grid = mode.default_lr_grid(task)
+        if not grid:
+            raise ValueError(f"--lr_grid without values: --mode {mode.name} has no default grid; expected learning "
+                             "rates, e.g. --lr_grid 1e-3,5e-4")
+        training_args.lr_grid = ",".join(f"{lr:g}" for lr in grid)
 
 
 class CliArgumentParser(HfArgumentParser):

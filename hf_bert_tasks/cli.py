@@ -66,7 +66,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         (("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
          ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
          ("hf_bert_tasks.arguments", "FinetuneTrainingArguments",
-          "training arguments (the package's own and changed defaults)")),
+          "training arguments (the package's own and changed defaults)"),
+         ("hf_bert_tasks.modes.feature_based", "FeatureBasedArguments", "feature-based mode arguments"),
+         ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments")),
         "--task TASK --output_dir DIR",
     ),
     "pretrain": Subcommand(
@@ -153,11 +155,26 @@ def _literal(node, fallback: str):
         return fallback
 
 
-def _default_text(node) -> str:
-    """``repr`` of a literal default, else its source text (``list(STRATEGIES)``)."""
+def _default_text(node, imported: dict[str, str] | None = None) -> str:
+    """``repr`` of a literal default, or of a name the module imports from a module of this package (``imported``:
+    name -> module; that module is imported, so keep such constants in light modules such as
+    :mod:`hf_bert_tasks.modes`), else its source text (``list(STRATEGIES)``)."""
     missing = object()
     value = _literal(node, missing)
+    if value is missing and isinstance(node, ast.Name) and node.id in (imported or {}):
+        value = getattr(importlib.import_module(imported[node.id]), node.id, missing)
     return ast.unparse(node) if value is missing else repr(value)
+
+
+def _package_imports(tree: ast.Module, module: str) -> dict[str, str]:
+    """Names imported at the top of ``module`` from modules of this package (``from .modes import X``)."""
+    names = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and (stmt.level or (stmt.module or "").startswith("hf_bert_tasks")):
+            source = importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), module.rpartition(".")[0]) \
+                if stmt.level else stmt.module
+            names.update({alias.asname or alias.name: source for alias in stmt.names})
+    return names
 
 
 def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
@@ -177,6 +194,7 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     if node is None:
         raise LookupError(f"{module} has no class {class_name}")
+    imported = _package_imports(tree, module)
     fields = []
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -187,7 +205,7 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
         if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
             kwargs = {k.arg: k.value for k in value.keywords}
             if "default" in kwargs:
-                default = _default_text(kwargs["default"])
+                default = _default_text(kwargs["default"], imported)
             elif "default_factory" in kwargs:
                 default = ast.unparse(kwargs["default_factory"]) + "()"
             meta = kwargs.get("metadata")
@@ -205,11 +223,15 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
 
 
 def _dynamic_choices(name: str) -> list[str] | None:
-    """Choices known only at run time: ``--task`` lists the registered tasks."""
+    """Choices known only at run time: ``--task`` lists the registered tasks, ``--mode`` the training modes."""
     if name == "task":
         from .tasks import list_tasks
 
         return list_tasks()
+    if name == "mode":
+        from .modes import list_training_modes
+
+        return list_training_modes()
     return None
 
 

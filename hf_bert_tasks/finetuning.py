@@ -22,7 +22,15 @@ import logging
 import os
 from dataclasses import dataclass
 
-from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, apply_task_defaults, output_dir_is_finished
+from .arguments import (
+    DataArguments,
+    FinetuneTrainingArguments,
+    ModelArguments,
+    apply_task_defaults,
+    output_dir_is_finished,
+)
+from .modes import TRAINING_MODES, mode_of
+from .task_model import declare_batch_mean_loss, load_task_model, reinit_top_layers  # noqa: F401 - re-exported
 from .tasks import Task, get_task
 
 logger = logging.getLogger(__name__)
@@ -32,89 +40,25 @@ AUTO_RESUME = "auto"
 
 
 def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
-    """Load ``model_args.model_name_or_path`` with the task's head and label names in its config.
+    """The model ``Trainer`` trains for ``task`` in the selected ``--mode`` (``training_args.mode``; full fine-tuning
+    when ``training_args`` is ``None``): the registered mode's
+    :meth:`~hf_bert_tasks.modes.base.TrainingMode.build_model` (:mod:`hf_bert_tasks.modes`).
 
-    Attention runs through ``torch.nn.functional.scaled_dot_product_attention`` (``--attn_implementation sdpa``, the
-    default: fused/flash kernels on GPU, same numbers as ``eager`` up to float rounding); a model class without SDPA
-    support falls back to its default implementation with a warning.
-
-    Raises:
-        ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
-            the message says which sizes differ and how to start from the encoder instead.
-
-    ``--mode feature_based`` returns a frozen-encoder model with a trained head
-    (:func:`hf_bert_tasks.feature_based.build_feature_based_model`); ``--mode lora`` wraps the task model in peft
-    LoRA adapters (:func:`hf_bert_tasks.lora.build_lora_model`).
-    """
-    from transformers import AutoConfig
-
-    mode = getattr(training_args, "mode", "finetune")
-    reinit = getattr(model_args, "reinit_layers", 0)
-    reinit_pooler = getattr(model_args, "reinit_pooler", False)
-    if (reinit or reinit_pooler) and mode != "finetune":
-        raise ValueError(f"--reinit_layers/--reinit_pooler re-initialise weights that --mode {mode} keeps frozen; "
-                         "expected neither with --mode lora or feature_based")
-    if mode == "feature_based":
-        from .feature_based import build_feature_based_model
-
-        return build_feature_based_model(task, model_args, training_args)
-    if mode == "lora":
-        from .lora import build_lora_model
-
-        return build_lora_model(build_model(task, model_args, None), task, training_args)
-    config = AutoConfig.from_pretrained(
-        model_args.model_name_or_path, revision=model_args.model_revision, cache_dir=model_args.cache_dir,
-        **task.model_config_kwargs(),
-    )
-    return declare_batch_mean_loss(reinit_top_layers(_load_model(task, model_args, config), reinit, reinit_pooler))
-
-
-def reinit_top_layers(model, n: int, pooler: bool = False):
-    """Re-initialise the top ``n`` encoder layers (and the pooler when ``pooler``) of ``model`` as BERT initialises
-    them (every ``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
-    ``model``.
-
-    Source: Zhang et al. 2021, "Revisiting Few-sample BERT Fine-tuning" (ICLR), §5: the pooler and the top layers
-    are specialised to the pretraining objectives (NSP, MLM); re-initialising them speeds up and stabilises
-    fine-tuning on small data. Done by hand: transformers 5's ``_init_weights`` skips loaded tensors.
+    Fine-tuning loads ``model_args.model_name_or_path`` with the task's head and label names
+    (:func:`hf_bert_tasks.task_model.load_task_model`); LoRA wraps that model in peft adapters; the feature-based
+    mode builds a frozen-encoder model with a trained head.
 
     Raises:
-        ValueError: ``n`` < 0 or more than the model's ``num_hidden_layers``.
+        ValueError: ``--reinit_layers`` / ``--reinit_pooler`` with a mode that keeps those weights frozen; a
+            checkpoint whose head does not fit the task (the message says which sizes differ).
     """
-    import torch
-
-    layers = model.config.num_hidden_layers
-    if not 0 <= n <= layers:
-        raise ValueError(f"--reinit_layers {n}: expected 0 <= N <= {layers} (the model's num_hidden_layers)")
-    base = model.base_model
-    modules = list(base.encoder.layer[layers - n:]) if n else []
-    if pooler and getattr(base, "pooler", None) is not None:
-        modules.append(base.pooler)
-    with torch.no_grad():
-        for module in (m for top in modules for m in top.modules()):
-            if isinstance(module, torch.nn.Linear):
-                module.weight.normal_(0.0, model.config.initializer_range)
-                if module.bias is not None:
-                    module.bias.zero_()
-            elif isinstance(module, torch.nn.LayerNorm):
-                module.weight.fill_(1.0)
-                module.bias.zero_()
-    return model
-
-
-def declare_batch_mean_loss(model):
-    """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
-
-    BERT's heads (sequence/token classification, QA, multiple choice, pretraining) average their loss over the batch
-    and ignore ``num_items_in_batch``, but their ``forward`` takes ``**kwargs``; ``Trainer`` (transformers 5.24)
-    then passes ``num_items_in_batch`` and multiplies the loss by the number of processes under DDP — 2x gradients
-    and a 2x logged/eval loss on 2 processes. With ``accepts_loss_kwargs = False`` Trainer treats the loss as a
-    per-batch mean (and divides by gradient accumulation steps itself), which is what it is.
-    ``tests/test_distributed.py`` compares a 2-process run with the 1-process one.
-    """
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    base.accepts_loss_kwargs = False
-    return model
+    mode = mode_of(training_args)
+    reinit = getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)
+    if reinit and not mode.allows_reinit:
+        frozen = [m.name for m in TRAINING_MODES.values() if not m.allows_reinit]
+        raise ValueError(f"--reinit_layers/--reinit_pooler re-initialise weights that --mode {mode.name} keeps "
+                         f"frozen; expected neither with --mode {' or '.join(frozen)}")
+    return mode.build_model(task, model_args, training_args)
 
 
 def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
@@ -139,40 +83,6 @@ def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
             f"the tokenizer has {len(tokenizer)} ids but {name} has only {vocab} token embeddings; expected the "
             "model's own tokenizer (check --tokenizer_name)"
         )
-
-
-def _load_model(task: Task, model_args: ModelArguments, config):
-    model_class = task.model_class()
-    attn = getattr(model_args, "attn_implementation", None)
-    try:
-        try:
-            return model_class.from_pretrained(
-                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
-                cache_dir=model_args.cache_dir, **({"attn_implementation": attn} if attn else {}),
-            )
-        except ValueError as err:
-            # An architecture without an SDPA kernel refuses attn_implementation="sdpa": use its default instead.
-            if attn != "sdpa" or "sdpa" not in str(err).lower():
-                raise
-            logger.warning("%s does not support SDPA attention; using its default", model_args.model_name_or_path)
-            return model_class.from_pretrained(
-                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
-                cache_dir=model_args.cache_dir,
-            )
-    except RuntimeError as err:
-        # transformers 4 said "size mismatch for classifier.weight ..."; 5.x logs a report and raises
-        # "You set `ignore_mismatched_sizes` to `False` ...": name the sizes ourselves.
-        if "size mismatch" not in str(err) and "ignore_mismatched_sizes" not in str(err):
-            raise
-        from transformers import AutoConfig
-
-        saved = AutoConfig.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
-                                           cache_dir=model_args.cache_dir)
-        raise ValueError(
-            f"{model_args.model_name_or_path}: its classification head does not fit task {task.name!r} "
-            f"({task.num_labels} label(s)); the checkpoint's head has {saved.num_labels} output(s) "
-            f"({list(saved.id2label.values())}) — fine-tune from the base encoder checkpoint instead"
-        ) from None
 
 
 def select_splits(task: Task, raw, training_args: FinetuneTrainingArguments) -> tuple[str | None, list[str], list[str]]:
@@ -261,13 +171,10 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         pad_to_multiple_of=8 if (training_args.fp16 or training_args.bf16) else None,
         max_length=max_len if data_args.pad_to_max_length else None,
     )
-    cache_metrics = {}
-    if getattr(training_args, "mode", "finetune") == "feature_based" and training_args.feature_cache and train_split:
-        # the frozen encoder runs once per split; Trainer trains the head on the cached features
-        from .feature_based import prepare_feature_cache
-
-        train_dataset, eval_dataset, data_collator, cache_metrics = prepare_feature_cache(
-            model, train_dataset, eval_dataset, data_collator, data_args, training_args)
+    mode = mode_of(training_args)
+    # e.g. feature-based: the frozen encoder runs once per split and Trainer trains the head on the cached features
+    train_dataset, eval_dataset, data_collator, cache_metrics = mode.prepare_training(
+        model, train_dataset, eval_dataset, data_collator, data_args, training_args)
     trainer = LengthSortedTrainer(
         model=model,
         args=training_args,
@@ -279,12 +186,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     )
     results: dict[str, float] = {}
     if train_split is not None:
-        mode = getattr(training_args, "mode", "finetune")
         train_result = trainer.train(resume_from_checkpoint=resolve_resume_checkpoint(training_args))
-        if mode == "lora":
-            from .lora import finalize_lora  # saves the adapter, then merges it so the saved model is plain
-
-            finalize_lora(trainer, training_args.output_dir)
+        mode.finish_training(trainer, training_args.output_dir)  # e.g. LoRA: save the adapter, then merge it
         trainer.save_model()
         metrics = dict(train_result.metrics, **cache_metrics, train_samples=len(features[train_split]))
         trainer.save_metrics("train", metrics)
@@ -303,7 +206,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     if train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
         from .plots import finish_training_curves
 
-        finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({getattr(training_args, 'mode', 'finetune')})")
+        finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({mode.name})")
     for split in test_splits:
         for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
             logger.info("wrote %s", path)
@@ -370,10 +273,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     from transformers import AutoTokenizer
 
     task = get_task(data_args.task).configure(data_args)
-    apply_task_defaults(task, data_args, training_args)
-    from .feature_based import apply_mode_defaults
-
-    apply_mode_defaults(training_args)  # feature_based / lora: larger default learning rate
+    apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
     check_output_dir(training_args)
     from .hub import finish_run, pop_push_settings
 

@@ -40,6 +40,31 @@ def head_module_names(model) -> list[str]:
     return names
 
 
+def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
+                target_modules: str | list[str] = "query,value"):
+    """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type``: ``r``, ``lora_alpha``,
+    ``lora_dropout``, ``target_modules`` as given, peft's task type for the problem type, and the task head in
+    ``modules_to_save`` (fully trained and saved).
+
+    Raises:
+        ValueError: unknown ``problem_type``, ``r < 1``, or no head module outside the encoder.
+    """
+    from peft import LoraConfig, TaskType
+
+    if problem_type not in PEFT_TASK_TYPES:
+        raise ValueError(f"unknown problem type {problem_type!r}; expected one of {list(PEFT_TASK_TYPES)}")
+    if r < 1:
+        raise ValueError(f"--lora_r must be >= 1, got {r}")
+    if isinstance(target_modules, str):
+        target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
+    task_type = PEFT_TASK_TYPES[problem_type]
+    return LoraConfig(
+        task_type=getattr(TaskType, task_type) if task_type else None,
+        r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
+        modules_to_save=head_module_names(model),
+    )
+
+
 def apply_lora(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
                target_modules: str | list[str] = "query,value"):
     """Wrap ``model`` (a ``BertFor...`` model) in a peft LoRA model for ``problem_type``.
@@ -54,32 +79,11 @@ def apply_lora(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: f
         a ``peft.PeftModel`` whose trainable parameters are the adapters and the head.
 
     Raises:
-        ValueError: unknown ``problem_type`` or ``r < 1``.
+        ValueError: unknown ``problem_type`` or ``r < 1`` (:func:`lora_config`).
     """
-    from peft import LoraConfig, TaskType, get_peft_model
+    from peft import get_peft_model
 
-    if problem_type not in PEFT_TASK_TYPES:
-        raise ValueError(f"unknown problem type {problem_type!r}; expected one of {list(PEFT_TASK_TYPES)}")
-    if r < 1:
-        raise ValueError(f"--lora_r must be >= 1, got {r}")
-    if isinstance(target_modules, str):
-        target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
-    task_type = PEFT_TASK_TYPES[problem_type]
-    config = LoraConfig(
-        task_type=getattr(TaskType, task_type) if task_type else None,
-        r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
-        modules_to_save=head_module_names(model),
-    )
-    return get_peft_model(model, config)
-
-
-def build_lora_model(model, task, training_args):
-    """The recipe's ``build_model`` step for ``--mode lora``: :func:`apply_lora` with the ``--lora_*`` options."""
-    return apply_lora(
-        model, task.problem_type, r=getattr(training_args, "lora_r", 8), alpha=getattr(training_args, "lora_alpha", 16),
-        dropout=getattr(training_args, "lora_dropout", 0.1),
-        target_modules=getattr(training_args, "lora_target_modules", "query,value"),
-    )
+    return get_peft_model(model, lora_config(model, problem_type, r, alpha, dropout, target_modules))
 
 
 def finalize_lora(trainer, output_dir: str) -> str:
@@ -107,5 +111,5 @@ def trainable_parameter_counts(model) -> tuple[int, int]:
     return trainable, total
 
 
-__all__ = ["PEFT_TASK_TYPES", "apply_lora", "build_lora_model", "finalize_lora", "head_module_names",
+__all__ = ["PEFT_TASK_TYPES", "apply_lora", "finalize_lora", "head_module_names", "lora_config",
            "trainable_parameter_counts"]

@@ -1,8 +1,8 @@
 """Model cards for what the recipes write: metrics -> ``EvalResult`` -> ``model-index``, rendered from templates.
 
-Two kinds of card, each a logic-free template in ``model_cards/`` (shipped as package data in
-``hf_bert_tasks/templates/``) filled through ``huggingface_hub.ModelCardData`` + ``ModelCard.from_template``; every
-table is rendered here in Python (the pattern of setfit's ``model_card.py`` and trl's ``generate_model_card``):
+Two kinds of card, each a logic-free template in ``hf_bert_tasks/templates/`` (package data) filled through
+``huggingface_hub.ModelCardData`` + ``ModelCard.from_template``; every table is rendered here in Python (the
+pattern of setfit's ``model_card.py`` and trl's ``generate_model_card``):
 
 * :func:`build_finetune_card` for a fine-tuning output dir (``all_results.json``): **every** metric of the task on
   every evaluated split becomes one ``EvalResult`` (SQuAD EM and F1, STS-B Pearson and Spearman, CoLA MCC, CoNLL
@@ -92,20 +92,18 @@ FILE_DESCRIPTIONS = {
 
 # --------------------------------------------------------------------------------------------- templates
 def template_path(kind: str) -> str:
-    """Path of the ``model_cards/<kind>.md`` template (``finetuned`` or ``pretrained``).
-
-    Looks in the repository's ``model_cards/`` first (a clone), then in the copies shipped as package data
-    (``hf_bert_tasks/templates/``, a pip install). ``tests/test_model_card.py`` checks both are identical.
+    """Path of the card template ``hf_bert_tasks/templates/<kind>.md`` (``finetuned`` or ``pretrained``), the one
+    copy, shipped as package data (the repository's top-level ``model_cards/`` holds generated cards, not templates).
 
     Raises:
-        FileNotFoundError: no template of that name in either place.
+        FileNotFoundError: no template of that name (names the folder).
     """
-    here = os.path.dirname(os.path.abspath(__file__))
-    for folder in (os.path.join(os.path.dirname(here), "model_cards"), os.path.join(here, "templates")):
-        path = os.path.join(folder, f"{kind}.md")
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(f"model card template {kind!r}: neither model_cards/{kind}.md nor the packaged copy exists")
+    from importlib.resources import files
+
+    path = files("hf_bert_tasks") / "templates" / f"{kind}.md"
+    if not path.is_file():
+        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
+    return str(path)
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -251,8 +249,11 @@ def collect_run_info(task, model_args, data_args, training_args, base_model: str
     The Hub token never enters this dict (:func:`non_default_arguments` drops every ``*token*`` field).
     """
     resolved, source = resolve_base_model(model_args.model_name_or_path, base_model or getattr(model_args, "base_model", None))
-    mode = getattr(training_args, "mode", None) or getattr(training_args, "training_mode", None) or "finetune"
-    strategy = getattr(training_args, "feature_strategy", None) if mode == "feature_based" else None
+    from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES
+
+    mode = (getattr(training_args, "mode", None) or getattr(training_args, "training_mode", None)
+            or DEFAULT_TRAINING_MODE)
+    strategy = TRAINING_MODES[mode].variant(training_args) if mode in TRAINING_MODES else None
     data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
     data_changes = {k: getattr(data_args, k) for k in data_defaults
                     if k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision")
@@ -509,22 +510,18 @@ def _lr_grid_section(task, output_dir: str) -> str:
             + _table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows))
 
 
-def _mode_text(mode: dict | None, output_dir: str) -> str:
+def _mode_text(mode: dict | None, output_dir: str, config: dict | None = None) -> str:
+    """The card's training-mode paragraph from ``run_info.json``'s ``training_mode`` (``{"mode", "strategy"}``), or
+    from the saved files when the run recorded none (:func:`hf_bert_tasks.modes.infer_training_mode`)."""
+    from .modes import TRAINING_MODES, infer_training_mode
+
     mode = dict(mode or {})
     if not mode.get("mode"):
-        mode["mode"] = "lora" if os.path.isfile(os.path.join(output_dir, "adapter_config.json")) else "finetune"
-    texts = {
-        "finetune": "Training mode: **fine-tuning** — every weight of the encoder and the task head was trained "
-                    "(paper §3.2).",
-        "lora": "Training mode: **LoRA** — low-rank adapters (peft) on the frozen encoder plus the task head "
-                "were trained.",
-        "feature_based": "Training mode: **feature-based** — the encoder was frozen and only the head was trained on "
-                         "its features (paper §5.3, ELMo-style).",
-    }
-    text = texts.get(mode["mode"], f"Training mode: **{mode['mode']}**.")
-    if mode.get("strategy"):
-        text += f" Feature strategy: `{mode['strategy']}`."
-    return text
+        mode = infer_training_mode(output_dir, config)
+    if mode["mode"] in TRAINING_MODES:
+        return TRAINING_MODES[mode["mode"]].describe(mode.get("strategy"))
+    # a mode this installation does not know (recorded by another version or a plug-in)
+    return f"Training mode: **{mode['mode']}**." + (f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else "")
 
 
 def _usage(task, repo_id: str) -> str:
@@ -650,8 +647,6 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     eval_results = eval_results_from_metrics(the_task, metrics, dataset)
     mode = info.get("training_mode") or {}
     config = _read_optional_json(output_dir, "config.json") or {}
-    if not mode.get("mode") and config.get("model_type") == "bert_feature_based":  # saved by a feature-based run
-        mode = {"mode": "feature_based", "strategy": config.get("feature_strategy")}
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors"))
@@ -693,7 +688,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         seeds_table=(_lr_grid_section(the_task, output_dir) if not seed_runs else "")
         or _seeds_table(the_task, metrics, seed, seed_runs),
         usage=_usage(the_task, repo_id or output_dir),
-        training_mode=_mode_text(mode, output_dir),
+        training_mode=_mode_text(mode, output_dir, config),
         data_description=" ".join(data_lines),
         hyperparameters_table=_table(["argument", "value"], hyper_rows) if hyper_rows else "Not recorded by the run.",
         files_list=_files_list(output_dir, files),

@@ -80,7 +80,8 @@ def test_finetune_help_names_the_subcommand_lists_config_and_task_choices(capsys
     assert out.startswith("usage: hf-bert-tasks finetune --task TASK --output_dir DIR [--config FILE]")
     assert "--config FILE" in out and "--help_all" in out and "--debug" in out
     assert "--task {" + ",".join(list_tasks()) + "}" in out
-    assert "--mode {finetune,feature_based,lora}" in out and "--learning_rate LEARNING_RATE" in out
+    # the registered training modes, in registration order (hf_bert_tasks/modes/__init__.py)
+    assert "--mode {finetune,lora,feature_based}" in out and "--learning_rate LEARNING_RATE" in out
     assert "TrainingArguments is accepted too" in out
 
 

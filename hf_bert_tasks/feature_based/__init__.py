@@ -40,7 +40,7 @@ from .heads import (
     head_class,
     register_head,
 )
-from .modeling import BertFeatureBasedConfig, BertFeatureBasedModel, apply_mode_defaults, build_feature_based_model
+from .modeling import BertFeatureBasedConfig, BertFeatureBasedModel, build_feature_based_model
 from .strategies import STRATEGIES, LayerCombiner, ScalarMix, Strategy, get_strategy
 
 #: Table 7's fine-tuning rows (CoNLL-2003 dev F1, x100); kept here for importers, the numbers live in ``paper``.
@@ -64,7 +64,6 @@ __all__ = [
     "Strategy",
     "TokenBiLSTMHead",
     "TokenLinearHead",
-    "apply_mode_defaults",
     "build_feature_based_model",
     "build_feature_cache",
     "data_fingerprint",

@@ -295,14 +295,3 @@ def build_feature_based_model(task, model_args, training_args=None) -> BertFeatu
         getattr(training_args, "feature_strategy", None) or "concat_last_four",
         revision=model_args.model_revision, cache_dir=model_args.cache_dir, **kwargs,
     )
-
-
-def apply_mode_defaults(training_args) -> None:
-    """Learning-rate default per ``--mode`` when none was given: 1e-3 for a feature-based head, 5e-4 for LoRA.
-
-    A randomly initialised head on frozen features (and LoRA's low-rank updates) need a much larger step than the
-    paper's fine-tuning grid {5e-5 … 2e-5}; an explicit ``--learning_rate`` always wins.
-    """
-    mode = getattr(training_args, "mode", "finetune")
-    if "learning_rate" in getattr(training_args, "_unset", []) and mode in ("feature_based", "lora"):
-        training_args.learning_rate = 1e-3 if mode == "feature_based" else 5e-4

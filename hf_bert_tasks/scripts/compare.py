@@ -35,8 +35,7 @@ import textwrap
 import time
 
 from ..cli import ArgumentParser, warn_deprecated_flag
-
-MODES = ("finetune", "lora", "feature_based")
+from ..modes import TRAINING_MODES, get_training_mode
 
 
 def parse_list(text: str, kind=str) -> list:
@@ -53,18 +52,11 @@ def configurations(modes: list[str], strategies: list[str]) -> list[dict]:
     Raises:
         ValueError: unknown mode or strategy (lists the known ones).
     """
-    from ..feature_based import get_strategy
-
     configs = []
     for mode in modes:
-        if mode not in MODES:
-            raise ValueError(f"--modes: unknown mode {mode!r}; expected some of {list(MODES)}")
-        if mode == "feature_based":
-            for s in strategies:
-                get_strategy(s)
-                configs.append({"label": f"feature_based:{s}", "mode": mode, "strategy": s})
-        else:
-            configs.append({"label": mode, "mode": mode, "strategy": None})
+        if mode not in TRAINING_MODES:
+            raise ValueError(f"--modes: unknown mode {mode!r}; expected some of {list(TRAINING_MODES)}")
+        configs += TRAINING_MODES[mode].compare_arms(strategies)  # feature-based: one per strategy
     return configs
 
 
@@ -74,19 +66,7 @@ def paper_number(task, config: dict) -> tuple[float | None, str]:
     CoNLL-2003: Table 7 (dev F1, BERT-BASE) for fine-tuning and each strategy. Other tasks: the fine-tuning row of
     the task's ``paper_results["BERT-base"]`` (GLUE: Table 1, *test* server), nothing for LoRA / frozen features.
     """
-    from ..feature_based import PAPER_FINETUNE_F1, STRATEGIES
-
-    if task.name == "conll2003":
-        if config["mode"] == "finetune":
-            return PAPER_FINETUNE_F1["BERT-BASE"], "Table 7 (dev F1, BERT-BASE)"
-        if config["mode"] == "feature_based":
-            value = STRATEGIES[config["strategy"]].paper_f1
-            return value, "Table 7 (dev F1, BERT-BASE)" if value is not None else ""
-        return None, ""
-    if config["mode"] == "finetune":
-        value = task.paper_results.get("BERT-base", {}).get(task.primary_metric)
-        return value, task.paper_source if value is not None else ""
-    return None, ""
+    return get_training_mode(config["mode"]).paper_number(task, config)
 
 
 def summarize(values: list[float]) -> tuple[float, float]:
@@ -230,7 +210,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
              f"| System | Paper | Ours ({key}) | seeds | wall s |", "|---|---:|---:|---:|---:|"]
     section = None
     for row in rows:
-        group = "Fine-tuning approach" if row["mode"] != "feature_based" else "Feature-based approach (frozen encoder)"
+        group = get_training_mode(row["mode"]).report_group
         if group != section:
             lines.append(f"| **{group}** | | | | |")
             section = group
@@ -246,9 +226,8 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
         f.write("\n".join(lines))
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
     ys = list(range(len(rows)))[::-1]
-    ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows], color=[
-        "tab:blue" if r["mode"] == "finetune" else "tab:green" if r["mode"] == "lora" else "tab:orange" for r in rows],
-        alpha=0.8, label="ours")
+    ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows],
+            color=[get_training_mode(r["mode"]).colour for r in rows], alpha=0.8, label="ours")
     paper_pts = [(r["paper"], y) for r, y in zip(rows, ys) if r["paper"] is not None]
     if paper_pts:
         ax.scatter([p for p, _ in paper_pts], [y for _, y in paper_pts], marker="D", color="black", zorder=3,
@@ -287,7 +266,7 @@ def run_compare(args, extra: list[str]) -> dict:
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
         paper, source = paper_number(task, config)
-        name = config["label"] if config["mode"] != "feature_based" else config["strategy"]
+        name = get_training_mode(config["mode"]).row_name(config)
         rows.append({**config, "name": name, "mean": mean, "std": std, "n": len(values), "values": values,
                      "wall_seconds": statistics.fmean(walls) if walls else None, "paper": paper,
                      "paper_source": source, "reused": any(r["reused"] for r in runs),
@@ -306,7 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model_name_or_path", required=True, help="checkpoint every arm starts from")
     parser.add_argument("--output_dir", required=True, help="one sub-folder per arm and seed, plus the report")
     parser.add_argument("--data_dir", default=None, help="folder with the task's original files; else the Hub")
-    parser.add_argument("--modes", default="finetune,lora,feature_based", help="comma-separated: " + ",".join(MODES))
+    # every registered training mode (hf_bert_tasks.modes), in registration order
+    modes = ",".join(TRAINING_MODES)
+    parser.add_argument("--modes", default=modes, help="comma-separated: " + modes)
     parser.add_argument("--strategies", default="concat_last_four",
                         help="comma-separated feature_based layer strategies (paper Table 7)")
     parser.add_argument("--seeds", default="1", help="comma-separated seeds; each arm runs once per seed")
@@ -315,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run every configuration again even if output_dir holds its finished run")
     parser.add_argument("--reuse", action="append", default=[],
                         help="label=DIR: take DIR/all_results.json for that configuration instead of running it")
-    for mode in MODES:
+    for mode in TRAINING_MODES:
         parser.add_argument(f"--{mode}_args", default="", metavar="YAML",
                             help=f"settings of the {mode} runs only: a YAML/JSON file or an inline YAML mapping "
                                  "such as '{num_train_epochs: 3, learning_rate: 1e-3}'")
@@ -327,7 +308,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
-    args.arm_flags = {mode: arm_settings_to_flags(getattr(args, f"{mode}_args"), f"--{mode}_args") for mode in MODES}
+    args.arm_flags = {mode: arm_settings_to_flags(getattr(args, f"{mode}_args"), f"--{mode}_args")
+                      for mode in TRAINING_MODES}
     args.reuse_map = []
     for item in args.reuse:
         if "=" not in item:

@@ -35,6 +35,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..modes import DEFAULT_TRAINING_MODE
+from ..modes.feature_based import NAME as FEATURE_BASED
+from ..modes.lora import NAME as LORA
+
 SAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "samples")
 
 #: a row "works" when value >= baseline + MARGIN[kind] (metrics on the 0-1 scale)
@@ -188,9 +192,10 @@ def head_swap_line(model_dir: str, task) -> str:
 def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: str, seed: int, **mode) -> dict:
     from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
     from ..finetuning import run_finetune
+    from ..modes import get_training_mode
 
     model_args = ModelArguments(model_name_or_path=model_dir,
-                                reinit_pooler=plan.reinit_pooler and mode.get("mode", "finetune") == "finetune")
+                                reinit_pooler=plan.reinit_pooler and get_training_mode(mode.get("mode")).allows_reinit)
     data_args = DataArguments(task=run.task, data_dir=os.path.join(SAMPLES, run.folder),
                               max_train_samples=plan.max_train_samples, max_eval_samples=plan.max_eval_samples)
     training_args = FinetuneTrainingArguments(
@@ -289,20 +294,20 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
                     random_run[key], "random init", kind="gain"))
 
     print(f"== 4. fine-tuning vs LoRA vs frozen features (paper §5.3) on the {run.folder} sample")
-    arms = {"finetune": results[run.task]}
-    arms["lora"] = _finetune(plan, run, model_dir, os.path.join(output_dir, "compare", "lora"), seed, mode="lora",
-                             epochs=plan.lora_epochs, learning_rate=plan.lora_learning_rate)
+    arms = {DEFAULT_TRAINING_MODE: results[run.task]}
+    arms[LORA] = _finetune(plan, run, model_dir, os.path.join(output_dir, "compare", LORA), seed, mode=LORA,
+                           epochs=plan.lora_epochs, learning_rate=plan.lora_learning_rate)
     for strategy in plan.frozen_strategies:
-        arms[f"feature_based:{strategy}"] = _finetune(
-            plan, run, model_dir, os.path.join(output_dir, "compare", f"feature_based-{strategy}"), seed,
-            mode="feature_based", feature_strategy=strategy, pooling=plan.frozen_pooling, head=plan.frozen_head,
+        arms[f"{FEATURE_BASED}:{strategy}"] = _finetune(
+            plan, run, model_dir, os.path.join(output_dir, "compare", f"{FEATURE_BASED}-{strategy}"), seed,
+            mode=FEATURE_BASED, feature_strategy=strategy, pooling=plan.frozen_pooling, head=plan.frozen_head,
             feature_cache_layers="all", feature_cache_dir=os.path.join(output_dir, "compare", "feature_cache"),
             epochs=plan.frozen_epochs, learning_rate=plan.frozen_learning_rate)
-    walls["lora + frozen"] = sum(arms[k]["wall_seconds"] for k in arms if k != "finetune")
+    walls["lora + frozen"] = sum(arms[k]["wall_seconds"] for k in arms if k != DEFAULT_TRAINING_MODE)
     majority = next(r for r in rows if r.step == f"fine-tune {run.task}")
     for label, metrics in arms.items():
-        if label != "finetune":
-            rows.append(Row(f"{label.replace('feature_based:', 'frozen features: ')} ({run.task})",
+        if label != DEFAULT_TRAINING_MODE:
+            rows.append(Row(f"{label.replace(FEATURE_BASED + ':', 'frozen features: ')} ({run.task})",
                             f"dev {task.primary_metric}", metrics[key], majority.baseline, majority.baseline_name))
     compare_paths = write_comparison(task, arms, os.path.join(output_dir, "compare"), key)
 
@@ -338,14 +343,14 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
 
 def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> dict[str, str]:
     """Step 4's runs as the compare report (``comparison.md/json/png``, :func:`..compare.write_report`)."""
+    from ..modes import arm_from_label, get_training_mode
     from .compare import paper_number, write_report
 
     rows = []
     for label, metrics in arms.items():
-        mode, _, strategy = label.partition(":")
-        config = {"label": label, "mode": mode, "strategy": strategy or None}
+        config = arm_from_label(label)
         paper, source = paper_number(task, config)
-        rows.append({**config, "name": strategy or mode, "mean": 100 * metrics[key], "std": 0.0, "n": 1,
+        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": 100 * metrics[key], "std": 0.0, "n": 1,
                      "values": [100 * metrics[key]], "wall_seconds": metrics["wall_seconds"], "paper": paper,
                      "paper_source": source, "reused": False, "runs": []})
     return write_report(task, rows, output_dir, f"Quickstart: {task.name} sample, tiny BERT")

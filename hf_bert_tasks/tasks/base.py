@@ -105,7 +105,12 @@ class PaperDefaults:
         per_device_train_batch_size: batch size in sequences (32 for GLUE, §4.1).
         num_train_epochs: epochs over the training set (3 for GLUE, §4.1).
         max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
-        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}).
+        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}); a bare
+            ``--lr_grid`` searches them in ``--mode finetune`` (:func:`hf_bert_tasks.arguments.apply_task_defaults`).
+
+    The one place for per-task paper hyperparameters: the fine-tuning mode's defaults
+    (:meth:`hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`); ``recipes/configs/*.yaml`` do not
+    repeat them.
     """
 
     learning_rate: float = 2e-5
