@@ -12,6 +12,9 @@
   std over seeds in ``all_results.json``, and the best seed of the selected learning rate copied up
   (:mod:`hf_bert_tasks.lr_grid`).
 
+Loss: normalised over the global batch of each optimizer step (gradient accumulation x processes), per labelled
+token for NER and per example otherwise (:mod:`hf_bert_tasks.loss_normalisation`).
+
 Batches: length-grouped in training and longest-first in evaluation by default (:mod:`hf_bert_tasks.batching`);
 tokenized features are cached on disk by fingerprint (:mod:`hf_bert_tasks.tokenized_cache`).
 """
@@ -109,8 +112,10 @@ def declare_batch_mean_loss(model):
     and ignore ``num_items_in_batch``, but their ``forward`` takes ``**kwargs``; ``Trainer`` (transformers 5.24)
     then passes ``num_items_in_batch`` and multiplies the loss by the number of processes under DDP — 2x gradients
     and a 2x logged/eval loss on 2 processes. With ``accepts_loss_kwargs = False`` Trainer treats the loss as a
-    per-batch mean (and divides by gradient accumulation steps itself), which is what it is.
-    ``tests/test_distributed.py`` compares a 2-process run with the 1-process one.
+    per-batch mean, which is what it is. The recipe's trainer then normalises the training loss over the global
+    batch itself (per labelled token for NER, per example otherwise:
+    :class:`hf_bert_tasks.loss_normalisation.GlobalLossTrainer`). ``tests/test_distributed.py`` compares a
+    2-process run with the 1-process one.
     """
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     base.accepts_loss_kwargs = False
@@ -243,7 +248,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     """
     from transformers import set_seed
 
-    from .batching import LengthSortedTrainer
+    from .loss_normalisation import GlobalLossTrainer, loss_unit
 
     set_seed(training_args.seed)
     prepared = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
@@ -268,7 +273,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
 
         train_dataset, eval_dataset, data_collator, cache_metrics = prepare_feature_cache(
             model, train_dataset, eval_dataset, data_collator, data_args, training_args)
-    trainer = LengthSortedTrainer(
+    trainer = GlobalLossTrainer(
+        loss_unit=loss_unit(task.problem_type),
         model=model,
         args=training_args,
         train_dataset=train_dataset,
