@@ -13,17 +13,21 @@ per step, as :class:`hf_bert_tasks.pretraining.PretrainingTrainer` does for MLM)
 1 x accumulation 2 and 2 processes x batch 1 give the same update. The unit of a loss term depends on the head
 (:data:`LOSS_UNITS`):
 
-* **token classification** (CoNLL-2003 NER, ``"tokens"``): one cross-entropy term per *labelled* WordPiece (label
-  not ``-100``: the first sub-token of each word). The number per example varies with sentence length, so the
-  micro-batch mean is not the global mean: a 3-word sentence would weigh as much as a 30-word one in a micro-batch
-  of its own. The loss is computed here from the logits, ``sum(CE) / labelled tokens of the global batch``
-  (the normalisation of transformers' ``ForTokenClassification`` loss with ``num_items_in_batch``).
-* **sequence classification / regression** (GLUE, ``"examples"``), **multiple choice** (SWAG) and **SQuAD spans**
-  (``"examples"``): one term per example or window (SQuAD: ``(CE(start) + CE(end)) / 2``; a window without the answer
-  points at ``[CLS]``, never at an ignored position, :func:`hf_bert_tasks.qa.create_features`). The head's own
-  batch mean is then the global mean whenever micro-batches are equally sized, which DDP guarantees (accelerate
-  pads the last global batch with repeated examples) and so does accumulation except at the end of an epoch: the
-  last, shorter micro-batch of an epoch would count each of its examples more. The head's mean is rescaled by
+* ``"labels"``: one cross-entropy term per label that is not ``-100``, computed here from the logits as
+  ``sum(CE) / labels of the global batch`` (the normalisation of transformers' ``ForTokenClassification`` loss with
+  ``num_items_in_batch``):
+
+  - **token classification** (CoNLL-2003 NER): one label per *labelled* WordPiece (the first piece of each word;
+    other pieces and context words are ``-100``). The number per example varies with sentence length, so the
+    micro-batch mean is not the global mean: a 3-word sentence would weigh as much as a 30-word one in a micro-batch
+    of its own. This is the head the global count changes most.
+  - **sequence classification** (GLUE) and **multiple choice** (SWAG): one label per example, ``-100`` where it is
+    unknown (SWAG); the head's own mean was already the global mean for equal micro-batches of labelled examples,
+    which DDP guarantees (accelerate pads the last global batch with repeated examples) and accumulation does except
+    at the end of an epoch (a shorter last micro-batch counted each of its examples more).
+* ``"examples"``: **regression** (STS-B, mean squared error) and **SQuAD spans** (``(CE(start) + CE(end)) / 2``; a
+  window without the answer points at ``[CLS]``, never at an ignored position, :func:`hf_bert_tasks.qa.create_features`):
+  one term per example or window, never unlabelled. The head's own batch mean is rescaled by
   ``local examples x processes / global examples``, which is exactly ``1 / accumulation steps`` (the factor Trainer
   applied before) when the micro-batches are equal, and right when they are not.
 
@@ -40,19 +44,20 @@ from .batching import LengthSortedTrainer
 
 #: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (module docstring).
 LOSS_UNITS = {
-    "token_classification": "tokens",
-    "single_label_classification": "examples",
+    "token_classification": "labels",
+    "single_label_classification": "labels",
+    "multiple_choice": "labels",
     "regression": "examples",
-    "multiple_choice": "examples",
     "question_answering": "examples",
 }
+UNITS = ("labels", "examples")
 
 #: batch keys holding the training targets, one row per example (first one present is used to count examples).
 TARGET_KEYS = ("labels", "start_positions")
 
 
 def loss_unit(problem_type: str) -> str:
-    """The unit of one loss term for ``problem_type``: ``"tokens"`` or ``"examples"``.
+    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"``.
 
     Raises:
         ValueError: an unknown problem type (the message lists the known ones).
@@ -65,13 +70,13 @@ def loss_unit(problem_type: str) -> str:
 def count_loss_terms(batch, unit: str) -> torch.Tensor:
     """Number of loss terms in one collated ``batch`` (int64 scalar tensor on the batch's device).
 
-    ``"tokens"``: positions of ``batch["labels"]`` (``[B, L]``) that are not ``-100``. ``"examples"``: rows of the
-    first target present (``labels`` ``[B]`` / ``[B, num_labels]``, or SQuAD's ``start_positions`` ``[B]``).
+    ``"labels"``: entries of ``batch["labels"]`` (``[B, L]`` per token or ``[B]`` per example) that are not ``-100``.
+    ``"examples"``: rows of the first target present (``labels`` ``[B]``, or SQuAD's ``start_positions`` ``[B]``).
 
     Raises:
         KeyError: the batch has no target (``labels`` / ``start_positions``): nothing to train on.
     """
-    if unit == "tokens":
+    if unit == "labels":
         return batch["labels"].ne(-100).sum()
     for key in TARGET_KEYS:
         if key in batch:
@@ -79,20 +84,22 @@ def count_loss_terms(batch, unit: str) -> torch.Tensor:
     raise KeyError(f"a training batch without targets: expected one of {TARGET_KEYS} among {sorted(batch)}")
 
 
-def token_cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Sum of the cross-entropies of the labelled positions (``labels != -100``).
+def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Sum of the cross-entropies of the labels that are not ``-100``.
 
     Args:
-        logits: float ``[B, L', num_labels]``; ``L' <= L`` (a feature-based head may drop trailing padding rows,
-            whose labels are ``-100``).
-        labels: int ``[B, L]``.
+        logits: float ``[B, L', C]`` per token (``L' <= L``: a feature-based head may drop trailing padding rows,
+            whose labels are ``-100``) or ``[B, C]`` per example (``C`` classes or choices).
+        labels: int ``[B, L]`` or ``[B]``.
 
     Returns:
-        float scalar (0 with a graph through ``logits`` when no position is labelled, so DDP still syncs).
+        float32 scalar (0 with a graph through ``logits`` when nothing is labelled, so DDP still syncs).
     """
-    labels = labels[:, : logits.shape[1]].to(logits.device)
-    return torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100, reduction="sum")
+    if labels.dim() >= 2:
+        labels = labels[:, : logits.shape[1]]
+    return torch.nn.functional.cross_entropy(  # in float32 also for half-precision logits, as transformers' losses
+        logits.float().reshape(-1, logits.shape[-1]), labels.to(logits.device).reshape(-1), ignore_index=-100,
+        reduction="sum")
 
 
 class GlobalLossTrainer(LengthSortedTrainer):
@@ -100,7 +107,7 @@ class GlobalLossTrainer(LengthSortedTrainer):
     terms of the global batch (module docstring).
 
     Args:
-        loss_unit: ``"tokens"`` or ``"examples"`` (:func:`loss_unit` of the task's problem type).
+        loss_unit: ``"labels"`` or ``"examples"`` (:func:`loss_unit` of the task's problem type).
         *args, **kwargs: as ``Trainer``.
 
     Raises:
@@ -108,8 +115,8 @@ class GlobalLossTrainer(LengthSortedTrainer):
     """
 
     def __init__(self, *args, loss_unit: str = "examples", **kwargs):
-        if loss_unit not in ("tokens", "examples"):
-            raise ValueError(f"loss_unit {loss_unit!r}: expected 'tokens' or 'examples'")
+        if loss_unit not in UNITS:
+            raise ValueError(f"loss_unit {loss_unit!r}: expected one of {UNITS}")
         super().__init__(*args, **kwargs)
         self.loss_unit = loss_unit
         # Trainer's own loss path (per-micro-batch mean, divided by the accumulation steps) where it adds to the loss
@@ -140,11 +147,11 @@ class GlobalLossTrainer(LengthSortedTrainer):
         # DDP averages the gradients of the processes: scale by their number so that the sum over processes counts
         processes = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
         total = num_items_in_batch.clamp(min=1)
-        if self.loss_unit == "tokens":
+        if self.loss_unit == "labels":
             labels = inputs["labels"]
             outputs = model(**{k: v for k, v in inputs.items() if k != "labels"})
             logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
-            loss = token_cross_entropy_sum(logits, labels) * processes / total.to(logits.dtype)
+            loss = cross_entropy_sum(logits, labels) * processes / total.float()
         else:
             outputs = model(**inputs)
             mean = outputs["loss"] if isinstance(outputs, dict) else outputs[0]

@@ -74,6 +74,8 @@ def _expected_update(model, examples, terms_per_example) -> dict[str, torch.Tens
     model.zero_grad()
     total = sum(terms_per_example)
     for example, terms in zip(examples, terms_per_example):
+        if terms == 0:  # an unlabelled example (label -100): no loss term, and its head loss is NaN (0 / 0)
+            continue
         inputs = {k: torch.tensor([v]) for k, v in example.items()}
         (model(**inputs).loss * terms / total).backward()
     update = {n: -LR * p.grad.detach().clone() for n, p in model.named_parameters()}
@@ -105,7 +107,7 @@ def test_ner_update_is_the_global_token_mean(tmp_path, batch, accumulation):
 
     expected = _expected_update(_model(BertForTokenClassification, num_labels=3), NER_EXAMPLES, [6, 1])
     got = _trainer_update(tmp_path, _model(BertForTokenClassification, num_labels=3), NER_EXAMPLES, _ner_collator(),
-                          batch, accumulation, "tokens")
+                          batch, accumulation, "labels")
     _assert_updates_close(got, expected)
 
 
@@ -149,15 +151,28 @@ def _padding_collator(features):
     return out
 
 
-@pytest.mark.parametrize("head", ["sequence_classification", "question_answering"])
-def test_shorter_last_micro_batch_counts_each_example_once(tmp_path, head):
-    """Per-example heads: the micro-batch of 1 must not weigh as much as the micro-batch of 2 (global mean over 3)."""
-    from transformers import BertForQuestionAnswering, BertForSequenceClassification
+#: The same sequences with the middle example's label unknown (-100, as SWAG's unlabelled rows): 2 loss terms.
+SEQ_EXAMPLES_UNKNOWN = [dict(e, labels=-100) if i == 1 else e for i, e in enumerate(SEQ_EXAMPLES)]
 
-    cls, examples = ((BertForSequenceClassification, SEQ_EXAMPLES) if head == "sequence_classification"
-                     else (BertForQuestionAnswering, QA_EXAMPLES))
-    expected = _expected_update(_model(cls), examples, [1, 1, 1])
-    got = _trainer_update(tmp_path, _model(cls), examples, _padding_collator, 2, 2, "examples")
+#: head -> (model class name, examples, loss terms per example, loss unit)
+PER_EXAMPLE_HEADS = {
+    "sequence_classification": ("BertForSequenceClassification", SEQ_EXAMPLES, [1, 1, 1], "labels"),
+    "sequence_classification_unknown_label": ("BertForSequenceClassification", SEQ_EXAMPLES_UNKNOWN, [1, 0, 1],
+                                              "labels"),
+    "question_answering": ("BertForQuestionAnswering", QA_EXAMPLES, [1, 1, 1], "examples"),
+}
+
+
+@pytest.mark.parametrize("head", sorted(PER_EXAMPLE_HEADS))
+def test_shorter_last_micro_batch_counts_each_example_once(tmp_path, head):
+    """Per-example heads, batch 2 x accumulation 2 over 3 examples (micro-batches of 2 and 1): the micro-batch of 1
+    must not weigh as much as the micro-batch of 2 (the update is the mean over the labelled examples)."""
+    import transformers
+
+    name, examples, terms, unit = PER_EXAMPLE_HEADS[head]
+    cls = getattr(transformers, name)
+    expected = _expected_update(_model(cls), examples, terms)
+    got = _trainer_update(tmp_path, _model(cls), examples, _padding_collator, 2, 2, unit)
     _assert_updates_close(got, expected)
 
 
@@ -165,8 +180,9 @@ def test_count_loss_terms():
     from hf_bert_tasks.loss_normalisation import count_loss_terms
 
     labels = torch.tensor([[-100, 0, 1, -100], [-100, 2, -100, -100]])
-    assert count_loss_terms({"labels": labels}, "tokens").item() == 3
+    assert count_loss_terms({"labels": labels}, "labels").item() == 3
     assert count_loss_terms({"labels": labels}, "examples").item() == 2
+    assert count_loss_terms({"labels": torch.tensor([1, -100, 0])}, "labels").item() == 2  # SWAG: -100 = unknown
     assert count_loss_terms({"start_positions": torch.tensor([0, 4, 1])}, "examples").item() == 3
     with pytest.raises(KeyError, match="without targets"):
         count_loss_terms({"input_ids": labels}, "examples")
