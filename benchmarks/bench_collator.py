@@ -11,7 +11,8 @@ timed run collates all ``--batches`` batches; runs are interleaved in one proces
   tokenization, which spares the collator its per-row special-token loop); it passes ``next_sentence_label``
   through. Token-level Bernoulli selection, 80/10/10.
 * ours, the same job: ``DataCollatorForBertPretraining`` (Bernoulli selection, 80/10/10, NSP labels), fed the
-  columns the pretrain recipe gives it (``input_ids``, ``token_type_ids``, ``next_sentence_label``).
+  columns the pretrain recipe gives it (``input_ids``, ``token_type_ids``, ``next_sentence_label``, and ``idx``, the
+  row index that keys each example's masks: ``pretraining_data.add_example_index``).
 * ours, variants (compared with the line above, not with the reference, which has no such mode): google's exact
   count per sequence (``selection="exact"``), whole-word masking (needs ``word_ids``), and both.
 """
@@ -62,8 +63,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv)
 
     tokenizer, rows = instances(args.max_seq_length)
-    for r in rows:  # what run_mlm.py's tokenization adds (return_special_tokens_mask=True)
+    for i, r in enumerate(rows):  # what run_mlm.py's tokenization adds (return_special_tokens_mask=True)
         r["special_tokens_mask"] = tokenizer.get_special_tokens_mask(r["input_ids"], already_has_special_tokens=True)
+        r["idx"] = i  # what the pretrain recipe adds (the dataset row index keying the masks)
     batches = [[rows[(i * args.batch_size + j) % len(rows)] for j in range(args.batch_size)]
                for i in range(args.batches)]
 
@@ -71,8 +73,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         return [[{k: r[k] for k in keys} for r in b] for b in batches]
 
     reference_data = cols(("input_ids", "token_type_ids", "special_tokens_mask", "next_sentence_label"))
-    plain = cols(("input_ids", "token_type_ids", "next_sentence_label"))
-    with_words = cols(("input_ids", "token_type_ids", "next_sentence_label", "word_ids"))
+    plain = cols(("input_ids", "token_type_ids", "next_sentence_label", "idx"))
+    with_words = cols(("input_ids", "token_type_ids", "next_sentence_label", "word_ids", "idx"))
 
     def side(name, role, collator, data, description):
         def run(_r):

@@ -26,13 +26,13 @@ _STREAMS = {"select": 1, "category": 2, "token": 3}
 
 
 def _mix64(x):
-    """splitmix64's finaliser on a ``numpy.uint64`` array (a bijection of 64-bit integers; wraps modulo 2**64)."""
+    """splitmix64's finaliser on a ``numpy.uint64`` array (a bijection of 64-bit integers; wraps modulo 2**64).
+
+    Returns a new array; ``x`` is not modified (the steps run in place on one copy).
+    """
     import numpy as np
 
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+    return _mix64_inplace(np.array(x, dtype=np.uint64))  # np.array copies
 
 
 def example_keys(seed: int, epoch: int, example_index) -> Any:
@@ -66,13 +66,36 @@ def keyed_uniform(keys, stream: str, counters):
     Returns:
         ``torch.float64 [B, K]``.
     """
+    return keyed_uniforms(keys, (stream,), counters)[0]
+
+
+def keyed_uniforms(keys, streams, counters):
+    """:func:`keyed_uniform` of several sub-streams at the same ``counters`` in one vectorised pass over the batch.
+
+    Args:
+        keys: ``numpy.uint64 [B]``.
+        streams: names of :func:`keyed_uniform`'s sub-streams, ``S`` of them.
+        counters: ``int64 [B, K]`` (torch or numpy).
+
+    Returns:
+        ``torch.float64 [S, B, K]``; slice ``s`` is bit for bit ``keyed_uniform(keys, streams[s], counters)``.
+    """
     import numpy as np
     import torch
 
     c = counters.numpy() if isinstance(counters, torch.Tensor) else np.asarray(counters)
-    sub = _mix64(keys ^ np.uint64(_STREAMS[stream] * _GOLDEN % 2**64))  # [B]
-    bits = splitmix64(sub, c) >> np.uint64(11)  # 53 random bits
-    return torch.from_numpy(bits.astype(np.float64) * (1.0 / 2**53))
+    consts = np.array([_STREAMS[s] * _GOLDEN % 2**64 for s in streams], dtype=np.uint64)
+    sub = _mix64(np.asarray(keys, dtype=np.uint64)[None, :] ^ consts[:, None])  # [S, B]: one seed per stream, row
+    with np.errstate(over="ignore"):
+        step = c.astype(np.uint64)  # (n + 1) * GOLDEN, shared by the streams
+        step += np.uint64(1)
+        step *= np.uint64(_GOLDEN)
+        state = step[None, :, :] + sub[:, :, None]  # [S, B, K]: splitmix64(sub[s], c), see splitmix64()
+    bits = _mix64_inplace(state)
+    bits >>= np.uint64(11)  # 53 random bits
+    u = bits.astype(np.float64)
+    u *= 1.0 / 2**53  # exact: a power of two
+    return torch.from_numpy(u)
 
 
 def splitmix64(seeds, counters):
@@ -89,8 +112,24 @@ def splitmix64(seeds, counters):
 
     seeds = np.asarray(seeds, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        state = seeds[:, None] + (np.asarray(counters).astype(np.uint64) + np.uint64(1)) * np.uint64(_GOLDEN)
-    return _mix64(state)
+        state = np.asarray(counters).astype(np.uint64)  # a new array: updated in place below
+        state += np.uint64(1)
+        state *= np.uint64(_GOLDEN)
+        state += seeds[:, None]
+    return _mix64_inplace(state)
+
+
+def _mix64_inplace(x):
+    """:func:`_mix64` on a ``numpy.uint64`` array that the caller owns (overwritten and returned)."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return x
 
 
 @dataclass
@@ -251,6 +290,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
 
     # ------------------------------------------------------------------ padding
     def _pad(self, features: list[dict]) -> dict[str, Any]:
+        import itertools
+
+        import numpy as np
         import torch
 
         if not features:
@@ -270,22 +312,28 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             length = int(math.ceil(length / self.pad_to_multiple_of) * self.pad_to_multiple_of)
         n = len(features)
         right = getattr(self.tokenizer, "padding_side", "right") != "left"
+        pos = torch.arange(length).unsqueeze(0)
+        lens = torch.tensor(lengths).unsqueeze(1)
+        real = pos < lens if right else pos >= length - lens  # bool [n, length]: the token slots, row-major
+        total = sum(lengths)
 
         def fill(key: str, pad_value: int, none_value: int | None = None):
-            out = torch.full((n, length), pad_value, dtype=torch.long)
-            for i, f in enumerate(features):
-                values = f[key]
+            rows = [f[key] for f in features]
+            for i, values in enumerate(rows):
                 if len(values) != lengths[i]:
                     raise ValueError(
                         f"feature {i}: '{key}' has {len(values)} entries but 'input_ids' has {lengths[i]}"
                     )
-                if none_value is not None:
-                    values = [none_value if v is None else v for v in values]
-                row = torch.as_tensor(values, dtype=torch.long)
-                if right:
-                    out[i, : lengths[i]] = row
-                else:
-                    out[i, length - lengths[i] :] = row
+            # one conversion for the whole batch: the rows, concatenated, fill the token slots in row-major order
+            try:
+                flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=total)
+            except TypeError:  # None entries (word ids of special tokens)
+                if none_value is None:
+                    raise
+                flat = np.fromiter((none_value if v is None else v for r in rows for v in r), dtype=np.int64,
+                                   count=total)
+            out = torch.full((n, length), pad_value, dtype=torch.long)
+            out[real] = torch.from_numpy(flat)
             return out
 
         batch = {"input_ids": fill("input_ids", self.tokenizer.pad_token_id)}
@@ -295,9 +343,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         if "attention_mask" in keys:
             batch["attention_mask"] = fill("attention_mask", 0)
         else:
-            pos = torch.arange(length).unsqueeze(0)
-            lens = torch.tensor(lengths).unsqueeze(1)
-            batch["attention_mask"] = (pos < lens if right else pos >= length - lens).long()
+            batch["attention_mask"] = real.long()
         if "labels" in keys:
             batch["labels"] = fill("labels", -100)
         if "word_ids" in keys:
@@ -344,8 +390,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             n_units = max(n_units, 1)
             unit = words.clamp(min=0)
             unit_index = torch.arange(n_units).expand(b, n_units)
-            unit_u = keyed_uniform(keys, "select", unit_index)  # selection draw per word
-            unit_cat = keyed_uniform(keys, "category", unit_index)  # 80/10/10 draw per word
+            # selection and 80/10/10 draws per word, random tokens per piece
+            unit_u, unit_cat = keyed_uniforms(keys, ("select", "category"), unit_index)
+            token_u = keyed_uniform(keys, "token", position)
             if self.selection == "bernoulli":
                 unit_selected = unit_u < self.mlm_probability
             else:
@@ -353,7 +400,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             selected = unit_selected.gather(1, unit) & candidate
             category = unit_cat.gather(1, unit)
         else:
-            u = keyed_uniform(keys, "select", position)
+            u, category, token_u = keyed_uniforms(keys, ("select", "category", "token"), position)
             if self.selection == "bernoulli":
                 selected = (u < self.mlm_probability) & candidate
             else:
@@ -361,7 +408,6 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
                 rank = scores.argsort(dim=1).argsort(dim=1)
                 k = self._num_to_predict(attention_mask).clamp(max=candidate.sum(1))
                 selected = (rank < k.unsqueeze(1)) & candidate
-            category = keyed_uniform(keys, "category", position)
         labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
         masked = input_ids.clone()
         to_mask = selected & (category < self.mask_replace_prob)
@@ -372,7 +418,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         )
         masked[to_mask] = self.tokenizer.mask_token_id
         if to_random.any():
-            picks = (keyed_uniform(keys, "token", position) * len(self._ordinary_ids)).long()
+            picks = (token_u * len(self._ordinary_ids)).long()
             masked[to_random] = self._ordinary_ids[picks.clamp(max=len(self._ordinary_ids) - 1)[to_random]]
         return masked, labels
 

@@ -12,6 +12,12 @@
   std over seeds in ``all_results.json``, and the best seed of the selected learning rate copied up
   (:mod:`hf_bert_tasks.lr_grid`).
 
+Loss: normalised over the global batch of each optimizer step (gradient accumulation x processes), per labelled
+token for NER and per example otherwise (:mod:`hf_bert_tasks.loss_normalisation`).
+
+Loss: normalised over the global batch of each optimizer step (gradient accumulation x processes), per labelled
+token for NER and per example otherwise (:mod:`hf_bert_tasks.loss_normalisation`).
+
 Batches: length-grouped in training and longest-first in evaluation by default (:mod:`hf_bert_tasks.batching`);
 tokenized features are cached on disk by fingerprint (:mod:`hf_bert_tasks.tokenized_cache`).
 """
@@ -153,7 +159,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     """
     from transformers import set_seed
 
-    from .batching import LengthSortedTrainer
+    from .loss_normalisation import GlobalLossTrainer, loss_unit
 
     set_seed(training_args.seed)
     prepared = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
@@ -175,7 +181,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     # e.g. feature-based: the frozen encoder runs once per split and Trainer trains the head on the cached features
     train_dataset, eval_dataset, data_collator, cache_metrics = mode.prepare_training(
         model, train_dataset, eval_dataset, data_collator, data_args, training_args)
-    trainer = LengthSortedTrainer(
+    trainer = GlobalLossTrainer(
+        loss_unit=loss_unit(task.problem_type),
         model=model,
         args=training_args,
         train_dataset=train_dataset,

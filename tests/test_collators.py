@@ -423,3 +423,72 @@ def test_static_masks_stay_the_same_across_epochs(vocab_tokenizer):
     first = c(feats)
     c.set_epoch(3)
     assert torch.equal(c(feats)["labels"], first["labels"]) and first["labels"][0].tolist() == [-100, 7, -100, -100]
+
+
+# --------------------------------------------------------------------------- masks pinned to literal values
+#: Three features (two sentence pairs, one single segment) with word ids and dataset row indices.
+PINNED_FEATURES = [
+    {"input_ids": [2, 11, 12, 13, 14, 15, 3, 16, 17, 18, 19, 3], "token_type_ids": [0] * 7 + [1] * 5,
+     "word_ids": [-1, 0, 0, 1, 2, 2, -1, 3, 4, 4, 4, -1], "idx": 5},
+    {"input_ids": [2, 21, 22, 23, 3, 24, 25, 3], "token_type_ids": [0] * 5 + [1] * 3,
+     "word_ids": [-1, 0, 1, 1, -1, 2, 3, -1], "idx": 1017},
+    {"input_ids": [2, 31, 32, 33, 34, 35, 36, 37, 38, 3], "token_type_ids": [0] * 10,
+     "word_ids": [-1, 0, 1, 2, 3, 3, 4, 5, 6, -1], "idx": 3},
+]
+#: (selection, whole_word_mask) -> (input_ids, labels), recorded from the per-example splitmix64 implementation of
+#: commit 382fba6, masking code of 62bb96d (seed 2024, epoch 3, mlm_probability 0.5, max_predictions_per_seq 4, the big_tokenizer vocabulary).
+#: A change of these tensors changes the masks every recorded run drew: speed-ups must keep them bit for bit.
+PINNED_MASKS = {
+    ("bernoulli", False): (
+        [[2, 4, 12, 13, 14, 15, 3, 4, 951, 4, 4, 3], [2, 21, 22, 23, 3, 4, 4, 3, 0, 0, 0, 0],
+         [2, 31, 4, 33, 34, 35, 36, 37, 38, 3, 0, 0]],
+        [[-100, 11, -100, -100, -100, -100, -100, 16, 17, 18, 19, -100],
+         [-100, -100, 22, 23, -100, 24, 25, -100, -100, -100, -100, -100],
+         [-100, -100, 32, -100, -100, -100, -100, -100, -100, -100, -100, -100]],
+    ),
+    ("bernoulli", True): (
+        [[2, 4, 4, 4, 14, 15, 3, 16, 17, 18, 19, 3], [2, 4, 22, 23, 3, 24, 25, 3, 0, 0, 0, 0],
+         [2, 31, 32, 4, 34, 35, 36, 37, 38, 3, 0, 0]],
+        [[-100, 11, 12, 13, -100, -100, -100, -100, -100, -100, -100, -100],
+         [-100, 21, -100, -100, -100, 24, 25, -100, -100, -100, -100, -100],
+         [-100, -100, -100, 33, -100, -100, -100, -100, -100, -100, -100, -100]],
+    ),
+    ("exact", False): (
+        [[2, 4, 12, 13, 14, 15, 3, 4, 951, 18, 4, 3], [2, 21, 22, 23, 3, 4, 4, 3, 0, 0, 0, 0],
+         [2, 4, 4, 4, 34, 4, 36, 37, 38, 3, 0, 0]],
+        [[-100, 11, -100, -100, -100, -100, -100, 16, 17, -100, 19, -100],
+         [-100, -100, 22, 23, -100, 24, 25, -100, -100, -100, -100, -100],
+         [-100, 31, 32, 33, -100, 35, -100, -100, -100, -100, -100, -100]],
+    ),
+    ("exact", True): (
+        [[2, 4, 4, 4, 14, 15, 3, 4, 17, 18, 19, 3], [2, 4, 22, 23, 3, 24, 25, 3, 0, 0, 0, 0],
+         [2, 31, 32, 4, 4, 4, 36, 4, 38, 3, 0, 0]],
+        [[-100, 11, 12, 13, -100, -100, -100, 16, -100, -100, -100, -100],
+         [-100, 21, -100, -100, -100, 24, 25, -100, -100, -100, -100, -100],
+         [-100, -100, -100, 33, 34, 35, -100, 37, -100, -100, -100, -100]],
+    ),
+}
+
+
+@pytest.mark.parametrize("selection, wwm", sorted(PINNED_MASKS))
+def test_masks_keyed_by_seed_epoch_and_idx_are_pinned(big_tokenizer, selection, wwm):
+    c = DataCollatorForBertPretraining(big_tokenizer, seed=2024, mlm_probability=0.5, selection=selection,
+                                       whole_word_mask=wwm, max_predictions_per_seq=4)
+    c.set_epoch(3)
+    out = c([dict(f) for f in PINNED_FEATURES])
+    input_ids, labels = PINNED_MASKS[(selection, wwm)]
+    assert out["input_ids"].tolist() == input_ids
+    assert out["labels"].tolist() == labels
+    assert out["token_type_ids"].tolist() == [f["token_type_ids"] + [0] * (12 - len(f["token_type_ids"]))
+                                              for f in PINNED_FEATURES]
+
+
+def test_masks_without_idx_are_pinned(big_tokenizer):
+    """Without ``idx`` the row keys come from the collator's torch.Generator (seed 2024), recorded as above."""
+    c = DataCollatorForBertPretraining(big_tokenizer, seed=2024, mlm_probability=0.5)
+    out = c([{k: v for k, v in f.items() if k != "idx"} for f in PINNED_FEATURES])
+    assert out["input_ids"].tolist() == [[2, 11, 4, 13, 14, 15, 3, 4, 4, 4, 4, 3], [2, 21, 4, 23, 3, 4, 4, 3, 0, 0, 0, 0],
+                                         [2, 4, 32, 4, 34, 4, 4, 4, 4, 3, 0, 0]]
+    assert out["labels"].tolist() == [[-100, -100, 12, -100, -100, 15, -100, 16, 17, 18, 19, -100],
+                                      [-100, -100, 22, -100, -100, 24, 25, -100, -100, -100, -100, -100],
+                                      [-100, 31, -100, 33, -100, 35, 36, 37, 38, -100, -100, -100]]
