@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import ner
 from ..io import _decode_lines
-from . import register_task
+from .registry import register_task
 from .base import MetricSpec, PaperDefaults, Task, not_a_metric, write_json
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import metrics as M
-from . import register_task
+from .registry import register_task
 from .base import MetricSpec, PaperDefaults, Task
 
 NUM_CHOICES = 4
