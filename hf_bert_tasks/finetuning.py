@@ -19,7 +19,6 @@ tokenized features are cached on disk by fingerprint (:mod:`hf_bert_tasks.tokeni
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 
 from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, apply_task_defaults

@@ -17,7 +17,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
-from hf_bert_tasks.resources import sample_path  # noqa: E402 - after the offline settings
+from hf_bert_tasks.resources import sample_path  # after the offline settings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))

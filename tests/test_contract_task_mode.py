@@ -55,9 +55,10 @@ COMMON = ["--max_steps", "2", "--per_device_train_batch_size", "4", "--per_devic
 MODE_FLAGS = {"feature_based": ["--head_hidden_size", "16"], "lora": ["--lora_r", "2", "--lora_alpha", "4"]}
 
 #: The written WordPiece vocabulary (ids = line numbers); every word of the tiny data is in it.
-WORDS = ("the a cat dog sat on mat ran to . , ? is was not good bad new york in he she it and rug who where what "
-         "red blue big small park house river city nadia hiro met at cup world cross london paris walked later "
-         "sold map coloured delightful").split()
+WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "ran", "to", ".", ",", "?", "is", "was", "not", "good", "bad",
+         "new", "york", "in", "he", "she", "it", "and", "rug", "who", "where", "what", "red", "blue", "big", "small",
+         "park", "house", "river", "city", "nadia", "hiro", "met", "at", "cup", "world", "cross", "london", "paris",
+         "walked", "later", "sold", "map", "coloured", "delightful"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "##s", "##ed", "##ing"]
 SIZES = {"train": 8}  # other splits: 4 examples
 N_OTHER = 4
@@ -287,8 +288,9 @@ def test_saved_folder_loads_with_pipeline(run):
         assert logits.shape == (1, 4)
         return
     if task.problem_type == "question_answering":
-        import hf_bert_tasks.qa_pipeline  # noqa: F401 - registers "extractive-question-answering"
         from transformers import pipeline
+
+        import hf_bert_tasks.qa_pipeline  # noqa: F401 - registers "extractive-question-answering"
 
         qa = pipeline("extractive-question-answering", model=out)
         context = "the cat sat on the mat ."

@@ -11,6 +11,7 @@ package's ``__init__`` first, but the submodule does not import it unless it say
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def find_cycles(edges: dict[str, dict[str, int]]) -> list[list[str]]:
 
 def describe(cycle: list[str], edges: dict[str, dict[str, int]], modules: dict[str, Path]) -> str:
     """``a (a.py:12) -> b (b.py:40) -> a``: each module with the line of its import of the next one."""
-    steps = [f"{a} ({os.path.relpath(modules[a], ROOT)}:{edges[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    steps = [f"{a} ({os.path.relpath(modules[a], ROOT)}:{edges[a][b]})" for a, b in itertools.pairwise(cycle)]
     return " -> ".join(steps + [cycle[-1]])
 
 

@@ -12,9 +12,11 @@ from .base import PROBLEM_TYPES, MetricSpec, PaperDefaults, Task
 from .registry import TASK_REGISTRY, UnknownTaskError, get_task, list_tasks, register_task
 
 # Task families register themselves on import (order = order shown by `hf-bert-tasks tasks`).
-from . import glue  # noqa: E402,F401 - after the registry: each family registers itself
-from . import swag, conll2003  # noqa: E402,F401
-from . import squad  # noqa: E402,F401
+# isort: off
+from . import glue  # noqa: F401 - after the registry: each family registers itself
+from . import swag, conll2003  # noqa: F401
+from . import squad  # noqa: F401
+# isort: on
 
 __all__ = ["TASK_REGISTRY", "PROBLEM_TYPES", "MetricSpec", "PaperDefaults", "Task", "UnknownTaskError", "get_task",
            "list_tasks", "register_task"]
