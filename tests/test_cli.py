@@ -299,6 +299,15 @@ def test_compare_runs_keep_progress_bars(tmp_path):
     assert "disable_tqdm" not in run_settings({"label": "lora", "mode": "lora", "strategy": None}, 1, args, "o")
 
 
+def test_compare_common_flags_read_a_config_file_below_the_explicit_flags(tmp_path):
+    from hf_bert_tasks.scripts.compare import given_settings
+
+    path = tmp_path / "common.yaml"
+    path.write_text("max_train_samples: 16\nlearning_rate: 1e-3\n")
+    assert given_settings([f"--config={path}", "--max_train_samples", "8"]) == {"max_train_samples": 8,
+                                                                               "learning_rate": 1e-3}
+
+
 def test_compare_run_arguments_are_dataclasses_where_the_arm_wins_over_the_common_flags(tmp_path):
     from hf_bert_tasks.scripts.compare import given_settings, run_arguments
 

@@ -130,7 +130,7 @@ def given_settings(argv: list[str], parser=None) -> dict:
     from ..arguments import _unrecognized
 
     parser = parser or finetune_parser()
-    argv = list(argv)
+    argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
     config = {}
     if "--config" in argv:
         i = argv.index("--config")
