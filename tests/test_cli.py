@@ -256,6 +256,7 @@ def test_arm_settings_old_flag_string_is_deprecated(capsys):
 
 
 @pytest.mark.parametrize("text, message", [
+    ("{num_train_epochs: [1, 2]}", "argument --num_train_epochs: expected one value, got a list"),
     ("[1, 2]", "expected a YAML mapping"),
     ("{a: [1, 2", "not valid YAML"),
     ("{lora: {r: 4}}", "lora: expected a plain value or a list, got a mapping"),

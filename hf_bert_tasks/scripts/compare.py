@@ -168,6 +168,8 @@ def typed_settings(values: dict, option: str, parser=None) -> dict:
         if action is None or action.dest != name:
             given = [f"--{name}", *map(str, value if isinstance(value, list) else [value])]
             raise UsageError(_unrecognized(parser, given))
+        if isinstance(value, list) and action.nargs not in ("+", "*"):
+            raise UsageError(f"argument --{name}: expected one value, got a list ({value})")
         settings[name] = [_convert(action, v) for v in value] if isinstance(value, list) else _convert(action, value)
     return settings
 
