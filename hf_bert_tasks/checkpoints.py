@@ -47,6 +47,8 @@ import re
 
 logger = logging.getLogger(__name__)
 
+#: ``--resume_from_checkpoint auto``: continue from the last checkpoint in ``output_dir`` if there is one.
+AUTO_RESUME = "auto"
 #: ``--resume_from_checkpoint`` values meaning "the newest complete checkpoint in output_dir, if any".
 AUTO_VALUES = ("auto", "true")
 
@@ -205,5 +207,36 @@ def resolve_resume(resume, output_dir: str) -> str | None:
     return path
 
 
-__all__ = ["AUTO_VALUES", "checkpoint_problems", "is_auto", "last_complete_checkpoint", "list_checkpoints",
-           "resolve_resume"]
+def check_output_dir(training_args) -> None:
+    """Refuse to write over earlier results in ``training_args.output_dir`` unless a flag says what to do.
+
+    * a finished run (``all_results.json``): needs ``--overwrite_output_dir`` or an explicit checkpoint path in
+      ``--resume_from_checkpoint`` (``auto`` does not count: re-running a finished job must not redo it silently);
+    * checkpoints of an unfinished run (``checkpoint-*`` folders, e.g. after a ``kill -9``): needs
+      ``--resume_from_checkpoint auto|PATH`` to continue it or ``--overwrite_output_dir`` to start again — otherwise a
+      fresh run would overwrite those checkpoints one by one.
+
+    Raises:
+        FileExistsError: in the cases above; the message names the folder and the flags.
+    """
+    from .arguments import output_dir_is_finished
+
+    out = training_args.output_dir
+    resume = training_args.resume_from_checkpoint
+    if training_args.overwrite_output_dir or not os.path.isdir(out):
+        return
+    if output_dir_is_finished(out) and (not resume or is_auto(resume)):
+        raise FileExistsError(
+            f"--output_dir {out} already holds a finished run (all_results.json); "
+            "pass --overwrite_output_dir to replace it or choose another folder"
+        )
+    checkpoints = list_checkpoints(out)
+    if checkpoints and not resume:
+        raise FileExistsError(
+            f"--output_dir {out} holds checkpoints of an unfinished run (last: {os.path.basename(checkpoints[0][1])}); "
+            f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again"
+        )
+
+
+__all__ = ["AUTO_RESUME", "AUTO_VALUES", "check_output_dir", "checkpoint_problems", "is_auto",
+           "last_complete_checkpoint", "list_checkpoints", "resolve_resume"]

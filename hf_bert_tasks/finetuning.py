@@ -25,7 +25,6 @@ tokenized features are cached on disk by fingerprint (:mod:`hf_bert_tasks.tokeni
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 
 from .arguments import (
@@ -33,16 +32,13 @@ from .arguments import (
     FinetuneTrainingArguments,
     ModelArguments,
     apply_task_defaults,
-    output_dir_is_finished,
 )
+from .checkpoints import AUTO_RESUME, check_output_dir  # noqa: F401 - the recipe's public names (lr_grid imports them there)
 from .modes import TRAINING_MODES, mode_of
 from .task_model import declare_batch_mean_loss, load_task_model, reinit_top_layers  # noqa: F401 - re-exported
 from .tasks import Task, get_task
 
 logger = logging.getLogger(__name__)
-
-#: ``--resume_from_checkpoint auto``: continue from the last checkpoint in ``output_dir`` if there is one.
-AUTO_RESUME = "auto"
 
 
 def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
@@ -220,37 +216,6 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     if not eval_metrics and train_split is None:
         trainer.save_metrics("all", {})
     return results
-
-
-def check_output_dir(training_args) -> None:
-    """Refuse to write over earlier results in ``training_args.output_dir`` unless a flag says what to do.
-
-    * a finished run (``all_results.json``): needs ``--overwrite_output_dir`` or an explicit checkpoint path in
-      ``--resume_from_checkpoint`` (``auto`` does not count: re-running a finished job must not redo it silently);
-    * checkpoints of an unfinished run (``checkpoint-*`` folders, e.g. after a ``kill -9``): needs
-      ``--resume_from_checkpoint auto|PATH`` to continue it or ``--overwrite_output_dir`` to start again — otherwise a
-      fresh run would overwrite those checkpoints one by one.
-
-    Raises:
-        FileExistsError: in the cases above; the message names the folder and the flags.
-    """
-    from .checkpoints import is_auto, list_checkpoints
-
-    out = training_args.output_dir
-    resume = training_args.resume_from_checkpoint
-    if training_args.overwrite_output_dir or not os.path.isdir(out):
-        return
-    if output_dir_is_finished(out) and (not resume or is_auto(resume)):
-        raise FileExistsError(
-            f"--output_dir {out} already holds a finished run (all_results.json); "
-            "pass --overwrite_output_dir to replace it or choose another folder"
-        )
-    checkpoints = list_checkpoints(out)
-    if checkpoints and not resume:
-        raise FileExistsError(
-            f"--output_dir {out} holds checkpoints of an unfinished run (last: {os.path.basename(checkpoints[0][1])}); "
-            f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again"
-        )
 
 
 def resolve_resume_checkpoint(training_args) -> str | None:

@@ -146,7 +146,7 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any]
             runs (a checkpoint belongs to one run; ``auto`` resumes each run from its own folder).
         FileExistsError: a finished sub-run was made with other settings than this command's, or an unfinished
             sub-run left checkpoints and neither ``--resume_from_checkpoint auto`` nor ``--overwrite_output_dir``
-            says what to do with them (:func:`hf_bert_tasks.finetuning.check_output_dir`).
+            says what to do with them (:func:`hf_bert_tasks.checkpoints.check_output_dir`).
     """
     from .tasks.base import write_json
 
@@ -172,7 +172,7 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any]
                 logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
                 metrics = _read_json(results_path)
             else:
-                from .finetuning import check_output_dir
+                from .checkpoints import check_output_dir
 
                 check_output_dir(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
                 if main:

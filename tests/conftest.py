@@ -17,9 +17,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
+from hf_bert_tasks.resources import sample_path  # after the offline settings
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
-SAMPLES = os.path.join(REPO, "hf_bert_tasks", "samples")
+SAMPLES = sample_path()  # the package's built-in samples (hf_bert_tasks/samples)
 
 #: A written WordPiece vocabulary for exact-tensor tests (ids = line numbers).
 VOCAB = [
@@ -50,7 +52,7 @@ def vocab_tokenizer(tmp_path_factory):
 @pytest.fixture(scope="session")
 def sample_tokenizer():
     """A WordPiece tokenizer trained on the built-in samples (deterministic)."""
-    from hf_bert_tasks.scripts.quickstart import sample_texts
+    from hf_bert_tasks.resources import sample_texts
     from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
     return train_wordpiece_tokenizer(sample_texts(), vocab_size=1000)

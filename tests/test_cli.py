@@ -231,41 +231,42 @@ def test_push_underscore_spelling_prints_no_note(finished_run, capsys):
 
 # ------------------------------------------------------------------------------------------------ compare arms
 def test_arm_settings_inline_yaml_file_and_old_string():
-    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+    from hf_bert_tasks.scripts.compare import arm_settings
 
-    # YAML 1.1 reads 1e-3 as a string and 3.0e-3 as a float; either way the fine-tune parser gets the same text
-    assert arm_settings_to_flags("{num_train_epochs: 3, learning_rate: 1e-3, warmup_steps: 1.0e-1, "
-                                 "group_by_length: true}", "--x") == [
-        "--num_train_epochs", "3", "--learning_rate", "1e-3", "--warmup_steps", "0.1", "--group_by_length", "true"]
-    assert arm_settings_to_flags("", "--x") == []
+    # YAML 1.1 reads 1e-3 as a string and 1.0e-1 as a float; both become the float the flag's text gives
+    assert arm_settings("{num_train_epochs: 3, learning_rate: 1e-3, warmup_steps: 1.0e-1, group_by_length: true}",
+                        "--x") == {"num_train_epochs": 3.0, "learning_rate": 1e-3, "warmup_steps": 0.1,
+                                   "group_by_length": True}
+    assert arm_settings("", "--x") == {}
 
 
 def test_arm_settings_from_a_yaml_file(tmp_path):
-    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+    from hf_bert_tasks.scripts.compare import arm_settings
 
     path = tmp_path / "lora.yaml"
     path.write_text("lora_r: 4\nlora_target_modules: query,key,value\nmax_train_samples: null\n")
-    assert arm_settings_to_flags(str(path), "--lora_args") == ["--lora_r", "4", "--lora_target_modules",
-                                                               "query,key,value"]
+    assert arm_settings(str(path), "--lora_args") == {"lora_r": 4, "lora_target_modules": "query,key,value"}
 
 
 def test_arm_settings_old_flag_string_is_deprecated(capsys):
-    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+    from hf_bert_tasks.scripts.compare import arm_settings
 
-    assert arm_settings_to_flags("--num_train_epochs 3", "--finetune_args") == ["--num_train_epochs", "3"]
+    assert arm_settings("--num_train_epochs 3 --no_group_by_length", "--finetune_args") == {
+        "num_train_epochs": 3.0, "group_by_length": False}
     assert "deprecated" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text, message", [
+    ("{num_train_epochs: [1, 2]}", "argument --num_train_epochs: expected one value, got a list"),
     ("[1, 2]", "expected a YAML mapping"),
     ("{a: [1, 2", "not valid YAML"),
     ("{lora: {r: 4}}", "lora: expected a plain value or a list, got a mapping"),
 ])
 def test_arm_settings_that_are_not_a_mapping_are_errors(text, message):
-    from hf_bert_tasks.scripts.compare import arm_settings_to_flags
+    from hf_bert_tasks.scripts.compare import arm_settings
 
     with pytest.raises(ValueError, match=message):
-        arm_settings_to_flags(text, "--lora_args")
+        arm_settings(text, "--lora_args")
 
 
 @pytest.mark.parametrize("arm, settings, message", [
@@ -294,12 +295,34 @@ def test_compare_unknown_common_flag_fails_before_any_run(tmp_path, tiny_bert_di
 
 
 def test_compare_runs_keep_progress_bars(tmp_path):
-    from hf_bert_tasks.scripts.compare import run_flags
+    from hf_bert_tasks.scripts.compare import run_settings
 
-    args = SimpleNamespace(task="mrpc", model_name_or_path="m", data_dir=None, output_dir=str(tmp_path),
-                           arm_flags={"lora": ["--lora_r", "4"]})
-    flags = run_flags({"label": "lora", "mode": "lora", "strategy": None}, 1, args, ["--max_train_samples", "8"], "o")
-    assert "--disable_tqdm" not in flags and flags[-4:] == ["--max_train_samples", "8", "--lora_r", "4"]
+    args = SimpleNamespace(task="mrpc", model_name_or_path="m", data_dir=None, output_dir=str(tmp_path))
+    assert "disable_tqdm" not in run_settings({"label": "lora", "mode": "lora", "strategy": None}, 1, args, "o")
+
+
+def test_compare_common_flags_read_a_config_file_below_the_explicit_flags(tmp_path):
+    from hf_bert_tasks.scripts.compare import given_settings
+
+    path = tmp_path / "common.yaml"
+    path.write_text("max_train_samples: 16\nlearning_rate: 1e-3\n")
+    assert given_settings([f"--config={path}", "--max_train_samples", "8"]) == {"max_train_samples": 8,
+                                                                               "learning_rate": 1e-3}
+
+
+def test_compare_run_arguments_are_dataclasses_where_the_arm_wins_over_the_common_flags(tmp_path):
+    from hf_bert_tasks.scripts.compare import given_settings, run_arguments
+
+    args = SimpleNamespace(task="mrpc", model_name_or_path="m", data_dir="d", output_dir=str(tmp_path),
+                           arm_settings={"lora": {"lora_r": 4}})
+    common = given_settings(["--max_train_samples", "8", "--lora_r", "2", "--save_strategy", "epoch"])
+    assert common == {"max_train_samples": 8, "lora_r": 2, "save_strategy": "epoch"}  # only what was given
+    model_args, data_args, training_args = run_arguments({"label": "lora", "mode": "lora", "strategy": None}, 3,
+                                                         args, common, str(tmp_path / "o"))
+    assert (model_args.model_name_or_path, data_args.task, data_args.data_dir) == ("m", "mrpc", "d")
+    assert (training_args.mode, training_args.seed, training_args.lora_r) == ("lora", 3, 4)  # the arm's lora_r
+    assert data_args.max_train_samples == 8 and training_args.save_strategy == "epoch"  # common beats compare's "no"
+    assert training_args.output_dir == str(tmp_path / "o") and training_args.do_train and training_args.do_eval
 
 
 # ------------------------------------------------------------------------------------------------ logging per rank

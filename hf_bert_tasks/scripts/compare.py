@@ -27,6 +27,7 @@ out like Table 7, the paper's numbers beside ours) and ``comparison.png`` (bar c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -34,7 +35,7 @@ import statistics
 import textwrap
 import time
 
-from ..cli import ArgumentParser, warn_deprecated_flag
+from ..cli import ArgumentParser, UsageError, warn_deprecated_flag
 from ..modes import TRAINING_MODES, get_training_mode
 
 
@@ -74,38 +75,123 @@ def summarize(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
-def run_flags(config: dict, seed: int, args, extra: list[str], out: str) -> list[str]:
-    """The fine-tune recipe's flags for one configuration and seed: the common ones, ``extra`` (every run), then the
-    arm's own (``args.arm_flags[mode]``), so an arm's value wins over a common one. Progress bars stay on."""
-    flags = ["--task", args.task, "--model_name_or_path", args.model_name_or_path, "--output_dir", out,
-             "--seed", str(seed), "--mode", config["mode"], "--do_train", "--do_eval", "--save_strategy", "no",
-             "--overwrite_output_dir", "--report_to", "none"]
+def run_settings(config: dict, seed: int, args, out: str) -> dict:
+    """What compare itself sets for one configuration and seed: fine-tune argument names -> values. Progress bars
+    stay on (``disable_tqdm`` is not set)."""
+    settings = {"task": args.task, "model_name_or_path": args.model_name_or_path, "output_dir": out, "seed": seed,
+                "mode": config["mode"], "do_train": True, "do_eval": True, "save_strategy": "no",
+                "overwrite_output_dir": True, "report_to": "none"}
     if args.data_dir:
-        flags += ["--data_dir", args.data_dir]
+        settings["data_dir"] = args.data_dir
     if config["strategy"]:
-        flags += ["--feature_strategy", config["strategy"], "--feature_cache_layers", "all",
-                  "--feature_cache_dir", os.path.join(args.output_dir, "feature_cache")]
-    return flags + extra + args.arm_flags.get(config["mode"], [])
+        settings.update(feature_strategy=config["strategy"], feature_cache_layers="all",
+                        feature_cache_dir=os.path.join(args.output_dir, "feature_cache"))
+    return settings
 
 
-def arm_settings_to_flags(text: str, option: str) -> list[str]:
-    """``--<mode>_args`` value -> fine-tune flags. ``text`` is a YAML/JSON file path, an inline YAML mapping
-    (``"{num_train_epochs: 3, learning_rate: 1e-3}"``) or, deprecated, a string of flags (``"--num_train_epochs 3"``).
+def finetune_parser():
+    """The fine-tune recipe's parser (its argument dataclasses; errors raise ``UsageError``)."""
+    from ..arguments import CliArgumentParser, DataArguments, FinetuneTrainingArguments, ModelArguments
 
-    Mapping values: ``true``/``false`` -> ``--flag true|false``, a list -> ``--flag a b``, ``null`` -> left out.
+    return CliArgumentParser((ModelArguments, DataArguments, FinetuneTrainingArguments),
+                             prog="hf-bert-tasks finetune")
+
+
+def given_settings(argv: list[str], parser=None) -> dict:
+    """The fine-tune flags given in ``argv`` (the command line's pass-through flags) as ``{name: value}``, converted
+    by the fine-tune parser (types, choices, ``--no_<flag>``); flags not given are absent, not defaults.
+    ``--config FILE`` contributes its mapping, below the explicit flags (as ``hf-bert-tasks finetune``).
 
     Raises:
-        ValueError: the file or the YAML cannot be read, or it is not a mapping of flag names to plain values
-            (names ``option``).
+        ValueError: an unknown flag (with the closest known one), a value the parser refuses, a bad config file.
+    """
+    import argparse
+
+    from ..arguments import _unrecognized
+
+    parser = parser or finetune_parser()
+    argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
+    config = {}
+    if "--config" in argv:
+        i = argv.index("--config")
+        if i + 1 >= len(argv):
+            raise ValueError("--config needs a path to a .yaml or .json file")
+        config = typed_settings(_read_mapping(argv[i + 1], "--config"), "--config", parser)
+        del argv[i : i + 2]
+    for action in parser._actions:  # only what argv gives: no defaults, nothing required
+        action.default, action.required = argparse.SUPPRESS, False
+    namespace, remaining = parser.parse_known_args(argv)
+    if remaining:
+        raise UsageError(_unrecognized(parser, remaining))
+    return {**config, **vars(namespace)}
+
+
+def typed_settings(values: dict, option: str, parser=None) -> dict:
+    """``{name: value}`` from a YAML/JSON mapping, each value converted as the fine-tune parser converts that flag's
+    text (YAML reads ``1e-3`` as a string) and checked against its choices; ``None`` values are left out.
+
+    Raises:
+        ValueError: an unknown name (``unrecognized arguments: --name value``, with the closest known flag) or a
+            value the flag does not accept (argparse's wording).
+    """
+    from ..arguments import _unrecognized
+
+    parser = parser or finetune_parser()
+    # by flag, not dest: --no_group_by_length shares group_by_length's dest (and stores the opposite)
+    actions = {flag: a for a in parser._actions for flag in a.option_strings if a.dest != "help"}
+    settings = {}
+    for key, value in values.items():
+        name = str(key).lstrip("-")
+        if value is None:
+            continue
+        action = actions.get(f"--{name}")
+        if action is None or action.dest != name:
+            given = [f"--{name}", *map(str, value if isinstance(value, list) else [value])]
+            raise UsageError(_unrecognized(parser, given))
+        if isinstance(value, list) and action.nargs not in ("+", "*"):
+            raise UsageError(f"argument --{name}: expected one value, got a list ({value})")
+        settings[name] = [_convert(action, v) for v in value] if isinstance(value, list) else _convert(action, value)
+    return settings
+
+
+def _convert(action, value):
+    """``value`` (a YAML scalar) as argparse stores it for ``action`` when its text is given on the command line
+    (``true`` -> ``"true"``, ``3`` -> ``"3"``, then the flag's own conversion), so a setting means the same in a YAML
+    arm and on the command line."""
+    if action.type is not None:
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        try:
+            value = action.type(text)
+        except (TypeError, ValueError):
+            kind = getattr(action.type, "__name__", repr(action.type))
+            raise UsageError(f"argument {action.option_strings[0]}: invalid {kind} value: {text!r}") from None
+    if action.choices is not None and value not in action.choices:
+        choices = ", ".join(map(repr, action.choices))
+        raise UsageError(f"argument {action.option_strings[0]}: invalid choice: {value!r} (choose from {choices})")
+    return value
+
+
+def run_arguments(config: dict, seed: int, args, common: dict, out: str):
+    """The fine-tune recipe's ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` for one configuration
+    and seed: :func:`run_settings`, then ``common`` (the flags given for every run), then the arm's own settings
+    (``args.arm_settings[mode]``); a later one wins. The dataclasses run their own checks.
+
+    Raises:
+        ValueError: a check of the argument dataclasses failed (e.g. ``--lora_dropout 1.5``).
+    """
+    settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
+    return tuple(finetune_parser().parse_dict(settings))
+
+
+def _read_mapping(text: str, option: str) -> dict:
+    """A YAML/JSON file path or an inline YAML mapping -> the mapping (file contents read; empty -> ``{}``).
+
+    Raises:
+        FileNotFoundError: a ``.yaml``/``.yml``/``.json`` name that is not a file.
+        ValueError: not valid YAML, or not a mapping of names to plain values or lists (names ``option``).
     """
     import yaml
 
-    text = (text or "").strip()
-    if not text:
-        return []
-    if text.startswith("-"):
-        warn_deprecated_flag(f"{option} '--flag value ...'", f"{option} '{{flag: value, ...}}' (YAML)")
-        return shlex.split(text)
     source = text
     if os.path.isfile(text):
         with open(text, encoding="utf-8") as f:
@@ -116,54 +202,73 @@ def arm_settings_to_flags(text: str, option: str) -> list[str]:
         values = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise ValueError(f"{option} {source!r}: not valid YAML ({' '.join(str(err).split())})") from None
+    if values is None:
+        return {}
     if not isinstance(values, dict):  # bad input, not a programming error: ValueError, reported by the CLI boundary
         example = "'{num_train_epochs: 3, learning_rate: 1e-3}'"
         message = f"{option} {source!r}: expected a YAML mapping of fine-tune flags to values, e.g. {example}"
         raise ValueError(message)  # noqa: TRY004
-    flags = []
     for key, value in values.items():
-        name = str(key).lstrip("-")
         if isinstance(value, dict):
-            message = f"{option} {source!r}: {name}: expected a plain value or a list, got a mapping"
+            message = f"{option} {source!r}: {str(key).lstrip('-')}: expected a plain value or a list, got a mapping"
             raise ValueError(message)  # noqa: TRY004
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            flags += [f"--{name}", str(value).lower()]
-        elif isinstance(value, list):
-            flags += [f"--{name}", *map(str, value)]
-        else:
-            flags += [f"--{name}", str(value)]
-    return flags
+    return values
 
 
-def validate_arms(args, extra: list[str]) -> None:
-    """Parse every configuration's flags with the fine-tune recipe's parser (dataclass checks included) before
-    anything runs; the first error names the arm and the flag.
+def arm_settings(text: str, option: str, parser=None) -> dict:
+    """``--<mode>_args`` value -> fine-tune settings ``{name: value}``. ``text`` is a YAML/JSON file path, an inline
+    YAML mapping (``"{num_train_epochs: 3, learning_rate: 1e-3}"``) or, deprecated, a string of flags
+    (``"--num_train_epochs 3"``). Values are converted as the fine-tune flags convert their text
+    (:func:`typed_settings`); ``null`` leaves a setting out.
 
     Raises:
-        ValueError: ``compare: arm 'lora' (--lora_args / the common flags): <the parser's message>``.
+        ValueError: the file or the YAML cannot be read, it is not a mapping of flag names to plain values (names
+            ``option``), or it holds a name or value the fine-tune recipe does not accept.
     """
-    from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    text = (text or "").strip()
+    if not text:
+        return {}
+    if text.startswith("-"):
+        warn_deprecated_flag(f"{option} '--flag value ...'", f"{option} '{{flag: value, ...}}' (YAML)")
+        return given_settings(shlex.split(text), parser)
+    return typed_settings(_read_mapping(text, option), option, parser)
 
+
+def validate_arms(args, common: dict) -> None:
+    """Read every arm's ``--<mode>_args`` into ``args.arm_settings`` and build every configuration's argument
+    dataclasses (their checks included) before anything runs; the first error names the arm.
+
+    Raises:
+        ValueError: ``compare: arm 'lora' (--lora_args or the flags common to every arm): <the message>``.
+    """
     reused = dict(args.reuse_map)
     seed = parse_list(args.seeds, int)[0]
-    for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
-        if config["label"] in reused:
-            continue
+    configs = [c for c in configurations(parse_list(args.modes), parse_list(args.strategies)) if c["label"] not in reused]
+    args.arm_settings = {}
+    for mode in TRAINING_MODES:
+        label = next((c["label"] for c in configs if c["mode"] == mode), mode)
+        with _naming_the_arm(label, mode):
+            args.arm_settings[mode] = arm_settings(getattr(args, f"{mode}_args", ""), f"--{mode}_args")
+    for config in configs:
         out = os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
-        try:
-            parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                       run_flags(config, seed, args, extra, out), prog="hf-bert-tasks finetune")
-        except ValueError as err:
-            where = f"--{config['mode']}_args or the flags common to every arm"
-            raise ValueError(f"compare: arm {config['label']!r} ({where}): {err}") from err
+        with _naming_the_arm(config["label"], config["mode"]):
+            run_arguments(config, seed, args, common, out)
 
 
-def run_one(config: dict, seed: int, args, extra: list[str]) -> dict:
+@contextlib.contextmanager
+def _naming_the_arm(label: str, mode: str):
+    """Re-raise a ``ValueError`` with the arm's label and where its settings come from."""
+    try:
+        yield
+    except ValueError as err:
+        where = f"--{mode}_args or the flags common to every arm"
+        raise ValueError(f"compare: arm {label!r} ({where}): {err}") from err
+
+
+def run_one(config: dict, seed: int, args, common: dict) -> dict:
     """Run (or reuse) one configuration with one seed; returns its record (metric, wall seconds, folder)."""
-    from ..arguments import output_dir_is_finished
-    from . import finetune
+    from ..arguments import output_dir_is_finished, setup_process_logging
+    from ..finetuning import run_finetune
 
     reuse = dict(args.reuse_map).get(config["label"])
     if reuse:
@@ -181,10 +286,13 @@ def run_one(config: dict, seed: int, args, extra: list[str]) -> dict:
         with open(timing, encoding="utf-8") as f:
             wall = json.load(f)["wall_seconds"]
         return {"seed": seed, "output_dir": out, "reused": False, "results": results, "wall_seconds": wall}
-    flags = run_flags(config, seed, args, extra, out)
+    model_args, data_args, training_args = run_arguments(config, seed, args, common, out)
+    setup_process_logging(training_args)
     started = time.time()
-    results = finetune.main(flags)
+    results = run_finetune(model_args, data_args, training_args)
     wall = time.time() - started
+    if training_args.should_log:  # what `hf-bert-tasks finetune` prints after each run
+        print({k: round(v, 4) if isinstance(v, float) else v for k, v in results.items() if k.startswith("eval_")})
     os.makedirs(out, exist_ok=True)
     with open(timing, "w", encoding="utf-8") as f:
         json.dump({"wall_seconds": wall}, f)
@@ -246,7 +354,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     return paths
 
 
-def run_compare(args, extra: list[str]) -> dict:
+def run_compare(args, common: dict) -> dict:
     """Run every configuration x seed and write the report; returns the JSON-able summary."""
     from .. import get_task
 
@@ -257,7 +365,7 @@ def run_compare(args, extra: list[str]) -> dict:
     for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
         runs = []
         for seed in parse_list(args.seeds, int):
-            record = run_one(config, seed, args, extra)
+            record = run_one(config, seed, args, common)
             runs.append(record)
             if record["reused"]:
                 break
@@ -308,8 +416,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
-    args.arm_flags = {mode: arm_settings_to_flags(getattr(args, f"{mode}_args"), f"--{mode}_args")
-                      for mode in TRAINING_MODES}
+    common = given_settings(extra)  # the fine-tune flags given for every run
     args.reuse_map = []
     for item in args.reuse:
         if "=" not in item:
@@ -318,8 +425,8 @@ def main(argv: list[str] | None = None) -> dict:
         if not os.path.isfile(os.path.join(path, "all_results.json")):
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map.append((label, path))
-    validate_arms(args, extra)  # every arm's flags, before the first run starts
-    summary = run_compare(args, extra)
+    validate_arms(args, common)  # every arm's settings and arguments, before the first run starts
+    summary = run_compare(args, common)
     with open(summary["paths"]["md"], encoding="utf-8") as f:
         print(f.read())
     return summary

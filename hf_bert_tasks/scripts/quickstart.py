@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from ..modes import DEFAULT_TRAINING_MODE
 from ..modes.feature_based import NAME as FEATURE_BASED
 from ..modes.lora import NAME as LORA
-
-SAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "samples")
+from ..resources import sample_path, sample_texts
 
 #: a row "works" when value >= baseline + MARGIN[kind] (metrics on the 0-1 scale)
 MARGIN = {"above": 0.10, "gain": 0.05}
@@ -121,16 +120,6 @@ class Row:
                         else f"NOT shown: {diff:+.3f} vs {self.baseline_name}, needs {margin:+.2f}")
 
 
-def sample_texts() -> list[str]:
-    """Every line of text in the built-in samples (vocabulary training corpus)."""
-    texts = []
-    for root, _, files in os.walk(SAMPLES):
-        for name in sorted(files):
-            with open(os.path.join(root, name), encoding="utf-8") as f:
-                texts.extend(line for line in f.read().splitlines() if line.strip())
-    return texts
-
-
 def constant_baseline(task, raw_dev) -> tuple[float, str]:
     """Best dev score of a constant prediction for ``task``'s primary metric, and its name.
 
@@ -196,7 +185,7 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
 
     model_args = ModelArguments(model_name_or_path=model_dir,
                                 reinit_pooler=plan.reinit_pooler and get_training_mode(mode.get("mode")).allows_reinit)
-    data_args = DataArguments(task=run.task, data_dir=os.path.join(SAMPLES, run.folder),
+    data_args = DataArguments(task=run.task, data_dir=sample_path(run.folder),
                               max_train_samples=plan.max_train_samples, max_eval_samples=plan.max_eval_samples)
     training_args = FinetuneTrainingArguments(
         output_dir=output_dir, num_train_epochs=mode.pop("epochs", run.epochs),
@@ -230,7 +219,7 @@ def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str
     tokenizer_dir = os.path.join(output_dir, "tokenizer")
     tokenizer = train_wordpiece_tokenizer(sample_texts(), vocab_size=plan.vocab_size)
     tokenizer.save_pretrained(tokenizer_dir)
-    corpus = os.path.join(SAMPLES, "pretraining", "corpus.txt")
+    corpus = sample_path("pretraining", "corpus.txt")
     model_dir = os.path.join(output_dir, "pretrained-bert")
     summary = run_pretrain(
         PretrainModelArguments(preset="tiny", tokenizer_name=tokenizer_dir,
@@ -275,7 +264,7 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
         print(f"== 2. fine-tune the pretrained checkpoint on the {run.folder} sample ({run.epochs} epochs, lr {run.learning_rate})")
         task = get_task(run.task)
         results[run.task] = _finetune(plan, run, model_dir, os.path.join(output_dir, run.task), seed)
-        dev = task.read_local(os.path.join(SAMPLES, run.folder))[task.eval_splits[0]]
+        dev = task.read_local(sample_path(run.folder))[task.eval_splits[0]]
         if plan.max_eval_samples is not None:  # the examples the run was scored on
             dev = dev.select(range(min(plan.max_eval_samples, len(dev))))
         baseline, name = constant_baseline(task, dev)

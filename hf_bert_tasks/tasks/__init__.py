@@ -2,84 +2,21 @@
 
 Each task family lives in its own module (``glue.py``, ``squad.py``, ``swag.py``, ``conll2003.py``) and calls
 :func:`register_task` for every task it defines, like peft's ``register_peft_method``. The modules are imported
-below, so ``get_task``/``list_tasks`` always see every task.
+below, so ``get_task``/``list_tasks`` always see every task. The registry lives in :mod:`.registry`, which task
+modules import (``from .registry import register_task``), never this package: no import cycle.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
-
 from .base import PROBLEM_TYPES, MetricSpec, PaperDefaults, Task
-
-#: The only central state: task name -> Task instance.
-TASK_REGISTRY: dict[str, Task] = {}
-
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-class UnknownTaskError(KeyError, ValueError):
-    """An unknown task name. A ``KeyError`` (registry lookup) and a ``ValueError`` (bad input: the CLI's error
-    boundary prints it as one ``error:`` line); ``str()`` is the message itself, not its ``repr``."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-
-def register_task(task: Task) -> Task:
-    """Add ``task`` to the registry and return it.
-
-    Raises:
-        ValueError: if the name is not lower-case ``[a-z][a-z0-9_]*``, is already registered, the problem type is
-            unknown, the primary metric is not among ``metric_names``, or a name of ``metric_names`` is not declared
-            as a metric in ``metrics`` (a :class:`MetricSpec` each).
-    """
-    if not _NAME_RE.match(task.name):
-        raise ValueError(f"task name {task.name!r} must match {_NAME_RE.pattern}")
-    if task.name in TASK_REGISTRY:
-        raise ValueError(f"task {task.name!r} is already registered")
-    if task.problem_type not in PROBLEM_TYPES:
-        raise ValueError(f"task {task.name!r}: problem_type {task.problem_type!r} is not one of {PROBLEM_TYPES}")
-    if task.primary_metric not in task.metric_names:
-        raise ValueError(
-            f"task {task.name!r}: primary_metric {task.primary_metric!r} is not in metric_names {task.metric_names}"
-        )
-    keys = [m.key for m in task.metrics]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"task {task.name!r}: metric keys declared twice in {keys}")
-    undeclared = [m for m in task.metric_names if task.metric_spec(m) is None or not task.metric_spec(m).is_metric]
-    if undeclared:
-        raise ValueError(f"task {task.name!r}: metric_names {undeclared} have no MetricSpec with is_metric=True in "
-                         "`metrics`; declare each (key, Hub id, display name, scale, direction)")
-    TASK_REGISTRY[task.name] = task
-    return task
-
-
-def get_task(name: str) -> Task:
-    """Return the registered task called ``name`` (case-insensitive; ``-`` is read as ``_``, so ``sst-2`` works).
-
-    Raises:
-        UnknownTaskError: (a ``KeyError`` and ``ValueError``) for an unknown name; the message suggests the closest
-            registered names (``difflib``, as argparse's "did you mean") and lists the known tasks.
-    """
-    key = name.strip().lower().replace("-", "")
-    for candidate in (name.strip().lower().replace("-", "_"), key):
-        if candidate in TASK_REGISTRY:
-            return TASK_REGISTRY[candidate]
-    close = difflib.get_close_matches(name.strip().lower().replace("-", "_"), list_tasks(), n=2, cutoff=0.6)
-    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-    raise UnknownTaskError(f"unknown task {name!r}{hint}; known tasks: {', '.join(list_tasks())}")
-
-
-def list_tasks() -> list[str]:
-    """Names of all registered tasks, in registration order."""
-    return list(TASK_REGISTRY)
-
+from .registry import TASK_REGISTRY, UnknownTaskError, get_task, list_tasks, register_task
 
 # Task families register themselves on import (order = order shown by `hf-bert-tasks tasks`).
-from . import glue  # noqa: E402,F401
-from . import swag, conll2003  # noqa: E402,F401
-from . import squad  # noqa: E402,F401
+# isort: off
+from . import glue  # noqa: F401 - after the registry: each family registers itself
+from . import swag, conll2003  # noqa: F401
+from . import squad  # noqa: F401
+# isort: on
 
 __all__ = ["TASK_REGISTRY", "PROBLEM_TYPES", "MetricSpec", "PaperDefaults", "Task", "UnknownTaskError", "get_task",
            "list_tasks", "register_task"]

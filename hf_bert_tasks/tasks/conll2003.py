@@ -36,8 +36,8 @@ import numpy as np
 
 from .. import ner
 from ..io import _decode_lines
-from . import register_task
 from .base import MetricSpec, PaperDefaults, Task, not_a_metric, write_json
+from .registry import register_task
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import metrics as M
 from ..io import read_jsonl, read_tsv
-from . import register_task
 from .base import MetricSpec, PaperDefaults, Task
+from .registry import register_task
 
 logger = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ import numpy as np
 
 from .. import qa
 from .. import squad_metrics as SM
-from . import register_task
 from .base import MetricSpec, PaperDefaults, Task, not_a_metric, write_json
+from .registry import register_task
 
 
 @dataclass

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import metrics as M
-from . import register_task
 from .base import MetricSpec, PaperDefaults, Task
+from .registry import register_task
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
