@@ -171,7 +171,8 @@ def _run(cmd: list[str], log: str) -> float:
     return time.time() - start
 
 
-def finetune(out: str, seeds: list[int], shared: str, lr: float, batch: int, tasks: list[str]) -> None:
+def finetune(out: str, seeds: list[int], shared: str, lr: float, batch: int, tasks: list[str],
+             subdir: str = "finetune") -> None:
     from hf_bert_tasks.scripts.quickstart import random_init_copy
 
     pretrained = os.path.join(out, "pretrain")
@@ -186,7 +187,7 @@ def finetune(out: str, seeds: list[int], shared: str, lr: float, batch: int, tas
         data_dir = os.path.join(shared, "data", "conll2003" if task == "conll2003" else "glue/SST-2")
         for arm, model in arms.items():
             for seed in seeds:
-                run_dir = os.path.join(out, "finetune", task, arm.replace(" ", "-"), f"seed_{seed}")
+                run_dir = os.path.join(out, subdir, task, arm.replace(" ", "-"), f"seed_{seed}")
                 if os.path.isfile(os.path.join(run_dir, "all_results.json")):
                     continue
                 cmd = cli + ["--task", task, "--model_name_or_path", model, "--data_dir", data_dir,
@@ -198,16 +199,16 @@ def finetune(out: str, seeds: list[int], shared: str, lr: float, batch: int, tas
                 wall = _run(cmd, os.path.join(run_dir, "..", f"seed_{seed}.log"))
                 with open(os.path.join(run_dir, "all_results.json")) as f:
                     value = json.load(f)[key]
-                print(f"{task} {arm} seed {seed}: {key} {value:.4f} ({wall:.0f} s)", flush=True)
+                print(f"{subdir} {task} {arm} seed {seed} lr {lr}: {key} {value:.4f} ({wall:.0f} s)", flush=True)
 
 
-def report(out: str) -> str:
+def report(out: str, subdir: str = "finetune") -> str:
     lines = ["| task (dev metric) | pretrained (ours) | random init | gain | seeds |", "|---|---|---|---|---|"]
     summary = {}
     for task, (key, _) in TASKS.items():
         cells = {}
         for arm in ("pretrained", "random-init"):
-            root = os.path.join(out, "finetune", task, arm)
+            root = os.path.join(out, subdir, task, arm)
             values = []
             for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
                 path = os.path.join(root, name, "all_results.json")
@@ -222,7 +223,7 @@ def report(out: str) -> str:
         lines.append(f"| {task} ({key}) | {fmt(cells['pretrained'])} | {fmt(cells['random-init'])} | {gain:+.1f} | "
                      f"{len(cells['pretrained'])} / {len(cells['random-init'])} |")
         summary[task] = {"metric": key, **{arm: v for arm, v in cells.items()}, "gain": gain}
-    with open(os.path.join(out, "transfer_results.json"), "w") as f:
+    with open(os.path.join(out, subdir, "transfer_results.json"), "w") as f:
         json.dump(summary, f, indent=2)
     return "\n".join(lines)
 
@@ -236,6 +237,8 @@ def main(argv=None) -> None:
     parser.add_argument("--tasks", default="sst2,conll2003")
     parser.add_argument("--learning_rate", type=float, default=1e-4)
     parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--finetune_dir", default="finetune",
+                        help="sub-folder of --out for the fine-tuning runs (one per learning rate, say)")
     args, rest = parser.parse_known_args(argv)
     rest = rest[1:] if rest[:1] == ["--"] else rest  # pretrain flags after a bare --
     if args.stage == "corpus":
@@ -249,9 +252,9 @@ def main(argv=None) -> None:
         print(f"pretraining: {wall:.0f} s")
     elif args.stage == "finetune":
         finetune(args.out, [int(s) for s in args.seeds.split(",")], args.shared, args.learning_rate,
-                 args.batch_size, args.tasks.split(","))
+                 args.batch_size, args.tasks.split(","), args.finetune_dir)
     else:
-        print(report(args.out))
+        print(report(args.out, args.finetune_dir))
 
 
 if __name__ == "__main__":
