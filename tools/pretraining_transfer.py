@@ -148,8 +148,7 @@ def build_corpus(shared: str, out: str) -> dict:
     with open(out, "w", encoding="utf-8") as f:
         for name, docs in sources.items():
             docs = [d for d in docs if d]
-            for doc in docs:
-                f.write("\n".join(doc) + "\n\n")
+            f.writelines("\n".join(doc) + "\n\n" for doc in docs)
             stats[name] = {"documents": len(docs), "sentences": sum(map(len, docs)),
                            "words": sum(len(s.split()) for d in docs for s in d)}
     with open(out + ".stats.json", "w") as f:
