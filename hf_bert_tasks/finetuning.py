@@ -240,13 +240,21 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run or an unfinished run's checkpoints and the flags do
-            not say to overwrite or resume it (see :func:`check_output_dir`; nothing is overwritten silently).
+            not say to overwrite or resume it (see :func:`check_output_dir`; nothing is overwritten silently); with
+            ``--lr_grid``/``--seeds``, a finished grid that this command does not extend
+            (:func:`hf_bert_tasks.lr_grid.check_grid_output_dir`).
     """
     from transformers import AutoTokenizer
 
     task = get_task(data_args.task).configure(data_args)
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
-    check_output_dir(training_args)
+    grid = bool(training_args.lr_grid or training_args.seeds)
+    if grid:
+        from .lr_grid import check_grid_output_dir
+
+        extends = check_grid_output_dir(training_args)  # a finished grid may be extended with new lrs/seeds
+    else:
+        check_output_dir(training_args)
     from .hub import finish_run, pop_push_settings
 
     push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
@@ -257,7 +265,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         cache_dir=model_args.cache_dir,
     )
     _fit_tokenizer(tokenizer, model_args)
-    if not training_args.lr_grid and not training_args.seeds:
+    if not grid:
         results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args)
     else:
         from .lr_grid import run_grid
@@ -265,7 +273,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         prepared = prepare_data(task, raw, tokenizer, data_args, training_args)  # tokenized once for every run
         results = run_grid(task, model_args, data_args, training_args,
                            lambda args: train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args,
-                                                               prepared))
+                                                               prepared), extends=extends)
         # the card and run_info.json describe the checkpoint copied up: the selected lr and its best seed
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]

@@ -20,6 +20,12 @@ selected run's keys plus ``eval_<metric>_mean`` / ``eval_<metric>_std``, ``selec
 ``selected_seed``, ``num_seeds``). An interrupted grid is resumed by running the same command again: a sub-run
 with ``all_results.json`` is not run again (its metrics are read back), provided it was made with the same
 settings (``grid_run.json``; otherwise the run stops and says which settings differ).
+
+A finished grid is **extended** the same way: the same command with more seeds (restarts) or more learning rates
+(every earlier (lr, seed) kept) trains only the new runs and redoes the selection over all of them
+(:func:`check_grid_output_dir`); ``lr_grid_results.json`` records the earlier grid and its selection under
+``extended_from``. The same runs again, or a list that drops earlier runs, is refused (nothing is redone or
+overwritten silently).
 """
 
 from __future__ import annotations
@@ -133,10 +139,60 @@ def _read_json(path: str) -> dict:
         return json.load(f)
 
 
-def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any], dict]) -> dict[str, Any]:
+def check_grid_output_dir(training_args) -> dict | None:
+    """The output-dir guard of a grid: :func:`hf_bert_tasks.checkpoints.check_output_dir`, except that a finished
+    grid may be extended.
+
+    Returns:
+        The earlier ``lr_grid_results.json`` when ``output_dir`` holds a finished grid and this command extends it
+        (its (lr, seed) runs are a strict superset of the earlier ones, in the same folder layout); ``None`` when
+        ``output_dir`` holds no finished grid (or ``--overwrite_output_dir``).
+
+    Raises:
+        FileExistsError: ``output_dir`` holds a finished grid and this command repeats the same runs, leaves some of
+            them out, or names its folders differently (``--seeds`` alone vs ``--lr_grid`` + ``--seeds``); or any
+            case of :func:`~hf_bert_tasks.checkpoints.check_output_dir` (a finished single run, checkpoints).
+    """
+    from .checkpoints import check_output_dir
+
+    top = training_args.output_dir
+    path = os.path.join(top, GRID_RESULTS_FILE)
+    finished = os.path.isfile(path) and os.path.isfile(os.path.join(top, "all_results.json"))
+    if training_args.overwrite_output_dir or not finished:  # an unfinished grid resumes (sub-runs are checked)
+        check_output_dir(training_args)
+        return None
+    previous = _read_json(path)
+    with_lr, with_seed = bool(training_args.lr_grid), bool(training_args.seeds)
+    old = {(float(r["learning_rate"]), int(r["seed"])): r["path"] for r in previous.get("runs", [])}
+    new = {(float(lr), int(seed)) for lr in training_args.learning_rates for seed in training_args.seed_list}
+    moved = [(p, run_folder(lr, seed, with_lr, with_seed)) for (lr, seed), p in old.items()
+             if os.path.normpath(p) != run_folder(lr, seed, with_lr, with_seed)]
+    if moved:
+        raise FileExistsError(
+            f"--output_dir {top} already holds a finished grid with a run in {moved[0][0]}, but this command would "
+            f"put that run in {moved[0][1]} (--lr_grid and --seeds name the folders); repeat the earlier flags "
+            "(adding learning rates or seeds extends the grid), pass --overwrite_output_dir to redo it, or choose "
+            "another folder")
+    if not set(old) < new:
+        missing = sorted(set(old) - new)
+        why = (f"leaves out {len(missing)} of its runs (first: lr {missing[0][0]:g} seed {missing[0][1]})" if missing
+               else "repeats the same runs")
+        raise FileExistsError(
+            f"--output_dir {top} already holds a finished grid (lr_grid_results.json) and this command {why}; "
+            "to extend it, give every earlier learning rate and seed plus new ones; pass --overwrite_output_dir to "
+            "redo it, or choose another folder")
+    logger.info("extending the finished grid in %s: %d earlier run(s) reused, %d new; the selection is redone over "
+                "all of them", top, len(old), len(new - set(old)))
+    return previous
+
+
+def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any], dict],
+             extends: dict | None = None) -> dict[str, Any]:
     """Run every (learning rate, seed) of ``training_args`` with ``run_one(args) -> metrics``; select and copy up.
 
     Finished sub-runs (``all_results.json``) are reused unless ``--overwrite_output_dir``; see the module docstring.
+    ``extends`` is the earlier ``lr_grid_results.json`` of a grid this command extends (:func:`check_grid_output_dir`);
+    its learning rates, seeds and selection are kept in the new file under ``extended_from``.
 
     Returns:
         The top-level ``all_results.json`` content (selected run's metrics plus the grid keys).
@@ -222,6 +278,8 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any]
         "seeds": seeds,
         "per_learning_rate": per_lr,
         "runs": runs,
+        **({"extended_from": {k: extends.get(k) for k in ("learning_rates", "seeds", "selected_learning_rate",
+                                                           "selected_seed")}} if extends else {}),
     })
     results = _read_json(os.path.join(top, "all_results.json"))
     results.update(grid_keys)

@@ -191,6 +191,39 @@ def test_an_interrupted_grid_resumes_without_redoing_finished_runs(tiny_bert_dir
     assert read(out / "all_results.json")["num_seeds"] == 2
 
 
+def test_a_finished_grid_is_extended_with_new_seeds_without_redoing_the_old_ones(tiny_bert_dir, tmp_path,
+                                                                                    monkeypatch):
+    from hf_bert_tasks import finetuning
+
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    stsb(tiny_bert_dir, out, cache, "--seeds", "1")
+    first = read(out / "seed_1" / "all_results.json")
+    trained = []
+    real = finetuning.train_evaluate_predict
+    monkeypatch.setattr(finetuning, "train_evaluate_predict",
+                        lambda *a, **k: trained.append(a[5].output_dir) or real(*a, **k))
+    stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
+    assert trained == [str(out / "seed_2")]
+    assert read(out / "seed_1" / "all_results.json") == first
+    summary = read(out / "lr_grid_results.json")
+    assert summary["seeds"] == [1, 2] and [r["seed"] for r in summary["runs"]] == [1, 2]
+    assert summary["extended_from"]["seeds"] == [1] and summary["extended_from"]["selected_seed"] == 1
+    assert read(out / "all_results.json")["num_seeds"] == 2
+
+
+def test_a_finished_grid_is_not_extended_by_a_list_that_drops_its_runs(tiny_bert_dir, tmp_path):
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    stsb(tiny_bert_dir, out, cache, "--seeds", "1")
+    before = (out / "all_results.json").read_text()
+    with pytest.raises(FileExistsError, match="leaves out 1 of its runs"):
+        stsb(tiny_bert_dir, out, cache, "--seeds", "2,3")
+    # a superset of runs (STS-B's paper lr 2e-5 is the default), but seed_1/ would have to become lr_2e-05/seed_1/
+    with pytest.raises(FileExistsError, match="would put that run in lr_2e-05"):
+        stsb(tiny_bert_dir, out, cache, "--lr_grid", "2e-5,1e-3", "--seeds", "1")
+    assert (out / "all_results.json").read_text() == before
+    assert not (out / "seed_2").exists() and not (out / "lr_0.001").exists()
+
+
 def test_resuming_with_other_settings_is_refused(tiny_bert_dir, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
     stsb(tiny_bert_dir, out, cache, "--seeds", "1")
