@@ -59,8 +59,8 @@ def collect(grid_dir: str) -> tuple[str | None, list[dict], list[str]]:
     return task, runs, unfinished
 
 
-def constant_baseline(task_name: str, data_dir: str) -> tuple[str, float]:
-    """Primary dev metric of predicting the dev set's most frequent label for every example.
+def constant_baseline(task_name: str, data_dir: str) -> tuple[str, float, int]:
+    """Primary dev metric of predicting the dev set's most frequent label for every example, and the dev size.
 
     Raises:
         ValueError: the task has no ``label`` column on its validation split (not a classification task).
@@ -78,7 +78,22 @@ def constant_baseline(task_name: str, data_dir: str) -> tuple[str, float]:
     metrics = task.compute_metrics(np.full_like(labels, majority), labels)
     names = getattr(dev.features["label"], "names", None)
     shown = names[majority] if names else majority
-    return f"every dev example labelled {shown!r}", float(metrics[task.primary_metric])
+    return f"every dev example labelled {shown!r}", float(metrics[task.primary_metric]), len(labels)
+
+
+def binomial_line(runs: list[dict], rates: list[float], key: str, chance: float, n: int) -> str:
+    """Per learning rate, the one-sided exact binomial p-value of its mean dev accuracy against the constant
+    prediction's (``scipy.stats.binomtest``, ``k = round(mean * n)`` correct of ``n``): does it leave chance?
+    The seeds share one dev set, so their mean is tested as one set of ``n`` answers, not ``3n``."""
+    from scipy.stats import binomtest
+
+    parts = []
+    for lr in rates:
+        values = [r[key] for r in runs if r["learning_rate"] == lr]
+        k = round(statistics.mean(values) * n)
+        parts.append(f"{lr:g}: {k}/{n} correct, p = {binomtest(k, n, chance, alternative='greater').pvalue:.3f}")
+    return ("One-sided binomial test of the mean accuracy against the constant prediction: " + "; ".join(parts) + "."
+            if parts else "")
 
 
 def _pm(values: list[float]) -> str:
@@ -122,8 +137,10 @@ def report(grid_dir: str, data_dirs: dict[str, str], grid_seeds: list[int] | Non
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     if task_name in data_dirs:
-        what, value = constant_baseline(task_name, data_dirs[task_name])
+        what, value, n = constant_baseline(task_name, data_dirs[task_name])
         lines.append(f"Constant prediction ({what}): {task.primary_metric} {100 * value:.1f}.")
+        if task.primary_metric == "accuracy" and complete:
+            lines.append(binomial_line(runs, complete, key, value, n))
     if selected is None:
         lines.append("No learning rate has all its seeds finished: nothing selected.")
     if unfinished:
