@@ -172,19 +172,25 @@ def test_a_finished_grid_is_not_overwritten_silently(grid, tiny_bert_dir, tmp_pa
     assert (grid / "all_results.json").read_text() == before
 
 
-def test_an_interrupted_grid_resumes_without_redoing_finished_runs(tiny_bert_dir, tmp_path, monkeypatch):
+def record_trained_runs(monkeypatch) -> list[str]:
+    """From now on, append the output_dir of every sub-run the recipe trains (and still train it)."""
     from hf_bert_tasks import finetuning
 
+    trained = []
+    real = finetuning.train_evaluate_predict
+    monkeypatch.setattr(finetuning, "train_evaluate_predict",
+                        lambda *a, **k: trained.append(a[5].output_dir) or real(*a, **k))
+    return trained
+
+
+def test_an_interrupted_grid_resumes_without_redoing_finished_runs(tiny_bert_dir, tmp_path, monkeypatch):
     out, cache = tmp_path / "out", tmp_path / "cache"
     stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
     first = read(out / "seed_1" / "all_results.json")
     # simulate a grid killed during the run of seed 2: its results and the top-level ones were never written
     os.remove(out / "seed_2" / "all_results.json")
     os.remove(out / "all_results.json")
-    trained = []
-    real = finetuning.train_evaluate_predict
-    monkeypatch.setattr(finetuning, "train_evaluate_predict",
-                        lambda *a, **k: trained.append(a[5].output_dir) or real(*a, **k))
+    trained = record_trained_runs(monkeypatch)
     stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
     assert trained == [str(out / "seed_2")]
     assert read(out / "seed_1" / "all_results.json") == first
@@ -193,15 +199,10 @@ def test_an_interrupted_grid_resumes_without_redoing_finished_runs(tiny_bert_dir
 
 def test_a_finished_grid_is_extended_with_new_seeds_without_redoing_the_old_ones(tiny_bert_dir, tmp_path,
                                                                                     monkeypatch):
-    from hf_bert_tasks import finetuning
-
     out, cache = tmp_path / "out", tmp_path / "cache"
     stsb(tiny_bert_dir, out, cache, "--seeds", "1")
     first = read(out / "seed_1" / "all_results.json")
-    trained = []
-    real = finetuning.train_evaluate_predict
-    monkeypatch.setattr(finetuning, "train_evaluate_predict",
-                        lambda *a, **k: trained.append(a[5].output_dir) or real(*a, **k))
+    trained = record_trained_runs(monkeypatch)
     stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
     assert trained == [str(out / "seed_2")]
     assert read(out / "seed_1" / "all_results.json") == first
