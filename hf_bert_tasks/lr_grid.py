@@ -18,8 +18,9 @@ Layout: ``output_dir/lr_<lr>/seed_<s>/`` (``lr_<lr>/`` alone with ``--lr_grid`` 
 ``--seeds`` only), ``lr_grid_results.json`` (every run and the per-lr summary) and ``all_results.json`` (the
 selected run's keys plus ``eval_<metric>_mean`` / ``eval_<metric>_std``, ``selected_learning_rate``,
 ``selected_seed``, ``num_seeds``). An interrupted grid is resumed by running the same command again: a sub-run
-with ``all_results.json`` is not run again (its metrics are read back), provided it was made with the same
-settings (``grid_run.json``; otherwise the run stops and says which settings differ).
+whose ``all_results.json`` holds its dev metric is not run again (its metrics are read back), provided it was made
+with the same settings (``grid_run.json``; otherwise the run stops and says which settings differ); one stopped
+between training and evaluation (training metrics only) is trained again, with a warning.
 
 A finished grid is **extended** the same way: the same command with more seeds (restarts) or more learning rates
 (every earlier (lr, seed) kept) trains only the new runs and redoes the selection over all of them
@@ -190,7 +191,9 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any]
              extends: dict | None = None) -> dict[str, Any]:
     """Run every (learning rate, seed) of ``training_args`` with ``run_one(args) -> metrics``; select and copy up.
 
-    Finished sub-runs (``all_results.json``) are reused unless ``--overwrite_output_dir``; see the module docstring.
+    Finished sub-runs (``all_results.json`` with the primary eval metric) are reused unless ``--overwrite_output_dir``;
+    a sub-run whose ``all_results.json`` has training metrics only (stopped before its evaluation) is trained again
+    with a warning. See the module docstring.
     ``extends`` is the earlier ``lr_grid_results.json`` of a grid this command extends (:func:`check_grid_output_dir`);
     its learning rates, seeds and selection are kept in the new file under ``extended_from``.
 
@@ -223,11 +226,19 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any]
             args = copy.deepcopy(training_args)
             args.learning_rate, args.seed, args.output_dir = lr, seed, os.path.join(top, rel)
             results_path = os.path.join(args.output_dir, "all_results.json")
+            metrics = None
             if os.path.isfile(results_path) and not training_args.overwrite_output_dir:
                 _check_same_settings(args.output_dir, settings)
-                logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
                 metrics = _read_json(results_path)
-            else:
+                if key in metrics:
+                    logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
+                else:
+                    # stopped between training and evaluation (train_results.json is written first): the run is
+                    # not finished, and the same settings and seed train the same model again
+                    logger.warning("lr %g seed %d: %s has training results but no %s (stopped before its "
+                                   "evaluation); training it again", lr, seed, args.output_dir, key)
+                    args.overwrite_output_dir, metrics = True, None
+            if metrics is None:
                 from .checkpoints import check_output_dir
 
                 check_output_dir(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose

@@ -197,6 +197,25 @@ def test_an_interrupted_grid_resumes_without_redoing_finished_runs(tiny_bert_dir
     assert read(out / "all_results.json")["num_seeds"] == 2
 
 
+def test_a_sub_run_stopped_before_its_evaluation_is_trained_again(tiny_bert_dir, tmp_path, monkeypatch, caplog):
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
+    finished = read(out / "seed_2" / "all_results.json")
+    # simulate a kill between training and evaluation of seed 2: all_results.json holds the training metrics only
+    (out / "seed_2" / "all_results.json").write_text((out / "seed_2" / "train_results.json").read_text())
+    os.remove(out / "seed_2" / "eval_results.json")
+    os.remove(out / "all_results.json")
+    trained = record_trained_runs(monkeypatch)
+    with caplog.at_level("WARNING", logger="hf_bert_tasks.lr_grid"):
+        stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
+    assert trained == [str(out / "seed_2")]  # before the fix: reused as finished, then "need an evaluation split"
+    assert "seed_2 has training results but no eval_spearmanr" in caplog.text
+    again = read(out / "seed_2" / "all_results.json")
+    # the same seed and settings on CPU: the same model, so the same dev metric (float kernels: a stated tolerance)
+    assert again[KEY] == pytest.approx(finished[KEY], abs=1e-6)
+    assert read(out / "all_results.json")["num_seeds"] == 2
+
+
 def test_a_finished_grid_is_extended_with_new_seeds_without_redoing_the_old_ones(tiny_bert_dir, tmp_path,
                                                                                     monkeypatch):
     out, cache = tmp_path / "out", tmp_path / "cache"
