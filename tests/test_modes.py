@@ -52,15 +52,23 @@ def bias_only():
     unregister_training_mode(mode.name)
 
 
+def test_a_mode_without_build_model_cannot_be_instantiated():
+    class NoModel(TrainingMode):
+        name = "no_model"
+
+    with pytest.raises(TypeError, match="build_model"):
+        NoModel()
+
+
 def test_builtin_modes_are_registered_in_order():
     assert list_training_modes()[:3] == ["finetune", "lora", "feature_based"]
 
 
 def test_registry_refuses_a_second_mode_of_the_same_name_and_a_bad_name():
     with pytest.raises(ValueError, match="training mode 'lora' is already registered"):
-        register_training_mode(type("Other", (TrainingMode,), {"name": "lora"})())
+        register_training_mode(type("Other", (BiasOnlyMode,), {"name": "lora"})())
     with pytest.raises(ValueError, match="must match"):
-        register_training_mode(type("Bad", (TrainingMode,), {"name": "Bad-Name"})())
+        register_training_mode(type("Bad", (BiasOnlyMode,), {"name": "Bad-Name"})())
     assert type(TRAINING_MODES["lora"]).__name__ == "LoraMode"
 
 

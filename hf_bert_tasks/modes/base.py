@@ -11,11 +11,12 @@ without importing them.
 
 from __future__ import annotations
 
+import abc
 import os
 from typing import Any
 
 
-class TrainingMode:
+class TrainingMode(abc.ABC):
     """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model.
 
     Class attributes (override in a subclass):
@@ -66,9 +67,10 @@ class TrainingMode:
         return None
 
     # ------------------------------------------------------------------ training
+    @abc.abstractmethod
     def build_model(self, task, model_args, training_args):
-        """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``)."""
-        raise NotImplementedError(f"training mode {self.name!r} does not build a model")
+        """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``). Every mode defines it: a subclass
+        without it cannot be instantiated (``TypeError`` at registration time, not in the middle of a run)."""
 
     def prepare_training(self, model, train_dataset, eval_dataset, data_collator, data_args, training_args):
         """Hook before ``Trainer`` is built; returns ``(train_dataset, eval_dataset, data_collator, metrics)``
