@@ -38,6 +38,8 @@ Evaluation is unchanged (``eval_loss`` is Trainer's per-batch mean of the head's
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from .batching import LengthSortedTrainer
@@ -102,6 +104,28 @@ def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tenso
         reduction="sum")
 
 
+def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count, shape: tuple = (),
+                        across_processes: bool = True) -> tuple[list, torch.Tensor]:
+    """The micro-batches of one optimizer step and their loss-term count, for ``Trainer.get_batch_samples``.
+
+    Takes up to ``num_batches`` batches from ``epoch_iterator`` (fewer at the end of an epoch) and sums
+    ``count(batch)`` (a long tensor of shape ``shape``) over them; with several processes and ``across_processes``
+    the sum is all-reduced (one collective per step, run by every process even with no batch left, so the processes
+    stay in step). Used by :class:`GlobalLossTrainer` (shape ``()``: labels or examples) and
+    :class:`hf_bert_tasks.pretraining.PretrainingTrainer` (shape ``(2,)``: predicted MLM tokens, NSP examples).
+
+    Returns:
+        ``(batches, counts)``: the list of batches and a long tensor of shape ``shape`` on ``device``.
+    """
+    batches = list(itertools.islice(epoch_iterator, num_batches))
+    total = torch.zeros(shape, dtype=torch.long, device=device)
+    for batch in batches:
+        total += count(batch).to(device)
+    if trainer.args.world_size > 1 and across_processes:
+        total = trainer.accelerator.reduce(total, reduction="sum")
+    return batches, total
+
+
 class GlobalLossTrainer(LengthSortedTrainer):
     """:class:`~hf_bert_tasks.batching.LengthSortedTrainer` whose training loss is normalised by the number of loss
     terms of the global batch (module docstring).
@@ -128,18 +152,9 @@ class GlobalLossTrainer(LengthSortedTrainer):
         over the processes (one all-reduce per step) unless ``average_tokens_across_devices`` is off."""
         if not self.global_loss:
             return super().get_batch_samples(epoch_iterator, num_batches, device)
-        batch_samples = []
-        for _ in range(num_batches):
-            try:
-                batch_samples.append(next(epoch_iterator))
-            except StopIteration:
-                break
-        count = torch.zeros((), dtype=torch.long, device=device)
-        for batch in batch_samples:
-            count += count_loss_terms(batch, self.loss_unit).to(device)
-        if self.args.world_size > 1 and self.args.average_tokens_across_devices:
-            count = self.accelerator.reduce(count, reduction="sum")
-        return batch_samples, count
+        return gather_step_batches(self, epoch_iterator, num_batches, device,
+                                   lambda batch: count_loss_terms(batch, self.loss_unit),
+                                   across_processes=self.args.average_tokens_across_devices)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if not self.global_loss or num_items_in_batch is None:  # evaluation, or Trainer's own loss path

@@ -214,19 +214,14 @@ class PretrainingTrainer(Trainer):
         examples]`` summed over the micro-batches and all processes (one all-reduce)."""
         import torch
 
-        batch_samples = []
-        for _ in range(num_batches):
-            try:
-                batch_samples.append(next(epoch_iterator))
-            except StopIteration:
-                break
-        counts = torch.zeros(2, dtype=torch.long, device=device)
-        for batch in batch_samples:
-            counts[0] += batch["labels"].ne(-100).sum().to(device)
-            counts[1] += batch["next_sentence_label"].numel()
-        if self.args.world_size > 1:
-            counts = self.accelerator.reduce(counts, reduction="sum")
-        return batch_samples, counts
+        from .loss_normalisation import gather_step_batches
+
+        def count(batch):  # on the batch's device (a GPU batch must not be stacked with a CPU tensor)
+            labels = batch["labels"]
+            return torch.stack([labels.ne(-100).sum().long(),
+                                torch.tensor(batch["next_sentence_label"].numel(), dtype=torch.long, device=labels.device)])
+
+        return gather_step_batches(self, epoch_iterator, num_batches, device, count, shape=(2,))
 
     def _forward(self, model, inputs):
         unwrapped = self.accelerator.unwrap_model(model)
