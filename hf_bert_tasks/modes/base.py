@@ -70,7 +70,8 @@ class TrainingMode(abc.ABC):
     @abc.abstractmethod
     def build_model(self, task, model_args, training_args):
         """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``). Every mode defines it: a subclass
-        without it cannot be instantiated (``TypeError`` at registration time, not in the middle of a run)."""
+        without it cannot be instantiated (``TypeError`` where the mode object is made, i.e. before
+        ``register_training_mode`` and long before a run)."""
 
     def prepare_training(self, model, train_dataset, eval_dataset, data_collator, data_args, training_args):
         """Hook before ``Trainer`` is built; returns ``(train_dataset, eval_dataset, data_collator, metrics)``
