@@ -93,9 +93,9 @@ def one_version(version: str, args, utils_qa, ref_path: str) -> dict:
     out = {}
 
     def run_ours(_r):
-        ids = list(examples["id"])
+        ids = list(examples["id"][:])  # as tasks/squad.py reads them
         index, offsets, _ = qa.features_to_arrays(ours_feats, ids)
-        out["ours"] = qa.postprocess_qa_predictions(ids, list(examples["context"]), index, start, end, offsets, None,
+        out["ours"] = qa.postprocess_qa_predictions(ids, list(examples["context"][:]), index, start, end, offsets, None,
                                                     **knobs)
 
     def run_reference(_r):

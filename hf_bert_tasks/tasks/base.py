@@ -358,7 +358,7 @@ class Task(abc.ABC):
         preds = self.logits_to_predictions(logits)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
             raise RuntimeError(f"{self.name}: got {len(preds)} predictions for {len(raw)} examples")
-        index = list(raw["idx"]) if "idx" in raw.column_names else list(range(len(raw)))
+        index = list(raw["idx"][:]) if "idx" in raw.column_names else list(range(len(raw)))
         labels = None if output.label_ids is None else np.asarray(output.label_ids)
         regression = self.problem_type == "regression"
         names = [] if regression else list(self.label_names or range(logits.shape[-1]))

@@ -265,7 +265,8 @@ class SquadTask(Task):
         if lengths is not None:
             padding = np.arange(start_logits.shape[1])[None, :] >= lengths[:, None]
             start_logits[padding] = end_logits[padding] = -100.0
-        ids = list(raw["id"])
+        # column[:] reads the whole Arrow column at once; list(column) formats row by row (~50x slower)
+        ids = list(raw["id"][:])
         index, offsets, max_ctx = qa.features_to_arrays(features, ids)
         width = start_logits.shape[1]
         if offsets.shape[1] < width:  # Trainer pads logits across batches; offsets of padding are -1
@@ -273,7 +274,7 @@ class SquadTask(Task):
             max_ctx = np.concatenate([max_ctx, np.zeros((len(max_ctx), width - max_ctx.shape[1]), bool)], axis=1)
         return qa.postprocess_qa_predictions(
             ids,
-            list(raw["context"]),
+            list(raw["context"][:]),
             index,
             start_logits,
             end_logits,
