@@ -238,7 +238,7 @@ def _top_k(logits: np.ndarray, k: int) -> np.ndarray:
     Same result as ``np.argsort(-logits, kind="stable")[:, :k]``, via ``argpartition`` (linear) and a sort of the ``k``
     picked; rows where the ``k``-th value is tied (the partition may pick any of the tied indices) use the full sort.
     """
-    n, width = logits.shape
+    width = logits.shape[1]
     if k >= width:
         return np.argsort(-logits, axis=1, kind="stable")
     part = np.argpartition(-logits, k - 1, axis=1)[:, :k]
