@@ -107,6 +107,8 @@ def render(data: dict) -> str:
         for rec in entry["results"]:
             for c in rec["comparisons"]:
                 flag = " (smoke)" if entry.get("profile") == "smoke" else ""
+                if name.endswith("]") and "[" in name:  # a labelled run (run.py --label) next to the default one
+                    flag += f" [{name[name.index('[') + 1:-1]}]"
                 out.append(f"| {rec['name']}{flag} | {c['ours']} | {c['baseline']} | {c['kind']} | {fmt_ratio(c)} "
                            f"| {c['rounds']} |")
     for name, entry in data.get("benchmarks", {}).items():
