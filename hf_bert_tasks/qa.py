@@ -473,7 +473,8 @@ def features_to_arrays(features, example_ids: list[str]):
 
     Raises:
         KeyError: a feature's ``example_id`` is not in ``example_ids``.
-        ValueError: an ``offset_mapping`` entry is not a ``[start, end]`` pair (Dataset input).
+        ValueError: an ``offset_mapping`` entry is not a ``[start, end]`` pair, or a row's ``offset_mapping`` and
+            ``token_is_max_context`` differ in length (Dataset input).
     """
     position = {qid: i for i, qid in enumerate(example_ids)}
     columns = _arrow_columns(features, ("example_id", "offset_mapping", "token_is_max_context"))
@@ -481,6 +482,11 @@ def features_to_arrays(features, example_ids: list[str]):
         feature_ids = columns["example_id"].to_pylist()
         index = np.array([position[q] for q in feature_ids], dtype=np.int64)
         lengths = columns["offset_mapping"].value_lengths().to_numpy(zero_copy_only=False)
+        ctx_lengths = columns["token_is_max_context"].value_lengths().to_numpy(zero_copy_only=False)
+        if (lengths != ctx_lengths).any():
+            row = int(np.flatnonzero(lengths != ctx_lengths)[0])
+            raise ValueError(f"features row {row}: 'offset_mapping' has {lengths[row]} positions but "
+                             f"'token_is_max_context' {ctx_lengths[row]}; both need one entry per token")
         width = int(lengths.max()) if len(lengths) else 0
         offsets = _ragged_to_padded(columns["offset_mapping"], width, 2, -1, np.int64, "offset_mapping")
         max_ctx = _ragged_to_padded(columns["token_is_max_context"], width, None, False, bool, "token_is_max_context")

@@ -65,6 +65,12 @@ def test_an_offset_entry_that_is_not_a_pair_names_the_column_and_row():
         features_to_arrays(Dataset.from_dict(bad), IDS)
 
 
+def test_rows_whose_two_columns_differ_in_length_are_named():
+    bad = dict(COLUMNS, token_is_max_context=[[False, True, True], [False, True, True], [False, True, False, False]])
+    with pytest.raises(ValueError, match=r"row 1: 'offset_mapping' has 2 positions but 'token_is_max_context' 3"):
+        features_to_arrays(Dataset.from_dict(bad), IDS)
+
+
 def test_an_unknown_example_id_is_a_key_error():
     with pytest.raises(KeyError, match="c"):
         features_to_arrays(Dataset.from_dict(dict(COLUMNS, example_id=["b", "a", "c"])), IDS)
