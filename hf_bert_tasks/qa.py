@@ -429,16 +429,16 @@ def _arrow_columns(features, names: tuple[str, ...]):
     return columns
 
 
-def _ragged_to_padded(column, width: int, inner: int | None, fill, dtype, name: str) -> np.ndarray:
+def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None, fill, dtype, name: str) -> np.ndarray:
     """A pyarrow ``list<T>`` (``inner=None``) or ``list<list<T>[inner]>`` column -> ``[n_rows, width(, inner)]``.
 
-    Rows shorter than ``width`` are padded with ``fill``; a row longer than ``width`` cannot occur (``width`` is the
-    longest row). Raises ``ValueError`` naming the column when an inner list is not ``inner`` long.
+    ``lengths`` ``[n_rows]`` are the column's row lengths (the caller has read them); rows shorter than ``width`` are
+    padded with ``fill`` (``width >= lengths.max()``). Raises ``ValueError`` naming the column when an inner list is
+    not ``inner`` long.
     """
     n = len(column)
     if column.null_count:
         raise ValueError(f"features column {name!r} has {column.null_count} missing rows; every feature needs one")
-    lengths = np.asarray(column.value_lengths().to_numpy(zero_copy_only=False), dtype=np.int64)
     values = column.flatten()  # respects slicing: only this column's rows
     shape = (n, width) if inner is None else (n, width, inner)
     out = np.full(shape, fill, dtype=dtype)
@@ -481,15 +481,16 @@ def features_to_arrays(features, example_ids: list[str]):
     if columns is not None:
         feature_ids = columns["example_id"].to_pylist()
         index = np.array([position[q] for q in feature_ids], dtype=np.int64)
-        lengths = columns["offset_mapping"].value_lengths().to_numpy(zero_copy_only=False)
+        lengths = np.asarray(columns["offset_mapping"].value_lengths().to_numpy(zero_copy_only=False), np.int64)
         ctx_lengths = columns["token_is_max_context"].value_lengths().to_numpy(zero_copy_only=False)
         if (lengths != ctx_lengths).any():
             row = int(np.flatnonzero(lengths != ctx_lengths)[0])
             raise ValueError(f"features row {row}: 'offset_mapping' has {lengths[row]} positions but "
                              f"'token_is_max_context' {ctx_lengths[row]}; both need one entry per token")
         width = int(lengths.max()) if len(lengths) else 0
-        offsets = _ragged_to_padded(columns["offset_mapping"], width, 2, -1, np.int64, "offset_mapping")
-        max_ctx = _ragged_to_padded(columns["token_is_max_context"], width, None, False, bool, "token_is_max_context")
+        offsets = _ragged_to_padded(columns["offset_mapping"], lengths, width, 2, -1, np.int64, "offset_mapping")
+        max_ctx = _ragged_to_padded(columns["token_is_max_context"], lengths, width, None, False, bool,
+                                    "token_is_max_context")
         return index, offsets, max_ctx
     feature_ids = list(features["example_id"])
     index = np.array([position[q] for q in feature_ids], dtype=np.int64)
