@@ -13,6 +13,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,6 +48,40 @@ def shorten(cmd: list[str]) -> str:
 
 def fmt_ratio(c: dict) -> str:
     return f"**{c['ratio_of_medians']:.2f}x** ({c['paired_min']:.2f}-{c['paired_max']:.2f})"
+
+
+def git(*args: str) -> tuple[int, str]:
+    proc = subprocess.run(["git", *args], check=False, cwd=REPO, capture_output=True, text=True)
+    return proc.returncode, proc.stdout.strip()
+
+
+def staleness(name: str, entry: dict) -> str | None:
+    """Why the row ``name`` no longer describes the code at ``HEAD``, or ``None`` when it is current.
+
+    Stale when it was measured on a dirty tree, at a commit this repository does not have, or when any file it
+    times (``timed_files``, recorded by ``run.py``: the package modules the benchmark's process loaded, its
+    ``TIMED_PATHS`` and the benchmark script) differs between the measured commit and the working tree.
+    Entries recorded before ``timed_files`` existed are checked against the whole package and the script."""
+    if entry.get("dirty"):
+        return "measured on a tree with uncommitted changes"
+    commit = entry.get("commit") or ""
+    if not commit or git("cat-file", "-e", f"{commit}^{{commit}}")[0] != 0:
+        return f"measured at commit {commit[:10] or '?'}, which this repository does not have"
+    script = f"benchmarks/bench_{entry.get('benchmark', name)}.py"
+    files = entry.get("timed_files") or ["hf_bert_tasks", script, "benchmarks/harness.py"]
+    code, changed = git("diff", "--name-only", commit, "--", *files)
+    if code != 0:
+        return f"git diff against {commit[:10]} failed"
+    changed_files = changed.split()
+    if not changed_files:
+        return None
+    shown = ", ".join(changed_files[:4]) + (f" and {len(changed_files) - 4} more" if len(changed_files) > 4 else "")
+    return f"{len(changed_files)} timed file(s) changed since {commit[:10]}: {shown}"
+
+
+def stale_rows(data: dict) -> dict[str, str]:
+    """``{benchmark name: reason}`` for every stale entry of ``results.json`` (see :func:`staleness`)."""
+    return {name: why for name, entry in data.get("benchmarks", {}).items() if (why := staleness(name, entry))}
 
 
 def measured_line(entry: dict) -> str:
@@ -101,7 +136,9 @@ def render(data: dict) -> str:
                    f"{' (uncommitted changes)' if last.get('dirty') else ''}, {last.get('wall_s', 0):.0f} s in all.")
     out += ["", ("Ratio = baseline median time / our median time (> 1: ours is faster); in brackets the min-max of "
             "the per-round paired ratios (rounds are interleaved: A B A B ...)."), "",
-            "| benchmark | ours | baseline | kind | ratio (paired range) | rounds |", "|---|---|---|---|---|---|"]
+            "| benchmark | ours | baseline | kind | ratio (paired range) | rounds | current? |",
+            "|---|---|---|---|---|---|---|"]
+    stale = stale_rows(data)
     compared = {name: entry for name, entry in data.get("benchmarks", {}).items() if isinstance(entry["results"], list)}
     for name, entry in compared.items():
         for rec in entry["results"]:
@@ -110,10 +147,12 @@ def render(data: dict) -> str:
                 if name.endswith("]") and "[" in name:  # a labelled run (run.py --label) next to the default one
                     flag += f" [{name[name.index('[') + 1:-1]}]"
                 out.append(f"| {rec['name']}{flag} | {c['ours']} | {c['baseline']} | {c['kind']} | {fmt_ratio(c)} "
-                           f"| {c['rounds']} |")
+                           f"| {c['rounds']} | {'**STALE**' if name in stale else 'yes'} |")
     for name, entry in data.get("benchmarks", {}).items():
         script = entry.get("benchmark", name)
         out += ["", f"### `{name}` (`benchmarks/bench_{script}.py`)", "", measured_line(entry)]
+        if name in stale:
+            out += ["", f"**STALE: {stale[name]}.** Re-measure with `python benchmarks/run.py {script}`."]
         if name not in compared:  # measurement-only benchmark (no reference side): its figures as JSON
             out += ["", "```json", json.dumps(entry["results"], indent=1), "```"]
             continue
@@ -142,9 +181,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default=os.path.join(HERE, "results.json"))
     parser.add_argument("--doc", default=os.path.join(REPO, "docs", "benchmarks.md"))
     parser.add_argument("--stdout", action="store_true")
+    parser.add_argument("--check", action="store_true",
+                        help="only list stale rows (files they time changed since the measured commit, or a dirty "
+                             "tree); exit 1 if there is any")
     args = parser.parse_args(argv)
     with open(args.results, encoding="utf-8") as f:
-        block = render(json.load(f))
+        data = json.load(f)
+    if args.check:
+        stale = stale_rows(data)
+        for name, why in stale.items():
+            print(f"STALE {name}: {why}")
+        print(f"{len(stale)} stale of {len(data.get('benchmarks', {}))} rows")
+        return 1 if stale else 0
+    block = render(data)
     if args.stdout:
         print(block)
         return 0

@@ -49,7 +49,12 @@ args = json.loads(sys.argv[2])
 if args is None:
     args = list(getattr(module, "SMOKE_ARGS", []))
 result = module.main(args)
-print({mark!r} + json.dumps({{"args": args, "results": result}}))
+import os
+package = os.path.join({repo!r}, "hf_bert_tasks") + os.sep
+timed = sorted({{os.path.relpath(m.__file__, {repo!r}) for m in list(sys.modules.values())
+                if (getattr(m, "__file__", None) or "").startswith(package)}})
+timed += list(getattr(module, "TIMED_PATHS", []))
+print({mark!r} + json.dumps({{"args": args, "results": result, "timed_files": timed}}))
 """
 
 
@@ -128,7 +133,7 @@ def run_one(path: str, args: list[str] | None) -> tuple[int, float, dict]:
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(mark=MARK), path, json.dumps(args)], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(mark=MARK, repo=REPO), path, json.dumps(args)], cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     returned: dict = {}
     for line in proc.stdout:
@@ -205,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
                  "load_average_before": before["load_average"], "load_average_after": after["load_average"],
                  "cpu_model": info["cpu_model"], "usable_cpus": info["usable_cpus"],
                  "torch_threads": info.get("torch_threads"), "omp_num_threads": info["omp_num_threads"],
-                 "results": returned.get("results") or []}
+                 "results": returned.get("results") or [],
+                 # what this row times: the package modules the benchmark's process loaded, its TIMED_PATHS (code it
+                 # runs in subprocesses) and the benchmark itself; report.py marks the row stale when any changed
+                 "timed_files": sorted(set(returned.get("timed_files", [])) | {os.path.relpath(path, REPO),
+                                                                               "benchmarks/harness.py"})}
         status_all = status_all or status
         if status == 0:
             stored["benchmarks"][key(name)] = {"benchmark": name, **entry}

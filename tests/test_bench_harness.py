@@ -121,4 +121,72 @@ def test_report_table_row_comes_from_the_results():
              "usable_cpus": 2, "results": [rec]}
     block = report.render({"benchmarks": {"demo": entry}})
     assert block.startswith(report.BEGIN) and block.endswith(report.END)
-    assert "| demo | B | A | reference | **2.00x** (0.50-3.33) | 3 |" in block
+    # commit 0123456789abcdef is not in this repository: the row cannot be current
+    assert "| demo | B | A | reference | **2.00x** (0.50-3.33) | 3 | **STALE** |" in block
+
+
+def load_report():
+    spec_r = importlib.util.spec_from_file_location("bench_report", os.path.join(REPO, "benchmarks", "report.py"))
+    report = importlib.util.module_from_spec(spec_r)
+    spec_r.loader.exec_module(report)
+    return report
+
+
+@pytest.fixture
+def git_repo(tmp_path, monkeypatch):
+    """A throw-away git repository with two package files and a benchmark; report.py looks at it instead."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    (tmp_path / "hf_bert_tasks").mkdir()
+    (tmp_path / "hf_bert_tasks" / "timed.py").write_text("x = 1\n")
+    (tmp_path / "hf_bert_tasks" / "other.py").write_text("y = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    report = load_report()
+    monkeypatch.setattr(report, "REPO", str(tmp_path))
+    return report, git, tmp_path
+
+
+def entry_at(commit, dirty=False):
+    return {"benchmark": "demo", "commit": commit, "dirty": dirty, "timed_files": ["hf_bert_tasks/timed.py"]}
+
+
+def test_a_row_is_current_when_no_timed_file_changed(git_repo):
+    report, git, root = git_repo
+    measured = git("rev-parse", "HEAD")
+    (root / "hf_bert_tasks" / "other.py").write_text("y = 2\n")  # not timed by the row
+    git("commit", "-qam", "two")
+    assert report.staleness("demo", entry_at(measured)) is None
+
+
+def test_a_row_is_stale_when_a_timed_file_changed_after_its_commit(git_repo):
+    report, git, root = git_repo
+    measured = git("rev-parse", "HEAD")
+    (root / "hf_bert_tasks" / "timed.py").write_text("x = 2\n")
+    git("commit", "-qam", "two")
+    why = report.staleness("demo", entry_at(measured))
+    assert "hf_bert_tasks/timed.py" in why and measured[:10] in why
+    assert report.stale_rows({"benchmarks": {"demo": entry_at(measured)}}) == {"demo": why}
+
+
+def test_a_row_measured_on_a_dirty_tree_or_an_unknown_commit_is_stale(git_repo):
+    report, git, _ = git_repo
+    assert "uncommitted" in report.staleness("demo", entry_at(git("rev-parse", "HEAD"), dirty=True))
+    assert "does not have" in report.staleness("demo", entry_at("f" * 40))
+
+
+def test_report_check_exits_1_on_a_stale_row(git_repo, tmp_path, capsys):
+    import json
+
+    report, git, _ = git_repo
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"benchmarks": {"demo": entry_at(git("rev-parse", "HEAD"), dirty=True)}}))
+    assert report.main(["--results", str(results), "--check"]) == 1
+    assert "STALE demo" in capsys.readouterr().out
+    results.write_text(json.dumps({"benchmarks": {"demo": entry_at(git("rev-parse", "HEAD"))}}))
+    assert report.main(["--results", str(results), "--check"]) == 0
