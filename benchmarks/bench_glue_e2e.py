@@ -10,7 +10,14 @@ environment and thread settings for all):
 * reference, ``run_glue.py`` from ``../shared/baselines/glue/`` (transformers' example, adapted only to run offline)
   with its default ``--pad_to_max_length True`` (every sequence padded to 128);
 * reference, the same script with ``--pad_to_max_length False`` (dynamic padding per batch);
+* reference, the same script with ``--pad_to_max_length False --train_sampling_strategy group_by_length``
+  (transformers' ``LengthGroupedSampler``, the same mega-batch rule as our default): the side that separates what the
+  sampler gives from what our code gives;
 * ours, ``hf-bert-tasks finetune`` with whatever our recipe's defaults are.
+
+Every side also records its **step-only limit** (``timed_main.py --time_steps``): the summed wall time of its
+``Trainer.training_step`` calls (forward + backward) and optimizer steps on the batches it actually trained on, with no
+data loading, collation, evaluation or saving. ``whole / limit`` per side says how close the whole run is to it.
 
 The shared argument set is ``../shared/baselines/glue/run_one.sh``'s: all-MiniLM-L6-v2, ``--max_seq_length 128
 --per_device_train_batch_size 32 --learning_rate 2e-5 --warmup_steps 0.1 --seed S --save_strategy no
@@ -51,6 +58,7 @@ TASKS = {"mrpc": ("MRPC", "f1"), "stsb": ("STS-B", "spearmanr"), "cola": ("CoLA"
 SIDES = {
     "pad128": ("reference: run_glue.py, --pad_to_max_length True (its default)", "reference"),
     "dyn": ("reference: run_glue.py, --pad_to_max_length False (dynamic padding)", "reference"),
+    "group": ("reference: run_glue.py, dynamic padding + --train_sampling_strategy group_by_length", "reference"),
     "ours": ("ours: hf-bert-tasks finetune", "ours"),
 }
 
@@ -70,7 +78,7 @@ def shared_args(args, seed: int, output_dir: str) -> list[str]:
 
 
 def side_command(key: str, task: str, seed: int, output_dir: str, report: str, args, json_dir: str) -> list[str]:
-    wrapper = [sys.executable, os.path.join(HERE, "timed_main.py"), "--count_tokens", "--report", report]
+    wrapper = [sys.executable, os.path.join(HERE, "timed_main.py"), "--count_tokens", "--time_steps", "--report", report]
     if key == "ours":
         folder = harness.shared_path("data", "glue", TASKS[task][0])
         return wrapper + ["--module", "hf_bert_tasks.cli", "--", "finetune", "--task", task, "--data_dir", folder,
@@ -80,6 +88,7 @@ def side_command(key: str, task: str, seed: int, output_dir: str, report: str, a
                       "--train_file", os.path.join(json_dir, task, "train.json"),
                       "--validation_file", os.path.join(json_dir, task, "validation.json"),
                       "--pad_to_max_length", "True" if key == "pad128" else "False",
+                      *(["--train_sampling_strategy", "group_by_length"] if key == "group" else []),
                       *shared_args(args, seed, output_dir)]
 
 
@@ -123,6 +132,10 @@ def one_task(task: str, args, work: str, json_dir: str, env: dict) -> dict:
                        "tokens": tokens, "padding_fraction": 1 - real / pos if pos else None,
                        "metric": results.get(f"eval_{metric_key}"), "results": keep,
                        "command": cmd(r)}
+                if "step_limit_s" in report:
+                    out["step_limit_s"] = report["step_limit_s"]
+                    out["whole_over_limit"] = (report["import_s"] + report["main_s"]) / report["step_limit_s"] \
+                        if report["step_limit_s"] else None
                 if "train_runtime" in results and "eval_runtime" in results:
                     out["train_eval_runtime_s"] = results["train_runtime"] + results["eval_runtime"]
                 shutil.rmtree(run_dir, ignore_errors=True)
@@ -161,6 +174,8 @@ def one_task(task: str, args, work: str, json_dir: str, env: dict) -> dict:
         runtime = harness.extra_summary(side, "train_eval_runtime_s")
         side["train_eval_runtime_s"] = runtime
         side["peak_rss_mib"] = harness.extra_summary(side, "peak_rss_mib")
+        side["step_limit_s"] = harness.extra_summary(side, "step_limit_s")
+        side["whole_over_limit"] = harness.extra_summary(side, "whole_over_limit")
     print(harness.format_result(res))
     for name, side in res["sides"].items():
         m = side["metric"]
@@ -170,6 +185,8 @@ def one_task(task: str, args, work: str, json_dir: str, env: dict) -> dict:
         print(f"  {name}: padding {side['padding_fraction']:.1%} of processed positions (train "
               f"{side['padding_fraction_train']:.1%}, eval {side['padding_fraction_eval']:.1%}); dev {metric_key} "
               f"{metric}; Trainer train+eval {rt['median']:.1f} s; peak RSS {side['peak_rss_mib']['median']:.0f} MiB"
+              + (f"; step-only limit {side['step_limit_s']['median']:.1f} s (whole process "
+                 f"{side['whole_over_limit']['median']:.2f}x the limit)" if side.get("step_limit_s") else "")
               if rt else "")
     return res
 
@@ -183,7 +200,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--max_steps", type=int, default=8, help="--max_steps for both (0: train --epochs)")
     parser.add_argument("--max_eval_samples", type=int, default=None, help="evaluate on the first N dev examples")
     parser.add_argument("--learning_rate", default="2e-5")
-    parser.add_argument("--sides", default="pad128,dyn,ours", help=f"comma-separated, from {list(SIDES)}")
+    parser.add_argument("--sides", default="pad128,dyn,group,ours", help=f"comma-separated, from {list(SIDES)}")
     parser.add_argument("--warmup", type=int, default=0, help="untimed rounds before the timed ones")
     parser.add_argument("--model", default=None, help="checkpoint folder (default: all-MiniLM-L6-v2)")
     args = parser.parse_args(argv)

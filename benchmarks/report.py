@@ -25,6 +25,8 @@ EXTRA_FIGURES = {
     "import_s": ("start-up (imports) s", "{:.2f}"),
     "main_s": ("main() s", "{:.2f}"),
     "train_eval_runtime_s": ("Trainer train+eval s", "{:.1f}"),
+    "step_limit_s": ("step-only limit s", "{:.1f}"),
+    "whole_over_limit": ("whole / limit", "{:.2f}x"),
     "instances": ("instances", "{:.0f}"),
     "cpu_s": ("CPU s", "{:.1f}"),
     "peak_rss_mib": ("peak RSS MiB", "{:.0f}"),

@@ -13,7 +13,13 @@ the token positions the model processes (``attention_mask`` elements) and the re
 separately for training and evaluation: the padding fraction is ``1 - real / positions``. The count does not change
 what the target computes.
 
-The report (JSON) has ``import_s``, ``main_s`` and, with ``--count_tokens``, ``tokens``.
+``--time_steps`` also times, inside the same run, every ``Trainer.training_step`` (forward + backward of one
+micro-batch) and every optimizer step (torch's global optimizer step hooks): their sum ``step_limit_s`` is the time a
+run cannot go below with these batches and this model (no data loading, collation, evaluation, logging or saving),
+the limit that the whole-process time is compared with.
+
+The report (JSON) has ``import_s``, ``main_s`` and, with ``--count_tokens``, ``tokens``; with ``--time_steps``,
+``step_limit_s``, ``training_step_s``, ``optimizer_step_s`` and ``training_steps``.
 """
 
 from __future__ import annotations
@@ -52,6 +58,36 @@ def install_token_counter(counts: dict) -> None:
     transformers.Trainer.__init__ = counting_init
 
 
+def install_step_timer(times: dict) -> None:
+    """Patch ``transformers.Trainer.training_step`` and hook every optimizer step to add their wall time to
+    ``times`` (see module doc). The timed code runs unchanged."""
+    import transformers
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+    training_step = transformers.Trainer.training_step
+
+    def timed_training_step(self, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return training_step(self, *args, **kwargs)
+        finally:
+            times["training_step_s"] += time.perf_counter() - start
+            times["training_steps"] += 1
+
+    started = []
+
+    def pre(_optimizer, _args, _kwargs):
+        started.append(time.perf_counter())
+
+    def post(_optimizer, _args, _kwargs):
+        if started:
+            times["optimizer_step_s"] += time.perf_counter() - started.pop()
+
+    transformers.Trainer.training_step = timed_training_step
+    register_optimizer_step_pre_hook(pre)
+    register_optimizer_step_post_hook(post)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     target = parser.add_mutually_exclusive_group(required=True)
@@ -59,6 +95,7 @@ def main() -> None:
     target.add_argument("--module", help="an importable module with a main()")
     parser.add_argument("--report", required=True, help="JSON file written at the end")
     parser.add_argument("--count_tokens", action="store_true")
+    parser.add_argument("--time_steps", action="store_true", help="time training steps and optimizer steps")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="-- then the target's arguments")
     opts = parser.parse_args()
     args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
@@ -66,6 +103,9 @@ def main() -> None:
     start = time.perf_counter()
     if opts.count_tokens:
         install_token_counter(counts)
+    steps = {"training_step_s": 0.0, "optimizer_step_s": 0.0, "training_steps": 0}
+    if opts.time_steps:
+        install_step_timer(steps)
     if opts.script:
         path = os.path.abspath(opts.script)
         sys.path.insert(0, os.path.dirname(path))
@@ -82,6 +122,8 @@ def main() -> None:
     report = {"import_s": imported - start, "main_s": done - imported}
     if opts.count_tokens:
         report["tokens"] = counts
+    if opts.time_steps:
+        report.update(steps, step_limit_s=steps["training_step_s"] + steps["optimizer_step_s"])
     with open(opts.report, "w", encoding="utf-8") as f:
         json.dump(report, f)
     if isinstance(status, int) and status:
