@@ -1,25 +1,15 @@
-"""Model cards rendered from what a run recorded: metrics -> ``EvalResult`` -> ``model-index``, plus templates.
+"""Model cards rendered from a run's records: metrics -> ``EvalResult`` -> ``model-index``, plus logic-free templates.
 
-Two logic-free templates in ``hf_bert_tasks/templates/`` (package data), filled through
-``huggingface_hub.ModelCardData`` + ``ModelCard.from_template``; tables come from
-``transformers.modelcard.make_markdown_table`` (the pattern of setfit's ``model_card.py`` and trl's
-``generate_model_card``):
-
-* :func:`build_finetune_card`: **every** metric of the task on every evaluated split of ``all_results.json`` becomes
-  one ``EvalResult``. Task, base model, dataset, training mode, seed, hyperparameters, training log and framework
-  versions are read from the run record :data:`RUN_INFO_FILE`, written while training by
-  :class:`hf_bert_tasks.run_record.RunRecordCallback`. Nothing is guessed afterwards: a folder without the record
-  needs ``task=`` (``--task``) and its card leaves those fields out (with a warning); no pickle
-  (``training_args.bin``) is ever loaded.
-* :func:`build_pretraining_card`: from ``pretraining_summary.json`` (:func:`hf_bert_tasks.pretraining.run_pretrain`).
-
-Building a card makes no network call; merging with a card already on the Hub is :mod:`hf_bert_tasks.hub`'s job.
-
-Metrics come from the task's declaration (:attr:`hf_bert_tasks.tasks.base.Task.metrics`, one ``MetricSpec`` per
-key): ``metric_type`` is the declared Hub metric id, ``metric_name`` the display name, ``metric_config`` tells apart
-results of one id on one split (SQuAD v2 ``HasAns``/``NoAns``, CoNLL entity types). Values are stored as the task
-computes them (GLUE, SWAG, CoNLL in [0, 1], SQuAD in [0, 100]: the declared ``scale``); tables beside the paper use
-``MetricSpec.to_percent``. Declared non-metrics (thresholds, counts) and undeclared keys never reach ``model-index``.
+The templates (``hf_bert_tasks/templates/``, package data) are filled through ``ModelCardData`` +
+``ModelCard.from_template``, tables by ``transformers.modelcard.make_markdown_table`` (setfit's and trl's pattern).
+:func:`build_finetune_card` turns **every** declared metric of ``all_results.json`` on every evaluated split into one
+``EvalResult`` (:attr:`hf_bert_tasks.tasks.base.Task.metrics`: Hub metric id, display name, config, scale; declared
+non-metrics and undeclared keys never reach ``model-index``) and reads everything else — task, base model, dataset,
+mode, seed, hyperparameters, training log, versions — from the run record :data:`RUN_INFO_FILE`, written while
+training by :class:`hf_bert_tasks.run_record.RunRecordCallback`. Nothing is guessed afterwards: a folder without the
+record needs ``task=`` and its card leaves those fields out (with a warning); no pickle is ever loaded.
+:func:`build_pretraining_card` reads ``pretraining_summary.json``. No network call; merging with the card on the Hub
+is :mod:`hf_bert_tasks.hub`'s job.
 """
 
 from __future__ import annotations
@@ -34,31 +24,12 @@ from typing import Any
 
 from transformers.modelcard import make_markdown_table, parse_log_history
 
-from .run_record import (  # noqa: F401 - HIDDEN_ARGUMENTS, non_default_arguments: re-exported from their old home
-    HIDDEN_ARGUMENTS,
-    RUN_INFO_FILE,
-    framework_versions,
-    non_default_arguments,
-    read_record,
-)
+from .run_record import HIDDEN_ARGUMENTS, RUN_INFO_FILE, framework_versions, non_default_arguments, read_record  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
 #: Written by the pretraining recipe (:mod:`hf_bert_tasks.pretraining`).
 PRETRAINING_SUMMARY_FILE = "pretraining_summary.json"
-
-BERT_CITATION = """@inproceedings{devlin-etal-2019-bert,
-    title = "{BERT}: Pre-training of Deep Bidirectional Transformers for Language Understanding",
-    author = "Devlin, Jacob and Chang, Ming-Wei and Lee, Kenton and Toutanova, Kristina",
-    booktitle = "Proceedings of the 2019 Conference of the North {A}merican Chapter of the Association for
-                 Computational Linguistics: Human Language Technologies, Volume 1 (Long and Short Papers)",
-    year = "2019",
-    address = "Minneapolis, Minnesota",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/N19-1423",
-    doi = "10.18653/v1/N19-1423",
-    pages = "4171--4186",
-}"""
 
 #: Files pushed with a card, described in its file list.
 FILE_DESCRIPTIONS = {
@@ -76,11 +47,7 @@ FILE_DESCRIPTIONS = {
 
 
 def template_path(kind: str) -> str:
-    """Path of the card template ``hf_bert_tasks/templates/<kind>.md`` (``finetuned`` or ``pretrained``).
-
-    Raises:
-        FileNotFoundError: no template of that name (names the folder).
-    """
+    """Path of the card template ``hf_bert_tasks/templates/<kind>.md``; ``FileNotFoundError`` for another ``kind``."""
     from importlib.resources import files
 
     path = files("hf_bert_tasks") / "templates" / f"{kind}.md"
@@ -432,7 +399,6 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         files_list=_files_list(output_dir, files),
         versions_list=_versions_list(versions, "framework_versions" in info),
         tool_version=versions.get("hf_bert_tasks", ""),
-        citation=BERT_CITATION,
     )
 
 
@@ -487,8 +453,6 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
                     f"Seed: {summary.get('seed', '?')}. Tokenizer: {summary.get('tokenizer', 'not recorded')}.")
     masking = _table(["setting", "value"], [[k, json.dumps(v) if isinstance(v, (list, dict)) else v]
                                             for k, v in recipe.items()]) if recipe else "Not recorded."
-    masking += ("\n\nPaper §3.1 / Appendix A.1: 15% of WordPiece positions are chosen; of those 80% become `[MASK]`, "
-                "10% a random token and 10% stay unchanged; NSP pairs are 50% IsNext / 50% NotNext.")
     model_rows = [["preset", model.get("preset", "?")], ["vocab_size", model.get("vocab_size", "?")],
                   ["initialisation", init or "?"]] + [[k, v] for k, v in (model.get("overrides") or {}).items()]
     start = f"`{base}`" if base else "scratch" if init in (None, "random") else "a local checkpoint"
@@ -509,7 +473,6 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
         files_list=_files_list(output_dir, files),
         versions_list=_versions_list(versions, False),
         tool_version=versions.get("hf_bert_tasks", ""),
-        citation=BERT_CITATION,
     )
 
 
