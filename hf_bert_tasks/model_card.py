@@ -34,10 +34,9 @@ PRETRAINING_SUMMARY_FILE = "pretraining_summary.json"
 #: Files pushed with a card, described in its file list.
 FILE_DESCRIPTIONS = {
     "model.safetensors": "weights (safetensors)", "adapter_model.safetensors": "LoRA adapter weights (safetensors)",
-    "config.json": "model configuration (label names in `id2label`)",
-    "tokenizer.json": "tokenizer", "tokenizer_config.json": "tokenizer settings", "vocab.txt": "WordPiece vocabulary",
-    "special_tokens_map.json": "tokenizer", "added_tokens.json": "tokenizer",
-    "all_results.json": "all train / eval metrics", "eval_results.json": "eval metrics",
+    "config.json": "model configuration (label names in `id2label`)", "vocab.txt": "WordPiece vocabulary",
+    **dict.fromkeys(("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"),
+                    "tokenizer"), "all_results.json": "all train / eval metrics", "eval_results.json": "eval metrics",
     "train_results.json": "train metrics", RUN_INFO_FILE: "the run record (task, data, arguments, training log)",
     "comparison.md": "fine-tuning vs frozen-feature comparison report", "comparison.json": "comparison numbers",
     "lr_grid_results.json": "every (learning rate, seed) run of the §4.1 selection, mean ± std per learning rate",
@@ -296,13 +295,10 @@ def _usage(task, repo_id: str) -> str:
 
 
 def _files_list(output_dir: str, files: list[str] | None) -> str:
-    lines = []
-    for name in files if files is not None else sorted(os.listdir(output_dir)):
-        desc = FILE_DESCRIPTIONS.get(name) or ("comparison chart" if name.endswith(".png") else "predictions"
-                                               if name.endswith(".tsv") or "predictions" in name else None)
-        if desc:
-            lines.append(f"- `{name}`: {desc}")
-    return "\n".join(lines) or "- (none)"
+    described = [(n, FILE_DESCRIPTIONS.get(n) or ("comparison chart" if n.endswith(".png") else "predictions"
+                                                  if n.endswith(".tsv") or "predictions" in n else None))
+                 for n in (files if files is not None else sorted(os.listdir(output_dir)))]
+    return "\n".join(f"- `{n}`: {d}" for n, d in described if d) or "- (none)"
 
 
 def _versions_list(versions: dict[str, str], recorded: bool) -> str:
@@ -311,9 +307,8 @@ def _versions_list(versions: dict[str, str], recorded: bool) -> str:
 
 
 def build_finetune_card(output_dir: str, *, task: str | None = None, base_model: str | None = None,
-                        repo_id: str | None = None, seed_runs: list[dict] | None = None,
-                        license: str = "apache-2.0", tags: list[str] | None = None,
-                        files: list[str] | None = None):
+                        repo_id: str | None = None, seed_runs: list[dict] | None = None, license: str = "apache-2.0",
+                        tags: list[str] | None = None, files: list[str] | None = None):
     """The model card of a fine-tuning output dir, from its run record (no network call, no pickle).
 
     Args:
@@ -403,8 +398,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
 
 
 def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, license: str = "apache-2.0",
-                           tags: list[str] | None = None, files: list[str] | None = None,
-                           base_model: str | None = None):
+                           tags: list[str] | None = None, files: list[str] | None = None, base_model: str | None = None):
     """The card of a pretraining output dir from its ``pretraining_summary.json`` (no network call).
 
     Shows the corpus (file names only, no local paths), the masking recipe, the steps per phase and the final MLM /

@@ -125,8 +125,7 @@ def hyperparameters(training_args) -> dict[str, Any]:
     from the default (:func:`non_default_arguments`: weight decay, training mode, LoRA rank …)."""
     from transformers.modelcard import extract_hyperparameters_from_trainer
 
-    # it reads only ``trainer.args``
-    out = extract_hyperparameters_from_trainer(SimpleNamespace(args=training_args))
+    out = extract_hyperparameters_from_trainer(SimpleNamespace(args=training_args))  # it reads only trainer.args
     out.update({k: v for k, v in non_default_arguments(training_args).items() if k not in EXTRACTED})
     return out
 
@@ -136,22 +135,22 @@ class RunRecordCallback(TrainerCallback):
 
     Args:
         task: the registered :class:`~hf_bert_tasks.tasks.base.Task`.
-        model_args: ``ModelArguments`` (``model_name_or_path``, ``model_revision``; ``base_model`` if it has one).
+        model_args: ``ModelArguments`` (``model_name_or_path``, ``model_revision``; a ``base_model`` Hub id if it
+            has one, for a run started from a local copy of a Hub model).
         data_args: ``DataArguments``; the dataset id/config/revision and the arguments that differ from their
             defaults are recorded.
-        base_model: Hub id to record as ``base_model`` (a run started from a local copy of a Hub model).
 
     Make it right after the model is loaded: :func:`model_origin` is decided here.
     """
 
-    def __init__(self, task, model_args, data_args, base_model: str | None = None):
+    def __init__(self, task, model_args, data_args):
         data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
         changed = {k: getattr(data_args, k) for k in data_defaults if getattr(data_args, k) != data_defaults[k]
                    and k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision")}
         changed.setdefault("max_seq_length", data_args.max_seq_length)
         self.record: dict[str, Any] = {
             "task": task.name,
-            **model_origin(model_args.model_name_or_path, base_model or getattr(model_args, "base_model", None)),
+            **model_origin(model_args.model_name_or_path, getattr(model_args, "base_model", None)),
             "model_revision": getattr(model_args, "model_revision", None),
             "dataset": {"id": data_args.dataset_name or task.hub_dataset,
                         "config": task.hub_config if data_args.dataset_config_name is None
