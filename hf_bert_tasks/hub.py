@@ -123,19 +123,6 @@ def finish_run(task, model_args, data_args, training_args, push: dict | None) ->
     return result
 
 
-def _remote_eval_results(api, repo_id: str, revision: str, token) -> list:
-    """The ``model-index`` results of the card on the Hub at ``revision`` (``[]`` when there is no card)."""
-    from huggingface_hub import ModelCard
-    from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
-
-    try:
-        path = api.hf_hub_download(repo_id, "README.md", revision=revision, token=token)
-    except (EntryNotFoundError, RemoteEntryNotFoundError):
-        return []
-    data = ModelCard.load(path, ignore_metadata_errors=True).data
-    return list(data.eval_results or [])
-
-
 def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, revision: str | None = None,
                     token: str | None = None, commit_message: str | None = None, card=None,
                     card_kwargs: dict | None = None) -> PushResult:
@@ -158,7 +145,8 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).
         HubPushError: the Hub refused or could not be reached (message: step, repo, cause); nothing local changed.
     """
-    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub import CommitOperationAdd, HfApi, ModelCard
+    from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
 
     from . import model_card
 
@@ -182,10 +170,12 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
             step = f"create branch {revision!r}"
             api.create_branch(repo_id, branch=revision, exist_ok=True)
         step = "read the card already on the Hub"
-        existing = _remote_eval_results(api, repo_id, revision, token)
-        new = list(card.data.eval_results or [])
-        if existing:
-            card.data.eval_results = model_card.merge_eval_results(existing, new)
+        try:  # its model-index results, each replaced in place by the new one with the same key
+            remote = ModelCard.load(api.hf_hub_download(repo_id, "README.md", revision=revision, token=token),
+                                    ignore_metadata_errors=True).data.eval_results
+            card.data.eval_results = model_card.merge_eval_results(remote or [], card.data.eval_results or []) or None
+        except (EntryNotFoundError, RemoteEntryNotFoundError):
+            pass  # no card on the Hub yet
         step = "upload"
         operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=os.path.join(output_dir, name))
                       for name in files]

@@ -71,21 +71,20 @@ def model_origin(model_name_or_path: str | None, base_model: str | None = None) 
     """
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
-    name, origin = model_name_or_path, "random"
-    if name:
-        origin = "local" if os.path.isdir(name) else "hub"
+    name = model_name_or_path
+    origin = "random" if not name else "local" if os.path.isdir(name) else "hub"
+    if origin == "hub":
         try:
             validate_repo_id(name)
         except HFValidationError:
             origin = "local"  # not a Hub id, so not loaded from the Hub
     if origin == "local":
         name = "/".join(os.path.normpath(os.path.abspath(name)).split(os.sep)[-2:])
-    base = name if origin == "hub" else None
     source = {"hub": "the Hub id the run started from", "random": "random initialisation",
               "local": f"a local folder (`{name}`) with no Hub id recorded"}[origin]
-    if base_model:
-        base, source = base_model, "given with --base_model"
-    return {"model_name_or_path": name, "model_origin": origin, "base_model": base, "base_model_source": source}
+    return {"model_name_or_path": name, "model_origin": origin,
+            "base_model": base_model or (name if origin == "hub" else None),
+            "base_model_source": "given with --base_model" if base_model else source}
 
 
 def non_default_arguments(training_args) -> dict[str, Any]:
