@@ -41,7 +41,7 @@ FILE_DESCRIPTIONS = {
     "comparison.md": "fine-tuning vs frozen-feature comparison report", "comparison.json": "comparison numbers",
     "lr_grid_results.json": "every (learning rate, seed) run of the §4.1 selection, mean ± std per learning rate",
     PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
-    "trainer_state.json": "training log history",
+    "trainer_state.json": "training log history", "training_curves.png": "loss and eval metric against step",
 }
 
 
