@@ -382,3 +382,13 @@ def test_push_rejects_a_malformed_repo_id(mrpc_run):
 
     with pytest.raises(ValueError, match="expected 'org/name'"):
         push.main([mrpc_run, "--repo_id", "no-namespace", "--dry_run"])
+
+
+@pytest.mark.parametrize("repo_id, rule", [("org/na--me", "Cannot have -- or .."), ("org/name.git", "cannot end by '.git'"),
+                                           ("org/-name", "alphanumeric chars")])
+def test_check_repo_id_applies_huggingface_hubs_own_rules(repo_id, rule):
+    from hf_bert_tasks.hub import check_repo_id
+
+    assert check_repo_id("org/name-1.2_x") == "org/name-1.2_x"
+    with pytest.raises(ValueError, match=rf"--repo_id '{re.escape(repo_id)}': expected 'org/name' \(.*{re.escape(rule)}"):
+        check_repo_id(repo_id)
