@@ -177,7 +177,10 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     # e.g. feature-based: the frozen encoder runs once per split and Trainer trains the head on the cached features
     train_dataset, eval_dataset, data_collator, cache_metrics = mode.prepare_training(
         model, train_dataset, eval_dataset, data_collator, data_args, training_args)
+    from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
+
     trainer = GlobalLossTrainer(
+        callbacks=[RunRecordCallback(task, model_args, data_args)],
         loss_unit=loss_unit(task.problem_type),
         model=model,
         args=training_args,

@@ -1,25 +1,16 @@
 """The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
 
-:func:`push_output_dir` is what ``hf-bert-tasks push OUTPUT_DIR --repo_id org/name`` and the recipes'
-``--push_to_hub --hub_model_id org/name`` call. It
+:func:`push_output_dir` (``hf-bert-tasks push OUTPUT_DIR --repo_id org/name``, and the recipes' ``--push_to_hub
+--hub_model_id org/name``) builds the card locally (:mod:`hf_bert_tasks.model_card`, no network), creates the repo
+(``private=`` honoured for a new one) and the branch for ``revision``, merges the card's ``model-index`` with the
+one already on the Hub (a result with the same task / dataset / config / split / metric is **replaced in place**;
+``metadata_update(overwrite=True)`` would append one whenever another field differs) and uploads everything in
+**one commit**: safetensors weights, tokenizer, config, ``README.md``, results, predictions, the run record and the
+comparison report. Checkpoint folders, ``training_args.bin`` (a pickle, never read) and optimizer states stay local.
 
-1. builds the card locally (:mod:`hf_bert_tasks.model_card`, no network),
-2. creates the repo if needed (``HfApi.create_repo(exist_ok=True)``, ``private=`` honoured for a new repo) and the
-   branch for ``revision`` (``create_branch(exist_ok=True)``),
-3. reads the card already on the Hub at that revision, if any, and merges its ``model-index`` with the new results:
-   a result with the same task / dataset / config / split / metric is **replaced in place**, so pushing again never
-   duplicates an entry (``metadata_update(overwrite=True)`` would append one whenever any other field differs),
-4. uploads everything in **one commit** (``HfApi.create_commit``): safetensors weights, tokenizer, config, the card
-   as ``README.md`` (from memory), ``all_results.json``, predictions, ``run_info.json`` and the comparison report
-   and chart when present. Checkpoint folders, ``training_args.bin`` (a pickle) and optimizer states stay local.
-
-The token comes from the usual places (``HF_TOKEN``, ``huggingface-cli login``'s stored token) or the ``token``
-argument; it is handed to ``huggingface_hub`` only and never printed, logged, written into the card, into
-``run_info.json`` or into saved training arguments (:func:`pop_push_settings` removes it from
-``TrainingArguments`` before ``Trainer`` pickles them into ``training_args.bin``).
-
-Nothing in ``output_dir`` is written or removed by a push: a failed upload leaves it exactly as it was and raises
-:class:`HubPushError` saying which step failed and why.
+The token (``HF_TOKEN``, the stored login, or ``token=``) goes to ``huggingface_hub`` only: never printed, logged or
+written (:func:`pop_push_settings` takes it out of ``TrainingArguments`` before ``Trainer`` pickles them). A push
+writes nothing into ``output_dir``; a failure raises :class:`HubPushError` naming the step and the cause.
 """
 
 from __future__ import annotations
@@ -27,7 +18,6 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
-import re
 from dataclasses import dataclass, field
 
 logger = logging.getLogger(__name__)
@@ -42,8 +32,6 @@ PUSH_PATTERNS = (
 )
 #: Never pushed: pickles and optimizer/scheduler/RNG states (the card is generated, so a local README is not used).
 NEVER_PUSH = ("training_args.bin", "*.pt", "*.pth", "optimizer*", "scheduler*", "rng_state*", "README.md")
-
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 
 
 class HubPushError(RuntimeError):
@@ -63,13 +51,20 @@ class PushResult:
 
 
 def check_repo_id(repo_id: str) -> str:
-    """Return ``repo_id`` if it is ``org/name``.
+    """Return ``repo_id`` if it is ``org/name`` by ``huggingface_hub.utils.validate_repo_id`` (letters, digits,
+    ``-_.``; no ``--``, ``..`` or ``.git`` ending; at most 96 characters) and names its namespace.
 
     Raises:
-        ValueError: anything else (names the value and the expected form).
+        ValueError: anything else (names the value, the expected form and the rule it broke).
     """
-    if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
-        raise ValueError(f"--repo_id {repo_id!r}: expected 'org/name' (letters, digits, '-', '_', '.')")
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        if not isinstance(repo_id, str) or "/" not in repo_id:
+            raise HFValidationError("no namespace")
+        validate_repo_id(repo_id)
+    except HFValidationError as err:
+        raise ValueError(f"--repo_id {repo_id!r}: expected 'org/name' ({err})") from None
     return repo_id
 
 
@@ -81,15 +76,8 @@ def files_to_push(output_dir: str) -> list[str]:
     """
     if not os.path.isdir(output_dir):
         raise FileNotFoundError(f"{output_dir}: no such folder (expected a finished run's output dir)")
-    names = []
-    for name in sorted(os.listdir(output_dir)):
-        if not os.path.isfile(os.path.join(output_dir, name)):
-            continue
-        if any(fnmatch.fnmatch(name, p) for p in NEVER_PUSH):
-            continue
-        if any(fnmatch.fnmatch(name, p) for p in PUSH_PATTERNS):
-            names.append(name)
-    return names
+    return [n for n in sorted(os.listdir(output_dir)) if os.path.isfile(os.path.join(output_dir, n))
+            and not any(fnmatch.fnmatch(n, p) for p in NEVER_PUSH) and any(fnmatch.fnmatch(n, p) for p in PUSH_PATTERNS)]
 
 
 def pop_push_settings(training_args) -> dict | None:
@@ -119,38 +107,20 @@ def pop_push_settings(training_args) -> dict | None:
 
 
 def finish_run(task, model_args, data_args, training_args, push: dict | None) -> PushResult | None:
-    """End of a fine-tuning run: write ``run_info.json`` (what the card needs), then push if ``--push_to_hub``.
-
-    Only the main process writes and pushes. ``push`` is :func:`pop_push_settings`'s result.
+    """End of a fine-tuning run: push ``output_dir`` if ``--push_to_hub`` (``push``: :func:`pop_push_settings`'s
+    result), on the main process only. The run record was written while training
+    (:class:`hf_bert_tasks.run_record.RunRecordCallback`); ``model_args`` and ``data_args`` are not needed any more.
 
     Raises:
         HubPushError: the push failed (the trained run in ``output_dir`` is complete and unchanged; push it later
             with ``hf-bert-tasks push``).
     """
-    from .model_card import write_run_info
-
-    if not training_args.should_save:
-        return None
-    write_run_info(training_args.output_dir, task, model_args, data_args, training_args)
-    if push is None:
+    if push is None or not training_args.should_save:
         return None
     result = push_output_dir(training_args.output_dir, push["repo_id"], private=push["private"],
-                             revision=push["revision"], token=push["token"])
+                             revision=push["revision"], token=push["token"], card_kwargs={"task": task.name})
     logger.info("pushed to %s (commit %s)", result.repo_url, result.commit_oid)
     return result
-
-
-def _remote_eval_results(api, repo_id: str, revision: str, token) -> list:
-    """The ``model-index`` results of the card on the Hub at ``revision`` (``[]`` when there is no card)."""
-    from huggingface_hub import ModelCard
-    from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
-
-    try:
-        path = api.hf_hub_download(repo_id, "README.md", revision=revision, token=token)
-    except (EntryNotFoundError, RemoteEntryNotFoundError):
-        return []
-    data = ModelCard.load(path, ignore_metadata_errors=True).data
-    return list(data.eval_results or [])
 
 
 def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, revision: str | None = None,
@@ -175,7 +145,8 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).
         HubPushError: the Hub refused or could not be reached (message: step, repo, cause); nothing local changed.
     """
-    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub import CommitOperationAdd, HfApi, ModelCard
+    from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
 
     from . import model_card
 
@@ -199,10 +170,12 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
             step = f"create branch {revision!r}"
             api.create_branch(repo_id, branch=revision, exist_ok=True)
         step = "read the card already on the Hub"
-        existing = _remote_eval_results(api, repo_id, revision, token)
-        new = list(card.data.eval_results or [])
-        if existing:
-            card.data.eval_results = model_card.merge_eval_results(existing, new)
+        try:  # its model-index results, each replaced in place by the new one with the same key
+            remote = ModelCard.load(api.hf_hub_download(repo_id, "README.md", revision=revision, token=token),
+                                    ignore_metadata_errors=True).data.eval_results
+            card.data.eval_results = model_card.merge_eval_results(remote or [], card.data.eval_results or []) or None
+        except (EntryNotFoundError, RemoteEntryNotFoundError):
+            pass  # no card on the Hub yet
         step = "upload"
         operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=os.path.join(output_dir, name))
                       for name in files]

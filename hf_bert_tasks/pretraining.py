@@ -773,6 +773,7 @@ def run_pretrain(
             "--overwrite_output_dir to replace it or choose another folder"
         )
     from .hub import pop_push_settings
+    from .run_record import model_origin
 
     # Before any Trainer exists: the token leaves the arguments (never pickled into training_args.bin) and
     # Trainer's own push (repo created in __init__, its generic card) is replaced by ours at the end.
@@ -836,6 +837,7 @@ def run_pretrain(
             "overrides": model_args.config_overrides(),
             "vocab_size": len(tokenizer),
             "init": model_args.model_name_or_path or "random",
+            "base_model": model_origin(model_args.model_name_or_path)["base_model"],  # None: a local folder (now)
         },
         "tokenizer": model_args.tokenizer_name
         or model_args.model_name_or_path

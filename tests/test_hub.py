@@ -83,7 +83,7 @@ CLIENT = textwrap.dedent(r'''
     out["repush_card"], _ = card_results("org/tiny-mrpc")
 
     # 4. regression (STS-B): the pipeline returns the raw score
-    cli.main(["push", dirs["stsb"], "--repo_id", "org/tiny-stsb"])
+    cli.main(["push", dirs["stsb"], "--repo_id", "org/tiny-stsb", "--task", "stsb"])  # no run record: --task
     sts = pipeline_for("org/tiny-stsb")({"text": "anna fixed a clock .", "text_pair": "a clock ."})
     logits = AutoModelForSequenceClassification.from_pretrained(dirs["stsb"])(
         **AutoTokenizer.from_pretrained(dirs["stsb"])("anna fixed a clock .", "a clock .", return_tensors="pt")).logits
@@ -131,10 +131,10 @@ CLIENT = textwrap.dedent(r'''
     out["pretrained_card"], _ = card_results("org/tiny-pretrained")
 
     # 6. private repo: created private, unreadable without the token
-    cli.main(["push", dirs["stsb"], "--repo_id", "org/private-stsb", "--private"])
+    cli.main(["push", dirs["stsb"], "--repo_id", "org/private-stsb", "--private", "--task", "stsb"])
     out["private_flag"] = HfApi().model_info("org/private-stsb").private
     try:  # --private onto an existing public repo is refused before any upload
-        push_output_dir(dirs["stsb"], "org/tiny-stsb", private=True)
+        push_output_dir(dirs["stsb"], "org/tiny-stsb", private=True, card_kwargs={"task": "stsb"})
         out["private_onto_public"] = "pushed"
     except HubPushError as err:
         out["private_onto_public"] = str(err)

@@ -1,15 +1,25 @@
-"""Model cards: metrics -> EvalResult -> model-index, base model resolution, tables, pretraining card (offline)."""
+"""Model cards: metrics -> EvalResult -> model-index, the run record written while training, tables, pretraining
+card (offline)."""
 
 import json
 import math
 import os
+import re
 import socket
+from types import SimpleNamespace
 
 import pytest
 
 from hf_bert_tasks import get_task
 from hf_bert_tasks import model_card as mc
 from hf_bert_tasks.hub import files_to_push, pop_push_settings
+from hf_bert_tasks.run_record import RunRecordCallback, model_origin
+from tests.conftest import REPO, SAMPLES
+
+
+def _squeeze(text: str) -> str:
+    """``text`` with runs of spaces made one (``make_markdown_table`` pads cells to the column width)."""
+    return re.sub(r" {2,}", " ", text)
 
 
 def _results(task_name, metrics):
@@ -104,7 +114,7 @@ def test_finetune_card_round_trips_through_modelcard_parsing(mrpc_run):
 
 
 def test_finetune_card_body_has_hyperparameters_seed_versions_paper_and_citation(mrpc_run):
-    text = str(mc.build_finetune_card(mrpc_run, repo_id="org/bert-mrpc"))
+    text = _squeeze(str(mc.build_finetune_card(mrpc_run, repo_id="org/bert-mrpc")))
     assert "| learning_rate | `2e-05` |" in text and "| warmup_steps | `0.1` |" in text
     assert "Seed: 42 (one run)." in text and "- transformers 5.24.0" in text
     assert "| BERT-base | F1 | validation | 87.5 | 88.9 |" in text
@@ -147,44 +157,160 @@ def test_malformed_results_json_names_file_and_line(tmp_path):
 def test_seed_runs_render_mean_and_sample_std(mrpc_run):
     runs = [{"seed": 1, "metrics": {"eval_f1": 0.8, "eval_accuracy": 0.7}},
             {"seed": 2, "metrics": {"eval_f1": 0.9, "eval_accuracy": 0.7}}]
-    text = str(mc.build_finetune_card(mrpc_run, seed_runs=runs))
+    text = _squeeze(str(mc.build_finetune_card(mrpc_run, seed_runs=runs)))
     assert "### Over 2 seeds (1, 2)" in text
     assert "| validation | F1 | 0.8500 ± 0.0707 | 2 |" in text
 
 
 def test_conll_paper_rows_compare_test_f1_with_our_test_split(tmp_path):
     _write(tmp_path, "all_results.json", {"eval_f1": 0.9, "eval_f1_test": 0.85})
-    text = str(mc.build_finetune_card(str(tmp_path), task="conll2003"))
+    text = _squeeze(str(mc.build_finetune_card(str(tmp_path), task="conll2003")))
     assert "| BERT-base (dev) | F1 | validation | 90.0 | 96.4 |" in text
     assert "| BERT-base (test) | F1 | test | 85.0 | 92.4 |" in text
 
 
-def test_infer_task_from_unique_label_names(tmp_path):
+def test_a_folder_without_the_record_needs_the_task(tmp_path):
+    # the task is never guessed from label names (these fit MRPC only)
+    _write(tmp_path, "all_results.json", {"eval_f1": 0.5})
     _write(tmp_path, "config.json", {"id2label": {"0": "not_equivalent", "1": "equivalent"}})
-    assert mc.infer_task(str(tmp_path)).name == "mrpc"
+    with pytest.raises(ValueError, match=r"no run_info.json names the task; pass --task"):
+        mc.build_finetune_card(str(tmp_path))
 
 
-def test_infer_task_refuses_ambiguous_labels(tmp_path):
-    _write(tmp_path, "config.json", {"id2label": {"0": "entailment", "1": "not_entailment"}})
-    with pytest.raises(ValueError, match=r"fit \['qnli', 'rte'\]; pass --task"):
-        mc.infer_task(str(tmp_path))
+def test_a_folder_without_the_record_gets_a_card_without_its_fields_and_a_warning(tmp_path, caplog):
+    _write(tmp_path, "all_results.json", {"eval_f1": 0.5, "eval_accuracy": 0.75})
+    _write(tmp_path, "config.json", {"_name_or_path": "acme/parent", "model_type": "bert"})
+    card = mc.build_finetune_card(str(tmp_path), task="mrpc")
+    assert card.data.base_model is None and len(card.data.eval_results) == 2
+    assert "Seed: not recorded (one run)." in card.text
+    assert card.text.count("Not recorded by the run.") == 2  # hyperparameters and training log
+    assert "run_info.json (written while training by RunRecordCallback)" in caplog.text
 
 
-def test_resolve_base_model_order(tmp_path):
-    assert mc.resolve_base_model("local/x", "org/override") == ("org/override", "given with --base_model")
-    assert mc.resolve_base_model("google-bert/bert-base-uncased")[0] == "google-bert/bert-base-uncased"
-    snap = tmp_path / "hub" / "models--acme--tiny-bert" / "snapshots" / "0123abc"
-    snap.mkdir(parents=True)
-    assert mc.resolve_base_model(str(snap))[0] == "acme/tiny-bert"
-    with_readme = tmp_path / "copy1"
-    _write(with_readme, "README.md", "---\nbase_model: acme/parent\n---\n# x\n")
-    assert mc.resolve_base_model(str(with_readme))[0] == "acme/parent"
-    with_config = tmp_path / "copy2"
-    _write(with_config, "config.json", {"_name_or_path": "acme/old-style"})
-    assert mc.resolve_base_model(str(with_config))[0] == "acme/old-style"
-    bare = tmp_path / "bare"
-    bare.mkdir()
-    assert mc.resolve_base_model(str(bare))[0] is None
+@pytest.mark.parametrize("name, folder, expected", [
+    ("google-bert/bert-base-uncased", False, ("hub", "google-bert/bert-base-uncased")),
+    ("runs/pretrain", False, ("hub", "runs/pretrain")),  # no such folder at load time: it was a Hub id
+    ("runs/pretrain", True, ("local", None)),  # the folder existed when the model was loaded
+    ("../x/model", False, ("local", None)),  # not a valid repo id (validate_repo_id): not from the Hub
+    (None, False, ("random", None)),
+])
+def test_model_origin_is_decided_by_the_folder_at_load_time(name, folder, expected, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    if folder:
+        os.makedirs(name)
+    got = model_origin(name)
+    assert (got["model_origin"], got["base_model"]) == expected
+    assert model_origin(name, "org/given")["base_model"] == "org/given"
+
+
+def test_a_local_folder_is_recorded_by_its_last_two_path_parts(tmp_path, monkeypatch):
+    (tmp_path / "home" / "runs" / "pretrain").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "home")
+    assert model_origin("runs/pretrain")["model_name_or_path"] == "runs/pretrain"
+    assert model_origin(str(tmp_path / "home" / "runs" / "pretrain"))["model_name_or_path"] == "runs/pretrain"
+
+
+def _record_run(output_dir, model_name_or_path):
+    """What the fine-tune recipe records for a run started from ``model_name_or_path`` (in the current folder)."""
+    from transformers import TrainingArguments
+
+    from hf_bert_tasks.arguments import DataArguments
+
+    args = TrainingArguments(output_dir=str(output_dir), report_to="none")
+    callback = RunRecordCallback(get_task("mrpc"), SimpleNamespace(model_name_or_path=model_name_or_path),
+                                 DataArguments(task="mrpc"))
+    callback.on_init_end(args, None, None)
+    _write(output_dir, "all_results.json", {"eval_f1": 0.5})
+
+
+def test_a_card_built_from_another_directory_never_names_a_local_path_as_base_model(tmp_path, monkeypatch):
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    # a local folder whose name is also a valid Hub id, whose config names another local folder (older transformers)
+    _write(work / "runs" / "pretrain", "config.json", {"_name_or_path": "runs/phase1"})
+    elsewhere.mkdir()
+    monkeypatch.chdir(work)
+    _record_run(tmp_path / "out", "runs/pretrain")
+    recorded = {"init": "runs/pretrain", "base_model": model_origin("runs/pretrain")["base_model"]}  # as the recipe
+    _write(tmp_path / "pre", "pretraining_summary.json", {"model": recorded})
+    _write(tmp_path / "old_pre", "pretraining_summary.json", {"model": {"init": "runs/pretrain"}})  # records no origin
+    for folder in (work, elsewhere):
+        monkeypatch.chdir(folder)
+        card = mc.build_card(str(tmp_path / "out"), repo_id="org/m")
+        assert card.data.base_model is None and "huggingface.co/runs" not in card.text, folder
+        for pre in ("pre", "old_pre"):
+            assert mc.build_card(str(tmp_path / pre)).data.base_model is None, (folder, pre)
+    # control: the same name with no such folder when the model was loaded is a Hub id, named from any folder
+    monkeypatch.chdir(elsewhere)
+    _record_run(tmp_path / "hub_run", "runs/pretrain")
+    monkeypatch.chdir(work)
+    assert mc.build_card(str(tmp_path / "hub_run")).data.base_model == "runs/pretrain"
+
+
+def test_no_pickle_is_loaded_from_an_output_folder(tmp_path, capsys):
+    import torch
+
+    marker = tmp_path / "unpickled.marker"
+
+    class Trap:  # unpickling it calls open(marker, "w"): the marker file appears
+        def __reduce__(self):
+            return open, (str(marker), "w")
+
+    out = tmp_path / "run"
+    _write(out, "all_results.json", {"eval_f1": 0.5, "eval_accuracy": 0.75})
+    _write(out, "model.safetensors", "x")
+    torch.save(Trap(), out / "training_args.bin")  # no run_info.json: the old card code read this pickle instead
+    from hf_bert_tasks.scripts import push
+
+    mc.build_card(str(out), task="mrpc")
+    mc.load_seed_runs([str(out), str(out)])
+    assert push.main([str(out), "--repo_id", "org/m", "--task", "mrpc", "--dry_run"]) == 0
+    assert "training_args.bin" not in files_to_push(str(out))
+    assert not marker.exists()
+    torch.load(out / "training_args.bin", weights_only=False)  # control: the trap does fire when unpickled
+    assert marker.exists()
+
+
+def test_the_package_source_never_unpickles():
+    offenders = []
+    for root, _, names in os.walk(os.path.join(REPO, "hf_bert_tasks")):
+        for name in (n for n in names if n.endswith(".py")):
+            with open(os.path.join(root, name), encoding="utf-8") as f:
+                source = f.read()
+            offenders += [(name, hit) for hit in re.findall(r"torch\.load\(|pickle\.loads?\(|weights_only\s*=\s*False",
+                                                            source)]
+    assert offenders == []
+
+
+def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypatch):
+    from hf_bert_tasks.scripts import finetune
+
+    snapshots = []
+
+    def snapshot(self, args, state, control, **kwargs):  # after each optimizer step, before that step's log
+        with open(os.path.join(args.output_dir, "run_info.json"), encoding="utf-8") as f:
+            snapshots.append((state.global_step, json.load(f)))
+
+    monkeypatch.setattr(RunRecordCallback, "on_step_end", snapshot)
+    out = tmp_path / "mrpc"
+    finetune.main(["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path",
+                   tiny_bert_dir, "--output_dir", str(out), "--max_train_samples", "16", "--max_eval_samples", "8",
+                   "--per_device_train_batch_size", "8", "--num_train_epochs", "1", "--learning_rate", "1e-3",
+                   "--logging_steps", "1", "--eval_strategy", "steps", "--eval_steps", "1", "--save_strategy", "no",
+                   "--report_to", "none", "--do_train", "--do_eval"])
+    assert [step for step, _ in snapshots] == [1, 2]
+    first, second = snapshots[0][1], snapshots[1][1]
+    assert first["task"] == "mrpc" and first["hyperparameters"]["learning_rate"] == 1e-3
+    assert first["hyperparameters"]["train_batch_size"] == 8 and first["seed"] == 42
+    assert first["model_origin"] == "local" and first["base_model"] is None
+    assert "log_history" not in first  # step 1 was not logged yet
+    # by step 2, step 1's training loss and evaluation were recorded, before any card exists
+    assert [e["step"] for e in second["log_history"] if "loss" in e] == [1]
+    assert [e["step"] for e in second["log_history"] if "eval_f1" in e] == [1]
+    assert set(second["metrics"]) >= {"eval_f1", "eval_accuracy", "eval_loss"}
+    assert not (out / "README.md").exists()
+    final = json.loads((out / "run_info.json").read_text())
+    assert any("train_loss" in e for e in final["log_history"])
+    assert "| Training Loss | Epoch | Step | Validation Loss |" in _squeeze(mc.build_card(str(out)).text)
 
 
 def test_non_default_arguments_never_include_the_token(tmp_path):
@@ -234,7 +360,7 @@ def test_pretraining_card_reports_mlm_and_nsp_accuracy_without_local_paths(tmp_p
         "steps": 50, "masking_recipe": {"mlm_probability": 0.15, "mask/random/keep": [0.8, 0.1, 0.1]},
         "final_mlm_accuracy": 0.2, "final_nsp_accuracy": 0.6})
     card = mc.build_card(str(tmp_path), repo_id="org/tiny-pretrained")
-    text = str(card)
+    text = _squeeze(str(card))
     assert [(r.metric_name, r.metric_value) for r in card.data.eval_results] == [("MLM accuracy", 0.2),
                                                                                 ("NSP accuracy", 0.6)]
     assert len({mc.eval_result_key(r) for r in card.data.eval_results}) == 2  # a re-push keeps both
@@ -256,3 +382,13 @@ def test_push_rejects_a_malformed_repo_id(mrpc_run):
 
     with pytest.raises(ValueError, match="expected 'org/name'"):
         push.main([mrpc_run, "--repo_id", "no-namespace", "--dry_run"])
+
+
+@pytest.mark.parametrize("repo_id, rule", [("org/na--me", "Cannot have -- or .."), ("org/name.git", "cannot end by '.git'"),
+                                           ("org/-name", "alphanumeric chars")])
+def test_check_repo_id_applies_huggingface_hubs_own_rules(repo_id, rule):
+    from hf_bert_tasks.hub import check_repo_id
+
+    assert check_repo_id("org/name-1.2_x") == "org/name-1.2_x"
+    with pytest.raises(ValueError, match=rf"--repo_id '{re.escape(repo_id)}': expected 'org/name' \(.*{re.escape(rule)}"):
+        check_repo_id(repo_id)

@@ -29,9 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_flag(parser, "repo_id", required=True, metavar="ORG/NAME", help="the Hub repository to push to")
     parser.add_argument("--private", action="store_true", help="create the repo private (new repos only)")
     parser.add_argument("--revision", default=None, help="branch to push to (created from main if missing)")
-    parser.add_argument("--task", default=None, help="registered task (default: from run_info.json / config labels)")
+    parser.add_argument("--task", default=None, help="registered task (default: the run record's, run_info.json)")
     add_flag(parser, "base_model", default=None,
-             help="Hub id of the checkpoint the run started from (when it was a local folder)")
+             help="Hub id of the checkpoint the run started from (when it was a local folder, the record names none)")
     add_flag(parser, "seed_runs", nargs="*", default=None,
              help="output dirs of the same configuration with other seeds (mean ± std on the card)")
     parser.add_argument("--license", default="apache-2.0", help="license of the card (default apache-2.0)")

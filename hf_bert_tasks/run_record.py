@@ -1,0 +1,207 @@
+"""The run record ``run_info.json``: what a fine-tuning run was, written by a ``TrainerCallback`` while it trains.
+
+setfit's pattern (``ModelCardCallback``): the card's data is filled in as the run happens, never reconstructed later
+from the saved files. :class:`RunRecordCallback` is made right after the model is loaded and writes
+``output_dir/run_info.json`` (main process only; each write replaces the file whole):
+
+* ``on_init_end`` (the ``Trainer`` is built): task, base model and where it came from (:func:`model_origin`),
+  dataset, data arguments, training mode, seed, hyperparameters, framework versions;
+* ``on_log``: ``Trainer.state.log_history`` (training loss, eval metrics, each with step and epoch);
+* ``on_evaluate``: the latest metrics of each evaluation, merged under ``metrics``.
+
+Nothing here loads a pickle (``training_args.bin`` is never read) and no Hub token enters the record (every
+``*token*`` argument is dropped). :mod:`hf_bert_tasks.model_card` renders the card from this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from dataclasses import MISSING, fields
+from types import SimpleNamespace
+from typing import Any
+
+from transformers import TrainerCallback
+
+#: The run record, next to the run's outputs (pushed with them).
+RUN_INFO_FILE = "run_info.json"
+#: ``TrainingArguments`` fields never recorded (paths, logging, Hub plumbing; secrets are dropped by name too).
+HIDDEN_ARGUMENTS = {
+    "output_dir", "logging_dir", "run_name", "report_to", "push_to_hub", "hub_token", "hub_model_id", "hub_strategy",
+    "hub_private_repo", "hub_always_push", "hub_revision", "overwrite_output_dir", "do_train", "do_eval",
+    "do_predict", "resume_from_checkpoint", "dataloader_pin_memory", "disable_tqdm", "logging_steps",
+    "logging_strategy", "save_strategy", "save_steps", "save_total_limit", "eval_strategy", "eval_steps",
+    "per_device_eval_batch_size", "trackio_space_id", "trackio_bucket_id", "project", "trackio_static_space_id",
+}
+
+#: Arguments that ``extract_hyperparameters_from_trainer`` already reports under its own names.
+EXTRACTED = {"learning_rate", "seed", "per_device_train_batch_size", "num_train_epochs", "max_steps", "warmup_steps",
+             "lr_scheduler_type", "optim", "optim_args", "adam_beta1", "adam_beta2", "adam_epsilon", "fp16",
+             "gradient_accumulation_steps", "label_smoothing_factor"}
+
+
+def framework_versions() -> dict[str, str]:
+    """Versions of the libraries a checkpoint depends on (those installed; read from package metadata, no import)."""
+    from importlib import metadata
+
+    from . import __version__
+
+    versions = {"hf_bert_tasks": __version__, "python": platform.python_version()}
+    for name in ("transformers", "torch", "datasets", "tokenizers", "accelerate", "peft", "huggingface_hub"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def model_origin(model_name_or_path: str | None, base_model: str | None = None) -> dict[str, Any]:
+    """Where the checkpoint a run starts from came from; call it when the model is loaded (same process and folder).
+
+    ``from_pretrained`` reads a folder when one of that name exists, so an existing folder is ``"local"``; otherwise
+    the name was a Hub repo id (``huggingface_hub.utils.validate_repo_id``). The answer is recorded, never decided
+    again later from another current directory. A local folder has no Hub id: the card names none (``base_model``
+    ``None``) unless ``base_model`` (``--base_model``) gives it.
+
+    Returns:
+        ``{"model_name_or_path", "model_origin", "base_model", "base_model_source"}``: the name as given for a Hub
+        id, the last two path parts of a local folder (no home directories in a pushed file); ``model_origin`` is
+        ``"hub"``, ``"local"`` or ``"random"``.
+    """
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    name = model_name_or_path
+    origin = "random" if not name else "local" if os.path.isdir(name) else "hub"
+    if origin == "hub":
+        try:
+            validate_repo_id(name)
+        except HFValidationError:
+            origin = "local"  # not a Hub id, so not loaded from the Hub
+    if origin == "local":
+        name = "/".join(os.path.normpath(os.path.abspath(name)).split(os.sep)[-2:])
+    source = {"hub": "the Hub id the run started from", "random": "random initialisation",
+              "local": f"a local folder (`{name}`) with no Hub id recorded"}[origin]
+    return {"model_name_or_path": name, "model_origin": origin,
+            "base_model": base_model or (name if origin == "hub" else None),
+            "base_model_source": "given with --base_model" if base_model else source}
+
+
+def non_default_arguments(training_args) -> dict[str, Any]:
+    """Training arguments whose value differs from ``transformers.TrainingArguments``' own default.
+
+    Paths, logging, Hub plumbing (:data:`HIDDEN_ARGUMENTS`), every ``*token*`` field and private attributes are
+    left out. Fields only our subclasses have (``lr_grid``, a training mode …) count when they differ from their
+    own default. Only plain values (numbers, strings, booleans, ``None``; enums as their value) are returned.
+    """
+    from transformers import TrainingArguments
+
+    def field_default(f):
+        if f.default is not MISSING:
+            return f.default
+        return f.default_factory() if f.default_factory is not MISSING else None  # type: ignore[misc]
+
+    defaults = {f.name: field_default(f) for f in fields(TrainingArguments)}
+    out = {}
+    for f in fields(training_args):
+        name = f.name
+        if name.startswith("_") or name in HIDDEN_ARGUMENTS or "token" in name:
+            continue
+        default = defaults[name] if name in defaults else field_default(f)
+        value, default = (getattr(x, "value", x) for x in (getattr(training_args, name, None), default))
+        if not isinstance(value, (int, float, str, bool, type(None))):
+            continue  # config objects (accelerator_config ...) filled in by TrainingArguments.__post_init__
+        if default is None and value in (False, "", None):
+            continue  # a None default normalised to False / "" by __post_init__ (activation_checkpointing ...)
+        if value != default:
+            out[name] = value
+    return out
+
+
+def hyperparameters(training_args) -> dict[str, Any]:
+    """``transformers.modelcard.extract_hyperparameters_from_trainer`` (the list on transformers' own cards: learning
+    rate, batch sizes, seed, optimizer, scheduler, warmup, epochs or steps), then every other argument that differs
+    from the default (:func:`non_default_arguments`: weight decay, training mode, LoRA rank …)."""
+    from transformers.modelcard import extract_hyperparameters_from_trainer
+
+    out = extract_hyperparameters_from_trainer(SimpleNamespace(args=training_args))  # it reads only trainer.args
+    out.update({k: v for k, v in non_default_arguments(training_args).items() if k not in EXTRACTED})
+    return out
+
+
+class RunRecordCallback(TrainerCallback):
+    """Writes :data:`RUN_INFO_FILE` into ``args.output_dir`` while the ``Trainer`` runs (see the module docstring).
+
+    Args:
+        task: the registered :class:`~hf_bert_tasks.tasks.base.Task`.
+        model_args: ``ModelArguments`` (``model_name_or_path``, ``model_revision``; a ``base_model`` Hub id if it
+            has one, for a run started from a local copy of a Hub model).
+        data_args: ``DataArguments``; the dataset id/config/revision and the arguments that differ from their
+            defaults are recorded.
+
+    Make it right after the model is loaded: :func:`model_origin` is decided here.
+    """
+
+    def __init__(self, task, model_args, data_args):
+        data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
+        changed = {k: getattr(data_args, k) for k in data_defaults if getattr(data_args, k) != data_defaults[k]
+                   and k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision")}
+        changed.setdefault("max_seq_length", data_args.max_seq_length)
+        self.record: dict[str, Any] = {
+            "task": task.name,
+            **model_origin(model_args.model_name_or_path, getattr(model_args, "base_model", None)),
+            "model_revision": getattr(model_args, "model_revision", None),
+            "dataset": {"id": data_args.dataset_name or task.hub_dataset,
+                        "config": task.hub_config if data_args.dataset_config_name is None
+                        else data_args.dataset_config_name,
+                        "revision": data_args.dataset_revision, "local_files": bool(data_args.data_dir)},
+            "data_arguments": changed,
+            "framework_versions": framework_versions(),
+        }
+
+    def write(self, args) -> None:
+        """Replace ``args.output_dir/run_info.json`` with the record (main process only; a temporary file is
+        renamed, so a kill never leaves half a file)."""
+        if not args.should_save:
+            return
+        os.makedirs(args.output_dir, exist_ok=True)
+        path = os.path.join(args.output_dir, RUN_INFO_FILE)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(self.record, f, indent=2, ensure_ascii=False, default=str)
+        os.replace(path + ".tmp", path)
+
+    def on_init_end(self, args, state, control, **kwargs):
+        from .modes import mode_of
+
+        mode = mode_of(args)
+        self.record.update(training_mode={"mode": mode.name, "strategy": mode.variant(args)}, seed=args.seed,
+                           hyperparameters=hyperparameters(args))
+        self.write(args)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        self.record["log_history"] = list(state.log_history)  # Trainer.log appended ``logs`` (with the step) first
+        self.write(args)
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        self.record["metrics"] = {**self.record.get("metrics", {}), **(metrics or {})}
+        self.write(args)
+
+
+def read_record(output_dir: str, name: str = RUN_INFO_FILE) -> Any:
+    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none.
+
+    Raises:
+        ValueError: the file is not valid JSON (names the file and line).
+    """
+    path = os.path.join(output_dir, name)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: line {err.lineno}: not valid JSON ({err.msg})") from None
+
+
+__all__ = ["HIDDEN_ARGUMENTS", "RUN_INFO_FILE", "RunRecordCallback", "framework_versions", "hyperparameters",
+           "model_origin", "non_default_arguments", "read_record"]
