@@ -249,7 +249,7 @@ def test_output_is_what_bert_for_pretraining_takes(vocab_tokenizer):
             intermediate_size=32,
         )
     )
-    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0, mlm_probability=0.5)
+    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0, selection="exact")  # >= 1 target per row: a finite loss
     batch = c(
         [
             {"input_ids": [2, 7, 9, 3, 11, 3], "token_type_ids": [0, 0, 0, 0, 1, 1], "next_sentence_label": 1},
@@ -483,12 +483,92 @@ def test_masks_keyed_by_seed_epoch_and_idx_are_pinned(big_tokenizer, selection, 
                                               for f in PINNED_FEATURES]
 
 
-def test_masks_without_idx_are_pinned(big_tokenizer):
-    """Without ``idx`` the row keys come from the collator's torch.Generator (seed 2024), recorded as above."""
+# --------------------------------------------------------------------------- keys re-derived from the rule
+#: Vigna's splitmix64.c in plain Python integers, independent of the collator's vectorised numpy code.
+_M64, _GOLDEN = 2**64 - 1, 0x9E3779B97F4A7C15
+
+
+def _mix64_ref(z):
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & _M64
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB & _M64
+    return z ^ (z >> 31)
+
+
+def _key_ref(seed, *words):
+    """mix64(...mix64(mix64(seed + GOLDEN) ^ words[0]) ^ ...): words = (epoch, idx) or (epoch, worker, call, row)."""
+    key = _mix64_ref((seed + _GOLDEN) & _M64)
+    for w in words:
+        key = _mix64_ref(key ^ w)
+    return key
+
+
+def _uniform_ref(key, stream, n):
+    """Draw n of sub-stream ``stream`` (1 select, 2 category, 3 token): output n + 1 of splitmix64, top 53 bits."""
+    sub = _mix64_ref(key ^ (stream * _GOLDEN & _M64))
+    return (_mix64_ref((sub + (n + 1) * _GOLDEN) & _M64) >> 11) / 2**53
+
+
+def _bernoulli_ref(ids, key, p=0.5):
+    """Token-level Bernoulli masking of one unpadded row, one position at a time (the class docstring's rule with
+    the big_tokenizer vocabulary: ids <= 4 special, ordinary token k is id 5 + k)."""
+    out, labels = list(ids), [-100] * len(ids)
+    for j, t in enumerate(ids):
+        if t <= 4 or _uniform_ref(key, 1, j) >= p:
+            continue
+        labels[j], category = t, _uniform_ref(key, 2, j)
+        if category < 0.8:
+            out[j] = 4
+        elif category < 0.9:
+            out[j] = 5 + int(_uniform_ref(key, 3, j) * N_ORDINARY)
+    return out, labels
+
+
+def _padded(rows, pad, width=12):
+    return [r + [pad] * (width - len(r)) for r in rows]
+
+
+def test_reference_rule_reproduces_the_pinned_masks():
+    """The plain-Python rule above, keyed by (seed 2024, epoch 3, idx), gives the masks recorded at 382fba6."""
+    got = [_bernoulli_ref(f["input_ids"], _key_ref(2024, 3, f["idx"])) for f in PINNED_FEATURES]
+    assert (_padded([g[0] for g in got], 0), _padded([g[1] for g in got], -100)) == PINNED_MASKS[("bernoulli", False)]
+
+
+def test_masks_without_idx_follow_seed_epoch_worker_call_and_row(big_tokenizer):
+    """Without ``idx`` (main process: worker 0), row r of the c-th call is keyed by (seed, epoch, 0, c, r)."""
     c = DataCollatorForBertPretraining(big_tokenizer, seed=2024, mlm_probability=0.5)
-    out = c([{k: v for k, v in f.items() if k != "idx"} for f in PINNED_FEATURES])
-    assert out["input_ids"].tolist() == [[2, 11, 4, 13, 14, 15, 3, 4, 4, 4, 4, 3], [2, 21, 4, 23, 3, 4, 4, 3, 0, 0, 0, 0],
-                                         [2, 4, 32, 4, 34, 4, 4, 4, 4, 3, 0, 0]]
-    assert out["labels"].tolist() == [[-100, -100, 12, -100, -100, 15, -100, 16, 17, 18, 19, -100],
-                                      [-100, -100, 22, -100, -100, 24, 25, -100, -100, -100, -100, -100],
-                                      [-100, 31, -100, 33, -100, 35, 36, 37, 38, -100, -100, -100]]
+    feats = [{k: v for k, v in f.items() if k != "idx"} for f in PINNED_FEATURES]
+    for call in (1, 2):
+        out = c([dict(f) for f in feats])
+        got = [_bernoulli_ref(f["input_ids"], _key_ref(2024, 0, 0, call, r)) for r, f in enumerate(feats)]
+        assert out["input_ids"].tolist() == _padded([g[0] for g in got], 0)
+        assert out["labels"].tolist() == _padded([g[1] for g in got], -100)
+
+
+def _loader_patterns(collator, rows, num_workers, epochs=2, persistent=False):
+    """[(epoch, batch index, selected-position pattern of the batch)] of a DataLoader over ``rows`` (batch 4)."""
+    loader = torch.utils.data.DataLoader(rows, batch_size=4, collate_fn=collator, num_workers=num_workers,
+                                         persistent_workers=persistent)
+    return [(e, b, tuple(map(tuple, (batch["labels"] != -100).tolist()))) for e in range(epochs)
+            for b, batch in enumerate(loader)]
+
+
+@pytest.mark.parametrize("num_workers, persistent", [(0, False), (1, False), (2, False), (2, True)])
+def test_without_idx_workers_and_epochs_do_not_repeat_masks(big_tokenizer, num_workers, persistent):
+    """Issue 24: 8 different 32-token rows without idx, batch 4. With keys from one generator copied into every
+    worker, batch 0 (worker 0) and batch 1 (worker 1) had the same selected positions, and fresh workers repeated
+    epoch 1 in epoch 2. Now no two batches of two epochs share their pattern (4 x 32 candidates at p = 0.15)."""
+    torch.manual_seed(0)
+    rows = _ordinary_rows(8, 32, seed=9)
+    collator = DataCollatorForBertPretraining(big_tokenizer, mlm_probability=0.15, selection="bernoulli", seed=0)
+    patterns = _loader_patterns(collator, rows, num_workers, persistent=persistent)
+    assert len(patterns) == 4
+    assert len({p for _, _, p in patterns}) == 4
+
+
+def test_without_idx_worker_masks_are_reproducible_under_torch_manual_seed(big_tokenizer):
+    rows = _ordinary_rows(8, 32, seed=9)
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(1)
+        runs.append(_loader_patterns(DataCollatorForBertPretraining(big_tokenizer, seed=0), rows, 2))
+    assert runs[0] == runs[1]
