@@ -57,17 +57,15 @@ def keyed_uniforms(seed: int, words, counters):
 
     Args: ``seed`` the masking seed; ``words`` ints or int arrays ``[B]`` (broadcast), ``(epoch, idx)`` or ``(epoch,
     worker, call, row)``; ``counters`` non-negative ints ``[B or 1, K]``, the position (token or word index in its
-    example) of each draw. Returns ``torch.float64 [3, B, K]`` in ``[0, 1)``: the select, category and token draws.
+    example) of each draw. Returns ``numpy.float64 [3, B, K]`` in ``[0, 1)``: the select, category and token draws.
     """
-    import torch
-
     key = _mix64(np.array((int(seed) + _GOLDEN) % 2**64, dtype=np.uint64))
     for w in words:
         w = np.uint64(w % 2**64) if isinstance(w, int) else np.asarray(w, np.int64).astype(np.uint64)
         key = _mix64(key ^ w)
     bits = splitmix64(_mix64(np.atleast_1d(key)[None, :] ^ _STREAM_SALTS[:, None]), counters)
     bits >>= np.uint64(11)
-    return torch.from_numpy(bits.astype(np.float64) * (1.0 / 2**53))  # exact: a power of two
+    return bits.astype(np.float64) * (1.0 / 2**53)  # exact: a power of two
 
 
 @dataclass
@@ -167,8 +165,8 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         ):
             if bad:
                 raise ValueError(message)
-        self._is_special = torch.isin(torch.arange(len(tok)), torch.tensor(tok.all_special_ids, dtype=torch.long))
-        self._ordinary_ids = torch.nonzero(~self._is_special).flatten()
+        self._is_special = np.isin(np.arange(len(tok)), tok.all_special_ids)  # bool [V]
+        self._ordinary_ids = np.flatnonzero(~self._is_special)
         if self.mlm and len(self._ordinary_ids) == 0:
             raise ValueError("the vocabulary has no ordinary (non-special) tokens to draw random replacements from")
         self._base_seed = int(self.seed) if self.seed is not None else int(torch.randint(0, 2**62, (1,)).item())
@@ -205,7 +203,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         if max(lengths) > length:
             raise ValueError(f"a feature has {max(lengths)} tokens, more than max_length={max_length}")
         length = -(-length // multiple) * multiple if multiple else length  # rounded up to a multiple
-        pos, lens = torch.arange(length).unsqueeze(0), torch.tensor(lengths).unsqueeze(1)
+        pos, lens = np.arange(length)[None, :], np.array(lengths)[:, None]
         left = getattr(self.tokenizer, "padding_side", "right") == "left"
         real = pos >= length - lens if left else pos < lens  # bool [B, length]: the token slots, row-major
 
@@ -220,19 +218,19 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
                 if key != "word_ids":
                     raise
                 flat = np.fromiter((-1 if v is None else v for r in rows for v in r), np.int64, count=sum(lengths))
-            out = torch.full((len(rows), length), pad_value, dtype=torch.long)
-            out[real] = torch.from_numpy(flat)
+            out = np.full((len(rows), length), pad_value, dtype=np.int64)
+            out[real] = flat  # numpy: 5x faster than torch's index_put here
             return out
 
         batch = {"input_ids": fill("input_ids", self.tokenizer.pad_token_id)}
-        batch["token_type_ids"] = fill("token_type_ids", 0) if "token_type_ids" in keys else (real & False).long()
-        batch["attention_mask"] = fill("attention_mask", 0) if "attention_mask" in keys else real.long()
+        batch["token_type_ids"] = fill("token_type_ids", 0) if "token_type_ids" in keys else 0 * real.astype(np.int64)
+        batch["attention_mask"] = fill("attention_mask", 0) if "attention_mask" in keys else real.astype(np.int64)
         for key, pad_value in (("labels", -100), ("word_ids", -1)):
             if key in keys:
                 batch[key] = fill(key, pad_value)
         if "next_sentence_label" in keys:
-            batch["next_sentence_label"] = torch.tensor([int(f["next_sentence_label"]) for f in features])
-        return batch
+            batch["next_sentence_label"] = np.array([int(f["next_sentence_label"]) for f in features], dtype=np.int64)
+        return {k: torch.from_numpy(v) for k, v in batch.items()}
 
     def mask_tokens(self, input_ids, attention_mask, word_ids=None, example_index=None, epoch: int | None = None):
         """Choose MLM targets and corrupt the inputs (the rules of the class docstring).
@@ -251,11 +249,12 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             raise ValueError("whole_word_mask=True needs a 'word_ids' list per feature (word index per token, -1 for "
                              "special tokens): create the features with hf_bert_tasks.create_pretraining_examples or "
                              "store BatchEncoding.word_ids(i) of a fast tokenizer")
-        n_vocab, n_rows = len(self._is_special), input_ids.shape[0]
-        candidate = attention_mask.bool() & (input_ids < n_vocab) & ~self._is_special[input_ids.clamp(0, n_vocab - 1)]
-        position = (attention_mask.long().cumsum(1) - 1).clamp(min=0)  # index in its own example, whatever padding
-        unit = word_ids.where(candidate, 0).clamp(min=0) if self.whole_word_mask else position  # [B, L]
-        width = max(input_ids.shape[1], int(unit.max()) + 1 if unit.numel() else 1)
+        ids, real = np.asarray(input_ids), np.asarray(attention_mask) != 0  # numpy: 2x faster than torch here
+        n_vocab, n_rows = len(self._is_special), ids.shape[0]
+        candidate = real & (ids < n_vocab) & ~self._is_special[np.clip(ids, 0, n_vocab - 1)]
+        position = np.maximum(real.cumsum(1) - 1, 0)  # index in its own example, whatever the padding
+        unit = np.maximum(np.where(candidate, np.asarray(word_ids), 0), 0) if self.whole_word_mask else position
+        width = max(ids.shape[1], int(unit.max(initial=0)) + 1)
         words = [self.epoch if epoch is None else epoch, example_index]
         if example_index is None:  # issue 24: DataLoader workers and epochs must not repeat one stream
             info = torch.utils.data.get_worker_info()
@@ -264,38 +263,39 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         # draw k of a row belongs to its unit k (token position or word index), the random token to position k
         u_select, u_category, u_token = keyed_uniforms(self._base_seed, words, np.arange(width)[None])  # [B, width]
         if self.selection == "bernoulli":
-            selected = u_select.gather(1, unit) < self.mlm_probability
+            selected = np.take_along_axis(u_select, unit, 1) < self.mlm_probability
         else:
-            sizes = torch.zeros(u_select.shape, dtype=torch.long).scatter_add_(1, unit, candidate.long())
-            selected = self._exact_count(u_select, sizes, attention_mask).gather(1, unit)
+            flat_unit = (np.arange(n_rows)[:, None] * width + unit).ravel()
+            sizes = np.bincount(flat_unit, candidate.ravel(), minlength=n_rows * width).reshape(n_rows, width)
+            selected = np.take_along_axis(self._exact_count(u_select, sizes.astype(np.int64), real), unit, 1)
         selected &= candidate
-        category = u_category.gather(1, unit)  # one 80/10/10 draw per unit
-        labels = input_ids.where(selected, -100)
-        masked = input_ids.masked_fill(selected & (category < self.mask_replace_prob), self.tokenizer.mask_token_id)
+        category = np.take_along_axis(u_category, unit, 1)  # one 80/10/10 draw per unit
+        labels = np.where(selected, ids, -100)
+        masked = np.where(selected & (category < self.mask_replace_prob), self.tokenizer.mask_token_id, ids)
         to_random = selected & (category >= self.mask_replace_prob)
         to_random &= category < self.mask_replace_prob + self.random_replace_prob
-        picks = (u_token.gather(1, position) * len(self._ordinary_ids)).long().clamp(max=len(self._ordinary_ids) - 1)
-        masked[to_random] = self._ordinary_ids[picks[to_random]]
-        return masked, labels
+        picks = np.take_along_axis(u_token, position, 1)[to_random] * len(self._ordinary_ids)
+        masked[to_random] = self._ordinary_ids[np.minimum(picks.astype(np.int64), len(self._ordinary_ids) - 1)]
+        return torch.from_numpy(masked), torch.from_numpy(labels)
 
-    def _exact_count(self, u, sizes, attention_mask):
+    def _exact_count(self, u, sizes, real):
         """google's exact count: ``bool [B, U]``, the units taken when visiting them in the order of ``u [B, U]``,
-        taking each that still fits the row's count (``sizes``: ``int64 [B, U]`` candidate tokens per unit, 0 = none).
-        Vectorised over rows: a unit too big for the remaining count is skipped at every later turn too (the count
-        only decreases), so each round drops those and takes the longest prefix of the rest that fits; a round leaves
-        less than the size of the unit it stopped at: at most (largest word size + 1) rounds."""
-        import torch
-
-        target = torch.floor(attention_mask.sum(1).double() * self.mlm_probability + 0.5).long()  # Python 2's round
-        remaining = target.clamp(min=1, max=self.max_predictions_per_seq).unsqueeze(1)
-        order = u.masked_fill(sizes == 0, 2.0).argsort(dim=1)
-        size = sizes.gather(1, order)  # in visiting order
-        taken = torch.zeros_like(size, dtype=torch.bool)
+        taking each that still fits the row's count (``sizes``: ``int64 [B, U]`` candidate tokens per unit, 0 = none;
+        ``real``: ``bool [B, L]``, the real tokens). Vectorised over rows: a unit too big for the remaining count is
+        skipped at every later turn too (the count only decreases), so each round drops those and takes the longest
+        prefix of the rest that fits; a round leaves less than the size of the unit it stopped at, so there are at
+        most (largest word size + 1) rounds."""
+        n_real = real.sum(1, keepdims=True)
+        remaining = np.clip(np.floor(n_real * self.mlm_probability + 0.5), 1, self.max_predictions_per_seq)  # half-up
+        order = np.where(sizes == 0, 2.0, u).argsort(axis=1)
+        size = np.take_along_axis(sizes, order, 1)  # in visiting order
+        taken = np.zeros(size.shape, dtype=bool)
         while (fits := ~taken & (size > 0) & (size <= remaining)).any():
-            new = fits & (size.where(fits, 0).cumsum(1) <= remaining)
+            new = fits & (np.where(fits, size, 0).cumsum(1) <= remaining)
             taken |= new
-            remaining = remaining - size.where(new, 0).sum(1, keepdim=True)
-        return torch.zeros_like(taken).scatter_(1, order, taken)
+            remaining = remaining - np.where(new, size, 0).sum(1, keepdims=True)
+        np.put_along_axis(out := np.zeros_like(taken), order, taken, 1)
+        return out
 
     def torch_call(self, features: list[dict]) -> dict[str, Any]:
         """Collate ``features`` into the tensors listed in the class docstring."""
