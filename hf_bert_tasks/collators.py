@@ -222,10 +222,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             out[real] = flat  # numpy: 5x faster than torch's index_put here
             return out
 
-        batch = {"input_ids": fill("input_ids", self.tokenizer.pad_token_id)}
-        batch["token_type_ids"] = fill("token_type_ids", 0) if "token_type_ids" in keys else 0 * real.astype(np.int64)
-        batch["attention_mask"] = fill("attention_mask", 0) if "attention_mask" in keys else real.astype(np.int64)
-        for key, pad_value in (("labels", -100), ("word_ids", -1)):
+        batch = {"input_ids": fill("input_ids", self.tokenizer.pad_token_id),
+                 "token_type_ids": np.zeros(real.shape, np.int64), "attention_mask": real.astype(np.int64)}
+        for key, pad_value in (("token_type_ids", 0), ("attention_mask", 0), ("labels", -100), ("word_ids", -1)):
             if key in keys:
                 batch[key] = fill(key, pad_value)
         if "next_sentence_label" in keys:
