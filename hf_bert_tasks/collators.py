@@ -260,40 +260,41 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             self._calls += 1
             words[1:] = [0 if info is None else info.seed + 1, self._calls, np.arange(n_rows)]
         # draw k of a row belongs to its unit k (token position or word index), the random token to position k
-        u_select, u_category, u_token = keyed_uniforms(self._base_seed, words, np.arange(width)[None])  # [B, width]
+        draws = keyed_uniforms(self._base_seed, words, np.arange(width)[None])  # [3, B, width]
+        u_select, u_category, u_token = draws.reshape(3, -1)  # flat indices: 3x faster than np.take_along_axis
+        at_unit, at_position = (x + np.arange(n_rows)[:, None] * width for x in (unit, position))
         if self.selection == "bernoulli":
-            selected = np.take_along_axis(u_select, unit, 1) < self.mlm_probability
+            selected = u_select[at_unit] < self.mlm_probability
         else:
-            flat_unit = (np.arange(n_rows)[:, None] * width + unit).ravel()
-            sizes = np.bincount(flat_unit, candidate.ravel(), minlength=n_rows * width).reshape(n_rows, width)
-            selected = np.take_along_axis(self._exact_count(u_select, sizes.astype(np.int64), real), unit, 1)
+            sizes = np.bincount(at_unit.ravel(), candidate.ravel(), minlength=u_select.size).astype(np.int64)
+            selected = self._exact_count(draws[0], sizes.reshape(n_rows, width), real)[at_unit]
         selected &= candidate
-        category = np.take_along_axis(u_category, unit, 1)  # one 80/10/10 draw per unit
+        category = u_category[at_unit]  # one 80/10/10 draw per unit
         labels = np.where(selected, ids, -100)
         masked = np.where(selected & (category < self.mask_replace_prob), self.tokenizer.mask_token_id, ids)
         to_random = selected & (category >= self.mask_replace_prob)
         to_random &= category < self.mask_replace_prob + self.random_replace_prob
-        picks = np.take_along_axis(u_token, position, 1)[to_random] * len(self._ordinary_ids)
-        masked[to_random] = self._ordinary_ids[np.minimum(picks.astype(np.int64), len(self._ordinary_ids) - 1)]
+        picks = (u_token[at_position[to_random]] * len(self._ordinary_ids)).astype(np.int64)
+        masked[to_random] = self._ordinary_ids[np.minimum(picks, len(self._ordinary_ids) - 1)]
         return torch.from_numpy(masked), torch.from_numpy(labels)
 
     def _exact_count(self, u, sizes, real):
-        """google's exact count: ``bool [B, U]``, the units taken when visiting them in the order of ``u [B, U]``,
-        taking each that still fits the row's count (``sizes``: ``int64 [B, U]`` candidate tokens per unit, 0 = none;
-        ``real``: ``bool [B, L]``, the real tokens). Vectorised over rows: a unit too big for the remaining count is
-        skipped at every later turn too (the count only decreases), so each round drops those and takes the longest
-        prefix of the rest that fits; a round leaves less than the size of the unit it stopped at, so there are at
-        most (largest word size + 1) rounds."""
-        n_real = real.sum(1, keepdims=True)
-        remaining = np.clip(np.floor(n_real * self.mlm_probability + 0.5), 1, self.max_predictions_per_seq)  # half-up
-        order = np.where(sizes == 0, 2.0, u).argsort(axis=1)
-        size = np.take_along_axis(sizes, order, 1)  # in visiting order
+        """google's exact count: ``bool [B * U]`` (flat), the units taken when visiting them in the order of ``u [B,
+        U]``, taking each that still fits the row's count (``sizes``: ``int64 [B, U]`` candidate tokens per unit;
+        ``real``: ``bool [B, L]``). Vectorised over rows: a unit too big for the remaining count is skipped at every
+        later turn too (the count only decreases), so each round drops those and takes the longest prefix of the rest
+        that fits; a round leaves less than the size of the unit it stopped at: <= (largest word size + 1) rounds."""
+        target = np.floor(real.sum(1, keepdims=True) * self.mlm_probability + 0.5)  # half-up, as Python 2's round
+        remaining = np.clip(target, 1, self.max_predictions_per_seq).astype(np.int64)
+        order = np.where(sizes == 0, 2.0, u).argsort(axis=1) + np.arange(len(u))[:, None] * u.shape[1]  # flat
+        size = sizes.ravel()[order]  # in visiting order
         taken = np.zeros(size.shape, dtype=bool)
-        while (fits := ~taken & (size > 0) & (size <= remaining)).any():
-            new = fits & (np.where(fits, size, 0).cumsum(1) <= remaining)
+        while (fits := (size <= remaining) & (size > 0) & ~taken).any():
+            new = fits & ((size * fits).cumsum(1) <= remaining)
             taken |= new
-            remaining = remaining - np.where(new, size, 0).sum(1, keepdims=True)
-        np.put_along_axis(out := np.zeros_like(taken), order, taken, 1)
+            remaining -= (size * new).sum(1, keepdims=True)
+        out = np.zeros(u.size, dtype=bool)
+        out[order] = taken
         return out
 
     def torch_call(self, features: list[dict]) -> dict[str, Any]:
