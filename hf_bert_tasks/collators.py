@@ -20,9 +20,9 @@ EXAMPLE_INDEX = "idx"
 
 # Keyed randomness: splitmix64 (Steele, Lea & Flood 2014; the seeding generator of java.util.SplittableRandom), a
 # counter-based generator, vectorised over the batch in numpy. numpy's counter-based Philox (keyed by (seed, idx),
-# counter = position) would give the same guarantees but has no multi-key call: one state per example costs 610-711 us
-# per 32 x 128 batch (advance() or a state reset per example; 1,480 us via SeedSequence, 2,020 us with a new Philox
-# per example) against 291 us here, i.e. +15 % on the whole collator (2.06 ms per batch in bench_collator; one core).
+# counter = position) would give the same guarantees but has no multi-key call: one state per example (advance() or a
+# state reset) costs 1.7-2.4x this hash per 32 x 128 batch (610-711 us against 291 us, idle core; 1,480-2,020 us with
+# a SeedSequence or a new Philox per example), i.e. +15-25 % on the whole collator (~2 ms per batch, bench_collator).
 _GOLDEN = 0x9E3779B97F4A7C15
 _STREAM_SALTS = np.array([s * _GOLDEN % 2**64 for s in (1, 2, 3)], dtype=np.uint64)  # select, category, token
 
@@ -186,8 +186,8 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         self._epoch.fill_(int(epoch))
 
     def _pad(self, features: list[dict], max_length: int | None, multiple: int | None) -> dict[str, Any]:
-        """Pad every column with one numpy conversion each (``tokenizer.pad`` goes row by row: 5.3 ms per 32-row batch
-        of ``bench_collator`` against 0.59 ms here; and it cannot pad ``word_ids`` or ``labels``)."""
+        """Pad every column with one numpy conversion each (``tokenizer.pad`` goes row by row, 12x slower on the
+        32-row batches of ``bench_collator``: 10.5 ms against 0.86 ms; nor can it pad ``word_ids`` or ``labels``)."""
         import torch
 
         if not features:
