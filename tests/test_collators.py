@@ -425,6 +425,35 @@ def test_static_masks_stay_the_same_across_epochs(vocab_tokenizer):
     assert torch.equal(c(feats)["labels"], first["labels"]) and first["labels"][0].tolist() == [-100, 7, -100, -100]
 
 
+def test_static_mask_map_draws_epoch_0_unpadded_and_leaves_the_collator_fields_alone(big_tokenizer):
+    """Issue 22: static_mask_map used to overwrite max_length, pad_to_multiple_of and the epoch while it ran."""
+    c = DataCollatorForBertPretraining(big_tokenizer, seed=2, mlm_probability=0.5, max_length=4, pad_to_multiple_of=8)
+    c.set_epoch(3)
+    rows = _ordinary_rows(3, 10, seed=7)  # 12 tokens each: longer than max_length
+    out = c.static_mask_map({"input_ids": [r["input_ids"] for r in rows]}, [5, 6, 7])
+    assert (c.max_length, c.pad_to_multiple_of, c.epoch) == (4, 8, 3)
+    epoch0 = DataCollatorForBertPretraining(big_tokenizer, seed=2, mlm_probability=0.5)(
+        [{**r, "idx": i} for r, i in zip(rows, [5, 6, 7])])
+    assert out["labels"] == epoch0["labels"].tolist() and out["input_ids"] == epoch0["input_ids"].tolist()
+
+
+@pytest.mark.parametrize("selection, wwm", [("bernoulli", False), ("exact", False), ("bernoulli", True), ("exact", True)])
+def test_masks_keyed_by_idx_do_not_depend_on_the_padding_side(big_tokenizer, selection, wwm):
+    import copy
+
+    left_tokenizer = copy.deepcopy(big_tokenizer)
+    left_tokenizer.padding_side = "left"
+    feats = [{k: v for k, v in f.items() if k != "token_type_ids"} for f in PINNED_FEATURES]
+    kwargs = {"seed": 4, "mlm_probability": 0.5, "selection": selection, "whole_word_mask": wwm}
+    right = DataCollatorForBertPretraining(big_tokenizer, **kwargs)([dict(f) for f in feats])
+    left = DataCollatorForBertPretraining(left_tokenizer, **kwargs)([dict(f) for f in feats])
+    for row, f in enumerate(feats):
+        n = len(f["input_ids"])
+        assert left["labels"][row, 12 - n:].tolist() == right["labels"][row, :n].tolist()
+        assert left["input_ids"][row, 12 - n:].tolist() == right["input_ids"][row, :n].tolist()
+        assert (right["labels"][row] != -100).any()  # something was masked to compare
+
+
 # --------------------------------------------------------------------------- masks pinned to literal values
 #: Three features (two sentence pairs, one single segment) with word ids and dataset row indices.
 PINNED_FEATURES = [
