@@ -162,8 +162,9 @@ def test_misspelt_flag_suggests_the_known_one(capsys, tmp_path):
                                        "mean --learning_rate?)\n")
 
 
-def test_bad_value_names_the_flag(capsys, tmp_path):
-    assert cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--learning_rate", "fast"]) == 2
+def test_bad_value_names_the_flag(capsys, tmp_path, tiny_bert_dir):
+    assert cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--model_name_or_path",
+                     tiny_bert_dir, "--learning_rate", "fast"]) == 2
     assert "error: argument --learning_rate/--learning-rate: invalid float value: 'fast'" in capsys.readouterr().err
 
 
@@ -294,11 +295,14 @@ def test_compare_unknown_common_flag_fails_before_any_run(tmp_path, tiny_bert_di
     assert code == 2 and "did you mean --max_train_samples?" in capsys.readouterr().err and not out.exists()
 
 
-def test_compare_runs_keep_progress_bars(tmp_path):
-    from hf_bert_tasks.scripts.compare import run_settings
+@pytest.mark.parametrize("terminal", [True, False])
+def test_compare_runs_keep_progress_bars_only_on_a_terminal(terminal, tmp_path, monkeypatch):
+    from hf_bert_tasks.scripts import compare
 
+    monkeypatch.setattr(compare, "interactive", lambda: terminal)
     args = SimpleNamespace(task="mrpc", model_name_or_path="m", data_dir=None, output_dir=str(tmp_path))
-    assert "disable_tqdm" not in run_settings({"label": "lora", "mode": "lora", "strategy": None}, 1, args, "o")
+    settings = compare.run_settings({"label": "lora", "mode": "lora", "strategy": None}, 1, args, "o")
+    assert settings["disable_tqdm"] is not terminal
 
 
 def test_compare_common_flags_read_a_config_file_below_the_explicit_flags(tmp_path):
