@@ -80,7 +80,7 @@ class LibraryNoiseFilter(logging.Filter):
         keys = load_report_keys(message)
         if keys and set(keys) <= {"UNEXPECTED", "MISSING"} and not any(
                 ENCODER_KEY.search(k) for k in keys.get("MISSING", [])):
-            source = _ANSI.sub("", message.splitlines()[0]).replace(" LOAD REPORT", "").strip()
+            source = _ANSI.sub("", message.splitlines()[0]).replace(" LOAD REPORT from:", " from").strip()
             record.msg, record.args = f"{source}: {head_swap_text(keys.get('UNEXPECTED', []), keys.get('MISSING', []))}", ()
         return True
 
