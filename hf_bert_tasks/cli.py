@@ -199,16 +199,15 @@ def _pop_debug(argv: list[str]) -> bool:
     return found
 
 
-def check_early(command: str, rest: list[str]) -> list[str]:
+def check_early(command: str, rest: list[str], module) -> list[str]:
     """Check a recipe's flags, ``--config`` keys, ``--task``, paths and model before the recipe imports transformers
     (:func:`hf_bert_tasks.flags.check_command_line`; one ``error:`` line within a second or two, not after the
     10-15 s import). Off a terminal, ``finetune``/``pretrain`` get ``--disable_tqdm true`` unless it is set (Trainer
-    then prints one line per logging step). Returns the arguments to run."""
-    if command == "compare":
-        from .scripts.compare import build_parser as compare_parser
-
-        extra = [s[2:] for a in compare_parser()._actions for s in a.option_strings if s.startswith("--")]
-        flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra)
+    then prints one line per logging step). ``module``: the subcommand's script module. Returns the arguments to
+    run."""
+    if command == "compare":  # its own flags (module.build_parser) and every fine-tune flag
+        extra = [s[2:] for a in module.build_parser()._actions for s in a.option_strings if s.startswith("--")]
+        flags.check_command_line(rest, (*SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS), extra)
         return rest
     values = flags.check_command_line(rest, (*SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
     return rest if interactive() or "disable_tqdm" in values else [*rest, "--disable_tqdm", "true"]
@@ -222,9 +221,9 @@ def _dispatch(command: str, rest: list[str]) -> int:
     if spec.dataclasses and helping and "--help_all" not in rest:
         print(fast_help(command))
         return 0
+    module = importlib.import_module(f"hf_bert_tasks.scripts.{spec.module}")  # light: heavy imports are in main()
     if command in ("finetune", "pretrain", "compare") and not helping:
-        rest = check_early(command, rest)
-    module = importlib.import_module(f"hf_bert_tasks.scripts.{spec.module}")
+        rest = check_early(command, rest, module)
     with quiet_console() if command in HEAVY and not helping else contextlib.nullcontext():
         result = module.main(rest)
     return result if isinstance(result, int) else 0

@@ -196,6 +196,13 @@ def test_early_check_reads_trainingarguments_flags_and_negations():
     assert values["gradient_accumulation_steps"] == ["2"] and values["group_by_length"] == ["false"]
 
 
+def test_compare_early_check_takes_its_own_and_trainingarguments_flags(capsys, tmp_path, tiny_bert_dir):
+    argv = ["compare", "--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
+            "--modes", "finetune", "--seeds", "1", "--eval_strategy", "no", "--data_dir", str(tmp_path / "none")]
+    assert cli.main(argv) == 2  # passes the flag names, stops at the missing data folder
+    assert capsys.readouterr().err == f"hf-bert-tasks: error: --data_dir {tmp_path / 'none'}: no such folder\n"
+
+
 def test_tasks_table_fits_100_columns():
     code, out, _ = run_cli("tasks")
     assert code == 0 and max(map(len, out.splitlines())) <= 100
