@@ -6,6 +6,7 @@ time is measured by hand for the docs, not asserted; what is asserted is the rea
 imports neither torch nor transformers.
 """
 
+import importlib
 import json
 import logging
 import os
@@ -201,6 +202,24 @@ def test_compare_early_check_takes_its_own_and_trainingarguments_flags(capsys, t
             "--modes", "finetune", "--seeds", "1", "--eval_strategy", "no", "--data_dir", str(tmp_path / "none")]
     assert cli.main(argv) == 2  # passes the flag names, stops at the missing data folder
     assert capsys.readouterr().err == f"hf-bert-tasks: error: --data_dir {tmp_path / 'none'}: no such folder\n"
+
+
+@pytest.mark.parametrize("command", ["finetune", "pretrain"])
+def test_early_check_knows_exactly_the_flags_the_recipe_parser_takes(command):
+    """The early check must never refuse a flag the recipe accepts (nor accept one it refuses)."""
+    from hf_bert_tasks import flags
+    from hf_bert_tasks.arguments import CliArgumentParser
+
+    classes = [getattr(importlib.import_module(m), c) for m, c, _ in cli.SUBCOMMANDS[command].dataclasses]
+    if command == "finetune":  # the recipe's dataclasses: the mode dataclasses are bases of the training one
+        from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
+
+        classes = [ModelArguments, DataArguments, FinetuneTrainingArguments]
+    parser = CliArgumentParser(classes)
+    taken = {s[2:].replace("-", "_") for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    known = {f.name for src in (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS)
+             for f in flags.dataclass_fields(*src[:2])}
+    assert {t for t in taken if not (t.startswith("no_") and t[3:] in known)} - {"help"} == known
 
 
 def test_tasks_table_fits_100_columns():
