@@ -307,7 +307,7 @@ def finished_run(tmp_path):
 
 
 def test_push_old_dashed_spelling_works_with_a_deprecation_note(finished_run, capsys):
-    assert cli.main(["push", finished_run, "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
+    assert cli.main(["push", finished_run, "--task", "mrpc", "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
     captured = capsys.readouterr()
     assert "model-index" in captured.out and "files to push:" in captured.out
     note = "hf-bert-tasks: warning: {} is deprecated, use {} (the old spelling will be removed in a future release)"
@@ -315,7 +315,7 @@ def test_push_old_dashed_spelling_works_with_a_deprecation_note(finished_run, ca
 
 
 def test_push_underscore_spelling_prints_no_note(finished_run, capsys):
-    assert cli.main(["push", finished_run, "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
+    assert cli.main(["push", finished_run, "--task", "mrpc", "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
     assert "deprecated" not in capsys.readouterr().err
 
 
