@@ -33,7 +33,7 @@ import textwrap
 import traceback
 
 from . import flags
-from .console import install_log_filters, interactive, quiet_console
+from .console import interactive, log_filters, quiet_console
 from .flags import FieldInfo, dataclass_fields  # noqa: F401  (public names of earlier releases)
 
 PROG = "hf-bert-tasks"
@@ -262,7 +262,6 @@ def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return the exit status (0 ok, 2 error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _pop_debug(argv)
-    install_log_filters()
     try:
         parser = build_parser()
         if not argv:
@@ -275,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
         if args.command is None:
             raise UsageError(f"a command is required: one of tasks, {', '.join(SUBCOMMANDS)}")
-        return _dispatch(args.command, argv[split + 1 :])
+        with log_filters():
+            return _dispatch(args.command, argv[split + 1 :])
     except BrokenPipeError:  # `hf-bert-tasks ... --help | head`: the reader left; nothing to report
         sys.stderr.close()
         return 0

@@ -1,7 +1,7 @@
 """A quiet console for every recipe: progress bars only on a terminal, one line per expected head swap, and none of
 the library messages our own load paths trigger but the user cannot act on.
 
-:func:`install_log_filters` (``cli.main`` calls it for every subcommand; it imports nothing) attaches
+:func:`log_filters` (``cli.main`` runs every subcommand inside it; it imports nothing) attaches
 :class:`LibraryNoiseFilter` to three transformers loggers:
 
 - ``transformers.modeling_utils``: the LOAD REPORT table (``transformers/utils/loading_report.py``) of a load that
@@ -85,13 +85,22 @@ class LibraryNoiseFilter(logging.Filter):
         return True
 
 
-def install_log_filters() -> None:
-    """Attach one :class:`LibraryNoiseFilter` to each of :data:`NOISY_LOGGERS` (idempotent; imports nothing:
-    transformers' loggers are ``logging.getLogger`` objects, the same before and after it is imported)."""
+@contextlib.contextmanager
+def log_filters():
+    """Attach a :class:`LibraryNoiseFilter` to each of :data:`NOISY_LOGGERS` that has none, for the duration of the
+    block (so a test process keeps transformers' own messages outside it). Imports nothing: transformers' loggers
+    are ``logging.getLogger`` objects, the same before and after it is imported."""
+    added = []
     for name in NOISY_LOGGERS:
         logger = logging.getLogger(name)
         if not any(isinstance(f, LibraryNoiseFilter) for f in logger.filters):
-            logger.addFilter(LibraryNoiseFilter())
+            added.append((logger, LibraryNoiseFilter()))
+            logger.addFilter(added[-1][1])
+    try:
+        yield
+    finally:
+        for logger, noise_filter in added:
+            logger.removeFilter(noise_filter)
 
 
 @contextlib.contextmanager
@@ -103,11 +112,10 @@ def quiet_console(progress_bars: bool | None = None):
     import huggingface_hub.utils as hub
     import transformers
 
-    install_log_filters()
     bars = interactive() if progress_bars is None else progress_bars
     states = (not datasets.utils.are_progress_bars_disabled(), transformers.utils.logging.is_progress_bar_enabled(),
               hub.are_progress_bars_disabled())
-    with warnings.catch_warnings():
+    with log_filters(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
         if not bars:
             datasets.disable_progress_bars()

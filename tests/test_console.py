@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hf_bert_tasks.console import LibraryNoiseFilter, install_log_filters
+from hf_bert_tasks.console import LibraryNoiseFilter, log_filters
 from tests.conftest import REPO, SAMPLES
 
 #: the text transformers 5.24 logs (``loading_report.log_state_dict_report``) for a pretraining checkpoint loaded
@@ -64,10 +64,15 @@ def test_library_messages_of_our_load_paths_are_dropped(logger, message, kept):
     assert (filtered(logger, message) == message) is kept
 
 
-def test_filters_are_installed_once_without_importing_transformers():
-    install_log_filters()
-    install_log_filters()
-    assert sum(isinstance(f, LibraryNoiseFilter) for f in logging.getLogger("transformers.modeling_utils").filters) == 1
+def test_filters_hold_only_inside_the_block_and_nest():
+    def count():
+        return sum(isinstance(f, LibraryNoiseFilter) for f in logging.getLogger("transformers.modeling_utils").filters)
+
+    with log_filters():
+        with log_filters():
+            assert count() == 1
+        assert count() == 1
+    assert count() == 0
 
 
 def test_a_finetune_run_off_a_terminal_prints_no_bar_frames_and_no_load_table(tmp_path, tiny_bert_dir):
