@@ -23,16 +23,22 @@ Imports are lazy: nothing here imports torch or transformers before the argument
 from __future__ import annotations
 
 import argparse
-import ast
+import contextlib
 import dataclasses
 import importlib
-import importlib.util
 import json
 import os
 import sys
+import textwrap
 import traceback
 
+from . import flags
+from .console import interactive, log_filters, quiet_console
+from .flags import FieldInfo, dataclass_fields  # noqa: F401  (public names of earlier releases)
+
 PROG = "hf-bert-tasks"
+#: subcommands that train: run inside :func:`hf_bert_tasks.console.quiet_console`
+HEAVY = ("finetune", "pretrain", "compare", "quickstart")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,12 +59,6 @@ class Subcommand:
     dataclasses: tuple[tuple[str, str, str], ...] = ()
     required: str = ""
 
-
-_TRAINING_NOTE = (
-    "Every flag of transformers' TrainingArguments is accepted too (--seed, --fp16, --bf16, --report_to, "
-    "--gradient_accumulation_steps, --eval_steps, --push_to_hub ...); `{prog} --help_all` lists them all (it "
-    "imports transformers, several seconds)."
-)
 
 SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
@@ -136,140 +136,9 @@ def add_flag(parser: argparse.ArgumentParser, name: str, *, flag: bool = False, 
     return parser.add_argument(*strings, action=DeprecatedAlias, **kwargs)
 
 
-# --------------------------------------------------------------------------------------------- fast help
-@dataclasses.dataclass
-class FieldInfo:
-    """A dataclass field as written in the source: ``name``, annotation text, default text, help, choices."""
-
-    name: str
-    annotation: str
-    default: str
-    help: str
-    choices: list | None
-
-
-def _literal(node, fallback: str):
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return fallback
-
-
-def _default_text(node, imported: dict[str, str] | None = None) -> str:
-    """``repr`` of a literal default, or of a name the module imports from a module of this package (``imported``:
-    name -> module; that module is imported, so keep such constants in light modules such as
-    :mod:`hf_bert_tasks.modes`), else its source text (``list(STRATEGIES)``)."""
-    missing = object()
-    value = _literal(node, missing)
-    if value is missing and isinstance(node, ast.Name) and node.id in (imported or {}):
-        value = getattr(importlib.import_module(imported[node.id]), node.id, missing)
-    return ast.unparse(node) if value is missing else repr(value)
-
-
-def _package_imports(tree: ast.Module, module: str) -> dict[str, str]:
-    """Names imported at the top of ``module`` from modules of this package (``from .modes import X``)."""
-    names = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.ImportFrom) and (stmt.level or (stmt.module or "").startswith("hf_bert_tasks")):
-            source = importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), module.rpartition(".")[0]) \
-                if stmt.level else stmt.module
-            names.update({alias.asname or alias.name: source for alias in stmt.names})
-    return names
-
-
-def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
-    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast`.
-
-    This is how ``finetune --help`` lists the package's flags without importing the module (which imports
-    transformers' ``TrainingArguments``, several seconds). Only ``name: T = field(default=..., metadata={...})`` and
-    ``name: T = value`` statements count; a default or metadata that is not a literal is shown as source text.
-    ``tests/test_cli.py`` checks the result against the imported classes.
-
-    Raises:
-        LookupError: the module has no class ``class_name``.
-    """
-    spec = importlib.util.find_spec(module)
-    with open(spec.origin, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), filename=spec.origin)
-    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
-    if node is None:
-        raise LookupError(f"{module} has no class {class_name}")
-    imported = _package_imports(tree, module)
-    fields = []
-    for stmt in node.body:
-        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-            continue
-        name, annotation = stmt.target.id, ast.unparse(stmt.annotation)
-        default, help_, choices = "", "", None
-        value = stmt.value
-        if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
-            kwargs = {k.arg: k.value for k in value.keywords}
-            if "default" in kwargs:
-                default = _default_text(kwargs["default"], imported)
-            elif "default_factory" in kwargs:
-                default = ast.unparse(kwargs["default_factory"]) + "()"
-            meta = kwargs.get("metadata")
-            if isinstance(meta, ast.Dict):
-                for key, val in zip(meta.keys, meta.values):
-                    key = _literal(key, None)
-                    if key == "help":
-                        help_ = str(_literal(val, ast.unparse(val)))
-                    elif key == "choices":
-                        choices = _literal(val, None)
-        elif value is not None:
-            default = _default_text(value)
-        fields.append(FieldInfo(name, annotation, default, help_, choices))
-    return fields
-
-
-def _dynamic_choices(name: str) -> list[str] | None:
-    """Choices known only at run time: ``--task`` lists the registered tasks, ``--mode`` the training modes."""
-    if name == "task":
-        from .tasks import list_tasks
-
-        return list_tasks()
-    if name == "mode":
-        from .modes import list_training_modes
-
-        return list_training_modes()
-    return None
-
-
 def fast_help(command: str) -> str:
     """``hf-bert-tasks <command> --help`` for an ``HfArgumentParser`` subcommand, built without importing it."""
-    spec = SUBCOMMANDS[command]
-    prog = f"{PROG} {command}"
-    doc = _module_doc(f"hf_bert_tasks.scripts.{spec.module}") or spec.help
-    parser = argparse.ArgumentParser(
-        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
-        usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
-        description=doc, epilog=_TRAINING_NOTE.format(prog=prog),
-    )
-    parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
-    parser.add_argument("--help_all", action="store_true",
-                        help="show every flag, transformers' TrainingArguments included, and exit")
-    parser.add_argument("--config", metavar="FILE",
-                        help="YAML or JSON file of argument values (keys = flag names without --); flags on the "
-                             "command line win")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the traceback of an error (a bare --debug; --debug VALUE is TrainingArguments')")
-    for mod, cls, title in spec.dataclasses:
-        group = parser.add_argument_group(title)
-        for f in dataclass_fields(mod, cls):
-            choices = f.choices or _dynamic_choices(f.name)
-            is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
-            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else (
-                "[BOOL]" if is_bool else f.name.upper())
-            text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
-            group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
-    return parser.format_help()
-
-
-def _module_doc(module: str) -> str | None:
-    """A module's docstring, read from its source (the module is not imported)."""
-    spec = importlib.util.find_spec(module)
-    with open(spec.origin, encoding="utf-8") as f:
-        return ast.get_docstring(ast.parse(f.read()))
+    return flags.fast_help(f"{PROG} {command}", SUBCOMMANDS[command])
 
 
 # --------------------------------------------------------------------------------------------- commands
@@ -284,11 +153,16 @@ def list_tasks_command(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'task':10s} {'problem type':28s} {'metrics (primary first)':34s} {'Hub dataset':26s} local files")
+    widths = (10, 27, 21, 20, 18)  # 96 characters + 4 spaces: a 100-column terminal; longer cells wrap
+    table = [("task", "problem type", "metrics (primary first)", "Hub dataset", "local files")]
     for r in rows:
         hub = r["hub_dataset"] + (f" ({r['hub_config']})" if r["hub_config"] else "")
         files = sorted({f for names in r["local_files"].values() for f in names})
-        print(f"{r['name']:10s} {r['problem_type']:28s} {', '.join(r['metrics']):34s} {hub:26s} {', '.join(files)}")
+        table.append((r["name"], r["problem_type"], ", ".join(r["metrics"]), hub, ", ".join(files)))
+    for cells in table:
+        wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(cells, widths)]
+        for i in range(max(map(len, wrapped))):
+            print(" ".join(f"{col[i] if i < len(col) else '':{w}s}" for col, w in zip(wrapped, widths)).rstrip())
     return 0
 
 
@@ -325,44 +199,33 @@ def _pop_debug(argv: list[str]) -> bool:
     return found
 
 
-def _flag_value(argv: list[str], flag: str) -> str | None:
-    """The value of ``--flag VALUE`` / ``--flag=VALUE`` in ``argv`` (the last one wins, as argparse), else ``None``."""
-    value = None
-    for i, arg in enumerate(argv):
-        if arg == flag and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif arg.startswith(flag + "="):
-            value = arg.split("=", 1)[1]
-    return value
-
-
-def check_task_flag(argv: list[str]) -> None:
-    """Fail fast on ``--task``, before the recipe imports transformers (several seconds): a missing ``--task`` (and
-    no ``--config`` that could hold it) or an unknown name. The recipe's own ``DataArguments`` checks the same.
-
-    Raises:
-        ValueError: ``--task is required ...``; ``UnknownTaskError`` with the closest registered names.
-    """
-    from .tasks import get_task
-
-    task = _flag_value(argv, "--task")
-    if task is not None:
-        get_task(task)
-    elif "--config" not in argv and not any(a.startswith("--config=") for a in argv):
-        raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
+def check_early(command: str, rest: list[str], module) -> list[str]:
+    """Check a recipe's flags, ``--config`` keys, ``--task``, paths and model before the recipe imports transformers
+    (:func:`hf_bert_tasks.flags.check_command_line`; one ``error:`` line within a second or two, not after the
+    10-15 s import). Off a terminal, ``finetune``/``pretrain`` get ``--disable_tqdm true`` unless it is set (Trainer
+    then prints one line per logging step). ``module``: the subcommand's script module. Returns the arguments to
+    run."""
+    if command == "compare":  # its own flags (module.build_parser) and every fine-tune flag
+        extra = [s[2:] for a in module.build_parser()._actions for s in a.option_strings if s.startswith("--")]
+        flags.check_command_line(rest, (*SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS), extra)
+        return rest
+    values = flags.check_command_line(rest, (*SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
+    return rest if interactive() or "disable_tqdm" in values else [*rest, "--disable_tqdm", "true"]
 
 
 def _dispatch(command: str, rest: list[str]) -> int:
     if command == "tasks":
         return list_tasks_command(rest)
     spec = SUBCOMMANDS[command]
-    if spec.dataclasses and any(a in ("-h", "--help") for a in rest) and "--help_all" not in rest:
+    helping = any(a in ("-h", "--help", "--help_all") for a in rest)
+    if spec.dataclasses and helping and "--help_all" not in rest:
         print(fast_help(command))
         return 0
-    if command == "finetune" and "--help_all" not in rest:
-        check_task_flag(rest)
-    module = importlib.import_module(f"hf_bert_tasks.scripts.{spec.module}")
-    result = module.main(rest)
+    module = importlib.import_module(f"hf_bert_tasks.scripts.{spec.module}")  # light: heavy imports are in main()
+    if command in ("finetune", "pretrain", "compare") and not helping:
+        rest = check_early(command, rest, module)
+    with quiet_console() if command in HEAVY and not helping else contextlib.nullcontext():
+        result = module.main(rest)
     return result if isinstance(result, int) else 0
 
 
@@ -411,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
         if args.command is None:
             raise UsageError(f"a command is required: one of tasks, {', '.join(SUBCOMMANDS)}")
-        return _dispatch(args.command, argv[split + 1 :])
+        with log_filters():
+            return _dispatch(args.command, argv[split + 1 :])
     except BrokenPipeError:  # `hf-bert-tasks ... --help | head`: the reader left; nothing to report
         sys.stderr.close()
         return 0

@@ -6,12 +6,14 @@ time is measured by hand for the docs, not asserted; what is asserted is the rea
 imports neither torch nor transformers.
 """
 
+import importlib
 import json
 import logging
 import os
 import re
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -25,7 +27,7 @@ ENV = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPAT
 def run_cli(*args, script=None):
     """Run the command line in a fresh interpreter; returns (exit status, stdout, stderr)."""
     cmd = [sys.executable, script] if script else [sys.executable, "-m", "hf_bert_tasks.cli"]
-    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
+    proc = subprocess.run([*cmd, *args], check=False, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -34,7 +36,7 @@ def modules_loaded_by(code: str) -> set[str]:
     probe = (f"import contextlib, io, json, sys\ntry:\n    with contextlib.redirect_stdout(io.StringIO()):\n"
              f"        {code}\nexcept SystemExit:\n    pass\n"
              "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=ENV, cwd=REPO,
+    proc = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True, text=True, env=ENV, cwd=REPO,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(proc.stdout.splitlines()[-1]))
@@ -139,6 +141,93 @@ def test_missing_task_is_one_error_line():
         "hf-bert-tasks: error: --task is required (see `hf-bert-tasks tasks` for the list)"]
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--task", "mrpc", "--output_dir", "x", "--learnin_rate", "1e-3"],
+     "unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)"),
+    (["--task", "mrpc", "--output_dir", "x", "--data_dir", "no/such/folder"], "--data_dir no/such/folder: no such folder"),
+])
+def test_usage_errors_come_within_two_seconds_as_one_line(args, message):
+    """Issue 27: 11-17 s before (transformers imported first); measured here in a fresh interpreter."""
+    started = time.perf_counter()
+    code, out, err = run_cli("finetune", *args)
+    elapsed = time.perf_counter() - started
+    assert (code, out, err) == (2, "", f"hf-bert-tasks: error: {message}\n")
+    assert elapsed < 2.0, f"{elapsed:.1f} s"
+
+
+def test_usage_errors_are_found_before_transformers_is_imported():
+    for args in (["--task", "mrpc", "--output_dir", "x", "--learnin_rate", "1e-3"],
+                 ["--task", "mrpc", "--output_dir", "x", "--data_dir", "no/such/folder"],
+                 ["--task", "mrpc", "--output_dir", "x", "--data_dir", SAMPLES]):  # the offline default model
+        loaded = modules_loaded_by(f"from hf_bert_tasks import cli; cli.main(['finetune', *{args!r}])")
+        assert not loaded & {"torch", "transformers", "datasets"}, args
+
+
+def test_offline_missing_model_names_a_local_checkpoint(tmp_path):
+    code, _, err = run_cli("finetune", "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"),
+                           "--output_dir", str(tmp_path))
+    assert code == 2 and err == (
+        "hf-bert-tasks: error: --model_name_or_path bert-base-uncased (the default): not a local folder and not in "
+        "the Hub cache, and the Hub is off (HF_HUB_OFFLINE=1); give a local checkpoint folder, e.g. "
+        "--model_name_or_path runs/quickstart/pretrained-bert (written by `hf-bert-tasks quickstart`)\n")
+
+
+def test_offline_model_in_the_hub_cache_passes_the_early_check(tmp_path):
+    from hf_bert_tasks.flags import check_model
+
+    (tmp_path / "models--org--bert" / "snapshots" / "0123abc").mkdir(parents=True)
+    (tmp_path / "models--org--bert" / "snapshots" / "0123abc" / "config.json").write_text("{}")
+    check_model("org/bert", cache_dir=str(tmp_path))  # no error
+    with pytest.raises(FileNotFoundError, match="org/other: not a local folder and not in the Hub cache"):
+        check_model("org/other", cache_dir=str(tmp_path))
+
+
+def test_pretrain_missing_corpus_is_an_early_error(capsys, tmp_path):
+    assert cli.main(["pretrain", "--train_files", str(tmp_path / "none.txt"), "--output_dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"hf-bert-tasks: error: --train_files: {tmp_path / 'none.txt'} does not "
+                                       "exist (no file matches)\n")
+
+
+def test_early_check_reads_trainingarguments_flags_and_negations():
+    from hf_bert_tasks import flags
+
+    sources = (*cli.SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS)
+    values = flags.check_command_line(["--task", "rte", "--output_dir", "o", "--gradient-accumulation-steps", "2",
+                                       "--no_group_by_length", "--model_name_or_path", SAMPLES], sources)
+    assert values["gradient_accumulation_steps"] == ["2"] and values["group_by_length"] == ["false"]
+
+
+def test_compare_early_check_takes_its_own_and_trainingarguments_flags(capsys, tmp_path, tiny_bert_dir):
+    argv = ["compare", "--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
+            "--modes", "finetune", "--seeds", "1", "--eval_strategy", "no", "--data_dir", str(tmp_path / "none")]
+    assert cli.main(argv) == 2  # passes the flag names, stops at the missing data folder
+    assert capsys.readouterr().err == f"hf-bert-tasks: error: --data_dir {tmp_path / 'none'}: no such folder\n"
+
+
+@pytest.mark.parametrize("command", ["finetune", "pretrain"])
+def test_early_check_knows_exactly_the_flags_the_recipe_parser_takes(command):
+    """The early check must never refuse a flag the recipe accepts (nor accept one it refuses)."""
+    from hf_bert_tasks import flags
+    from hf_bert_tasks.arguments import CliArgumentParser
+
+    classes = [getattr(importlib.import_module(m), c) for m, c, _ in cli.SUBCOMMANDS[command].dataclasses]
+    if command == "finetune":  # the recipe's dataclasses: the mode dataclasses are bases of the training one
+        from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
+
+        classes = [ModelArguments, DataArguments, FinetuneTrainingArguments]
+    parser = CliArgumentParser(classes)
+    taken = {s[2:].replace("-", "_") for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    known = {f.name for src in (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS)
+             for f in flags.dataclass_fields(*src[:2])}
+    assert {t for t in taken if not (t.startswith("no_") and t[3:] in known)} - {"help"} == known
+
+
+def test_tasks_table_fits_100_columns():
+    code, out, _ = run_cli("tasks")
+    assert code == 0 and max(map(len, out.splitlines())) <= 100
+    assert re.search(r"^squad_v2 +question_answering", out, flags=re.MULTILINE)
+
+
 def test_the_recipe_script_has_the_same_boundary():
     assert run_cli("--task", "mrcp", script=os.path.join(REPO, "recipes", "finetune.py")) == run_cli(
         "finetune", "--task", "mrcp")
@@ -162,8 +251,9 @@ def test_misspelt_flag_suggests_the_known_one(capsys, tmp_path):
                                        "mean --learning_rate?)\n")
 
 
-def test_bad_value_names_the_flag(capsys, tmp_path):
-    assert cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--learning_rate", "fast"]) == 2
+def test_bad_value_names_the_flag(capsys, tmp_path, tiny_bert_dir):
+    assert cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--model_name_or_path",
+                     tiny_bert_dir, "--learning_rate", "fast"]) == 2
     assert "error: argument --learning_rate/--learning-rate: invalid float value: 'fast'" in capsys.readouterr().err
 
 
@@ -217,7 +307,7 @@ def finished_run(tmp_path):
 
 
 def test_push_old_dashed_spelling_works_with_a_deprecation_note(finished_run, capsys):
-    assert cli.main(["push", finished_run, "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
+    assert cli.main(["push", finished_run, "--task", "mrpc", "--repo-id", "org/bert-mrpc", "--dry-run"]) == 0
     captured = capsys.readouterr()
     assert "model-index" in captured.out and "files to push:" in captured.out
     note = "hf-bert-tasks: warning: {} is deprecated, use {} (the old spelling will be removed in a future release)"
@@ -225,7 +315,7 @@ def test_push_old_dashed_spelling_works_with_a_deprecation_note(finished_run, ca
 
 
 def test_push_underscore_spelling_prints_no_note(finished_run, capsys):
-    assert cli.main(["push", finished_run, "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
+    assert cli.main(["push", finished_run, "--task", "mrpc", "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
     assert "deprecated" not in capsys.readouterr().err
 
 
@@ -294,11 +384,14 @@ def test_compare_unknown_common_flag_fails_before_any_run(tmp_path, tiny_bert_di
     assert code == 2 and "did you mean --max_train_samples?" in capsys.readouterr().err and not out.exists()
 
 
-def test_compare_runs_keep_progress_bars(tmp_path):
-    from hf_bert_tasks.scripts.compare import run_settings
+@pytest.mark.parametrize("terminal", [True, False])
+def test_compare_runs_keep_progress_bars_only_on_a_terminal(terminal, tmp_path, monkeypatch):
+    from hf_bert_tasks.scripts import compare
 
+    monkeypatch.setattr(compare, "interactive", lambda: terminal)
     args = SimpleNamespace(task="mrpc", model_name_or_path="m", data_dir=None, output_dir=str(tmp_path))
-    assert "disable_tqdm" not in run_settings({"label": "lora", "mode": "lora", "strategy": None}, 1, args, "o")
+    settings = compare.run_settings({"label": "lora", "mode": "lora", "strategy": None}, 1, args, "o")
+    assert settings["disable_tqdm"] is not terminal
 
 
 def test_compare_common_flags_read_a_config_file_below_the_explicit_flags(tmp_path):

@@ -60,7 +60,9 @@ def test_tiny_comparison_on_the_mrpc_sample_writes_md_json_png(tmp_path, tiny_be
         run_results = json.loads((out / folder / "seed1" / "all_results.json").read_text())
         assert (row["mean"], row["std"]) == (pytest.approx(100 * run_results["eval_f1"]), 0.0), folder
     md = (out / "comparison.md").read_text()
-    assert "| finetune | 88.9 |" in md and "**Feature-based approach (frozen encoder)**" in md
+    assert "| finetune | 88.9 (test) | " in md and "**Feature-based approach (frozen encoder)**" in md
+    assert "(n=1) |" in md and "±" not in md.split("\n", 4)[-1]  # one seed: n=1 and no spread in the table
+    assert [r["epochs"] for r in data["rows"]] == ["1", "1", "3", "3"]  # feature_based_args gives 3 epochs
     assert (out / "comparison.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the feature-based runs shared one cache holding every layer
     assert len(os.listdir(out / "feature_cache")) == 1
@@ -80,3 +82,47 @@ def test_reuse_of_a_missing_run_is_an_error(tmp_path, tiny_bert_dir):
     with pytest.raises(FileNotFoundError, match="all_results.json not found"):
         main(["--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path),
               "--reuse", f"finetune={tmp_path / 'nope'}"])
+
+
+@pytest.mark.parametrize("source, split", [
+    ("BERT paper Table 1 (GLUE test server; x100)", "test"),
+    ("Table 7 (dev F1, BERT-BASE)", "dev"),
+    ("BERT paper Table 4 (SWAG dev and test accuracy, x100)", ""),
+    ("", ""),
+])
+def test_paper_split_is_named_when_the_source_names_one_split(source, split):
+    from hf_bert_tasks.scripts.compare import paper_split
+
+    assert paper_split(source) == split
+
+
+def test_report_rows_state_n_budget_and_paper_split(tmp_path):
+    from hf_bert_tasks.scripts.compare import write_report
+
+    finetune = {"label": "finetune", "mode": "finetune", "strategy": None, "name": "finetune", "mean": 84.0,
+                "std": 0.0, "n": 1, "paper": 88.9, "paper_source": "BERT paper Table 1 (GLUE test server; x100)",
+                "wall_seconds": 12.4, "reused": False, "epochs": "3", "learning_rate": "2e-05",
+                "trainable_parameters": 109483778}
+    lora = {"label": "lora", "mode": "lora", "strategy": None, "name": "lora", "mean": 80.0, "std": 1.5, "n": 3,
+            "paper": None, "paper_source": "", "wall_seconds": None, "reused": False}  # a row without a budget
+    paths = write_report(get_task("mrpc"), [finetune, lora], str(tmp_path), "t")
+    lines = (tmp_path / "comparison.md").read_text().splitlines()
+    assert "| System | Paper | Ours (dev f1) | epochs | lr | trainable params | wall s |" in lines
+    assert "| finetune | 88.9 (test) | 84.0 (n=1) | 3 | 2e-05 | 109,483,778 | 12 |" in lines
+    assert "| lora | — | 80.0 ± 1.5 (n=3) | — | — | — | — |" in lines
+    assert set(paths) == {"md", "json", "png"}
+
+
+def test_tiny_comparison_counts_each_arms_trainable_parameters(tmp_path, tiny_bert_dir):
+    from transformers import AutoModelForSequenceClassification
+
+    from tests.conftest import SAMPLES
+
+    summary = main(["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path",
+                    tiny_bert_dir, "--output_dir", str(tmp_path), "--modes", "finetune,lora", "--seeds", "1",
+                    "--max_train_samples", "8", "--max_eval_samples", "8", "--num_train_epochs", "1",
+                    "--learning_rate", "1e-4", "--eval_strategy", "no"])
+    full = sum(p.numel() for p in AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir).parameters())
+    finetune, lora = summary["rows"]
+    assert (finetune["trainable_parameters"], finetune["learning_rate"], finetune["epochs"]) == (full, "0.0001", "1")
+    assert 0 < lora["trainable_parameters"] < full / 4  # adapters and the classifier head only

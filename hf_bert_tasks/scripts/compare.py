@@ -12,16 +12,17 @@ layer, so the frozen encoder runs once per split for all strategies.
         --seeds 1,2,3 --feature_based_args "{num_train_epochs: 10, learning_rate: 1e-3}" \
         --finetune_args finetune_arm.yaml   # a file holding e.g. "num_train_epochs: 3"
 
-Any other flag (``--max_train_samples 2000``, ``--max_seq_length 128`` …) goes to every run; ``--<mode>_args``
-only to that mode's runs: a YAML/JSON file or an inline YAML mapping of fine-tune flag names (without ``--``) to
-values. Every arm's flags are parsed and checked by the fine-tune recipe's own parser before the first run starts,
-so an unknown flag or a bad value in any arm is an error at once, naming the arm and the flag. (A string of flags,
-``"--num_train_epochs 3"``, the form of earlier releases, still works with a deprecation note.) ``--reuse finetune=runs/real/mrpc`` takes a finished run's ``all_results.json`` instead of
-running that configuration (marked "reused" in the report). Finished runs in ``output_dir`` are reused too, so an
-interrupted comparison resumes where it stopped (``--rerun`` runs them again).
+Any other flag (``--max_train_samples 2000``, ``--config common.yaml`` …) goes to every run; ``--<mode>_args`` only
+to that mode's runs: a YAML/JSON file or an inline YAML mapping of fine-tune flag names to values, read by
+:mod:`hf_bert_tasks.config_file` (a string of flags, ``"--num_train_epochs 3"``, still works with a deprecation
+note). Every arm's flags are checked by the fine-tune recipe's own parser before the first run starts, so an unknown
+flag or a bad value in any arm is an error at once, naming the arm and the flag. ``--reuse finetune=runs/real/mrpc``
+takes a finished run's ``all_results.json`` instead of running that configuration (marked "reused"). Finished runs
+in ``output_dir`` are reused too, so an interrupted comparison resumes where it stopped (``--rerun`` runs them again).
 
-Writes ``comparison.json`` (every run and the mean ± sample std per configuration), ``comparison.md`` (a table laid
-out like Table 7, the paper's numbers beside ours) and ``comparison.png`` (bar chart, matplotlib Agg backend).
+Writes ``comparison.json`` (every run, mean ± sample std, each arm's budget), ``comparison.md`` (a table laid out like
+Table 7: the paper's number with its split, ours with n, epochs, learning rate, trainable parameters, wall time) and
+``comparison.png`` (bar chart, matplotlib Agg backend).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ import textwrap
 import time
 
 from ..cli import ArgumentParser, UsageError, warn_deprecated_flag
+from ..config_file import read_config, settings_argv, unrecognized
+from ..console import interactive
 from ..modes import TRAINING_MODES, get_training_mode
 
 
@@ -76,11 +79,11 @@ def summarize(values: list[float]) -> tuple[float, float]:
 
 
 def run_settings(config: dict, seed: int, args, out: str) -> dict:
-    """What compare itself sets for one configuration and seed: fine-tune argument names -> values. Progress bars
-    stay on (``disable_tqdm`` is not set)."""
+    """What compare itself sets for one configuration and seed: fine-tune argument names -> values. Trainer's
+    progress bars stay on a terminal, off elsewhere (one line per logging step, :mod:`hf_bert_tasks.console`)."""
     settings = {"task": args.task, "model_name_or_path": args.model_name_or_path, "output_dir": out, "seed": seed,
                 "mode": config["mode"], "do_train": True, "do_eval": True, "save_strategy": "no",
-                "overwrite_output_dir": True, "report_to": "none"}
+                "overwrite_output_dir": True, "report_to": "none", "disable_tqdm": not interactive()}
     if args.data_dir:
         settings["data_dir"] = args.data_dir
     if config["strategy"]:
@@ -100,75 +103,37 @@ def finetune_parser():
 def given_settings(argv: list[str], parser=None) -> dict:
     """The fine-tune flags given in ``argv`` (the command line's pass-through flags) as ``{name: value}``, converted
     by the fine-tune parser (types, choices, ``--no_<flag>``); flags not given are absent, not defaults.
-    ``--config FILE`` contributes its mapping, below the explicit flags (as ``hf-bert-tasks finetune``).
+    ``--config FILE`` contributes its mapping (:func:`hf_bert_tasks.config_file.read_config`), below the explicit
+    flags (as ``hf-bert-tasks finetune``).
 
     Raises:
         ValueError: an unknown flag (with the closest known one), a value the parser refuses, a bad config file.
     """
-    import argparse
-
-    from ..arguments import _unrecognized
-
     parser = parser or finetune_parser()
     argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
-    config = {}
     if "--config" in argv:
         i = argv.index("--config")
         if i + 1 >= len(argv):
             raise ValueError("--config needs a path to a .yaml or .json file")
-        config = typed_settings(_read_mapping(argv[i + 1], "--config"), "--config", parser)
-        del argv[i : i + 2]
+        argv = settings_argv(read_config(argv[i + 1]), parser) + argv[:i] + argv[i + 2 :]  # the flags come last, win
     for action in parser._actions:  # only what argv gives: no defaults, nothing required
         action.default, action.required = argparse.SUPPRESS, False
     namespace, remaining = parser.parse_known_args(argv)
     if remaining:
-        raise UsageError(_unrecognized(parser, remaining))
-    return {**config, **vars(namespace)}
+        raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
+    return vars(namespace)
 
 
 def typed_settings(values: dict, option: str, parser=None) -> dict:
     """``{name: value}`` from a YAML/JSON mapping, each value converted as the fine-tune parser converts that flag's
-    text (YAML reads ``1e-3`` as a string) and checked against its choices; ``None`` values are left out.
+    text (:func:`hf_bert_tasks.config_file.settings_argv`); ``None`` values are left out.
 
     Raises:
         ValueError: an unknown name (``unrecognized arguments: --name value``, with the closest known flag) or a
             value the flag does not accept (argparse's wording).
     """
-    from ..arguments import _unrecognized
-
     parser = parser or finetune_parser()
-    # by flag, not dest: --no_group_by_length shares group_by_length's dest (and stores the opposite)
-    actions = {flag: a for a in parser._actions for flag in a.option_strings if a.dest != "help"}
-    settings = {}
-    for key, value in values.items():
-        name = str(key).lstrip("-")
-        if value is None:
-            continue
-        action = actions.get(f"--{name}")
-        if action is None or action.dest != name:
-            given = [f"--{name}", *map(str, value if isinstance(value, list) else [value])]
-            raise UsageError(_unrecognized(parser, given))
-        if isinstance(value, list) and action.nargs not in ("+", "*"):
-            raise UsageError(f"argument --{name}: expected one value, got a list ({value})")
-        settings[name] = [_convert(action, v) for v in value] if isinstance(value, list) else _convert(action, value)
-    return settings
-
-
-def _convert(action, value):
-    """``value`` (a YAML scalar) as argparse stores it for ``action`` when its text is given on the command line
-    (``true`` -> ``"true"``, ``3`` -> ``"3"``, then the flag's own conversion), so a setting means the same in a YAML
-    arm and on the command line."""
-    if action.type is not None:
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        try:
-            value = action.type(text)
-        except (TypeError, ValueError):
-            kind = getattr(action.type, "__name__", repr(action.type))
-            raise UsageError(f"argument {action.option_strings[0]}: invalid {kind} value: {text!r}") from None
-    if action.choices is not None and value not in action.choices:
-        choices = ", ".join(map(repr, action.choices))
-        raise UsageError(f"argument {action.option_strings[0]}: invalid choice: {value!r} (choose from {choices})")
-    return value
+    return given_settings(settings_argv(values, parser), parser)
 
 
 def run_arguments(config: dict, seed: int, args, common: dict, out: str):
@@ -181,38 +146,6 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     """
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
     return tuple(finetune_parser().parse_dict(settings))
-
-
-def _read_mapping(text: str, option: str) -> dict:
-    """A YAML/JSON file path or an inline YAML mapping -> the mapping (file contents read; empty -> ``{}``).
-
-    Raises:
-        FileNotFoundError: a ``.yaml``/``.yml``/``.json`` name that is not a file.
-        ValueError: not valid YAML, or not a mapping of names to plain values or lists (names ``option``).
-    """
-    import yaml
-
-    source = text
-    if os.path.isfile(text):
-        with open(text, encoding="utf-8") as f:
-            text = f.read()
-    elif text.endswith((".yaml", ".yml", ".json")):
-        raise FileNotFoundError(f"{option} {source}: no such file")
-    try:
-        values = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ValueError(f"{option} {source!r}: not valid YAML ({' '.join(str(err).split())})") from None
-    if values is None:
-        return {}
-    if not isinstance(values, dict):  # bad input, not a programming error: ValueError, reported by the CLI boundary
-        example = "'{num_train_epochs: 3, learning_rate: 1e-3}'"
-        message = f"{option} {source!r}: expected a YAML mapping of fine-tune flags to values, e.g. {example}"
-        raise ValueError(message)  # noqa: TRY004
-    for key, value in values.items():
-        if isinstance(value, dict):
-            message = f"{option} {source!r}: {str(key).lstrip('-')}: expected a plain value or a list, got a mapping"
-            raise ValueError(message)  # noqa: TRY004
-    return values
 
 
 def arm_settings(text: str, option: str, parser=None) -> dict:
@@ -231,7 +164,7 @@ def arm_settings(text: str, option: str, parser=None) -> dict:
     if text.startswith("-"):
         warn_deprecated_flag(f"{option} '--flag value ...'", f"{option} '{{flag: value, ...}}' (YAML)")
         return given_settings(shlex.split(text), parser)
-    return typed_settings(_read_mapping(text, option), option, parser)
+    return typed_settings(read_config(text, option, inline=True), option, parser)
 
 
 def validate_arms(args, common: dict) -> None:
@@ -265,27 +198,25 @@ def _naming_the_arm(label: str, mode: str):
         raise ValueError(f"compare: arm {label!r} ({where}): {err}") from err
 
 
+def _read_json(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
-    """Run (or reuse) one configuration with one seed; returns its record (metric, wall seconds, folder)."""
+    """Run (or reuse) one configuration with one seed; returns its record (metric, wall seconds, folder). A folder
+    of ``--reuse`` or a finished run of an earlier ``compare`` (without ``--rerun``) is read, not run."""
     from ..arguments import output_dir_is_finished, setup_process_logging
     from ..finetuning import run_finetune
 
     reuse = dict(args.reuse_map).get(config["label"])
-    if reuse:
-        path = os.path.join(reuse, "all_results.json")
-        with open(path, encoding="utf-8") as f:
-            results = json.load(f)
-        wall = results.get("wall_seconds", results.get("train_runtime"))
-        return {"seed": None, "output_dir": reuse, "reused": True, "results": results, "wall_seconds": wall}
-    name = config["label"].replace(":", "-")
-    out = os.path.join(args.output_dir, name, f"seed{seed}")
+    out = reuse or os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
     timing = os.path.join(out, "compare_wall_seconds.json")
-    if output_dir_is_finished(out) and os.path.isfile(timing) and not args.rerun:
-        with open(os.path.join(out, "all_results.json"), encoding="utf-8") as f:
-            results = json.load(f)
-        with open(timing, encoding="utf-8") as f:
-            wall = json.load(f)["wall_seconds"]
-        return {"seed": seed, "output_dir": out, "reused": False, "results": results, "wall_seconds": wall}
+    record = {"seed": None if reuse else seed, "output_dir": out, "reused": bool(reuse)}
+    if reuse or (output_dir_is_finished(out) and os.path.isfile(timing) and not args.rerun):
+        results = _read_json(os.path.join(out, "all_results.json"))
+        wall = results.get("wall_seconds", results.get("train_runtime")) if reuse else _read_json(timing)["wall_seconds"]
+        return {**record, "results": results, "wall_seconds": wall}
     model_args, data_args, training_args = run_arguments(config, seed, args, common, out)
     setup_process_logging(training_args)
     started = time.time()
@@ -296,11 +227,52 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
     os.makedirs(out, exist_ok=True)
     with open(timing, "w", encoding="utf-8") as f:
         json.dump({"wall_seconds": wall}, f)
-    return {"seed": seed, "output_dir": out, "reused": False, "results": results, "wall_seconds": wall}
+    return {**record, "results": results, "wall_seconds": wall}
+
+
+def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
+    """What a configuration trains with: ``epochs`` (or ``"N steps"`` with ``--max_steps``), peak ``learning_rate``
+    (or the ``--lr_grid`` searched) after the task's and mode's defaults (``apply_task_defaults``, as the run
+    resolves them), and ``trainable_parameters``: the parameters with ``requires_grad`` of the model the mode builds
+    (``finetuning.build_model``; LoRA: adapters and head, feature-based: the head)."""
+    import transformers
+
+    from ..arguments import apply_task_defaults
+    from ..finetuning import build_model
+    from ..lora import trainable_parameter_counts
+
+    model_args, data_args, training_args = run_arguments(config, seed, args, common, args.output_dir)
+    apply_task_defaults(task, data_args, training_args)
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # the run itself reports the load
+    try:
+        trainable = trainable_parameter_counts(build_model(task, model_args, training_args))[0]
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    steps = training_args.max_steps
+    return {"epochs": f"{steps} steps" if steps > 0 else f"{training_args.num_train_epochs:g}",
+            "learning_rate": training_args.lr_grid or f"{training_args.learning_rate:g}",
+            "trainable_parameters": trainable}
+
+
+def paper_split(source: str) -> str:
+    """``"dev"`` or ``"test"`` when the paper source names one split only (GLUE: "test server", Table 7: "dev F1"),
+    else ``""``."""
+    splits = [s for s in ("dev", "test") if s in source.lower()]
+    return splits[0] if len(splits) == 1 else ""
+
+
+def _cell(row: dict, key: str, fmt="{}") -> str:
+    return "—" if row.get(key) is None else fmt.format(row[key])
 
 
 def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[str, str]:
-    """Write ``comparison.md``, ``comparison.json`` and ``comparison.png``; returns their paths."""
+    """Write ``comparison.md``, ``comparison.json`` and ``comparison.png``; returns their paths.
+
+    Each row: ``name``, ``mode``, ``mean``/``std``/``n`` (0-100 scale), ``paper``/``paper_source``, ``wall_seconds``,
+    ``reused``; optional ``epochs``, ``learning_rate``, ``trainable_parameters`` (:func:`arm_budget`; ``—`` when
+    absent). One run shows ``72.0 (n=1)``, several ``72.0 ± 1.3 (n=3)``; a paper number carries its split.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -312,21 +284,26 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     with open(paths["json"], "w", encoding="utf-8") as f:
         json.dump({"task": task.name, "metric": key, "title": title, "rows": rows}, f, indent=2, default=str)
     display = task.metric_spec(key).display
-    lines = [f"# {title}", "", (f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale, mean ± sample std "
-                                "over seeds; wall time per run (seconds, mean; feature-based runs include building or "
-                                "reading the feature cache)."), "",
-             f"| System | Paper | Ours ({key}) | seeds | wall s |", "|---|---:|---:|---:|---:|"]
+    lines = [f"# {title}", "", (f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale: the mean over n runs "
+                                "(seeds), ± the sample std when n > 1; epochs, peak learning rate and trainable "
+                                "parameters of each arm; wall time per run (seconds, mean; feature-based runs include "
+                                "building or reading the feature cache)."), "",
+             f"| System | Paper | Ours (dev {key}) | epochs | lr | trainable params | wall s |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     section = None
     for row in rows:
         group = get_training_mode(row["mode"]).report_group
         if group != section:
-            lines.append(f"| **{group}** | | | | |")
+            lines.append(f"| **{group}** | | | | | | |")
             section = group
-        paper = "—" if row["paper"] is None else f"{row['paper']:.1f}"
-        ours = f"{row['mean']:.1f} ± {row['std']:.1f}" if row["mean"] is not None else "n/a"
-        note = " (reused)" if row["reused"] else ""
-        wall = "—" if row["wall_seconds"] is None else f"{row['wall_seconds']:.0f}"
-        lines.append(f"| {row['name']}{note} | {paper} | {ours} | {row['n']} | {wall} |")
+        split = paper_split(row.get("paper_source") or "")
+        paper = _cell(row, "paper", "{:.1f}") + (f" ({split})" if split and row["paper"] is not None else "")
+        spread = f" ± {row['std']:.1f}" if row["n"] > 1 else ""
+        ours = f"{row['mean']:.1f}{spread} (n={row['n']})" if row["mean"] is not None else "n/a"
+        name = row["name"] + (" (reused)" if row["reused"] else "")
+        cells = [name, paper, ours, _cell(row, "epochs"), _cell(row, "learning_rate"),
+                 _cell(row, "trainable_parameters", "{:,}"), _cell(row, "wall_seconds", "{:.0f}")]
+        lines.append("| " + " | ".join(cells) + " |")
     sources = sorted({r["paper_source"] for r in rows if r["paper_source"]})
     lines += ["", "Paper numbers: " + ("; ".join(sources) if sources else "none for this task") + ". The paper used "
               "BERT-BASE/LARGE on full data; ours use the model and sizes named above.", ""]
@@ -334,17 +311,14 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
         f.write("\n".join(lines))
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
     ys = list(range(len(rows)))[::-1]
-    ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows],
-            color=[get_training_mode(r["mode"]).colour for r in rows], alpha=0.8, label="ours")
+    ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows], alpha=0.8, label="ours",
+            color=[get_training_mode(r["mode"]).colour for r in rows])
     paper_pts = [(r["paper"], y) for r, y in zip(rows, ys) if r["paper"] is not None]
     if paper_pts:
-        ax.scatter([p for p, _ in paper_pts], [y for _, y in paper_pts], marker="D", color="black", zorder=3,
-                   label="paper")
-    ax.set_yticks(ys)
-    ax.set_yticklabels([r["name"] for r in rows])
+        ax.scatter(*zip(*paper_pts), marker="D", color="black", zorder=3, label="paper")
+    ax.set_yticks(ys, [f"{r['name']} (n={r['n']})" for r in rows])
     values = [r["mean"] for r in rows if r["mean"] is not None] + [p for p, _ in paper_pts]
-    low = min(values) if values else 0.0
-    ax.set_xlim(max(0.0, low - 10), 100)
+    ax.set_xlim(max(0.0, min(values, default=0.0) - 10), 100)
     ax.set_xlabel(f"dev {display} (0-100)")
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
@@ -361,27 +335,28 @@ def run_compare(args, common: dict) -> dict:
     task = get_task(args.task)
     key = f"eval_{task.primary_metric}"
     spec = task.metric_spec(task.primary_metric)
+    seeds = parse_list(args.seeds, int)
     rows = []
     for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
         runs = []
-        for seed in parse_list(args.seeds, int):
-            record = run_one(config, seed, args, common)
-            runs.append(record)
-            if record["reused"]:
+        for seed in seeds:
+            runs.append(run_one(config, seed, args, common))
+            if runs[-1]["reused"]:
                 break
         # on the paper's 0-100 scale, from the task's declaration (SQuAD is already 0-100, GLUE/CoNLL are 0-1)
         values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
         paper, source = paper_number(task, config)
-        name = get_training_mode(config["mode"]).row_name(config)
-        rows.append({**config, "name": name, "mean": mean, "std": std, "n": len(values), "values": values,
-                     "wall_seconds": statistics.fmean(walls) if walls else None, "paper": paper,
-                     "paper_source": source, "reused": any(r["reused"] for r in runs),
+        reused = any(r["reused"] for r in runs)
+        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": mean, "std": std,
+                     "n": len(values), "values": values, "wall_seconds": statistics.fmean(walls) if walls else None,
+                     "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
+                     **({} if reused else arm_budget(task, config, seeds[0], args, common)),
                      "runs": [{k: v for k, v in r.items() if k != "results"} | {"metric": r["results"].get(key)}
                               for r in runs]})
-    title = args.title or f"{task.name}: fine-tuning vs frozen features ({os.path.basename(args.model_name_or_path.rstrip('/'))})"
-    paths = write_report(task, rows, args.output_dir, title)
+    model = os.path.basename(args.model_name_or_path.rstrip("/"))
+    paths = write_report(task, rows, args.output_dir, args.title or f"{task.name}: fine-tuning vs frozen features ({model})")
     return {"rows": rows, "paths": paths}
 
 

@@ -1,0 +1,91 @@
+"""One reader for settings files: ``--config FILE`` of ``finetune``/``pretrain``, the ``compare`` arms'
+``--<mode>_args`` (a file or an inline YAML mapping) and the command line's early checks (:mod:`hf_bert_tasks.cli`).
+
+A settings file is a YAML (``.yaml``/``.yml``) or JSON (``.json``) mapping of flag names (without ``--``) to plain
+values or lists. :func:`settings_argv` turns such a mapping into the command-line tokens the flags would be given as,
+so a value in a file means exactly what the flag means on the command line: the recipe's own parser converts and
+checks it (YAML 1.1 reads ``1e-3`` as a string, the float flag converts it). This module imports nothing of the
+package and no heavy library (PyYAML inside :func:`read_config`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from typing import Any
+
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def read_config(source: str, option: str = "--config", inline: bool = False) -> dict[str, Any]:
+    """The mapping in the settings file ``source`` (empty file: ``{}``).
+
+    Args:
+        source: a ``.yaml``/``.yml``/``.json`` path; with ``inline``, text that is not an existing file is read as
+            an inline YAML mapping (``"{num_train_epochs: 3, learning_rate: 1e-3}"``).
+        option: the flag that gave ``source``, for messages.
+
+    Raises:
+        FileNotFoundError: ``source`` is not a file (without ``inline``, or when it has a settings-file suffix).
+        ValueError: not valid YAML/JSON, or not a mapping of names to plain values or lists (names ``option``,
+            ``source`` and the key).
+    """
+    text = source
+    if os.path.isfile(source):
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+    elif not inline or source.endswith(SUFFIXES):
+        raise FileNotFoundError(f"{option} {source}: no such file")
+    import yaml
+
+    try:
+        values = json.loads(text or "null") if source.endswith(".json") and text is not source else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as err:  # json.JSONDecodeError is a ValueError
+        kind = "JSON" if isinstance(err, ValueError) else "YAML"
+        raise ValueError(f"{option} {source!r}: not valid {kind} ({' '.join(str(err).split())})") from None
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise ValueError(f"{option} {source!r}: expected a YAML mapping of flag names to values, e.g. "  # noqa: TRY004
+                         "'{num_train_epochs: 3, learning_rate: 1e-3}'")
+    for key, value in values.items():
+        if isinstance(value, dict):
+            raise ValueError(f"{option} {source!r}: {key}: expected a plain value or a list, got a mapping")  # noqa: TRY004
+    return values
+
+
+def unrecognized(known: list[str], given: list[str]) -> str:
+    """``unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)``: argparse's wording for the
+    tokens ``given`` that no flag takes, with the closest of the ``known`` flags (:mod:`difflib`, cutoff 0.75)."""
+    flags = [a.split("=")[0].replace("-", "_").replace("__", "--", 1) for a in given if a.startswith("--")]
+    hints = [c[0] for c in (difflib.get_close_matches(f, known, n=1, cutoff=0.75) for f in flags) if c]
+    return f"unrecognized arguments: {' '.join(given)}" + (f" (did you mean {', '.join(hints)}?)" if hints else "")
+
+
+def settings_argv(values: dict[str, Any], parser) -> list[str]:
+    """``{name: value}`` -> ``["--name", "value", ...]``: the tokens that give these settings on the command line of
+    ``parser`` (an ``argparse`` parser: ``HfArgumentParser`` or ``cli.ArgumentParser``). ``None`` leaves a setting out;
+    ``True``/``False`` become ``true``/``false``; a list gives several values to a flag that takes several.
+
+    Raises:
+        ValueError: a name that is not one of ``parser``'s flags (``unrecognized arguments: ...``, with the closest
+            flag; ``--no_<flag>`` spellings are command-line only), or a list for a flag that takes one value.
+    """
+    actions = {s: a for a in parser._actions for s in a.option_strings}
+    argv: list[str] = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        name = str(key).lstrip("-")
+        items = value if isinstance(value, list) else [value]
+        action = actions.get(f"--{name}")
+        if action is None or action.dest != name:
+            raise ValueError(unrecognized(list(actions), [f"--{name}", *map(str, items)]))
+        if isinstance(value, list) and action.nargs not in ("+", "*"):
+            raise ValueError(f"argument --{name}: expected one value, got a list ({value})")
+        if action.nargs == 0:  # a plain argparse switch (store_true)
+            argv += [f"--{name}"] if value else []
+            continue
+        argv += [f"--{name}", *(str(v).lower() if isinstance(v, bool) else str(v) for v in items)]
+    return argv

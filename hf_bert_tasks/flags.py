@@ -1,0 +1,283 @@
+"""The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`:
+the fast ``--help`` (:func:`fast_help`) and the checks that run before transformers is imported
+(:func:`check_command_line`: flag names, ``--config`` keys, ``--task``, paths, an unreachable model), so a usage
+error is one line within a second or two instead of after the 10-15 s import of transformers.
+
+Nothing here imports torch, transformers or datasets (``tests/test_cli.py`` checks ``sys.modules``): transformers'
+``TrainingArguments`` fields are read from ``transformers/training_args.py`` found by :func:`source_path`.
+The checks only fail on what the recipe's own parser and checks refuse too (the same messages); anything they
+cannot decide here is left to the recipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import functools
+import importlib
+import importlib.util
+import os
+
+#: transformers' own dataclass, a base of both recipes' training arguments (its flags are accepted too)
+TRAINING_ARGUMENTS = ("transformers.training_args", "TrainingArguments", "")
+#: where ``hf-bert-tasks quickstart`` writes a checkpoint that works offline (named by the offline-model error)
+OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"
+
+_TRAINING_NOTE = (
+    "Every flag of transformers' TrainingArguments is accepted too (--seed, --fp16, --bf16, --report_to, "
+    "--gradient_accumulation_steps, --eval_steps, --push_to_hub ...); `{prog} --help_all` lists them all (it "
+    "imports transformers, several seconds)."
+)
+
+
+@dataclasses.dataclass
+class FieldInfo:
+    """A dataclass field as written in the source: ``name``, annotation text, default text, help, choices."""
+
+    name: str
+    annotation: str
+    default: str
+    help: str
+    choices: list | None
+
+
+def _literal(node, fallback):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return fallback
+
+
+def _default_text(node, imported: dict[str, str] | None = None) -> str:
+    """``repr`` of a literal default, or of a name the module imports from a module of this package (``imported``:
+    name -> module; that module is imported, so keep such constants in light modules such as
+    :mod:`hf_bert_tasks.modes`), else its source text (``list(STRATEGIES)``)."""
+    missing = object()
+    value = _literal(node, missing)
+    if value is missing and isinstance(node, ast.Name) and node.id in (imported or {}):
+        value = getattr(importlib.import_module(imported[node.id]), node.id, missing)
+    return ast.unparse(node) if value is missing else repr(value)
+
+
+def _package_imports(tree: ast.Module, module: str) -> dict[str, str]:
+    """Names imported at the top of ``module`` from modules of this package (``from .modes import X``)."""
+    names = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom):
+            source = importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), module.rpartition(".")[0]) \
+                if stmt.level else stmt.module or ""
+            if source.startswith("hf_bert_tasks"):
+                names.update({alias.asname or alias.name: source for alias in stmt.names})
+    return names
+
+
+def source_path(module: str) -> str:
+    """The source file of ``module`` without importing it or its parent packages (only the top-level package is
+    located: ``transformers.training_args`` -> ``.../transformers/training_args.py``)."""
+    top, _, rest = module.partition(".")
+    spec = importlib.util.find_spec(top)
+    if not rest:
+        return spec.origin
+    base = os.path.join(spec.submodule_search_locations[0], *rest.split("."))
+    return base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
+
+
+@functools.cache
+def _parsed(path: str) -> ast.Module:
+    with open(path, encoding="utf-8") as f:
+        return ast.parse(f.read(), filename=path)
+
+
+def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
+    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast`.
+
+    This is how ``finetune --help`` lists the package's flags without importing the module (which imports
+    transformers' ``TrainingArguments``, several seconds). Only ``name: T = field(default=..., metadata={...})`` and
+    ``name: T = value`` statements count; a default or metadata that is not a literal is shown as source text.
+    ``tests/test_cli.py`` checks the result against the imported classes.
+
+    Raises:
+        LookupError: the module has no class ``class_name``.
+    """
+    tree = _parsed(source_path(module))
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    if node is None:
+        raise LookupError(f"{module} has no class {class_name}")
+    imported = _package_imports(tree, module)
+    fields = []
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        name, annotation = stmt.target.id, ast.unparse(stmt.annotation)
+        default, help_, choices = "", "", None
+        value = stmt.value
+        if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
+            kwargs = {k.arg: k.value for k in value.keywords}
+            if "default" in kwargs:
+                default = _default_text(kwargs["default"], imported)
+            elif "default_factory" in kwargs:
+                default = ast.unparse(kwargs["default_factory"]) + "()"
+            meta = kwargs.get("metadata")
+            if isinstance(meta, ast.Dict):
+                for key, val in zip(meta.keys, meta.values):
+                    key = _literal(key, None)
+                    if key == "help":
+                        help_ = str(_literal(val, ast.unparse(val)))
+                    elif key == "choices":
+                        choices = _literal(val, None)
+        elif value is not None:
+            default = _default_text(value)
+        fields.append(FieldInfo(name, annotation, default, help_, choices))
+    return fields
+
+
+def _dynamic_choices(name: str) -> list[str] | None:
+    """Choices known only at run time: ``--task`` lists the registered tasks, ``--mode`` the training modes."""
+    if name == "task":
+        from .tasks import list_tasks
+
+        return list_tasks()
+    if name == "mode":
+        from .modes import list_training_modes
+
+        return list_training_modes()
+    return None
+
+
+def module_doc(module: str) -> str | None:
+    """A module's docstring, read from its source (the module is not imported)."""
+    return ast.get_docstring(_parsed(source_path(module)))
+
+
+def fast_help(prog: str, spec) -> str:
+    """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
+    built from its dataclasses' source without importing them."""
+    doc = module_doc(f"hf_bert_tasks.scripts.{spec.module}") or spec.help
+    parser = argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
+        usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
+        description=doc, epilog=_TRAINING_NOTE.format(prog=prog),
+    )
+    parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
+    parser.add_argument("--help_all", action="store_true",
+                        help="show every flag, transformers' TrainingArguments included, and exit")
+    parser.add_argument("--config", metavar="FILE",
+                        help="YAML or JSON file of argument values (keys = flag names without --); flags on the "
+                             "command line win")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (a bare --debug; --debug VALUE is TrainingArguments')")
+    for mod, cls, title in spec.dataclasses:
+        group = parser.add_argument_group(title)
+        for f in dataclass_fields(mod, cls):
+            choices = f.choices or _dynamic_choices(f.name)
+            is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
+            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else (
+                "[BOOL]" if is_bool else f.name.upper())
+            text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
+            group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
+    return parser.format_help()
+
+
+# --------------------------------------------------------------------------------------------- early checks
+def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """``argv`` as ``{flag name: values after it}`` (``--a-b`` and ``--a_b`` are ``a_b``; ``--no_x`` is ``x`` with
+    the value ``false``) and the tokens no flag in ``known`` takes (an unknown flag with the values after it, in
+    argparse's order)."""
+    given: dict[str, list[str]] = {}
+    unknown: list[str] = []
+    current = None
+    for token in argv:
+        if token.startswith("--") and len(token) > 2:
+            name, eq, value = token[2:].partition("=")
+            name = name.replace("-", "_")
+            negated = name.startswith("no_") and name not in known and name[3:] in known
+            current = name[3:] if negated else name
+            if current in known:
+                given[current] = ["false"] if negated else ([value] if eq else [])
+            else:
+                current = None
+                unknown.append(token)
+        elif current is not None:
+            given[current].append(token)
+        else:
+            unknown.append(token)
+    return given, unknown
+
+
+def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
+    """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
+    a folder, or, offline (``HF_HUB_OFFLINE=1``, ``huggingface_hub.constants.is_offline_mode``), a Hub id with no
+    cached snapshot holding a ``config.json`` (the Hub cache layout ``models--org--name/snapshots/<commit>/``; not
+    ``try_to_load_from_cache``, whose import takes ~0.4 s). Online, a Hub id is left to the recipe.
+
+    Raises:
+        FileNotFoundError: naming the flag, the value (``(the default)`` when not ``given``) and a local folder
+            that works offline (:data:`OFFLINE_CHECKPOINT_HINT`).
+    """
+    if not name or os.path.isdir(name):
+        return
+    flag = f"--model_name_or_path {name}" + ("" if given else " (the default)")
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise FileNotFoundError(f"{flag}: no such folder")
+    import glob
+
+    from huggingface_hub import constants  # light: the Hub settings only
+
+    folder = os.path.join(cache_dir or constants.HF_HUB_CACHE, "models--" + name.replace("/", "--"))
+    if constants.is_offline_mode() and not glob.glob(os.path.join(glob.escape(folder), "snapshots", "*", "config.json")):
+        raise FileNotFoundError(
+            f"{flag}: not a local folder and not in the Hub cache, and the Hub is off (HF_HUB_OFFLINE=1); give a "
+            f"local checkpoint folder, e.g. --model_name_or_path {OFFLINE_CHECKPOINT_HINT} (written by "
+            "`hf-bert-tasks quickstart`)")
+
+
+def check_command_line(argv: list[str], sources, extra_flags=(), config_keys: bool = True) -> dict[str, list[str]]:
+    """Check a recipe's command line before the recipe imports transformers; returns the settings it gives
+    (``--config`` file values below the flags, each as a list of strings).
+
+    Args:
+        argv: the subcommand's arguments.
+        sources: ``(module, class, title)`` of each argument dataclass whose fields are flags.
+        extra_flags: more flag names (without ``--``) the subcommand takes.
+        config_keys: check that every key of a ``--config`` file is a field of ``sources``.
+
+    Raises:
+        ValueError: an unknown flag (``unrecognized arguments: ... (did you mean ...?)``), a ``--config`` key no
+            dataclass has, an unknown or missing ``--task`` (when ``task`` is a field).
+        FileNotFoundError: ``--config``, ``--data_dir``, ``--train_files`` or ``--model_name_or_path`` that does not
+            exist (see :func:`check_model`).
+    """
+    from .config_file import read_config, unrecognized
+
+    fields = {f.name: f for src in sources for f in dataclass_fields(*src[:2])}
+    known = {*fields, "config", "help_all", *extra_flags}
+    given, unknown = given_flags(argv, known)
+    if unknown:
+        raise ValueError(unrecognized(sorted(f"--{k}" for k in known), unknown))
+    values = dict(given)
+    if given.get("config"):
+        path = given["config"][-1]
+        config = read_config(path)
+        if config_keys and set(config) - set(fields):
+            raise ValueError(f"{path}: unknown argument(s) {sorted(set(config) - set(fields))}")
+        values = {**{k: v if isinstance(v, list) else [v] for k, v in config.items() if v is not None}, **given}
+    last = {k: str(v[-1]) for k, v in values.items() if v}
+    if "task" in fields:
+        from .tasks import get_task
+
+        if "task" not in last:
+            raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
+        get_task(last["task"])  # UnknownTaskError (a ValueError) with the closest names
+    if "data_dir" in last and not os.path.isdir(last["data_dir"]):
+        raise FileNotFoundError(f"--data_dir {last['data_dir']}: no such folder")
+    if values.get("train_files"):
+        from .pretraining_data import resolve_corpus_files
+
+        resolve_corpus_files([str(v) for v in values["train_files"]])
+    if "model_name_or_path" in fields or "model_name_or_path" in known:
+        default = _literal(ast.parse(fields["model_name_or_path"].default or "None", mode="eval").body, None) \
+            if "model_name_or_path" in fields else None
+        check_model(last.get("model_name_or_path", default), given="model_name_or_path" in last,
+                    cache_dir=last.get("cache_dir"))
+    return values

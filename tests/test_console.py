@@ -1,0 +1,90 @@
+"""``hf_bert_tasks.console``: a load report that is an expected head swap becomes one line, library messages our
+load paths trigger are dropped, and a recipe run off a terminal prints no progress-bar frames (issue 27 item 3)."""
+
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+from hf_bert_tasks.console import LibraryNoiseFilter, log_filters
+from tests.conftest import REPO, SAMPLES
+
+#: the text transformers 5.24 logs (``loading_report.log_state_dict_report``) for a pretraining checkpoint loaded
+#: under a sequence-classification head, as printed by ``hf-bert-tasks finetune`` before this module
+HEAD_SWAP_REPORT = (
+    "\x1b[1mBertForSequenceClassification LOAD REPORT\x1b[0m from: /tmp/tiny\n"
+    "Key                                        | Status     | \n"
+    "-------------------------------------------+------------+-\n"
+    "cls.predictions.transform.dense.weight     | UNEXPECTED | \n"
+    "cls.seq_relationship.bias                  | UNEXPECTED | \n"
+    "cls.predictions.bias                       | UNEXPECTED | \n"
+    "classifier.weight                          | MISSING    | \n"
+    "classifier.bias                            | MISSING    | \n"
+    "\nNotes:\n- UNEXPECTED:\tcan be ignored when loading from different task/architecture; not ok if you expect "
+    "identical arch.\n- MISSING:\tthose params were newly initialized because missing from the checkpoint.")
+
+
+def filtered(logger: str, message: str) -> str | None:
+    """The message ``LibraryNoiseFilter`` lets through for a WARNING of ``logger`` (``None``: dropped)."""
+    record = logging.LogRecord(logger, logging.WARNING, __file__, 1, message, None, None)
+    return record.getMessage() if LibraryNoiseFilter().filter(record) else None
+
+
+def test_an_expected_head_swap_report_becomes_one_line():
+    assert filtered("transformers.modeling_utils", HEAD_SWAP_REPORT) == (
+        "BertForSequenceClassification from /tmp/tiny: head swap (expected): 3 checkpoint tensors dropped "
+        "(cls.predictions.*, cls.seq_relationship.*), 2 new head tensors initialised (classifier.bias, "
+        "classifier.weight)")
+
+
+def test_a_missing_encoder_weight_keeps_the_full_report():
+    report = HEAD_SWAP_REPORT.replace("classifier.bias      ", "bert.encoder.layer.0.output.dense.bias")
+    assert filtered("transformers.modeling_utils", report) == report
+
+
+def test_a_size_mismatch_keeps_the_full_report():
+    report = HEAD_SWAP_REPORT.replace("| MISSING    |", "| MISMATCH   |")
+    assert filtered("transformers.modeling_utils", report) == report
+
+
+@pytest.mark.parametrize("logger, message, kept", [
+    ("transformers.distributed.tensor_parallel", "The following layers were not sharded: bert.pooler.dense.bias", False),
+    ("transformers.distributed.tensor_parallel", "The following TP rules were not applied on any of the layers: {}",
+     False),
+    ("transformers.trainer_utils", ("The tokenizer has new PAD/BOS/EOS tokens that differ from the model config "
+                                    "and generation config. Updated tokens: {'pad_token_id': 0}."), False),
+    ("transformers.trainer_utils", ("The tokenizer has new PAD/BOS/EOS tokens that differ from the model config "
+                                    "and generation config. Updated tokens: {'eos_token_id': 2, 'pad_token_id': 0}."),
+     True),
+    ("transformers.trainer_utils", "some other warning", True),
+])
+def test_library_messages_of_our_load_paths_are_dropped(logger, message, kept):
+    assert (filtered(logger, message) == message) is kept
+
+
+def test_filters_hold_only_inside_the_block_and_nest():
+    def count():
+        return sum(isinstance(f, LibraryNoiseFilter) for f in logging.getLogger("transformers.modeling_utils").filters)
+
+    with log_filters():
+        with log_filters():
+            assert count() == 1
+        assert count() == 1
+    assert count() == 0
+
+
+def test_a_finetune_run_off_a_terminal_prints_no_bar_frames_and_no_load_table(tmp_path, tiny_bert_dir):
+    env = {**os.environ, "PYTHONPATH": REPO, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "mrpc", "--data_dir",
+         os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path),
+         "--max_train_samples", "16", "--max_eval_samples", "8", "--per_device_train_batch_size", "8",
+         "--num_train_epochs", "1", "--logging_steps", "1", "--save_strategy", "no", "--report_to", "none"],
+        check=False, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-2000:]
+    assert "\r" not in output and "LOAD REPORT" not in output and "| UNEXPECTED |" not in output
+    assert output.count("head swap (expected)") == 1
+    assert sum(line.startswith("{'loss':") for line in output.splitlines()) == 2  # 16 examples / 8 per step
