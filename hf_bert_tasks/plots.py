@@ -1,4 +1,6 @@
-"""Training curves of a recipe run: ``training_curves.png`` (loss and eval metric against step) beside ``all_results.json``.
+"""Every matplotlib plot of the package: fine-tuning's ``training_curves.png`` and pretraining's
+``pretraining_curves.png``, and :func:`new_figure`, the one way to start a figure (a bare ``Figure`` on the Agg canvas:
+no pyplot state to close, no global backend switch, no display needed) for any other plot (quickstart, compare).
 
 The series come from ``trainer_state.json``'s ``log_history`` (the list ``Trainer`` appends to at every ``logging_steps``
 and evaluation): training-loss entries carry ``loss``, evaluation entries ``eval_loss`` and ``eval_<metric>``, all
@@ -6,7 +8,8 @@ with the global ``step``. :func:`curve_series` is the pure part (dict in, lists 
 draws what it returns with matplotlib's Agg backend (no display needed).
 
 ``hf-bert-tasks finetune`` (every ``--mode``) and each arm of ``hf-bert-tasks compare`` call
-:func:`finish_training_curves` after the last evaluation; pretraining draws its own ``pretraining_curves.png``.
+:func:`finish_training_curves` after the last evaluation; the pretrain recipe calls :func:`plot_pretraining_curves`
+on :func:`pretraining_curves` (pure: the summary's phase histories in, lists out).
 """
 
 from __future__ import annotations
@@ -18,6 +21,19 @@ from typing import Any
 
 CURVES_FILE = "training_curves.png"
 STATE_FILE = "trainer_state.json"
+PRETRAINING_CURVES_FILE = "pretraining_curves.png"
+#: the four panels of ``pretraining_curves.png``; each is logged as ``<metric>`` (train) and ``eval_<metric>``.
+CURVE_METRICS = ("mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (9, 3.4)):
+    """``(figure, axes)``: a ``matplotlib.figure.Figure`` (constrained layout) and its ``nrows x ncols`` axes (one
+    ``Axes`` when both are 1, else an array). Save it with ``figure.savefig(path, dpi=...)``; it renders with the Agg
+    canvas and needs no ``plt.close``."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.subplots(nrows, ncols)
 
 
 def _number(value) -> float | None:
@@ -59,7 +75,7 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     for i, entry in enumerate(log_history):
         step = entry.get("step")
         if isinstance(step, bool) or not isinstance(step, int):
-            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")
+            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")  # noqa: TRY004 (bad input)
         for name, key in (("train_loss", "loss"), ("eval_loss", "eval_loss"), ("eval_metric", metric)):
             value = _number(entry.get(key)) if key else None
             if value is not None:
@@ -75,13 +91,8 @@ def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: s
     Two panels side by side: left the losses (nats), right ``eval_<metric>`` (as logged, no rescaling). A panel
     with no points says so instead of drawing an empty frame.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     series = curve_series(log_history, metric)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, (left, right) = new_figure(1, 2)
     for name, style in (("train_loss", "-"), ("eval_loss", "o--")):
         steps, values = series[name]
         if steps:
@@ -101,9 +112,7 @@ def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: s
     right.set_xlabel("step")
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return series
 
 
@@ -136,3 +145,42 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
         state.log_history.append({**numbers, "epoch": state.epoch, "step": step})
     trainer.save_state()
     return write_training_curves(trainer.args.output_dir, metric, title)
+
+
+def pretraining_curves(summary: dict) -> dict:
+    """The series plotted in ``pretraining_curves.png``, from a summary's phase histories (a pure function).
+
+    Steps of a later phase continue from the previous phase's last step. Returns
+    ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` for each metric of :data:`CURVE_METRICS`, where
+    train values are the logged ``metric`` and eval values the logged ``eval_<metric>`` (lists, in log order; empty
+    for NSP in an MLM-only run).
+    """
+    data = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
+    offset = 0
+    for phase in summary.get("phases", []):
+        for entry in phase.get("history", []):
+            for metric in CURVE_METRICS:
+                for split, key in (("train", metric), ("eval", f"eval_{metric}")):
+                    if key in entry:
+                        data[metric][split][0].append(offset + entry["step"])
+                        data[metric][split][1].append(entry[key])
+        offset += phase.get("steps", 0)
+    return data
+
+
+def plot_pretraining_curves(curves: dict, path: str):
+    """Write :func:`pretraining_curves` data as a 2 x 2 PNG (MLM loss, MLM accuracy, NSP loss, NSP accuracy against
+    the optimizer step; train and eval lines). Returns the ``Figure``."""
+    fig, axes = new_figure(2, 2, figsize=(10, 7))
+    for ax, metric in zip(axes.flatten(), CURVE_METRICS):
+        for split, style in (("train", "-"), ("eval", "o-")):
+            steps, values = curves[metric][split]
+            if steps:
+                ax.plot(steps, values, style, label=split)
+        ax.set_title(metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP"))
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend()
+    fig.savefig(path, dpi=100)
+    return fig

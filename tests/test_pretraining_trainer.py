@@ -37,7 +37,7 @@ def _dataset(rows):
 def _model(vocab_size):
     from transformers import BertConfig
 
-    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly
 
     torch.manual_seed(0)
     config = BertConfig(
@@ -55,7 +55,8 @@ def _model(vocab_size):
 
 def _trainer(model, tokenizer, tmp_path, train_rows=None, eval_rows=None, **args):
     from hf_bert_tasks.collators import DataCollatorForBertPretraining
-    from hf_bert_tasks.pretraining import PretrainingTrainer, PretrainTrainingArguments
+    from hf_bert_tasks.pretraining_config import PretrainTrainingArguments
+    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
 
     training_args = PretrainTrainingArguments(
         output_dir=str(tmp_path),

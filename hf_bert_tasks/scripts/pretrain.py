@@ -35,7 +35,8 @@ import logging
 
 def main(argv: list[str] | None = None) -> dict:
     from ..arguments import parse_args, setup_process_logging
-    from ..pretraining import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments, run_pretrain
+    from ..pretraining import run_pretrain
+    from ..pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = parse_args(
