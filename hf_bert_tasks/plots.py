@@ -1,15 +1,11 @@
-"""Every matplotlib plot of the package: fine-tuning's ``training_curves.png`` and pretraining's
-``pretraining_curves.png``, and :func:`new_figure`, the one way to start a figure (a bare ``Figure`` on the Agg canvas:
-no pyplot state to close, no global backend switch, no display needed) for any other plot (quickstart, compare).
+"""Every matplotlib plot of the package: ``training_curves.png`` (fine-tuning, every mode and compare arm, through
+:func:`finish_training_curves`) and ``pretraining_curves.png`` (the pretrain recipe). :func:`new_figure` (a bare
+``Figure`` on the Agg canvas: no pyplot state, no global backend switch, no display) and :func:`plot_lines` (one panel
+of lines against the step) are the shared helpers, also for other plots (quickstart, compare).
 
-The series come from ``trainer_state.json``'s ``log_history`` (the list ``Trainer`` appends to at every ``logging_steps``
-and evaluation): training-loss entries carry ``loss``, evaluation entries ``eval_loss`` and ``eval_<metric>``, all
-with the global ``step``. :func:`curve_series` is the pure part (dict in, lists out) and :func:`plot_training_curves`
-draws what it returns with matplotlib's Agg backend (no display needed).
-
-``hf-bert-tasks finetune`` (every ``--mode``) and each arm of ``hf-bert-tasks compare`` call
-:func:`finish_training_curves` after the last evaluation; the pretrain recipe calls :func:`plot_pretraining_curves`
-on :func:`pretraining_curves` (pure: the summary's phase histories in, lists out).
+The series are pure functions of the logs: :func:`curve_series` of ``trainer_state.json``'s ``log_history`` (training
+entries carry ``loss``, evaluations ``eval_loss`` and ``eval_<metric>``, all with the global ``step``) and
+:func:`pretraining_curves` of a pretraining summary's phase histories.
 """
 
 from __future__ import annotations
@@ -84,32 +80,33 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     return series
 
 
+def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, empty: str = "nothing logged"):
+    """Draw ``lines`` (``(label, (steps, values), matplotlib style)``) on the ``Axes`` ``ax`` against the step; lines
+    without points are skipped, and a panel left empty says ``empty`` instead of drawing a blank frame."""
+    for label, (steps, values), style in lines:
+        if steps:
+            ax.plot(steps, values, style, label=label)
+    ax.set_xlabel("step")
+    ax.set_title(title or "")
+    ax.set_ylabel(ylabel or "")
+    if ax.lines:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes)
+
+
 def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: str | None = None,
                          title: str | None = None) -> dict[str, Any]:
     """Draw loss (train and eval) and the eval metric against step into the PNG ``path``; returns the series.
 
-    Two panels side by side: left the losses (nats), right ``eval_<metric>`` (as logged, no rescaling). A panel
-    with no points says so instead of drawing an empty frame.
+    Two panels side by side: left the losses (nats), right ``eval_<metric>`` (as logged, no rescaling).
     """
     series = curve_series(log_history, metric)
     fig, (left, right) = new_figure(1, 2)
-    for name, style in (("train_loss", "-"), ("eval_loss", "o--")):
-        steps, values = series[name]
-        if steps:
-            left.plot(steps, values, style, label=name.replace("_", " "))
-    left.set_xlabel("step")
-    left.set_ylabel("loss")
-    if series["train_loss"][0] or series["eval_loss"][0]:
-        left.legend(fontsize=8)
-    else:
-        left.text(0.5, 0.5, "no loss logged", ha="center", va="center", transform=left.transAxes)
-    steps, values = series["eval_metric"]
-    if steps:
-        right.plot(steps, values, "o-", color="tab:green")
-        right.set_ylabel(series["metric"])
-    else:
-        right.text(0.5, 0.5, "no evaluation logged", ha="center", va="center", transform=right.transAxes)
-    right.set_xlabel("step")
+    plot_lines(left, [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
+               ylabel="loss", empty="no loss logged")
+    plot_lines(right, [(series["metric"], series["eval_metric"], "o-")], ylabel=series["metric"],
+               empty="no evaluation logged")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.savefig(path, dpi=100)
@@ -173,14 +170,9 @@ def plot_pretraining_curves(curves: dict, path: str):
     the optimizer step; train and eval lines). Returns the ``Figure``."""
     fig, axes = new_figure(2, 2, figsize=(10, 7))
     for ax, metric in zip(axes.flatten(), CURVE_METRICS):
-        for split, style in (("train", "-"), ("eval", "o-")):
-            steps, values = curves[metric][split]
-            if steps:
-                ax.plot(steps, values, style, label=split)
-        ax.set_title(metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP"))
-        ax.set_xlabel("step")
+        title = metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP")
+        plot_lines(ax, [(split, curves[metric][split], style) for split, style in (("train", "-"), ("eval", "o-"))],
+                   title=title, empty="not logged (MLM only)" if metric.startswith("nsp") else "not logged")
         ax.grid(alpha=0.3)
-        if ax.lines:
-            ax.legend()
     fig.savefig(path, dpi=100)
     return fig

@@ -1,17 +1,14 @@
 """The pretraining recipe (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``), top to bottom: :func:`run_pretrain`
 loads the corpus, gets a tokenizer and runs each phase with :func:`run_phase` (instances, masks, model, trainer).
 
-The pieces live by role, as trl keeps ``sft_config.py`` beside ``sft_trainer.py``: the arguments in
-:mod:`hf_bert_tasks.pretraining_config`, the trainer with its masked-only head, loss terms and metrics in
-:mod:`hf_bert_tasks.pretraining_trainer`, the data in :mod:`hf_bert_tasks.pretraining_data` and
-:mod:`hf_bert_tasks.collators`, the curves in :mod:`hf_bert_tasks.plots`. This module re-exports their public
-names (``from hf_bert_tasks.pretraining import PretrainingTrainer`` keeps working).
-
-Outputs in ``output_dir``: the model (``BertForPreTraining`` weights, loadable by any ``AutoModelFor...`` and by the
-fine-tune recipe), the tokenizer, ``trainer_state.json`` (log history), ``pretraining_summary.json`` (corpus, masking
-recipe as the collator used it, steps, MLM/NSP accuracy over steps and at the end) and ``pretraining_curves.png``.
-With ``--phase2_max_steps N`` the paper's second phase (§A.2: 90 % of the steps at sequence length 128, then 10 % at
-512) continues from ``output_dir/phase1`` into ``output_dir``.
+Pieces by role (as trl's ``sft_config.py`` / ``sft_trainer.py``): arguments in
+:mod:`~hf_bert_tasks.pretraining_config`; trainer, masked-only head, loss terms and metrics in
+:mod:`~hf_bert_tasks.pretraining_trainer`; data in :mod:`~hf_bert_tasks.pretraining_data` and
+:mod:`~hf_bert_tasks.collators`; curves in :mod:`~hf_bert_tasks.plots`; their public names are re-exported here.
+Outputs in ``output_dir``: the model (``BertForPreTraining`` weights), the tokenizer, ``trainer_state.json``,
+``pretraining_summary.json`` (corpus, masking recipe as the collator used it, steps, MLM/NSP accuracy over steps) and
+``pretraining_curves.png``. With ``--phase2_max_steps N`` the paper's second phase (§A.2: 90 % of the steps at length
+128, then 10 % at 512) goes from ``output_dir/phase1`` to ``output_dir``.
 """
 
 from __future__ import annotations
@@ -55,7 +52,8 @@ def run_pretrain(
     or ``output_dir/checkpoint-N``); ``auto`` (or ``True``) resumes each phase from its newest *complete* checkpoint
     (one cut short by a kill during a save is skipped with a warning; none complete: the phase starts from step 0).
     A phase that already finished (``phase_summary.json`` in its folder) is not trained again when resuming a later
-    one. ``--hub_token`` never reaches ``Trainer`` (nor ``training_args.bin``): :func:`hf_bert_tasks.hub.pop_push_settings`.
+    one. ``--hub_token`` never reaches ``Trainer`` nor ``training_args.bin``
+    (:func:`hf_bert_tasks.hub.pop_push_settings`).
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run (``pretraining_summary.json``) and neither
@@ -71,10 +69,8 @@ def run_pretrain(
     out, resume = training_args.output_dir, training_args.resume_from_checkpoint
     summary_path = os.path.join(out, SUMMARY_FILE)
     if os.path.isfile(summary_path) and not training_args.overwrite_output_dir and not resume:
-        raise FileExistsError(
-            f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
-            "--overwrite_output_dir to replace it or choose another folder"
-        )
+        raise FileExistsError(f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
+                              "--overwrite_output_dir to replace it or choose another folder")
     # Before any Trainer exists: the token leaves the arguments (never pickled into training_args.bin) and
     # Trainer's own push (repo created in __init__, its generic card) is replaced by ours at the end.
     push = pop_push_settings(training_args)
@@ -82,16 +78,11 @@ def run_pretrain(
     os.makedirs(out, exist_ok=True)
     tokenizer, tokenizer_source = _tokenizer(model_args, resume, out, train_docs)
     nsp = data_args.next_sentence_prediction
-    summary = {
-        "corpus": corpus,
-        "model": {"preset": model_args.preset, "overrides": model_args.config_overrides(),
-                  "vocab_size": len(tokenizer), "init": model_args.model_name_or_path or "random",
-                  "base_model": _base_model(model_args.model_name_or_path)},
-        "tokenizer": tokenizer_source,
-        "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)",
-        "seed": training_args.seed,
-        "phases": [],
-    }
+    model = {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
+             "init": model_args.model_name_or_path or "random", "base_model": _base_model(model_args.model_name_or_path)}
+    summary = {"corpus": corpus, "model": model,
+               "tokenizer": tokenizer_source, "seed": training_args.seed, "phases": [],
+               "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
     for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
         t_args.resume_from_checkpoint = _phase_resume(resume, t_args.output_dir)
@@ -109,10 +100,9 @@ def run_pretrain(
             _write_json(phase_file, result)
         summary["phases"].append(result)
     last = summary["phases"][-1]
-    summary["steps"] = sum(p["steps"] for p in summary["phases"])
-    summary["masking_recipe"] = last["masking_recipe"]
-    summary["final_mlm_accuracy"] = last["final_eval"].get("eval_mlm_accuracy")
-    summary["final_nsp_accuracy"] = last["final_eval"].get("eval_nsp_accuracy")
+    summary.update(steps=sum(p["steps"] for p in summary["phases"]), masking_recipe=last["masking_recipe"],
+                   final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
+                   final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"))
     if training_args.should_save:
         _write_json(summary_path, summary)
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
@@ -152,10 +142,9 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     stats = _corpus_stats(documents)
     minimum = 2 if data_args.next_sentence_prediction else 1
     if stats["documents"] is not None and stats["documents"] < minimum:
-        raise ValueError(
-            f"{data_args.train_files or data_args.dataset_name}: found {stats['documents']} document(s); NSP needs at "
-            "least 2 (documents are separated by blank lines, or by headings with --document_boundary heading)"
-        )
+        raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {stats['documents']} document(s); "
+                         "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
+                         "--document_boundary heading)")
     n_train = data_args.max_train_documents
     if data_args.streaming:
         n_eval = data_args.streaming_eval_documents
@@ -165,16 +154,12 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     else:
         train_docs, eval_docs = split_documents(documents, data_args.validation_split_percentage, seed)
         train_docs = train_docs.select(range(min(n_train, len(train_docs)))) if n_train else train_docs
-    corpus = {
-        "files": files,
-        "dataset_name": data_args.dataset_name,
-        "documents": stats["documents"],
-        "train_documents": None if data_args.streaming else len(train_docs),
-        "eval_documents": data_args.streaming_eval_documents if data_args.streaming else len(eval_docs or []),
-        "sentences": stats["sentences"],
-        "document_boundary": data_args.document_boundary,
-    }
-    return train_docs, eval_docs, corpus
+    streamed = data_args.streaming
+    return train_docs, eval_docs, {
+        "files": files, "dataset_name": data_args.dataset_name, "documents": stats["documents"],
+        "train_documents": None if streamed else len(train_docs),
+        "eval_documents": data_args.streaming_eval_documents if streamed else len(eval_docs or []),
+        "sentences": stats["sentences"], "document_boundary": data_args.document_boundary}
 
 
 def _corpus_stats(documents) -> dict:
@@ -297,8 +282,8 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
                  "nsp_probability": data_args.nsp_probability}
     if not data_args.next_sentence_prediction:  # the keyword exists only where the data module offers MLM only
         instances["next_sentence_prediction"] = False
-    masking = {"mlm_probability": data_args.mlm_probability, "selection": data_args.selection,
-               "max_predictions_per_seq": data_args.max_predictions_per_seq, "whole_word_mask": data_args.whole_word_mask}
+    masking = {k: getattr(data_args, k) for k in ("mlm_probability", "selection", "max_predictions_per_seq",
+                                                  "whole_word_mask")}
     indexed = {"batched": True, "with_indices": True, **({} if streaming else {"desc": "masks and example index"})}
     with training_args.main_process_first(desc="pretraining instances"):
         train_ds = build_pretraining_dataset(train_docs, tokenizer, seed=seed, dupe_factor=data_args.dupe_factor,
@@ -315,8 +300,8 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         train_ds = train_ds.shuffle(seed=seed, buffer_size=10_000) if streaming else train_ds
     if eval_ds is None:
         training_args.eval_strategy = "no"
-    model = _model(model_args, tokenizer, data_args.max_seq_length, training_args)
-    trainer = PretrainingTrainer(model=model, args=training_args, train_dataset=train_ds, eval_dataset=eval_ds,
+    trainer = PretrainingTrainer(model=_model(model_args, tokenizer, data_args.max_seq_length, training_args),
+                                 args=training_args, train_dataset=train_ds, eval_dataset=eval_ds,
                                  data_collator=collator, processing_class=tokenizer,
                                  callbacks=[MaskingEpochCallback(collator)])
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
@@ -327,20 +312,15 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     if eval_ds is not None:  # no second evaluation at a step already evaluated
         final = next((h for h in reversed(log) if "eval_mlm_accuracy" in h and h["step"] == step), None)
         final = final or trainer.evaluate()
-    return {
-        "phase": phase,
-        "max_seq_length": data_args.max_seq_length,
-        "steps": step,
-        "train_instances": None if streaming else len(train_ds),
-        "eval_instances": len(eval_ds) if eval_ds is not None else 0,
-        "batch_size": training_args.per_device_train_batch_size * training_args.gradient_accumulation_steps
-        * training_args.world_size,
-        "learning_rate": training_args.learning_rate,
-        "masked_only_decoder": training_args.masked_only_decoder,
-        "masking_recipe": masking_recipe(data_args, collator),
-        "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
-        "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h],
-    }
+    args = training_args
+    return {"phase": phase, "max_seq_length": data_args.max_seq_length, "steps": step,
+            "train_instances": None if streaming else len(train_ds),
+            "eval_instances": len(eval_ds) if eval_ds is not None else 0,
+            "batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size,
+            "learning_rate": args.learning_rate, "masked_only_decoder": args.masked_only_decoder,
+            "masking_recipe": masking_recipe(data_args, collator),
+            "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
+            "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h]}
 
 
 def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training_args: PretrainTrainingArguments):
@@ -380,19 +360,12 @@ def masking_recipe(data_args: PretrainDataArguments, collator) -> dict:
     """The masking settings written to the summary (for the model card), read from the ``collator`` that drew the
     masks (``DataCollatorForBertPretraining``: probabilities, selection, cap, whole words) and from ``data_args`` for
     instance creation (NSP, short sequences, passes)."""
-    mask, random = collator.mask_replace_prob, collator.random_replace_prob
-    return {
-        "masking": data_args.masking,
-        "mlm_probability": collator.mlm_probability,
-        "selection": collator.selection,
-        "max_predictions_per_seq": collator.max_predictions_per_seq,
-        "whole_word_mask": collator.whole_word_mask,
-        "mask/random/keep": [mask, random, round(1.0 - mask - random, 10)],
-        "next_sentence_prediction": data_args.next_sentence_prediction,
-        "nsp_probability": data_args.nsp_probability if data_args.next_sentence_prediction else None,
-        "short_seq_prob": data_args.short_seq_prob,
-        "dupe_factor": data_args.dupe_factor,
-    }
+    mask, random, nsp = collator.mask_replace_prob, collator.random_replace_prob, data_args.next_sentence_prediction
+    return {"masking": data_args.masking, "mlm_probability": collator.mlm_probability, "selection": collator.selection,
+            "max_predictions_per_seq": collator.max_predictions_per_seq, "whole_word_mask": collator.whole_word_mask,
+            "mask/random/keep": [mask, random, round(1.0 - mask - random, 10)], "next_sentence_prediction": nsp,
+            "nsp_probability": data_args.nsp_probability if nsp else None, "short_seq_prob": data_args.short_seq_prob,
+            "dupe_factor": data_args.dupe_factor}
 
 
 def _write_json(path: str, data: dict) -> None:

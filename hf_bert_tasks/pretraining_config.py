@@ -1,9 +1,10 @@
 """The pretraining recipe's arguments (``HfArgumentParser`` dataclasses), as trl keeps ``sft_config.py`` beside its
 trainer: model and tokenizer, corpus and masking, and ``TrainingArguments`` with the paper's pretraining defaults.
+``hf-bert-tasks pretrain --help`` reads these fields from this source (:func:`hf_bert_tasks.cli.dataclass_fields`).
 
-``hf-bert-tasks pretrain --help`` reads these fields from this file's source (:func:`hf_bert_tasks.cli.dataclass_fields`).
-Small-budget options (issue 25), each with its source: ``--mlm_probability`` (Wettig et al. 2022), ``--no_next_sentence_prediction``
-(RoBERTa, Liu et al. 2019 §4.2), ``--dropout 0`` (Cramming, Geiping & Goldstein 2022).
+Small-budget options (issue 25), each with its source: ``--mlm_probability`` (Wettig et al. 2022),
+``--no_next_sentence_prediction`` (RoBERTa, Liu et al. 2019 §4.2), ``--dropout 0`` (Cramming, Geiping & Goldstein
+2022); ``recipes/configs/pretrain_cpu_hour.yaml`` is a one-CPU-hour run.
 """
 
 from __future__ import annotations
@@ -17,40 +18,32 @@ from transformers import TrainingArguments
 class PretrainModelArguments:
     """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue.
 
-    ``dropout`` (Cramming, Geiping & Goldstein 2022, §4.2: no dropout during pretraining on a small budget, where the
-    model underfits rather than overfits) sets both ``hidden_dropout_prob`` and ``attention_probs_dropout_prob``, also
-    when continuing from a checkpoint. Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``.
+    ``dropout`` (Cramming, Geiping & Goldstein 2022: no dropout while pretraining on a small budget, where the model
+    underfits rather than overfits) sets both ``hidden_dropout_prob`` and ``attention_probs_dropout_prob``, also when
+    continuing from a checkpoint. Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``.
     """
 
-    preset: str = field(
-        default="tiny",
-        metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).", "choices": ["tiny", "mini", "small", "base"]},
-    )
+    preset: str = field(default="tiny", metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
+                                                  "choices": ["tiny", "mini", "small", "base"]})
     model_name_or_path: str | None = field(
-        default=None,
-        metadata={"help": "Continue pretraining from this checkpoint (e.g. phase 1) instead of random init."},
-    )
+        default=None, metadata={"help": "Continue pretraining from this checkpoint (e.g. phase 1), not random init."})
     tokenizer_name: str | None = field(
-        default=None, metadata={"help": "Tokenizer folder/id; default: train a WordPiece vocabulary on the corpus."}
-    )
-    vocab_size: int = field(default=8000, metadata={"help": "WordPiece vocabulary size when training one (paper: 30522)."})
+        default=None, metadata={"help": "Tokenizer folder/id; default: train a WordPiece vocabulary on the corpus."})
+    vocab_size: int = field(default=8000, metadata={"help": "WordPiece vocabulary size to train (paper: 30522)."})
     lowercase: bool = field(default=True, metadata={"help": "Uncased vocabulary when training one."})
     num_hidden_layers: int | None = field(default=None, metadata={"help": "Override the preset's L."})
     hidden_size: int | None = field(default=None, metadata={"help": "Override the preset's H."})
     num_attention_heads: int | None = field(default=None, metadata={"help": "Override the preset's A."})
     intermediate_size: int | None = field(default=None, metadata={"help": "Override the preset's feed-forward size."})
     max_position_embeddings: int = field(default=512, metadata={"help": "Positions (512 in the paper)."})
-    dropout: float | None = field(
-        default=None,
-        metadata={"help": "Hidden and attention dropout (default: the config's 0.1; 0 as Cramming, Geiping & "
-                          "Goldstein 2022, for small budgets)."},
-    )
+    dropout: float | None = field(default=None, metadata={
+        "help": "Hidden and attention dropout (default: the config's 0.1; 0 as Cramming, Geiping & Goldstein 2022)."})
 
     def __post_init__(self):
         from .modeling import BERT_PRESETS
 
         if self.preset not in BERT_PRESETS:
-            raise ValueError(f"--preset: unknown BERT preset {self.preset!r}; known presets: {', '.join(BERT_PRESETS)}")
+            raise ValueError(f"--preset: unknown BERT preset {self.preset!r}; known: {', '.join(BERT_PRESETS)}")
         if self.dropout is not None and not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"--dropout must be in [0, 1), got {self.dropout}")
 
@@ -78,83 +71,58 @@ class PretrainDataArguments:
             first step, :func:`hf_bert_tasks.pretraining_data.resolve_corpus_files`.)
     """
 
-    train_files: list[str] = field(
-        default=None,
-        metadata={
-            "help": "Local corpus files or globs: text (one sentence per line, blank line between documents), .jsonl "
-            "or .parquet (a 'sentences' list or a 'text' string per document).",
-            "nargs": "+",
-        },
-    )
+    train_files: list[str] = field(default=None, metadata={
+        "help": "Local corpus files or globs: text (one sentence per line, blank line between documents), .jsonl or "
+                ".parquet (a 'sentences' list or a 'text' string per document).", "nargs": "+"})
     dataset_name: str | None = field(
-        default=None, metadata={"help": "A Hub dataset id instead of --train_files (one document per row)."}
-    )
+        default=None, metadata={"help": "A Hub dataset id instead of --train_files (one document per row)."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Configuration of --dataset_name."})
     dataset_split: str = field(default="train", metadata={"help": "Split of --dataset_name."})
     text_column: str = field(
-        default="text", metadata={"help": "Document column (one sentence per line) of jsonl/parquet/Hub rows."}
-    )
+        default="text", metadata={"help": "Document column (one sentence per line) of jsonl/parquet/Hub rows."})
     streaming: bool = field(
-        default=False, metadata={"help": "Stream the corpus (IterableDataset): nothing cached; eval = the first documents."}
-    )
+        default=False, metadata={"help": "Stream the corpus (IterableDataset, no cache); eval = the first documents."})
     streaming_eval_documents: int = field(
-        default=100, metadata={"help": "With --streaming: the first N documents are the eval set (0: none)."}
-    )
-    dataset_cache_dir: str | None = field(default=None, metadata={"help": "datasets cache folder (default: HF_DATASETS_CACHE)."})
+        default=100, metadata={"help": "With --streaming: the first N documents are the eval set (0: none)."})
+    dataset_cache_dir: str | None = field(
+        default=None, metadata={"help": "datasets cache folder (default: HF_DATASETS_CACHE)."})
     preprocessing_num_workers: int | None = field(
-        default=None, metadata={"help": "Processes creating the instances (datasets.map num_proc)."}
-    )
+        default=None, metadata={"help": "Processes creating the instances (datasets.map num_proc)."})
     validation_split_percentage: float = field(
-        default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."}
-    )
-    document_boundary: str = field(
-        default="auto",
-        metadata={
-            "help": "blank_line (google's format), heading (WikiText ' = Title = ' starts a document) or auto (per file).",
-            "choices": ["auto", "blank_line", "heading"],
-        },
-    )
+        default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."})
+    document_boundary: str = field(default="auto", metadata={
+        "help": "blank_line (google's format), heading (WikiText ' = Title = ' starts a document), auto (per file).",
+        "choices": ["auto", "blank_line", "heading"]})
     split_sentences: bool = field(default=False, metadata={"help": "Split lines into sentences after . ! ?"})
-    max_train_documents: int | None = field(default=None, metadata={"help": "Keep only the first N training documents."})
-    max_seq_length: int = field(default=128, metadata={"help": "WordPieces per instance incl. [CLS] and two [SEP]."})
+    max_train_documents: int | None = field(default=None, metadata={"help": "Keep the first N training documents."})
+    max_seq_length: int = field(default=128, metadata={"help": "WordPieces per instance incl. [CLS], [SEP]."})
     short_seq_prob: float = field(default=0.1, metadata={"help": "Probability of a shorter target length."})
-    next_sentence_prediction: bool = field(
-        default=True,
-        metadata={"help": "NSP objective (A/B pairs). --no_next_sentence_prediction: MLM only on full-length single "
-                          "segments (RoBERTa, Liu et al. 2019 §4.2)."},
-    )
+    next_sentence_prediction: bool = field(default=True, metadata={
+        "help": "NSP objective (A/B pairs). --no_next_sentence_prediction: MLM only on full-length single segments "
+                "(RoBERTa, Liu et al. 2019 §4.2)."})
     nsp_probability: float = field(default=0.5, metadata={"help": "Probability of a NotNext pair."})
     dupe_factor: int = field(default=1, metadata={"help": "Passes over the corpus (google: 10 with static masks)."})
-    masking: str = field(
-        default="dynamic",
-        metadata={"help": "dynamic (new masks every batch) or static (precomputed).", "choices": ["dynamic", "static"]},
-    )
-    mlm_probability: float = field(
-        default=0.15,
-        metadata={"help": "Fraction of tokens to predict (paper: 0.15; Wettig et al. 2022, 'Should You Mask 15% in "
-                          "MLM?': higher rates, e.g. 0.4, can be better)."},
-    )
-    selection: str = field(
-        default="exact",
-        metadata={
-            "help": "exact (google's count per sequence) or bernoulli (transformers' per-token draw).",
-            "choices": ["exact", "bernoulli"],
-        },
-    )
+    masking: str = field(default="dynamic", metadata={"help": "dynamic (new masks every batch) or static (stored).",
+                                                      "choices": ["dynamic", "static"]})
+    mlm_probability: float = field(default=0.15, metadata={
+        "help": "Fraction of tokens to predict (paper: 0.15; higher rates such as 0.4 can be better: Wettig et al. "
+                "2022, on masking rates)."})
+    selection: str = field(default="exact", metadata={
+        "help": "exact (google's count per sequence) or bernoulli (transformers' per-token draw).",
+        "choices": ["exact", "bernoulli"]})
     max_predictions_per_seq: int = field(default=20, metadata={"help": "Cap of exact selection (google: 20 at 128)."})
     whole_word_mask: bool = field(default=False, metadata={"help": "Mask whole words (all WordPieces of a word)."})
     preprocessing_batch_size: int = field(default=1000, metadata={"help": "Documents per map batch (NotNext pool)."})
 
     def __post_init__(self):
         if not self.train_files and not self.dataset_name:
-            raise ValueError(
-                "--train_files (text files, one sentence per line, blank line between documents; jsonl; parquet) or "
-                "--dataset_name is required"
-            )
+            raise ValueError("--train_files (text files, one sentence per line, blank line between documents; jsonl; "
+                             "parquet) or --dataset_name is required")
         if self.train_files and self.dataset_name:
             raise ValueError("give --train_files or --dataset_name, not both")
-        if not 0 <= self.validation_split_percentage < 100:
-            raise ValueError(f"--validation_split_percentage must be in [0, 100), got {self.validation_split_percentage}")
+        percentage = self.validation_split_percentage
+        if not 0 <= percentage < 100:
+            raise ValueError(f"--validation_split_percentage must be in [0, 100), got {percentage}")
 
 
 @dataclass
@@ -193,16 +161,14 @@ class PretrainTrainingArguments(TrainingArguments):
     save_total_limit: int | None = field(default=2, metadata={"help": "Checkpoints kept."})
     remove_unused_columns: bool = field(default=False, metadata={"help": "Keep word_ids for whole-word masking."})
     prediction_loss_only: bool = field(default=True, metadata={"help": "Evaluation collects no logits."})
-    masked_only_decoder: bool = field(
-        default=True,
-        metadata={"help": "Run the MLM vocabulary projection only on masked positions (same loss and weights, faster)."},
-    )
+    masked_only_decoder: bool = field(default=True, metadata={
+        "help": "Run the MLM vocabulary projection only on masked positions (same loss and weights, faster)."})
     phase2_max_steps: int = field(default=0, metadata={"help": "Steps of phase 2 (0: one phase only)."})
     phase2_max_seq_length: int = field(default=512, metadata={"help": "Sequence length of phase 2 (paper: 512)."})
-    phase2_max_predictions_per_seq: int = field(default=80, metadata={"help": "Exact-selection cap in phase 2 (google: 80)."})
+    phase2_max_predictions_per_seq: int = field(
+        default=80, metadata={"help": "Exact-selection cap in phase 2 (google: 80)."})
     phase2_per_device_train_batch_size: int | None = field(
-        default=None, metadata={"help": "Batch of phase 2 (default: phase 1's)."}
-    )
+        default=None, metadata={"help": "Batch of phase 2 (default: phase 1's)."})
     overwrite_output_dir: bool = field(default=False, metadata={"help": "Replace a finished run in output_dir."})
 
     def __post_init__(self):
@@ -214,10 +180,10 @@ class PretrainTrainingArguments(TrainingArguments):
             raise ValueError(f"--phase2_max_steps must be >= 0, got {self.phase2_max_steps}")
         import torch
 
-        if not torch.cuda.is_available():
-            self.dataloader_pin_memory = False
         from .arguments import use_cpu_under_launcher
 
+        if not torch.cuda.is_available():
+            self.dataloader_pin_memory = False
         use_cpu_under_launcher(self)  # torchrun / accelerate on CPU: gloo DDP instead of N lone processes
         self.label_names = ["labels", "next_sentence_label"]
         super().__post_init__()

@@ -9,9 +9,6 @@ MLM-only objective) trains on MLM alone and logs no NSP metrics.
 
 from __future__ import annotations
 
-import json
-import os
-
 from transformers import BertForPreTraining, Trainer, TrainerCallback
 
 
@@ -19,9 +16,9 @@ class BertForPreTrainingMaskedOnly(BertForPreTraining):
     """``BertForPreTraining`` whose MLM head runs only on the positions to predict (as google's and NVIDIA's code).
 
     The vocabulary projection ``[B, L, H] x [H, V]`` dominates a small model's step time; gathering the ``N``
-    positions with ``labels != -100`` first makes it ``[N, H] x [H, V]`` (``N`` ≈ 0.15·B·L). Parameters, their names
-    and the loss are those of ``BertForPreTraining`` (saved checkpoints say ``architectures: ["BertForPreTraining"]``
-    and load with ``BertForPreTraining``/``AutoModelForPreTraining``/``AutoModelFor...``).
+    positions with ``labels != -100`` first makes it ``[N, H] x [H, V]`` (``N`` ≈ 0.15·B·L). Parameters, their
+    names and the loss are those of ``BertForPreTraining`` (saved checkpoints say ``architectures:
+    ["BertForPreTraining"]`` and load with ``BertForPreTraining``/``AutoModelForPreTraining``/``AutoModelFor...``).
 
     ``forward`` takes the arguments of ``BertForPreTraining.forward``. Without ``labels`` it behaves exactly as the
     parent (``prediction_logits`` ``[B, L, V]``). With ``labels`` (``int64 [B, L]``), ``prediction_logits`` is
@@ -30,73 +27,36 @@ class BertForPreTrainingMaskedOnly(BertForPreTraining):
     ``int64 [B]``, is given; else the MLM loss alone).
     """
 
-    def forward(
-        self,
-        input_ids=None,
-        attention_mask=None,
-        token_type_ids=None,
-        position_ids=None,
-        inputs_embeds=None,
-        labels=None,
-        next_sentence_label=None,
-        **kwargs,
-    ):
+    def forward(self, input_ids=None, labels=None, next_sentence_label=None, **kwargs):
         import torch.nn.functional as F
         from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
 
         if labels is None:
-            return super().forward(
-                input_ids=input_ids,
-                attention_mask=attention_mask,
-                token_type_ids=token_type_ids,
-                position_ids=position_ids,
-                inputs_embeds=inputs_embeds,
-                next_sentence_label=next_sentence_label,
-                **kwargs,
-            )
-        outputs = self.bert(
-            input_ids,
-            attention_mask=attention_mask,
-            token_type_ids=token_type_ids,
-            position_ids=position_ids,
-            inputs_embeds=inputs_embeds,
-            return_dict=True,
-            **kwargs,
-        )
+            return super().forward(input_ids=input_ids, next_sentence_label=next_sentence_label, **kwargs)
+        outputs = self.bert(input_ids, return_dict=True, **kwargs)
         sequence_output, pooled_output = outputs[:2]
         selected = labels != -100
+        # the tied decoder weight is read only inside the head's own forward (FSDP2 / ZeRO-3 gather it there)
         prediction_scores = self.cls.predictions(sequence_output[selected])  # [N, V]
         nsp_scores = self.cls.seq_relationship(pooled_output)  # [B, 2]
-        loss = (
-            F.cross_entropy(prediction_scores, labels[selected])
-            if prediction_scores.shape[0]
-            else prediction_scores.sum()
-        )
+        targets = labels[selected]
+        loss = F.cross_entropy(prediction_scores, targets) if len(targets) else prediction_scores.sum()
         if next_sentence_label is not None:
             loss = loss + F.cross_entropy(nsp_scores.view(-1, 2), next_sentence_label.view(-1))
-        return BertForPreTrainingOutput(
-            loss=loss,
-            prediction_logits=prediction_scores,
-            seq_relationship_logits=nsp_scores,
-            hidden_states=outputs.hidden_states,
-            attentions=outputs.attentions,
-        )
+        return BertForPreTrainingOutput(loss=loss, prediction_logits=prediction_scores,
+                                        seq_relationship_logits=nsp_scores, hidden_states=outputs.hidden_states,
+                                        attentions=outputs.attentions)
 
     def save_pretrained(self, save_directory, *args, **kwargs):
-        """Save as ``BertForPreTraining`` (same weights; ``architectures`` names the parent class)."""
+        """Save as ``BertForPreTraining`` (same weights; ``architectures`` in ``config.json`` names the parent)."""
         result = super().save_pretrained(save_directory, *args, **kwargs)
-        path = os.path.join(save_directory, "config.json")
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                config = json.load(f)
-            config["architectures"] = ["BertForPreTraining"]
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(config, f, indent=2, sort_keys=True)
-                f.write("\n")
+        self.config.architectures = ["BertForPreTraining"]
+        if kwargs.get("is_main_process", True):
+            self.config.save_pretrained(save_directory)
         return result
 
 
-#: columns of :func:`pretraining_example_stats` (per example; sums, so they add over batches, ranks and steps).
+#: columns of :func:`pretraining_terms`' statistics (per example; sums, so they add over batches, ranks and steps).
 STAT_COLUMNS = ("mlm_loss_sum", "mlm_count", "mlm_correct", "nsp_loss_sum", "nsp_count", "nsp_correct")
 
 
@@ -229,10 +189,8 @@ class PretrainingTrainer(Trainer):
         # the full head needs no labels (the loss is computed here, on the predicted positions only); the masked-only
         # head needs them to know which positions to project.
         keep_labels = isinstance(unwrapped, BertForPreTrainingMaskedOnly)
-        model_inputs = {
-            k: v for k, v in inputs.items() if k != "next_sentence_label" and (keep_labels or k != "labels")
-        }
-        outputs = model(**model_inputs)
+        outputs = model(**{k: v for k, v in inputs.items()
+                           if k != "next_sentence_label" and (keep_labels or k != "labels")})
         terms = pretraining_terms(outputs.prediction_logits, outputs.seq_relationship_logits, inputs["labels"],
                                   inputs.get("next_sentence_label"))
         return outputs, terms
@@ -240,11 +198,9 @@ class PretrainingTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         outputs, (mlm_ce, nsp_ce, stats) = self._forward(model, inputs)
         if num_items_in_batch is not None:  # training: global counts of the optimizer step
-            n_mlm, n_nsp = num_items_in_batch[0], num_items_in_batch[1]
-            scale = self.accelerator.num_processes
+            (n_mlm, n_nsp), scale = num_items_in_batch, self.accelerator.num_processes
         else:
-            n_mlm, n_nsp = stats[:, 1].sum(), stats[:, 4].sum()
-            scale = 1
+            n_mlm, n_nsp, scale = stats[:, 1].sum(), stats[:, 4].sum(), 1
         loss = mlm_ce.sum() / n_mlm.clamp(min=1)
         if nsp_ce is not None:
             loss = loss + nsp_ce.sum() / n_nsp.clamp(min=1)
@@ -272,23 +228,15 @@ class PretrainingTrainer(Trainer):
             self._train_sums.zero_()
         super().log(logs, start_time)
 
-    def evaluation_loop(
-        self, dataloader, description, prediction_loss_only=None, ignore_keys=None, metric_key_prefix="eval"
-    ):
-        output = super().evaluation_loop(
-            dataloader,
-            description,
-            prediction_loss_only=False,
-            ignore_keys=ignore_keys,
-            metric_key_prefix=metric_key_prefix,
-        )
+    def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
+                        metric_key_prefix="eval"):
+        output = super().evaluation_loop(dataloader, description, prediction_loss_only=False, ignore_keys=ignore_keys,
+                                         metric_key_prefix=metric_key_prefix)
         if output.predictions is not None and len(output.predictions):
             import numpy as np
 
-            sums = np.asarray(output.predictions, dtype=np.float64).sum(0)
-            metrics = metrics_from_sums(sums, prefix=f"{metric_key_prefix}_")
-            metrics[f"{metric_key_prefix}_loss"] = (
-                metrics.get(f"{metric_key_prefix}_mlm_loss", 0.0) + metrics.get(f"{metric_key_prefix}_nsp_loss", 0.0)
-            )
+            p = f"{metric_key_prefix}_"
+            metrics = metrics_from_sums(np.asarray(output.predictions, dtype=np.float64).sum(0), prefix=p)
+            metrics[f"{p}loss"] = metrics.get(f"{p}mlm_loss", 0.0) + metrics.get(f"{p}nsp_loss", 0.0)
             output.metrics.update(metrics)
         return output

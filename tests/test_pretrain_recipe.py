@@ -251,8 +251,15 @@ def test_two_phases_and_resume_from_checkpoint(corpus, tmp_path):
         "4",
         "--eval_strategy",
         "no",
+        "--dropout",
+        "0",
     )
     assert [p["max_seq_length"] for p in summary["phases"]] == [32, 64]
+    # --dropout 0 (Cramming) reaches the random init of phase 1 and the checkpoint phase 2 continues from
+    for folder in (out / "phase1", out):
+        with open(folder / "config.json", encoding="utf-8") as f:
+            config = json.load(f)
+        assert (config["hidden_dropout_prob"], config["attention_probs_dropout_prob"]) == (0.0, 0.0), folder
     assert os.path.isfile(out / "phase1" / "model.safetensors") and os.path.isfile(out / "model.safetensors")
     assert summary["steps"] == 4
     # resume phase 2 from its checkpoint at step 2 and train to step 4
@@ -380,3 +387,35 @@ def test_jsonl_glob_and_streaming_corpus(tmp_path):
     assert streamed["steps"] == 2 and streamed["corpus"]["eval_documents"] == 3
     assert streamed["phases"][0]["eval_instances"] > 0
     assert 0.0 <= streamed["final_nsp_accuracy"] <= 1.0 and streamed["phases"][0]["train_instances"] is None
+
+
+@pytest.mark.parametrize("flag,message", [("--preset", "unknown BERT preset 'huge'"), ("--dropout", "must be in")])
+def test_bad_model_arguments_are_named(flag, message):
+    from hf_bert_tasks.pretraining_config import PretrainModelArguments
+
+    with pytest.raises(ValueError, match=message):
+        PretrainModelArguments(**{flag[2:]: "huge" if flag == "--preset" else 1.0})
+
+
+def test_mlm_only_run_has_no_nsp_labels_loss_or_metrics(corpus, tmp_path, monkeypatch):
+    """--no_next_sentence_prediction (RoBERTa's MLM-only objective): batches carry no next_sentence_label, the logged
+    loss is the MLM loss, and no NSP metric is logged or summarised."""
+    import inspect
+
+    from hf_bert_tasks.pretraining_data import create_pretraining_examples
+    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
+
+    if "next_sentence_prediction" not in inspect.signature(create_pretraining_examples).parameters:
+        pytest.skip("pretraining_data has no next_sentence_prediction keyword yet (helper A2's change)")
+    keys, original = [], PretrainingTrainer.compute_loss
+    monkeypatch.setattr(PretrainingTrainer, "compute_loss",
+                        lambda self, model, inputs, *a, **k: keys.append(set(inputs)) or original(self, model, inputs,
+                                                                                                 *a, **k))
+    summary = _pretrain(corpus, tmp_path / "mlm", "--max_steps", "2", "--no_next_sentence_prediction")
+    assert len(keys) == 2 and all("labels" in k and "next_sentence_label" not in k for k in keys)
+    assert summary["objective"].startswith("MLM only")
+    assert summary["masking_recipe"]["next_sentence_prediction"] is False
+    assert summary["final_nsp_accuracy"] is None and summary["final_mlm_accuracy"] is not None
+    history = summary["phases"][0]["history"]
+    assert history and not any("nsp" in key for h in history for key in h)
+    assert all(h["loss"] == pytest.approx(h["mlm_loss"], abs=2e-3) for h in history if "loss" in h)
