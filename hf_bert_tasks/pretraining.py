@@ -14,6 +14,7 @@ Outputs in ``output_dir``: the model (``BertForPreTraining`` weights), the token
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import os
@@ -238,11 +239,9 @@ def _phases(model_args, data_args, training_args) -> list[tuple]:
     args2.max_steps = training_args.phase2_max_steps
     args2.per_device_train_batch_size = (training_args.phase2_per_device_train_batch_size
                                          or training_args.per_device_train_batch_size)
-    data2 = copy.deepcopy(data_args)
-    data2.max_seq_length = training_args.phase2_max_seq_length
-    data2.max_predictions_per_seq = training_args.phase2_max_predictions_per_seq
-    model2 = copy.deepcopy(model_args)
-    model2.model_name_or_path = args1.output_dir
+    data2 = dataclasses.replace(data_args, max_seq_length=training_args.phase2_max_seq_length,
+                                max_predictions_per_seq=training_args.phase2_max_predictions_per_seq)
+    model2 = dataclasses.replace(model_args, model_name_or_path=args1.output_dir)
     return [(args1, data_args, model_args), (args2, data2, model2)]
 
 
