@@ -79,8 +79,9 @@ def run_pretrain(
     os.makedirs(out, exist_ok=True)
     tokenizer, tokenizer_source = _tokenizer(model_args, resume, out, train_docs)
     nsp = data_args.next_sentence_prediction
+    start = model_args.model_name_or_path
     model = {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
-             "init": model_args.model_name_or_path or "random", "base_model": _base_model(model_args.model_name_or_path)}
+             "init": start or "random", "base_model": _base_model(start)}
     summary = {"corpus": corpus, "model": model,
                "tokenizer": tokenizer_source, "seed": training_args.seed, "phases": [],
                "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
