@@ -62,11 +62,8 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     if metric is not None and not metric.startswith("eval_"):
         metric = f"eval_{metric}"
     if metric is None:
-        for entry in log_history:
-            keys = [k for k in entry if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None]
-            if keys:
-                metric = keys[0]
-                break
+        metric = next((k for entry in log_history for k in entry
+                       if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None), None)
     series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
     for i, entry in enumerate(log_history):
         step = entry.get("step")
