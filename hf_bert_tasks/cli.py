@@ -73,9 +73,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     ),
     "pretrain": Subcommand(
         "pretrain", "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
-        (("hf_bert_tasks.pretraining", "PretrainModelArguments", "model arguments"),
-         ("hf_bert_tasks.pretraining", "PretrainDataArguments", "data arguments"),
-         ("hf_bert_tasks.pretraining", "PretrainTrainingArguments",
+        (("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
+         ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
+         ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments",
           "training arguments (the package's own and changed defaults)")),
         "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
     ),

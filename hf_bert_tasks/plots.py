@@ -1,12 +1,11 @@
-"""Training curves of a recipe run: ``training_curves.png`` (loss and eval metric against step) beside ``all_results.json``.
+"""Every matplotlib plot of the package: ``training_curves.png`` (fine-tuning, every mode and compare arm, through
+:func:`finish_training_curves`) and ``pretraining_curves.png`` (the pretrain recipe). :func:`new_figure` (a bare
+``Figure`` on the Agg canvas: no pyplot state, no global backend switch, no display) and :func:`plot_lines` (one panel
+of lines against the step) are the shared helpers, also for other plots (quickstart, compare).
 
-The series come from ``trainer_state.json``'s ``log_history`` (the list ``Trainer`` appends to at every ``logging_steps``
-and evaluation): training-loss entries carry ``loss``, evaluation entries ``eval_loss`` and ``eval_<metric>``, all
-with the global ``step``. :func:`curve_series` is the pure part (dict in, lists out) and :func:`plot_training_curves`
-draws what it returns with matplotlib's Agg backend (no display needed).
-
-``hf-bert-tasks finetune`` (every ``--mode``) and each arm of ``hf-bert-tasks compare`` call
-:func:`finish_training_curves` after the last evaluation; pretraining draws its own ``pretraining_curves.png``.
+The series are pure functions of the logs: :func:`curve_series` of ``trainer_state.json``'s ``log_history`` (training
+entries carry ``loss``, evaluations ``eval_loss`` and ``eval_<metric>``, all with the global ``step``) and
+:func:`pretraining_curves` of a pretraining summary's phase histories.
 """
 
 from __future__ import annotations
@@ -18,6 +17,19 @@ from typing import Any
 
 CURVES_FILE = "training_curves.png"
 STATE_FILE = "trainer_state.json"
+PRETRAINING_CURVES_FILE = "pretraining_curves.png"
+#: the four panels of ``pretraining_curves.png``; each is logged as ``<metric>`` (train) and ``eval_<metric>``.
+CURVE_METRICS = ("mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (9, 3.4)):
+    """``(figure, axes)``: a ``matplotlib.figure.Figure`` (constrained layout) and its ``nrows x ncols`` axes (one
+    ``Axes`` when both are 1, else an array). Save it with ``figure.savefig(path, dpi=...)``; it renders with the Agg
+    canvas and needs no ``plt.close``."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.subplots(nrows, ncols)
 
 
 def _number(value) -> float | None:
@@ -50,16 +62,13 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     if metric is not None and not metric.startswith("eval_"):
         metric = f"eval_{metric}"
     if metric is None:
-        for entry in log_history:
-            keys = [k for k in entry if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None]
-            if keys:
-                metric = keys[0]
-                break
+        metric = next((k for entry in log_history for k in entry
+                       if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None), None)
     series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
     for i, entry in enumerate(log_history):
         step = entry.get("step")
         if isinstance(step, bool) or not isinstance(step, int):
-            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")
+            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")  # noqa: TRY004 (bad input)
         for name, key in (("train_loss", "loss"), ("eval_loss", "eval_loss"), ("eval_metric", metric)):
             value = _number(entry.get(key)) if key else None
             if value is not None:
@@ -68,42 +77,36 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     return series
 
 
+def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, empty: str = "nothing logged"):
+    """Draw ``lines`` (``(label, (steps, values), matplotlib style)``) on the ``Axes`` ``ax`` against the step; lines
+    without points are skipped, and a panel left empty says ``empty`` instead of drawing a blank frame."""
+    for label, (steps, values), style in lines:
+        if steps:
+            ax.plot(steps, values, style, label=label)
+    ax.set_xlabel("step")
+    ax.set_title(title or "")
+    ax.set_ylabel(ylabel or "")
+    if ax.lines:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes)
+
+
 def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: str | None = None,
                          title: str | None = None) -> dict[str, Any]:
     """Draw loss (train and eval) and the eval metric against step into the PNG ``path``; returns the series.
 
-    Two panels side by side: left the losses (nats), right ``eval_<metric>`` (as logged, no rescaling). A panel
-    with no points says so instead of drawing an empty frame.
+    Two panels side by side: left the losses (nats), right ``eval_<metric>`` (as logged, no rescaling).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     series = curve_series(log_history, metric)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
-    for name, style in (("train_loss", "-"), ("eval_loss", "o--")):
-        steps, values = series[name]
-        if steps:
-            left.plot(steps, values, style, label=name.replace("_", " "))
-    left.set_xlabel("step")
-    left.set_ylabel("loss")
-    if series["train_loss"][0] or series["eval_loss"][0]:
-        left.legend(fontsize=8)
-    else:
-        left.text(0.5, 0.5, "no loss logged", ha="center", va="center", transform=left.transAxes)
-    steps, values = series["eval_metric"]
-    if steps:
-        right.plot(steps, values, "o-", color="tab:green")
-        right.set_ylabel(series["metric"])
-    else:
-        right.text(0.5, 0.5, "no evaluation logged", ha="center", va="center", transform=right.transAxes)
-    right.set_xlabel("step")
+    fig, (left, right) = new_figure(1, 2)
+    plot_lines(left, [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
+               ylabel="loss", empty="no loss logged")
+    plot_lines(right, [(series["metric"], series["eval_metric"], "o-")], ylabel=series["metric"],
+               empty="no evaluation logged")
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return series
 
 
@@ -136,3 +139,37 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
         state.log_history.append({**numbers, "epoch": state.epoch, "step": step})
     trainer.save_state()
     return write_training_curves(trainer.args.output_dir, metric, title)
+
+
+def pretraining_curves(summary: dict) -> dict:
+    """The series plotted in ``pretraining_curves.png``, from a summary's phase histories (a pure function).
+
+    Steps of a later phase continue from the previous phase's last step. Returns
+    ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` for each metric of :data:`CURVE_METRICS`, where
+    train values are the logged ``metric`` and eval values the logged ``eval_<metric>`` (lists, in log order; empty
+    for NSP in an MLM-only run).
+    """
+    data = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
+    offset = 0
+    for phase in summary.get("phases", []):
+        for entry in phase.get("history", []):
+            for metric in CURVE_METRICS:
+                for split, key in (("train", metric), ("eval", f"eval_{metric}")):
+                    if key in entry:
+                        data[metric][split][0].append(offset + entry["step"])
+                        data[metric][split][1].append(entry[key])
+        offset += phase.get("steps", 0)
+    return data
+
+
+def plot_pretraining_curves(curves: dict, path: str):
+    """Write :func:`pretraining_curves` data as a 2 x 2 PNG (MLM loss, MLM accuracy, NSP loss, NSP accuracy against
+    the optimizer step; train and eval lines). Returns the ``Figure``."""
+    fig, axes = new_figure(2, 2, figsize=(10, 7))
+    for ax, metric in zip(axes.flatten(), CURVE_METRICS):
+        title = metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP")
+        plot_lines(ax, [(split, curves[metric][split], style) for split, style in (("train", "-"), ("eval", "o-"))],
+                   title=title, empty="not logged (MLM only)" if metric.startswith("nsp") else "not logged")
+        ax.grid(alpha=0.3)
+    fig.savefig(path, dpi=100)
+    return fig

@@ -68,7 +68,7 @@ def _pretrain(corpus, out, *extra):
 @pytest.fixture(scope="module")
 def pretrained(corpus, tmp_path_factory):
     out = tmp_path_factory.mktemp("pretrain") / "run"
-    summary = _pretrain(corpus, out, "--max_steps", "4", "--whole_word_mask")
+    summary = _pretrain(corpus, out, "--max_steps", "4", "--whole_word_mask", "--mlm_probability", "0.2")
     return out, summary
 
 
@@ -86,14 +86,16 @@ def test_summary_reports_corpus_masking_steps_and_accuracies(pretrained):
     assert saved["corpus"]["documents"] == 12 and saved["corpus"]["sentences"] == 96
     assert saved["corpus"]["eval_documents"] == 2 and saved["corpus"]["train_documents"] == 10
     assert saved["steps"] == 4  # --max_steps 4
-    # flags given (--whole_word_mask) and the documented defaults (exact selection, 0.15, cap 20, 80/10/10)
+    # flags given (--whole_word_mask, --mlm_probability 0.2) and the documented defaults (exact selection, cap 20,
+    # the collator's 80/10/10)
     assert saved["masking_recipe"] == {
         "masking": "dynamic",
-        "mlm_probability": 0.15,
+        "mlm_probability": 0.2,
         "selection": "exact",
         "max_predictions_per_seq": 20,
         "whole_word_mask": True,
         "mask/random/keep": [0.8, 0.1, 0.1],
+        "next_sentence_prediction": True,
         "nsp_probability": 0.5,
         "short_seq_prob": 0.1,
         "dupe_factor": 1,
@@ -104,8 +106,33 @@ def test_summary_reports_corpus_masking_steps_and_accuracies(pretrained):
     assert saved["final_nsp_accuracy"] == last_eval["eval_nsp_accuracy"]
 
 
+def test_masking_recipe_reads_the_collator_that_drew_the_masks(vocab_tokenizer):
+    """The summary's masking settings come from the collator instance (here non-default: 60/30/10, bernoulli 0.3,
+    cap 7), not from constants; instance settings (NSP off) from the data arguments."""
+    from hf_bert_tasks.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining import masking_recipe
+    from hf_bert_tasks.pretraining_config import PretrainDataArguments
+
+    collator = DataCollatorForBertPretraining(vocab_tokenizer, mlm_probability=0.3, mask_replace_prob=0.6,
+                                              random_replace_prob=0.3, selection="bernoulli",
+                                              max_predictions_per_seq=7, seed=0)
+    data_args = PretrainDataArguments(dataset_name="x", next_sentence_prediction=False, dupe_factor=3)
+    assert masking_recipe(data_args, collator) == {
+        "masking": "dynamic",
+        "mlm_probability": 0.3,
+        "selection": "bernoulli",
+        "max_predictions_per_seq": 7,
+        "whole_word_mask": False,
+        "mask/random/keep": [0.6, 0.3, 0.1],
+        "next_sentence_prediction": False,
+        "nsp_probability": None,
+        "short_seq_prob": 0.1,
+        "dupe_factor": 3,
+    }
+
+
 def test_curves_png_plots_the_logged_history(pretrained):
-    from hf_bert_tasks.pretraining import plot_pretraining_curves, pretraining_curves
+    from hf_bert_tasks.plots import plot_pretraining_curves, pretraining_curves
 
     out, summary = pretrained
     with open(os.path.join(out, "pretraining_curves.png"), "rb") as f:
@@ -126,7 +153,7 @@ def test_curves_png_plots_the_logged_history(pretrained):
 
 
 def test_curves_of_two_phases_continue_the_step_axis():
-    from hf_bert_tasks.pretraining import pretraining_curves
+    from hf_bert_tasks.plots import pretraining_curves
 
     summary = {
         "phases": [
@@ -224,8 +251,15 @@ def test_two_phases_and_resume_from_checkpoint(corpus, tmp_path):
         "4",
         "--eval_strategy",
         "no",
+        "--dropout",
+        "0",
     )
     assert [p["max_seq_length"] for p in summary["phases"]] == [32, 64]
+    # --dropout 0 (Cramming) reaches the random init of phase 1 and the checkpoint phase 2 continues from
+    for folder in (out / "phase1", out):
+        with open(folder / "config.json", encoding="utf-8") as f:
+            config = json.load(f)
+        assert (config["hidden_dropout_prob"], config["attention_probs_dropout_prob"]) == (0.0, 0.0), folder
     assert os.path.isfile(out / "phase1" / "model.safetensors") and os.path.isfile(out / "model.safetensors")
     assert summary["steps"] == 4
     # resume phase 2 from its checkpoint at step 2 and train to step 4
@@ -256,7 +290,7 @@ def test_two_phases_and_resume_from_checkpoint(corpus, tmp_path):
 def test_masked_only_head_gives_the_same_loss_and_state_dict():
     from transformers import BertConfig, BertForPreTraining
 
-    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly
 
     config = BertConfig(
         vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
@@ -297,7 +331,7 @@ def test_one_document_corpus_is_rejected(tmp_path):
 def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(corpus, tmp_path, monkeypatch, masking, same_masks):
     """One step per epoch (batch 512 > instances), 2 steps: the rows the model sees in epoch 0 and epoch 1 (masked
     input_ids + labels, padding stripped) are the same multiset with static masks and not with dynamic masks."""
-    from hf_bert_tasks.pretraining import PretrainingTrainer
+    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
 
     seen = []
     original = PretrainingTrainer.compute_loss
@@ -353,3 +387,35 @@ def test_jsonl_glob_and_streaming_corpus(tmp_path):
     assert streamed["steps"] == 2 and streamed["corpus"]["eval_documents"] == 3
     assert streamed["phases"][0]["eval_instances"] > 0
     assert 0.0 <= streamed["final_nsp_accuracy"] <= 1.0 and streamed["phases"][0]["train_instances"] is None
+
+
+@pytest.mark.parametrize("flag,message", [("--preset", "unknown BERT preset 'huge'"), ("--dropout", "must be in")])
+def test_bad_model_arguments_are_named(flag, message):
+    from hf_bert_tasks.pretraining_config import PretrainModelArguments
+
+    with pytest.raises(ValueError, match=message):
+        PretrainModelArguments(**{flag[2:]: "huge" if flag == "--preset" else 1.0})
+
+
+def test_mlm_only_run_has_no_nsp_labels_loss_or_metrics(corpus, tmp_path, monkeypatch):
+    """--no_next_sentence_prediction (RoBERTa's MLM-only objective): batches carry no next_sentence_label, the logged
+    loss is the MLM loss, and no NSP metric is logged or summarised."""
+    import inspect
+
+    from hf_bert_tasks.pretraining_data import create_pretraining_examples
+    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
+
+    if "next_sentence_prediction" not in inspect.signature(create_pretraining_examples).parameters:
+        pytest.skip("pretraining_data has no next_sentence_prediction keyword yet (helper A2's change)")
+    keys, original = [], PretrainingTrainer.compute_loss
+    monkeypatch.setattr(PretrainingTrainer, "compute_loss",
+                        lambda self, model, inputs, *a, **k: keys.append(set(inputs)) or original(self, model, inputs,
+                                                                                                 *a, **k))
+    summary = _pretrain(corpus, tmp_path / "mlm", "--max_steps", "2", "--no_next_sentence_prediction")
+    assert len(keys) == 2 and all("labels" in k and "next_sentence_label" not in k for k in keys)
+    assert summary["objective"].startswith("MLM only")
+    assert summary["masking_recipe"]["next_sentence_prediction"] is False
+    assert summary["final_nsp_accuracy"] is None and summary["final_mlm_accuracy"] is not None
+    history = summary["phases"][0]["history"]
+    assert history and not any("nsp" in key for h in history for key in h)
+    assert all(h["loss"] == pytest.approx(h["mlm_loss"], abs=2e-3) for h in history if "loss" in h)

@@ -37,7 +37,7 @@ def _dataset(rows):
 def _model(vocab_size):
     from transformers import BertConfig
 
-    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly
 
     torch.manual_seed(0)
     config = BertConfig(
@@ -55,7 +55,8 @@ def _model(vocab_size):
 
 def _trainer(model, tokenizer, tmp_path, train_rows=None, eval_rows=None, **args):
     from hf_bert_tasks.collators import DataCollatorForBertPretraining
-    from hf_bert_tasks.pretraining import PretrainingTrainer, PretrainTrainingArguments
+    from hf_bert_tasks.pretraining_config import PretrainTrainingArguments
+    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
 
     training_args = PretrainTrainingArguments(
         output_dir=str(tmp_path),
@@ -175,3 +176,60 @@ def test_training_step_metrics_stay_on_the_device(vocab_tokenizer, tmp_path, mon
     assert syncs == []
     # 3 steps x (4 tokens, 2 examples) summed on the device, read once
     assert trainer._train_sums[1].item() == 12 and trainer._train_sums[4].item() == 6
+
+
+# ------------------------------------------------------------------- MLM only (no NSP: RoBERTa, Liu et al. 2019 §4.2)
+def test_terms_without_nsp_labels_have_no_nsp_loss_and_no_nsp_metrics():
+    from hf_bert_tasks.pretraining_trainer import metrics_from_sums, pretraining_terms
+
+    logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # two predicted tokens, vocabulary of 3
+    labels = torch.tensor([[-100, 0, -100], [2, -100, -100]])
+    mlm_ce, nsp_ce, stats = pretraining_terms(logits, torch.zeros(2, 2), labels, None)
+    assert nsp_ce is None
+    expected_ce = torch.nn.functional.cross_entropy(logits, torch.tensor([0, 2]), reduction="none")
+    torch.testing.assert_close(mlm_ce, expected_ce)
+    # per example: MLM loss sum, 1 predicted token, 1 correct; the three NSP columns stay 0
+    expected_stats = torch.zeros(2, 6)
+    expected_stats[:, 0], expected_stats[:, 1], expected_stats[:, 2] = expected_ce, 1.0, 1.0
+    torch.testing.assert_close(stats, expected_stats)
+    metrics = metrics_from_sums(stats.sum(0).tolist())
+    assert set(metrics) == {"mlm_loss", "mlm_accuracy"}
+    assert metrics["mlm_accuracy"] == 1.0 and metrics["mlm_loss"] == pytest.approx(expected_ce.mean().item())
+
+
+def _dataset_without_nsp(rows):
+    from datasets import Dataset
+
+    return Dataset.from_dict({"input_ids": [r[0] for r in rows], "labels": [r[1] for r in rows]})
+
+
+def test_mlm_only_step_is_the_per_token_mlm_gradient(vocab_tokenizer, tmp_path):
+    """Batches without next_sentence_label: the update is that of sum(token CE) / tokens alone (no NSP term), and the
+    training log has MLM metrics and no NSP metrics."""
+    rows = ROWS[:2]  # 1 and 3 predicted tokens
+    model = _model(len(vocab_tokenizer))
+    reference = copy.deepcopy(model)
+    trainer = _trainer(model, vocab_tokenizer, tmp_path, per_device_train_batch_size=2, logging_steps=1)
+    trainer.train_dataset = _dataset_without_nsp(rows)
+    trainer.train()
+    mlm, _nsp, _, _ = _reference_terms(reference, rows)
+    (mlm.sum() / 4).backward()
+    trained = dict(model.named_parameters())
+    for name, p in reference.named_parameters():  # the NSP layer and the pooler (no gradient) must stay unchanged
+        expected = p.detach() - 0.1 * p.grad if p.grad is not None else p.detach()
+        torch.testing.assert_close(trained[name].detach(), expected, rtol=1e-5, atol=1e-6, msg=name)
+    logged = [h for h in trainer.state.log_history if "mlm_loss" in h]
+    assert len(logged) == 1 and not any(k.startswith("nsp_") for k in logged[0])
+    assert logged[0]["mlm_loss"] == pytest.approx(mlm.mean().item(), abs=1e-4)
+
+
+def test_mlm_only_evaluation_has_no_nsp_metrics(vocab_tokenizer, tmp_path):
+    model = _model(len(vocab_tokenizer)).eval()
+    mlm, _nsp, correct, _ = _reference_terms(model, ROWS)
+    trainer = _trainer(model, vocab_tokenizer, tmp_path, per_device_eval_batch_size=3)
+    trainer.eval_dataset = _dataset_without_nsp(ROWS)
+    metrics = trainer.evaluate()
+    assert not any(k.startswith("eval_nsp") for k in metrics)
+    assert metrics["eval_mlm_loss"] == pytest.approx(mlm.sum().item() / 14, rel=1e-5)
+    assert metrics["eval_mlm_accuracy"] == correct / 14
+    assert metrics["eval_loss"] == pytest.approx(metrics["eval_mlm_loss"])

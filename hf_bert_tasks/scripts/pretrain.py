@@ -1,31 +1,20 @@
-"""Pretrain BERT with MLM + NSP (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``).
+"""Pretrain BERT with MLM + NSP (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``; the recipe is
+:func:`hf_bert_tasks.pretraining.run_pretrain`).
 
-A tiny BERT on a text file (one sentence per line, blank line between documents), WordPiece vocabulary trained on it:
-
-    hf-bert-tasks pretrain --train_files corpus.txt --preset tiny --vocab_size 8000 --max_steps 2000 \\
-        --output_dir runs/pretrain-tiny
-
-WikiText (articles start with `` = Title = ``; paragraphs split into sentences), whole-word masking, the paper's two
-phases (seq 128, then 512 from the phase-1 checkpoint in ``output_dir/phase1``):
-
-    hf-bert-tasks pretrain --train_files wiki.test.tokens --document_boundary heading --split_sentences \\
-        --whole_word_mask --max_steps 900 --phase2_max_steps 100 --output_dir runs/pretrain-wiki
-
-Corpora of any size (read through ``datasets``: globs of text / jsonl / parquet shards, cached by fingerprint for the
-next run; instance creation in parallel processes), or streamed without a cache, or a Hub dataset:
-
-    hf-bert-tasks pretrain --train_files "shards/*.parquet" --preprocessing_num_workers 4 --max_steps 10000 \
-        --output_dir runs/pretrain-shards
+    hf-bert-tasks pretrain --train_files corpus.txt --preset tiny --vocab_size 8000 --max_steps 2000 \
+        --output_dir runs/pretrain-tiny          # one sentence per line, blank line between documents
+    hf-bert-tasks pretrain --train_files wiki.test.tokens --document_boundary heading --split_sentences \
+        --whole_word_mask --max_steps 900 --phase2_max_steps 100 --output_dir runs/pretrain-wiki   # two phases
+    hf-bert-tasks pretrain --train_files "shards/*.parquet" --preprocessing_num_workers 4 ...   # cached by datasets
     hf-bert-tasks pretrain --train_files "shards/*.jsonl" --streaming --streaming_eval_documents 500 ...
     hf-bert-tasks pretrain --dataset_name wikimedia/wikipedia --dataset_config_name 20231101.en --streaming ...
+    hf-bert-tasks pretrain --config recipes/configs/pretrain_cpu_hour.yaml   # one CPU-hour, small batches
+    hf-bert-tasks pretrain ... --no_next_sentence_prediction --mlm_probability 0.4 --dropout 0   # small budgets
 
-The run writes the model, the tokenizer, ``pretraining_summary.json`` and ``pretraining_curves.png`` (MLM/NSP loss and
-accuracy, train and eval, against the step). Dynamic masks are a function of (seed, epoch, example index): the same
-for any number of DataLoader workers or processes, new each epoch, and redrawn identically after a resume.
-
-From a YAML config: ``hf-bert-tasks pretrain --config recipes/configs/pretrain_tiny.yaml``. Resume an interrupted
-run with ``--resume_from_checkpoint auto`` (the newest complete checkpoint; ``True`` means the same). Fine-tune
-the result: ``hf-bert-tasks finetune --model_name_or_path runs/pretrain-tiny ...``.
+The run writes the model, the tokenizer, ``pretraining_summary.json`` and ``pretraining_curves.png``. Dynamic masks
+are a function of (seed, epoch, example index): the same for any number of workers or processes, new each epoch,
+redrawn identically after ``--resume_from_checkpoint auto``. Fine-tune the result with
+``hf-bert-tasks finetune --model_name_or_path runs/pretrain-tiny ...``.
 """
 
 from __future__ import annotations
@@ -35,7 +24,8 @@ import logging
 
 def main(argv: list[str] | None = None) -> dict:
     from ..arguments import parse_args, setup_process_logging
-    from ..pretraining import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments, run_pretrain
+    from ..pretraining import run_pretrain
+    from ..pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = parse_args(
