@@ -1,22 +1,23 @@
-"""Documents → BERT pretraining instances (``[CLS] A [SEP] B [SEP]`` pairs with an NSP label), as a ``datasets`` map.
+"""Documents → BERT pretraining instances, as ``datasets`` maps: NSP pairs ``[CLS] A [SEP] B [SEP]`` (the paper) or
+MLM-only blocks packed across sentences and documents (RoBERTa's FULL-SENTENCES).
 
-The rules are those of the paper (§3.1, Appendix A.1-A.2) as implemented by google-research/bert
+The pair rules are those of the paper (§3.1, Appendix A.1-A.2) as implemented by google-research/bert
 ``create_pretraining_data.py`` (``create_instances_from_document``, ``truncate_seq_pair``); differences are listed in
 :func:`create_pretraining_examples`. MLM masking is *not* done here: it is the job of
 :class:`hf_bert_tasks.collators.DataCollatorForBertPretraining` (dynamic masks at batch time, or static masks
-precomputed with its :meth:`~hf_bert_tasks.collators.DataCollatorForBertPretraining.static_mask_map` over the output of
-this module, ``dupe_factor`` times).
+precomputed with its ``static_mask_map`` over the output of this module, ``dupe_factor`` times).
 
-Input formats (a corpus is a sequence of documents; a document is a sequence of sentences):
+Corpora (:func:`load_documents`) are read by ``datasets``' own ``text`` / ``json`` / ``parquet`` loaders; a small
+``map`` turns their rows into documents (column ``sentences``: ``list[str]``):
 
-* a text file with one sentence per line and a blank line between documents (google's format) —
-  :func:`read_documents` / :func:`documents_dataset`;
+* a text file with one sentence per line and a blank line between documents (google's format);
 * WikiText-style files whose articles start with a `` = Title = `` heading (``document_boundary="heading"``);
+* jsonl / parquet rows holding a ``sentences`` list or a ``text`` string (one sentence per line);
 * paragraphs of running text: ``split_sentences=True`` splits each line after ``.``, ``!`` or ``?``.
 
 Typical use::
 
-    docs = documents_dataset(["corpus.txt"])                     # column "sentences": list[str] per document
+    docs = load_documents(["corpus.txt"])                       # column "sentences": list[str] per document
     examples = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=0)
     # columns: input_ids, token_type_ids, next_sentence_label (0 = IsNext, 1 = NotNext), word_ids
 """
@@ -24,10 +25,12 @@ Typical use::
 from __future__ import annotations
 
 import hashlib
+import itertools
+import os
 import random
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 #: sentence end: . ! ? (optionally followed by a closing quote/bracket) then whitespace.
@@ -47,111 +50,42 @@ def split_into_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
-def _has_wikitext_headings(path: str, encoding: str, lines: int = 200) -> bool:
-    with open(path, encoding=encoding, errors="replace") as f:
-        for i, line in enumerate(f):
-            if i >= lines:
-                return False
-            if _WIKITEXT_HEADING.match(line.rstrip("\r\n")):
-                return True
-    return False
-
-
-def read_documents(
-    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
+def _documents(
+    batch: dict[str, list],
+    text_column: str = "text",
+    split_sentences: bool = False,
+    where: str = "batch",
+    first_row: int = 0,
+    sentences_column: str = "sentences",
 ) -> list[list[str]]:
-    """Read a text file into documents (lists of sentences).
-
-    Args:
-        path: text file.
-        document_boundary: ``"auto"`` — ``"heading"`` when the file has WikiText headings in its first 200 lines,
-            else ``"blank_line"``; ``"blank_line"`` — a blank line ends a document (google-research/bert's input format);
-            ``"heading"`` — a WikiText top-level heading line `` = Title = `` starts a new document and blank lines
-            only separate paragraphs (the heading itself is kept as the document's first sentence).
-        split_sentences: also split each line into sentences (:func:`split_into_sentences`); otherwise a line is
-            a sentence.
-
-    Returns:
-        ``list[list[str]]``: documents in file order; documents without any non-blank line are dropped.
-
-    Raises:
-        FileNotFoundError: ``path`` does not exist.
-        ValueError: unknown ``document_boundary``, or a file that is not UTF-8 (names the file and line).
-    """
-    return list(iter_file_documents(path, document_boundary, split_sentences, encoding))
-
-
-def iter_file_documents(
-    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
-) -> Iterator[list[str]]:
-    """:func:`read_documents` as a generator: one document (``list[str]``) at a time, memory bounded by a document."""
-    if document_boundary not in ("auto", "blank_line", "heading"):
-        raise ValueError(f"document_boundary must be 'auto', 'blank_line' or 'heading', got {document_boundary!r}")
-    if document_boundary == "auto":
-        document_boundary = "heading" if _has_wikitext_headings(path, encoding) else "blank_line"
-    current: list[str] = []
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            try:
-                line = raw.decode(encoding).lstrip("\ufeff").rstrip("\r\n")
-            except UnicodeDecodeError as err:
-                raise ValueError(f"{path}:{lineno}: not valid {encoding} text ({err.reason})") from None
-            if document_boundary == "heading" and _WIKITEXT_HEADING.match(line):
-                if current:
-                    yield current
-                current = [line.strip(" =")]
-                continue
-            if not line.strip():
-                if document_boundary == "blank_line" and current:
-                    yield current
-                    current = []
-                continue
-            current.extend(split_into_sentences(line) if split_sentences else [line.strip()])
-    if current:
-        yield current
-
-
-def documents_dataset(paths: str | Sequence[str], **read_kwargs):
-    """A ``datasets.Dataset`` with one row per document and a ``sentences`` column (``list[str]``).
-
-    ``read_kwargs`` go to :func:`read_documents`. Raises what it raises, and ``ValueError`` for no documents.
-    """
-    from datasets import Dataset
-
-    paths = [paths] if isinstance(paths, str) else list(paths)
-    documents = [doc for p in paths for doc in read_documents(p, **read_kwargs)]
-    if not documents:
-        raise ValueError(f"no documents (non-blank lines) in {paths}")
-    return Dataset.from_dict({"sentences": documents})
-
-
-def _batch_documents(
-    batch: dict[str, list], sentences_column: str, text_column: str, split_sentences: bool
-) -> list[list[str]]:
-    if sentences_column in batch:
-        docs = batch[sentences_column]
-        for i, doc in enumerate(docs):
-            if isinstance(doc, str) or not all(isinstance(s, str) for s in doc):
-                raise ValueError(
-                    f"column {sentences_column!r}, row {i} of the batch: expected a list of sentence strings, "
-                    f"got {type(doc).__name__}"
-                )
-        docs = [list(d) for d in docs]
-    elif text_column in batch:
-        docs = []
-        for i, text in enumerate(batch[text_column]):
-            if not isinstance(text, str):
-                raise ValueError(
-                    f"column {text_column!r}, row {i} of the batch: expected a string, got {type(text).__name__}"
-                )
-            docs.append([ln.strip() for ln in text.split("\n") if ln.strip()])
-    else:
+    """The one normaliser of document rows: each row's ``sentences_column`` list, else its ``text_column`` string split
+    into lines; sentences stripped, empty ones dropped (a document may end up empty). ``where``/``first_row`` name a bad
+    row (``"<file>, row 3"``); rows are counted from ``first_row``."""
+    sentences, texts = batch.get(sentences_column), batch.get(text_column)
+    if sentences is None and texts is None:
         raise ValueError(
-            f"a batch needs a {sentences_column!r} column (list of sentences per document) or a {text_column!r} "
-            f"column (one document per row, one sentence per line); got columns {sorted(batch)}"
+            f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a {text_column!r} column (one "
+            f"document per row, one sentence per line); got columns {sorted(batch)}"
         )
-    if split_sentences:
-        docs = [[s for line in doc for s in split_into_sentences(line)] for doc in docs]
+    docs = []
+    for i in range(len(sentences if sentences is not None else texts)):
+        doc = sentences[i] if sentences is not None else None
+        if doc is not None:
+            if isinstance(doc, str) or not all(isinstance(s, str) for s in doc):
+                raise ValueError(f"{where}, row {first_row + i}: {sentences_column!r} must be a list of strings, got {doc!r:.80}")
+        elif texts is not None and texts[i] is not None:
+            if not isinstance(texts[i], str):
+                raise ValueError(f"{where}, row {first_row + i}: {text_column!r} must be a string, got {texts[i]!r:.80}")
+            doc = texts[i].split("\n")
+        else:
+            raise ValueError(
+                f"{where}, row {first_row + i}: a row needs a {sentences_column!r} (list of strings) or {text_column!r} (one "
+                "sentence per line) value; it has neither"
+            )
+        if split_sentences:
+            docs.append([s for line in doc for s in split_into_sentences(line)])
+        else:
+            docs.append([s.strip() for s in doc if s.strip()])
     return docs
 
 
@@ -194,8 +128,9 @@ def create_pretraining_examples(
     text_column: str = "text",
     split_sentences: bool = False,
     on_single_document: str = "warn",
+    next_sentence_prediction: bool = True,
 ) -> dict[str, list]:
-    """Turn a batch of documents into NSP sentence-pair instances (a batched ``datasets.map`` function).
+    """Turn a batch of documents into pretraining instances (a batched ``datasets.map`` function).
 
     Use with ``Dataset.map`` or a streaming ``IterableDataset.map``::
 
@@ -205,7 +140,7 @@ def create_pretraining_examples(
     (:func:`build_pretraining_dataset` does exactly this.) Each row of ``batch`` is one document: a ``sentences``
     column (``list[str]``) or a ``text`` column (one sentence per line).
 
-    Rules (google-research/bert ``create_instances_from_document``, run over the batch's documents):
+    NSP pairs (google-research/bert ``create_instances_from_document``, run over the batch's documents):
 
     1. Sentences are WordPiece-tokenized; sentences that tokenize to nothing and documents left empty are dropped.
     2. Per document, the target length is ``max_seq_length - 3`` (room for ``[CLS]``, ``[SEP]``, ``[SEP]``), or with
@@ -215,22 +150,25 @@ def create_pretraining_examples(
        ``k`` sentences (``k`` uniform in ``[1, len(chunk) - 1]``); B = the rest (IsNext, label 0), or with
        probability ``nsp_probability`` sentences from a random start in a **different document of the batch**
        filling the remaining length (NotNext, label 1); the chunk's unused sentences are put back and start the next
-       chunk. A one-sentence chunk (a short target, or a long sentence) that draws IsNext takes the document's next
-       sentence as B (the pair is then trimmed); only a one-sentence chunk at the very end of a document is forced
-       to NotNext.
+       chunk. A one-sentence chunk that draws IsNext takes the document's next sentence as B (the pair is then
+       trimmed); only a one-sentence chunk at the very end of a document is forced to NotNext.
     4. The pair is trimmed to ``max_seq_length - 3`` tokens by dropping one token of the longer side at a time,
        from the front or the back at random (so neither side is ever empty).
     5. ``[CLS] A [SEP] B [SEP]``, ``token_type_ids`` 0 for ``[CLS] A [SEP]`` and 1 for ``B [SEP]``.
-    6. Everything is repeated ``dupe_factor`` times with fresh random choices (google's static-mask duplication: mask
-       the output with the collator's ``static_mask_map`` to give each copy its own mask).
+    6. Everything is repeated ``dupe_factor`` times with fresh random choices (google's static-mask duplication).
 
     Differences from google's script: google forces NotNext for *every* one-sentence chunk, so with
-    ``short_seq_prob`` (a short target turns a whole document into one-sentence chunks) its NotNext share exceeds
-    ``nsp_probability`` (0.53-0.60 NotNext on the test corpus of tests/test_pretraining_data.py with google's rule;
-    rule 3 keeps it near 0.5); the NotNext document is drawn from the other documents of the *batch* (a
-    streaming-friendly pool; use batch sizes ≥ 100), uniformly and never the same document (google retries a
-    random index 10 times and can, in a one-document corpus, pair a document with itself); instances are not
-    shuffled across the corpus (shuffle the dataset or use a shuffling sampler); the NSP probability is a parameter.
+    ``short_seq_prob`` its NotNext share exceeds ``nsp_probability`` (0.53-0.60 on the test corpus of
+    tests/test_pretraining_data.py; rule 3 keeps it near 0.5); the NotNext document is drawn uniformly from the
+    *other* documents of the *batch* (a streaming-friendly pool; use batch sizes ≥ 100; google retries a random index
+    10 times and can pair a document with itself); instances are not shuffled (shuffle the dataset or the sampler).
+
+    MLM only (``next_sentence_prediction=False``): RoBERTa's FULL-SENTENCES inputs (Liu et al. 2019, §4.2): the
+    batch's sentences, in order, are packed into ``[CLS] ... [SEP]`` blocks of ``max_seq_length`` tokens, crossing
+    document boundaries with an extra ``[SEP]`` between two documents; ``token_type_ids`` all 0 and no
+    ``next_sentence_label``. A sentence that does not fit continues in the next block (as fairseq's
+    ``TokenBlockDataset``), so every block but the batch's last is full and every token appears once per
+    ``dupe_factor`` pass; ``short_seq_prob``, ``nsp_probability`` and ``on_single_document`` do not apply.
 
     Determinism: one ``random.Random`` per batch, seeded from ``seed`` and the batch's first row index (when
     ``with_indices=True``) or its text, so the same seed and data give identical output, also with ``num_proc``.
@@ -240,35 +178,38 @@ def create_pretraining_examples(
         indices: row indices from ``with_indices=True`` (optional; used for the per-batch seed).
         tokenizer: a *fast* ``transformers`` tokenizer (its ``word_ids`` give the words for whole-word masking) with
             ``cls_token_id`` and ``sep_token_id``.
-        max_seq_length: hard limit of an instance, in WordPiece tokens including the 3 special tokens (≥ 5).
+        max_seq_length: hard limit of an instance, in WordPiece tokens including the special tokens (≥ 5 with NSP,
+            ≥ 3 without).
         short_seq_prob: probability of a shorter target length (0.1 in the paper's code).
         nsp_probability: probability of a NotNext pair (0.5 in the paper, §3.1 Task #2).
         dupe_factor: number of passes over the documents (google's default 10 with static masks; 1 for dynamic).
         seed: random seed.
         sentences_column / text_column: input column names.
         split_sentences: split each line further with :func:`split_into_sentences`.
-        on_single_document: what to do with a batch holding a single (non-empty) document, where no NotNext pair
-            can come from another document: ``"warn"`` — warn and emit IsNext pairs only (one-sentence chunks, which
-            need a NotNext partner, are dropped); ``"error"`` — raise ``ValueError``. A NotNext pair never has A and B
-            from the same document.
+        on_single_document: a batch holding a single (non-empty) document, where no NotNext pair can come from
+            another document: ``"warn"`` — warn and emit IsNext pairs only (one-sentence chunks, which need a NotNext
+            partner, are dropped); ``"error"`` — raise ``ValueError``.
+        next_sentence_prediction: ``True`` — NSP pairs; ``False`` — MLM-only packed blocks (see above).
 
     Returns:
         ``dict`` of lists, one entry per instance: ``input_ids`` (``list[int]``, length ≤ ``max_seq_length``),
-        ``token_type_ids`` (same length), ``next_sentence_label`` (``int``: 0 = IsNext, 1 = NotNext — the label
-        convention of ``BertForPreTraining``), ``word_ids`` (same length; word index from 0 within the instance,
-        ``-1`` for ``[CLS]``/``[SEP]``; pieces of one word share an index).
+        ``token_type_ids`` (same length), ``next_sentence_label`` (NSP only; ``int``: 0 = IsNext, 1 = NotNext — the
+        label convention of ``BertForPreTraining``), ``word_ids`` (same length; word index from 0 within the
+        instance, ``-1`` for ``[CLS]``/``[SEP]``; pieces of one word share an index).
 
     Raises:
         ValueError: bad parameters, a batch without the expected column or with non-string sentences, a tokenizer
             that is not fast, or a single-document batch with ``on_single_document="error"``.
 
     Warns:
-        UserWarning: documents with a single sentence (they only give NotNext pairs, as in google's code), or a
-            single-document batch with ``on_single_document="warn"``.
+        UserWarning (NSP only): documents with a single sentence (they only give NotNext pairs, as in google's
+            code), or a single-document batch with ``on_single_document="warn"``.
     """
-    if max_seq_length < 5:
+    nsp = next_sentence_prediction
+    if max_seq_length < (5 if nsp else 3):
         raise ValueError(
-            f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP] with non-empty A and B), got {max_seq_length}"
+            f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP] with non-empty A and B) for NSP pairs, >= 3 "
+            f"([CLS] x [SEP]) without, got {max_seq_length}"
         )
     if not 0.0 <= short_seq_prob <= 1.0 or not 0.0 <= nsp_probability <= 1.0:
         raise ValueError(
@@ -281,7 +222,7 @@ def create_pretraining_examples(
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("create_pretraining_examples needs a fast tokenizer (word_ids for whole-word masking)")
 
-    docs = _batch_documents(batch, sentences_column, text_column, split_sentences)
+    docs = _documents(batch, text_column, split_sentences, sentences_column=sentences_column)
     rng = random.Random(_batch_seed(seed, indices, docs))
 
     # 1. tokenize every sentence of the batch in one call; give each word a batch-unique id.
@@ -294,16 +235,23 @@ def create_pretraining_examples(
         for _ in doc:
             ids = enc["input_ids"][k]
             if ids:
-                wids = enc.word_ids(k)
-                base = next_word
-                words = [base + (w if w is not None else 0) for w in wids]
+                words = [next_word + (w if w is not None else 0) for w in enc.word_ids(k)]
                 next_word = max(words) + 1
                 sentences.append((ids, words))
             k += 1
         if sentences:
             tokenized.append(sentences)
 
-    out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "word_ids": []}
+    if not nsp:
+        for _ in range(dupe_factor):
+            for ids, words in _packed_blocks(tokenized, max_seq_length - 2, sep_id):
+                out["input_ids"].append([cls_id, *ids, sep_id])
+                out["token_type_ids"].append([0] * (len(ids) + 2))
+                out["word_ids"].append([-1, *_renumber(words), -1])
+        return out
+    out = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
     if not tokenized:
         return out
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
@@ -323,32 +271,48 @@ def create_pretraining_examples(
             raise ValueError(msg)
         warnings.warn(msg + "; emitting IsNext pairs only", UserWarning, stacklevel=2)
 
-    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     max_num_tokens = max_seq_length - 3
     for _ in range(dupe_factor):
         for doc_index in range(len(tokenized)):
-            for a, b, label in _instances_from_document(
+            for (a_ids, a_words), (b_ids, b_words), label in _instances_from_document(
                 tokenized, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng
             ):
-                a_ids, a_words = a
-                b_ids, b_words = b
                 out["input_ids"].append([cls_id, *a_ids, sep_id, *b_ids, sep_id])
                 out["token_type_ids"].append([0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1))
                 out["next_sentence_label"].append(label)
-                out["word_ids"].append([-1, *_renumber(a_words + b_words, len(a_words)), -1])
+                out["word_ids"].append([-1, *_renumber([*a_words, -1, *b_words]), -1])
     return out
 
 
-def _renumber(words: list[int], a_len: int) -> list[int]:
-    """Batch-unique word ids → 0, 1, 2 … in order, with [SEP] (-1) inserted after segment A."""
+def _renumber(words: list[int]) -> list[int]:
+    """Batch-unique word ids → 0, 1, 2 … in order; ``-1`` (an inner ``[SEP]``) is kept and does not end a word."""
     result, prev, n = [], None, -1
     for w in words:
+        if w < 0:
+            result.append(-1)
+            continue
         if w != prev:
             n += 1
             prev = w
         result.append(n)
-    result.insert(a_len, -1)
     return result
+
+
+def _packed_blocks(docs, block: int, sep_id: int) -> Iterator[tuple[list[int], list[int]]]:
+    """RoBERTa's FULL-SENTENCES packing: the documents' tokens in order, an extra ``[SEP]`` (word id -1) between two
+    documents, cut into blocks of ``block`` tokens (the last may be shorter; a block never starts with that ``[SEP]``).
+    """
+    ids: list[int] = []
+    words: list[int] = []
+    for d, doc in enumerate(docs):
+        if d and len(ids) % block:
+            ids.append(sep_id)
+            words.append(-1)
+        for s_ids, s_words in doc:
+            ids.extend(s_ids)
+            words.extend(s_words)
+    for start in range(0, len(ids), block):
+        yield ids[start : start + block], words[start : start + block]
 
 
 def _instances_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng):
@@ -407,21 +371,34 @@ def _instances_from_document(docs, doc_index, max_num_tokens, short_seq_prob, ns
         i += 1
 
 
-def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, num_proc: int | None = None, **kwargs):
+
+
+def build_pretraining_dataset(
+    documents,
+    tokenizer,
+    *,
+    batch_size: int = 1000,
+    num_proc: int | None = None,
+    next_sentence_prediction: bool = True,
+    **kwargs,
+):
     """Map :func:`create_pretraining_examples` over a (streaming or not) dataset of documents.
 
     Args:
         documents: ``datasets.Dataset`` or ``IterableDataset`` with a ``sentences`` or ``text`` column.
         tokenizer: fast tokenizer.
-        batch_size: documents per batch, i.e. the pool NotNext segments are drawn from.
+        batch_size: documents per batch, i.e. the pool NotNext segments are drawn from (and the unit of packing).
         num_proc: worker processes (``Dataset`` only; no gain on 2 cores).
+        next_sentence_prediction: ``False`` for MLM-only packed blocks (no ``next_sentence_label`` column).
         kwargs: the keyword arguments of :func:`create_pretraining_examples` (``max_seq_length``, ``seed`` …).
 
     Returns:
-        the mapped dataset with columns ``input_ids``, ``token_type_ids``, ``next_sentence_label``, ``word_ids``.
+        the mapped dataset with columns ``input_ids``, ``token_type_ids``, ``next_sentence_label`` (NSP only),
+        ``word_ids``; a ``Dataset`` is cached under a fingerprint of the documents, tokenizer and parameters.
     """
     from datasets import IterableDataset
 
+    kwargs["next_sentence_prediction"] = next_sentence_prediction
     map_kwargs: dict[str, Any] = {
         "batched": True,
         "batch_size": batch_size,
@@ -449,18 +426,9 @@ def _fingerprint(documents, tokenizer, batch_size: int, kwargs: dict) -> str:
     return "pretraining-" + h.hexdigest()
 
 
-def iter_documents(lines: Iterable[str]) -> Iterable[list[str]]:
-    """Group an iterable of lines (one sentence per line, blank line between documents) into documents."""
-    current: list[str] = []
-    for line in lines:
-        line = line.strip()
-        if line:
-            current.append(line)
-        elif current:
-            yield current
-            current = []
-    if current:
-        yield current
+def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+    """Batched ``map`` function (``with_indices=True``) adding the ``idx`` column that keys the collator's masks."""
+    return {"idx": list(indices)}
 
 
 # ------------------------------------------------------------------------------------------- corpora of any size
@@ -475,10 +443,9 @@ def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
 
     Raises:
         FileNotFoundError: a pattern that matches no file (the message names it).
-        ValueError: a file whose suffix is not a known corpus format (text, jsonl, parquet).
+        ValueError: a compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``).
     """
     import glob
-    import os
 
     patterns = [patterns] if isinstance(patterns, str) else list(patterns)
     files: list[str] = []
@@ -487,9 +454,7 @@ def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
         matched = [m for m in matched if os.path.isfile(m)]
         if not matched:
             raise FileNotFoundError(f"--train_files: {pattern} does not exist (no file matches)")
-        for m in matched:
-            if m not in files:
-                files.append(m)
+        files.extend(m for m in matched if m not in files)
     for f in files:
         _file_format(f)
     return files
@@ -497,79 +462,58 @@ def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
 
 def _file_format(path: str) -> str:
     lower = path.lower()
-    for suffix in (".gz", ".bz2", ".xz", ".zst"):
-        if lower.endswith(suffix):
-            raise ValueError(f"{path}: compressed corpus files are not read; decompress it or convert it to parquet")
+    if lower.endswith((".gz", ".bz2", ".xz", ".zst")):
+        raise ValueError(f"{path}: compressed corpus files are not read; decompress it or convert it to parquet")
     if lower.endswith(JSON_SUFFIXES):
         return "json"
-    if lower.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    return "text"  # any other suffix: one sentence per line, blank line between documents (google's format)
+    return "parquet" if lower.endswith(PARQUET_SUFFIXES) else "text"  # any other suffix: google's text format
 
 
-def _row_sentences(row: dict, where: str, text_column: str, split_sentences: bool) -> list[str] | None:
-    if "sentences" in row and row["sentences"] is not None:
-        sentences = row["sentences"]
-        if isinstance(sentences, str) or not all(isinstance(x, str) for x in sentences):
-            raise ValueError(f"{where}: 'sentences' must be a list of strings, got {type(sentences).__name__}")
-        sentences = [x.strip() for x in sentences if x.strip()]
-    elif text_column in row:
-        text = row[text_column]
-        if not isinstance(text, str):
-            raise ValueError(f"{where}: {text_column!r} must be a string, got {type(text).__name__}")
-        sentences = [ln.strip() for ln in text.split("\n") if ln.strip()]
-    else:
-        raise ValueError(
-            f"{where}: a row needs a 'sentences' (list of strings) or {text_column!r} (one sentence per line) field; "
-            f"got {sorted(row)}"
-        )
-    if split_sentences:
-        sentences = [x for line in sentences for x in split_into_sentences(line)]
-    return sentences or None
+def _has_wikitext_headings(path: str, encoding: str, lines: int = 200) -> bool:
+    with open(path, encoding=encoding, errors="replace") as f:
+        return any(_WIKITEXT_HEADING.match(line.rstrip("\r\n")) for line in itertools.islice(f, lines))
 
 
-def _generate_documents(files, document_boundary: str, split_sentences: bool, text_column: str):
-    """``datasets`` generator: one ``{"sentences": [...]}`` per document of every file. ``files`` holds
-    ``(path, size, mtime_ns)`` so that the cache key (a hash of the arguments) changes when a file changes."""
-    import json
+def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
+    """The map over the ``text`` loader's rows. With ``sample_by="paragraph"`` (google's format) a row is the text
+    between two ``"\\n\\n"``; this map also ends a document at a whitespace-only line (google's reader strips lines),
+    which the loader does not. WikiText headings (``headings=True``) start a document wherever they fall, a boundary
+    no loader mode expresses, so those files come whole (``sample_by="document"``: one file in memory at a time) and
+    are split here. The heading itself is kept as the document's first sentence."""
+    docs: list[list[str]] = []
+    current: list[str] = []
+    for text in batch["text"]:
+        for line in text.lstrip("\ufeff").split("\n"):
+            if headings and _WIKITEXT_HEADING.match(line):
+                docs.append(current)
+                current = [line.strip(" =")]
+            elif line.strip():
+                current.extend(split_into_sentences(line) if split_sentences else [line.strip()])
+            elif not headings:
+                docs.append(current)
+                current = []
+        docs.append(current)
+        current = []
+    return {"sentences": [d for d in docs if d]}
 
-    for path, _size, _mtime in files:
-        fmt = _file_format(path)
-        if fmt == "text":
-            for doc in iter_file_documents(path, document_boundary, split_sentences):
-                yield {"sentences": doc}
-        elif fmt == "json":
-            with open(path, encoding="utf-8") as f:
-                for lineno, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as err:
-                        raise ValueError(f"{path}:{lineno}: not a JSON object per line ({err.msg})") from None
-                    if not isinstance(row, dict):
-                        raise ValueError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-                    doc = _row_sentences(row, f"{path}:{lineno}", text_column, split_sentences)
-                    if doc:
-                        yield {"sentences": doc}
-        else:
-            import pyarrow.parquet as pq
 
-            parquet = pq.ParquetFile(path)
-            names = set(parquet.schema_arrow.names)
-            columns = ["sentences"] if "sentences" in names else [text_column] if text_column in names else None
-            if columns is None:
-                raise ValueError(
-                    f"{path}: a parquet corpus needs a 'sentences' (list of strings) or {text_column!r} column; "
-                    f"it has {sorted(names)}"
-                )
-            row_number = 0
-            for record_batch in parquet.iter_batches(batch_size=1000, columns=columns):
-                for row in record_batch.to_pylist():
-                    row_number += 1
-                    doc = _row_sentences(row, f"{path} row {row_number}", text_column, split_sentences)
-                    if doc:
-                        yield {"sentences": doc}
+def _row_documents(batch: dict[str, list], indices, where: str, text_column: str, split_sentences: bool):
+    """The map over the ``json`` / ``parquet`` / Hub loaders' rows: one document per row (:func:`_documents`)."""
+    first_row = indices[0] + 1 if indices else 1
+    return {"sentences": [d for d in _documents(batch, text_column, split_sentences, where, first_row) if d]}
+
+
+def _decode_error(files: Sequence[str], encoding: str) -> ValueError | None:
+    """The first line of ``files`` that is not ``encoding`` text, as a ``ValueError`` naming file and line (the text
+    loader's ``UnicodeDecodeError`` names neither)."""
+    for path in files:
+        with open(path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    raw.decode(encoding)
+                except UnicodeDecodeError as err:
+                    return ValueError(f"{path}:{lineno}: not valid {encoding} text ({err.reason})")
+    return None
 
 
 def load_documents(
@@ -583,74 +527,119 @@ def load_documents(
     split_sentences: bool = False,
     streaming: bool = False,
     cache_dir: str | None = None,
+    encoding: str = "utf-8",
 ):
     """A corpus as a ``datasets`` table of documents (column ``sentences``: ``list[str]``), never as Python lists.
 
-    Local files (``train_files``: paths or globs, mixed formats allowed):
+    Local files (``train_files``: paths or globs, mixed formats allowed; documents in file order), each run of
+    consecutive files of one kind read by one ``datasets.load_dataset`` call:
 
-    * text (any suffix but the ones below): one sentence per line, blank line between documents (google's format), or
-      WikiText headings (``document_boundary``, as :func:`read_documents`);
-    * ``.jsonl`` / ``.json`` / ``.ndjson``: one JSON object per line, one document per object — a ``sentences`` list
-      or a ``text_column`` string with one sentence per line;
-    * ``.parquet``: the same two columns, read in record batches of 1,000 rows.
+    * text (any suffix but the ones below), ``load_dataset("text", sample_by="paragraph")``: one sentence per line, a
+      blank line between documents (google's format). ``document_boundary``: ``"auto"`` — ``"heading"`` when the
+      file has a WikiText heading `` = Title = `` in its first 200 lines, else ``"blank_line"``; ``"heading"`` — a
+      top-level heading starts a document and blank lines only separate paragraphs (``sample_by="document"``);
+    * ``.jsonl`` / ``.json`` / ``.ndjson`` (``"json"`` loader), ``.parquet`` (``"parquet"`` loader): one document per
+      row — a ``sentences`` list or a ``text_column`` string with one sentence per line.
 
-    Documents are written by ``Dataset.from_generator`` into ``datasets``' Arrow cache (``cache_dir``, default
-    ``HF_DATASETS_CACHE``) one writer batch at a time and memory-mapped: memory stays flat whatever the corpus size.
-    The cache key hashes the file paths, sizes and modification times and the reading options, so a second run over
-    unchanged files reads the cache. ``streaming=True`` returns an ``IterableDataset`` instead (nothing written).
+    ``split_sentences`` also splits each line with :func:`split_into_sentences`. Documents left empty are dropped.
+    The loaders write ``datasets``' Arrow cache (``cache_dir``, default ``HF_DATASETS_CACHE``) one chunk at a time,
+    keyed by the files' paths and modification times; the document ``map`` is cached under that fingerprint plus the
+    files' sizes and the options, so a second run over unchanged files reads the cache. ``streaming=True`` returns an
+    ``IterableDataset`` instead (nothing written; errors surface while iterating).
 
     A Hub dataset (``dataset_name``, ``dataset_config_name``, ``dataset_split``) is loaded with
     ``datasets.load_dataset`` (``streaming`` as given); each row is one document (``sentences`` or ``text_column``).
 
     Raises:
-        ValueError: neither or both of ``train_files`` / ``dataset_name``; bad rows (file and line named).
+        ValueError: neither or both of ``train_files`` / ``dataset_name``; an unknown ``document_boundary``; a
+            file that is not ``encoding`` text (file and line named), not JSON, or a row without a document (file
+            and row named).
         FileNotFoundError: a path or pattern that matches nothing.
     """
-    import os
-
-    from datasets import Dataset, Features, IterableDataset, List, Value
+    from datasets import Features, List, Value, concatenate_datasets, load_dataset
+    from datasets.exceptions import DatasetGenerationError
 
     if (train_files is None) == (dataset_name is None):
         raise ValueError("give exactly one of train_files (local files/globs) and dataset_name (a Hub dataset id)")
-    features = Features({"sentences": List(Value("string"))})
+    if document_boundary not in ("auto", "blank_line", "heading"):
+        raise ValueError(f"document_boundary must be 'auto', 'blank_line' or 'heading', got {document_boundary!r}")
+    load = {"split": dataset_split, "streaming": streaming, "cache_dir": cache_dir}
     if dataset_name is not None:
-        from datasets import load_dataset
+        runs = [("rows", None, dataset_name, load_dataset(dataset_name, dataset_config_name, **load))]
+    else:
+        load["split"] = "train"
 
-        raw = load_dataset(
-            dataset_name, dataset_config_name, split=dataset_split, streaming=streaming, cache_dir=cache_dir
-        )
-        columns = list(raw.column_names or [])
+        def kind(path: str) -> str:
+            fmt = _file_format(path)
+            if fmt != "text":
+                return fmt
+            heading = document_boundary == "heading" or (
+                document_boundary == "auto" and _has_wikitext_headings(path, encoding)
+            )
+            return "heading" if heading else "blank_line"
 
-        def to_sentences(batch):
-            rows = [{k: batch[k][i] for k in batch} for i in range(len(next(iter(batch.values()))))]
-            docs = [_row_sentences(r, f"{dataset_name} row", text_column, split_sentences) for r in rows]
-            return {"sentences": [d for d in docs if d]}
+        runs = []
+        for k, group in itertools.groupby(map(os.path.abspath, resolve_corpus_files(train_files)), key=kind):
+            files = list(group)
+            options = {"data_files": files, **load}
+            if k in ("heading", "blank_line"):
+                sample_by = "document" if k == "heading" else "paragraph"
+                options.update(sample_by=sample_by, encoding=encoding, features=Features({"text": Value("string")}))
+            try:
+                raw = load_dataset("text" if k in ("heading", "blank_line") else k, **options)
+            except DatasetGenerationError as err:
+                cause = err.__cause__
+                named = _decode_error(files, encoding) if isinstance(cause, UnicodeDecodeError) else None
+                raise named or ValueError(f"{files}: cannot be read as {k}: {cause}") from None
+            runs.append((k, files, files[0] if len(files) == 1 else str(files), raw))
+    parts = []
+    for k, files, where, raw in runs:
+        if k in ("heading", "blank_line"):
+            fn, fn_kwargs = _text_documents, {"headings": k == "heading", "split_sentences": split_sentences}
+        else:
+            fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split_sentences": split_sentences}
+        map_kwargs: dict[str, Any] = {"batched": True, "with_indices": True, "fn_kwargs": fn_kwargs}
+        if not streaming:
+            h = hashlib.blake2b(digest_size=16)
+            stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in files or ()]
+            h.update(repr((raw._fingerprint, k, sorted(fn_kwargs.items()), stats)).encode())
+            map_kwargs.update(new_fingerprint="documents-" + h.hexdigest(), desc="documents")
+        features = Features({"sentences": List(Value("string"))})
+        parts.append(raw.map(fn, remove_columns=raw.column_names, features=features, **map_kwargs))
+    return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 
-        return raw.map(to_sentences, batched=True, remove_columns=columns, features=features)
-    files = [
-        (os.path.abspath(p), os.path.getsize(p), os.stat(p).st_mtime_ns) for p in resolve_corpus_files(train_files)
-    ]
-    gen_kwargs = {
-        "files": files,
-        "document_boundary": document_boundary,
-        "split_sentences": split_sentences,
-        "text_column": text_column,
-    }
-    if streaming:
-        return IterableDataset.from_generator(_generate_documents, features=features, gen_kwargs=gen_kwargs)
-    from datasets.exceptions import DatasetGenerationError
 
+def iter_file_documents(
+    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
+) -> Iterator[list[str]]:
+    """:func:`read_documents` as a generator (a streaming :func:`load_documents`): one document at a time."""
+    stream = load_documents(
+        path, document_boundary=document_boundary, split_sentences=split_sentences, encoding=encoding, streaming=True
+    )
     try:
-        return Dataset.from_generator(
-            _generate_documents, features=features, gen_kwargs=gen_kwargs, cache_dir=cache_dir
-        )
-    except DatasetGenerationError as err:  # surface our message (file and line) instead of datasets' wrapper
-        cause = err.__cause__
-        if isinstance(cause, (ValueError, OSError)):
-            raise cause from None
-        raise
+        for row in stream:
+            yield row["sentences"]
+    except UnicodeDecodeError:
+        raise _decode_error([path], encoding) from None
 
 
-def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
-    """Batched ``map`` function (``with_indices=True``) adding the ``idx`` column that keys the collator's masks."""
-    return {"idx": list(indices)}
+def read_documents(
+    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
+) -> list[list[str]]:
+    """Read one text file into documents (lists of sentences), in file order: :func:`load_documents` streamed into a
+    list (for small files: tests, benchmarks).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: unknown ``document_boundary``, or a file that is not ``encoding`` text (names the file and line).
+    """
+    return list(iter_file_documents(path, document_boundary, split_sentences, encoding))
+
+
+def documents_dataset(paths: str | Sequence[str], **read_kwargs):
+    """:func:`load_documents` over ``paths`` (``read_kwargs`` go to it) that raises ``ValueError`` for no documents."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    documents = load_documents(paths, **read_kwargs)
+    if not len(documents):
+        raise ValueError(f"no documents (non-blank lines) in {paths}")
+    return documents

@@ -285,7 +285,7 @@ def test_second_run_reads_documents_and_instances_from_the_cache(tmp_path, doc_t
         raise AssertionError("instance creation ran again: the cache was not used")
 
     monkeypatch.setattr(pretraining_data, "create_pretraining_examples", must_not_run)
-    monkeypatch.setattr(pretraining_data, "iter_file_documents", must_not_run)
+    monkeypatch.setattr(pretraining_data, "_text_documents", must_not_run)
     again_docs = load_documents(str(corpus), cache_dir=cache)
     again = build_pretraining_dataset(again_docs, doc_tokenizer, batch_size=3, max_seq_length=32, seed=1)
     assert again_docs.cache_files == first_docs.cache_files
@@ -314,7 +314,7 @@ def test_a_pattern_matching_nothing_and_a_bad_jsonl_line_are_named(tmp_path):
         load_documents(str(tmp_path / "nothing-*.txt"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine ."}\n{"title": "no text"}\n', encoding="utf-8")
-    with pytest.raises(Exception, match=r"bad.jsonl:2: a row needs a 'sentences'"):
+    with pytest.raises(Exception, match=r"bad.jsonl, row 2: a row needs a 'sentences'"):
         load_documents(str(bad), cache_dir=str(tmp_path / "cache"))
 
 
