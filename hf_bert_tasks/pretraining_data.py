@@ -148,9 +148,10 @@ def create_pretraining_examples(
     if not nsp:
         del out["next_sentence_label"]
         for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor:
-            out["input_ids"].append([cls_id, *(t for t, _ in block), sep_id])
-            out["token_type_ids"].append([0] * (len(block) + 2))
-            out["word_ids"].append(_renumber([-1, *(w for _, w in block), -1]))
+            ids, words = zip(*block)
+            out["input_ids"].append([cls_id, *ids, sep_id])
+            out["token_type_ids"].append([0] * (len(ids) + 2))
+            out["word_ids"].append(_renumber([-1, *words, -1]))
         return out
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
     if single_sentence_docs and len(tokenized) > 1:
@@ -168,10 +169,11 @@ def create_pretraining_examples(
         for doc_index in range(len(tokenized)):
             for a, b, label in _pairs_from_document(tokenized, doc_index, max_seq_length - 3, short_seq_prob,
                                                     nsp_probability, rng):
-                out["input_ids"].append([cls_id, *(t for t, _ in a), sep_id, *(t for t, _ in b), sep_id])
-                out["token_type_ids"].append([0] * (len(a) + 2) + [1] * (len(b) + 1))
+                (a_ids, a_words), (b_ids, b_words) = zip(*a), zip(*b)
+                out["input_ids"].append([cls_id, *a_ids, sep_id, *b_ids, sep_id])
+                out["token_type_ids"].append([0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1))
                 out["next_sentence_label"].append(label)
-                out["word_ids"].append(_renumber([-1, *(w for _, w in a), -1, *(w for _, w in b), -1]))
+                out["word_ids"].append(_renumber([-1, *a_words, -1, *b_words, -1]))
     return out
 
 
@@ -194,13 +196,13 @@ def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int
 
 
 def _renumber(words: list[int]) -> list[int]:
-    """Batch-unique word ids → 0, 1, 2 … in order; ``-1`` (``[CLS]``/``[SEP]``) is kept and does not end a word."""
-    out, prev, n = [], None, -1
-    for w in words:
-        if w >= 0 and w != prev:
-            n, prev = n + 1, w
-        out.append(n if w >= 0 else -1)
-    return out
+    """Batch-unique word ids → 0, 1, 2 … in order of appearance (a word's pieces are contiguous); ``-1``
+    (``[CLS]``/``[SEP]``) stays ``-1``."""
+    order = dict.fromkeys(words)
+    order.pop(-1, None)
+    rank = dict(zip(order, range(len(order))))
+    rank[-1] = -1
+    return list(map(rank.__getitem__, words))
 
 
 def _packed_blocks(docs, block: int, sep_id: int) -> list[list[tuple[int, int]]]:
