@@ -65,11 +65,8 @@ def _batch_seed(seed: int, indices: Sequence[int] | None, docs: list[list[str]])
     h = hashlib.blake2b(str(seed).encode(), digest_size=8)
     if indices is not None and len(indices):
         h.update(f"idx:{indices[0]}:{len(indices)}".encode())
-    else:
-        for doc in docs:
-            for s in doc:
-                h.update(s.encode("utf-8", "surrogatepass") + b"\n")
-            h.update(b"\x00")
+    else:  # each sentence + "\n", each document + "\0"
+        h.update("".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "little")
 
 
