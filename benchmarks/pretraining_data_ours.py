@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -44,7 +45,9 @@ def main(argv: list[str] | None = None) -> None:
     datasets.disable_caching()
     datasets.disable_progress_bars()
     tokenizer = BertTokenizer(vocab=args.vocab_file, do_lower_case=True)
-    docs = documents_dataset(args.input_file, document_boundary="blank_line")
+    # the text loader's Arrow cache in a fresh folder: every round reads the input file (no cache hit across rounds)
+    cache = tempfile.TemporaryDirectory()
+    docs = documents_dataset(args.input_file, document_boundary="blank_line", cache_dir=cache.name)
     instances = build_pretraining_dataset(docs, tokenizer, max_seq_length=args.max_seq_length,
                                           short_seq_prob=args.short_seq_prob, dupe_factor=args.dupe_factor,
                                           seed=args.random_seed)
@@ -55,6 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     instances.save_to_disk(args.output_dir)
     with open(os.path.join(args.output_dir, "counts.json"), "w", encoding="utf-8") as f:
         json.dump({"documents": len(docs), "instances": len(instances)}, f)
+    cache.cleanup()
 
 
 if __name__ == "__main__":

@@ -1,22 +1,12 @@
-"""Documents → BERT pretraining instances (``[CLS] A [SEP] B [SEP]`` pairs with an NSP label), as a ``datasets`` map.
+"""Documents → BERT pretraining instances, as ``datasets`` maps: NSP pairs ``[CLS] A [SEP] B [SEP]`` (the paper's
+rules, §3.1 and Appendix A, as google-research/bert ``create_pretraining_data.py`` implements them) or MLM-only blocks
+packed across sentences and documents (RoBERTa's FULL-SENTENCES). Masking is
+:class:`hf_bert_tasks.collators.DataCollatorForBertPretraining`'s job.
 
-The rules are those of the paper (§3.1, Appendix A.1-A.2) as implemented by google-research/bert
-``create_pretraining_data.py`` (``create_instances_from_document``, ``truncate_seq_pair``); differences are listed in
-:func:`create_pretraining_examples`. MLM masking is *not* done here: it is the job of
-:class:`hf_bert_tasks.collators.DataCollatorForBertPretraining` (dynamic masks at batch time, or static masks
-precomputed with its :meth:`~hf_bert_tasks.collators.DataCollatorForBertPretraining.static_mask_map` over the output of
-this module, ``dupe_factor`` times).
+Corpora (:func:`load_documents`) are read by ``datasets``' own ``text`` / ``json`` / ``parquet`` loaders; a small
+``map`` turns their rows into documents (column ``sentences``: ``list[str]``)::
 
-Input formats (a corpus is a sequence of documents; a document is a sequence of sentences):
-
-* a text file with one sentence per line and a blank line between documents (google's format) —
-  :func:`read_documents` / :func:`documents_dataset`;
-* WikiText-style files whose articles start with a `` = Title = `` heading (``document_boundary="heading"``);
-* paragraphs of running text: ``split_sentences=True`` splits each line after ``.``, ``!`` or ``?``.
-
-Typical use::
-
-    docs = documents_dataset(["corpus.txt"])                     # column "sentences": list[str] per document
+    docs = load_documents(["corpus.txt"])      # google's format: one sentence per line, blank line between documents
     examples = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=0)
     # columns: input_ids, token_type_ids, next_sentence_label (0 = IsNext, 1 = NotNext), word_ids
 """
@@ -24,10 +14,12 @@ Typical use::
 from __future__ import annotations
 
 import hashlib
+import itertools
+import os
 import random
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 #: sentence end: . ! ? (optionally followed by a closing quote/bracket) then whitespace.
@@ -39,331 +31,200 @@ IS_NEXT, NOT_NEXT = 0, 1
 
 
 def split_into_sentences(text: str) -> list[str]:
-    """Split running text into sentences after ``.``, ``!`` or ``?`` followed by whitespace (no abbreviation list).
-
-    Example: ``split_into_sentences("It rained. We left!  Why?")`` → ``["It rained.", "We left!", "Why?"]``.
-    Empty pieces are dropped.
-    """
+    """Split running text after ``.``, ``!`` or ``?`` and whitespace (no abbreviation list), dropping empty pieces:
+    ``split_into_sentences("It rained. We left!  Why?")`` → ``["It rained.", "We left!", "Why?"]``."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
-def _has_wikitext_headings(path: str, encoding: str, lines: int = 200) -> bool:
-    with open(path, encoding=encoding, errors="replace") as f:
-        for i, line in enumerate(f):
-            if i >= lines:
-                return False
-            if _WIKITEXT_HEADING.match(line.rstrip("\r\n")):
-                return True
-    return False
-
-
-def read_documents(
-    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
-) -> list[list[str]]:
-    """Read a text file into documents (lists of sentences).
-
-    Args:
-        path: text file.
-        document_boundary: ``"auto"`` — ``"heading"`` when the file has WikiText headings in its first 200 lines,
-            else ``"blank_line"``; ``"blank_line"`` — a blank line ends a document (google-research/bert's input format);
-            ``"heading"`` — a WikiText top-level heading line `` = Title = `` starts a new document and blank lines
-            only separate paragraphs (the heading itself is kept as the document's first sentence).
-        split_sentences: also split each line into sentences (:func:`split_into_sentences`); otherwise a line is
-            a sentence.
-
-    Returns:
-        ``list[list[str]]``: documents in file order; documents without any non-blank line are dropped.
-
-    Raises:
-        FileNotFoundError: ``path`` does not exist.
-        ValueError: unknown ``document_boundary``, or a file that is not UTF-8 (names the file and line).
-    """
-    return list(iter_file_documents(path, document_boundary, split_sentences, encoding))
-
-
-def iter_file_documents(
-    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
-) -> Iterator[list[str]]:
-    """:func:`read_documents` as a generator: one document (``list[str]``) at a time, memory bounded by a document."""
-    if document_boundary not in ("auto", "blank_line", "heading"):
-        raise ValueError(f"document_boundary must be 'auto', 'blank_line' or 'heading', got {document_boundary!r}")
-    if document_boundary == "auto":
-        document_boundary = "heading" if _has_wikitext_headings(path, encoding) else "blank_line"
-    current: list[str] = []
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            try:
-                line = raw.decode(encoding).lstrip("\ufeff").rstrip("\r\n")
-            except UnicodeDecodeError as err:
-                raise ValueError(f"{path}:{lineno}: not valid {encoding} text ({err.reason})") from None
-            if document_boundary == "heading" and _WIKITEXT_HEADING.match(line):
-                if current:
-                    yield current
-                current = [line.strip(" =")]
-                continue
-            if not line.strip():
-                if document_boundary == "blank_line" and current:
-                    yield current
-                    current = []
-                continue
-            current.extend(split_into_sentences(line) if split_sentences else [line.strip()])
-    if current:
-        yield current
-
-
-def documents_dataset(paths: str | Sequence[str], **read_kwargs):
-    """A ``datasets.Dataset`` with one row per document and a ``sentences`` column (``list[str]``).
-
-    ``read_kwargs`` go to :func:`read_documents`. Raises what it raises, and ``ValueError`` for no documents.
-    """
-    from datasets import Dataset
-
-    paths = [paths] if isinstance(paths, str) else list(paths)
-    documents = [doc for p in paths for doc in read_documents(p, **read_kwargs)]
-    if not documents:
-        raise ValueError(f"no documents (non-blank lines) in {paths}")
-    return Dataset.from_dict({"sentences": documents})
-
-
-def _batch_documents(
-    batch: dict[str, list], sentences_column: str, text_column: str, split_sentences: bool
-) -> list[list[str]]:
-    if sentences_column in batch:
-        docs = batch[sentences_column]
-        for i, doc in enumerate(docs):
-            if isinstance(doc, str) or not all(isinstance(s, str) for s in doc):
-                raise ValueError(
-                    f"column {sentences_column!r}, row {i} of the batch: expected a list of sentence strings, "
-                    f"got {type(doc).__name__}"
-                )
-        docs = [list(d) for d in docs]
-    elif text_column in batch:
-        docs = []
-        for i, text in enumerate(batch[text_column]):
+def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
+               first_row: int = 0, sentences_column: str = "sentences") -> list[list[str]]:
+    """The one normaliser of document rows: a row's ``sentences_column`` list, else its ``text_column`` string split
+    into lines; sentences stripped, empty ones dropped. ``where`` and the row (counted from ``first_row``) name a bad
+    row in the ``ValueError``."""
+    sentences, texts = batch.get(sentences_column), batch.get(text_column)
+    if sentences is None and texts is None:
+        raise ValueError(f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
+                         f"{text_column!r} column (one document per row, one sentence per line); got {sorted(batch)}")
+    docs = []
+    for i, (doc, text) in enumerate(itertools.zip_longest(sentences or (), texts or ())):
+        if doc is None:
             if not isinstance(text, str):
-                raise ValueError(
-                    f"column {text_column!r}, row {i} of the batch: expected a string, got {type(text).__name__}"
-                )
-            docs.append([ln.strip() for ln in text.split("\n") if ln.strip()])
-    else:
-        raise ValueError(
-            f"a batch needs a {sentences_column!r} column (list of sentences per document) or a {text_column!r} "
-            f"column (one document per row, one sentence per line); got columns {sorted(batch)}"
-        )
-    if split_sentences:
-        docs = [[s for line in doc for s in split_into_sentences(line)] for doc in docs]
+                raise ValueError(f"{where}, row {first_row + i}: a row needs a {sentences_column!r} (list of strings) "
+                                 f"or {text_column!r} (one sentence per line) value; got {text!r:.80}")
+            doc = text.split("\n")
+        elif isinstance(doc, str) or not all(isinstance(x, str) for x in doc):
+            raise ValueError(f"{where}, row {first_row + i}: {sentences_column!r} must be a list of strings, got "
+                             f"{doc!r:.80}")
+        docs.append([x for line in doc for x in split_into_sentences(line)] if split_sentences
+                    else [x.strip() for x in doc if x.strip()])
     return docs
 
 
 def _batch_seed(seed: int, indices: Sequence[int] | None, docs: list[list[str]]) -> int:
     """Per-batch seed: from the row indices when ``datasets`` passes them, else from the batch's text (stable)."""
-    h = hashlib.blake2b(digest_size=8)
-    h.update(str(seed).encode())
+    h = hashlib.blake2b(str(seed).encode(), digest_size=8)
     if indices is not None and len(indices):
         h.update(f"idx:{indices[0]}:{len(indices)}".encode())
-    else:
-        for doc in docs:
-            for s in doc:
-                h.update(s.encode("utf-8", "surrogatepass"))
-                h.update(b"\n")
-            h.update(b"\x00")
+    else:  # each sentence + "\n", each document + "\0"
+        h.update("".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs).encode("utf-8", "surrogatepass"))
     return int.from_bytes(h.digest(), "little")
 
 
-def _truncate_pair(a: list, b: list, max_num_tokens: int, rng: random.Random) -> None:
-    """google's ``truncate_seq_pair``: drop one token of the longer side (front or back, coin flip) until they fit."""
-    while len(a) + len(b) > max_num_tokens:
-        longer = a if len(a) > len(b) else b
-        if rng.random() < 0.5:
-            del longer[0]
-        else:
-            longer.pop()
-
-
 def create_pretraining_examples(
-    batch: dict[str, list],
-    indices: Sequence[int] | None = None,
-    *,
-    tokenizer,
-    max_seq_length: int = 128,
-    short_seq_prob: float = 0.1,
-    nsp_probability: float = 0.5,
-    dupe_factor: int = 1,
-    seed: int = 0,
-    sentences_column: str = "sentences",
-    text_column: str = "text",
-    split_sentences: bool = False,
-    on_single_document: str = "warn",
+    batch: dict[str, list], indices: Sequence[int] | None = None, *, tokenizer, max_seq_length: int = 128,
+    short_seq_prob: float = 0.1, nsp_probability: float = 0.5, dupe_factor: int = 1, seed: int = 0,
+    sentences_column: str = "sentences", text_column: str = "text", split_sentences: bool = False,
+    on_single_document: str = "warn", next_sentence_prediction: bool = True,
 ) -> dict[str, list]:
-    """Turn a batch of documents into NSP sentence-pair instances (a batched ``datasets.map`` function).
+    """Turn a batch of documents into pretraining instances (a batched ``Dataset.map`` / ``IterableDataset.map``
+    function; :func:`build_pretraining_dataset` maps it). Each row of ``batch`` is one document: a ``sentences``
+    column (``list[str]``) or a ``text`` column (one sentence per line; ``split_sentences`` splits lines further).
 
-    Use with ``Dataset.map`` or a streaming ``IterableDataset.map``::
+    NSP pairs (google-research/bert ``create_instances_from_document``, over the batch's documents):
 
-        ds.map(create_pretraining_examples, batched=True, batch_size=1000, with_indices=True,
-               remove_columns=ds.column_names, fn_kwargs={"tokenizer": tok, "max_seq_length": 128, "seed": 0})
-
-    (:func:`build_pretraining_dataset` does exactly this.) Each row of ``batch`` is one document: a ``sentences``
-    column (``list[str]``) or a ``text`` column (one sentence per line).
-
-    Rules (google-research/bert ``create_instances_from_document``, run over the batch's documents):
-
-    1. Sentences are WordPiece-tokenized; sentences that tokenize to nothing and documents left empty are dropped.
-    2. Per document, the target length is ``max_seq_length - 3`` (room for ``[CLS]``, ``[SEP]``, ``[SEP]``), or with
-       probability ``short_seq_prob`` a random length in ``[2, max_seq_length - 3]`` (to mimic short fine-tuning
-       inputs).
+    1. Sentences are WordPiece-tokenized (a *fast* tokenizer: its ``word_ids`` give the words for whole-word
+       masking); sentences that tokenize to nothing and documents left empty are dropped.
+    2. Per document, the target length is ``max_seq_length - 3``, or with probability ``short_seq_prob`` (0.1 in
+       google's code) a random length in ``[2, max_seq_length - 3]`` (to mimic short fine-tuning inputs).
     3. Sentences are gathered into a chunk until the target is reached or the document ends; segment A = the first
        ``k`` sentences (``k`` uniform in ``[1, len(chunk) - 1]``); B = the rest (IsNext, label 0), or with
-       probability ``nsp_probability`` sentences from a random start in a **different document of the batch**
-       filling the remaining length (NotNext, label 1); the chunk's unused sentences are put back and start the next
-       chunk. A one-sentence chunk (a short target, or a long sentence) that draws IsNext takes the document's next
-       sentence as B (the pair is then trimmed); only a one-sentence chunk at the very end of a document is forced
-       to NotNext.
-    4. The pair is trimmed to ``max_seq_length - 3`` tokens by dropping one token of the longer side at a time,
-       from the front or the back at random (so neither side is ever empty).
-    5. ``[CLS] A [SEP] B [SEP]``, ``token_type_ids`` 0 for ``[CLS] A [SEP]`` and 1 for ``B [SEP]``.
-    6. Everything is repeated ``dupe_factor`` times with fresh random choices (google's static-mask duplication: mask
-       the output with the collator's ``static_mask_map`` to give each copy its own mask).
+       probability ``nsp_probability`` (0.5, §3.1) sentences from a random start in a **different document of the
+       batch** filling the remaining length (NotNext, label 1; the chunk's unused sentences start the next chunk).
+       A one-sentence chunk that draws IsNext takes the document's next sentence as B; only a one-sentence chunk at
+       the very end of a document is forced to NotNext.
+    4. The pair is trimmed to ``max_seq_length - 3`` tokens, one token of the longer side at a time, from the front
+       or the back at random (google's ``truncate_seq_pair``).
+    5. ``[CLS] A [SEP] B [SEP]``; ``token_type_ids`` 0 for ``[CLS] A [SEP]``, 1 for ``B [SEP]``.
+    6. Everything is repeated ``dupe_factor`` times with fresh random choices (google's static-mask duplication;
+       10 in google's code, 1 for dynamic masks).
 
     Differences from google's script: google forces NotNext for *every* one-sentence chunk, so with
-    ``short_seq_prob`` (a short target turns a whole document into one-sentence chunks) its NotNext share exceeds
-    ``nsp_probability`` (0.53-0.60 NotNext on the test corpus of tests/test_pretraining_data.py with google's rule;
-    rule 3 keeps it near 0.5); the NotNext document is drawn from the other documents of the *batch* (a
-    streaming-friendly pool; use batch sizes ≥ 100), uniformly and never the same document (google retries a
-    random index 10 times and can, in a one-document corpus, pair a document with itself); instances are not
-    shuffled across the corpus (shuffle the dataset or use a shuffling sampler); the NSP probability is a parameter.
+    ``short_seq_prob`` its NotNext share exceeds ``nsp_probability`` (0.53-0.60 on the test corpus of
+    tests/test_pretraining_data.py; rule 3 keeps it near 0.5); the NotNext document is drawn uniformly from the
+    *other* documents of the *batch* (streaming-friendly; use batches of ≥ 100 documents; google retries a random
+    index 10 times and can pair a document with itself); instances are not shuffled. A batch with a single document
+    has no NotNext partner: ``on_single_document="warn"`` warns and emits IsNext pairs only (one-sentence chunks are
+    dropped), ``"error"`` raises ``ValueError``.
 
-    Determinism: one ``random.Random`` per batch, seeded from ``seed`` and the batch's first row index (when
-    ``with_indices=True``) or its text, so the same seed and data give identical output, also with ``num_proc``.
+    MLM only (``next_sentence_prediction=False``), RoBERTa's FULL-SENTENCES (Liu et al. 2019, §4.2): the batch's
+    sentences, in order, packed into ``[CLS] ... [SEP]`` blocks of ``max_seq_length`` tokens, crossing document
+    boundaries with an extra ``[SEP]`` between two documents; ``token_type_ids`` all 0, no ``next_sentence_label``.
+    A sentence that does not fit continues in the next block (as fairseq's ``TokenBlockDataset``), so every block
+    but the batch's last is full and each token appears once per ``dupe_factor`` pass. ``short_seq_prob``,
+    ``nsp_probability`` and ``on_single_document`` do not apply.
 
-    Args:
-        batch: columns of a batch of documents (see above).
-        indices: row indices from ``with_indices=True`` (optional; used for the per-batch seed).
-        tokenizer: a *fast* ``transformers`` tokenizer (its ``word_ids`` give the words for whole-word masking) with
-            ``cls_token_id`` and ``sep_token_id``.
-        max_seq_length: hard limit of an instance, in WordPiece tokens including the 3 special tokens (≥ 5).
-        short_seq_prob: probability of a shorter target length (0.1 in the paper's code).
-        nsp_probability: probability of a NotNext pair (0.5 in the paper, §3.1 Task #2).
-        dupe_factor: number of passes over the documents (google's default 10 with static masks; 1 for dynamic).
-        seed: random seed.
-        sentences_column / text_column: input column names.
-        split_sentences: split each line further with :func:`split_into_sentences`.
-        on_single_document: what to do with a batch holding a single (non-empty) document, where no NotNext pair
-            can come from another document: ``"warn"`` — warn and emit IsNext pairs only (one-sentence chunks, which
-            need a NotNext partner, are dropped); ``"error"`` — raise ``ValueError``. A NotNext pair never has A and B
-            from the same document.
+    Determinism: one ``random.Random`` per batch, seeded from ``seed`` and the batch's first row index (``indices``,
+    from ``with_indices=True``) or its text: the same seed and data give identical output, also with ``num_proc``.
 
-    Returns:
-        ``dict`` of lists, one entry per instance: ``input_ids`` (``list[int]``, length ≤ ``max_seq_length``),
-        ``token_type_ids`` (same length), ``next_sentence_label`` (``int``: 0 = IsNext, 1 = NotNext — the label
-        convention of ``BertForPreTraining``), ``word_ids`` (same length; word index from 0 within the instance,
-        ``-1`` for ``[CLS]``/``[SEP]``; pieces of one word share an index).
+    Returns ``dict`` of lists, one entry per instance: ``input_ids`` (``list[int]``, length ≤ ``max_seq_length``),
+    ``token_type_ids`` (same length), ``next_sentence_label`` (NSP only; 0 = IsNext, 1 = NotNext, as
+    ``BertForPreTraining``), ``word_ids`` (same length; word index from 0 within the instance, ``-1`` for
+    ``[CLS]``/``[SEP]``; pieces of one word share an index).
 
-    Raises:
-        ValueError: bad parameters, a batch without the expected column or with non-string sentences, a tokenizer
-            that is not fast, or a single-document batch with ``on_single_document="error"``.
-
-    Warns:
-        UserWarning: documents with a single sentence (they only give NotNext pairs, as in google's code), or a
-            single-document batch with ``on_single_document="warn"``.
+    Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
+    expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
+    ``on_single_document="error"``. Warns (``UserWarning``, NSP only) of documents with a single sentence (NotNext
+    pairs only, as in google's code) and of a single-document batch.
     """
-    if max_seq_length < 5:
-        raise ValueError(
-            f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP] with non-empty A and B), got {max_seq_length}"
-        )
+    nsp = next_sentence_prediction
+    if max_seq_length < (5 if nsp else 3):
+        raise ValueError(f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP]) with NSP, >= 3 ([CLS] x [SEP]) "
+                         f"without, got {max_seq_length}")
     if not 0.0 <= short_seq_prob <= 1.0 or not 0.0 <= nsp_probability <= 1.0:
-        raise ValueError(
-            f"short_seq_prob and nsp_probability must be in [0, 1], got {short_seq_prob}, {nsp_probability}"
-        )
-    if dupe_factor < 1:
-        raise ValueError(f"dupe_factor must be >= 1, got {dupe_factor}")
-    if on_single_document not in ("warn", "error"):
-        raise ValueError(f"on_single_document must be 'warn' or 'error', got {on_single_document!r}")
+        raise ValueError(f"short_seq_prob and nsp_probability must be in [0, 1], got {short_seq_prob}, {nsp_probability}")
+    if dupe_factor < 1 or on_single_document not in ("warn", "error"):
+        raise ValueError(f"dupe_factor must be >= 1 and on_single_document 'warn' or 'error', got {dupe_factor}, "
+                         f"{on_single_document!r}")
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("create_pretraining_examples needs a fast tokenizer (word_ids for whole-word masking)")
-
-    docs = _batch_documents(batch, sentences_column, text_column, split_sentences)
+    docs = _documents(batch, text_column, split_sentences, sentences_column=sentences_column)
     rng = random.Random(_batch_seed(seed, indices, docs))
-
-    # 1. tokenize every sentence of the batch in one call; give each word a batch-unique id.
-    flat = [s for doc in docs for s in doc]
-    enc = tokenizer(flat, add_special_tokens=False) if flat else {"input_ids": []}
-    tokenized: list[list[tuple[list[int], list[int]]]] = []
-    k, next_word = 0, 0
-    for doc in docs:
-        sentences = []
-        for _ in doc:
-            ids = enc["input_ids"][k]
-            if ids:
-                wids = enc.word_ids(k)
-                base = next_word
-                words = [base + (w if w is not None else 0) for w in wids]
-                next_word = max(words) + 1
-                sentences.append((ids, words))
-            k += 1
-        if sentences:
-            tokenized.append(sentences)
-
+    tokenized = _tokenize(docs, tokenizer)
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
-    if not tokenized:
+    if not nsp:
+        del out["next_sentence_label"]
+        for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor:
+            ids, words = zip(*block)
+            out["input_ids"].append([cls_id, *ids, sep_id])
+            out["token_type_ids"].append([0] * (len(ids) + 2))
+            out["word_ids"].append(_renumber([-1, *words, -1]))
         return out
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
     if single_sentence_docs and len(tokenized) > 1:
         warnings.warn(
             f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they only give "
             "NotNext pairs (as in google-research/bert); check the document boundaries (blank lines) of the corpus",
-            UserWarning,
-            stacklevel=2,
-        )
+            UserWarning, stacklevel=2)
     if len(tokenized) == 1:
-        msg = (
-            "a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
-            "use more documents per batch (batch_size) or a corpus with several documents"
-        )
+        msg = ("a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
+               "use more documents per batch (batch_size) or a corpus with several documents")
         if on_single_document == "error":
             raise ValueError(msg)
         warnings.warn(msg + "; emitting IsNext pairs only", UserWarning, stacklevel=2)
-
-    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    max_num_tokens = max_seq_length - 3
     for _ in range(dupe_factor):
         for doc_index in range(len(tokenized)):
-            for a, b, label in _instances_from_document(
-                tokenized, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng
-            ):
-                a_ids, a_words = a
-                b_ids, b_words = b
+            for a, b, label in _pairs_from_document(tokenized, doc_index, max_seq_length - 3, short_seq_prob,
+                                                    nsp_probability, rng):
+                (a_ids, a_words), (b_ids, b_words) = zip(*a), zip(*b)
                 out["input_ids"].append([cls_id, *a_ids, sep_id, *b_ids, sep_id])
                 out["token_type_ids"].append([0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1))
                 out["next_sentence_label"].append(label)
-                out["word_ids"].append([-1, *_renumber(a_words + b_words, len(a_words)), -1])
+                out["word_ids"].append(_renumber([-1, *a_words, -1, *b_words, -1]))
     return out
 
 
-def _renumber(words: list[int], a_len: int) -> list[int]:
-    """Batch-unique word ids → 0, 1, 2 … in order, with [SEP] (-1) inserted after segment A."""
-    result, prev, n = [], None, -1
-    for w in words:
-        if w != prev:
-            n += 1
-            prev = w
-        result.append(n)
-    result.insert(a_len, -1)
-    return result
+def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int]]]]:
+    """Every sentence of the batch tokenized in one call, as ``(token id, word id)`` pairs with batch-unique word ids;
+    sentences that tokenize to nothing and documents left empty are dropped."""
+    flat = [s for doc in docs for s in doc]
+    enc = tokenizer(flat, add_special_tokens=False) if flat else {"input_ids": []}
+    tokenized, next_word = [], 0
+    for lo, hi in itertools.pairwise(itertools.accumulate(map(len, docs), initial=0)):
+        sentences = []
+        for k in range(lo, hi):
+            if enc["input_ids"][k]:
+                words = [next_word + (w if w is not None else 0) for w in enc.word_ids(k)]
+                next_word = max(words) + 1
+                sentences.append(list(zip(enc["input_ids"][k], words)))
+        if sentences:
+            tokenized.append(sentences)
+    return tokenized
 
 
-def _instances_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng):
-    """Yield ``((a_ids, a_words), (b_ids, b_words), label)`` for one document (google's loop, see the caller)."""
+def _renumber(words: list[int]) -> list[int]:
+    """Batch-unique word ids → 0, 1, 2 … in order of appearance (a word's pieces are contiguous); ``-1``
+    (``[CLS]``/``[SEP]``) stays ``-1``."""
+    order = dict.fromkeys(words)
+    order.pop(-1, None)
+    rank = dict(zip(order, range(len(order))))
+    rank[-1] = -1
+    return list(map(rank.__getitem__, words))
+
+
+def _packed_blocks(docs, block: int, sep_id: int) -> list[list[tuple[int, int]]]:
+    """RoBERTa's FULL-SENTENCES packing: the documents' tokens in order, an extra ``[SEP]`` (word id -1) between two
+    documents (none at a block start), cut into blocks of ``block`` tokens (the last may be shorter)."""
+    stream: list[tuple[int, int]] = []
+    for d, doc in enumerate(docs):
+        if d and len(stream) % block:
+            stream.append((sep_id, -1))
+        stream.extend(pair for sentence in doc for pair in sentence)
+    return [stream[i : i + block] for i in range(0, len(stream), block)]
+
+
+def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng):
+    """Yield ``(a, b, label)`` (``(token, word)`` pairs) for one document (google's loop, rules in the caller)."""
     document = docs[doc_index]
     can_pick_other = len(docs) > 1
     target = max_num_tokens
     if rng.random() < short_seq_prob:
         target = rng.randint(2, max_num_tokens)
-    chunk: list[tuple[list[int], list[int]]] = []
-    length = 0
-    i = 0
+    chunk: list[list[tuple[int, int]]] = []
+    length = i = 0
     while i < len(document):
         chunk.append(document[i])
-        length += len(document[i][0])
+        length += len(document[i])
         if i == len(document) - 1 or length >= target:
             random_next = rng.random() < nsp_probability and can_pick_other
             if len(chunk) == 1 and not random_next:
@@ -373,284 +234,226 @@ def _instances_from_document(docs, doc_index, max_num_tokens, short_seq_prob, ns
                 elif can_pick_other:  # last sentence of the document: only a NotNext pair is possible
                     random_next = True
                 else:  # one document, one sentence left: no partner at all, drop it
-                    chunk, length = [], 0
-                    i += 1
+                    chunk, length, i = [], 0, i + 1
                     continue
             a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
-            a_ids = [t for s in chunk[:a_end] for t in s[0]]
-            a_words = [w for s in chunk[:a_end] for w in s[1]]
-            b_ids: list[int] = []
-            b_words: list[int] = []
+            a = [p for s in chunk[:a_end] for p in s]
+            b: list[tuple[int, int]] = []
             if random_next:
-                target_b = target - len(a_ids)
                 other = rng.randrange(len(docs) - 1)
-                other += other >= doc_index  # uniform over the *other* documents
-                random_doc = docs[other]
+                random_doc = docs[other + (other >= doc_index)]  # uniform over the *other* documents
                 for j in range(rng.randint(0, len(random_doc) - 1), len(random_doc)):
-                    b_ids.extend(random_doc[j][0])
-                    b_words.extend(random_doc[j][1])
-                    if len(b_ids) >= target_b:
+                    b.extend(random_doc[j])
+                    if len(b) >= target - len(a):
                         break
                 i -= len(chunk) - a_end  # put the unused sentences back
             else:
-                for s in chunk[a_end:]:
-                    b_ids.extend(s[0])
-                    b_words.extend(s[1])
-            a_pair, b_pair = list(zip(a_ids, a_words)), list(zip(b_ids, b_words))
-            _truncate_pair(a_pair, b_pair, max_num_tokens, rng)
-            yield (
-                ([t for t, _ in a_pair], [w for _, w in a_pair]),
-                ([t for t, _ in b_pair], [w for _, w in b_pair]),
-                NOT_NEXT if random_next else IS_NEXT,
-            )
+                b = [p for s in chunk[a_end:] for p in s]
+            # google's truncate_seq_pair: drop a token of the longer side (front or back, coin flip) until they fit
+            while len(a) + len(b) > max_num_tokens:
+                longer = a if len(a) > len(b) else b
+                del longer[0 if rng.random() < 0.5 else -1]
+            yield a, b, NOT_NEXT if random_next else IS_NEXT
             chunk, length = [], 0
         i += 1
 
 
-def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, num_proc: int | None = None, **kwargs):
-    """Map :func:`create_pretraining_examples` over a (streaming or not) dataset of documents.
-
-    Args:
-        documents: ``datasets.Dataset`` or ``IterableDataset`` with a ``sentences`` or ``text`` column.
-        tokenizer: fast tokenizer.
-        batch_size: documents per batch, i.e. the pool NotNext segments are drawn from.
-        num_proc: worker processes (``Dataset`` only; no gain on 2 cores).
-        kwargs: the keyword arguments of :func:`create_pretraining_examples` (``max_seq_length``, ``seed`` …).
-
-    Returns:
-        the mapped dataset with columns ``input_ids``, ``token_type_ids``, ``next_sentence_label``, ``word_ids``.
-    """
+def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, num_proc: int | None = None,
+                              next_sentence_prediction: bool = True, **kwargs):
+    """Map :func:`create_pretraining_examples` (``kwargs``: its ``max_seq_length``, ``seed`` …) over a ``Dataset`` or
+    ``IterableDataset`` of documents, ``batch_size`` documents per batch (the NotNext pool, the unit of packing),
+    ``num_proc`` workers (``Dataset`` only). Returns the mapped dataset (``input_ids``, ``token_type_ids``,
+    ``next_sentence_label`` with NSP, ``word_ids``); a ``Dataset`` is cached under a key of the documents'
+    fingerprint, the tokenizer and the parameters."""
     from datasets import IterableDataset
 
-    map_kwargs: dict[str, Any] = {
-        "batched": True,
-        "batch_size": batch_size,
-        "with_indices": True,
-        "fn_kwargs": {"tokenizer": tokenizer, **kwargs},
-    }
-    columns = documents.column_names
-    if columns is not None:
-        map_kwargs["remove_columns"] = list(columns)
+    kwargs["next_sentence_prediction"] = next_sentence_prediction
+    map_kwargs: dict[str, Any] = {"batched": True, "batch_size": batch_size, "with_indices": True,
+                                  "fn_kwargs": {"tokenizer": tokenizer, **kwargs}}
+    if documents.column_names is not None:
+        map_kwargs["remove_columns"] = list(documents.column_names)
     if not isinstance(documents, IterableDataset):
-        map_kwargs["num_proc"] = num_proc
-        map_kwargs["desc"] = "pretraining instances"
-        map_kwargs["new_fingerprint"] = _fingerprint(documents, tokenizer, batch_size, kwargs)
+        # our cache key: cheaper than datasets pickling the tokenizer to hash it
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        vocab = backend.to_str() if backend is not None else repr(sorted(tokenizer.get_vocab().items()))
+        key = repr((documents._fingerprint, vocab, batch_size, sorted(kwargs.items()))).encode()
+        map_kwargs.update(num_proc=num_proc, desc="pretraining instances",
+                          new_fingerprint="pretraining-" + hashlib.blake2b(key, digest_size=16).hexdigest())
     return documents.map(create_pretraining_examples, **map_kwargs)
 
 
-def _fingerprint(documents, tokenizer, batch_size: int, kwargs: dict) -> str:
-    """Cache key of the map: the input's fingerprint, the tokenizer's serialised form and the parameters (cheaper than
-    ``datasets`` pickling the tokenizer to hash it)."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(str(getattr(documents, "_fingerprint", "")).encode())
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    h.update(backend.to_str().encode() if backend is not None else repr(sorted(tokenizer.get_vocab().items())).encode())
-    h.update(repr((batch_size, sorted(kwargs.items()))).encode())
-    return "pretraining-" + h.hexdigest()
-
-
-def iter_documents(lines: Iterable[str]) -> Iterable[list[str]]:
-    """Group an iterable of lines (one sentence per line, blank line between documents) into documents."""
-    current: list[str] = []
-    for line in lines:
-        line = line.strip()
-        if line:
-            current.append(line)
-        elif current:
-            yield current
-            current = []
-    if current:
-        yield current
+def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+    """Batched ``map`` function (``with_indices=True``) adding the ``idx`` column that keys the collator's masks."""
+    return {"idx": list(indices)}
 
 
 # ------------------------------------------------------------------------------------------- corpora of any size
-TEXT_SUFFIXES = (".txt", ".text", ".tokens", ".raw")
-JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
-PARQUET_SUFFIXES = (".parquet",)
-
-
 def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
     """Expand local paths and glob patterns (``data/*.txt``, ``shards/**/*.parquet``) into a sorted, de-duplicated
     file list, in the order of the patterns.
 
     Raises:
         FileNotFoundError: a pattern that matches no file (the message names it).
-        ValueError: a file whose suffix is not a known corpus format (text, jsonl, parquet).
+        ValueError: a compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``).
     """
     import glob
-    import os
 
-    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
     files: list[str] = []
-    for pattern in patterns:
+    for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
         matched = [m for m in matched if os.path.isfile(m)]
         if not matched:
             raise FileNotFoundError(f"--train_files: {pattern} does not exist (no file matches)")
-        for m in matched:
-            if m not in files:
-                files.append(m)
+        files.extend(m for m in matched if m not in files)
     for f in files:
-        _file_format(f)
+        if f.lower().endswith((".gz", ".bz2", ".xz", ".zst")):
+            raise ValueError(f"{f}: compressed corpus files are not read; decompress it or convert it to parquet")
     return files
 
 
-def _file_format(path: str) -> str:
-    lower = path.lower()
-    for suffix in (".gz", ".bz2", ".xz", ".zst"):
-        if lower.endswith(suffix):
-            raise ValueError(f"{path}: compressed corpus files are not read; decompress it or convert it to parquet")
-    if lower.endswith(JSON_SUFFIXES):
-        return "json"
-    if lower.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    return "text"  # any other suffix: one sentence per line, blank line between documents (google's format)
+def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
+    """``json``, ``parquet``, or for text (any other suffix) its document boundary: ``heading`` (``"auto"``: when a
+    WikiText heading `` = Title = `` is among the first 200 lines) or ``blank_line`` (google's format)."""
+    if path.lower().endswith((".jsonl", ".json", ".ndjson", ".parquet")):
+        return "parquet" if path.lower().endswith(".parquet") else "json"
+    if document_boundary == "auto":
+        with open(path, encoding=encoding, errors="replace") as f:
+            heading = any(_WIKITEXT_HEADING.match(line.rstrip("\r\n")) for line in itertools.islice(f, 200))
+        return "heading" if heading else "blank_line"
+    return document_boundary
 
 
-def _row_sentences(row: dict, where: str, text_column: str, split_sentences: bool) -> list[str] | None:
-    if "sentences" in row and row["sentences"] is not None:
-        sentences = row["sentences"]
-        if isinstance(sentences, str) or not all(isinstance(x, str) for x in sentences):
-            raise ValueError(f"{where}: 'sentences' must be a list of strings, got {type(sentences).__name__}")
-        sentences = [x.strip() for x in sentences if x.strip()]
-    elif text_column in row:
-        text = row[text_column]
-        if not isinstance(text, str):
-            raise ValueError(f"{where}: {text_column!r} must be a string, got {type(text).__name__}")
-        sentences = [ln.strip() for ln in text.split("\n") if ln.strip()]
-    else:
-        raise ValueError(
-            f"{where}: a row needs a 'sentences' (list of strings) or {text_column!r} (one sentence per line) field; "
-            f"got {sorted(row)}"
-        )
-    if split_sentences:
-        sentences = [x for line in sentences for x in split_into_sentences(line)]
-    return sentences or None
+def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
+    """The map over the ``text`` loader's rows. With ``sample_by="paragraph"`` (google's format) a row is the text
+    between two ``"\\n\\n"``; this map also ends a document at a whitespace-only line (google's reader strips lines),
+    which the loader does not. WikiText headings (``headings=True``) start a document wherever they fall, a boundary
+    no loader mode expresses, so those files come whole (``sample_by="document"``: one file in memory at a time) and
+    are split here; the heading is kept as the document's first sentence."""
+    docs: list[list[str]] = []
+    for text in batch["text"]:
+        docs.append([])
+        for line in text.lstrip("\ufeff").split("\n"):
+            if headings and _WIKITEXT_HEADING.match(line):
+                docs.append([line.strip(" =")])
+            elif line.strip():
+                docs[-1].extend(split_into_sentences(line) if split_sentences else [line.strip()])
+            elif not headings:
+                docs.append([])
+    return {"sentences": [d for d in docs if d]}
 
 
-def _generate_documents(files, document_boundary: str, split_sentences: bool, text_column: str):
-    """``datasets`` generator: one ``{"sentences": [...]}`` per document of every file. ``files`` holds
-    ``(path, size, mtime_ns)`` so that the cache key (a hash of the arguments) changes when a file changes."""
-    import json
+def _row_documents(batch: dict[str, list], indices, where: str, text_column: str, split: bool) -> dict[str, list]:
+    """The map over the ``json`` / ``parquet`` / Hub loaders' rows: one document per row (:func:`_documents`)."""
+    docs = _documents(batch, text_column, split, where, indices[0] + 1 if indices else 1)
+    return {"sentences": [d for d in docs if d]}
 
-    for path, _size, _mtime in files:
-        fmt = _file_format(path)
-        if fmt == "text":
-            for doc in iter_file_documents(path, document_boundary, split_sentences):
-                yield {"sentences": doc}
-        elif fmt == "json":
-            with open(path, encoding="utf-8") as f:
-                for lineno, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as err:
-                        raise ValueError(f"{path}:{lineno}: not a JSON object per line ({err.msg})") from None
-                    if not isinstance(row, dict):
-                        raise ValueError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-                    doc = _row_sentences(row, f"{path}:{lineno}", text_column, split_sentences)
-                    if doc:
-                        yield {"sentences": doc}
-        else:
-            import pyarrow.parquet as pq
 
-            parquet = pq.ParquetFile(path)
-            names = set(parquet.schema_arrow.names)
-            columns = ["sentences"] if "sentences" in names else [text_column] if text_column in names else None
-            if columns is None:
-                raise ValueError(
-                    f"{path}: a parquet corpus needs a 'sentences' (list of strings) or {text_column!r} column; "
-                    f"it has {sorted(names)}"
-                )
-            row_number = 0
-            for record_batch in parquet.iter_batches(batch_size=1000, columns=columns):
-                for row in record_batch.to_pylist():
-                    row_number += 1
-                    doc = _row_sentences(row, f"{path} row {row_number}", text_column, split_sentences)
-                    if doc:
-                        yield {"sentences": doc}
+def _decode_error(files: Sequence[str], encoding: str) -> ValueError | None:
+    """The first line of ``files`` that is not ``encoding`` text, as a ``ValueError`` naming file and line (the text
+    loader's ``UnicodeDecodeError`` names neither)."""
+    for path in files:
+        with open(path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    raw.decode(encoding)
+                except UnicodeDecodeError as err:
+                    return ValueError(f"{path}:{lineno}: not valid {encoding} text ({err.reason})")
+    return None
 
 
 def load_documents(
-    train_files: str | Sequence[str] | None = None,
-    *,
-    dataset_name: str | None = None,
-    dataset_config_name: str | None = None,
-    dataset_split: str = "train",
-    text_column: str = "text",
-    document_boundary: str = "auto",
-    split_sentences: bool = False,
-    streaming: bool = False,
-    cache_dir: str | None = None,
+    train_files: str | Sequence[str] | None = None, *, dataset_name: str | None = None,
+    dataset_config_name: str | None = None, dataset_split: str = "train", text_column: str = "text",
+    document_boundary: str = "auto", split_sentences: bool = False, streaming: bool = False,
+    cache_dir: str | None = None, encoding: str = "utf-8",
 ):
     """A corpus as a ``datasets`` table of documents (column ``sentences``: ``list[str]``), never as Python lists.
 
-    Local files (``train_files``: paths or globs, mixed formats allowed):
+    Local files (``train_files``: paths or globs, mixed formats, documents in file order): each run of consecutive
+    files of one kind is read by one ``datasets.load_dataset`` call, then one cached ``map``:
 
-    * text (any suffix but the ones below): one sentence per line, blank line between documents (google's format), or
-      WikiText headings (``document_boundary``, as :func:`read_documents`);
-    * ``.jsonl`` / ``.json`` / ``.ndjson``: one JSON object per line, one document per object — a ``sentences`` list
-      or a ``text_column`` string with one sentence per line;
-    * ``.parquet``: the same two columns, read in record batches of 1,000 rows.
+    * text (any suffix but the ones below): ``load_dataset("text", sample_by="paragraph")``, one sentence per line, a
+      blank line between documents (google's format); or, ``document_boundary="heading"`` (``"auto"``: a WikiText
+      heading `` = Title = `` in the first 200 lines), a top-level heading starts a document and blank lines only
+      separate paragraphs (``sample_by="document"``);
+    * ``.jsonl`` / ``.json`` / ``.ndjson`` (``"json"`` loader), ``.parquet`` (``"parquet"`` loader): one document per
+      row, a ``sentences`` list or a ``text_column`` string with one sentence per line.
 
-    Documents are written by ``Dataset.from_generator`` into ``datasets``' Arrow cache (``cache_dir``, default
-    ``HF_DATASETS_CACHE``) one writer batch at a time and memory-mapped: memory stays flat whatever the corpus size.
-    The cache key hashes the file paths, sizes and modification times and the reading options, so a second run over
-    unchanged files reads the cache. ``streaming=True`` returns an ``IterableDataset`` instead (nothing written).
+    A Hub dataset (``dataset_name``, ``dataset_config_name``, ``dataset_split``): ``load_dataset`` and the row map.
+    ``split_sentences`` splits lines further; empty documents are dropped. The loaders' Arrow cache (``cache_dir``)
+    is keyed by the files' paths and mtimes, the ``map``'s by those, sizes and options: a rerun over unchanged files
+    reads the cache. ``streaming=True``: an ``IterableDataset`` (errors surface while iterating).
 
-    A Hub dataset (``dataset_name``, ``dataset_config_name``, ``dataset_split``) is loaded with
-    ``datasets.load_dataset`` (``streaming`` as given); each row is one document (``sentences`` or ``text_column``).
-
-    Raises:
-        ValueError: neither or both of ``train_files`` / ``dataset_name``; bad rows (file and line named).
-        FileNotFoundError: a path or pattern that matches nothing.
+    Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
+    ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)
+    or not JSON, a row without a document (file and row named).
     """
-    import os
-
-    from datasets import Dataset, Features, IterableDataset, List, Value
+    from datasets import Features, List, Value, concatenate_datasets, load_dataset
+    from datasets.exceptions import DatasetGenerationError
 
     if (train_files is None) == (dataset_name is None):
         raise ValueError("give exactly one of train_files (local files/globs) and dataset_name (a Hub dataset id)")
-    features = Features({"sentences": List(Value("string"))})
-    if dataset_name is not None:
-        from datasets import load_dataset
+    if document_boundary not in ("auto", "blank_line", "heading"):
+        raise ValueError(f"document_boundary must be 'auto', 'blank_line' or 'heading', got {document_boundary!r}")
+    runs = [("rows", [], dataset_name, [dataset_name, dataset_config_name], {"split": dataset_split})]
+    if train_files is not None:
+        files = [os.path.abspath(p) for p in resolve_corpus_files(train_files) if os.path.getsize(p)]
+        if not files:  # the text loader finds no split in empty files
+            raise ValueError(f"no documents (non-blank lines) in {train_files}: the files are empty")
+        runs = []
+        for kind, group in itertools.groupby(files, key=lambda p: _file_kind(p, document_boundary, encoding)):
+            group = list(group)
+            options = {"data_files": group, "split": "train"}
+            if kind in ("heading", "blank_line"):
+                options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
+                               features=Features({"text": Value("string")}))
+            loader = kind if kind in ("json", "parquet") else "text"
+            runs.append((kind, group, group[0] if len(group) == 1 else str(group), [loader], options))
+    parts = []
+    for kind, group, where, args, options in runs:
+        try:
+            raw = load_dataset(*args, streaming=streaming, cache_dir=cache_dir, **options)
+        except DatasetGenerationError as err:
+            cause = err.__cause__
+            named = _decode_error(group, encoding) if isinstance(cause, UnicodeDecodeError) else None
+            raise named or ValueError(f"{where}: cannot be read as {args[0]}: {cause}") from None
+        if kind in ("heading", "blank_line"):
+            fn, fn_kwargs = _text_documents, {"headings": kind == "heading", "split_sentences": split_sentences}
+        else:
+            fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split": split_sentences}
+        map_kwargs: dict[str, Any] = {"batched": True, "with_indices": True, "fn_kwargs": fn_kwargs,
+                                      "remove_columns": raw.column_names,
+                                      "features": Features({"sentences": List(Value("string"))})}
+        if not streaming:  # our cache key, not a hash of the function (tests swap the function for a trap)
+            stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in group]
+            key = repr((raw._fingerprint, kind, sorted(fn_kwargs.items()), stats)).encode()
+            map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest())
+        parts.append(raw.map(fn, **map_kwargs))
+    return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 
-        raw = load_dataset(
-            dataset_name, dataset_config_name, split=dataset_split, streaming=streaming, cache_dir=cache_dir
-        )
-        columns = list(raw.column_names or [])
 
-        def to_sentences(batch):
-            rows = [{k: batch[k][i] for k in batch} for i in range(len(next(iter(batch.values()))))]
-            docs = [_row_sentences(r, f"{dataset_name} row", text_column, split_sentences) for r in rows]
-            return {"sentences": [d for d in docs if d]}
-
-        return raw.map(to_sentences, batched=True, remove_columns=columns, features=features)
-    files = [
-        (os.path.abspath(p), os.path.getsize(p), os.stat(p).st_mtime_ns) for p in resolve_corpus_files(train_files)
-    ]
-    gen_kwargs = {
-        "files": files,
-        "document_boundary": document_boundary,
-        "split_sentences": split_sentences,
-        "text_column": text_column,
-    }
-    if streaming:
-        return IterableDataset.from_generator(_generate_documents, features=features, gen_kwargs=gen_kwargs)
-    from datasets.exceptions import DatasetGenerationError
-
+def iter_file_documents(path: str, document_boundary: str = "auto", split_sentences: bool = False,
+                        encoding: str = "utf-8") -> Iterator[list[str]]:
+    """One file's documents (lists of sentences) in file order, one at a time: a streaming :func:`load_documents`.
+    Raises ``FileNotFoundError`` for a missing ``path``, ``ValueError`` naming the file and line of bad bytes."""
     try:
-        return Dataset.from_generator(
-            _generate_documents, features=features, gen_kwargs=gen_kwargs, cache_dir=cache_dir
-        )
-    except DatasetGenerationError as err:  # surface our message (file and line) instead of datasets' wrapper
-        cause = err.__cause__
-        if isinstance(cause, (ValueError, OSError)):
-            raise cause from None
-        raise
+        for row in load_documents(path, document_boundary=document_boundary, split_sentences=split_sentences,
+                                  encoding=encoding, streaming=True):
+            yield row["sentences"]
+    except UnicodeDecodeError:
+        raise _decode_error([path], encoding) from None
 
 
-def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
-    """Batched ``map`` function (``with_indices=True``) adding the ``idx`` column that keys the collator's masks."""
-    return {"idx": list(indices)}
+def read_documents(path: str, document_boundary: str = "auto", split_sentences: bool = False,
+                   encoding: str = "utf-8") -> list[list[str]]:
+    """:func:`iter_file_documents` as a list (small files: tests, benchmarks)."""
+    return list(iter_file_documents(path, document_boundary, split_sentences, encoding))
+
+
+def documents_dataset(paths: str | Sequence[str], **read_kwargs):
+    """:func:`load_documents` over ``paths`` (``read_kwargs`` go to it) that raises ``ValueError`` for no documents."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    documents = load_documents(paths, **read_kwargs)
+    if not len(documents):
+        raise ValueError(f"no documents (non-blank lines) in {paths}")
+    return documents

@@ -197,6 +197,72 @@ def test_map_over_dataset_and_streaming_dataset_agree(doc_tokenizer):
     assert [r["next_sentence_label"] for r in streamed_rows] == list(eager["next_sentence_label"])
 
 
+# ------------------------------------------------------------------ MLM only: RoBERTa FULL-SENTENCES packing
+def test_without_nsp_no_next_sentence_label_and_one_segment(doc_tokenizer):
+    out = create_pretraining_examples(
+        _corpus(), tokenizer=doc_tokenizer, max_seq_length=32, seed=0, next_sentence_prediction=False
+    )
+    assert sorted(out) == ["input_ids", "token_type_ids", "word_ids"]
+    for ex in _rows(out):
+        assert ex["input_ids"][0] == doc_tokenizer.cls_token_id and ex["input_ids"][-1] == doc_tokenizer.sep_token_id
+        assert ex["token_type_ids"] == [0] * len(ex["input_ids"])
+
+
+def test_without_nsp_instances_are_full_except_the_last(doc_tokenizer):
+    out = create_pretraining_examples(
+        _corpus(sentence_len=7), tokenizer=doc_tokenizer, max_seq_length=50, seed=0, next_sentence_prediction=False
+    )
+    lengths = [len(x) for x in out["input_ids"]]
+    assert len(lengths) > 300
+    assert set(lengths[:-1]) == {50} and 3 <= lengths[-1] <= 50
+
+
+def test_without_nsp_every_corpus_token_appears_once_in_order_with_a_sep_between_documents(doc_tokenizer):
+    out = create_pretraining_examples(
+        _corpus(), tokenizer=doc_tokenizer, max_seq_length=32, seed=0, next_sentence_prediction=False
+    )
+    sep = doc_tokenizer.sep_token_id
+    stream = [t for ids in out["input_ids"] for t in ids[1:-1]]  # without each instance's [CLS] ... [SEP]
+    corpus = [doc_tokenizer.convert_tokens_to_ids(f"d{d}w{k}") for d in range(N_DOCS) for k in range(WORDS_PER_DOC)]
+    assert [t for t in stream if t != sep] == corpus
+    # an inner [SEP] sits exactly where document d ends and d + 1 begins (none where a block starts a document)
+    for i, t in enumerate(stream):
+        if t == sep:
+            assert _where(doc_tokenizer, stream[i - 1])[0] + 1 == _where(doc_tokenizer, stream[i + 1])[0]
+    # every document boundary has its [SEP], except where a block (30 tokens) starts with the next document
+    for d in range(1, N_DOCS):
+        first = stream.index(doc_tokenizer.convert_tokens_to_ids(f"d{d}w0"))
+        assert stream[first - 1] == sep or first % 30 == 0
+    assert stream.count(sep) > N_DOCS // 2
+
+
+def test_without_nsp_word_ids_and_document_separator(doc_tokenizer):
+    batch = {"sentences": [["d0w0 playing", "d0w1"], ["d1w0"]]}
+    wide = create_pretraining_examples(batch, tokenizer=doc_tokenizer, max_seq_length=8, next_sentence_prediction=False)
+    assert [doc_tokenizer.convert_ids_to_tokens(x) for x in wide["input_ids"]] == [
+        ["[CLS]", "d0w0", "play", "##ing", "d0w1", "[SEP]", "d1w0", "[SEP]"]
+    ]
+    assert wide["word_ids"] == [[-1, 0, 1, 1, 2, -1, 3, -1]]
+    # a block of 4 ends with document 0: the next block starts with document 1, not with the separator
+    narrow = create_pretraining_examples(batch, tokenizer=doc_tokenizer, max_seq_length=6, next_sentence_prediction=False)
+    assert [doc_tokenizer.convert_ids_to_tokens(x) for x in narrow["input_ids"]] == [
+        ["[CLS]", "d0w0", "play", "##ing", "d0w1", "[SEP]"],
+        ["[CLS]", "d1w0", "[SEP]"],
+    ]
+    assert narrow["word_ids"] == [[-1, 0, 1, 1, 2, -1], [-1, 0, -1]]
+
+
+def test_without_nsp_build_pretraining_dataset_has_no_label_column_and_a_short_limit_is_allowed(doc_tokenizer):
+    from datasets import Dataset
+
+    docs = Dataset.from_dict({"sentences": [d[:10] for d in _corpus()["sentences"][:4]]})
+    packed = build_pretraining_dataset(docs, doc_tokenizer, max_seq_length=3, next_sentence_prediction=False)
+    assert packed.column_names == ["input_ids", "token_type_ids", "word_ids"]
+    assert len(packed) == 4 * 10 * 4  # one corpus token per instance; documents end at block starts: no [SEP]
+    with pytest.raises(ValueError, match="max_seq_length must be >= 5"):
+        create_pretraining_examples(_corpus(), tokenizer=doc_tokenizer, max_seq_length=4)
+
+
 def test_read_documents_blank_lines_and_wikitext_headings(tmp_path):
     plain = tmp_path / "plain.txt"
     plain.write_text("One here.\nTwo here.\n\n\nThree. Four!\n")
@@ -211,6 +277,13 @@ def test_read_documents_blank_lines_and_wikitext_headings(tmp_path):
         ["Alpha", "Alpha is a letter .", "It is first .", "= = Use = =", "Used a lot ."],
         ["Beta", "Beta follows ."],
     ]
+
+
+def test_a_whitespace_only_line_ends_a_document_like_a_blank_line(tmp_path):
+    # datasets' paragraph sampling splits on "\n\n" only; google's reader strips lines first (a BOM and CRLF too)
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"\xef\xbb\xbfa .\r\nb .\r\n  \r\nc .\n\t\n\n\nd .")
+    assert read_documents(str(corpus)) == [["a .", "b ."], ["c ."], ["d ."]]
 
 
 def test_read_documents_names_file_and_line_of_bad_bytes(tmp_path):
@@ -285,7 +358,7 @@ def test_second_run_reads_documents_and_instances_from_the_cache(tmp_path, doc_t
         raise AssertionError("instance creation ran again: the cache was not used")
 
     monkeypatch.setattr(pretraining_data, "create_pretraining_examples", must_not_run)
-    monkeypatch.setattr(pretraining_data, "iter_file_documents", must_not_run)
+    monkeypatch.setattr(pretraining_data, "_text_documents", must_not_run)
     again_docs = load_documents(str(corpus), cache_dir=cache)
     again = build_pretraining_dataset(again_docs, doc_tokenizer, batch_size=3, max_seq_length=32, seed=1)
     assert again_docs.cache_files == first_docs.cache_files
@@ -314,7 +387,7 @@ def test_a_pattern_matching_nothing_and_a_bad_jsonl_line_are_named(tmp_path):
         load_documents(str(tmp_path / "nothing-*.txt"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine ."}\n{"title": "no text"}\n', encoding="utf-8")
-    with pytest.raises(Exception, match=r"bad.jsonl:2: a row needs a 'sentences'"):
+    with pytest.raises(Exception, match=r"bad.jsonl, row 2: a row needs a 'sentences'"):
         load_documents(str(bad), cache_dir=str(tmp_path / "cache"))
 
 
