@@ -153,7 +153,7 @@ def glue_blank_lines(tmp, caplog):
     folder = _mrpc(tmp, ["1\t1\t2\tthe cat .\tthe dog .", "", "0\t3\t4\ta mat .\ta rug .", ""])
 
     def check():
-        with caplog.at_level(logging.INFO, logger="hf_bert_tasks.io"):
+        with caplog.at_level(logging.INFO, logger="hf_bert_tasks.tasks.glue"):
             ds = _read("mrpc", folder)["train"]
         assert len(ds) == 2
         assert "skipped 2 empty line(s)" in caplog.text

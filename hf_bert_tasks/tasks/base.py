@@ -188,13 +188,11 @@ class Task(abc.ABC):
         """
         import datasets
 
-        from ..io import find_file
-
         if not os.path.isdir(data_dir):
             raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
         splits = {}
         for split, candidates in self.local_files.items():
-            path = find_file(data_dir, candidates)
+            path = next((p for p in (os.path.join(data_dir, n) for n in candidates) if os.path.isfile(p)), None)
             if path is not None:
                 splits[split] = read_file(path, split)
         if not splits:
@@ -409,3 +407,49 @@ def write_json(path: str, obj: Any) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=2, ensure_ascii=False, sort_keys=False)
         f.write("\n")
+
+
+def text_lines(path: str):
+    """Yield ``(line number, text)`` for every line of a UTF-8 file (1-based; BOM and ``\\n``/``\\r\\n`` removed).
+
+    The slow path of the readers: they parse with ``datasets``' loaders and come here only to name the line of an
+    error (:func:`load_rows`, :func:`line_of`); the CoNLL reader (no loader for its format) reads with it.
+
+    Raises:
+        FileNotFoundError: ``path`` missing.
+        ValueError: bytes that are not UTF-8 (names file, line and column).
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise ValueError(f"{path}, line {number}: bytes that are not UTF-8 at column {err.start + 1} "
+                                 f"({raw[err.start:err.start + 4]!r}); expected a UTF-8 text file") from None
+            yield number, text.rstrip("\r\n")
+
+
+def line_of(path: str, row: int, header: bool) -> int:
+    """The 1-based line of data row ``row`` (0-based, empty lines skipped as the loaders skip them) of ``path``."""
+    lines = (n for n, text in text_lines(path) if text)
+    for _ in range(row + header):
+        next(lines)
+    return next(lines)
+
+
+def load_rows(builder: str, path: str, check: Callable[[], None], **config):
+    """The rows of ``path`` read by ``datasets.load_dataset(builder, data_files=path, **config)``, as a
+    ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files).
+
+    ``check()`` scans the file line by line and raises a ``ValueError`` naming file, line and field; it runs when the
+    loader fails (its errors name neither), and the loader's own error is raised if ``check`` finds nothing.
+    """
+    import datasets
+
+    try:
+        return datasets.load_dataset(builder, data_files=path, split="train", **config).data.table
+    except Exception:  # replaced by the line-level error where check() finds one
+        check()
+        raise

@@ -10,6 +10,8 @@ use the same ids as the Hub. STS-B is regression (float score in [0, 5], ``num_l
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import os
 from dataclasses import dataclass, field
@@ -17,8 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import metrics as M
-from ..io import read_jsonl, read_tsv
-from .base import MetricSpec, PaperDefaults, Task
+from .base import MetricSpec, PaperDefaults, Task, line_of, load_rows, text_lines
 from .registry import register_task
 
 logger = logging.getLogger(__name__)
@@ -48,85 +49,149 @@ class GlueTask(Task):
     submission_labels: str = "id"
 
     # ---------------------------------------------------------------- reading
-    def _label_value(self, raw: str, path: str, line: int, column: str):
+    def _read_tsv(self, path: str) -> dict:
+        """One GLUE TSV through ``datasets``' ``csv`` loader, tab-separated with quoting **off** (as ``run_glue.py``
+        and google-research/bert's ``run_classifier.py``: a field may open with an unbalanced ``"``); BOM and CRLF
+        are the loader's. Returns ``{text columns, "label", "idx"}`` as Arrow arrays; the label is a raw string array,
+        or ``None`` for a file without labels.
+
+        Every line must have as many fields as the header (a tab inside a text would cut it silently; the loader pads
+        a short row with ``""``): checked by counting the file's tabs, and the first bad line named.
+        """
+        import csv
+
+        import datasets
+
+        header = next((text.split("\t") for _, text in text_lines(path)), None)
+        if header is None:
+            raise ValueError(f"{path}: the file is empty; expected a header line and data rows")
+        headerless = self.positional is not None and header[0] != "index"  # CoLA train/dev; its test has a header
+        width = max(self.positional.values()) + 1 if headerless else len(header)
+        names = [str(i) for i in range(width)] if headerless else header
+        if not any(text for _, text in itertools.islice(text_lines(path), 0 if headerless else 1, None)):
+            raise ValueError(f"{path}: no data rows; expected at least one example")
+
+        def check():
+            for line, text in itertools.islice(text_lines(path), 0 if headerless else 1, None):
+                if text and len(text.split("\t")) != width:
+                    found = f"{path}, line {line}: found {len(text.split(chr(9)))} field(s)"
+                    raise ValueError(f"{found}; expected {width} tab-separated fields (source, label, note, sentence)"
+                                     if headerless else f"{found}, the header has {width}; expected columns {header}")
+
+        table = load_rows("csv", path, check, delimiter="\t", quoting=csv.QUOTE_NONE, na_filter=False,
+                          features=datasets.Features({n: datasets.Value("string") for n in names}),
+                          **({"header": None, "column_names": names} if headerless else {}))
+        with open(path, "rb") as f:
+            data = f.read()
+        if data.count(b"\t") != (width - 1) * (table.num_rows + (not headerless)):
+            check()
+        blank = data.count(b"\n") + (not data.endswith(b"\n")) - table.num_rows - (not headerless)
+        if blank:
+            logger.info("%s: skipped %d empty line(s)", path, blank)
+        where = ({c: str(i) for c, i in self.positional.items()} if headerless
+                 else {c: self.file_columns.get(c, c) for c in self.text_columns})
+        label = where.pop(self.label_column) if headerless else self.file_label_column or self.label_column
+        missing = [n for n in where.values() if n not in names]
+        if missing:
+            raise ValueError(f"{path}, line 1: header {header} lacks column(s) {missing}; expected columns "
+                             f"{list(where.values())}")
+        cols = {c: table.column(n) for c, n in where.items()}
+        cols[self.label_column] = table.column(label) if label in names else None
+        id_column = next((k for k in ("index", "id") if k in names and not headerless), None)
+        cols["idx"] = table.column(id_column).cast("int32") if id_column else None
+        return cols, label, not headerless
+
+    def _read_jsonl(self, path: str) -> dict:
+        """One JSON-lines export (MNLI ``dev_matched.jsonl``: ``premise, hypothesis, label``) through ``datasets``'
+        ``json`` loader; ``jsonl_columns`` gives the keys. A ``null`` / ``-1`` label is "unlabelled"."""
+        import json
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        def check():
+            lines = [(line, text) for line, text in text_lines(path) if text.strip()]
+            if not lines:
+                raise ValueError(f"{path}: no data rows; expected at least one example")
+            for line, text in lines:
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}, line {line}: not valid JSON ({err.msg}); expected one JSON object "
+                                     "per line") from None
+                if not isinstance(obj, dict):
+                    raise ValueError(f"{path}, line {line}: expected a JSON object, got {type(obj).__name__}")  # noqa: TRY004
+
+        table = load_rows("json", path, check)
+        cols = {}
+        for col in (*self.text_columns, self.label_column):
+            keys = self.jsonl_columns.get(col, (col,))
+            key = next((k for k in keys if k in table.column_names), None)
+            values = None if key is None else table.column(key)
+            if col != self.label_column and (key is None or values.null_count or values.type != pa.string()):
+                check()  # a line that is no object reads as a column of its own
+                row = 0 if key is None else pc.index(pc.is_null(values), True).as_py() if values.null_count else 0
+                raise ValueError(f"{path}, line {line_of(path, row, False)}: missing text field for {col!r}; "
+                                 f"expected one of {list(keys)}")
+            cols[col] = values
+        label = cols[self.label_column]
+        if label is not None:
+            label = label.cast(pa.string())
+            cols[self.label_column] = pc.if_else(pc.equal(label, "-1"), None, label)
+        return cols, self.jsonl_columns.get(self.label_column, ("label",))[0], False
+
+    def _label_ids(self, raw, path: str, column: str, header: bool, unlabelled_ok: bool):
+        """Raw labels (strings) -> the Hub's ids by name (``int64``), or float32 scores (STS-B); a missing label is -1
+        where ``unlabelled_ok``. Raises ``ValueError`` naming file, line, field and the allowed values."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         if self.problem_type == "regression":
             try:
-                return float(raw)
-            except ValueError:
-                raise ValueError(
-                    f"{path}, line {line}: field {column!r} = {raw!r} is not a number; expected a float score"
-                ) from None
-        name = raw if self.raw_label_map is None else self.raw_label_map.get(raw)
-        if name is None or name not in self.label_names:
-            allowed = sorted(self.raw_label_map) if self.raw_label_map else list(self.label_names)
-            raise ValueError(f"{path}, line {line}: field {column!r} = {raw!r} is not a known label; expected one of {allowed}")
-        return self.label_names.index(name)
+                return pc.cast(pc.cast(raw, pa.float64()), pa.float32())
+            except pa.ArrowInvalid:
+                row = next(i for i, x in enumerate(raw.to_pylist()) if not _is_float(x))
+                raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = "
+                                 f"{raw[row].as_py()!r} is not a number; expected a float score") from None
+        keys = list(self.raw_label_map)
+        at = pc.index_in(raw, value_set=pa.array(keys))
+        unknown = pc.is_null(at) if not unlabelled_ok else pc.and_(pc.is_null(at), pc.is_valid(raw))
+        if pc.any(unknown).as_py():
+            row = pc.index(unknown, True).as_py()
+            raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {raw[row].as_py()!r} "
+                             f"is not a known label; expected one of {sorted(keys)}")
+        ids = pa.array([self.label_names.index(self.raw_label_map[k]) for k in keys], pa.int64())
+        return pc.fill_null(pc.take(ids, at), -1)
 
-    def _read_tsv(self, path: str) -> dict[str, list]:
-        """Read one GLUE TSV into columns ``{text columns..., "label", "idx"}`` (label ``-1`` when the file has none)."""
-        cols: dict[str, list] = {c: [] for c in (*self.text_columns, self.label_column, "idx")}
-        with open(path, "rb") as f:
-            first = f.readline().decode("utf-8", errors="replace").lstrip("\ufeff").split("\t")[0].strip()
-        # CoLA train/dev have no header; its test file starts with "index\tsentence".
-        headerless = self.positional is not None and first != "index"
-        header, rows = read_tsv(path, has_header=not headerless)
-        if headerless:
-            where = dict(self.positional)
-            label_at = where.pop(self.label_column)
-            expected = f"{max(self.positional.values()) + 1} tab-separated fields (source, label, note, sentence)"
-            for row in rows:
-                if len(row.fields) != max(self.positional.values()) + 1:
-                    raise ValueError(f"{path}, line {row.line}: found {len(row.fields)} field(s); expected {expected}")
-                for col, i in where.items():
-                    cols[col].append(row.fields[i])
-                cols[self.label_column].append(self._label_value(row.fields[label_at], path, row.line, "label"))
-                cols["idx"].append(len(cols["idx"]))
-            return cols
-        names = {c: self.file_columns.get(c, c) for c in self.text_columns}
-        missing = [n for n in names.values() if n not in header]
-        if missing:
-            raise ValueError(f"{path}, line 1: header {header} lacks column(s) {missing}; expected columns {list(names.values())}")
-        index = {n: header.index(n) for n in names.values()}
-        label_name = self.file_label_column or self.label_column
-        label_at = header.index(label_name) if label_name in header else None
-        # MNLI's GLUE TSV has label1..label5 before gold_label; use the position from the end when rows are short.
-        id_at = next((header.index(k) for k in ("index", "id") if k in header), None)
-        for row in rows:
-            if len(row.fields) != len(header):
-                # More fields than the header: a tab inside a text would silently cut the text; fewer: a short row.
-                raise ValueError(
-                    f"{path}, line {row.line}: found {len(row.fields)} field(s), the header has {len(header)}; "
-                    f"expected columns {header}"
-                )
-            for col, name in names.items():
-                cols[col].append(row.fields[index[name]])
-            if label_at is None:
-                cols[self.label_column].append(-1.0 if self.problem_type == "regression" else -1)
-            else:
-                cols[self.label_column].append(self._label_value(row.fields[label_at], path, row.line, label_name))
-            cols["idx"].append(int(row.fields[id_at]) if id_at is not None else len(cols["idx"]))
-        return cols
+    def read_file(self, path: str):
+        """One GLUE file (``.tsv``, or ``.jsonl`` for the MNLI export) as a ``datasets.Dataset`` in :meth:`features`.
 
-    def _read_jsonl(self, path: str) -> dict[str, list]:
-        cols: dict[str, list] = {c: [] for c in (*self.text_columns, self.label_column, "idx")}
-        label_keys = self.jsonl_columns.get(self.label_column, ("label", "gold_label"))
-        for line, obj in read_jsonl(path):
-            for col in self.text_columns:
-                key = next((k for k in self.jsonl_columns.get(col, (col,)) if k in obj), None)
-                if key is None or not isinstance(obj[key], str):
-                    raise ValueError(
-                        f"{path}, line {line}: missing text field for {col!r}; expected one of "
-                        f"{list(self.jsonl_columns.get(col, (col,)))}"
-                    )
-                cols[col].append(obj[key])
-            key = next((k for k in label_keys if k in obj), None)
-            raw = obj.get(key) if key else None
-            if raw is None or raw == -1:
-                cols[self.label_column].append(-1)
-            else:
-                cols[self.label_column].append(self._label_value(str(raw), path, line, key))
-            cols["idx"].append(len(cols["idx"]))
-        return cols
+        Raises:
+            FileNotFoundError: no such file.
+            ValueError: empty file, no data rows, a row with another number of fields, a header without a column,
+                an unknown label, a score that is not a number, bad JSON, non-UTF-8 bytes (file and line named).
+        """
+        import datasets
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from datasets.table import InMemoryTable
+
+        jsonl = path.endswith(".jsonl")
+        cols, label_column, header = self._read_jsonl(path) if jsonl else self._read_tsv(path)
+        n = len(cols[self.text_columns[0]])
+        raw = cols[self.label_column]
+        if raw is None:
+            cols[self.label_column] = pa.array(np.full(n, -1, np.float32 if self.problem_type == "regression" else np.int64))
+        else:
+            cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok=jsonl)
+        if cols.get("idx") is None:
+            cols["idx"] = pa.array(np.arange(n, dtype=np.int32))
+        empty = functools.reduce(pc.or_, [pc.equal(pc.utf8_trim_whitespace(cols[c]), "") for c in self.text_columns])
+        if pc.any(empty).as_py():  # kept, as the Hub keeps them: row counts stay the official ones
+            logger.warning("%s: %d example(s) with an empty text field (first: data row %d); kept as [CLS] [SEP] "
+                           "input", path, pc.sum(empty).as_py(), pc.index(empty, True).as_py() + 1)
+        table = pa.table({c: cols[c] for c in self.features()})
+        return datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=self.features()))
 
     def features(self):
         """The ``datasets.Features`` of the Hub dataset (``ClassLabel`` with the Hub's names, ``idx`` int32)."""
@@ -145,18 +210,9 @@ class GlueTask(Task):
 
         Raises:
             FileNotFoundError: ``data_dir`` missing, or none of the task's files in it.
-            ValueError: malformed row, unknown label, non-UTF-8 bytes (file and line named).
+            ValueError: see :meth:`read_file`.
         """
-        import datasets
-
-        def read_file(path: str, split: str):
-            cols = self._read_jsonl(path) if path.endswith(".jsonl") else self._read_tsv(path)
-            if not cols["idx"]:
-                raise ValueError(f"{path}: no data rows; expected at least one example")
-            _warn_empty_texts(path, cols, self.text_columns)
-            return datasets.Dataset.from_dict(cols, features=self.features())
-
-        return self.read_local_splits(data_dir, read_file, self.name)
+        return self.read_local_splits(data_dir, lambda path, split: self.read_file(path), self.name)
 
     # ----------------------------------------------------------- features
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
@@ -203,14 +259,12 @@ class GlueTask(Task):
         return [path]
 
 
-def _warn_empty_texts(path: str, cols: dict[str, list], text_columns) -> int:
-    """Log (warning) how many examples have an empty text field; they are kept (encoded as ``[CLS] [SEP]``), as the
-    Hub dataset keeps them, so row counts stay the official ones. Returns the count (docs/bad_inputs.md)."""
-    empty = [i for i in range(len(cols["idx"])) if any(not str(cols[c][i]).strip() for c in text_columns)]
-    if empty:
-        logger.warning("%s: %d example(s) with an empty text field (first: data row %d); kept as [CLS] [SEP] input",
-                       path, len(empty), empty[0] + 1)
-    return len(empty)
+def _is_float(text) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _is_labelled(dataset, column: str) -> bool:
