@@ -35,8 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ner
-from ..io import _decode_lines
-from .base import MetricSpec, PaperDefaults, Task, not_a_metric, write_json
+from .base import MetricSpec, PaperDefaults, Task, not_a_metric, text_lines, write_json
 from .registry import register_task
 
 logger = logging.getLogger(__name__)
@@ -56,6 +55,8 @@ CHUNK_TAGS = (
     "I-NP", "B-PP", "I-PP", "B-PRT", "I-PRT", "B-SBAR", "I-SBAR", "B-UCP", "I-UCP", "B-VP", "I-VP",
 )
 DOCSTART = "-DOCSTART-"
+#: The tags each column may hold (POS, chunk, NER), for the reader's checks.
+_KNOWN = (frozenset(POS_TAGS), frozenset(CHUNK_TAGS), frozenset(NER_LABELS))
 
 
 def conll_features():
@@ -80,7 +81,8 @@ def read_conll_file(path: str) -> dict[str, list]:
     Format (Tjong Kim Sang & De Meulder, 2003): one word per line, ``token POS chunk NER`` separated by spaces; a
     blank line ends a sentence; a ``-DOCSTART-`` line starts a new document (it is a boundary, not a sentence).
     Sentences before the first ``-DOCSTART-`` form document 0. Tags are returned as names. The NER and chunk columns
-    are each checked for IOB1 (:func:`hf_bert_tasks.ner.detect_scheme`) and converted to IOB2.
+    are each checked for IOB1 (:func:`hf_bert_tasks.ner.detect_scheme`) and converted to IOB2. ``datasets`` has no
+    loader for this format, hence this reader.
 
     Raises:
         FileNotFoundError: ``path`` missing.
@@ -88,54 +90,48 @@ def read_conll_file(path: str) -> dict[str, list]:
             with no sentence; the message names the file and line.
     """
     cols: dict[str, list] = {k: [] for k in ("id", "document_id", "tokens", "pos_tags", "chunk_tags", "ner_tags")}
-    document = 0
-    seen_docstart = False
-    current: list[list[str]] = []
-
-    def flush():
-        if current:
+    document, sentence = 0, []
+    for line, text in [*text_lines(path), (0, "")]:  # a last blank line ends the last sentence
+        fields = text.split()
+        if len(fields) == 4 and fields[0] != DOCSTART:
+            sentence.append(fields)
+            for tag, known, what in zip(fields[1:], _KNOWN, ("POS", "chunk", "NER")):
+                if tag not in known:
+                    raise ValueError(f"{path}, line {line}: {what} tag {tag!r} is unknown; expected one of "
+                                     f"{list(known)}")
+            continue
+        if fields and fields[0] != DOCSTART:
+            raise ValueError(f"{path}, line {line}: found {len(fields)} field(s) in {text!r}; expected 4 "
+                             "space-separated fields 'token POS chunk NER'")
+        if sentence:
             cols["id"].append(str(len(cols["id"])))
             cols["document_id"].append(document)
-            for key, i in (("tokens", 0), ("pos_tags", 1), ("chunk_tags", 2), ("ner_tags", 3)):
-                cols[key].append([fields[i] for fields in current])
-            current.clear()
-
-    pos_set, chunk_set = set(POS_TAGS), set(CHUNK_TAGS)
-    for line, text in _decode_lines(path):
-        fields = text.split()
-        if not fields:
-            flush()
-            continue
-        if fields[0] == DOCSTART:
-            flush()
-            if seen_docstart or cols["id"]:
-                document += 1
-            seen_docstart = True
-            continue
-        if len(fields) != 4:
-            raise ValueError(
-                f"{path}, line {line}: found {len(fields)} field(s) in {text!r}; expected 4 space-separated fields "
-                "'token POS chunk NER'"
-            )
-        _, pos, chunk, tag = fields
-        if pos not in pos_set:
-            raise ValueError(f"{path}, line {line}: POS tag {pos!r} is unknown; expected a Penn Treebank tag "
-                             f"{POS_TAGS}")
-        if chunk not in chunk_set:
-            raise ValueError(f"{path}, line {line}: chunk tag {chunk!r} is unknown; expected one of {CHUNK_TAGS}")
-        prefix_ok = tag == "O" or (tag[:2] in ("B-", "I-") and tag[2:] in ENTITY_TYPES)
-        if not prefix_ok:
-            raise ValueError(f"{path}, line {line}: NER tag {tag!r} is unknown; expected one of {NER_LABELS}")
-        current.append(fields)
-    flush()
+            for key, column in zip(("tokens", "pos_tags", "chunk_tags", "ner_tags"), zip(*sentence)):
+                cols[key].append(list(column))
+            sentence = []
+        document += bool(fields) and bool(cols["id"])  # -DOCSTART-: a new document after the first sentences
     if not cols["id"]:
         raise ValueError(f"{path}: no sentence found; expected 'token POS chunk NER' lines")
     for key in ("ner_tags", "chunk_tags"):
-        scheme = ner.detect_scheme(cols[key])
-        if scheme == "IOB1":
+        if ner.detect_scheme(cols[key]) == "IOB1":
             cols[key] = [ner.iob1_to_iob2(tags) for tags in cols[key]]
             logger.info("%s: %s are IOB1; converted to IOB2", path, key)
     return cols
+
+
+def conll_dataset(cols: dict[str, list]):
+    """Columns of tag *names* (:func:`read_conll_file`) as a ``datasets.Dataset`` in :func:`conll_features`, the tags
+    turned into ids with dicts and the table built by Arrow (``Dataset.from_dict`` encodes every tag in Python)."""
+    import datasets
+    import pyarrow as pa
+    from datasets.table import InMemoryTable
+
+    table = {"id": pa.array(cols["id"], pa.string()), "document_id": pa.array(cols["document_id"], pa.int32()),
+             "tokens": pa.array(cols["tokens"], pa.list_(pa.string()))}
+    for key, names in zip(("pos_tags", "chunk_tags", "ner_tags"), (POS_TAGS, CHUNK_TAGS, NER_LABELS)):
+        index = {name: i for i, name in enumerate(names)}
+        table[key] = pa.array([[index[t] for t in tags] for tags in cols[key]], pa.list_(pa.int64()))
+    return datasets.Dataset(InMemoryTable(pa.table(table)), info=datasets.DatasetInfo(features=conll_features()))
 
 
 @dataclass
@@ -169,11 +165,7 @@ class Conll2003Task(Task):
             FileNotFoundError: ``data_dir`` missing or holding none of the files.
             ValueError: malformed line (see :func:`read_conll_file`).
         """
-        import datasets
-
-        return self.read_local_splits(
-            data_dir, lambda path, split: datasets.Dataset.from_dict(read_conll_file(path), features=conll_features()), "CoNLL-2003"
-        )
+        return self.read_local_splits(data_dir, lambda path, split: conll_dataset(read_conll_file(path)), "CoNLL-2003")
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
         """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`.
@@ -208,8 +200,6 @@ class Conll2003Task(Task):
         Tags map by ``ClassLabel`` name; integer tags without names are read in the canonical Hub order
         :data:`NER_LABELS` (with a warning), tag strings by themselves.
         """
-        import datasets
-
         tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
         if "tokens" not in ds.column_names or tag_col is None:
             raise ValueError(
@@ -243,7 +233,7 @@ class Conll2003Task(Task):
                 cols[key] = [[src[i] if src[i] in names_ else names_[0] for i in tags] for tags in ds[key]]
             else:
                 cols[key] = [[names_[0]] * len(t) for t in cols["tokens"]]
-        return datasets.Dataset.from_dict(cols, features=conll_features())
+        return conll_dataset(cols)
 
     # ----------------------------------------------------------- features
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
