@@ -205,9 +205,10 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     The task comes from ``config.json`` (for a feature-based model, from its ``task_problem_type``): sequence
     classification -> ``text-classification`` with ``truncation=True`` (regression such as STS-B:
     ``function_to_apply="none"``, the raw score), token classification -> ``token-classification`` with
-    ``aggregation_strategy="first"``, a pretraining checkpoint -> ``fill-mask`` (truncating). Multiple choice has no
-    pipeline: load it with ``AutoModelForMultipleChoice``; neither has question answering since transformers 5
-    removed that pipeline (``AutoModelForQuestionAnswering``). ``kwargs`` override these options.
+    ``aggregation_strategy="first"``, question answering -> the package's ``extractive-question-answering``
+    (:mod:`hf_bert_tasks.qa_pipeline`; transformers 5 removed its own), which abstains by default for a SQuAD 2.0
+    model with the threshold its config records, a pretraining checkpoint -> ``fill-mask`` (truncating). Multiple
+    choice has no pipeline: load it with ``AutoModelForMultipleChoice``. ``kwargs`` override these options.
 
     ``aggregation_strategy="first"``: each *word* takes the label of its first WordPiece, as the recipe trains and
     scores NER (paper §5.3; ``hf_bert_tasks.ner``). The pipeline's ``"simple"`` grouping works per WordPiece, so a
@@ -219,7 +220,7 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     positions; :func:`hf_bert_tasks.tokenization.fit_tokenizer_to_model`).
 
     Raises:
-        ValueError: a multiple-choice, question-answering or unknown architecture (names it and what to use).
+        ValueError: a multiple-choice or unknown architecture (names it and what to use).
     """
     from transformers import AutoConfig, pipeline
 
@@ -239,9 +240,7 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     elif arch.endswith("ForTokenClassification"):
         task, options["aggregation_strategy"] = "token-classification", "first"
     elif arch.endswith("ForQuestionAnswering"):
-        raise ValueError(f"{model}: transformers 5 removed the question-answering pipeline; load it with "
-                         "AutoModelForQuestionAnswering and turn start/end logits into answers with "
-                         "hf_bert_tasks.qa.postprocess_qa_predictions (n-best, max_answer_length)")
+        from .qa_pipeline import TASK as task  # registers the task with transformers' pipeline()
     elif arch.endswith(("ForPreTraining", "ForMaskedLM")):
         task, options["tokenizer_kwargs"] = "fill-mask", {"truncation": True}
     else:

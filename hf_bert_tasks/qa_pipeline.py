@@ -29,9 +29,12 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
     """Answer a question from a context with a model that has a QA head (start/end logits).
 
     Call with ``question=`` and ``context=`` (or a dict with both). Options (defaults = the recipe's): ``max_seq_len``
-    384, ``doc_stride`` 128, ``max_question_len`` 64, ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when
-    > 1), ``handle_impossible_answer`` False (SQuAD 2.0: allow ``""`` when ``null - best > null_score_diff_threshold``,
-    default 0.0).
+    384 (at most the tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64,
+    ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1), ``handle_impossible_answer`` (SQuAD 2.0:
+    answer ``""`` when ``null - best > null_score_diff_threshold``) and ``null_score_diff_threshold``: by default the
+    model config's ``version_2_with_negative`` and ``null_score_diff_threshold``, which the recipe records for a
+    SQuAD 2.0 fine-tune (``SquadTask.record_serving_config``), so a v2.0 model abstains as its ``predictions.json``;
+    ``False`` and 0.0 for a config without them. Options given in the call win.
 
     Returns:
         ``{"score": probability among the n-best, "start": char, "end": char, "answer": text}``.
@@ -78,6 +81,7 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
 
         if not isinstance(inputs, dict) or not {"question", "context"} <= set(inputs):
             raise ValueError(f"expected a dict with 'question' and 'context', got {type(inputs).__name__}")
+        max_seq_len = min(max_seq_len, self.tokenizer.model_max_length)
         config = qa.WindowConfig(max_seq_len, min(doc_stride, max_seq_len - max_question_len - 3), max_question_len)
         feats = qa.create_features(
             [inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"]
@@ -95,8 +99,12 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         return {"start_logits": out.start_logits, "end_logits": out.end_logits, **extra}
 
     def postprocess(
-        self, model_outputs, max_answer_len=30, top_k=1, handle_impossible_answer=False, null_score_diff_threshold=0.0
+        self, model_outputs, max_answer_len=30, top_k=1, handle_impossible_answer=None, null_score_diff_threshold=None
     ):
+        if handle_impossible_answer is None:
+            handle_impossible_answer = bool(getattr(self.model.config, "version_2_with_negative", False))
+        if null_score_diff_threshold is None:
+            null_score_diff_threshold = float(getattr(self.model.config, "null_score_diff_threshold", 0.0))
         start = model_outputs["start_logits"].float().cpu().numpy()
         result = qa.postprocess_qa_predictions(
             ["q"],

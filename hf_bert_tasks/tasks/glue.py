@@ -238,24 +238,25 @@ class GlueTask(Task):
 
     # ---------------------------------------------------------- predictions
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Write the GLUE-server submission file ``<TASK>.tsv`` (``index\\tprediction``) for an unlabeled split."""
+        """Write the GLUE-server submission file of an unlabelled split (``MRPC.tsv``, ``MNLI-m.tsv`` …; see
+        :attr:`submission_files`): a header ``index\tprediction``, then one row per example in split order with its
+        ``idx`` and the label coded as the GLUE server expects (:attr:`submission_labels`): ``0``/``1`` for CoLA,
+        SST-2, MRPC, QQP and WNLI, label names (``entailment`` …) for MNLI, QNLI and RTE, and for STS-B the predicted
+        score with 3 decimals, **clipped to [0, 5]** (the server's range; a regression head can predict -0.42 or
+        5.37). Only this file is clipped: dev metrics and ``<split>_predictions.tsv`` keep the raw scores.
+        """
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
             raise RuntimeError(f"{self.name}/{split}: got {len(preds)} predictions for {len(raw)} examples")
-        name = self.submission_files.get(split, f"{self.name}_{split}.tsv")
-        path = os.path.join(output_dir, name)
+        path = os.path.join(output_dir, self.submission_files.get(split, f"{self.name}_{split}.tsv"))
+        if self.submission_labels == "float":
+            values = [f"{x:.3f}" for x in np.clip(preds.astype(np.float64), 0.0, 5.0)]
+        else:
+            values = [self.label_names[int(x)] if self.submission_labels == "name" else str(int(x)) for x in preds]
         if trainer.is_world_process_zero():
             with open(path, "w", encoding="utf-8") as f:
-                f.write("index\tprediction\n")
-                for idx, pred in zip(raw["idx"], preds):
-                    if self.submission_labels == "float":
-                        value = f"{float(pred):.3f}"
-                    elif self.submission_labels == "name":
-                        value = self.label_names[int(pred)]
-                    else:
-                        value = str(int(pred))
-                    f.write(f"{idx}\t{value}\n")
+                f.write("index\tprediction\n" + "".join(f"{i}\t{v}\n" for i, v in zip(raw["idx"][:], values)))
         return [path]
 
 

@@ -26,6 +26,7 @@ Every reported number is reproduced by the official scripts from these files (``
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import os
 from dataclasses import dataclass
@@ -304,27 +305,50 @@ class SquadTask(Task):
             write_json(paths[-1], obj)
         return paths
 
+    def record_serving_config(self, trainer, output_dir: str) -> dict:
+        """Make the saved model serve as it was scored: ``version_2_with_negative`` and (v2.0) the applied
+        ``null_score_diff_threshold`` go into the model's config and into ``config.json`` of ``output_dir`` and of
+        every ``checkpoint-*`` in it (saved before this stage), so the final folder and the checkpoints agree.
+        :mod:`hf_bert_tasks.qa_pipeline` (and :func:`hf_bert_tasks.hub.pipeline_for`) read them as defaults: a v2.0
+        model abstains (``""``) when ``null - best non-null > null_score_diff_threshold``, as in ``predictions.json``.
+        Returns the recorded values."""
+        values = {"version_2_with_negative": self.version_2_with_negative}
+        if self.version_2_with_negative:
+            values["null_score_diff_threshold"] = self.tau
+        trainer.model.config.update(values)
+        for folder in [output_dir, *glob.glob(os.path.join(output_dir, "checkpoint-*"))]:
+            path = os.path.join(folder, "config.json")
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8") as f:
+                    config = json.load(f)
+                write_json(path, {**config, **values})
+        return values
+
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Predict, post-process, write the prediction files and score a labelled split.
 
         Files go to ``output_dir`` (:meth:`write_predictions`; a split other than the first eval split gets a
-        ``<split>_`` prefix); the official scripts reproduce every returned score from them (module docstring).
+        ``<split>_`` prefix); the official scripts reproduce every returned score from them (module docstring), and
+        the saved config records how to serve the model (:meth:`record_serving_config`).
         Returns ``eval_``-prefixed keys (:meth:`score`), with the split suffix for extra splits.
         """
         result = self.run_postprocess(trainer, raw, features)
         if output_dir and trainer.is_world_process_zero():
             self.write_predictions(result, output_dir, "" if split == self.eval_splits[0] else f"{split}_")
+            self.record_serving_config(trainer, output_dir)
         suffix = self.split_metric_suffix(split)
         return {f"eval_{k}{suffix}": v for k, v in self.score(raw, result).items()}
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Predict a split (answers not needed) with tau = ``--null_score_diff_threshold``; writes
         ``<split>_predictions.json``, ``<split>_nbest_predictions.json`` (+ v2 ``<split>_null_odds.json`` and
-        ``<split>_best_non_null_predictions.json``, from which any other tau can be applied later)."""
+        ``<split>_best_non_null_predictions.json``, from which any other tau can be applied later) and records the
+        serving settings (:meth:`record_serving_config`)."""
         result = self.run_postprocess(trainer, raw, features)
-        if trainer.is_world_process_zero():
-            return self.write_predictions(result, output_dir, f"{split}_")
-        return []
+        if not trainer.is_world_process_zero():
+            return []
+        self.record_serving_config(trainer, output_dir)
+        return self.write_predictions(result, output_dir, f"{split}_")
 
 
 def _v2_keys(scores: dict) -> dict[str, float]:
