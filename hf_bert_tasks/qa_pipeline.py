@@ -122,6 +122,8 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         entries = result.nbest["q"]
         if handle_impossible_answer:  # the thresholded decision comes first, as in the recipe's predictions.json
             null, spans = [e for e in entries if not e["text"]], [e for e in entries if e["text"]]
+            if result.predictions["q"] == "":  # abstain, also when the null answer ranks below the n-best spans
+                null = null or [{"text": "", "probability": 0.0, "offsets": (0, 0)}]
             entries = null + spans if result.predictions["q"] == "" else spans + null
         answers = [
             {"score": e["probability"], "start": e["offsets"][0], "end": e["offsets"][1], "answer": e["text"]}
