@@ -14,7 +14,7 @@ is a SHA-256 over plain bytes and JSON (so it is the same in every process):
   padding / truncation sides;
 * ``max_seq_length``, the split name (SQuAD's training and evaluation features differ) and the task's options
   (``doc_stride``, ``max_query_length``, ``label_all_tokens``, ``document_context`` … — every field of the task);
-* the **preprocessing code** (the source of ``hf_bert_tasks/tasks/*.py``, ``qa.py``, ``ner.py``, ``io.py``) and the
+* the **preprocessing code** (the source of ``hf_bert_tasks/tasks/*.py``, ``qa.py``, ``ner.py``) and the
   versions of transformers, tokenizers and datasets.
 
 Anything else that differs gives another key (a miss, never a stale hit). Default folder:
@@ -41,7 +41,7 @@ CACHE_FORMAT = 1
 KEY_FILE = "hf_bert_tasks_key.json"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 #: Source files whose code decides the features (hashed into the key).
-CODE_FILES = ("qa.py", "ner.py", "io.py")
+CODE_FILES = ("qa.py", "ner.py")
 
 
 def default_cache_dir() -> str:
