@@ -29,8 +29,8 @@ Dimension legend used in docstrings: ``F`` features (windows), ``L`` WordPieces 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -29,8 +29,8 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
     """Answer a question from a context with a model that has a QA head (start/end logits).
 
     Call with ``question=`` and ``context=`` (or a dict with both). Options (defaults = the recipe's): ``max_seq_len``
-    384 (at most the tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64,
-    ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1), ``handle_impossible_answer`` (SQuAD 2.0:
+    384 (at most the tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64 (at most half
+    of ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1), ``handle_impossible_answer`` (SQuAD 2.0:
     answer ``""`` when ``null - best > null_score_diff_threshold``) and ``null_score_diff_threshold``: by default the
     model config's ``version_2_with_negative`` and ``null_score_diff_threshold``, which the recipe records for a
     SQuAD 2.0 fine-tune (``SquadTask.record_serving_config``), so a v2.0 model abstains as its ``predictions.json``;
@@ -40,34 +40,11 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         ``{"score": probability among the n-best, "start": char, "end": char, "answer": text}``.
     """
 
-    def _sanitize_parameters(
-        self,
-        max_seq_len=None,
-        doc_stride=None,
-        max_question_len=None,
-        max_answer_len=None,
-        top_k=None,
-        handle_impossible_answer=None,
-        null_score_diff_threshold=None,
-        **kwargs,
-    ):
-        pre, post = {}, {}
-        for key, value in (
-            ("max_seq_len", max_seq_len),
-            ("doc_stride", doc_stride),
-            ("max_question_len", max_question_len),
-        ):
-            if value is not None:
-                pre[key] = value
-        for key, value in (
-            ("max_answer_len", max_answer_len),
-            ("top_k", top_k),
-            ("handle_impossible_answer", handle_impossible_answer),
-            ("null_score_diff_threshold", null_score_diff_threshold),
-        ):
-            if value is not None:
-                post[key] = value
-        return pre, {}, post
+    def _sanitize_parameters(self, **kwargs):
+        given = {k: v for k, v in kwargs.items() if v is not None}
+        return ({k: v for k, v in given.items() if k in ("max_seq_len", "doc_stride", "max_question_len")}, {},
+                {k: v for k, v in given.items() if k in ("max_answer_len", "top_k", "handle_impossible_answer",
+                                                          "null_score_diff_threshold")})
 
     def __call__(self, inputs=None, question: str | None = None, context: str | None = None, **kwargs):
         if inputs is None:
@@ -81,7 +58,8 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
 
         if not isinstance(inputs, dict) or not {"question", "context"} <= set(inputs):
             raise ValueError(f"expected a dict with 'question' and 'context', got {type(inputs).__name__}")
-        max_seq_len = min(max_seq_len, self.tokenizer.model_max_length)
+        max_seq_len = min(max_seq_len, self.tokenizer.model_max_length)  # a smaller model: its limit, and at most
+        max_question_len = min(max_question_len, max_seq_len // 2)  # half of it for the question
         config = qa.WindowConfig(max_seq_len, min(doc_stride, max_seq_len - max_question_len - 3), max_question_len)
         feats = qa.create_features(
             [inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"]

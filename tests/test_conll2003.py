@@ -1,7 +1,6 @@
 """CoNLL-2003 task: the column-file reader, Hub relabelling, preprocessing options and the recipe end to end."""
 
 import json
-import os
 from types import SimpleNamespace
 
 import pytest

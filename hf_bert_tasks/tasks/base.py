@@ -7,13 +7,10 @@ A task is a small object that answers, for one dataset:
 * which model head and ``pipeline()`` task it uses,
 * how to turn raw rows into model features, and how to score predictions (named floats).
 
-The fine-tune recipe (:mod:`hf_bert_tasks.scripts.finetune`) only talks to this contract, so adding a task family
-(SQuAD, SWAG, CoNLL-2003 …) means subclassing :class:`Task` in one module under ``hf_bert_tasks/tasks/`` and calling
-:func:`hf_bert_tasks.tasks.register_task` at import time (the pattern of peft's ``register_peft_method``).
-
-Canonical split names are the Hub dataset's split names (``train``, ``validation``, ``test``; MNLI has
-``validation_matched`` / ``validation_mismatched`` / ``test_matched`` / ``test_mismatched``). Local readers return the
-same names, so everything downstream is independent of where the data came from.
+The fine-tune recipe only talks to this contract: a task family is a :class:`Task` subclass in one module under
+``hf_bert_tasks/tasks/`` that calls :func:`hf_bert_tasks.tasks.register_task` at import time (as peft's
+``register_peft_method``). Split names are the Hub dataset's (``train``, ``validation``, ``test``; MNLI
+``validation_matched`` …), for local files too.
 """
 
 from __future__ import annotations
@@ -21,8 +18,9 @@ from __future__ import annotations
 import abc
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -170,7 +168,7 @@ class Task(abc.ABC):
     metrics: tuple[MetricSpec, ...] = ()
 
     # ------------------------------------------------------------------ data
-    def read_local(self, data_dir: str) -> "datasets.DatasetDict":  # noqa: F821
+    def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
         """Read the original task files in ``data_dir`` into canonical splits.
 
         Raises:
@@ -200,14 +198,8 @@ class Task(abc.ABC):
             raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")
         return datasets.DatasetDict(splits)
 
-    def load(
-        self,
-        data_dir: str | None = None,
-        dataset_name: str | None = None,
-        dataset_config_name: str | None = None,
-        revision: str | None = None,
-        cache_dir: str | None = None,
-    ) -> "datasets.DatasetDict":  # noqa: F821
+    def load(self, data_dir: str | None = None, dataset_name: str | None = None,
+             dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):
         """Load the task's raw splits: from ``data_dir`` when given, else from the Hub.
 
         Args:
@@ -224,14 +216,10 @@ class Task(abc.ABC):
             return self.read_local(data_dir)
         import datasets
 
-        return datasets.load_dataset(
-            dataset_name or self.hub_dataset,
-            dataset_config_name if dataset_config_name is not None else self.hub_config,
-            revision=revision,
-            cache_dir=cache_dir,
-        )
+        config = dataset_config_name if dataset_config_name is not None else self.hub_config
+        return datasets.load_dataset(dataset_name or self.hub_dataset, config, revision=revision, cache_dir=cache_dir)
 
-    def configure(self, data_args) -> "Task":
+    def configure(self, data_args) -> Task:
         """Return the task set up with the recipe's data options (``doc_stride``, ``label_all_tokens`` …).
 
         The registry holds one shared instance per task, so a task that reads options returns a copy
@@ -379,21 +367,11 @@ class Task(abc.ABC):
     # --------------------------------------------------------------- helpers
     def describe(self) -> dict[str, Any]:
         """A JSON-able summary (used by ``hf-bert-tasks tasks --json`` and model cards)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "hub_dataset": self.hub_dataset,
-            "hub_config": self.hub_config,
-            "problem_type": self.problem_type,
-            "text_columns": list(self.text_columns),
-            "label_names": list(self.label_names) if self.label_names else None,
-            "metrics": list(self.metric_names),
-            "metric_declarations": [dict(vars(m)) for m in self.metrics],
-            "primary_metric": self.primary_metric,
-            "model_head": self.model_head,
-            "pipeline_tag": self.pipeline_tag,
-            "local_files": {k: list(v) for k, v in self.local_files.items()},
-        }
+        plain = ("name", "description", "hub_dataset", "hub_config", "problem_type", "text_columns", "label_names")
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in ((k, getattr(self, k)) for k in plain)}
+        return {**out, "metrics": list(self.metric_names), "metric_declarations": [dict(vars(m)) for m in self.metrics],
+                "primary_metric": self.primary_metric, "model_head": self.model_head, "pipeline_tag": self.pipeline_tag,
+                "local_files": {k: list(v) for k, v in self.local_files.items()}}
 
 
 def _number(value, as_float: bool) -> str:

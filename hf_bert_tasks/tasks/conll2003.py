@@ -149,7 +149,7 @@ class Conll2003Task(Task):
     label_all_tokens: bool = False
     document_context: bool = False
 
-    def configure(self, data_args) -> "Conll2003Task":
+    def configure(self, data_args) -> Conll2003Task:
         """A copy with ``label_all_tokens`` and ``document_context`` from the recipe's ``DataArguments``."""
         return dataclasses.replace(
             self,

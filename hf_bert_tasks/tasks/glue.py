@@ -49,14 +49,14 @@ class GlueTask(Task):
     submission_labels: str = "id"
 
     # ---------------------------------------------------------------- reading
-    def _read_tsv(self, path: str) -> dict:
+    def _read_tsv(self, path: str):
         """One GLUE TSV through ``datasets``' ``csv`` loader, tab-separated with quoting **off** (as ``run_glue.py``
-        and google-research/bert's ``run_classifier.py``: a field may open with an unbalanced ``"``); BOM and CRLF
-        are the loader's. Returns ``{text columns, "label", "idx"}`` as Arrow arrays; the label is a raw string array,
-        or ``None`` for a file without labels.
+        and google-research/bert's ``run_classifier.py``: a field may open with an unbalanced ``"``); BOM, CRLF and
+        empty lines are the loader's. Returns ``(columns, label field, has header)``: Arrow arrays of the text columns,
+        the raw labels (``None`` without a label column) and ``idx`` (``None`` without an ``index``/``id`` column).
 
-        Every line must have as many fields as the header (a tab inside a text would cut it silently; the loader pads
-        a short row with ``""``): checked by counting the file's tabs, and the first bad line named.
+        Every line must have as many fields as the header: the loader pads a short row with ``""`` and a tab inside a
+        text would cut it, so the file's tabs are counted and the first bad line named.
         """
         import csv
 
@@ -68,15 +68,16 @@ class GlueTask(Task):
         headerless = self.positional is not None and header[0] != "index"  # CoLA train/dev; its test has a header
         width = max(self.positional.values()) + 1 if headerless else len(header)
         names = [str(i) for i in range(width)] if headerless else header
-        if not any(text for _, text in itertools.islice(text_lines(path), 0 if headerless else 1, None)):
-            raise ValueError(f"{path}: no data rows; expected at least one example")
 
-        def check():
-            for line, text in itertools.islice(text_lines(path), 0 if headerless else 1, None):
-                if text and len(text.split("\t")) != width:
-                    found = f"{path}, line {line}: found {len(text.split(chr(9)))} field(s)"
-                    raise ValueError(f"{found}; expected {width} tab-separated fields (source, label, note, sentence)"
-                                     if headerless else f"{found}, the header has {width}; expected columns {header}")
+        def check():  # the line-level error the loader cannot give
+            rows = [(n, text.split("\t")) for n, text in itertools.islice(text_lines(path), not headerless, None) if text]
+            if not rows:
+                raise ValueError(f"{path}: no data rows; expected at least one example")
+            line, fields = next(((n, f) for n, f in rows if len(f) != width), (0, None))
+            if fields is not None:
+                raise ValueError(f"{path}, line {line}: found {len(fields)} field(s); expected {width} tab-separated "
+                                 "fields (source, label, note, sentence)" if headerless else f"{path}, line {line}: "
+                                 f"found {len(fields)} field(s), the header has {width}; expected columns {header}")
 
         table = load_rows("csv", path, check, delimiter="\t", quoting=csv.QUOTE_NONE, na_filter=False,
                           features=datasets.Features({n: datasets.Value("string") for n in names}),
@@ -97,19 +98,20 @@ class GlueTask(Task):
                              f"{list(where.values())}")
         cols = {c: table.column(n) for c, n in where.items()}
         cols[self.label_column] = table.column(label) if label in names else None
-        id_column = next((k for k in ("index", "id") if k in names and not headerless), None)
-        cols["idx"] = table.column(id_column).cast("int32") if id_column else None
+        index = next((k for k in ("index", "id") if k in names and not headerless), None)
+        cols["idx"] = table.column(index).cast("int32") if index else None
         return cols, label, not headerless
 
-    def _read_jsonl(self, path: str) -> dict:
+    def _read_jsonl(self, path: str):
         """One JSON-lines export (MNLI ``dev_matched.jsonl``: ``premise, hypothesis, label``) through ``datasets``'
-        ``json`` loader; ``jsonl_columns`` gives the keys. A ``null`` / ``-1`` label is "unlabelled"."""
+        ``json`` loader; ``jsonl_columns`` gives the keys; a ``null`` / ``-1`` label is "unlabelled". Returns as
+        :meth:`_read_tsv`."""
         import json
 
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        def check():
+        def check():  # the line-level error the loader cannot give
             lines = [(line, text) for line, text in text_lines(path) if text.strip()]
             if not lines:
                 raise ValueError(f"{path}: no data rows; expected at least one example")
@@ -122,21 +124,18 @@ class GlueTask(Task):
                 if not isinstance(obj, dict):
                     raise ValueError(f"{path}, line {line}: expected a JSON object, got {type(obj).__name__}")  # noqa: TRY004
 
-        table = load_rows("json", path, check)
-        cols = {}
+        table, cols = load_rows("json", path, check), {"idx": None}
         for col in (*self.text_columns, self.label_column):
             keys = self.jsonl_columns.get(col, (col,))
             key = next((k for k in keys if k in table.column_names), None)
-            values = None if key is None else table.column(key)
+            cols[col] = values = None if key is None else table.column(key)
             if col != self.label_column and (key is None or values.null_count or values.type != pa.string()):
                 check()  # a line that is no object reads as a column of its own
-                row = 0 if key is None else pc.index(pc.is_null(values), True).as_py() if values.null_count else 0
+                row = pc.index(pc.is_null(values), True).as_py() if key and values.null_count else 0
                 raise ValueError(f"{path}, line {line_of(path, row, False)}: missing text field for {col!r}; "
                                  f"expected one of {list(keys)}")
-            cols[col] = values
-        label = cols[self.label_column]
-        if label is not None:
-            label = label.cast(pa.string())
+        if cols[self.label_column] is not None:
+            label = cols[self.label_column].cast(pa.string())
             cols[self.label_column] = pc.if_else(pc.equal(label, "-1"), None, label)
         return cols, self.jsonl_columns.get(self.label_column, ("label",))[0], False
 
@@ -184,7 +183,7 @@ class GlueTask(Task):
             cols[self.label_column] = pa.array(np.full(n, -1, np.float32 if self.problem_type == "regression" else np.int64))
         else:
             cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok=jsonl)
-        if cols.get("idx") is None:
+        if cols["idx"] is None:
             cols["idx"] = pa.array(np.arange(n, dtype=np.int32))
         empty = functools.reduce(pc.or_, [pc.equal(pc.utf8_trim_whitespace(cols[c]), "") for c in self.text_columns])
         if pc.any(empty).as_py():  # kept, as the Hub keeps them: row counts stay the official ones

@@ -112,58 +112,40 @@ class SquadTask(Task):
             try:
                 obj = json.load(f)
             except json.JSONDecodeError as err:
-                raise ValueError(
-                    f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})"
-                ) from None
+                raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
             raise ValueError(f"{path}: expected a JSON object with a 'data' list of articles (official SQuAD format)")
         cols: dict[str, list] = {k: [] for k in ("id", "title", "context", "question", "answers")}
         seen: set[str] = set()
         for a, article in enumerate(obj["data"]):
-            where = f"{path}, article {a}"
-            paragraphs = _field(article, "paragraphs", list, where)
-            title = article.get("title", "") if isinstance(article, dict) else ""
-            for p, paragraph in enumerate(paragraphs):
-                context = _field(paragraph, "context", str, f"{where}, paragraph {p}")
-                for q, item in enumerate(_field(paragraph, "qas", list, f"{where}, paragraph {p}")):
-                    qid = _field(item, "id", str, f"{where}, paragraph {p}, question {q}")
+            for p, paragraph in enumerate(_field(article, "paragraphs", list, f"{path}, article {a}")):
+                where = f"{path}, article {a}, paragraph {p}"
+                context = _field(paragraph, "context", str, where)
+                for q, item in enumerate(_field(paragraph, "qas", list, where)):
+                    qid = _field(item, "id", str, f"{where}, question {q}")
                     here = f"{path}, question id {qid!r}"
-                    if qid in seen:
-                        raise ValueError(f"{here}: duplicate question id; expected unique ids")
+                    answers, impossible = _field(item, "answers", list, here, []), bool(item.get("is_impossible"))
+                    checks = ((qid in seen, "duplicate question id; expected unique ids"),
+                              (impossible and not self.version_2_with_negative, ("is_impossible is true, but SQuAD "
+                               "v1.1 has no unanswerable questions; use --task squad_v2 for a v2.0 file")),
+                              (impossible and answers, "is_impossible is true but 'answers' is not empty; expected []"),
+                              (labelled and not impossible and not answers, ("no answer for an answerable question; "
+                               "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)")))
+                    problem = next((message for bad, message in checks if bad), None)
+                    if problem:
+                        raise ValueError(f"{here}: {problem}")
                     seen.add(qid)
-                    question = _field(item, "question", str, here)
-                    answers = item.get("answers", [])
-                    if not isinstance(answers, list):
-                        raise ValueError(f"{here}: field 'answers' must be a list of {{text, answer_start}}")
-                    impossible = bool(item.get("is_impossible", False))
-                    if impossible and not self.version_2_with_negative:
-                        raise ValueError(
-                            f"{here}: is_impossible is true, but SQuAD v1.1 has no unanswerable questions; "
-                            "use --task squad_v2 for a v2.0 file"
-                        )
-                    if impossible and answers:
-                        raise ValueError(f"{here}: is_impossible is true but 'answers' is not empty; expected []")
-                    if labelled and not impossible and not answers:
-                        raise ValueError(
-                            f"{here}: no answer for an answerable question; expected 'answers' with text and "
-                            "answer_start (or is_impossible: true in SQuAD 2.0)"
-                        )
-                    texts, starts = [], []
-                    for n, ans in enumerate(answers):
-                        text = _field(ans, "text", str, f"{here}, answer {n}")
-                        start = _field(ans, "answer_start", int, f"{here}, answer {n}")
+                    texts = [_field(ans, "text", str, f"{here}, answer {n}") for n, ans in enumerate(answers)]
+                    starts = [_field(ans, "answer_start", int, f"{here}, answer {n}") for n, ans in enumerate(answers)]
+                    for n, (text, start) in enumerate(zip(texts, starts)):
                         if context[start : start + len(text)] != text:
-                            raise ValueError(
-                                f"{here}, answer {n}: text {text!r} does not match the context at answer_start "
-                                f"{start} (context has {context[start : start + len(text)]!r} there)"
-                            )
-                        texts.append(text)
-                        starts.append(start)
-                    cols["id"].append(qid)
-                    cols["title"].append(title)
-                    cols["context"].append(context)
-                    cols["question"].append(question)
-                    cols["answers"].append({"text": texts, "answer_start": starts})
+                            raise ValueError(f"{here}, answer {n}: text {text!r} does not match the context at "
+                                             f"answer_start {start} (context has {context[start:start + len(text)]!r} "
+                                             "there)")
+                    question = _field(item, "question", str, here)
+                    for key, value in zip(cols, (qid, article.get("title", ""), context, question,
+                                                 {"text": texts, "answer_start": starts})):
+                        cols[key].append(value)
         if not cols["id"]:
             raise ValueError(f"{path}: no questions found; expected data -> paragraphs -> qas")
         return cols
@@ -361,25 +343,15 @@ def _v2_keys(scores: dict) -> dict[str, float]:
     return out
 
 
-def _field(obj, name: str, kind, where: str):
-    if not isinstance(obj, dict) or name not in obj:
+def _field(obj, name: str, kind, where: str, default=None):
+    """``obj[name]``, checked to be a ``kind`` (``default`` when given and the field is absent); errors name it."""
+    if not isinstance(obj, dict) or (name not in obj and default is None):
         raise ValueError(f"{where}: missing field {name!r}; expected the official SQuAD JSON layout")
-    value = obj[name]
+    value = obj.get(name, default)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ValueError(f"{where}: field {name!r} = {value!r} must be a {kind.__name__}")
     return value
 
-
-_V2_METRICS = (
-    "f1",
-    "exact_match",
-    "best_f1",
-    "best_exact_match",
-    "HasAns_f1",
-    "HasAns_exact_match",
-    "NoAns_f1",
-    "NoAns_exact_match",
-)
 
 #: SQuAD scores are on 0-100, as the official scripts compute them.
 _V1_SPECS = (MetricSpec("f1", "f1", "F1", scale=100.0),
@@ -399,67 +371,24 @@ _V2_SPECS = _V1_SPECS + (
     MetricSpec("NoAns_exact_match", "exact_match", "Exact match (unanswerable)", scale=100.0, config="NoAns"),
 )
 
-register_task(
-    SquadTask(
-        name="squad_v1",
-        description="SQuAD v1.1: extract the answer span to a question from a Wikipedia paragraph (EM, F1)",
-        hub_dataset="rajpurkar/squad",
-        hub_config=None,
-        problem_type="question_answering",
-        text_columns=("question", "context"),
-        label_names=None,
-        label_column="answers",
-        metric_names=("f1", "exact_match"),
-        primary_metric="f1",
-        metrics=_V1_SPECS,
-        model_head="AutoModelForQuestionAnswering",
-        pipeline_tag="question-answering",
-        eval_splits=("validation",),
-        test_splits=("test",),
-        paper_defaults=PaperDefaults(
-            learning_rate=5e-5,
-            per_device_train_batch_size=32,
-            num_train_epochs=3.0,
-            max_seq_length=384,
-            lr_grid=(5e-5,),
-        ),
-        paper_results={
-            "BERT-base": {"exact_match": 80.8, "f1": 88.5},
-            "BERT-large": {"exact_match": 84.1, "f1": 90.9},
-        },
-        paper_source="BERT paper Table 2 (SQuAD 1.1 dev, single model, no TriviaQA; x100)",
-        local_files={"train": ("train-v1.1.json",), "validation": ("dev-v1.1.json",), "test": ("test-v1.1.json",)},
-        version_2_with_negative=False,
-    )
-)
+def _squad(name: str, description: str, v2: bool, specs, batch: int, epochs: float, paper: dict, source: str):
+    files = {"train": "train-{}.json", "validation": "dev-{}.json", "test": "test-{}.json"}
+    return register_task(SquadTask(
+        name=name, description=description, hub_dataset=f"rajpurkar/{'squad_v2' if v2 else 'squad'}", hub_config=None,
+        problem_type="question_answering", text_columns=("question", "context"), label_names=None,
+        label_column="answers", metric_names=tuple(m.key for m in specs if m.is_metric), primary_metric="f1",
+        metrics=specs, model_head="AutoModelForQuestionAnswering", pipeline_tag="question-answering",
+        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=batch, num_train_epochs=epochs,
+                                     max_seq_length=384, lr_grid=(5e-5,)),
+        paper_results=paper, paper_source=source, version_2_with_negative=v2,
+        local_files={split: (f.format("v2.0" if v2 else "v1.1"),) for split, f in files.items()},
+    ))
 
-register_task(
-    SquadTask(
-        name="squad_v2",
-        description="SQuAD v2.0: extract the answer span or abstain (no-answer threshold tuned on dev; EM, F1)",
-        hub_dataset="rajpurkar/squad_v2",
-        hub_config=None,
-        problem_type="question_answering",
-        text_columns=("question", "context"),
-        label_names=None,
-        label_column="answers",
-        metric_names=_V2_METRICS,
-        primary_metric="f1",
-        metrics=_V2_SPECS,
-        model_head="AutoModelForQuestionAnswering",
-        pipeline_tag="question-answering",
-        eval_splits=("validation",),
-        test_splits=("test",),
-        paper_defaults=PaperDefaults(
-            learning_rate=5e-5,
-            per_device_train_batch_size=48,
-            num_train_epochs=2.0,
-            max_seq_length=384,
-            lr_grid=(5e-5,),
-        ),
-        paper_results={"BERT-large": {"exact_match": 78.7, "f1": 81.9}},
-        paper_source="BERT paper Table 3 (SQuAD 2.0 dev, single model, BERT-large only; x100)",
-        local_files={"train": ("train-v2.0.json",), "validation": ("dev-v2.0.json",), "test": ("test-v2.0.json",)},
-        version_2_with_negative=True,
-    )
-)
+
+_squad("squad_v1", "SQuAD v1.1: extract the answer span to a question from a Wikipedia paragraph (EM, F1)", False,
+       _V1_SPECS, 32, 3.0, {"BERT-base": {"exact_match": 80.8, "f1": 88.5},
+                            "BERT-large": {"exact_match": 84.1, "f1": 90.9}},
+       "BERT paper Table 2 (SQuAD 1.1 dev, single model, no TriviaQA; x100)")
+_squad("squad_v2", "SQuAD v2.0: extract the answer span or abstain (no-answer threshold tuned on dev; EM, F1)", True,
+       _V2_SPECS, 48, 2.0, {"BERT-large": {"exact_match": 78.7, "f1": 81.9}},
+       "BERT paper Table 3 (SQuAD 2.0 dev, single model, BERT-large only; x100)")
