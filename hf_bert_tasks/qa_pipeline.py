@@ -30,8 +30,9 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
 
     Call with ``question=`` and ``context=`` (or a dict with both). Options (defaults = the recipe's): ``max_seq_len``
     384 (at most the tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64 (at most half
-    of ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1), ``handle_impossible_answer`` (SQuAD 2.0:
-    answer ``""`` when ``null - best > null_score_diff_threshold``) and ``null_score_diff_threshold``: by default the
+    of ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1),
+    ``handle_impossible_answer`` (SQuAD 2.0: answer ``""`` when ``null - best > null_score_diff_threshold``) and
+    ``null_score_diff_threshold``: by default the
     model config's ``version_2_with_negative`` and ``null_score_diff_threshold``, which the recipe records for a
     SQuAD 2.0 fine-tune (``SquadTask.record_serving_config``), so a v2.0 model abstains as its ``predictions.json``;
     ``False`` and 0.0 for a config without them. Options given in the call win.

@@ -124,7 +124,8 @@ def _abstentions(out):
 
 
 def _serve(pipe, raw) -> dict[str, str]:
-    return {qid: pipe(question=q, context=c)["answer"] for qid, q, c in zip(raw["id"], raw["question"], raw["context"])}
+    questions = zip(raw["id"], raw["question"], raw["context"], strict=True)
+    return {qid: pipe(question=q, context=c)["answer"] for qid, q, c in questions}
 
 
 def test_a_squad_v2_folder_records_that_it_abstains_and_at_which_threshold(recipe):

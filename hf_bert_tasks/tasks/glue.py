@@ -70,7 +70,8 @@ class GlueTask(Task):
         names = [str(i) for i in range(width)] if headerless else header
 
         def check():  # the line-level error the loader cannot give
-            rows = [(n, text.split("\t")) for n, text in itertools.islice(text_lines(path), not headerless, None) if text]
+            lines = itertools.islice(text_lines(path), not headerless, None)
+            rows = [(n, text.split("\t")) for n, text in lines if text]
             if not rows:
                 raise ValueError(f"{path}: no data rows; expected at least one example")
             line, fields = next(((n, f) for n, f in rows if len(f) != width), (0, None))
@@ -122,7 +123,8 @@ class GlueTask(Task):
                     raise ValueError(f"{path}, line {line}: not valid JSON ({err.msg}); expected one JSON object "
                                      "per line") from None
                 if not isinstance(obj, dict):
-                    raise ValueError(f"{path}, line {line}: expected a JSON object, got {type(obj).__name__}")  # noqa: TRY004
+                    raise ValueError(  # noqa: TRY004 - a bad input line, as every reader error
+                        f"{path}, line {line}: expected a JSON object, got {type(obj).__name__}")
 
         table, cols = load_rows("json", path, check), {"idx": None}
         for col in (*self.text_columns, self.label_column):
@@ -180,7 +182,8 @@ class GlueTask(Task):
         n = len(cols[self.text_columns[0]])
         raw = cols[self.label_column]
         if raw is None:
-            cols[self.label_column] = pa.array(np.full(n, -1, np.float32 if self.problem_type == "regression" else np.int64))
+            dtype = np.float32 if self.problem_type == "regression" else np.int64
+            cols[self.label_column] = pa.array(np.full(n, -1, dtype))
         else:
             cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok=jsonl)
         if cols["idx"] is None:

@@ -112,9 +112,11 @@ class SquadTask(Task):
             try:
                 obj = json.load(f)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
+                where = f"{path}, line {err.lineno}, column {err.colno}"
+                raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
-            raise ValueError(f"{path}: expected a JSON object with a 'data' list of articles (official SQuAD format)")
+            raise ValueError(  # noqa: TRY004 - a bad input file, as every reader error
+                f"{path}: expected a JSON object with a 'data' list of articles (official SQuAD format)")
         cols: dict[str, list] = {k: [] for k in ("id", "title", "context", "question", "answers")}
         seen: set[str] = set()
         for a, article in enumerate(obj["data"]):
@@ -128,7 +130,8 @@ class SquadTask(Task):
                     checks = ((qid in seen, "duplicate question id; expected unique ids"),
                               (impossible and not self.version_2_with_negative, ("is_impossible is true, but SQuAD "
                                "v1.1 has no unanswerable questions; use --task squad_v2 for a v2.0 file")),
-                              (impossible and answers, "is_impossible is true but 'answers' is not empty; expected []"),
+                              (impossible and answers, ("is_impossible is true but 'answers' is not empty; "
+                                                        "expected []")),
                               (labelled and not impossible and not answers, ("no answer for an answerable question; "
                                "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)")))
                     problem = next((message for bad, message in checks if bad), None)
