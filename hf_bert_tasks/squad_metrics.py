@@ -47,16 +47,18 @@ def exact_match(prediction: str, gold: str) -> int:
     return int(normalize_answer(prediction) == normalize_answer(gold))
 
 
-def f1_v1(prediction: str, gold: str) -> float:
-    """Token-overlap F1 of v1.1 (``f1_score``): 0 when nothing overlaps (also when one side is empty)."""
-    pred_tokens = normalize_answer(prediction).split()
-    gold_tokens = normalize_answer(gold).split()
+def _overlap_f1(pred_tokens: list[str], gold_tokens: list[str]) -> float:
+    """F1 of the common tokens (a multiset), 0 when nothing overlaps; both official scripts compute it this way."""
     same = sum((collections.Counter(pred_tokens) & collections.Counter(gold_tokens)).values())
     if same == 0:
         return 0
-    precision = 1.0 * same / len(pred_tokens)
-    recall = 1.0 * same / len(gold_tokens)
+    precision, recall = 1.0 * same / len(pred_tokens), 1.0 * same / len(gold_tokens)
     return (2 * precision * recall) / (precision + recall)
+
+
+def f1_v1(prediction: str, gold: str) -> float:
+    """Token-overlap F1 of v1.1 (``f1_score``): 0 when nothing overlaps (also when one side is empty)."""
+    return _overlap_f1(normalize_answer(prediction).split(), normalize_answer(gold).split())
 
 
 def f1_v2(prediction: str, gold: str) -> float:
@@ -65,12 +67,7 @@ def f1_v2(prediction: str, gold: str) -> float:
     pred_tokens = normalize_answer(prediction).split() if prediction else []
     if not gold_tokens or not pred_tokens:
         return int(gold_tokens == pred_tokens)
-    same = sum((collections.Counter(gold_tokens) & collections.Counter(pred_tokens)).values())
-    if same == 0:
-        return 0
-    precision = 1.0 * same / len(pred_tokens)
-    recall = 1.0 * same / len(gold_tokens)
-    return (2 * precision * recall) / (precision + recall)
+    return _overlap_f1(pred_tokens, gold_tokens)
 
 
 def references_from_json(data: list) -> dict[str, list[str]]:
@@ -123,15 +120,10 @@ def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[st
 
 
 def _eval_dict(exact: Mapping[str, float], f1: Mapping[str, float], qids: list[str] | None = None) -> dict:
-    if not qids:
-        total = len(exact)
-        return {"exact": 100.0 * sum(exact.values()) / total, "f1": 100.0 * sum(f1.values()) / total, "total": total}
+    qids = qids or list(exact)
     total = len(qids)
-    return {
-        "exact": 100.0 * sum(exact[k] for k in qids) / total,
-        "f1": 100.0 * sum(f1[k] for k in qids) / total,
-        "total": total,
-    }
+    return {"exact": 100.0 * sum(exact[k] for k in qids) / total, "f1": 100.0 * sum(f1[k] for k in qids) / total,
+            "total": total}
 
 
 def _best_threshold(preds, scores, na_probs, has_ans) -> tuple[float, float]:

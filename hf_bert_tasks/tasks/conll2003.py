@@ -202,11 +202,13 @@ class Conll2003Task(Task):
         """
         tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
         if "tokens" not in ds.column_names or tag_col is None:
-            raise ValueError(
-                f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' (or 'tags')"
-            )
-        names = getattr(getattr(ds.features[tag_col], "feature", None), "names", None)
-        rows = [list(t) for t in ds[tag_col]]
+            raise ValueError(f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' "
+                             "(or 'tags')")
+
+        def names_of(column):  # the ClassLabel names of a list-of-labels column, if it has them
+            return getattr(getattr(ds.features[column], "feature", None), "names", None)
+
+        rows, names = ds[tag_col][:], names_of(tag_col)
         if names is None and all(isinstance(x, str) for r in rows for x in r):
             names = sorted({x for r in rows for x in r})
             rows = [[names.index(x) for x in r] for r in rows]
@@ -217,22 +219,13 @@ class Conll2003Task(Task):
         unknown = sorted(set(names) - set(NER_LABELS))
         if unknown:
             raise ValueError(f"{name} [{split}]: labels {unknown} are not CoNLL-2003 labels {NER_LABELS}")
-        remap = [NER_LABELS.index(n) for n in names]
-        n = len(ds)
-        cols = {
-            "id": [str(i) for i in ds["id"]] if "id" in ds.column_names else [str(i) for i in range(n)],
-            "document_id": [-1] * n,
-            "tokens": [list(t) for t in ds["tokens"]],
-            "ner_tags": [[NER_LABELS[remap[i]] for i in tags] for tags in rows],
-        }
-        for key, names_ in (("pos_tags", POS_TAGS), ("chunk_tags", CHUNK_TAGS)):
-            src = None
-            if key in ds.column_names:
-                src = getattr(getattr(ds.features[key], "feature", None), "names", None)
-            if src:
-                cols[key] = [[src[i] if src[i] in names_ else names_[0] for i in tags] for tags in ds[key]]
-            else:
-                cols[key] = [[names_[0]] * len(t) for t in cols["tokens"]]
+        tokens = ds["tokens"][:]
+        cols = {"id": [str(i) for i in (ds["id"][:] if "id" in ds.column_names else range(len(ds)))],
+                "document_id": [-1] * len(ds), "tokens": tokens, "ner_tags": [[names[i] for i in r] for r in rows]}
+        for key, known in (("pos_tags", POS_TAGS), ("chunk_tags", CHUNK_TAGS)):  # an unknown tag reads as the first
+            src = names_of(key) if key in ds.column_names else None
+            cols[key] = ([[src[i] if src[i] in known else known[0] for i in r] for r in ds[key][:]] if src
+                         else [[known[0]] * len(t) for t in tokens])
         return conll_dataset(cols)
 
     # ----------------------------------------------------------- features
