@@ -272,20 +272,13 @@ def plan_windows(
             for start, end in _chunks(piece_counts[s], max_pieces) if piece_counts[s] else []:
                 left, right = first[s] + start, first[s] + end
                 budget = max_pieces - sum(counts[left:right])
-                grow_left = grow_right = True
-                while grow_left or grow_right:
-                    if grow_left:
-                        if left > 0 and counts[left - 1] <= budget:
-                            left -= 1
-                            budget -= counts[left]
-                        else:
-                            grow_left = False
-                    if grow_right:
-                        if right < len(pool) and counts[right] <= budget:
-                            budget -= counts[right]
-                            right += 1
-                        else:
-                            grow_right = False
+                grown = True  # a side that cannot grow never can again (the budget only shrinks)
+                while grown:
+                    grown = False
+                    if left > 0 and counts[left - 1] <= budget:
+                        left, budget, grown = left - 1, budget - counts[left - 1], True
+                    if right < len(pool) and counts[right] <= budget:
+                        right, budget, grown = right + 1, budget - counts[right], True
                 windows.append(Window(s, start, end, pool[left:right], first[s] + start - left))
     return windows
 
