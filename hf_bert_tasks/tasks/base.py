@@ -42,25 +42,20 @@ TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "sa
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One number a task's evaluation returns, declared by the task (cards, ``model-index``, reports and plots read
-    this instead of guessing from names or values).
+    """One number a task's evaluation returns, declared by the task (cards, ``model-index`` and reports read this).
 
     Attributes:
-        key: the key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``,
-            ``"PER_number"``).
-        hub_id: the Hub's metric id for ``model-index`` ``metric_type`` (``"accuracy"``, ``"f1"``, ``"pearsonr"``,
-            ``"spearmanr"``, ``"matthews_correlation"``, ``"exact_match"``, ``"precision"``, ``"recall"``); ``None``
-            for a number that is not a metric.
+        key: the key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
+        hub_id: the Hub's metric id for ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"``,
+            ``"exact_match"`` …); ``None`` for a number that is not a metric.
         display: the name shown on cards and reports (``"Exact match"``).
-        scale: the value of a perfect score as the task computes it: ``1.0`` (GLUE, SWAG, CoNLL via seqeval; a
-            correlation in [-1, 1]) or ``100.0`` (SQuAD, as the official scripts). Reports show
-            :meth:`to_percent`, i.e. the paper's x100 scale, whatever the value (a SQuAD EM of 0.8 stays 0.8).
+        scale: a perfect score as the task computes it: ``1.0`` (GLUE, SWAG, CoNLL; a correlation in [-1, 1]) or
+            ``100.0`` (SQuAD, as the official scripts); :meth:`to_percent` gives the paper's x100 scale.
         higher_is_better: the direction used to choose among runs.
-        is_metric: ``False`` for numbers that are reported but are not scores: thresholds (SQuAD v2's
-            ``null_score_diff_threshold`` / ``best_f1_thresh``) and counts (CoNLL ``<TYPE>_number``). They stay in
-            ``all_results.json`` and never reach ``model-index``; their ``scale`` and ``higher_is_better`` are unused.
+        is_metric: ``False`` for reported numbers that are not scores: thresholds (SQuAD v2's ``best_f1_thresh``)
+            and counts (CoNLL ``<TYPE>_number``); they never reach ``model-index``.
         config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
-            ``"NoAns"``, ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
+            ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
 
     Raises:
         ValueError: a ``scale`` other than 1 or 100, or a metric without a Hub id.

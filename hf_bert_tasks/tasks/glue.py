@@ -151,9 +151,13 @@ class GlueTask(Task):
             try:
                 return pc.cast(pc.cast(raw, pa.float64()), pa.float32())
             except pa.ArrowInvalid:
-                row = next(i for i, x in enumerate(raw.to_pylist()) if not _is_float(x))
-                raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = "
-                                 f"{raw[row].as_py()!r} is not a number; expected a float score") from None
+                for row, text in enumerate(raw.to_pylist()):
+                    try:
+                        float(text)
+                    except ValueError:
+                        raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {text!r} "
+                                         "is not a number; expected a float score") from None
+                raise
         keys = list(self.raw_label_map)
         at = pc.index_in(raw, value_set=pa.array(keys))
         unknown = pc.is_null(at) if not unlabelled_ok else pc.and_(pc.is_null(at), pc.is_valid(raw))
@@ -262,14 +266,6 @@ class GlueTask(Task):
         return [path]
 
 
-def _is_float(text) -> bool:
-    try:
-        float(text)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
 def _is_labelled(dataset, column: str) -> bool:
     if column not in dataset.column_names or len(dataset) == 0:
         return False
@@ -296,28 +292,15 @@ def _glue(name, config, description, text_columns, label_names, metric_names, pr
         raw_map = {str(i): n for i, n in enumerate(label_names)}
     elif raw_map == "names":
         raw_map = {n: n for n in label_names}
-    return register_task(
-        GlueTask(
-            name=name,
-            description=description,
-            hub_dataset="nyu-mll/glue",
-            hub_config=config,
-            problem_type=kw.pop("problem_type", "single_label_classification"),
-            text_columns=text_columns,
-            label_names=label_names,
-            metric_names=metric_names,
-            primary_metric=primary,
-            metrics=tuple(GLUE_METRICS[m] for m in metric_names),
-            model_head="AutoModelForSequenceClassification",
-            pipeline_tag="text-classification",
-            paper_defaults=PaperDefaults(),
-            paper_results=paper,
-            paper_source="BERT paper Table 1 (GLUE test server; x100)",
-            local_files=kw.pop("local_files", _GLUE_FILES),
-            raw_label_map=raw_map,
-            **kw,
-        )
-    )
+    return register_task(GlueTask(
+        name=name, description=description, hub_dataset="nyu-mll/glue", hub_config=config,
+        problem_type=kw.pop("problem_type", "single_label_classification"), text_columns=text_columns,
+        label_names=label_names, metric_names=metric_names, primary_metric=primary,
+        metrics=tuple(GLUE_METRICS[m] for m in metric_names), model_head="AutoModelForSequenceClassification",
+        pipeline_tag="text-classification", paper_defaults=PaperDefaults(), paper_results=paper,
+        paper_source="BERT paper Table 1 (GLUE test server; x100)", local_files=kw.pop("local_files", _GLUE_FILES),
+        raw_label_map=raw_map, **kw,
+    ))
 
 
 _glue(

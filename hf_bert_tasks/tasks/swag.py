@@ -56,36 +56,28 @@ def read_swag_csv(path: str) -> dict[str, list]:
         with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.reader(f)
             header = next(reader, None)
-            if header is None:
-                raise ValueError(f"{path}: the file is empty; expected a header with columns {list(REQUIRED_COLUMNS)}")
-            missing = [c for c in REQUIRED_COLUMNS if c not in header]
+            missing = [c for c in REQUIRED_COLUMNS if c not in (header or ())]
             if missing:
-                raise ValueError(
-                    f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}"
-                )
-            index = {c: header.index(c) for c in (*SWAG_COLUMNS, "label") if c in header}
+                raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}"
+                                 if header else f"{path}: the file is empty; expected a header with columns "
+                                 f"{list(REQUIRED_COLUMNS)}")
             start = 2
             for row in reader:
-                end = reader.line_num  # a quoted field may span lines
-                where = f"{path}, line {start}" if end == start else f"{path}, lines {start}-{end}"
-                start = reader.line_num + 1
+                end, first, start = reader.line_num, start, reader.line_num + 1  # a quoted field may span lines
+                where = f"{path}, line {first}" if end == first else f"{path}, lines {first}-{end}"
                 if not row:
                     continue
                 if len(row) != len(header):
-                    raise ValueError(
-                        f"{where}: found {len(row)} field(s), the header has {len(header)}; expected {header}"
-                    )
+                    raise ValueError(f"{where}: found {len(row)} field(s), the header has {len(header)}; "
+                                     f"expected {header}")
+                fields = dict(zip(header, row))
                 for c in SWAG_COLUMNS:
-                    cols[c].append(row[index[c]] if c in index else "")
-                raw = row[index["label"]].strip() if "label" in index else ""
-                if raw in ("", "-1"):
-                    cols["label"].append(-1)
-                elif raw in {str(i) for i in range(NUM_CHOICES)}:
-                    cols["label"].append(int(raw))
-                else:
-                    raise ValueError(
-                        f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if unknown)"
-                    )
+                    cols[c].append(fields.get(c, ""))
+                raw = fields.get("label", "").strip()
+                if raw not in ("", "-1", *map(str, range(NUM_CHOICES))):
+                    raise ValueError(f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if "
+                                     "unknown)")
+                cols["label"].append(int(raw or -1))
     except UnicodeDecodeError as err:
         raise ValueError(f"{path}: bytes that are not UTF-8 at byte {err.start}; expected a UTF-8 CSV file") from None
     except csv.Error as err:
