@@ -321,38 +321,20 @@ CONLL_METRICS = (
     )),
 )
 
-CONLL2003 = register_task(
-    Conll2003Task(
-        name="conll2003",
-        description="CoNLL-2003 English NER: PER/ORG/LOC/MISC, entity-level F1 (IOB2, seqeval strict)",
-        hub_dataset="eriktks/conll2003",
-        hub_config="conll2003",
-        problem_type="token_classification",
-        text_columns=("tokens",),
-        label_names=NER_LABELS,
-        label_column="ner_tags",
-        metric_names=("f1", "precision", "recall", "accuracy"),
-        primary_metric="f1",
-        metrics=CONLL_METRICS,
-        model_head="AutoModelForTokenClassification",
-        pipeline_tag="token-classification",
-        eval_splits=("validation", "test"),
-        test_splits=("test",),
-        # Appendix A.3: fine-tuning grid batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}; NER has no
-        # task-specific values in the paper, so the recipe defaults to the grid's middle-of-the-road choice.
-        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=32, num_train_epochs=3.0,
-                                     max_seq_length=128, lr_grid=(5e-5, 3e-5, 2e-5)),
-        paper_results={
-            "BERT-base (dev)": {"f1": 96.4},
-            "BERT-base (test)": {"f1": 92.4},
-            "BERT-large (dev)": {"f1": 96.6},
-            "BERT-large (test)": {"f1": 92.8},
-        },
-        paper_source="BERT paper Table 7 (CoNLL-2003 NER, fine-tuning approach; dev F1 and test F1, x100)",
-        local_files={
-            "train": ("train.txt", "eng.train"),
-            "validation": ("valid.txt", "dev.txt", "testa.txt", "eng.testa"),
-            "test": ("test.txt", "testb.txt", "eng.testb"),
-        },
-    )
-)
+CONLL2003 = register_task(Conll2003Task(
+    name="conll2003", description="CoNLL-2003 English NER: PER/ORG/LOC/MISC, entity-level F1 (IOB2, seqeval strict)",
+    hub_dataset="eriktks/conll2003", hub_config="conll2003", problem_type="token_classification",
+    text_columns=("tokens",), label_names=NER_LABELS, label_column="ner_tags",
+    metric_names=("f1", "precision", "recall", "accuracy"), primary_metric="f1", metrics=CONLL_METRICS,
+    model_head="AutoModelForTokenClassification", pipeline_tag="token-classification",
+    eval_splits=("validation", "test"), test_splits=("test",),
+    # Appendix A.3: fine-tuning grid batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}; NER has no
+    # task-specific values in the paper, so the recipe defaults to the grid's middle-of-the-road choice.
+    paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=32, num_train_epochs=3.0,
+                                 max_seq_length=128, lr_grid=(5e-5, 3e-5, 2e-5)),
+    paper_results={"BERT-base (dev)": {"f1": 96.4}, "BERT-base (test)": {"f1": 92.4},
+                   "BERT-large (dev)": {"f1": 96.6}, "BERT-large (test)": {"f1": 92.8}},
+    paper_source="BERT paper Table 7 (CoNLL-2003 NER, fine-tuning approach; dev F1 and test F1, x100)",
+    local_files={"train": ("train.txt", "eng.train"), "validation": ("valid.txt", "dev.txt", "testa.txt", "eng.testa"),
+                 "test": ("test.txt", "testb.txt", "eng.testb")},
+))

@@ -79,18 +79,9 @@ class SquadTask(Task):
         """The Hub dataset's ``datasets.Features``."""
         import datasets
 
-        return datasets.Features(
-            {
-                "id": datasets.Value("string"),
-                "title": datasets.Value("string"),
-                "context": datasets.Value("string"),
-                "question": datasets.Value("string"),
-                "answers": {
-                    "text": datasets.List(datasets.Value("string")),
-                    "answer_start": datasets.List(datasets.Value("int32")),
-                },
-            }
-        )
+        text = datasets.Value("string")
+        answers = {"text": datasets.List(text), "answer_start": datasets.List(datasets.Value("int32"))}
+        return datasets.Features({"id": text, "title": text, "context": text, "question": text, "answers": answers})
 
     def read_json(self, path: str, labelled: bool = True) -> dict[str, list]:
         """Read one official SQuAD JSON file into Hub-style columns.
@@ -338,12 +329,7 @@ class SquadTask(Task):
 
 def _v2_keys(scores: dict) -> dict[str, float]:
     """Official v2 keys -> ours (``exact`` -> ``exact_match``; ``total`` counts dropped)."""
-    out = {}
-    for key, value in scores.items():
-        if key.endswith("total"):
-            continue
-        out[key.replace("exact", "exact_match")] = value
-    return out
+    return {key.replace("exact", "exact_match"): value for key, value in scores.items() if not key.endswith("total")}
 
 
 def _field(obj, name: str, kind, where: str, default=None):
