@@ -249,12 +249,9 @@ def plan_windows(
     """
     if max_pieces < 1:
         raise ValueError(f"max_pieces must be >= 1, got {max_pieces} (max_seq_length too small for [CLS] and [SEP])")
-    if document_context:
-        if document_ids is None or any(d < 0 for d in document_ids):
-            raise ValueError(
-                "document_context needs the document of every sentence (document_id >= 0); this data has none — "
-                "read the original CoNLL files (--data_dir) whose -DOCSTART- lines mark documents"
-            )
+    if document_context and (document_ids is None or any(d < 0 for d in document_ids)):
+        raise ValueError("document_context needs the document of every sentence (document_id >= 0); this data has "
+                         "none — read the original CoNLL files (--data_dir) whose -DOCSTART- lines mark documents")
     groups: list[list[int]] = []  # sentences sharing a context pool
     for s in range(len(piece_counts)):
         if document_context and groups and document_ids[groups[-1][-1]] == document_ids[s]:
