@@ -6,8 +6,10 @@ the library messages our own load paths trigger but the user cannot act on.
 
 - ``transformers.modeling_utils``: the LOAD REPORT table (``transformers/utils/loading_report.py``) of a load that
   is an expected head swap becomes one line (:func:`head_swap_text`): a pretraining checkpoint under a task head
-  drops its ``cls.*`` heads (UNEXPECTED) and initialises the task head (MISSING). A report with any other status
-  (MISMATCH, CONVERSION) or a MISSING encoder weight (``embeddings``/``encoder``) is left as transformers prints it.
+  drops its ``cls.*`` heads (and the pooler under a token head: UNEXPECTED) and initialises the task head
+  (MISSING). A report with any other status (MISMATCH, CONVERSION), a MISSING ``embeddings``/``encoder``/``pooler``
+  weight (randomly initialised encoder) or an UNEXPECTED ``embeddings``/``encoder`` weight (a checkpoint bigger than
+  the config, e.g. 12 layers into 6) is left as transformers prints it.
 - ``transformers.distributed.tensor_parallel``: "The following layers were not sharded" / "TP rules were not
   applied" (``verify_tp_plan``). The package never passes a tensor-parallel plan; the check runs when the level of
   the ``transformers.modeling_utils`` logger is set to WARNING or above (``modeling_utils`` tests ``logger.level``),
@@ -33,8 +35,10 @@ import warnings
 #: loggers whose records :class:`LibraryNoiseFilter` rewrites or drops
 NOISY_LOGGERS = ("transformers.modeling_utils", "transformers.distributed.tensor_parallel",
                  "transformers.trainer_utils")
-#: a MISSING key under one of these is a real problem (random encoder weights), never an expected head swap
+#: a key under one of these is a real problem, never an expected head swap: MISSING (random encoder weights) or
+#: UNEXPECTED (checkpoint weights the model drops); a MISSING pooler is one too, an UNEXPECTED one is not (token heads)
 ENCODER_KEY = re.compile(r"(^|\.)(embeddings|encoder)\.")
+_MISSING_ENCODER_KEY = re.compile(r"(^|\.)(embeddings|encoder|pooler)\.")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -79,7 +83,8 @@ class LibraryNoiseFilter(logging.Filter):
             return not re.search(r"new PAD/BOS/EOS tokens.*Updated tokens: \{'pad_token_id': [^,}]*\}", message)
         keys = load_report_keys(message)
         if keys and set(keys) <= {"UNEXPECTED", "MISSING"} and not any(
-                ENCODER_KEY.search(k) for k in keys.get("MISSING", [])):
+                ENCODER_KEY.search(k) for k in keys.get("UNEXPECTED", [])) and not any(
+                _MISSING_ENCODER_KEY.search(k) for k in keys.get("MISSING", [])):
             source = _ANSI.sub("", message.splitlines()[0]).replace(" LOAD REPORT from:", " from").strip()
             record.msg, record.args = f"{source}: {head_swap_text(keys.get('UNEXPECTED', []), keys.get('MISSING', []))}", ()
         return True

@@ -39,9 +39,25 @@ def test_an_expected_head_swap_report_becomes_one_line():
         "classifier.weight)")
 
 
-def test_a_missing_encoder_weight_keeps_the_full_report():
-    report = HEAD_SWAP_REPORT.replace("classifier.bias      ", "bert.encoder.layer.0.output.dense.bias")
-    assert filtered("transformers.modeling_utils", report) == report
+@pytest.mark.parametrize("key, status", [
+    ("bert.encoder.layer.0.output.dense.bias", "MISSING"),  # a randomly initialised encoder weight
+    ("bert.pooler.dense.bias               ", "MISSING"),  # a random pooler under a sequence head
+    ("bert.encoder.layer.6.output.dense.bias", "UNEXPECTED"),  # a 12-layer checkpoint under a 6-layer config
+    ("embeddings.word_embeddings.weight    ", "UNEXPECTED"),
+])
+def test_an_encoder_weight_missing_or_dropped_keeps_the_full_report(key, status):
+    report = HEAD_SWAP_REPORT.replace("classifier.bias                            | MISSING    |",
+                                      f"{key:<42} | {status:<10} |")
+    assert key.strip() in report and filtered("transformers.modeling_utils", report) == report
+
+
+def test_a_pooler_dropped_under_a_token_head_is_an_expected_swap():
+    # transformers 5.24, all-MiniLM-L6-v2 loaded into BertForTokenClassification (checkpoint keys have no "bert.")
+    report = HEAD_SWAP_REPORT.replace("cls.predictions.bias                       | UNEXPECTED |",
+                                      "pooler.dense.bias                          | UNEXPECTED |")
+    assert filtered("transformers.modeling_utils", report).endswith(
+        "3 checkpoint tensors dropped (cls.predictions.*, cls.seq_relationship.*, pooler.dense.*), 2 new head "
+        "tensors initialised (classifier.bias, classifier.weight)")
 
 
 def test_a_size_mismatch_keeps_the_full_report():
