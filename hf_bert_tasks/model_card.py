@@ -340,11 +340,13 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         raise FileNotFoundError(f"{os.path.join(output_dir, 'all_results.json')}: not found; expected a finished "
                                 "fine-tuning run")
     info = read_record(output_dir) or {}
+    if not (task or info.get("task")):
+        raise ValueError(f"{output_dir}: no {RUN_INFO_FILE} names the task (a run of an older version, or one "
+                         f"that did not finish initialising); pass --task (one of {list_tasks()})")
     if not info:
         logger.warning("%s has no %s (written while training by RunRecordCallback): the card leaves out the base "
-                       "model, data arguments, seed, hyperparameters and training log", output_dir, RUN_INFO_FILE)
-    if not (task or info.get("task")):
-        raise ValueError(f"{output_dir}: no {RUN_INFO_FILE} names the task; pass --task (one of {list_tasks()})")
+                       "model (name it with --base_model), data arguments, seed, hyperparameters and training log",
+                       output_dir, RUN_INFO_FILE)
     the_task = get_task(task or info["task"])
     base, base_source = ((base_model, "given with --base_model") if base_model else
                          (info.get("base_model"), info.get("base_model_source", "not recorded by the run")))
