@@ -48,7 +48,7 @@ def read_config(source: str, option: str = "--config", inline: bool = False) -> 
         return {}
     if not isinstance(values, dict):
         raise ValueError(f"{option} {source!r}: expected a YAML mapping of flag names to values, e.g. "  # noqa: TRY004
-                         "'{num_train_epochs: 3, learning_rate: 1e-3}'")
+                         f"'{{num_train_epochs: 3, learning_rate: 1e-3}}', got a {type(values).__name__}")
     for key, value in values.items():
         if isinstance(value, dict):
             raise ValueError(f"{option} {source!r}: {key}: expected a plain value or a list, got a mapping")  # noqa: TRY004
@@ -59,8 +59,14 @@ def unrecognized(known: list[str], given: list[str]) -> str:
     """``unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)``: argparse's wording for the
     tokens ``given`` that no flag takes, with the closest of the ``known`` flags (:mod:`difflib`, cutoff 0.75)."""
     flags = [a.split("=")[0].replace("-", "_").replace("__", "--", 1) for a in given if a.startswith("--")]
-    hints = [c[0] for c in (difflib.get_close_matches(f, known, n=1, cutoff=0.75) for f in flags) if c]
-    return f"unrecognized arguments: {' '.join(given)}" + (f" (did you mean {', '.join(hints)}?)" if hints else "")
+    return f"unrecognized arguments: {' '.join(given)}" + did_you_mean(flags, known)
+
+
+def did_you_mean(names: list[str], known: list[str]) -> str:
+    """`` (did you mean --learning_rate?)``: the closest of ``known`` to each of ``names`` (:mod:`difflib`, cutoff
+    0.75); ``""`` when none is close."""
+    hints = [c[0] for c in (difflib.get_close_matches(n, known, n=1, cutoff=0.75) for n in names) if c]
+    return f" (did you mean {', '.join(hints)}?)" if hints else ""
 
 
 def settings_argv(values: dict[str, Any], parser) -> list[str]:

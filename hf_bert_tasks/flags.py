@@ -232,7 +232,7 @@ def check_model(name: str | None, *, given: bool = True, cache_dir: str | None =
             "`hf-bert-tasks quickstart`)")
 
 
-def check_command_line(argv: list[str], sources, extra_flags=(), config_keys: bool = True) -> dict[str, list[str]]:
+def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
     """Check a recipe's command line before the recipe imports transformers; returns the settings it gives
     (``--config`` file values below the flags, each as a list of strings).
 
@@ -240,15 +240,15 @@ def check_command_line(argv: list[str], sources, extra_flags=(), config_keys: bo
         argv: the subcommand's arguments.
         sources: ``(module, class, title)`` of each argument dataclass whose fields are flags.
         extra_flags: more flag names (without ``--``) the subcommand takes.
-        config_keys: check that every key of a ``--config`` file is a field of ``sources``.
 
     Raises:
         ValueError: an unknown flag (``unrecognized arguments: ... (did you mean ...?)``), a ``--config`` key no
-            dataclass has, an unknown or missing ``--task`` (when ``task`` is a field).
+            dataclass has (``FILE: unknown argument(s) [...]``, the recipe's own wording, with the closest flag), an
+            unknown or missing ``--task`` (when ``task`` is a field).
         FileNotFoundError: ``--config``, ``--data_dir``, ``--train_files`` or ``--model_name_or_path`` that does not
             exist (see :func:`check_model`).
     """
-    from .config_file import read_config, unrecognized
+    from .config_file import did_you_mean, read_config, unrecognized
 
     fields = {f.name: f for src in sources for f in dataclass_fields(*src[:2])}
     known = {*fields, "config", "help_all", *extra_flags}
@@ -259,8 +259,10 @@ def check_command_line(argv: list[str], sources, extra_flags=(), config_keys: bo
     if given.get("config"):
         path = given["config"][-1]
         config = read_config(path)
-        if config_keys and set(config) - set(fields):
-            raise ValueError(f"{path}: unknown argument(s) {sorted(set(config) - set(fields))}")
+        bad = sorted(set(config) - set(fields))
+        if bad:
+            raise ValueError(f"{path}: unknown argument(s) {bad}" + did_you_mean(bad, sorted(fields))
+                             + "; the keys of a --config file are flag names without --")
         values = {**{k: v if isinstance(v, list) else [v] for k, v in config.items() if v is not None}, **given}
     last = {k: str(v[-1]) for k, v in values.items() if v}
     if "task" in fields:
