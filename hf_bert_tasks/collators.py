@@ -48,22 +48,41 @@ def splitmix64(seeds, counters):
         return _mix64(step + np.asarray(seeds, dtype=np.uint64)[..., None])
 
 
-def keyed_uniforms(seed: int, words, counters):
-    """The masking draws of examples keyed by ``(seed, *words)``: a pure function, no generator state.
-
-    An example's key is ``mix64(...mix64(mix64(mix64(seed + GOLDEN) ^ words[0]) ^ words[1])...)``; its sub-stream
-    ``s`` (1 select, 2 category, 3 token) is splitmix64 seeded with ``mix64(key ^ s * GOLDEN)``; draw ``n`` is that
-    generator's output ``n + 1`` (:func:`splitmix64`), top 53 bits / 2**53. Integers are taken modulo 2**64.
-
-    Args: ``seed`` the masking seed; ``words`` ints or int arrays ``[B]`` (broadcast), ``(epoch, idx)`` or ``(epoch,
-    worker, call, row)``; ``counters`` non-negative ints ``[B or 1, K]``, the position (token or word index in its
-    example) of each draw. Returns ``numpy.float64 [3, B, K]`` in ``[0, 1)``: the select, category and token draws.
-    """
+def example_keys(seed: int, *words):
+    """``numpy.uint64`` masking keys ``mix64(...mix64(mix64(mix64(seed + GOLDEN) ^ words[0]) ^ words[1])...)``:
+    ``words`` are ints or int arrays ``[B]`` (broadcast), ``(epoch, idx)`` or ``(epoch, worker, call, row)``;
+    integers are taken modulo 2**64. Returns an array ``[B]`` (a 0-d array when every word is an int)."""
     key = _mix64(np.array((int(seed) + _GOLDEN) % 2**64, dtype=np.uint64))
     for w in words:
         w = np.uint64(w % 2**64) if isinstance(w, int) else np.asarray(w, np.int64).astype(np.uint64)
         key = _mix64(key ^ w)
-    bits = splitmix64(_mix64(np.atleast_1d(key)[None, :] ^ _STREAM_SALTS[:, None]), counters)
+    return key
+
+
+def keyed_uniforms(seed: int, words, counters):
+    """The masking draws of examples keyed by ``(seed, *words)`` (:func:`example_keys`): a pure function, no
+    generator state. Sub-stream ``s`` (1 select, 2 category, 3 token) of a key is splitmix64 seeded with
+    ``mix64(key ^ s * GOLDEN)``; draw ``n`` is that generator's output ``n + 1`` (:func:`splitmix64`), top 53 bits /
+    2**53.
+
+    Args: ``seed`` the masking seed; ``words`` as :func:`example_keys`; ``counters`` non-negative ints ``[B or 1,
+    K]``, the position (token or word index in its example) of each draw. Returns ``numpy.float64 [3, B, K]`` in
+    ``[0, 1)``: the select, category and token draws.
+    """
+    return _uniforms(example_keys(seed, *words), _STREAM_SALTS, counters)
+
+
+def keyed_uniform(keys, stream: str, counters):
+    """One sub-stream (``"select"``, ``"category"`` or ``"token"``) of :func:`keyed_uniforms` for ``keys``
+    (``numpy.uint64 [B]``, :func:`example_keys`) at ``counters`` (``int [B, K]``): ``torch.float64 [B, K]``."""
+    import torch
+
+    salt = _STREAM_SALTS[("select", "category", "token").index(stream)]
+    return torch.from_numpy(_uniforms(keys, salt[None], np.asarray(counters))[0])
+
+
+def _uniforms(keys, salts, counters):
+    bits = splitmix64(_mix64(np.atleast_1d(keys)[None, :] ^ salts[:, None]), counters)
     bits >>= np.uint64(11)
     return bits.astype(np.float64) * (1.0 / 2**53)  # exact: a power of two
 

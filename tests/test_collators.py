@@ -562,6 +562,18 @@ def test_reference_rule_reproduces_the_pinned_masks():
     assert (_padded([g[0] for g in got], 0), _padded([g[1] for g in got], -100)) == PINNED_MASKS[("bernoulli", False)]
 
 
+def test_the_key_functions_of_earlier_releases_follow_the_reference_rule():
+    from hf_bert_tasks.collators import example_keys, keyed_uniform, keyed_uniforms
+
+    keys = example_keys(2024, 3, [0, 7])
+    assert keys.tolist() == [_key_ref(2024, 3, 0), _key_ref(2024, 3, 7)]
+    draws = keyed_uniforms(2024, (3, [0, 7]), [[0, 1, 2]])
+    for stream, name in enumerate(("select", "category", "token"), start=1):
+        expected = [[_uniform_ref(_key_ref(2024, 3, i), stream, n) for n in range(3)] for i in (0, 7)]
+        assert keyed_uniform(keys, name, [[0, 1, 2], [0, 1, 2]]).tolist() == expected
+        assert draws[stream - 1].tolist() == expected
+
+
 def test_masks_without_idx_follow_seed_epoch_worker_call_and_row(big_tokenizer):
     """Without ``idx`` (main process: worker 0), row r of the c-th call is keyed by (seed, epoch, 0, c, r)."""
     c = DataCollatorForBertPretraining(big_tokenizer, seed=2024, mlm_probability=0.5)
