@@ -335,10 +335,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
 
     from .tasks import get_task, list_tasks
 
-    metrics = read_record(output_dir, "all_results.json")
-    if metrics is None:
-        raise FileNotFoundError(f"{os.path.join(output_dir, 'all_results.json')}: not found; expected a finished "
-                                "fine-tuning run")
+    metrics = _all_results(output_dir, "expected a finished fine-tuning run")
     info = read_record(output_dir) or {}
     if not (task or info.get("task")):
         raise ValueError(f"{output_dir}: no {RUN_INFO_FILE} names the task (a run of an older version, or one "
@@ -478,9 +475,7 @@ def build_card(output_dir: str, **kwargs):
     ``seed_runs``) are dropped for it."""
     if os.path.isfile(os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)) and not os.path.isfile(
             os.path.join(output_dir, "all_results.json")):
-        for key in ("task", "seed_runs"):
-            kwargs.pop(key, None)
-        return build_pretraining_card(output_dir, **kwargs)
+        return build_pretraining_card(output_dir, **{k: v for k, v in kwargs.items() if k not in ("task", "seed_runs")})
     return build_finetune_card(output_dir, **kwargs)
 
 
@@ -491,11 +486,13 @@ def load_seed_runs(output_dirs: list[str]) -> list[dict]:
     Raises:
         FileNotFoundError: a folder without ``all_results.json``.
     """
-    runs = []
-    for d in output_dirs:
-        metrics = read_record(d, "all_results.json")
-        if metrics is None:
-            raise FileNotFoundError(f"{os.path.join(d, 'all_results.json')}: not found; every --seed_runs folder must "
-                                    "hold a finished run")
-        runs.append({"seed": (read_record(d) or {}).get("seed", "?"), "metrics": metrics})
-    return runs
+    return [{"seed": (read_record(d) or {}).get("seed", "?"),
+             "metrics": _all_results(d, "every --seed_runs folder must hold a finished run")} for d in output_dirs]
+
+
+def _all_results(output_dir: str, expected: str) -> dict:
+    """``output_dir/all_results.json``; ``FileNotFoundError`` naming it and ``expected`` when there is none."""
+    metrics = read_record(output_dir, "all_results.json")
+    if metrics is None:
+        raise FileNotFoundError(f"{os.path.join(output_dir, 'all_results.json')}: not found; {expected}")
+    return metrics
