@@ -146,13 +146,15 @@ def test_missing_task_is_one_error_line():
      "unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)"),
     (["--task", "mrpc", "--output_dir", "x", "--data_dir", "no/such/folder"], "--data_dir no/such/folder: no such folder"),
 ])
-def test_usage_errors_come_within_two_seconds_as_one_line(args, message):
-    """Issue 27: 11-17 s before (transformers imported first); measured here in a fresh interpreter."""
+def test_usage_errors_come_within_seconds_as_one_line(args, message):
+    """Issue 27: 11-17 s before (transformers imported first); measured here in a fresh interpreter. ~1 s on an
+    idle core; the bound leaves room for a shared, busy machine (that nothing heavy is imported is checked exactly
+    by the next test)."""
     started = time.perf_counter()
     code, out, err = run_cli("finetune", *args)
     elapsed = time.perf_counter() - started
     assert (code, out, err) == (2, "", f"hf-bert-tasks: error: {message}\n")
-    assert elapsed < 2.0, f"{elapsed:.1f} s"
+    assert elapsed < 6.0, f"{elapsed:.1f} s"
 
 
 def test_usage_errors_are_found_before_transformers_is_imported():
