@@ -84,6 +84,16 @@ def test_reuse_of_a_missing_run_is_an_error(tmp_path, tiny_bert_dir):
               "--reuse", f"finetune={tmp_path / 'nope'}"])
 
 
+def test_reuse_of_a_configuration_not_compared_is_an_error(tmp_path, tiny_bert_dir):
+    done = tmp_path / "done"
+    done.mkdir()
+    (done / "all_results.json").write_text(json.dumps({"eval_f1": 0.5}))
+    with pytest.raises(ValueError, match=r"--reuse fintune=.*: no configuration 'fintune' in this comparison; "
+                                         r"expected one of \['finetune'\]"):
+        main(["--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
+              "--modes", "finetune", "--reuse", f"fintune={done}"])
+
+
 @pytest.mark.parametrize("source, split", [
     ("BERT paper Table 1 (GLUE test server; x100)", "test"),
     ("Table 7 (dev F1, BERT-BASE)", "dev"),

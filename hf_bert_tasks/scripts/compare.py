@@ -387,16 +387,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Parse ``argv``, check every arm, run (or reuse) every configuration x seed, write and print the report.
+
+    Raises:
+        ValueError: a bad flag or arm setting (naming the arm), a ``--reuse`` that is not ``LABEL=DIR`` or names no
+            configuration of ``--modes``/``--strategies``.
+        FileNotFoundError: a ``--reuse`` folder without ``all_results.json``.
+    """
     import logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
     common = given_settings(extra)  # the fine-tune flags given for every run
     args.reuse_map = []
+    labels = [c["label"] for c in configurations(parse_list(args.modes), parse_list(args.strategies))]
     for item in args.reuse:
         if "=" not in item:
             raise ValueError(f"--reuse {item!r}: expected LABEL=DIR, e.g. finetune=runs/real/mrpc")
         label, path = item.split("=", 1)
+        if label not in labels:  # it would be ignored and the configuration run in full
+            raise ValueError(f"--reuse {item}: no configuration {label!r} in this comparison; expected one of {labels}")
         if not os.path.isfile(os.path.join(path, "all_results.json")):
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map.append((label, path))
