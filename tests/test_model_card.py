@@ -12,7 +12,7 @@ import pytest
 
 from hf_bert_tasks import get_task
 from hf_bert_tasks import model_card as mc
-from hf_bert_tasks.hub import files_to_push, pop_push_settings
+from hf_bert_tasks.hub import files_to_push, pop_push_settings, push_output_dir
 from hf_bert_tasks.run_record import RunRecordCallback, model_origin
 from tests.conftest import REPO, SAMPLES
 
@@ -185,6 +185,13 @@ def test_a_folder_without_the_record_gets_a_card_without_its_fields_and_a_warnin
     assert "Seed: not recorded (one run)." in card.text
     assert card.text.count("Not recorded by the run.") == 2  # hyperparameters and training log
     assert "run_info.json (written while training by RunRecordCallback)" in caplog.text and "--base_model" in caplog.text
+
+
+def test_a_push_without_weights_names_the_weights_before_the_missing_record(tmp_path):
+    # an older run's folder: no run_info.json (so no task for the card) and no weights; the weights are the blocker
+    _write(tmp_path, "all_results.json", {"eval_f1": 0.5})
+    with pytest.raises(FileNotFoundError, match=r"no \*\.safetensors weights to push \(found \['all_results.json'\]\)"):
+        push_output_dir(str(tmp_path), "org/m")  # raised before any network call
 
 
 @pytest.mark.parametrize("name, folder, expected", [
