@@ -13,8 +13,7 @@ import logging
 from dataclasses import dataclass, field
 
 from .. import paper
-from .base import TrainingMode
-from .registry import register_training_mode
+from . import TrainingMode, register_training_mode
 
 NAME = "feature_based"
 
@@ -23,6 +22,9 @@ NAME = "feature_based"
 class FeatureBasedArguments:
     """The feature-based mode's flags (the head's and the cache's); a base class of
     :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`."""
+
+    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
+    bounds = (("head_hidden_size", 1, None, "a positive integer"),)
 
     feature_strategy: str = field(
         default="concat_last_four",
@@ -65,22 +67,9 @@ class FeatureBasedMode(TrainingMode):
     report_group = "Feature-based approach (frozen encoder)"
     colour = "tab:orange"
 
-    def check_arguments(self, training_args, selected: bool) -> None:
-        """Strategy, head, pooling and cache-layer names known; ``--head_hidden_size`` positive."""
-        from ..feature_based import HEADS, POOLINGS, STRATEGIES
-
-        args = training_args
-        if args.feature_strategy not in STRATEGIES:
-            raise ValueError(f"--feature_strategy {args.feature_strategy!r}: expected one of {list(STRATEGIES)}")
-        if args.head not in HEADS:
-            raise ValueError(f"--head {args.head!r}: expected one of {list(HEADS)}")
-        if args.pooling not in POOLINGS:
-            raise ValueError(f"--pooling {args.pooling!r}: expected one of {list(POOLINGS)}")
-        if args.feature_cache_layers not in ("strategy", "all"):
-            raise ValueError(f"--feature_cache_layers {args.feature_cache_layers!r}: expected strategy or all")
-        if args.head_hidden_size < 1:
-            raise ValueError(f"--head_hidden_size {args.head_hidden_size}: expected a positive integer")
-        if selected and args.gradient_checkpointing:
+    def check_arguments(self, training_args, selected: bool = True) -> None:
+        """Names and sizes are checked from the flags' declarations; only a note on ``--gradient_checkpointing``."""
+        if training_args.gradient_checkpointing:
             # Nothing in the frozen encoder keeps activations for backward; checkpointing it would only cost time.
             logging.getLogger(__name__).info("--gradient_checkpointing has no effect on a frozen encoder")
 

@@ -8,8 +8,7 @@ for GLUE). The only mode that allows ``--reinit_pooler`` / ``--reinit_layers`` (
 from __future__ import annotations
 
 from .. import paper
-from .base import TrainingMode
-from .registry import register_training_mode
+from . import TrainingMode, register_training_mode
 
 NAME = "finetune"
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .base import TrainingMode, has_file
-from .registry import register_training_mode
+from . import TrainingMode, has_file, register_training_mode
 
 NAME = "lora"
 
@@ -22,6 +21,10 @@ class LoraArguments:
     """The LoRA mode's flags, each a ``peft.LoraConfig`` field: ``--lora_r`` = ``r``, ``--lora_alpha`` =
     ``lora_alpha``, ``--lora_dropout`` = ``lora_dropout``, ``--lora_target_modules`` = ``target_modules``
     (comma-separated). A base class of :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`."""
+
+    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
+    bounds = (("lora_r", 1, None, "a positive integer"), ("lora_alpha", 1, None, "a positive integer"),
+              ("lora_dropout", 0.0, 1.0, "a probability in [0, 1)"))
 
     lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
     lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
@@ -41,14 +44,6 @@ class LoraMode(TrainingMode):
     arguments_class = LoraArguments
     default_learning_rate = 5e-4
     colour = "tab:green"
-
-    def check_arguments(self, training_args, selected: bool) -> None:
-        """``--lora_r`` and ``--lora_alpha`` positive, ``--lora_dropout`` in [0, 1)."""
-        if training_args.lora_r < 1 or training_args.lora_alpha < 1:
-            raise ValueError(f"--lora_r {training_args.lora_r} / --lora_alpha {training_args.lora_alpha}: expected "
-                             "positive integers")
-        if not 0.0 <= training_args.lora_dropout < 1.0:
-            raise ValueError(f"--lora_dropout {training_args.lora_dropout}: expected a probability in [0, 1)")
 
     def build_model(self, task, model_args, training_args):
         """The fine-tuning task model wrapped in a ``peft.PeftModel`` with the ``--lora_*`` ``LoraConfig``."""
