@@ -8,6 +8,7 @@ most 40 times (consecutive recorded calls in different modules).
 """
 
 import importlib
+import itertools
 import os
 import pkgutil
 import sys
@@ -57,7 +58,7 @@ def test_a_glue_finetune_run_stays_in_few_modules_of_its_own_mode_and_task(tmp_p
             "--disable_tqdm", "true", "--no_cache_tokenized"]
     calls = trace_run(argv)
     modules = sorted(set(calls))
-    changes = sum(a != b for a, b in zip(calls, calls[1:]))
+    changes = sum(a != b for a, b in itertools.pairwise(calls))
     forbidden = sorted({m for m in modules if any(m == f or (f.endswith("/") and m.startswith(f)) for f in FORBIDDEN)})
     report = f"{len(modules)} modules, {changes} module changes: {modules}"
     assert not forbidden, f"code of another mode or task ran: {forbidden}; {report}"

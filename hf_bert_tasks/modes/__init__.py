@@ -1,14 +1,16 @@
 """Training modes (``--mode``): the :class:`TrainingMode` contract and its registry, one module per mode.
 
-* :mod:`.finetune` — every weight trained, the paper's defaults (§3.2, §4, Appendix A.3); the default mode;
-* :mod:`.lora` — peft LoRA adapters on the frozen encoder + the task head;
-* :mod:`.feature_based` — a frozen encoder, a Table 7 layer strategy and a trained head (§5.3).
+* ``finetune`` (:class:`FinetuneMode`, here) — every weight trained, the paper's defaults (§3.2, §4, Appendix
+  A.3); the default mode, with the task model that LoRA wraps too (:func:`load_task_model`, :func:`reinit_top_layers`,
+  :func:`declare_batch_mean_loss`);
+* ``lora`` (:mod:`hf_bert_tasks.lora`) — peft LoRA adapters on the frozen encoder + the task head;
+* ``feature_based`` (:mod:`hf_bert_tasks.feature_based`) — a frozen encoder, a Table 7 layer strategy and a head.
 
 A mode owns ``build_model``, its default hyperparameters, its model-card text, what happens after training (LoRA
-merges its adapter) and what ``compare`` shows for it; its flags are a dataclass in its module that
-:class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments` inherits (checked declaratively from the fields'
-``choices`` / ``range`` metadata, so no mode code runs for another mode's flags). Nothing else in the package
-branches on a mode's name.
+merges its adapter) and what ``compare`` shows for it. Its flags are a light dataclass in ``modes/<name>.py``
+(``--help`` reads it from the source) that :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments` inherits;
+they are checked from their declarations (``choices`` and the dataclass's ``bounds``), so no mode's code runs for
+another mode's flags. Nothing else in the package branches on a mode's name.
 
 The registry is lazy, like transformers' auto classes: :data:`TRAINING_MODES` maps a built-in name to its module
 path until the mode is first used, then to the instance the module registered (peft's ``register_peft_method``
@@ -23,16 +25,21 @@ from __future__ import annotations
 import abc
 import difflib
 import importlib
+import logging
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import paper
+
+logger = logging.getLogger(__name__)
+
 #: ``--mode`` when none is given, and the mode of a saved folder that no other mode recognizes.
 DEFAULT_TRAINING_MODE = "finetune"
 #: built-in modes, in the order of ``--mode``'s choices and ``compare --modes``: name -> module (imported on first use).
-_BUILTIN = {"finetune": "hf_bert_tasks.modes.finetune", "lora": "hf_bert_tasks.modes.lora",
-            "feature_based": "hf_bert_tasks.modes.feature_based"}
+_BUILTIN = {"finetune": "hf_bert_tasks.modes", "lora": "hf_bert_tasks.lora",
+            "feature_based": "hf_bert_tasks.feature_based"}
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -225,6 +232,153 @@ def has_file(output_dir: str, name: str) -> bool:
     return os.path.isfile(os.path.join(output_dir, name))
 
 
-__all__ = ["DEFAULT_TRAINING_MODE", "TRAINING_MODES", "TrainingMode", "arm_from_label", "get_training_mode",
-           "infer_training_mode", "list_training_modes", "mode_of", "register_training_mode",
-           "unregister_training_mode"]
+# ---------------------------------------------------------------------------------------- the default mode
+class FinetuneMode(TrainingMode):
+    """Full fine-tuning of ``task.model_class()`` loaded from the checkpoint (:func:`load_task_model`)."""
+
+    name = "finetune"
+    help = "all weights trained (paper §3.2)"
+    card_text = ("Training mode: **fine-tuning** — every weight of the encoder and the task head was trained "
+                 "(paper §3.2).")
+    allows_reinit = True
+
+    def default_lr_grid(self, task) -> tuple[float, ...]:
+        """The task's paper grid (:attr:`PaperDefaults.lr_grid <hf_bert_tasks.tasks.base.PaperDefaults>`)."""
+        return tuple(task.paper_defaults.lr_grid)
+
+    def build_model(self, task, model_args, training_args):
+        """``task.model_class()`` from ``model_args.model_name_or_path``, with ``--reinit_layers`` /
+        ``--reinit_pooler`` applied and the batch-mean loss declared."""
+        model = load_task_model(task, model_args)
+        model = reinit_top_layers(model, getattr(model_args, "reinit_layers", 0),
+                                  getattr(model_args, "reinit_pooler", False))
+        return declare_batch_mean_loss(model)
+
+    def paper_number(self, task, config: dict) -> tuple[float | None, str]:
+        """CoNLL-2003: Table 7's fine-tuning row (dev F1, BERT-BASE); other tasks: the task's ``paper_results``
+        for BERT-base (GLUE: Table 1, test server)."""
+        if task.name == paper.TABLE7_TASK:
+            return paper.TABLE7_FINETUNE_DEV_F1["BERT-BASE"], paper.TABLE7_SOURCE
+        value = task.paper_results.get("BERT-base", {}).get(task.primary_metric)
+        return value, task.paper_source if value is not None else ""
+
+
+def load_task_model(task, model_args):
+    """Load ``model_args.model_name_or_path`` with ``task``'s head (``task.model_class()``) and label names in its
+    config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA.
+
+    Attention runs through ``torch.nn.functional.scaled_dot_product_attention`` (``--attn_implementation sdpa``, the
+    default: fused/flash kernels on GPU, same numbers as ``eager`` up to float rounding); a model class without SDPA
+    support falls back to its default implementation with a warning.
+
+    Raises:
+        ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
+            the message says which sizes differ and how to start from the encoder instead.
+    """
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(
+        model_args.model_name_or_path, revision=model_args.model_revision, cache_dir=model_args.cache_dir,
+        **task.model_config_kwargs(),
+    )
+    model_class = task.model_class()
+    attn = getattr(model_args, "attn_implementation", None)
+    try:
+        try:
+            return model_class.from_pretrained(
+                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
+                cache_dir=model_args.cache_dir, **({"attn_implementation": attn} if attn else {}),
+            )
+        except ValueError as err:
+            # An architecture without an SDPA kernel refuses attn_implementation="sdpa": use its default instead.
+            if attn != "sdpa" or "sdpa" not in str(err).lower():
+                raise
+            logger.warning("%s does not support SDPA attention; using its default", model_args.model_name_or_path)
+            return model_class.from_pretrained(
+                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
+                cache_dir=model_args.cache_dir,
+            )
+    except RuntimeError as err:
+        # transformers 4 said "size mismatch for classifier.weight ..."; 5.x logs a report and raises
+        # "You set `ignore_mismatched_sizes` to `False` ...": name the sizes ourselves.
+        if "size mismatch" not in str(err) and "ignore_mismatched_sizes" not in str(err):
+            raise
+
+        saved = AutoConfig.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
+                                           cache_dir=model_args.cache_dir)
+        raise ValueError(
+            f"{model_args.model_name_or_path}: its classification head does not fit task {task.name!r} "
+            f"({task.num_labels} label(s)); the checkpoint's head has {saved.num_labels} output(s) "
+            f"({list(saved.id2label.values())}) — fine-tune from the base encoder checkpoint instead"
+        ) from None
+
+
+def reinit_top_layers(model, n: int, pooler: bool = False):
+    """Re-initialise the top ``n`` encoder layers (and the pooler when ``pooler``) of ``model`` as BERT initialises
+    them (every ``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
+    ``model``.
+
+    Source: Zhang et al. 2021, "Revisiting Few-sample BERT Fine-tuning" (ICLR), §5: the pooler and the top layers
+    are specialised to the pretraining objectives (NSP, MLM); re-initialising them speeds up and stabilises
+    fine-tuning on small data. Done by hand: transformers 5's ``_init_weights`` skips loaded tensors.
+
+    Raises:
+        ValueError: ``n`` < 0 or more than the model's ``num_hidden_layers``.
+    """
+    import torch
+
+    layers = model.config.num_hidden_layers
+    if not 0 <= n <= layers:
+        raise ValueError(f"--reinit_layers {n}: expected 0 <= N <= {layers} (the model's num_hidden_layers)")
+    base = model.base_model
+    modules = list(base.encoder.layer[layers - n:]) if n else []
+    if pooler and getattr(base, "pooler", None) is not None:
+        modules.append(base.pooler)
+    with torch.no_grad():
+        for module in (m for top in modules for m in top.modules()):
+            if isinstance(module, torch.nn.Linear):
+                module.weight.normal_(0.0, model.config.initializer_range)
+                if module.bias is not None:
+                    module.bias.zero_()
+            elif isinstance(module, torch.nn.LayerNorm):
+                module.weight.fill_(1.0)
+                module.bias.zero_()
+    return model
+
+
+def declare_batch_mean_loss(model):
+    """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
+
+    BERT's heads (sequence/token classification, QA, multiple choice, pretraining) average their loss over the batch
+    and ignore ``num_items_in_batch``, but their ``forward`` takes ``**kwargs``; ``Trainer`` (transformers 5.24)
+    then passes ``num_items_in_batch`` and multiplies the loss by the number of processes under DDP — 2x gradients
+    and a 2x logged/eval loss on 2 processes. With ``accepts_loss_kwargs = False`` Trainer treats the loss as a
+    per-batch mean, which is what it is. The recipe's trainer then normalises the training loss over the global
+    batch itself (per labelled token for NER, per example otherwise:
+    :class:`hf_bert_tasks.loss_normalisation.GlobalLossTrainer`). ``tests/test_distributed.py`` compares a
+    2-process run with the 1-process one.
+    """
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base.accepts_loss_kwargs = False
+    return model
+
+
+register_training_mode(FinetuneMode())
+
+
+__all__ = [
+    "DEFAULT_TRAINING_MODE",
+    "TRAINING_MODES",
+    "FinetuneMode",
+    "TrainingMode",
+    "arm_from_label",
+    "declare_batch_mean_loss",
+    "get_training_mode",
+    "infer_training_mode",
+    "list_training_modes",
+    "load_task_model",
+    "mode_of",
+    "register_training_mode",
+    "reinit_top_layers",
+    "unregister_training_mode",
+]
