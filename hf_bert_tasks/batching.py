@@ -250,7 +250,7 @@ def _index_sampler(dataloader) -> IndexSampler | None:
 #   Trainer counts nothing for them: the one custom piece left counts their ``start_positions`` rows
 #   (:meth:`GlobalLossTrainer.get_batch_samples`) and rescales the head's batch mean (:meth:`compute_loss`).
 #
-# Evaluation uses the same function per eval batch (Trainer's ``prediction_step``): a per-batch mean as before.
+# Evaluation keeps the head's own batch mean (``eval_loss`` as without ``compute_loss_func``).
 # ``--label_smoothing_factor`` or a caller's ``compute_loss_func`` keep Trainer's own path (micro-batch means);
 # ``--average_tokens_across_devices False`` counts per process.
 
@@ -380,6 +380,7 @@ class GlobalLossTrainer(LengthSortedTrainer):
             kwargs["compute_loss_func"] = global_batch_loss
         super().__init__(*args, **kwargs)
         self.loss_unit = loss_unit
+        self._ours = ours
         self._count_rows = ours and loss_unit == "examples"  # SQuAD: Trainer counts only `labels`
 
     def get_batch_samples(self, epoch_iterator, num_batches, device):
@@ -387,16 +388,25 @@ class GlobalLossTrainer(LengthSortedTrainer):
         the rows of ``start_positions``, summed over the processes unless ``average_tokens_across_devices`` is off."""
         batches, count = super().get_batch_samples(epoch_iterator, num_batches, device)
         if count is None and self._count_rows:
-            count = sum((count_loss_terms(b, "examples").to(device) for b in batches), torch.zeros((), dtype=torch.long, device=device))
+            count = torch.zeros((), dtype=torch.long, device=device)
+            for batch in batches:
+                count += count_loss_terms(batch, "examples").to(device)
             if self.args.world_size > 1 and self.args.average_tokens_across_devices:
                 count = self.accelerator.reduce(count, reduction="sum")
         return batches, count
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        if "labels" in inputs or num_items_in_batch is None or not self._count_rows:
+        if not self._ours or (model.training and "labels" in inputs):  # Trainer's path (with our function or not)
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-        # SQuAD: the head's batch mean x local examples x processes / global examples, written as a division so
-        # that it is bitwise the former ``mean / accumulation_steps`` when the micro-batches are equal
+        if not model.training:  # evaluation: the head's own batch mean, as Trainer without compute_loss_func
+            self.compute_loss_func = None
+            try:
+                return super().compute_loss(model, inputs, return_outputs)
+            finally:
+                self.compute_loss_func = global_batch_loss
+        # SQuAD training (no `labels`, Trainer counted nothing): the head's batch mean x local examples x processes /
+        # global examples, written as a division so that it is bitwise the former ``mean / accumulation_steps``
+        # when the micro-batches are equal
         self.loss_is_scaled_for_ga = True
         processes = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
         outputs = model(**inputs)

@@ -225,7 +225,7 @@ class PreparedData:
 
 def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> PreparedData:
     """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
-    ``--no_cache_tokenized``; :func:`hf_bert_tasks.tokenized_cache.preprocess_cached`)."""
+    ``--no_cache_tokenized``; :func:`hf_bert_tasks.tokenized_cache.preprocess_splits`)."""
     train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
     limits = {train_split: data_args.max_train_samples, **{s: data_args.max_eval_samples for s in eval_splits},
               **{s: data_args.max_predict_samples for s in test_splits}}
@@ -233,10 +233,10 @@ def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> Prepar
         raw = {s: raw[s] if n is None else raw[s].select(range(min(n, len(raw[s])))) for s, n in limits.items()
                if s is not None}
         if getattr(data_args, "cache_tokenized", False):
-            from .tokenized_cache import preprocess_cached
+            from .tokenized_cache import preprocess_splits
 
-            features = {s: preprocess_cached(task, raw[s], tokenizer, data_args.max_seq_length, s,
-                                             data_args.tokenized_cache_dir, data_args.overwrite_cache) for s in raw}
+            features = preprocess_splits(task, raw, tokenizer, data_args.max_seq_length,
+                                         data_args.tokenized_cache_dir, data_args.overwrite_cache)
         else:
             features = {s: task.preprocess(raw[s], tokenizer, data_args.max_seq_length, s) for s in raw}
     return PreparedData(train_split, eval_splits, test_splits, raw, features)

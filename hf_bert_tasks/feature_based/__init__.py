@@ -50,6 +50,7 @@ from .strategies import STRATEGIES, LayerCombiner, ScalarMix, Strategy, get_stra
 #: Table 7's fine-tuning rows (CoNLL-2003 dev F1, x100); kept here for importers, the numbers live in ``paper``.
 PAPER_FINETUNE_F1 = paper.TABLE7_FINETUNE_DEV_F1
 
+
 class FeatureBasedMode(TrainingMode):
     """A frozen encoder, a Table 7 layer strategy and a trained head (:mod:`hf_bert_tasks.feature_based`)."""
 
@@ -119,30 +120,9 @@ register_training_mode(FeatureBasedMode())
 
 
 __all__ = [
-    "HEADS",
-    "HEAD_REGISTRY",
-    "PAPER_FINETUNE_F1",
-    "POOLINGS",
-    "STRATEGIES",
-    "BertFeatureBasedConfig",
-    "BertFeatureBasedModel",
-    "ChoiceHead",
-    "FeatureCacheCollator",
-    "FeatureHead",
-    "LayerCombiner",
-    "ScalarMix",
-    "SequenceHead",
-    "SpanHead",
-    "Strategy",
-    "TokenBiLSTMHead",
-    "TokenLinearHead",
-    "build_feature_based_model",
-    "build_feature_cache",
-    "data_fingerprint",
-    "encoder_fingerprint",
-    "find_feature_cache",
-    "get_strategy",
-    "head_class",
-    "prepare_feature_cache",
-    "register_head",
+    "HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
+    "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead", "LayerCombiner", "ScalarMix",
+    "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead", "build_feature_based_model",
+    "build_feature_cache", "data_fingerprint", "encoder_fingerprint", "find_feature_cache", "get_strategy",
+    "head_class", "prepare_feature_cache", "register_head"
 ]
