@@ -141,8 +141,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     for split in data.eval_splits:
         eval_metrics.update(task.evaluate(trainer, raw[split], features[split], split, training_args.output_dir))
         eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(features[split])
-    if eval_metrics or data.train_split is None:
-        trainer.save_metrics("eval" if eval_metrics else "all", eval_metrics)
+    if eval_metrics:
+        trainer.save_metrics("eval", eval_metrics)
         results.update(eval_metrics)
     if data.train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
         from .plots import finish_training_curves
@@ -151,6 +151,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     for split in data.test_splits:
         for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
             logger.info("wrote %s", path)
+    if not results:  # predictions only: all_results.json (the finished-run marker) comes last
+        trainer.save_metrics("all", {})
     return results
 
 
