@@ -26,7 +26,6 @@ SWAG batch 16 …), so an explicit command-line value always wins.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import sys
@@ -357,17 +356,6 @@ class CliArgumentParser(HfArgumentParser):
         raise UsageError(message)
 
 
-def _unrecognized(parser: HfArgumentParser, remaining: list[str]) -> str:
-    """``unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)`` (``difflib`` suggestions)."""
-    import difflib
-
-    known = [s for action in parser._actions for s in action.option_strings]
-    flags = [a.split("=")[0] for a in remaining if a.startswith("--")]
-    close = {f: difflib.get_close_matches(f.replace("-", "_"), known, n=1, cutoff=0.75) for f in flags}
-    hints = [c[0] for c in close.values() if c]
-    return f"unrecognized arguments: {' '.join(remaining)}" + (f" (did you mean {', '.join(hints)}?)" if hints else "")
-
-
 def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
     """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins.
 
@@ -395,52 +383,35 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         del argv[i : i + 2]
     prefix: list[str] = []
     if config is not None:
+        from .config_file import settings_argv
+
         values = read_config_file(config)
-        known = {f.name for dc in dataclass_types for f in dataclasses.fields(dc)}
-        unknown = sorted(set(values) - known)
+        unknown = sorted(set(values) - {f.name for dc in dataclass_types for f in dataclasses.fields(dc)})
         if unknown:
             raise ValueError(f"{config}: unknown argument(s) {unknown}")
-        # Config values become command-line defaults, so explicit flags given after them win.
-        cli_keys = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
-        for key, value in values.items():
-            if key not in cli_keys and value is not None:
-                prefix += [f"--{key}", *map(str, value if isinstance(value, (list, tuple)) else [value])]
+        # Config values become command-line tokens before the explicit flags, which therefore win.
+        given = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
+        prefix = settings_argv({k: v for k, v in values.items() if k not in given}, parser)
     *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
     if remaining:
-        raise UsageError(_unrecognized(parser, remaining))
+        from .config_file import unrecognized
+
+        raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return tuple(outputs)
 
 
 def read_config_file(path: str) -> dict:
-    """The argument values of a ``--config`` file: a YAML (``.yaml``/``.yml``) or JSON mapping of flag names
-    (without ``--``) to values. Used by ``finetune``/``pretrain`` (:func:`parse_args`) and ``compare``.
+    """The argument values of a ``--config`` file (a YAML or JSON mapping of flag names to values): the package's
+    one settings-file reader, :func:`hf_bert_tasks.config_file.read_config` (``compare`` and the CLI's checks use it
+    too).
 
     Raises:
         FileNotFoundError: no file at ``path``.
         ValueError: the file does not parse (names the file and the parser's message) or is not a mapping.
     """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"--config {path}: no such file; expected a .yaml or .json file of argument values")
-    yaml_file = path.endswith((".yaml", ".yml"))
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if yaml_file:
-        import yaml
+    from .config_file import read_config
 
-        try:
-            values = yaml.safe_load(text)
-        except yaml.YAMLError as err:  # names the line and column
-            raise ValueError(f"--config {path}: not valid YAML ({err})") from None
-    else:
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"--config {path}: not valid JSON ({err})") from None
-    if values is None:
-        return {}
-    if not isinstance(values, dict):
-        raise ValueError(f"{path}: expected a mapping of argument names to values, got {type(values).__name__}")  # noqa: TRY004
-    return values
+    return read_config(path)
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, apply_task_defaults
 from .checkpoints import AUTO_RESUME, check_output_dir, resolve_resume  # noqa: F401 - the recipe's public names
 from .modes import TRAINING_MODES, declare_batch_mean_loss, load_task_model, mode_of, reinit_top_layers  # noqa: F401
 from .tasks import Task, get_task
+
+if TYPE_CHECKING:  # the arguments module imports transformers: inside the functions (the CLI imports this one)
+    from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +42,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     Raises:
         ValueError: bad flags or data (``docs/bad_inputs.md``); the CLI prints it as one ``error:`` line.
     """
-    from .arguments import parse_args, setup_process_logging
+    from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args, setup_process_logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = parse_args(
@@ -62,6 +65,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     """
     from transformers import AutoConfig, AutoTokenizer
 
+    from .arguments import apply_task_defaults
     from .hub import finish_run, pop_push_settings
     from .tokenization import fit_tokenizer_to_model
 
