@@ -355,7 +355,7 @@ def declare_batch_mean_loss(model):
     and a 2x logged/eval loss on 2 processes. With ``accepts_loss_kwargs = False`` Trainer treats the loss as a
     per-batch mean, which is what it is. The recipe's trainer then normalises the training loss over the global
     batch itself (per labelled token for NER, per example otherwise:
-    :class:`hf_bert_tasks.loss_normalisation.GlobalLossTrainer`). ``tests/test_distributed.py`` compares a
+    :class:`hf_bert_tasks.batching.GlobalLossTrainer`). ``tests/test_distributed.py`` compares a
     2-process run with the 1-process one.
     """
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
