@@ -25,7 +25,7 @@ SWAG batch 16 …), so an explicit command-line value always wins.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
 import os
 import sys
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from transformers import HfArgumentParser, TrainingArguments
 
 from .cli import UsageError
-from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, get_training_mode, mode_of
+from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
 from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
 from .tasks import get_task, list_tasks
@@ -200,10 +200,9 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
     )
 
     def __post_init__(self):
-        # Training modes: checked here so a typo fails before any data is read; every mode checks its own flags.
-        selected = get_training_mode(self.mode)
-        for mode in TRAINING_MODES.values():
-            mode.check_arguments(self, selected=mode is selected)
+        mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
+        check_declared_values(self)  # every mode's flags (choices, bounds), so a bad one fails in any compare arm
+        self._metric_unset = self.metric_for_best_model is None  # filled from the task (apply_task_defaults)
         # No --do_* flag at all means "every split the data has"; remember explicit flags before Trainer's
         # post-init changes them.
         flags = (self.do_train, self.do_eval, self.do_predict)
@@ -268,6 +267,31 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
         return seeds
 
 
+_TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
+
+
+def check_declared_values(args) -> None:
+    """Check the fields of ``args``' dataclass against their declarations: a ``choices`` list in a field's metadata
+    (also when the object was built from a dict, which argparse never checks) and the ``bounds`` tuples of the
+    classes it inherits (``(flag, lowest, upper bound excluded or None, what is expected)``, e.g.
+    :class:`~hf_bert_tasks.modes.lora.LoraArguments`). No training mode's code runs for it.
+
+    Raises:
+        ValueError: ``--<flag> <value>: expected ...``.
+    """
+    for f in dataclasses.fields(args):
+        if f.name in _TRAINER_FIELDS or f.name == "mode":
+            continue  # TrainingArguments checks its own; --mode: mode_of
+        choices, value = f.metadata.get("choices"), getattr(args, f.name, None)
+        if choices is not None and value is not None and value not in choices:
+            raise ValueError(f"--{f.name} {value!r}: expected one of {list(choices)}")
+    for cls in type(args).__mro__:
+        for name, low, high, expected in vars(cls).get("bounds", ()):
+            value = getattr(args, name)
+            if value < low or (high is not None and value >= high):
+                raise ValueError(f"--{name} {value}: expected {expected}")
+
+
 def use_cpu_under_launcher(args: TrainingArguments) -> None:
     """Set ``args.use_cpu`` when a launcher started several processes (``WORLD_SIZE`` > 1) on a machine without
     CUDA, MPS or XPU. Call before ``TrainingArguments.__post_init__``.
@@ -293,7 +317,11 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     """Fill what the user did not set: learning rate, batch size and epochs from the training mode's defaults
     (:meth:`~hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`: the task's
     :class:`~hf_bert_tasks.tasks.base.PaperDefaults`, or the mode's own learning rate), ``max_seq_length`` from the
-    task, and a bare ``--lr_grid`` from the mode's grid (fine-tuning: the task's paper grid).
+    task, a bare ``--lr_grid`` from the mode's grid (fine-tuning: the task's paper grid), and with
+    ``--load_best_model_at_end`` but no ``--metric_for_best_model`` the task's primary dev metric
+    (``greater_is_better`` from its :class:`~hf_bert_tasks.tasks.base.MetricSpec`) — Trainer's own default keeps the
+    lowest ``eval_loss``. Tasks whose in-training evaluation has no metric (SQuAD: scored after post-processing)
+    keep the loss.
 
     Raises:
         ValueError: a bare ``--lr_grid`` with a mode that has no default grid.
@@ -304,6 +332,10 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         setattr(training_args, key, defaults[key])
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
+    if (training_args.load_best_model_at_end and getattr(training_args, "_metric_unset", False)
+            and task.trainer_compute_metrics() is not None):
+        training_args.metric_for_best_model = task.primary_metric  # Trainer reads it as eval_<metric>
+        training_args.greater_is_better = task.metric_spec(task.primary_metric).higher_is_better
     if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:
         grid = mode.default_lr_grid(task)
         if not grid:
@@ -322,17 +354,6 @@ class CliArgumentParser(HfArgumentParser):
 
     def error(self, message):
         raise UsageError(message)
-
-
-def _unrecognized(parser: HfArgumentParser, remaining: list[str]) -> str:
-    """``unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)`` (``difflib`` suggestions)."""
-    import difflib
-
-    known = [s for action in parser._actions for s in action.option_strings]
-    flags = [a.split("=")[0] for a in remaining if a.startswith("--")]
-    close = {f: difflib.get_close_matches(f.replace("-", "_"), known, n=1, cutoff=0.75) for f in flags}
-    hints = [c[0] for c in close.values() if c]
-    return f"unrecognized arguments: {' '.join(remaining)}" + (f" (did you mean {', '.join(hints)}?)" if hints else "")
 
 
 def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
@@ -362,34 +383,35 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         del argv[i : i + 2]
     prefix: list[str] = []
     if config is not None:
-        with open(config, encoding="utf-8") as f:
-            if config.endswith((".yaml", ".yml")):
-                import yaml
+        from .config_file import settings_argv
 
-                values = yaml.safe_load(f) or {}
-            else:
-                values = json.load(f)
-        if not isinstance(values, dict):
-            raise ValueError(f"{config}: expected a mapping of argument names to values")
-        known = {f.name for dc in dataclass_types for f in dc.__dataclass_fields__.values()}
-        unknown = sorted(set(values) - known)
+        values = read_config_file(config)
+        unknown = sorted(set(values) - {f.name for dc in dataclass_types for f in dataclasses.fields(dc)})
         if unknown:
             raise ValueError(f"{config}: unknown argument(s) {unknown}")
-        # Config values become command-line defaults, so explicit flags given after them win.
-        cli_keys = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
-        for key, value in values.items():
-            if key in cli_keys:
-                continue
-            if isinstance(value, bool):
-                prefix += [f"--{key}", str(value)]
-            elif isinstance(value, (list, tuple)):
-                prefix += [f"--{key}", *map(str, value)]
-            elif value is not None:
-                prefix += [f"--{key}", str(value)]
+        # Config values become command-line tokens before the explicit flags, which therefore win.
+        given = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
+        prefix = settings_argv({k: v for k, v in values.items() if k not in given}, parser)
     *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
     if remaining:
-        raise UsageError(_unrecognized(parser, remaining))
+        from .config_file import unrecognized
+
+        raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return tuple(outputs)
+
+
+def read_config_file(path: str) -> dict:
+    """The argument values of a ``--config`` file (a YAML or JSON mapping of flag names to values): the package's
+    one settings-file reader, :func:`hf_bert_tasks.config_file.read_config` (``compare`` and the CLI's checks use it
+    too).
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        ValueError: the file does not parse (names the file and the parser's message) or is not a mapping.
+    """
+    from .config_file import read_config
+
+    return read_config(path)
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:

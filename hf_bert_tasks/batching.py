@@ -1,4 +1,7 @@
-"""Length-aware batching for the fine-tune recipe: length-grouped training batches, length-sorted eval batches.
+"""The fine-tune recipe's ``Trainer``: length-aware batches and a loss normalised over the global batch.
+
+:class:`GlobalLossTrainer` (the recipe's) = :class:`LengthSortedTrainer` (batches, below) + the loss rule
+(:func:`global_batch_loss`, last section).
 
 Padding is wasted compute: with dynamic padding every batch is as long as its longest feature. Two remedies, both on
 by default in ``hf-bert-tasks finetune``:
@@ -23,6 +26,7 @@ kernel blocking) and, for losses averaged over tokens (NER), ``eval_loss``, whic
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 import numpy as np
@@ -222,3 +226,191 @@ def _index_sampler(dataloader) -> IndexSampler | None:
         todo += [getattr(obj, name, None) for name in ("sampler", "batch_sampler", "base_dataloader")]
     return None
 
+
+
+# ---------------------------------------------------------------------------------------------------- the loss
+# Trainer with a model that ignores ``num_items_in_batch`` (every BERT head, ``declare_batch_mean_loss``) averages
+# the head's loss per micro-batch, divides it by the accumulation steps, and DDP averages the processes' gradients:
+# a mean of micro-batch means, the global mean only when every micro-batch holds as many loss terms. The recipe's
+# loss of an optimizer step is instead
+#
+#     sum of the loss terms of all micro-batches of all processes / number of those terms
+#
+# so batch 2 x accumulation 1, 1 x 2 and 2 processes x 1 give the same update. transformers 5.24 does the counting
+# when given ``compute_loss_func``: ``get_batch_samples`` sums ``labels != -100`` over the step's micro-batches and,
+# with ``average_tokens_across_devices`` (default), over the processes (one gather per step); ``compute_loss`` pops
+# ``labels``, calls ``compute_loss_func(outputs, labels, num_items_in_batch)`` and multiplies by the number of
+# processes (DDP averages gradients); ``loss_is_scaled_for_ga`` becomes true. That gives the units
+# (:data:`LOSS_UNITS`):
+#
+# * ``"labels"``: one cross-entropy term per label that is not -100 — NER (labelled WordPieces, a number that varies
+#   per sentence: the case that micro-batch means got wrong), GLUE classification and SWAG (-100 = unknown label);
+# * ``"examples"``: STS-B regression (squared error; float labels, never -100, so Trainer's count is the number of
+#   examples) and SQuAD spans (``(CE(start) + CE(end)) / 2`` per window). SQuAD batches have no ``labels`` key, so
+#   Trainer counts nothing for them: the one custom piece left counts their ``start_positions`` rows
+#   (:meth:`GlobalLossTrainer.get_batch_samples`) and rescales the head's batch mean (:meth:`compute_loss`).
+#
+# Evaluation keeps the head's own batch mean (``eval_loss`` as without ``compute_loss_func``).
+# ``--label_smoothing_factor`` or a caller's ``compute_loss_func`` keep Trainer's own path (micro-batch means);
+# ``--average_tokens_across_devices False`` counts per process.
+
+#: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (comment above).
+LOSS_UNITS = {
+    "token_classification": "labels",
+    "single_label_classification": "labels",
+    "multiple_choice": "labels",
+    "regression": "examples",
+    "question_answering": "examples",
+}
+UNITS = ("labels", "examples")
+#: batch keys holding the training targets, one row per example (first one present is used to count examples).
+TARGET_KEYS = ("labels", "start_positions")
+
+
+def loss_unit(problem_type: str) -> str:
+    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"``.
+
+    Raises:
+        ValueError: an unknown problem type (the message lists the known ones).
+    """
+    if problem_type not in LOSS_UNITS:
+        raise ValueError(f"problem_type {problem_type!r}: expected one of {sorted(LOSS_UNITS)}")
+    return LOSS_UNITS[problem_type]
+
+
+def count_loss_terms(batch, unit: str) -> torch.Tensor:
+    """Number of loss terms in one collated ``batch`` (int64 scalar tensor on the batch's device).
+
+    ``"labels"``: entries of ``batch["labels"]`` (``[B, L]`` per token or ``[B]`` per example) that are not ``-100``.
+    ``"examples"``: rows of the first target present (``labels`` ``[B]``, or SQuAD's ``start_positions`` ``[B]``).
+
+    Raises:
+        KeyError: the batch has no target (``labels`` / ``start_positions``): nothing to train on.
+    """
+    if unit == "labels":
+        return batch["labels"].ne(-100).sum()
+    for key in TARGET_KEYS:
+        if key in batch:
+            return torch.tensor(batch[key].shape[0], dtype=torch.long, device=batch[key].device)
+    raise KeyError(f"a training batch without targets: expected one of {TARGET_KEYS} among {sorted(batch)}")
+
+
+def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Sum of the cross-entropies of the labels that are not ``-100``.
+
+    Args:
+        logits: float ``[B, L', C]`` per token (``L' <= L``: a feature-based head may drop trailing padding rows,
+            whose labels are ``-100``) or ``[B, C]`` per example (``C`` classes or choices).
+        labels: int ``[B, L]`` or ``[B]``.
+
+    Returns:
+        float32 scalar (0 with a graph through ``logits`` when nothing is labelled, so DDP still syncs).
+    """
+    if labels.dim() >= 2:
+        labels = labels[:, : logits.shape[1]]
+    return torch.nn.functional.cross_entropy(  # in float32 also for half-precision logits, as transformers' losses
+        logits.float().reshape(-1, logits.shape[-1]), labels.to(logits.device).reshape(-1), ignore_index=-100,
+        reduction="sum")
+
+
+def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
+    """``Trainer(compute_loss_func=...)`` of the recipe: the batch's loss terms summed, divided by
+    ``num_items_in_batch`` (the step's global count of labels that are not -100, counted by Trainer).
+
+    Args:
+        outputs: the model's output without a loss (Trainer popped ``labels``); ``logits`` as
+            :func:`cross_entropy_sum`, or ``[B, 1]`` for regression.
+        labels: int ``[B, L]`` / ``[B]`` (cross-entropy terms) or float ``[B]`` (regression: squared errors, as
+            ``BertForSequenceClassification`` with ``num_labels=1``).
+        num_items_in_batch: scalar tensor or int; ``None`` (a caller without counting) = this batch's own count.
+
+    Returns:
+        float32 scalar: the batch's share of the step's global mean loss.
+    """
+    logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+    if labels.is_floating_point():
+        terms = (logits.float().reshape(-1) - labels.to(logits.device).float().reshape(-1)).pow(2).sum()
+    else:
+        terms = cross_entropy_sum(logits, labels)
+    count = labels.ne(-100).sum() if num_items_in_batch is None else num_items_in_batch
+    return terms / torch.as_tensor(count, device=terms.device).clamp(min=1).float()
+
+
+def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count, shape: tuple = (),
+                        across_processes: bool = True) -> tuple[list, torch.Tensor]:
+    """The micro-batches of one optimizer step and their loss-term count, for ``Trainer.get_batch_samples``.
+
+    Takes up to ``num_batches`` batches from ``epoch_iterator`` (fewer at the end of an epoch) and sums
+    ``count(batch)`` (a long tensor of shape ``shape``) over them; with several processes and ``across_processes``
+    the sum is all-reduced (one collective per step, run by every process even with no batch left, so the processes
+    stay in step). Used for SQuAD by :class:`GlobalLossTrainer` (shape ``()``: examples) and by
+    :class:`hf_bert_tasks.pretraining.PretrainingTrainer` (shape ``(2,)``: predicted MLM tokens, NSP examples).
+
+    Returns:
+        ``(batches, counts)``: the list of batches and a long tensor of shape ``shape`` on ``device``.
+    """
+    batches = list(itertools.islice(epoch_iterator, num_batches))
+    total = torch.zeros(shape, dtype=torch.long, device=device)
+    for batch in batches:
+        total += count(batch).to(device)
+    if trainer.args.world_size > 1 and across_processes:
+        total = trainer.accelerator.reduce(total, reduction="sum")
+    return batches, total
+
+
+class GlobalLossTrainer(LengthSortedTrainer):
+    """:class:`LengthSortedTrainer` whose training loss is normalised by the number of loss terms of the global batch
+    (comment above): ``compute_loss_func=global_batch_loss`` unless the caller gives one or label smoothing is on.
+
+    Args:
+        loss_unit: ``"labels"`` or ``"examples"`` (:func:`loss_unit` of the task's problem type).
+        *args, **kwargs: as ``Trainer``.
+
+    Raises:
+        ValueError: another ``loss_unit``.
+    """
+
+    def __init__(self, *args, loss_unit: str = "examples", **kwargs):
+        if loss_unit not in UNITS:
+            raise ValueError(f"loss_unit {loss_unit!r}: expected one of {UNITS}")
+        args_ = kwargs.get("args", args[1] if len(args) > 1 else None)
+        smoothing = bool(getattr(args_, "label_smoothing_factor", 0))
+        ours = kwargs.get("compute_loss_func") is None and not smoothing
+        if ours:
+            kwargs["compute_loss_func"] = global_batch_loss
+        super().__init__(*args, **kwargs)
+        self.loss_unit = loss_unit
+        self._ours = ours
+        self._count_rows = ours and loss_unit == "examples"  # SQuAD: Trainer counts only `labels`
+
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        """Trainer's (``labels != -100`` over the step, across processes); for batches without ``labels`` (SQuAD)
+        the rows of ``start_positions``, summed over the processes unless ``average_tokens_across_devices`` is off."""
+        batches, count = super().get_batch_samples(epoch_iterator, num_batches, device)
+        if count is None and self._count_rows:
+            count = torch.zeros((), dtype=torch.long, device=device)
+            for batch in batches:
+                count += count_loss_terms(batch, "examples").to(device)
+            if self.args.world_size > 1 and self.args.average_tokens_across_devices:
+                count = self.accelerator.reduce(count, reduction="sum")
+        return batches, count
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if not self._ours or (model.training and "labels" in inputs):  # Trainer's path (with our function or not)
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        if not model.training:  # evaluation: the head's own batch mean, as Trainer without compute_loss_func
+            self.compute_loss_func = None
+            try:
+                return super().compute_loss(model, inputs, return_outputs)
+            finally:
+                self.compute_loss_func = global_batch_loss
+        # SQuAD training (no `labels`, Trainer counted nothing): the head's batch mean x local examples x processes /
+        # global examples, written as a division so that it is bitwise the former ``mean / accumulation_steps``
+        # when the micro-batches are equal
+        self.loss_is_scaled_for_ga = True
+        processes = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
+        outputs = model(**inputs)
+        mean = outputs["loss"] if isinstance(outputs, dict) else outputs[0]
+        local = count_loss_terms(inputs, "examples").to(mean.device)
+        loss = mean / (num_items_in_batch.clamp(min=1).to(mean.dtype) / (local * processes).to(mean.dtype))
+        return (loss, outputs) if return_outputs else loss

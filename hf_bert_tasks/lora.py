@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import os
 
+from .modes import TrainingMode, has_file, register_training_mode
+from .modes.lora import LoraArguments
+
 #: our problem type -> peft TaskType name (``None``: no peft task type; the head goes through modules_to_save)
 PEFT_TASK_TYPES = {
     "single_label_classification": "SEQ_CLS",
@@ -111,5 +114,39 @@ def trainable_parameter_counts(model) -> tuple[int, int]:
     return trainable, total
 
 
-__all__ = ["PEFT_TASK_TYPES", "apply_lora", "finalize_lora", "head_module_names", "lora_config",
+__all__ = ["PEFT_TASK_TYPES", "LoraMode", "apply_lora", "finalize_lora", "head_module_names", "lora_config",
            "trainable_parameter_counts"]
+
+
+class LoraMode(TrainingMode):
+    """LoRA adapters (peft) on the task model of full fine-tuning."""
+
+    name = "lora"
+    help = "peft LoRA adapters on the frozen encoder + the task head"
+    card_text = ("Training mode: **LoRA** — low-rank adapters (peft) on the frozen encoder plus the task head "
+                 "were trained.")
+    arguments_class = LoraArguments
+    default_learning_rate = 5e-4
+    colour = "tab:green"
+
+    def build_model(self, task, model_args, training_args):
+        """The fine-tuning task model wrapped in a ``peft.PeftModel`` with the ``--lora_*`` ``LoraConfig``."""
+        from .modes import declare_batch_mean_loss, load_task_model
+
+        model = declare_batch_mean_loss(load_task_model(task, model_args))
+        return apply_lora(
+            model, task.problem_type, r=getattr(training_args, "lora_r", 8),
+            alpha=getattr(training_args, "lora_alpha", 16), dropout=getattr(training_args, "lora_dropout", 0.1),
+            target_modules=getattr(training_args, "lora_target_modules", "query,value"),
+        )
+
+    def finish_training(self, trainer, output_dir: str) -> None:
+        """Save the adapter to ``output_dir/lora_adapter`` and merge it (the saved model is then plain)."""
+        finalize_lora(trainer, output_dir)
+
+    def recognizes(self, output_dir: str, config: dict) -> dict | None:
+        """A folder with ``adapter_config.json`` (peft's adapter file) at its top."""
+        return {"mode": self.name, "strategy": None} if has_file(output_dir, "adapter_config.json") else None
+
+
+register_training_mode(LoraMode())

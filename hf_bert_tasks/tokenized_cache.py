@@ -133,31 +133,56 @@ def features_key(task, dataset, tokenizer, max_seq_length: int, split: str) -> d
 
 def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str, cache_dir: str | None = None,
                       overwrite: bool = False):
-    """``task.preprocess(dataset, tokenizer, max_seq_length, split)``, read from / written to the on-disk cache.
+    """``task.preprocess(dataset, tokenizer, max_seq_length, split)``, read from / written to the on-disk cache
+    (:func:`preprocess_splits` for one split)."""
+    return preprocess_splits(task, {split: dataset}, tokenizer, max_seq_length, cache_dir, overwrite)[split]
+
+
+def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir: str | None = None,
+                      overwrite: bool = False) -> dict:
+    """``{split: task.preprocess(raw[split], tokenizer, max_seq_length, split)}`` through the on-disk cache: every
+    split's key and cache lookup first, then the misses tokenized one after the other, then written.
 
     Args:
+        raw: split name -> ``datasets.Dataset`` of raw rows.
         cache_dir: cache root (default :func:`default_cache_dir`).
-        overwrite: recompute and replace an existing entry (``--overwrite_cache``).
+        overwrite: recompute and replace existing entries (``--overwrite_cache``).
 
     Returns:
-        The features as a ``datasets.Dataset`` memory-mapped from the cache entry (a hit and a miss return the same
-        thing).
+        split -> features as a ``datasets.Dataset`` memory-mapped from its cache entry (a hit and a miss return the
+        same thing).
     """
+    root = cache_dir or default_cache_dir()
+    keys = {s: features_key(task, raw[s], tokenizer, max_seq_length, s) for s in raw}
+    entries = {s: os.path.join(root, f"{task.name}-{s}-{_sha(key)[:24]}") for s, key in keys.items()}
+    found = {s: None if overwrite else _load_entry(entries[s], f"{task.name}/{s}") for s in raw}
+    computed = {s: task.preprocess(raw[s], tokenizer, max_seq_length, s) for s in raw if found[s] is None}
+    for s, features in computed.items():
+        found[s] = _write_entry(features, entries[s], keys[s], f"{task.name}/{s}")
+    return found
+
+
+def _load_entry(entry: str, name: str):
+    """The features saved in ``entry``, or ``None`` when it is absent or unreadable (then rebuilt, never trusted)."""
     import datasets
 
-    root = cache_dir or default_cache_dir()
-    key = features_key(task, dataset, tokenizer, max_seq_length, split)
-    digest = _sha(key)
-    entry = os.path.join(root, f"{task.name}-{split}-{digest[:24]}")
-    if os.path.isdir(entry) and not overwrite:
-        try:
-            features = datasets.load_from_disk(entry)
-            logger.info("tokenized features of %s/%s loaded from the cache %s", task.name, split, entry)
-            return features
-        except Exception as err:  # noqa: BLE001 - an unreadable entry is rebuilt, never trusted
-            logger.warning("unreadable cache entry %s (%s); tokenizing again", entry, err)
-    features = task.preprocess(dataset, tokenizer, max_seq_length, split)
-    os.makedirs(root, exist_ok=True)
+    if not os.path.isdir(entry):
+        return None
+    try:
+        features = datasets.load_from_disk(entry)
+    except Exception as err:  # noqa: BLE001 - an unreadable entry is rebuilt, never trusted
+        logger.warning("unreadable cache entry %s (%s); tokenizing again", entry, err)
+        return None
+    logger.info("tokenized features of %s loaded from the cache %s", name, entry)
+    return features
+
+
+def _write_entry(features, entry: str, key: dict, name: str):
+    """Save ``features`` (and ``key`` as :data:`KEY_FILE`) into ``entry`` through a temporary folder and a rename,
+    so an interrupted run leaves no half-written entry; returns the entry memory-mapped."""
+    import datasets
+
+    os.makedirs(os.path.dirname(entry), exist_ok=True)
     tmp = f"{entry}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     features.save_to_disk(tmp)
     with open(os.path.join(tmp, KEY_FILE), "w", encoding="utf-8") as f:
@@ -168,7 +193,7 @@ def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str,
         os.rename(tmp, entry)
     except OSError:  # another process wrote the same entry meanwhile: identical content, keep theirs
         shutil.rmtree(tmp, ignore_errors=True)
-    logger.info("tokenized %s/%s (%d features); cached in %s", task.name, split, len(features), entry)
+    logger.info("tokenized %s (%d features); cached in %s", name, len(features), entry)
     return datasets.load_from_disk(entry)
 
 

@@ -272,3 +272,41 @@ def test_cli_lists_every_task(capsys):
 def test_recipe_script_is_the_same_code_path():
     text = open(os.path.join(REPO, "recipes", "finetune.py")).read()
     assert "from hf_bert_tasks.scripts.finetune import main" in text
+
+
+def test_load_best_model_at_end_keeps_the_best_primary_metric_not_the_lowest_loss(tmp_path, tiny_bert_dir,
+                                                                                    monkeypatch):
+    """Without --metric_for_best_model, --load_best_model_at_end selects on the task's primary dev metric (MRPC: F1,
+    higher is better), not Trainer's default lowest eval_loss. compute_metrics is replaced by one whose "f1" *is*
+    the eval cross-entropy of the logits, so the best-metric checkpoint is the highest-loss one: the two rules
+    disagree whenever the epochs' losses differ."""
+    import numpy as np
+    from scipy.special import log_softmax
+
+    from hf_bert_tasks.tasks.glue import GlueTask
+
+    def cross_entropy_as_metrics(self):
+        def compute(pred):
+            logp = log_softmax(np.asarray(pred.predictions, dtype=np.float64), axis=-1)
+            ce = float(-logp[np.arange(len(pred.label_ids)), pred.label_ids].mean())
+            return {"f1": ce, "accuracy": 0.5}
+
+        return compute
+
+    monkeypatch.setattr(GlueTask, "trainer_compute_metrics", cross_entropy_as_metrics)
+    out = tmp_path / "best"
+    finetune.main(["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path",
+                   tiny_bert_dir, "--output_dir", str(out), "--max_train_samples", "32", "--max_eval_samples", "16",
+                   "--num_train_epochs", "3", "--per_device_train_batch_size", "8", "--learning_rate", "3e-3",
+                   "--do_train", "--do_eval", "--load_best_model_at_end", "--save_total_limit", "1",
+                   "--disable_tqdm", "true", "--report_to", "none"])
+    with open(out / "trainer_state.json") as f:
+        state = json.load(f)
+    # the in-training evaluations, one per epoch of 4 steps (the final evaluation of the kept model follows them)
+    evals = {e["step"]: e for e in [e for e in state["log_history"] if "eval_f1" in e][:3]}
+    assert sorted(evals) == [4, 8, 12]
+    best_metric_step = max(evals, key=lambda s: evals[s]["eval_f1"])
+    lowest_loss_step = min(evals, key=lambda s: evals[s]["eval_loss"])
+    assert best_metric_step != lowest_loss_step  # the two rules disagree on this run
+    assert state["best_model_checkpoint"].endswith(f"checkpoint-{best_metric_step}")
+    assert state["best_metric"] == pytest.approx(evals[best_metric_step]["eval_f1"])

@@ -18,7 +18,11 @@ and in-training evaluation splits are replaced by their caches; the model ``Trai
 :class:`BertFeatureBasedModel`, so checkpoints, the best model and the final model are what ``pipeline()`` loads.
 """
 
+import logging
+
 from .. import paper
+from ..modes import TrainingMode, register_training_mode
+from ..modes.feature_based import FeatureBasedArguments
 from .cache import (
     FeatureCacheCollator,
     build_feature_cache,
@@ -46,31 +50,79 @@ from .strategies import STRATEGIES, LayerCombiner, ScalarMix, Strategy, get_stra
 #: Table 7's fine-tuning rows (CoNLL-2003 dev F1, x100); kept here for importers, the numbers live in ``paper``.
 PAPER_FINETUNE_F1 = paper.TABLE7_FINETUNE_DEV_F1
 
+
+class FeatureBasedMode(TrainingMode):
+    """A frozen encoder, a Table 7 layer strategy and a trained head (:mod:`hf_bert_tasks.feature_based`)."""
+
+    name = "feature_based"
+    help = "frozen encoder, head only (paper §5.3)"
+    card_text = ("Training mode: **feature-based** — the encoder was frozen and only the head was trained on its "
+                 "features (paper §5.3, ELMo-style).")
+    arguments_class = FeatureBasedArguments
+    default_learning_rate = 1e-3
+    report_group = "Feature-based approach (frozen encoder)"
+    colour = "tab:orange"
+
+    def check_arguments(self, training_args, selected: bool = True) -> None:
+        """Names and sizes are checked from the flags' declarations; only a note on ``--gradient_checkpointing``."""
+        if training_args.gradient_checkpointing:
+            # Nothing in the frozen encoder keeps activations for backward; checkpointing it would only cost time.
+            logging.getLogger(__name__).info("--gradient_checkpointing has no effect on a frozen encoder")
+
+    def build_model(self, task, model_args, training_args):
+        """A :class:`~hf_bert_tasks.feature_based.BertFeatureBasedModel` around ``model_name_or_path``'s encoder."""
+        return build_feature_based_model(task, model_args, training_args)
+
+    def prepare_training(self, model, train_dataset, eval_dataset, data_collator, data_args, training_args):
+        """With ``--feature_cache`` and a training split: the frozen encoder runs once per split and ``Trainer``
+        trains the head on the cached features."""
+        if not getattr(training_args, "feature_cache", True) or train_dataset is None:
+            return train_dataset, eval_dataset, data_collator, {}
+        return prepare_feature_cache(model, train_dataset, eval_dataset, data_collator, data_args, training_args)
+
+    def variant(self, training_args) -> str | None:
+        """The layer strategy (``--feature_strategy``)."""
+        return getattr(training_args, "feature_strategy", None)
+
+    def describe(self, variant: str | None) -> str:
+        return self.card_text + (f" Feature strategy: `{variant}`." if variant else "")
+
+    def recognizes(self, output_dir: str, config: dict) -> dict | None:
+        """A saved ``BertFeatureBasedModel`` (``model_type`` ``bert_feature_based`` in ``config.json``)."""
+        if config.get("model_type") == "bert_feature_based":
+            return {"mode": self.name, "strategy": config.get("feature_strategy")}
+        return None
+
+    def compare_arms(self, strategies: list[str]) -> list[dict]:
+        """One configuration per layer strategy, labelled ``feature_based:<strategy>``.
+
+        Raises:
+            ValueError: an unknown strategy (lists the known ones).
+        """
+        arms = []
+        for s in strategies:
+            get_strategy(s)
+            arms.append({"label": f"{self.name}:{s}", "mode": self.name, "strategy": s})
+        return arms
+
+    def row_name(self, config: dict) -> str:
+        return config["strategy"]
+
+    def paper_number(self, task, config: dict) -> tuple[float | None, str]:
+        """Table 7's row for the strategy (CoNLL-2003 dev F1, BERT-BASE); none for other tasks or ``scalar_mix``."""
+        if task.name != paper.TABLE7_TASK:
+            return None, ""
+        value = paper.TABLE7_FEATURE_BASED_DEV_F1.get(config["strategy"])
+        return value, paper.TABLE7_SOURCE if value is not None else ""
+
+
+register_training_mode(FeatureBasedMode())
+
+
 __all__ = [
-    "HEADS",
-    "HEAD_REGISTRY",
-    "PAPER_FINETUNE_F1",
-    "POOLINGS",
-    "STRATEGIES",
-    "BertFeatureBasedConfig",
-    "BertFeatureBasedModel",
-    "ChoiceHead",
-    "FeatureCacheCollator",
-    "FeatureHead",
-    "LayerCombiner",
-    "ScalarMix",
-    "SequenceHead",
-    "SpanHead",
-    "Strategy",
-    "TokenBiLSTMHead",
-    "TokenLinearHead",
-    "build_feature_based_model",
-    "build_feature_cache",
-    "data_fingerprint",
-    "encoder_fingerprint",
-    "find_feature_cache",
-    "get_strategy",
-    "head_class",
-    "prepare_feature_cache",
-    "register_head",
+    "HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
+    "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead", "LayerCombiner", "ScalarMix",
+    "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead", "build_feature_based_model",
+    "build_feature_cache", "data_fingerprint", "encoder_fingerprint", "find_feature_cache", "get_strategy",
+    "head_class", "prepare_feature_cache", "register_head"
 ]

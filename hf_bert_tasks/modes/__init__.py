@@ -1,45 +1,384 @@
-"""Training modes (``--mode``): a registry of :class:`~hf_bert_tasks.modes.base.TrainingMode` objects, one module per
-mode, each registering itself like peft's ``register_peft_method``.
+"""Training modes (``--mode``): the :class:`TrainingMode` contract and its registry, one module per mode.
 
-* :mod:`.finetune` — every weight trained, the paper's defaults (§3.2, §4, Appendix A.3); the default mode;
-* :mod:`.lora` — peft LoRA adapters on the frozen encoder + the task head;
-* :mod:`.feature_based` — a frozen encoder, a Table 7 layer strategy and a trained head (§5.3).
+* ``finetune`` (:class:`FinetuneMode`, here) — every weight trained, the paper's defaults (§3.2, §4, Appendix
+  A.3); the default mode, with the task model that LoRA wraps too (:func:`load_task_model`, :func:`reinit_top_layers`,
+  :func:`declare_batch_mean_loss`);
+* ``lora`` (:mod:`hf_bert_tasks.lora`) — peft LoRA adapters on the frozen encoder + the task head;
+* ``feature_based`` (:mod:`hf_bert_tasks.feature_based`) — a frozen encoder, a Table 7 layer strategy and a head.
 
-A mode owns its flags (a dataclass that :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments` inherits),
-``build_model``, its default hyperparameters, its model-card text, what happens after training (LoRA merges its
-adapter) and what ``compare`` shows for it. Nothing else in the package branches on a mode's name. A new mode is one
-module defining a :class:`TrainingMode` subclass and calling :func:`register_training_mode`, plus one import line
-below (flags of its own: add its arguments dataclass to ``FinetuneTrainingArguments``' bases).
+A mode owns ``build_model``, its default hyperparameters, its model-card text, what happens after training (LoRA
+merges its adapter) and what ``compare`` shows for it. Its flags are a light dataclass in ``modes/<name>.py``
+(``--help`` reads it from the source) that :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments` inherits;
+they are checked from their declarations (``choices`` and the dataclass's ``bounds``), so no mode's code runs for
+another mode's flags. Nothing else in the package branches on a mode's name.
+
+The registry is lazy, like transformers' auto classes: :data:`TRAINING_MODES` maps a built-in name to its module
+path until the mode is first used, then to the instance the module registered (peft's ``register_peft_method``
+pattern). ``--help`` and ``--mode``'s choices list the names without importing any mode, and a run executes only its
+own mode's module. A new built-in mode = one module (a :class:`TrainingMode` subclass +
+:func:`register_training_mode`) + one entry in ``_BUILTIN``; a plug-in just calls :func:`register_training_mode`.
+This module imports nothing heavy (no torch/transformers).
 """
 
 from __future__ import annotations
 
-# Registration order is the order of `compare --modes` and of `--mode`'s choices: each module registers its mode.
-# isort: off
-from . import finetune, lora, feature_based  # noqa: F401
-# isort: on
-from .base import TrainingMode
-from .registry import (
-    DEFAULT_TRAINING_MODE,
-    TRAINING_MODES,
-    arm_from_label,
-    get_training_mode,
-    infer_training_mode,
-    list_training_modes,
-    mode_of,
-    register_training_mode,
-    unregister_training_mode,
-)
+import abc
+import difflib
+import importlib
+import logging
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .. import paper
+
+logger = logging.getLogger(__name__)
+
+#: ``--mode`` when none is given, and the mode of a saved folder that no other mode recognizes.
+DEFAULT_TRAINING_MODE = "finetune"
+#: built-in modes, in the order of ``--mode``'s choices and ``compare --modes``: name -> module (imported on first use).
+_BUILTIN = {"finetune": "hf_bert_tasks.modes", "lora": "hf_bert_tasks.lora",
+            "feature_based": "hf_bert_tasks.feature_based"}
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class TrainingMode(abc.ABC):
+    """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model.
+
+    Class attributes (override in a subclass):
+        name: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``.
+        help: one line for ``--mode``'s help.
+        card_text: the sentence the model card prints under "Training mode".
+        arguments_class: the dataclass holding the mode's own flags (a base class of
+            :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`), or ``None``.
+        allows_reinit: whether ``--reinit_pooler`` / ``--reinit_layers`` make sense (the mode trains those weights).
+        default_learning_rate: the learning rate used when ``--learning_rate`` is not given; ``None`` = the task's
+            paper default (:class:`~hf_bert_tasks.tasks.base.PaperDefaults`).
+        report_group: the section of the ``compare`` table (Table 7's two approaches).
+        colour: the matplotlib colour of the mode's bars in ``comparison.png``.
+    """
+
+    name: str = ""
+    help: str = ""
+    card_text: str = ""
+    arguments_class: type | None = None
+    allows_reinit: bool = False
+    default_learning_rate: float | None = None
+    report_group: str = "Fine-tuning approach"
+    colour: str = "tab:blue"
+
+    def check_arguments(self, training_args, selected: bool = True) -> None:
+        """Checks of the selected mode beyond its fields' declared ``choices``/``range`` (called at parse time).
+
+        Raises:
+            ValueError: a bad value, naming the flag and what was expected.
+        """
+
+    def default_hyperparameters(self, task) -> dict[str, Any]:
+        """``learning_rate``, ``per_device_train_batch_size``, ``num_train_epochs`` used when the flag is not given:
+        the task's paper defaults, with :attr:`default_learning_rate` when the mode sets one."""
+        defaults = task.paper_defaults
+        lr = defaults.learning_rate if self.default_learning_rate is None else self.default_learning_rate
+        return {"learning_rate": lr, "per_device_train_batch_size": defaults.per_device_train_batch_size,
+                "num_train_epochs": defaults.num_train_epochs}
+
+    def default_lr_grid(self, task) -> tuple[float, ...] | None:
+        """The learning rates a bare ``--lr_grid`` searches; ``None`` when the mode has no default grid."""
+        return None
+
+    @abc.abstractmethod
+    def build_model(self, task, model_args, training_args):
+        """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``). Every mode defines it: a subclass
+        without it cannot be instantiated (``TypeError`` where the mode object is made, long before a run)."""
+
+    def prepare_training(self, model, train_dataset, eval_dataset, data_collator, data_args, training_args):
+        """Hook before ``Trainer`` is built; returns ``(train_dataset, eval_dataset, data_collator, metrics)``
+        (``metrics`` are added to ``train_results.json``). Default: everything unchanged, no metrics."""
+        return train_dataset, eval_dataset, data_collator, {}
+
+    def finish_training(self, trainer, output_dir: str) -> None:
+        """Hook after ``trainer.train()`` and before ``trainer.save_model()`` (e.g. save and merge adapters)."""
+
+    def variant(self, training_args) -> str | None:
+        """The mode's variant recorded in ``run_info.json`` (``training_mode.strategy``); ``None`` if it has none."""
+        return None
+
+    def describe(self, variant: str | None) -> str:
+        """The model card's training-mode paragraph."""
+        return self.card_text or f"Training mode: **{self.name}**."
+
+    def recognizes(self, output_dir: str, config: dict) -> dict | None:
+        """``{"mode", "strategy"}`` when a saved folder without ``run_info.json`` is this mode's output (from its
+        files and ``config.json`` as a dict), else ``None``."""
+        return None
+
+    def compare_arms(self, strategies: list[str]) -> list[dict]:
+        """The ``compare`` configurations of this mode: ``{"label", "mode", "strategy"}`` dicts.
+
+        Raises:
+            ValueError: a strategy the mode does not know (only modes that use ``strategies``).
+        """
+        return [{"label": self.name, "mode": self.name, "strategy": None}]
+
+    def row_name(self, config: dict) -> str:
+        """A configuration's row name in the ``compare`` table."""
+        return config["label"]
+
+    def paper_number(self, task, config: dict) -> tuple[float | None, str]:
+        """The paper's number (x100) for a ``compare`` configuration and its source; ``(None, "")`` if none."""
+        return None, ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class _Registry(Mapping):
+    """``--mode`` value -> :class:`TrainingMode`, in registration order; a built-in entry is its module path until
+    first looked up. ``name in TRAINING_MODES`` and iteration (argparse ``choices``) never import a mode."""
+
+    def __init__(self, lazy: dict[str, str]):
+        self._entries: dict[str, TrainingMode | str] = dict(lazy)
+
+    def __getitem__(self, name: str) -> TrainingMode:
+        if isinstance(self._entries[name], str):  # its module's register_training_mode replaces the path
+            importlib.import_module(self._entries[name])
+        return self._entries[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._entries
+
+    def __iter__(self):
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def pop(self, name: str, default=None):
+        return self._entries.pop(name, default)
+
+
+#: The only central state: ``--mode`` value -> mode (lazy for the built-ins), in registration order.
+TRAINING_MODES: Mapping[str, TrainingMode] = _Registry(_BUILTIN)
+
+
+def register_training_mode(mode: TrainingMode) -> TrainingMode:
+    """Add ``mode`` to :data:`TRAINING_MODES` and return it.
+
+    Raises:
+        TypeError: ``mode`` is not a :class:`TrainingMode` instance.
+        ValueError: the name is not lower-case ``[a-z][a-z0-9_]*`` or is already registered.
+    """
+    if not isinstance(mode, TrainingMode):
+        raise TypeError(f"register_training_mode: expected a TrainingMode instance, got {type(mode).__name__}")
+    if not _NAME_RE.match(mode.name or ""):
+        raise ValueError(f"training mode name {mode.name!r} must match {_NAME_RE.pattern}")
+    if mode.name in TRAINING_MODES and TRAINING_MODES._entries[mode.name] != type(mode).__module__:
+        raise ValueError(f"training mode {mode.name!r} is already registered")
+    TRAINING_MODES._entries[mode.name] = mode
+    return mode
+
+
+def unregister_training_mode(name: str) -> None:
+    """Remove a registered mode (tests that register a toy mode clean up with it); unknown names are ignored."""
+    TRAINING_MODES.pop(name, None)
+
+
+def get_training_mode(name: str | None) -> TrainingMode:
+    """The registered mode called ``name`` (:data:`DEFAULT_TRAINING_MODE` for ``None``), its module imported on
+    first use.
+
+    Raises:
+        ValueError: an unknown name; the message suggests the closest one and lists the registered modes.
+    """
+    name = DEFAULT_TRAINING_MODE if name is None else name
+    if name not in TRAINING_MODES:
+        close = difflib.get_close_matches(str(name), list(TRAINING_MODES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"--mode {name!r}{hint}: expected one of {', '.join(TRAINING_MODES)}")
+    return TRAINING_MODES[name]
+
+
+def list_training_modes() -> list[str]:
+    """The registered ``--mode`` values in registration order (no mode module is imported)."""
+    return list(TRAINING_MODES)
+
+
+def mode_of(training_args) -> TrainingMode:
+    """The mode selected by ``training_args.mode`` (:data:`DEFAULT_TRAINING_MODE` when the object has no ``mode``,
+    e.g. plain ``TrainingArguments`` or ``None``)."""
+    return get_training_mode(getattr(training_args, "mode", None) or DEFAULT_TRAINING_MODE)
+
+
+def infer_training_mode(output_dir: str, config: dict | None = None) -> dict:
+    """``{"mode", "strategy"}`` of a saved folder that has no ``run_info.json``: the first registered mode whose
+    :meth:`~TrainingMode.recognizes` accepts its files / ``config.json`` (``config``), else the default mode."""
+    for mode in TRAINING_MODES.values():
+        found = mode.recognizes(output_dir, config or {})
+        if found:
+            return found
+    return {"mode": DEFAULT_TRAINING_MODE, "strategy": None}
+
+
+def arm_from_label(label: str) -> dict:
+    """A ``compare`` configuration from its label (``"finetune"``, ``"feature_based:last"``): ``{"label", "mode",
+    "strategy"}``, the inverse of :meth:`TrainingMode.compare_arms`."""
+    name, _, strategy = label.partition(":")
+    return {"label": label, "mode": name, "strategy": strategy or None}
+
+
+def has_file(output_dir: str, name: str) -> bool:
+    """``output_dir/name`` is a file."""
+    return os.path.isfile(os.path.join(output_dir, name))
+
+
+# ---------------------------------------------------------------------------------------- the default mode
+class FinetuneMode(TrainingMode):
+    """Full fine-tuning of ``task.model_class()`` loaded from the checkpoint (:func:`load_task_model`)."""
+
+    name = "finetune"
+    help = "all weights trained (paper §3.2)"
+    card_text = ("Training mode: **fine-tuning** — every weight of the encoder and the task head was trained "
+                 "(paper §3.2).")
+    allows_reinit = True
+
+    def default_lr_grid(self, task) -> tuple[float, ...]:
+        """The task's paper grid (:attr:`PaperDefaults.lr_grid <hf_bert_tasks.tasks.base.PaperDefaults>`)."""
+        return tuple(task.paper_defaults.lr_grid)
+
+    def build_model(self, task, model_args, training_args):
+        """``task.model_class()`` from ``model_args.model_name_or_path``, with ``--reinit_layers`` /
+        ``--reinit_pooler`` applied and the batch-mean loss declared."""
+        model = load_task_model(task, model_args)
+        model = reinit_top_layers(model, getattr(model_args, "reinit_layers", 0),
+                                  getattr(model_args, "reinit_pooler", False))
+        return declare_batch_mean_loss(model)
+
+    def paper_number(self, task, config: dict) -> tuple[float | None, str]:
+        """CoNLL-2003: Table 7's fine-tuning row (dev F1, BERT-BASE); other tasks: the task's ``paper_results``
+        for BERT-base (GLUE: Table 1, test server)."""
+        if task.name == paper.TABLE7_TASK:
+            return paper.TABLE7_FINETUNE_DEV_F1["BERT-BASE"], paper.TABLE7_SOURCE
+        value = task.paper_results.get("BERT-base", {}).get(task.primary_metric)
+        return value, task.paper_source if value is not None else ""
+
+
+def load_task_model(task, model_args):
+    """Load ``model_args.model_name_or_path`` with ``task``'s head (``task.model_class()``) and label names in its
+    config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA.
+
+    Attention runs through ``torch.nn.functional.scaled_dot_product_attention`` (``--attn_implementation sdpa``, the
+    default: fused/flash kernels on GPU, same numbers as ``eager`` up to float rounding); a model class without SDPA
+    support falls back to its default implementation with a warning.
+
+    Raises:
+        ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
+            the message says which sizes differ and how to start from the encoder instead.
+    """
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(
+        model_args.model_name_or_path, revision=model_args.model_revision, cache_dir=model_args.cache_dir,
+        **task.model_config_kwargs(),
+    )
+    model_class = task.model_class()
+    attn = getattr(model_args, "attn_implementation", None)
+    try:
+        try:
+            return model_class.from_pretrained(
+                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
+                cache_dir=model_args.cache_dir, **({"attn_implementation": attn} if attn else {}),
+            )
+        except ValueError as err:
+            # An architecture without an SDPA kernel refuses attn_implementation="sdpa": use its default instead.
+            if attn != "sdpa" or "sdpa" not in str(err).lower():
+                raise
+            logger.warning("%s does not support SDPA attention; using its default", model_args.model_name_or_path)
+            return model_class.from_pretrained(
+                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
+                cache_dir=model_args.cache_dir,
+            )
+    except RuntimeError as err:
+        # transformers 4 said "size mismatch for classifier.weight ..."; 5.x logs a report and raises
+        # "You set `ignore_mismatched_sizes` to `False` ...": name the sizes ourselves.
+        if "size mismatch" not in str(err) and "ignore_mismatched_sizes" not in str(err):
+            raise
+
+        saved = AutoConfig.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
+                                           cache_dir=model_args.cache_dir)
+        raise ValueError(
+            f"{model_args.model_name_or_path}: its classification head does not fit task {task.name!r} "
+            f"({task.num_labels} label(s)); the checkpoint's head has {saved.num_labels} output(s) "
+            f"({list(saved.id2label.values())}) — fine-tune from the base encoder checkpoint instead"
+        ) from None
+
+
+def reinit_top_layers(model, n: int, pooler: bool = False):
+    """Re-initialise the top ``n`` encoder layers (and the pooler when ``pooler``) of ``model`` as BERT initialises
+    them (every ``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
+    ``model``.
+
+    Source: Zhang et al. 2021, "Revisiting Few-sample BERT Fine-tuning" (ICLR), §5: the pooler and the top layers
+    are specialised to the pretraining objectives (NSP, MLM); re-initialising them speeds up and stabilises
+    fine-tuning on small data. Done by hand: transformers 5's ``_init_weights`` skips loaded tensors.
+
+    Raises:
+        ValueError: ``n`` < 0 or more than the model's ``num_hidden_layers``.
+    """
+    import torch
+
+    layers = model.config.num_hidden_layers
+    if not 0 <= n <= layers:
+        raise ValueError(f"--reinit_layers {n}: expected 0 <= N <= {layers} (the model's num_hidden_layers)")
+    base = model.base_model
+    modules = list(base.encoder.layer[layers - n:]) if n else []
+    if pooler and getattr(base, "pooler", None) is not None:
+        modules.append(base.pooler)
+    with torch.no_grad():
+        for module in (m for top in modules for m in top.modules()):
+            if isinstance(module, torch.nn.Linear):
+                module.weight.normal_(0.0, model.config.initializer_range)
+                if module.bias is not None:
+                    module.bias.zero_()
+            elif isinstance(module, torch.nn.LayerNorm):
+                module.weight.fill_(1.0)
+                module.bias.zero_()
+    return model
+
+
+def declare_batch_mean_loss(model):
+    """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
+
+    BERT's heads (sequence/token classification, QA, multiple choice, pretraining) average their loss over the batch
+    and ignore ``num_items_in_batch``, but their ``forward`` takes ``**kwargs``; ``Trainer`` (transformers 5.24)
+    then passes ``num_items_in_batch`` and multiplies the loss by the number of processes under DDP — 2x gradients
+    and a 2x logged/eval loss on 2 processes. With ``accepts_loss_kwargs = False`` Trainer treats the loss as a
+    per-batch mean, which is what it is. The recipe's trainer then normalises the training loss over the global
+    batch itself (per labelled token for NER, per example otherwise:
+    :class:`hf_bert_tasks.batching.GlobalLossTrainer`). ``tests/test_distributed.py`` compares a
+    2-process run with the 1-process one.
+    """
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base.accepts_loss_kwargs = False
+    return model
+
+
+register_training_mode(FinetuneMode())
+
 
 __all__ = [
     "DEFAULT_TRAINING_MODE",
     "TRAINING_MODES",
+    "FinetuneMode",
     "TrainingMode",
     "arm_from_label",
+    "declare_batch_mean_loss",
     "get_training_mode",
     "infer_training_mode",
     "list_training_modes",
+    "load_task_model",
     "mode_of",
     "register_training_mode",
+    "reinit_top_layers",
     "unregister_training_mode",
 ]

@@ -1,4 +1,5 @@
-"""``--mode lora``: peft LoRA adapters on the frozen encoder plus the fully trained task head (Hu et al., 2021).
+"""The flags of ``--mode lora`` (peft LoRA adapters on the frozen encoder plus the trained task head; Hu et al.,
+2021). The mode itself (:class:`hf_bert_tasks.lora.LoraMode`) is imported only when ``--mode lora`` is used.
 
 The flags (:class:`LoraArguments`) are peft ``LoraConfig`` fields under a ``lora_`` prefix; the mode builds the
 ``peft.LoraConfig`` from them (:func:`hf_bert_tasks.lora.lora_config`). After training the adapter is saved to
@@ -11,9 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .base import TrainingMode, has_file
-from .registry import register_training_mode
-
 NAME = "lora"
 
 
@@ -23,54 +21,13 @@ class LoraArguments:
     ``lora_alpha``, ``--lora_dropout`` = ``lora_dropout``, ``--lora_target_modules`` = ``target_modules``
     (comma-separated). A base class of :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`."""
 
+    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
+    bounds = (("lora_r", 1, None, "a positive integer"), ("lora_alpha", 1, None, "a positive integer"),
+              ("lora_dropout", 0.0, 1.0, "a probability in [0, 1)"))
+
     lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
     lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
     lora_dropout: float = field(default=0.1, metadata={"help": "lora: dropout on the adapter input."})
     lora_target_modules: str = field(
         default="query,value", metadata={"help": "lora: comma-separated Linear layer names that get adapters."}
     )
-
-
-class LoraMode(TrainingMode):
-    """LoRA adapters (peft) on the task model of full fine-tuning."""
-
-    name = NAME
-    help = "peft LoRA adapters on the frozen encoder + the task head"
-    card_text = ("Training mode: **LoRA** — low-rank adapters (peft) on the frozen encoder plus the task head "
-                 "were trained.")
-    arguments_class = LoraArguments
-    default_learning_rate = 5e-4
-    colour = "tab:green"
-
-    def check_arguments(self, training_args, selected: bool) -> None:
-        """``--lora_r`` and ``--lora_alpha`` positive, ``--lora_dropout`` in [0, 1)."""
-        if training_args.lora_r < 1 or training_args.lora_alpha < 1:
-            raise ValueError(f"--lora_r {training_args.lora_r} / --lora_alpha {training_args.lora_alpha}: expected "
-                             "positive integers")
-        if not 0.0 <= training_args.lora_dropout < 1.0:
-            raise ValueError(f"--lora_dropout {training_args.lora_dropout}: expected a probability in [0, 1)")
-
-    def build_model(self, task, model_args, training_args):
-        """The fine-tuning task model wrapped in a ``peft.PeftModel`` with the ``--lora_*`` ``LoraConfig``."""
-        from ..lora import apply_lora
-        from ..task_model import declare_batch_mean_loss, load_task_model
-
-        model = declare_batch_mean_loss(load_task_model(task, model_args))
-        return apply_lora(
-            model, task.problem_type, r=getattr(training_args, "lora_r", 8),
-            alpha=getattr(training_args, "lora_alpha", 16), dropout=getattr(training_args, "lora_dropout", 0.1),
-            target_modules=getattr(training_args, "lora_target_modules", "query,value"),
-        )
-
-    def finish_training(self, trainer, output_dir: str) -> None:
-        """Save the adapter to ``output_dir/lora_adapter`` and merge it (the saved model is then plain)."""
-        from ..lora import finalize_lora
-
-        finalize_lora(trainer, output_dir)
-
-    def recognizes(self, output_dir: str, config: dict) -> dict | None:
-        """A folder with ``adapter_config.json`` (peft's adapter file) at its top."""
-        return {"mode": self.name, "strategy": None} if has_file(output_dir, "adapter_config.json") else None
-
-
-register_training_mode(LoraMode())

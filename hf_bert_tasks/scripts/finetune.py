@@ -12,36 +12,17 @@ Original GLUE files on disk, offline:
 
 From a YAML config (command-line flags override it): ``hf-bert-tasks finetune --config recipes/configs/mrpc.yaml``.
 Without ``--do_train/--do_eval/--do_predict`` every available split is used. Under ``torchrun`` only the main
-process logs INFO and prints the metrics.
+process logs INFO and prints the metrics. The recipe itself is :mod:`hf_bert_tasks.finetuning` (``main`` is its).
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 
+from ..finetuning import main
+
 PROG = "hf-bert-tasks finetune"
-
-
-def main(argv: list[str] | None = None) -> dict[str, float]:
-    """Parse ``argv`` (the flags above), run the recipe, print the eval metrics; returns every metric.
-
-    Raises:
-        ValueError: bad flags or data (``docs/bad_inputs.md``); the CLI prints it as one ``error:`` line.
-    """
-    from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args, setup_process_logging
-    from ..finetuning import run_finetune
-
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    model_args, data_args, training_args = parse_args(
-        (ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog=PROG
-    )
-    setup_process_logging(training_args)
-    metrics = run_finetune(model_args, data_args, training_args)
-    if training_args.should_log:
-        print({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k.startswith("eval_")})
-    return metrics
-
+__all__ = ["PROG", "main"]
 
 if __name__ == "__main__":
     from ..cli import run_subcommand

@@ -1,0 +1,88 @@
+"""The shape of one fine-tune run: which of the package's modules it calls into and how often it changes module.
+
+Every module is imported first (module bodies run at import do not count), then an in-process
+``hf-bert-tasks finetune --task mrpc`` on the bundled MRPC sample (tiny BERT, ``--max_steps 2``) is traced with
+``sys.setprofile``; only calls whose code lives in the package directory are recorded. The run must stay in the
+modules of its own mode (``finetune``) and task family (GLUE) and enter at most 16 package modules. Module changes
+(consecutive recorded calls in different modules): 119 before the recipe's rework (28 modules), 66 after it, 81 with
+main at d698431 (15 modules); the bound here guards that. The issue's target of 40 is an expected failure: most
+changes are between modules the recipe does not own, driven by them — ``tasks/base.py`` <-> ``tasks/glue.py`` while
+reading the TSV files (28 at d698431; 11 with ``io.py`` before), ``tasks/base.py`` / ``tasks/glue.py`` /
+``metrics.py`` inside ``compute_metrics``, the card's ``run_record.py`` callback during training (9), ``hub.py`` /
+``credentials.py``, ``plots.py``.
+"""
+
+import importlib
+import itertools
+import os
+import pkgutil
+import sys
+
+import pytest
+
+import hf_bert_tasks
+from hf_bert_tasks.scripts import finetune
+from tests.conftest import SAMPLES
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
+MAX_MODULES = 16
+MAX_CHANGES = 85
+TARGET_CHANGES = 40
+#: modules of other modes and other task families: a GLUE fine-tune run must not execute their code.
+FORBIDDEN = ("modes/lora.py", "modes/feature_based.py", "lora.py", "feature_based/", "tasks/squad.py",
+             "tasks/swag.py", "tasks/conll2003.py", "qa.py", "ner.py", "pretraining.py", "pretraining_data.py")
+
+
+def import_everything() -> None:
+    for info in pkgutil.walk_packages(hf_bert_tasks.__path__, "hf_bert_tasks."):
+        if ".samples" not in info.name and ".templates" not in info.name and "metrics_evaluate" not in info.name:
+            importlib.import_module(info.name)
+
+
+def trace_run(argv: list[str]) -> list[str]:
+    """The package files (relative to the package dir) of every Python call made while ``finetune.main(argv)`` runs,
+    in call order."""
+    calls: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            path = frame.f_code.co_filename
+            if path.startswith(PACKAGE_DIR + os.sep):
+                calls.append(os.path.relpath(path, PACKAGE_DIR).replace(os.sep, "/"))
+
+    sys.setprofile(profile)
+    try:
+        finetune.main(argv)
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def traced_mrpc_run(tmp_path_factory, tiny_bert_dir) -> tuple[list[str], int]:
+    """``(modules entered, module changes)`` of one traced MRPC run (run once for the tests below)."""
+    tmp_path, model_dir = tmp_path_factory.mktemp("trace"), tiny_bert_dir
+    import_everything()
+    argv = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", model_dir,
+            "--output_dir", str(tmp_path / "out"), "--max_steps", "2", "--per_device_train_batch_size", "4",
+            "--max_eval_samples", "8", "--max_predict_samples", "4", "--save_strategy", "no",
+            "--disable_tqdm", "true", "--tokenized_cache_dir", str(tmp_path / "cache")]
+    calls = trace_run(argv)
+    assert os.path.isfile(tmp_path / "out" / "all_results.json")
+    return sorted(set(calls)), sum(a != b for a, b in itertools.pairwise(calls))
+
+
+def test_a_glue_finetune_run_stays_in_few_modules_of_its_own_mode_and_task(traced_mrpc_run):
+    modules, changes = traced_mrpc_run
+    forbidden = sorted({m for m in modules if any(m == f or (f.endswith("/") and m.startswith(f)) for f in FORBIDDEN)})
+    report = f"{len(modules)} modules, {changes} module changes: {modules}"
+    assert not forbidden, f"code of another mode or task ran: {forbidden}; {report}"
+    assert len(modules) <= MAX_MODULES, report
+    assert changes <= MAX_CHANGES, report
+
+
+@pytest.mark.xfail(strict=True, reason="the issue's target of 40 module changes needs changes outside the recipe's "
+                   "modules (task readers and io, metrics, run_info writing): see the module docstring")
+def test_a_glue_finetune_run_changes_module_at_most_40_times(traced_mrpc_run):
+    modules, changes = traced_mrpc_run
+    assert changes <= TARGET_CHANGES, f"{len(modules)} modules, {changes} module changes: {modules}"
