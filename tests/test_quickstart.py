@@ -93,7 +93,7 @@ def _dev_labels(folder, n):
 
 
 def test_reduced_run_rows_compare_each_step_with_its_own_baseline(reduced_run):
-    out, summary = reduced_run
+    _, summary = reduced_run
     rows = {(r["step"], r["metric"]): r for r in summary["rows"]}
     sst2_labels = _dev_labels("SST-2", 40)  # the baseline is computed on the examples the run was scored on
     majority = max(sst2_labels.count(0), sst2_labels.count(1)) / len(sst2_labels)
@@ -125,8 +125,81 @@ def test_reduced_run_writes_the_summary_png_and_the_comparison(reduced_run):
         assert (out / arm / "training_curves.png").is_file()
 
 
+#: tools/make_samples.py's adjectives that never occur in the SST-2 sample's training split
+HELD_OUT_ADJECTIVES = {"joyful", "clever", "splendid", "tender", "grim", "stale", "sloppy", "hollow"}
+
+
+def test_reduced_run_showcase_reports_the_held_out_word_accuracy(reduced_run):
+    _, summary = reduced_run
+    with open(os.path.join(SAMPLES, "SST-2", "dev.tsv"), encoding="utf-8") as f:
+        dev = [line.split("\t") for line in f.read().splitlines()[1:]]
+    held = [int(label) for text, label in dev if HELD_OUT_ADJECTIVES & set(text.split())]
+    showcase = summary["showcase"]
+    assert (showcase["n_held_out"], showcase["n_seen"]) == (len(held), len(dev) - len(held)) == (47, 353)
+    assert set(showcase["held_out_accuracy"]) == {"pretrained", "random init"}
+    names = {"0": "negative", "1": "positive"}
+    gold = {text: names[label] for text, label in dev}
+    assert len(showcase["examples"]) == 6
+    for e in showcase["examples"]:  # the label shown is the sample's own
+        assert e["label"] == gold[e["text"]]
+        assert (e["group"] == "held-out words") == bool(HELD_OUT_ADJECTIVES & set(e["text"].split()))
+
+
 @pytest.mark.slow
 def test_full_quickstart_every_verdict_holds(tmp_path):
     summary = Q.run_quickstart(str(tmp_path), seed=42)
     failed = [(r["step"], r["metric"], r["verdict"]) for r in summary["rows"] if not r["works"]]
     assert not failed
+
+
+def test_threads_default_to_one_for_small_models():
+    from hf_bert_tasks.threads import choose_threads
+
+    assert choose_threads(None, {})[0] == 1
+    assert choose_threads(None, {"OMP_NUM_THREADS": "2"}) == (2, "OMP_NUM_THREADS")
+    assert choose_threads(3, {"OMP_NUM_THREADS": "2"}) == (3, "--threads")  # the flag wins over the environment
+
+
+def test_threads_reject_a_bad_count():
+    from hf_bert_tasks.threads import choose_threads
+
+    with pytest.raises(ValueError, match="OMP_NUM_THREADS must be a positive integer, got 'two'"):
+        choose_threads(None, {"OMP_NUM_THREADS": "two"})
+    with pytest.raises(ValueError, match="--threads must be a positive integer, got 0"):
+        choose_threads(0, {})
+
+
+def test_use_threads_leaves_larger_presets_alone():
+    from hf_bert_tasks.threads import use_threads
+
+    assert use_threads(None, preset="base") is None
+
+
+def test_held_out_rows_are_dev_sentences_with_a_word_unseen_in_training():
+    train = ["the plot was dull .", "what a lovely cast ."]
+    dev = ["the cast was dull .", "the plot was grim .", "What a LOVELY plot ."]
+    assert Q.held_out_rows(train, dev) == [1]
+
+
+def test_each_run_gets_a_new_folder_and_names_the_previous_one(tmp_path, monkeypatch, capsys):
+    def fake_run(output_dir, seed, plan):
+        (tmp_path / output_dir / "quickstart_summary.json").write_text("{}")
+        return {"output_dir": output_dir}
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Q, "run_quickstart", fake_run)
+    monkeypatch.setattr("hf_bert_tasks.threads.use_threads", lambda n: "threads: not changed in tests")
+    first = Q.main([])["output_dir"]
+    assert "no earlier run" in capsys.readouterr().out
+    second = Q.main([])["output_dir"]
+    out = capsys.readouterr().out
+    assert first != second and first.startswith("runs/quickstart-") and second.startswith("runs/quickstart-")
+    assert f"the previous run is kept in {first}" in out
+    assert (tmp_path / first / "quickstart_summary.json").is_file()  # not replaced
+    assert os.path.realpath(tmp_path / "runs" / "quickstart") == str(tmp_path / second)
+
+
+def test_an_explicit_finished_folder_is_refused_without_the_flag(tmp_path):
+    (tmp_path / "quickstart_summary.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="--overwrite_output_dir"):
+        Q.main(["--output_dir", str(tmp_path)])

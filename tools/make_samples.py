@@ -185,8 +185,7 @@ def write_tsv(path, header, rows):
     with open(path, "w", encoding="utf-8") as f:
         if header:
             f.write("\t".join(header) + "\n")
-        for row in rows:
-            f.write("\t".join(map(str, row)) + "\n")
+        f.writelines("\t".join(map(str, row)) + "\n" for row in rows)
 
 
 SEED = 20181011  # the BERT paper's arXiv date; any fixed seed would do
@@ -211,8 +210,7 @@ def main():
         name = "train.jsonl" if split == "train" else "dev_matched.jsonl"
         os.makedirs(f"{HERE}/MNLI", exist_ok=True)
         with open(f"{HERE}/MNLI/{name}", "w", encoding="utf-8") as f:
-            for row in mnli(rng_for(f"mnli-{split}"), n):
-                f.write(json.dumps(row) + "\n")
+            f.writelines(json.dumps(row) + "\n" for row in mnli(rng_for(f"mnli-{split}"), n))
     write_tsv(f"{HERE}/SST-2/test.tsv", ["index", "sentence"],
               [(i, s) for i, (s, _) in enumerate(sst2(rng_for("sst2-test"), 50, 0.5))])
     write_tsv(f"{HERE}/MRPC/test.tsv", ["index", "#1 ID", "#2 ID", "#1 String", "#2 String"],

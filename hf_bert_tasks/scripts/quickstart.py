@@ -1,6 +1,6 @@
 """The README's main job, offline on 2 CPU cores: every step of the package on its own samples, with a verdict each.
 
-    hf-bert-tasks quickstart --output_dir runs/quickstart        (= make quickstart)
+    hf-bert-tasks quickstart            (= make quickstart; a new runs/quickstart-<UTC time> each run)
 
 Steps (sizes in :data:`FULL`; the sample data and why they are learnable are described in ``tools/make_samples.py``):
 
@@ -300,21 +300,18 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
                             f"dev {task.primary_metric}", metrics[key], majority.baseline, majority.baseline_name))
     compare_paths = write_comparison(task, arms, os.path.join(output_dir, "compare"), key)
 
-    print("== 5. pipeline() on the saved fine-tuned model")
-    from transformers import pipeline
-
-    clf = pipeline(task.pipeline_tag, model=os.path.join(output_dir, run.task))
-    examples = ["the ending was not grim .", "the cast was charming but the plot was hollow ."]
-    predictions = [{"input": text, "output": clf(text)[0]} for text in examples]
-    for p in predictions:
-        print(f"  {p['input']!r} -> {p['output']['label']} ({p['output']['score']:.3f})")
+    print("== 5. pipeline() on dev sentences: the sample's label vs the model's answer")
+    showcase = dev_showcase(task, run.folder, {"pretrained": os.path.join(output_dir, run.task),
+                                               "random init": os.path.join(output_dir, f"{run.task}-random-init")})
+    for line in showcase.pop("lines"):
+        print(line)
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     summary = {
         "rows": [vars(r) for r in rows], "all_work": all(r.works for r in rows), "margins": MARGIN,
         "pretraining": {k: pretraining[k] for k in ("steps", "final_mlm_accuracy", "final_nsp_accuracy")},
         "fine-tuning": results, "random_init": random_run, "comparison": {k: v[key] for k, v in arms.items()},
-        "comparison_report": compare_paths, "pipeline_examples": predictions, "wall_seconds": walls,
+        "comparison_report": compare_paths, "showcase": showcase, "wall_seconds": walls,
         "total_wall_seconds": time.time() - started, "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "plan": json.loads(json.dumps(vars(plan), default=lambda o: vars(o))),
     }
@@ -328,6 +325,52 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     print(f"\nwall {summary['total_wall_seconds']:.0f} s, CPU {summary['cpu_seconds']:.0f} s (this process); "
           f"{output_dir}/quickstart_summary.png, {output_dir}/quickstart_summary.json")
     return summary
+
+
+def held_out_rows(train_texts: list[str], dev_texts: list[str]) -> list[int]:
+    """Indices of the ``dev_texts`` holding a word (whitespace-separated, lowercased) that no training text holds.
+
+    On the SST-2 sample these are the sentences with a held-out adjective (``tools/make_samples.py``): their polarity
+    is not in the labels, only in the pretraining corpus, which is what pretraining should add.
+    """
+    seen = {word for text in train_texts for word in text.lower().split()}
+    return [i for i, text in enumerate(dev_texts) if not set(text.lower().split()) <= seen]
+
+
+def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) -> dict:
+    """Classify the dev split of sample ``folder`` with each fine-tuned model of ``models`` (name -> folder).
+
+    Returns the accuracy of each model on the dev sentences with a word never seen in training (:func:`held_out_rows`)
+    and on the others, the showcase (the first ``per_group`` sentences of each group with the sample's label and the
+    first model's answer) and ``lines``, its printout. Single-sentence classification tasks only (SST-2 sample).
+    """
+    from transformers import pipeline
+
+    raw = task.read_local(sample_path(folder))
+    text_column = task.text_columns[0]
+    dev = raw[task.eval_splits[0]]
+    texts, gold = list(dev[text_column]), [task.label_names[i] for i in dev[task.label_column]]
+    held = set(held_out_rows(list(raw[task.train_split][text_column]), texts))
+    answers = {}
+    for name, path in models.items():
+        answers[name] = [p["label"] for p in pipeline(task.pipeline_tag, model=path)(texts, batch_size=64)]
+
+    def accuracy(name, rows):
+        return sum(answers[name][i] == gold[i] for i in rows) / max(len(rows), 1)
+
+    groups = {"held-out words": sorted(held), "seen words": [i for i in range(len(texts)) if i not in held]}
+    result = {"n_held_out": len(held), "n_seen": len(texts) - len(held),
+              "held_out_accuracy": {name: accuracy(name, groups["held-out words"]) for name in models},
+              "seen_accuracy": {name: accuracy(name, groups["seen words"]) for name in models}}
+    first = next(iter(models))
+    result["examples"] = [{"text": texts[i], "label": gold[i], "answer": answers[first][i], "group": group}
+                          for group, rows in groups.items() for i in rows[:per_group]]
+    result["lines"] = [f"  {e['text']!r}: sample's label {e['label']}, {first} model {e['answer']}"
+                       f"{'' if e['answer'] == e['label'] else ' (WRONG)'} [{e['group']}]" for e in result["examples"]]
+    result["lines"].append("  dev accuracy on sentences with a word never seen in training ({}): {}; on the others "
+                           "({}): {}".format(len(held), ", ".join(f"{n} {a:.3f}" for n, a in result["held_out_accuracy"].items()),
+                                             result["n_seen"], ", ".join(f"{n} {a:.3f}" for n, a in result["seen_accuracy"].items())))
+    return result
 
 
 def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> dict[str, str]:
@@ -347,8 +390,8 @@ def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> 
 
 def format_table(rows: list[Row]) -> str:
     """The final table as Markdown (step, metric, value, baseline, verdict)."""
-    lines = [f"a row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
-             "(vs another run)", "", "| step | metric | value | baseline | verdict |", "|---|---|---:|---:|---|"]
+    lines = [(f"a row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
+              "(vs another run)"), "", "| step | metric | value | baseline | verdict |", "|---|---|---:|---:|---|"]
     for r in rows:
         lines.append(f"| {r.step} | {r.metric} | {r.value:.4f} | {r.baseline:.4f} ({r.baseline_name}) | {r.verdict} |")
     return "\n".join(lines)
@@ -377,23 +420,63 @@ def plot_summary(rows: list[Row], path: str) -> str:
     return path
 
 
+def new_run_dir(parent: str = "runs", prefix: str = "quickstart", now: float | None = None) -> tuple[str, str | None]:
+    """A new folder name ``parent/prefix-YYYYmmdd-HHMMSS`` (UTC at ``now``, ``-2``, ``-3`` ... when taken) and the newest
+    earlier ``prefix-*`` folder of ``parent`` holding a finished quickstart (``None`` when there is none)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    path, n = os.path.join(parent, f"{prefix}-{stamp}"), 1
+    while os.path.exists(path):
+        n += 1
+        path = os.path.join(parent, f"{prefix}-{stamp}-{n}")
+    earlier = sorted(os.path.join(parent, d) for d in (os.listdir(parent) if os.path.isdir(parent) else [])
+                     if d.startswith(prefix + "-") and os.path.isfile(os.path.join(parent, d, "quickstart_summary.json")))
+    return path, max(earlier, key=os.path.getmtime) if earlier else None
+
+
+def link_latest(run_dir: str, link: str) -> bool:
+    """Point the symbolic link ``link`` (e.g. ``runs/quickstart``) at ``run_dir``; a real folder there is left alone
+    (returns False)."""
+    if os.path.exists(link) and not os.path.islink(link):
+        return False
+    if os.path.islink(link):
+        os.remove(link)
+    os.symlink(os.path.relpath(run_dir, os.path.dirname(link) or "."), link)
+    return True
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``quickstart`` flags (errors raise :class:`hf_bert_tasks.cli.UsageError`)."""
     from ..cli import ArgumentParser
 
     parser = ArgumentParser(prog="hf-bert-tasks quickstart", description=__doc__.split("\n")[0])
-    parser.add_argument("--output_dir", default="runs/quickstart", help="where every step writes its outputs")
+    parser.add_argument("--output_dir", default=None,
+                        help="where every step writes its outputs (default: a new runs/quickstart-<UTC time>, "
+                             "linked as runs/quickstart)")
     parser.add_argument("--seed", type=int, default=42, help="seed of every step")
     parser.add_argument("--overwrite_output_dir", action="store_true", help="run again over a finished quickstart")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch intra-op threads (default: OMP_NUM_THREADS if set, else 1: these models are too "
+                             "small to gain from more, and lose much when another process holds a core)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> dict:
+    from ..threads import use_threads
+
     args = build_parser().parse_args(argv)  # before the heavy imports: --help answers at once
-    if os.path.isfile(os.path.join(args.output_dir, "quickstart_summary.json")) and not args.overwrite_output_dir:
-        raise FileExistsError(f"--output_dir {args.output_dir} holds a finished quickstart; pass "
+    output_dir = args.output_dir
+    if output_dir is None:
+        output_dir, previous = new_run_dir()
+        print(f"quickstart run folder: {output_dir} (a new one each run; "
+              + (f"the previous run is kept in {previous})" if previous else "no earlier run)"))
+        os.makedirs(output_dir)
+        if link_latest(output_dir, "runs/quickstart"):
+            print(f"runs/quickstart -> {output_dir}")
+    elif os.path.isfile(os.path.join(output_dir, "quickstart_summary.json")) and not args.overwrite_output_dir:
+        raise FileExistsError(f"--output_dir {output_dir} holds a finished quickstart; pass "
                               "--overwrite_output_dir to replace it or choose another folder")
-    return run_quickstart(args.output_dir, args.seed, FULL)
+    print(use_threads(args.threads))
+    return run_quickstart(output_dir, args.seed, FULL)
 
 
 if __name__ == "__main__":
