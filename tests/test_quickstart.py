@@ -74,8 +74,8 @@ def test_head_swap_is_one_line_and_the_load_report_is_silenced(tiny_bert_dir):
 #: seconds, not minutes: tiny budgets, so the verdicts are not expected to hold; the checks are on how they are made.
 REDUCED = replace(
     Q.FULL, pretrain_steps=4, pretrain_batch_size=8, max_train_samples=32, max_eval_samples=40, lora_epochs=1,
-    frozen_epochs=1, frozen_strategies=("last",), tasks=(Q.TaskRun("sst2", "SST-2", 1, 1e-3),
-                                                         Q.TaskRun("mrpc", "MRPC", 1, 1e-3)),
+    frozen_epochs=1, frozen_strategies=("last",), gain_train_samples=16, gain_epochs=1,
+    tasks=(Q.TaskRun("sst2", "SST-2", 1, 1e-3), Q.TaskRun("mrpc", "MRPC", 1, 1e-3)),
 )
 
 
@@ -93,7 +93,7 @@ def _dev_labels(folder, n):
 
 
 def test_reduced_run_rows_compare_each_step_with_its_own_baseline(reduced_run):
-    _, summary = reduced_run
+    out, summary = reduced_run
     rows = {(r["step"], r["metric"]): r for r in summary["rows"]}
     sst2_labels = _dev_labels("SST-2", 40)  # the baseline is computed on the examples the run was scored on
     majority = max(sst2_labels.count(0), sst2_labels.count(1)) / len(sst2_labels)
@@ -101,9 +101,10 @@ def test_reduced_run_rows_compare_each_step_with_its_own_baseline(reduced_run):
     mrpc_labels = _dev_labels("MRPC", 40)
     p = mrpc_labels.count(1) / len(mrpc_labels)
     assert rows[("fine-tune mrpc", "dev f1")]["baseline"] == pytest.approx(2 * p / (1 + p), abs=1e-12)
-    gain = rows[("pretrained vs random init (sst2)", "dev accuracy")]
-    assert gain["value"] == summary["fine-tuning"]["sst2"]["eval_accuracy"]
-    assert gain["baseline"] == summary["random_init"]["eval_accuracy"]
+    gain = rows[("pretrained vs random init (sst2, 16 labels)", "dev accuracy")]  # label efficiency
+    for name, value in (("pretrained", gain["value"]), ("random-init", gain["baseline"])):
+        results = json.loads((out / f"sst2-16-labels-{name}" / "all_results.json").read_text())
+        assert (results["train_samples"], results["eval_accuracy"]) == (16, value)
     assert rows[("pretraining (4 steps)", "held-out NSP accuracy")]["baseline"] == 0.5
     for r in summary["rows"]:
         margin = Q.MARGIN[r["kind"]]
@@ -121,7 +122,7 @@ def test_reduced_run_writes_the_summary_png_and_the_comparison(reduced_run):
     assert [r["name"] for r in comparison["rows"]] == ["finetune", "lora", "last"]
     # the comparison's fine-tuning arm is step 2's run (x100 in the report)
     assert comparison["rows"][0]["mean"] == 100 * summary["fine-tuning"]["sst2"]["eval_accuracy"]
-    for arm in ("sst2", "sst2-random-init", "compare/lora", "compare/feature_based-last"):
+    for arm in ("sst2", "sst2-16-labels-random-init", "compare/lora", "compare/feature_based-last"):
         assert (out / arm / "training_curves.png").is_file()
 
 
@@ -136,7 +137,7 @@ def test_reduced_run_showcase_reports_the_held_out_word_accuracy(reduced_run):
     held = [int(label) for text, label in dev if HELD_OUT_ADJECTIVES & set(text.split())]
     showcase = summary["showcase"]
     assert (showcase["n_held_out"], showcase["n_seen"]) == (len(held), len(dev) - len(held)) == (47, 353)
-    assert set(showcase["held_out_accuracy"]) == {"pretrained", "random init"}
+    assert set(showcase["held_out_accuracy"]) == {"pretrained", "pretrained, 16 labels", "random-init, 16 labels"}
     names = {"0": "negative", "1": "positive"}
     gold = {text: names[label] for text, label in dev}
     assert len(showcase["examples"]) == 6

@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> dict:
         (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv, prog="hf-bert-tasks pretrain"
     )
     setup_process_logging(training_args)
+    from ..threads import use_threads
+
+    if not model_args.model_name_or_path and (threads := use_threads(None, model_args.preset)):
+        logging.getLogger(__name__).info(threads)  # tiny/mini: one thread unless OMP_NUM_THREADS says otherwise
     summary = run_pretrain(model_args, data_args, training_args)
     if training_args.should_log:
         print({
