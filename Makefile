@@ -34,7 +34,7 @@ $(VENV)/.installed-minilm: $(VENV)/.installed
 # Real-data and long runs (need ../shared/data and the all-MiniLM-L6-v2 package; skipped with a reason without
 # them). ~11 min on 2 idle cores; .ci/run runs it after `make test`.
 test-slow: $(VENV)/.installed-minilm
-	$(PY) -m pytest -q -m slow
+	$(PY) -m pytest -q -m slow $(SLOW_ARGS)
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e ".[dev,bench]"

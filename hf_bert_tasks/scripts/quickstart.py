@@ -28,15 +28,14 @@ the margin in :data:`MARGIN`), ``quickstart_summary.json`` and ``quickstart_summ
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import logging
 import os
 import resource
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..console import interactive
 from ..modes import DEFAULT_TRAINING_MODE
 from ..modes.feature_based import NAME as FEATURE_BASED
 from ..modes.lora import NAME as LORA
@@ -154,18 +153,14 @@ def unigram_baseline(tokenizer, path: str) -> float:
     return counts.most_common(1)[0][1] / sum(counts.values())
 
 
-@contextlib.contextmanager
 def quiet_load_report():
-    """Silence transformers' LOAD REPORT (a warning of ``transformers.modeling_utils``, see
-    ``transformers/utils/loading_report.py``) while a pretraining checkpoint is loaded under a task head; the
-    quickstart reports the expected head swap in one line instead (:func:`head_swap_line`)."""
-    logger = logging.getLogger("transformers.modeling_utils")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+    """The console's log filters (:func:`hf_bert_tasks.console.log_filters`): an expected head swap's LOAD REPORT
+    becomes one line, a genuinely missing or mismatched weight keeps its table. It used to raise the
+    ``transformers.modeling_utils`` logger to ERROR, which made transformers print "The following layers were not
+    sharded" at every load (it runs that check only below WARNING's level)."""
+    from ..console import log_filters
+
+    return log_filters()
 
 
 def head_swap_line(model_dir: str, task) -> str:
@@ -197,7 +192,7 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
         output_dir=output_dir, num_train_epochs=mode.pop("epochs", run.epochs),
         learning_rate=mode.pop("learning_rate", run.learning_rate), per_device_train_batch_size=plan.batch_size,
         seed=seed, do_train=True, do_eval=True, save_strategy="no", logging_steps=10, report_to="none",
-        train_sampling_strategy=plan.train_sampling_strategy,
+        train_sampling_strategy=plan.train_sampling_strategy, disable_tqdm=not interactive(),
         overwrite_output_dir=True, **mode,
     )
     started = time.time()
@@ -236,7 +231,7 @@ def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str
                                   per_device_train_batch_size=plan.pretrain_batch_size,
                                   learning_rate=plan.pretrain_learning_rate, warmup_steps=0.05,
                                   eval_steps=max(plan.pretrain_steps // 2, 1), logging_steps=50, save_strategy="no",
-                                  report_to="none", overwrite_output_dir=True),
+                                  report_to="none", overwrite_output_dir=True, disable_tqdm=not interactive()),
     )
     steps = f"pretraining ({summary['steps']} steps)"
     rows = [Row(steps, "held-out MLM accuracy", summary["final_mlm_accuracy"], unigram_baseline(tokenizer, corpus),
