@@ -191,7 +191,7 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
     training_args = FinetuneTrainingArguments(
         output_dir=output_dir, num_train_epochs=mode.pop("epochs", run.epochs),
         learning_rate=mode.pop("learning_rate", run.learning_rate), per_device_train_batch_size=plan.batch_size,
-        seed=seed, do_train=True, do_eval=True, save_strategy="no", logging_steps=10, report_to="none",
+        seed=seed, do_train=True, do_eval=True, save_strategy="no", logging_steps=100, report_to="none",
         train_sampling_strategy=plan.train_sampling_strategy, disable_tqdm=not interactive(),
         overwrite_output_dir=True, **mode,
     )
