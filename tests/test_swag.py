@@ -59,6 +59,11 @@ def test_header_without_endings_is_an_error(tmp_path):
         read_swag_csv(write(tmp_path, "val.csv", "sent1,sent2,ending0,ending1,ending2,label\na,b,c,d,e,0\n"))
 
 
+def test_a_column_error_lists_the_columns_found(tmp_path):
+    with pytest.raises(ValueError, match=r"found \['sent1', 'sent2', 'ending0', 'ending1', 'ending2', 'label'\]"):
+        read_swag_csv(write(tmp_path, "val.csv", "sent1,sent2,ending0,ending1,ending2,label\na,b,c,d,e,0\n"))
+
+
 def _dataset(labels):
     import datasets
 

@@ -58,8 +58,8 @@ def read_swag_csv(path: str) -> dict[str, list]:
             header = next(reader, None)
             missing = [c for c in REQUIRED_COLUMNS if c not in (header or ())]
             if missing:
-                raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}"
-                                 if header else f"{path}: the file is empty; expected a header with columns "
+                raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
+                                 f"found {header}" if header else f"{path}: the file is empty; expected a header with columns "
                                  f"{list(REQUIRED_COLUMNS)}")
             start = 2
             for row in reader:
