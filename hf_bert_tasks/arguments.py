@@ -427,6 +427,9 @@ def setup_process_logging(training_args: TrainingArguments) -> None:
     main_level = logging.INFO if training_args.log_level == "passive" else level
     logging.getLogger().setLevel(main_level if training_args.should_log else level)
     transformers.utils.logging.set_verbosity(level)
+    # transformers prints through its own handler and, when CI=true (as on GitHub Actions and this project's CI), also
+    # propagates to the root logger, whose handler prints every message a second time: one handler is enough
+    transformers.utils.logging.disable_propagation()
     datasets.utils.logging.set_verbosity(level)
 
 

@@ -14,8 +14,9 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def dry_run(target: str, tmp_path) -> list[str]:
-    proc = subprocess.run(["make", "-n", target, f"VENV={tmp_path}/venv"], cwd=REPO, capture_output=True, text=True,
-                          check=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}  # under `make test`
+    proc = subprocess.run(["make", "--no-print-directory", "-n", target, f"VENV={tmp_path}/venv"], cwd=REPO, env=env,
+                          capture_output=True, text=True, check=True, timeout=60)
     return proc.stdout.splitlines()
 
 
