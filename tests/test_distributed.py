@@ -34,6 +34,12 @@ for job in jobs:
         pretrain.main(job["argv"])
     else:
         finetune.main(job["argv"])
+# tear the process group down before the interpreter exits: without it a gloo thread can still be joinable at exit
+# and the C++ runtime aborts the rank ("terminate called without an active exception", seen once in CI here)
+import torch.distributed as dist
+if dist.is_available() and dist.is_initialized():
+    dist.barrier()
+    dist.destroy_process_group()
 """
 
 #: (word, tag) pools for the synthetic CoNLL sentences: "<PER> visited <LOC> with <ORG> ."
