@@ -213,8 +213,10 @@ def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, trai
         return AutoTokenizer.from_pretrained(source), described
     from .tokenization import train_wordpiece_tokenizer
 
-    batches = map(itemgetter("sentences"), train_docs.iter(batch_size=1000))  # no Python frame per sentence
-    return train_wordpiece_tokenizer(chain.from_iterable(chain.from_iterable(batches)),
+    def sentences():  # read twice (alphabet, then training); no Python frame per sentence
+        return chain.from_iterable(chain.from_iterable(map(itemgetter("sentences"), train_docs.iter(batch_size=1000))))
+
+    return train_wordpiece_tokenizer(sentences,
                                      vocab_size=model_args.vocab_size, lowercase=model_args.lowercase), described
 
 

@@ -13,7 +13,6 @@ what the model accepts (:func:`fit_tokenizer_to_model`), transformers' conventio
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 
 logger = logging.getLogger(__name__)
 
@@ -90,12 +89,13 @@ def save_tokenizer_for_model(tokenizer, output_dir: str, config) -> None:
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def train_wordpiece_tokenizer(texts: Iterable[str], vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1,
+def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1,
                               model_max_length: int | None = None):
-    """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``.
+    """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``, the same vocabulary every run.
 
     Args:
-        texts: an iterable of strings (sentences or lines).
+        texts: an iterable of strings (sentences or lines), or a zero-argument callable returning a fresh one (read
+            twice: once for the alphabet, once to train; a one-shot iterator is read into memory first).
         vocab_size: target vocabulary size including the 5 special tokens (the trained size can be smaller for a
             small corpus).
         lowercase: uncased BERT (lower-case and strip accents), as ``bert-base-uncased``.
@@ -106,19 +106,42 @@ def train_wordpiece_tokenizer(texts: Iterable[str], vocab_size: int = 8000, lowe
     Returns:
         A ``transformers.BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the
         ``[CLS] A [SEP] B [SEP]`` post-processor (``token_type_ids`` 0 for A, 1 for B).
+
+    Determinism: ``tokenizers``' WordPiece trainer creates the ``##c`` continuation pieces while iterating a hash map,
+    so their ids, and through the trainer's tie-break on pair ids its merges, change from process to process
+    (huggingface/tokenizers#1794; measured here: 36 of 2,000 pieces of the quickstart's vocabulary differed between
+    two runs). The ``##c`` piece of every character of the corpus is therefore registered up front, in character
+    order, and the trained vocabulary is re-loaded with only the five special tokens above as special.
     """
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordPiece
     from tokenizers.trainers import WordPieceTrainer
     from transformers import BertTokenizerFast
 
-    tok = Tokenizer(WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
-    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=lowercase)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    trainer = WordPieceTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS, continuing_subword_prefix="##"
-    )
-    tok.train_from_iterator(texts, trainer=trainer)
+    if not callable(texts):
+        texts = texts if iter(texts) is not texts else list(texts)
+        fresh = lambda: texts  # noqa: E731
+    else:
+        fresh = texts
+    normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
+                                            lowercase=lowercase)
+    raw: set[str] = set()
+    for text in fresh():
+        raw.update(text)
+    alphabet = sorted({c for r in raw for c in normalizer.normalize_str(r) if not c.isspace()})
+
+    def new_tokenizer(model):
+        tok = Tokenizer(model)
+        tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
+        return tok
+
+    trained = new_tokenizer(WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
+    trained.train_from_iterator(fresh(), trainer=WordPieceTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, continuing_subword_prefix="##",
+        special_tokens=SPECIAL_TOKENS + ["##" + c for c in alphabet]))
+    tok = new_tokenizer(WordPiece(vocab=trained.get_vocab(with_added_tokens=False), unk_token="[UNK]",
+                                  max_input_chars_per_word=100, continuing_subword_prefix="##"))
+    tok.add_special_tokens(SPECIAL_TOKENS)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS]:0 $A:0 [SEP]:0",
