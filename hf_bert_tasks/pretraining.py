@@ -18,6 +18,8 @@ import dataclasses
 import json
 import logging
 import os
+from itertools import chain
+from operator import itemgetter
 
 from .plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curves
 from .plots import PRETRAINING_CURVES_FILE as CURVES_FILE
@@ -102,7 +104,7 @@ def run_pretrain(
             _write_json(phase_file, result)
         summary["phases"].append(result)
     last = summary["phases"][-1]
-    summary.update(steps=sum(p["steps"] for p in summary["phases"]), masking_recipe=last["masking_recipe"],
+    summary.update(steps=sum(map(itemgetter("steps"), summary["phases"])), masking_recipe=last["masking_recipe"],
                    final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
                    final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"))
     if training_args.should_save:
@@ -200,9 +202,6 @@ def split_documents(documents, percentage: float, seed: int):
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):
     """``(tokenizer, where it came from)``: ``--tokenizer_name``, else the one a resumed run was trained with, else the
     checkpoint's, else a WordPiece vocabulary trained on the training documents."""
-    from itertools import chain
-    from operator import itemgetter
-
     from transformers import AutoTokenizer
 
     described = (model_args.tokenizer_name or model_args.model_name_or_path

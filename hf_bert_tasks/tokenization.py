@@ -13,6 +13,7 @@ what the model accepts (:func:`fit_tokenizer_to_model`), transformers' conventio
 from __future__ import annotations
 
 import logging
+from itertools import filterfalse
 
 logger = logging.getLogger(__name__)
 
@@ -128,19 +129,17 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
     raw: set[str] = set()
     for text in fresh():
         raw.update(text)
-    alphabet = sorted({c for r in raw for c in normalizer.normalize_str(r) if not c.isspace()})
+    # map/filterfalse over C callables: no Python frame per character
+    alphabet = sorted(set(filterfalse(str.isspace, "".join(map(normalizer.normalize_str, raw)))))
 
-    def new_tokenizer(model):
-        tok = Tokenizer(model)
-        tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
-        return tok
-
-    trained = new_tokenizer(WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
+    trained = Tokenizer(WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
+    trained.normalizer, trained.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
     trained.train_from_iterator(fresh(), trainer=WordPieceTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, continuing_subword_prefix="##",
-        special_tokens=SPECIAL_TOKENS + ["##" + c for c in alphabet]))
-    tok = new_tokenizer(WordPiece(vocab=trained.get_vocab(with_added_tokens=False), unk_token="[UNK]",
-                                  max_input_chars_per_word=100, continuing_subword_prefix="##"))
+        special_tokens=SPECIAL_TOKENS + list(map("##".__add__, alphabet))))
+    tok = Tokenizer(WordPiece(vocab=trained.get_vocab(with_added_tokens=False), unk_token="[UNK]",
+                              max_input_chars_per_word=100, continuing_subword_prefix="##"))
+    tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
     tok.add_special_tokens(SPECIAL_TOKENS)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
