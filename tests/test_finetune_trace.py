@@ -5,9 +5,11 @@ Every module is imported first (module bodies run at import do not count), then 
 ``sys.setprofile``; only calls whose code lives in the package directory are recorded. The run must stay in the
 modules of its own mode (``finetune``) and task family (GLUE) and enter at most 16 package modules. Module changes
 (consecutive recorded calls in different modules): 119 before the recipe's rework (28 modules), 66 after it, 81 with
-main at d698431 (15 modules); the bound here guards that. The issue's target of 40 is an expected failure: most
-changes are between modules the recipe does not own, driven by them — ``tasks/base.py`` <-> ``tasks/glue.py`` while
-reading the TSV files (28 at d698431; 11 with ``io.py`` before), ``tasks/base.py`` / ``tasks/glue.py`` /
+main at d698431 (15 modules), 63 since the GLUE reader reads its header and rows in ``tasks/glue.py`` (the split
+loop in ``tasks/base.py`` enters it once per split: 6 changes for 3 splits, was 24); the bound here guards that. The
+issue's target of 40 is an expected failure: most remaining changes are between modules the recipe does not own,
+driven by them — argument parsing (``arguments.py`` <-> ``modes`` / ``tasks/registry.py``), ``tasks/base.py`` /
+``tasks/glue.py`` /
 ``metrics.py`` inside ``compute_metrics``, the card's ``run_record.py`` callback during training (9), ``hub.py`` /
 ``credentials.py``, ``plots.py``.
 """
@@ -26,7 +28,7 @@ from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
 MAX_MODULES = 16
-MAX_CHANGES = 85
+MAX_CHANGES = 66
 TARGET_CHANGES = 40
 #: modules of other modes and other task families: a GLUE fine-tune run must not execute their code.
 FORBIDDEN = ("modes/lora.py", "modes/feature_based.py", "lora.py", "feature_based/", "tasks/squad.py",

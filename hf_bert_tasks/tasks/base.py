@@ -411,19 +411,3 @@ def line_of(path: str, row: int, header: bool) -> int:
     for _ in range(row + header):
         next(lines)
     return next(lines)
-
-
-def load_rows(builder: str, path: str, check: Callable[[], None], **config):
-    """The rows of ``path`` read by ``datasets.load_dataset(builder, data_files=path, **config)``, as a
-    ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files).
-
-    ``check()`` scans the file line by line and raises a ``ValueError`` naming file, line and field; it runs when the
-    loader fails (its errors name neither), and the loader's own error is raised if ``check`` finds nothing.
-    """
-    import datasets
-
-    try:
-        return datasets.load_dataset(builder, data_files=path, split="train", **config).data.table
-    except Exception:  # replaced by the line-level error where check() finds one
-        check()
-        raise

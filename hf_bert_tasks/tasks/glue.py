@@ -14,15 +14,53 @@ import functools
 import itertools
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import metrics as M
-from .base import MetricSpec, PaperDefaults, Task, line_of, load_rows, text_lines
+from .base import MetricSpec, PaperDefaults, Task, line_of, text_lines
 from .registry import register_task
 
 logger = logging.getLogger(__name__)
+
+
+def _header(path: str) -> list[str] | None:
+    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file.
+    Read here rather than through :func:`~hf_bert_tasks.tasks.base.text_lines`, which is the error path.
+
+    Raises:
+        FileNotFoundError: ``path`` missing.
+        ValueError: a first line that is not UTF-8 (file, line and column named by ``text_lines``).
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    with open(path, "rb") as f:
+        first = f.readline()
+    if not first:
+        return None
+    try:
+        return first.decode("utf-8-sig").rstrip("\r\n").split("\t")
+    except UnicodeDecodeError:
+        next(text_lines(path))  # raises the line-level error
+        raise
+
+
+def load_rows(builder: str, path: str, check: Callable[[], None], **config):
+    """The rows of ``path`` read by ``datasets.load_dataset(builder, data_files=path, **config)``, as a
+    ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files).
+
+    ``check()`` scans the file line by line and raises a ``ValueError`` naming file, line and field; it runs when the
+    loader fails (its errors name neither), and the loader's own error is raised if ``check`` finds nothing.
+    """
+    import datasets
+
+    try:
+        return datasets.load_dataset(builder, data_files=path, split="train", **config).data.table
+    except Exception:  # replaced by the line-level error where check() finds one
+        check()
+        raise
 
 
 @dataclass
@@ -62,7 +100,7 @@ class GlueTask(Task):
 
         import datasets
 
-        header = next((text.split("\t") for _, text in text_lines(path)), None)
+        header = _header(path)
         if header is None:
             raise ValueError(f"{path}: the file is empty; expected a header line and data rows")
         headerless = self.positional is not None and header[0] != "index"  # CoLA train/dev; its test has a header
