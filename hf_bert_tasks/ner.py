@@ -1,4 +1,4 @@
-"""Named-entity recognition helpers: tag schemes, WordPiece label alignment, windows, metrics, CoNLL output.
+"""Named-entity recognition features: tag schemes, WordPiece label alignment, windows of whole words.
 
 BERT tags CoNLL-2003 one WordPiece sequence at a time (paper §5.3): "we use the representation of the first
 sub-token as the input to the token-level classifier over the NER label set". This module implements that, and the
@@ -15,29 +15,24 @@ places where NER pipelines silently go wrong:
   rest of the window is filled with neighbouring words as context.
 * **Document context** (the paper's "maximal document context", §5.3): the same windows, but the context comes from
   the neighbouring sentences of the same document; labels and predictions still cover only the centre sentence.
-* **Back to words** (:func:`word_predictions`): one tag per original word, from the first piece's prediction.
-* **Metrics** (:func:`entity_metrics`): seqeval entity-level precision/recall/F1 overall and per type, strict IOB2
-  mode by default, plus token (word) accuracy; :func:`write_conll` writes ``token gold pred`` lines for conlleval.
+
+Predictions back to words (``word_predictions``), entity metrics (``entity_metrics``, ``token_level_metrics``) and
+CoNLL output (``write_conll``) live in :mod:`hf_bert_tasks.ner_metrics`.
 
 The feature-based mode (first-sub-token features into a BiLSTM) reuses :func:`tokenize_and_align`: its
 ``word_index`` column marks the first piece of every labelled word.
 
 Dimension legend used in docstrings: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``),
-``C`` number of labels, ``S`` sentences, ``W_s`` words of sentence ``s``.
+``S`` sentences, ``W_s`` words of sentence ``s``.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
-logger = logging.getLogger(__name__)
-
-#: Label id ignored by PyTorch's cross-entropy (and by ``DataCollatorForTokenClassification``'s padding).
-IGNORE_INDEX = -100
+# moved to ner_metrics.py (IGNORE_INDEX too: ner_metrics must not import ner); re-exported for old imports
+from .ner_metrics import IGNORE_INDEX, entity_metrics, token_level_metrics, word_predictions, write_conll  # noqa: F401
 
 
 # ----------------------------------------------------------------------------------------------- tag schemes
@@ -285,7 +280,7 @@ def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[lis
 
     With ``is_split_into_words=True`` a BERT tokenizer pre-tokenizes every word on its own, so a word's piece count
     does not depend on its neighbours. A word may have 0 pieces (e.g. a lone control character); such a word cannot
-    be predicted and is tagged ``O`` by :func:`word_predictions`.
+    be predicted and is tagged ``O`` by :func:`hf_bert_tasks.ner_metrics.word_predictions`.
     """
     vocab = sorted({w for words in sentences for w in words})
     # Each word alone, in the same is_split_into_words mode as the windows (a RoBERTa-style tokenizer then adds the
@@ -359,152 +354,3 @@ def tokenize_and_align(
                 word_labels = [tags[s][w] for s, w in win.words]
                 out["labels"].append(align_labels(word_ids, word_labels, label_all_tokens, inside, target))
     return out
-
-
-# ------------------------------------------------------------------------------------- predictions to words
-def word_predictions(
-    token_predictions: np.ndarray,
-    word_index: Sequence[Sequence[int]],
-    sentence_index: Sequence[int],
-    sentence_lengths: Sequence[int],
-    fill: int = 0,
-) -> list[list[int]]:
-    """Map WordPiece predictions back to one label id per original word.
-
-    Args:
-        token_predictions: ``[F, L']`` int label ids (argmax of the logits), ``L'`` ≥ every window's length
-            (batches padded with ``-100`` by ``Trainer`` are fine), or ``[F, L', C]`` logits.
-        word_index: per feature, the ``word_index`` column of :func:`tokenize_and_align`.
-        sentence_index: per feature, its sentence.
-        sentence_lengths: words per sentence (``S`` ints).
-        fill: label id for words that no window predicted (words with zero WordPieces); default ``0`` (``O``).
-
-    Returns:
-        ``S`` lists of label ids, ``sentence_lengths[s]`` long. Each word takes the prediction at its first piece.
-    """
-    preds = np.asarray(token_predictions)
-    if preds.ndim == 3:
-        preds = preds.argmax(-1)
-    out = [[fill] * n for n in sentence_lengths]
-    seen = 0
-    for f, (index, s) in enumerate(zip(word_index, sentence_index)):
-        for t, w in enumerate(index):
-            if w >= 0:
-                out[s][w] = int(preds[f, t])
-                seen += 1
-    missing = sum(sentence_lengths) - seen
-    if missing:
-        logger.warning("%d word(s) had no WordPiece and were tagged with label id %d", missing, fill)
-    return out
-
-
-# -------------------------------------------------------------------------------------------------- metrics
-def entity_metrics(
-    true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]], mode: str = "strict"
-) -> dict[str, float]:
-    """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval.
-
-    Args:
-        true_tags, pred_tags: tag names per word, sentence by sentence (same lengths).
-        mode: ``"strict"`` — seqeval's strict IOB2 mode: an entity counts only if it starts with ``B-X`` and
-            continues with ``I-X`` exactly (an ``I-X`` after ``O`` in a prediction is no entity);
-            ``"conlleval"`` — seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O`` starts an
-            entity). On well-formed IOB2 predictions both give the same numbers; strict mode on
-            ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
-
-    Returns:
-        ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
-        is right), and per entity type ``<TYPE>_precision``, ``<TYPE>_recall``, ``<TYPE>_f1``, ``<TYPE>_number``
-        (gold entities of that type). Types with no gold and no predicted entity are absent.
-
-    Raises:
-        ValueError: different numbers of sentences or words, or an unknown ``mode``.
-    """
-    from seqeval.metrics import accuracy_score, classification_report
-    from seqeval.scheme import IOB2
-
-    if len(true_tags) != len(pred_tags) or any(len(t) != len(p) for t, p in zip(true_tags, pred_tags)):
-        raise ValueError("true_tags and pred_tags must have the same sentences and the same number of words in each")
-    if mode not in ("strict", "conlleval"):
-        raise ValueError(f"mode {mode!r}: expected 'strict' or 'conlleval'")
-    true_tags = [list(t) for t in true_tags]
-    pred_tags = [list(p) for p in pred_tags]
-    kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
-    report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
-    overall = report.pop("micro avg")
-    out = {
-        "precision": float(overall["precision"]),
-        "recall": float(overall["recall"]),
-        "f1": float(overall["f1-score"]),
-        "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0,
-    }
-    for name, row in sorted(report.items()):
-        if name.endswith(" avg"):
-            continue
-        out[f"{name}_precision"] = float(row["precision"])
-        out[f"{name}_recall"] = float(row["recall"])
-        out[f"{name}_f1"] = float(row["f1-score"])
-        out[f"{name}_number"] = int(row["support"])
-    return out
-
-
-def token_level_metrics(
-    predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str], mode: str = "strict"
-) -> dict[str, float]:
-    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window).
-
-    This is what ``Trainer`` can compute during training (``predictions``/``labels``: ``[F, L]`` ids, or
-    ``[F, L, C]`` logits). Without ``label_all_tokens`` and with every word labelled once it scores words; entities cut
-    by a window boundary count as two. The recipe's final numbers come from :func:`word_predictions` instead.
-    """
-    predictions = np.asarray(predictions)
-    if predictions.ndim == 3:
-        predictions = predictions.argmax(-1)
-    labels = np.asarray(labels)
-    true_tags, pred_tags = [], []
-    for pred_row, label_row in zip(predictions, labels):
-        keep = label_row != IGNORE_INDEX
-        true_tags.append([label_names[i] for i in label_row[keep]])
-        pred_tags.append([label_names[i] for i in pred_row[keep]])
-    return entity_metrics(true_tags, pred_tags, mode)
-
-
-def write_conll(
-    path: str,
-    tokens: Sequence[Sequence[str]],
-    pred_tags: Sequence[Sequence[str]],
-    gold_tags: Sequence[Sequence[str]] | None = None,
-    overwrite: bool = False,
-) -> None:
-    """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
-
-    Without ``gold_tags`` (unlabelled data) the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the
-    recipe's ``accuracy`` and ``conlleval_*`` metrics from the file (``tests/test_oracle_conlleval.py``). conlleval
-    splits lines on single spaces and takes a first field ``-X-`` as a sentence boundary, so a token that is empty,
-    holds whitespace or is ``-X-`` is written with ``_`` (``"New York"`` -> ``New_York``, ``-X-`` -> ``_-X-``); the
-    token column is for reading only. No ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
-
-    Raises:
-        FileExistsError: ``path`` exists and ``overwrite`` is false (nothing is overwritten silently; the recipe
-            passes ``overwrite=True`` because it already refuses a finished output folder).
-        ValueError: a sentence whose tag list does not match its words.
-    """
-    import os
-
-    if os.path.exists(path) and not overwrite:
-        raise FileExistsError(f"{path} already exists; remove it or write the predictions elsewhere")
-    with open(path, "w", encoding="utf-8") as f:
-        for s, words in enumerate(tokens):
-            gold = gold_tags[s] if gold_tags is not None else None
-            if len(pred_tags[s]) != len(words) or (gold is not None and len(gold) != len(words)):
-                raise ValueError(f"sentence {s}: {len(words)} words but a different number of tags")
-            for i, word in enumerate(words):
-                word = _conll_token(word)
-                f.write(f"{word} {gold[i]} {pred_tags[s][i]}\n" if gold is not None else f"{word} {pred_tags[s][i]}\n")
-            f.write("\n")
-
-
-def _conll_token(word: str) -> str:
-    """``word`` as one conlleval field: whitespace runs -> ``_``, empty -> ``_``, the boundary mark ``-X-`` -> ``_-X-``."""
-    text = "_".join(word.split()) or "_"
-    return "_" + text if text == "-X-" else text

@@ -3,8 +3,8 @@
 transformers 5 dropped the ``"question-answering"`` pipeline task (``pipeline("question-answering")`` raises
 ``KeyError: The task question-answering has been removed from transformers``). Importing this module registers
 :class:`ExtractiveQuestionAnsweringPipeline` as the task ``"extractive-question-answering"``, built on the same
-features and post-processing as the recipe (:mod:`hf_bert_tasks.qa`), so a saved or pushed SQuAD model answers the way
-it was scored::
+features and post-processing as the recipe (:mod:`hf_bert_tasks.qa`, :mod:`hf_bert_tasks.qa_postprocess`), so a
+saved or pushed SQuAD model answers the way it was scored::
 
     import hf_bert_tasks.qa_pipeline  # registers the task
     from transformers import pipeline
@@ -21,6 +21,7 @@ from transformers import AutoModelForQuestionAnswering, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import qa
+from .qa_postprocess import pad_2d, postprocess_qa_predictions
 
 TASK = "extractive-question-answering"
 
@@ -66,9 +67,9 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
             [inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"]
         )
         width = max(len(ids) for ids in feats["input_ids"])
-        model_inputs = {k: torch.tensor(qa.pad_2d(feats[k], width, 0, np.int64)) for k in qa.MODEL_INPUT_COLUMNS}
-        model_inputs["offsets"] = qa.pad_2d(feats["offset_mapping"], width, -1, np.int64)
-        model_inputs["max_context"] = qa.pad_2d(feats["token_is_max_context"], width, False, bool)
+        model_inputs = {k: torch.tensor(pad_2d(feats[k], width, 0, np.int64)) for k in qa.MODEL_INPUT_COLUMNS}
+        model_inputs["offsets"] = pad_2d(feats["offset_mapping"], width, -1, np.int64)
+        model_inputs["max_context"] = pad_2d(feats["token_is_max_context"], width, False, bool)
         model_inputs["context"] = inputs["context"]
         return model_inputs
 
@@ -85,7 +86,7 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         if null_score_diff_threshold is None:
             null_score_diff_threshold = float(getattr(self.model.config, "null_score_diff_threshold", 0.0))
         start = model_outputs["start_logits"].float().cpu().numpy()
-        result = qa.postprocess_qa_predictions(
+        result = postprocess_qa_predictions(
             ["q"],
             [model_outputs["context"]],
             np.zeros(len(start), np.int64),

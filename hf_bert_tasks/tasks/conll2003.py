@@ -15,7 +15,8 @@ between documents. Documents are kept as ``document_id``; IOB1 files are detecte
 Evaluation: word-level, strict-IOB2 entity precision/recall/F1 (seqeval) overall and per type, conlleval-mode F1,
 word accuracy, on ``validation`` and ``test`` (keys ``eval_f1`` and ``eval_f1_test``), and a conlleval-readable
 ``<split>_predictions.txt`` (``token gold pred``) in the output folder. See :mod:`hf_bert_tasks.ner` for the
-alignment, windows and document context.
+alignment, windows and document context, :mod:`hf_bert_tasks.ner_metrics` for predictions back to words, the metrics
+and the CoNLL file.
 
 Every word-level metric is recomputable from ``<split>_predictions.txt`` (``tests/test_recompute_conll.py``):
 ``perl conlleval < validation_predictions.txt`` prints ``eval_accuracy`` and ``eval_conlleval_precision/recall/f1``
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ner
+from .. import ner, ner_metrics
 from .base import MetricSpec, PaperDefaults, Task, not_a_metric, text_lines, write_json
 from .registry import register_task
 
@@ -260,12 +261,12 @@ class Conll2003Task(Task):
     # ------------------------------------------------------------ metrics
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
         """Entity metrics over WordPiece positions not labelled ``-100`` (``[F, L]`` ids; what Trainer sees)."""
-        return ner.token_level_metrics(predictions, references, self.label_names)
+        return ner_metrics.token_level_metrics(predictions, references, self.label_names)
 
     def word_level(self, trainer, raw, features, metric_key_prefix: str):
         """Predict ``features`` and map to one tag name per word; returns ``(tags, PredictionOutput)``."""
         output = trainer.predict(features, metric_key_prefix=metric_key_prefix)
-        ids = ner.word_predictions(
+        ids = ner_metrics.word_predictions(
             output.predictions, features["word_index"], features["sentence_index"], [len(t) for t in raw["tokens"]]
         )
         return [[self.label_names[i] for i in row] for row in ids], output
@@ -280,12 +281,12 @@ class Conll2003Task(Task):
         gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
         kept = ("eval_loss", "eval_runtime", "eval_samples_per_second")
         metrics = {k: v for k, v in output.metrics.items() if k in kept}
-        metrics.update({f"eval_{k}": v for k, v in ner.entity_metrics(gold, pred, mode="strict").items()})
-        lenient = ner.entity_metrics(gold, pred, mode="conlleval")
+        metrics.update({f"eval_{k}": v for k, v in ner_metrics.entity_metrics(gold, pred, mode="strict").items()})
+        lenient = ner_metrics.entity_metrics(gold, pred, mode="conlleval")
         metrics.update({f"eval_conlleval_{k}": lenient[k] for k in ("precision", "recall", "f1")})
         if output_dir and trainer.is_world_process_zero():
-            ner.write_conll(os.path.join(output_dir, f"{split}_predictions.txt"), raw["tokens"], pred, gold,
-                            overwrite=True)
+            ner_metrics.write_conll(os.path.join(output_dir, f"{split}_predictions.txt"), raw["tokens"], pred, gold,
+                                    overwrite=True)
         suffix = self.split_metric_suffix(split)
         return {f"{k}{suffix}": v for k, v in metrics.items()}
 
@@ -297,7 +298,7 @@ class Conll2003Task(Task):
             gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
         path = os.path.join(output_dir, f"{split}_predictions.txt")
         if trainer.is_world_process_zero():
-            ner.write_conll(path, raw["tokens"], pred, gold, overwrite=True)
+            ner_metrics.write_conll(path, raw["tokens"], pred, gold, overwrite=True)
             write_json(os.path.join(output_dir, f"{split}_predictions_info.json"),
                        {"sentences": len(pred), "words": sum(len(p) for p in pred), "scheme": "IOB2",
                         "document_context": self.document_context})

@@ -5,12 +5,13 @@ Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (columns ``id``, ``t
 the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``; ``train-v2.0.json``, ``dev-v2.0.json``; an optional
 unlabelled ``test-v*.json``) in ``--data_dir``, read into exactly the Hub's columns.
 
-Features and post-processing live in :mod:`hf_bert_tasks.qa`, scoring in :mod:`hf_bert_tasks.squad_metrics` (a port
-of the official scripts). :meth:`SquadTask.evaluate` writes into the output folder ``predictions.json`` (id -> text
-at the applied tau), ``nbest_predictions.json`` and, for v2, ``null_odds.json`` (id -> ``null - best non-null``
-score; ``Infinity`` when no span is valid) and ``best_non_null_predictions.json`` (id -> the best non-empty span, i.e.
-the answer at tau = +inf), and returns ``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and
-``best_*`` / ``best_*_thresh``, the best tau on this split).
+Features live in :mod:`hf_bert_tasks.qa`, post-processing in :mod:`hf_bert_tasks.qa_postprocess`, scoring in
+:mod:`hf_bert_tasks.squad_metrics` (a port of the official scripts). :meth:`SquadTask.evaluate` writes into the
+output folder ``predictions.json`` (id -> text at the applied tau), ``nbest_predictions.json`` and, for v2,
+``null_odds.json`` (id -> ``null - best non-null`` score; ``Infinity`` when no span is valid) and
+``best_non_null_predictions.json`` (id -> the best non-empty span, i.e. the answer at tau = +inf), and returns
+``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and ``best_*`` / ``best_*_thresh``, the best tau on
+this split).
 
 Every reported number is reproduced by the official scripts from these files (``tests/test_recompute_squad.py``):
 
@@ -35,6 +36,7 @@ import numpy as np
 
 from .. import qa
 from .. import squad_metrics as SM
+from ..qa_postprocess import QAPredictions, features_to_arrays, postprocess_qa_predictions
 from .base import MetricSpec, PaperDefaults, Task, not_a_metric, write_json
 from .registry import register_task
 
@@ -212,7 +214,7 @@ class SquadTask(Task):
         scores = SM.squad_v2(references, predictions)
         return _v2_keys(scores)
 
-    def score(self, raw, result: qa.QAPredictions) -> dict[str, float]:
+    def score(self, raw, result: QAPredictions) -> dict[str, float]:
         """Metrics for post-processed predictions on a labelled split (keys without the ``eval_`` prefix).
 
         v1.1: ``f1``, ``exact_match``. v2.0: at the applied tau (``f1``, ``exact_match``, ``HasAns_*``, ``NoAns_*``,
@@ -228,7 +230,7 @@ class SquadTask(Task):
         return out
 
     # ---------------------------------------------------------- predictions
-    def run_postprocess(self, trainer, raw, features, tau: float | None = None) -> qa.QAPredictions:
+    def run_postprocess(self, trainer, raw, features, tau: float | None = None) -> QAPredictions:
         """Predict start/end logits for ``features`` (model inputs only) and post-process them over ``raw``."""
         keep = [c for c in qa.MODEL_INPUT_COLUMNS if c in features.column_names]
         output = trainer.predict(features.select_columns(keep), metric_key_prefix="eval")
@@ -244,12 +246,12 @@ class SquadTask(Task):
             start_logits[padding] = end_logits[padding] = -100.0
         # column[:] reads the whole Arrow column at once; list(column) formats row by row (~50x slower)
         ids = list(raw["id"][:])
-        index, offsets, max_ctx = qa.features_to_arrays(features, ids)
+        index, offsets, max_ctx = features_to_arrays(features, ids)
         width = start_logits.shape[1]
         if offsets.shape[1] < width:  # Trainer pads logits across batches; offsets of padding are -1
             offsets = np.concatenate([offsets, np.full((len(offsets), width - offsets.shape[1], 2), -1)], axis=1)
             max_ctx = np.concatenate([max_ctx, np.zeros((len(max_ctx), width - max_ctx.shape[1]), bool)], axis=1)
-        return qa.postprocess_qa_predictions(
+        return postprocess_qa_predictions(
             ids,
             list(raw["context"][:]),
             index,
@@ -263,7 +265,7 @@ class SquadTask(Task):
             null_score_diff_threshold=self.tau if tau is None else tau,
         )
 
-    def write_predictions(self, result: qa.QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
+    def write_predictions(self, result: QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
         """Write ``{prefix}predictions.json`` and ``{prefix}nbest_predictions.json``; for v2 also
         ``{prefix}null_odds.json`` and ``{prefix}best_non_null_predictions.json``. Returns the paths.
 

@@ -4,7 +4,7 @@
     conll.compute(predictions=[["B-PER", "I-PER", "O"]], references=[["B-PER", "I-PER", "O"]], mode="strict")
 
 Inputs: tag names per word, sentence by sentence (as the Hub's ``seqeval`` metric). Results are
-``hf_bert_tasks.ner.entity_metrics(references, predictions, mode)``: micro ``precision``/``recall``/``f1`` over
+``hf_bert_tasks.ner_metrics.entity_metrics(references, predictions, mode)``: micro ``precision``/``recall``/``f1`` over
 entities, word ``accuracy``, and ``<TYPE>_precision``/``_recall``/``_f1``/``_number`` per entity type (0-1 scale).
 ``mode="strict"`` (default, the recipe's ``eval_f1``) is seqeval's strict IOB2 mode; ``mode="conlleval"`` counts an
 ``I-X`` after ``O`` as an entity start like the conlleval script (the recipe's ``eval_conlleval_f1``).
@@ -13,7 +13,7 @@ entities, word ``accuracy``, and ``<TYPE>_precision``/``_recall``/``_f1``/``_num
 import datasets
 import evaluate
 
-from hf_bert_tasks import ner
+from hf_bert_tasks import ner_metrics
 
 
 class Conll2003(evaluate.Metric):
@@ -31,4 +31,4 @@ class Conll2003(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, mode="strict"):
-        return ner.entity_metrics(references, predictions, mode=mode)
+        return ner_metrics.entity_metrics(references, predictions, mode=mode)

@@ -1,0 +1,175 @@
+"""Named-entity recognition: WordPiece predictions back to words, entity metrics, CoNLL output (paper §5.3).
+
+The features come from :mod:`hf_bert_tasks.ner` (tag schemes, label alignment, windows); this module reads the model's
+predictions over them:
+
+* **Back to words** (:func:`word_predictions`): one tag per original word, from the first piece's prediction
+  (features' ``word_index`` / ``sentence_index`` columns).
+* **Metrics** (:func:`entity_metrics`): seqeval entity-level precision/recall/F1 overall and per type, strict IOB2
+  mode by default (``mode="conlleval"`` reproduces the conlleval script), plus token (word) accuracy;
+  :func:`token_level_metrics` is the per-WordPiece approximation ``Trainer`` computes during training.
+* **CoNLL output** (:func:`write_conll`): ``token gold pred`` lines that ``perl conlleval`` reads.
+
+Dimension legend used in docstrings: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``),
+``C`` number of labels, ``S`` sentences.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+#: Label id ignored by PyTorch's cross-entropy (and by ``DataCollatorForTokenClassification``'s padding).
+IGNORE_INDEX = -100
+
+
+def word_predictions(
+    token_predictions: np.ndarray,
+    word_index: Sequence[Sequence[int]],
+    sentence_index: Sequence[int],
+    sentence_lengths: Sequence[int],
+    fill: int = 0,
+) -> list[list[int]]:
+    """Map WordPiece predictions back to one label id per original word.
+
+    Args:
+        token_predictions: ``[F, L']`` int label ids (argmax of the logits), ``L'`` ≥ every window's length
+            (batches padded with ``-100`` by ``Trainer`` are fine), or ``[F, L', C]`` logits.
+        word_index: per feature, the ``word_index`` column of :func:`hf_bert_tasks.ner.tokenize_and_align`.
+        sentence_index: per feature, its sentence.
+        sentence_lengths: words per sentence (``S`` ints).
+        fill: label id for words that no window predicted (words with zero WordPieces); default ``0`` (``O``).
+
+    Returns:
+        ``S`` lists of label ids, ``sentence_lengths[s]`` long. Each word takes the prediction at its first piece.
+    """
+    preds = np.asarray(token_predictions)
+    if preds.ndim == 3:
+        preds = preds.argmax(-1)
+    out = [[fill] * n for n in sentence_lengths]
+    seen = 0
+    for f, (index, s) in enumerate(zip(word_index, sentence_index)):
+        for t, w in enumerate(index):
+            if w >= 0:
+                out[s][w] = int(preds[f, t])
+                seen += 1
+    missing = sum(sentence_lengths) - seen
+    if missing:
+        logger.warning("%d word(s) had no WordPiece and were tagged with label id %d", missing, fill)
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- metrics
+def entity_metrics(
+    true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]], mode: str = "strict"
+) -> dict[str, float]:
+    """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval.
+
+    Args:
+        true_tags, pred_tags: tag names per word, sentence by sentence (same lengths).
+        mode: ``"strict"`` — seqeval's strict IOB2 mode: an entity counts only if it starts with ``B-X`` and
+            continues with ``I-X`` exactly (an ``I-X`` after ``O`` in a prediction is no entity);
+            ``"conlleval"`` — seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O`` starts an
+            entity). On well-formed IOB2 predictions both give the same numbers; strict mode on
+            ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
+
+    Returns:
+        ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
+        is right), and per entity type ``<TYPE>_precision``, ``<TYPE>_recall``, ``<TYPE>_f1``, ``<TYPE>_number``
+        (gold entities of that type). Types with no gold and no predicted entity are absent.
+
+    Raises:
+        ValueError: different numbers of sentences or words, or an unknown ``mode``.
+    """
+    from seqeval.metrics import accuracy_score, classification_report
+    from seqeval.scheme import IOB2
+
+    if len(true_tags) != len(pred_tags) or any(len(t) != len(p) for t, p in zip(true_tags, pred_tags)):
+        raise ValueError("true_tags and pred_tags must have the same sentences and the same number of words in each")
+    if mode not in ("strict", "conlleval"):
+        raise ValueError(f"mode {mode!r}: expected 'strict' or 'conlleval'")
+    true_tags = [list(t) for t in true_tags]
+    pred_tags = [list(p) for p in pred_tags]
+    kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
+    report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
+    overall = report.pop("micro avg")
+    out = {
+        "precision": float(overall["precision"]),
+        "recall": float(overall["recall"]),
+        "f1": float(overall["f1-score"]),
+        "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0,
+    }
+    for name, row in sorted(report.items()):
+        if name.endswith(" avg"):
+            continue
+        out[f"{name}_precision"] = float(row["precision"])
+        out[f"{name}_recall"] = float(row["recall"])
+        out[f"{name}_f1"] = float(row["f1-score"])
+        out[f"{name}_number"] = int(row["support"])
+    return out
+
+
+def token_level_metrics(
+    predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str], mode: str = "strict"
+) -> dict[str, float]:
+    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window).
+
+    This is what ``Trainer`` can compute during training (``predictions``/``labels``: ``[F, L]`` ids, or
+    ``[F, L, C]`` logits). Without ``label_all_tokens`` and with every word labelled once it scores words; entities cut
+    by a window boundary count as two. The recipe's final numbers come from :func:`word_predictions` instead.
+    """
+    predictions = np.asarray(predictions)
+    if predictions.ndim == 3:
+        predictions = predictions.argmax(-1)
+    labels = np.asarray(labels)
+    true_tags, pred_tags = [], []
+    for pred_row, label_row in zip(predictions, labels):
+        keep = label_row != IGNORE_INDEX
+        true_tags.append([label_names[i] for i in label_row[keep]])
+        pred_tags.append([label_names[i] for i in pred_row[keep]])
+    return entity_metrics(true_tags, pred_tags, mode)
+
+
+def write_conll(
+    path: str,
+    tokens: Sequence[Sequence[str]],
+    pred_tags: Sequence[Sequence[str]],
+    gold_tags: Sequence[Sequence[str]] | None = None,
+    overwrite: bool = False,
+) -> None:
+    """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
+
+    Without ``gold_tags`` (unlabelled data) the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the
+    recipe's ``accuracy`` and ``conlleval_*`` metrics from the file (``tests/test_oracle_conlleval.py``). conlleval
+    splits lines on single spaces and takes a first field ``-X-`` as a sentence boundary, so a token that is empty,
+    holds whitespace or is ``-X-`` is written with ``_`` (``"New York"`` -> ``New_York``, ``-X-`` -> ``_-X-``); the
+    token column is for reading only. No ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
+
+    Raises:
+        FileExistsError: ``path`` exists and ``overwrite`` is false (nothing is overwritten silently; the recipe
+            passes ``overwrite=True`` because it already refuses a finished output folder).
+        ValueError: a sentence whose tag list does not match its words.
+    """
+    import os
+
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError(f"{path} already exists; remove it or write the predictions elsewhere")
+    with open(path, "w", encoding="utf-8") as f:
+        for s, words in enumerate(tokens):
+            gold = gold_tags[s] if gold_tags is not None else None
+            if len(pred_tags[s]) != len(words) or (gold is not None and len(gold) != len(words)):
+                raise ValueError(f"sentence {s}: {len(words)} words but a different number of tags")
+            for i, word in enumerate(words):
+                word = _conll_token(word)
+                f.write(f"{word} {gold[i]} {pred_tags[s][i]}\n" if gold is not None else f"{word} {pred_tags[s][i]}\n")
+            f.write("\n")
+
+
+def _conll_token(word: str) -> str:
+    """``word`` as one conlleval field: whitespace runs -> ``_``, empty -> ``_``, the boundary mark ``-X-`` -> ``_-X-``."""
+    text = "_".join(word.split()) or "_"
+    return "_" + text if text == "-X-" else text
