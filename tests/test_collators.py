@@ -62,6 +62,28 @@ def test_bernoulli_selects_15_percent_with_80_10_10(big_tokenizer):
     assert abs(kept.sum().item() / n_sel - 0.10) < 0.01
 
 
+def test_bernoulli_achieves_a_40_percent_masking_rate_over_2000_rows(big_tokenizer):
+    """--mlm_probability 0.4 (Wettig et al. 2022): 40 % of the 128,000 ordinary positions selected, within 0.5 points
+    (the binomial std is 0.14 points), still 80/10/10 among them."""
+    rows = _ordinary_rows(2_000, 64, seed=4)
+    original = torch.tensor([r["input_ids"] for r in rows])
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=0, mlm_probability=0.4)(rows)
+    selected, masked, _, _ = _categories(out, original)
+    assert abs(selected.sum().item() / (2_000 * 64) - 0.40) < 0.005
+    assert abs(masked.sum().item() / selected.sum().item() - 0.80) < 0.01
+
+
+def test_exact_count_achieves_a_40_percent_masking_rate_over_2000_rows(big_tokenizer):
+    """Exact count at 0.4 with no per-sequence cap: round_half_up(100 * 0.4) = 40 of every 100-token row (google
+    counts [CLS]/[SEP] in the length), a rate of 0.40 per row."""
+    rows = _ordinary_rows(2_000, 98, seed=5)
+    out = DataCollatorForBertPretraining(big_tokenizer, seed=0, selection="exact", mlm_probability=0.4,
+                                         max_predictions_per_seq=100)(rows)
+    counts = (out["labels"] != -100).sum(1)
+    assert counts.tolist() == [40] * 2_000
+    assert abs(counts.sum().item() / (2_000 * 100) - 0.40) < 0.005
+
+
 def test_random_replacements_are_ordinary_tokens(big_tokenizer):
     rows = _ordinary_rows(2_000, 64, seed=1)
     original = torch.tensor([r["input_ids"] for r in rows])

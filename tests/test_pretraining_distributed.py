@@ -1,7 +1,7 @@
 """Pretraining on 2 processes (torchrun, gloo on CPU) gives the metrics of 1 process: the same dynamic masks (keyed by
 example, not by rank), the same per-token losses per step, and eval metrics without accelerate's padding duplicates.
 
-The eval set (30 instances) does not divide by the global eval batch (2 x 4 = 8): accelerate pads the last batch
+The eval set (34 instances with the sample tokenizer's vocabulary) does not divide by the global eval batch (2 x 4 = 8): accelerate pads the last batch
 with repeated instances, which ``gather_for_metrics`` must drop. Dropout is off and the learning rate 0 (the weights
 stay those of the checkpoint; Adam would magnify float rounding between the runs), so both runs compute the same
 sums, added in another order: agreement to float32 rounding.
@@ -50,8 +50,8 @@ def runs(tmp_path_factory, sample_tokenizer):
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                OMP_NUM_THREADS="1")
     out = {}
-    # 35 training instances = 3 global batches of 14 per epoch, the third with 7 only: under DDP accelerate fills it
-    # with 7 repeated instances (like DistributedSampler), so step 3 differs by construction and is not compared;
+    # 38 training instances = 3 global batches of 14 per epoch, the third with 10 only: under DDP accelerate fills it
+    # with 4 repeated instances (like DistributedSampler), so step 3 differs by construction and is not compared;
     # steps 4-5 are epoch 1's full batches (--dataloader_drop_last is no way out: it drops eval batches too)
     for mode, batch in (("single", "14"), ("ddp", "7")):
         argv = common + ["--per_device_train_batch_size", batch, "--output_dir", str(root / mode)]
@@ -69,7 +69,7 @@ def runs(tmp_path_factory, sample_tokenizer):
 
 def test_eval_metrics_on_two_processes_drop_the_padding_duplicates(runs):
     single, ddp = runs["single"], runs["ddp"]
-    assert single["eval_instances"] == ddp["eval_instances"] == 30  # 30 % 8 = 6: the last global batch is padded
+    assert single["eval_instances"] == ddp["eval_instances"] == 34  # 34 % 8 = 2: the last global batch is padded
     for key in ("eval_mlm_accuracy", "eval_nsp_accuracy"):
         # counts of correct predictions over the same instances with the same weights: equal up to float32 argmax
         # ties (none expected), compared to 1e-6
@@ -80,7 +80,7 @@ def test_eval_metrics_on_two_processes_drop_the_padding_duplicates(runs):
 
 
 def test_train_losses_on_two_processes_equal_one_process(runs):
-    assert runs["single"]["train_instances"] == 35  # 14 + 14 + 7 per epoch
+    assert runs["single"]["train_instances"] == 38  # 14 + 14 + 10 per epoch
     logs = {m: [h for h in r["history"] if "loss" in h] for m, r in runs.items()}
     assert [h["step"] for h in logs["ddp"]] == [h["step"] for h in logs["single"]] == [1, 2, 3, 4, 5]
     full = [(a, b) for a, b in zip(logs["single"], logs["ddp"]) if a["step"] != 3]  # step 3: DDP-padded batch
