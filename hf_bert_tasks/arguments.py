@@ -25,10 +25,12 @@ SWAG batch 16 …), so an explicit command-line value always wins.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from transformers import HfArgumentParser, TrainingArguments
@@ -39,8 +41,13 @@ from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
 from .tasks import get_task, list_tasks
 
+logger = logging.getLogger(__name__)
+
 #: ``--lr_grid`` alone (or ``--lr_grid paper``): the task's paper grid, see :func:`apply_task_defaults`.
 PAPER_LR_GRID = "paper"
+
+#: The flags the user gave while the recipe's dataclasses are built (:func:`flags_given`); ``None`` otherwise.
+_GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_given_flags", default=None)
 
 
 @dataclass
@@ -225,7 +232,7 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
 
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False  # pinning needs an accelerator; avoids a warning per dataloader
-            use_cpu_under_launcher(self)
+        accelerator_defaults(self)  # CPU launcher: use_cpu; GPU: bf16 and fused AdamW unless the flags say otherwise
         super().__post_init__()
 
     @property
@@ -290,6 +297,66 @@ def check_declared_values(args) -> None:
             value = getattr(args, name)
             if value < low or (high is not None and value >= high):
                 raise ValueError(f"--{name} {value}: expected {expected}")
+
+
+def accelerator_defaults(args: TrainingArguments) -> None:
+    """The settings that depend on the machine, for both recipes' training arguments; call before
+    ``TrainingArguments.__post_init__``: :func:`use_cpu_under_launcher` (several CPU processes) and
+    :func:`gpu_fast_path` (a CUDA GPU)."""
+    use_cpu_under_launcher(args)
+    gpu_fast_path(args)
+
+
+@contextlib.contextmanager
+def flags_given(names):
+    """While the recipe's argument dataclasses are built in this block, ``names`` (flag names without ``--``) are
+    the flags the user gave (command line and ``--config`` file), so :func:`gpu_fast_path` can tell "not given" from
+    "given with transformers' default value". :func:`parse_args` and ``compare``'s arms use it."""
+    token = _GIVEN_FLAGS.set(frozenset(names))
+    try:
+        yield
+    finally:
+        _GIVEN_FLAGS.reset(token)
+
+
+def gpu_fast_path(args: TrainingArguments) -> str | None:
+    """The GPU defaults of the recipes' command line: with a CUDA GPU (and not ``--use_cpu``), ``bf16=True`` when
+    the GPU computes in bf16 natively (``torch.cuda.is_bf16_supported(including_emulation=False)``: Ampere or newer,
+    or ROCm) and ``optim="adamw_torch_fused"``. Returns the INFO line it logs (``None``: nothing changed). Call
+    before ``TrainingArguments.__post_init__`` (which checks bf16 against the device).
+
+    Only what the user left open changes: the precision stays as given with ``--bf16`` or ``--fp16`` (any value,
+    also ``--bf16 False``), ``--deepspeed`` (its config sets the precision) or a launcher's
+    ``ACCELERATE_MIXED_PRECISION`` (``accelerate launch --mixed_precision``, a launch config's ``mixed_precision``);
+    the optimizer stays as given with ``--optim``. Which flags were given comes from :func:`flags_given`; dataclasses
+    built in Python outside it (``FinetuneTrainingArguments(...)``, ``dataclasses.replace``) are left alone. On CPU
+    nothing changes.
+    """
+    given = _GIVEN_FLAGS.get()
+    if given is None or args.use_cpu:
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    chosen, opt_out = [], []
+    if not given & {"bf16", "fp16", "deepspeed"} and not os.environ.get("ACCELERATE_MIXED_PRECISION"):
+        if torch.cuda.is_bf16_supported(including_emulation=False):
+            args.bf16 = True
+            chosen.append("bf16 (supported)")
+            opt_out.append("--bf16 False")
+        else:
+            chosen.append("fp32 (no native bf16 on this GPU)")
+    if "optim" not in given:
+        args.optim = "adamw_torch_fused"
+        chosen.append("fused AdamW")
+        opt_out.append("--optim adamw_torch")
+    if not chosen:
+        return None
+    message = "GPU present: " + ", ".join(chosen) + (f"; pass {' / '.join(opt_out)} to opt out" if opt_out else "")
+    if os.environ.get("RANK", "0") == "0":  # once per launch, not once per process
+        logger.info(message)
+    return message
 
 
 def use_cpu_under_launcher(args: TrainingArguments) -> None:
@@ -392,12 +459,20 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         # Config values become command-line tokens before the explicit flags, which therefore win.
         given = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
         prefix = settings_argv({k: v for k, v in values.items() if k not in given}, parser)
-    *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
+    with flags_given(_flag_names(prefix + argv)):  # what the user gave, for the GPU defaults (gpu_fast_path)
+        *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
     if remaining:
         from .config_file import unrecognized
 
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return tuple(outputs)
+
+
+def _flag_names(tokens: list[str]) -> set[str]:
+    """The flag names among command-line ``tokens``: ``--a-b=1`` gives ``a_b``, ``--no_x`` gives ``no_x`` and ``x``
+    (flags must be spelt in full, :class:`CliArgumentParser`)."""
+    names = {t[2:].split("=", 1)[0].replace("-", "_") for t in tokens if t.startswith("--") and len(t) > 2}
+    return names | {n[3:] for n in names if n.startswith("no_")}
 
 
 def read_config_file(path: str) -> dict:

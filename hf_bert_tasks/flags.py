@@ -27,7 +27,9 @@ OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"
 _TRAINING_NOTE = (
     "Every flag of transformers' TrainingArguments is accepted too (--seed, --fp16, --bf16, --report_to, "
     "--gradient_accumulation_steps, --eval_steps, --push_to_hub ...); `{prog} --help_all` lists them all (it "
-    "imports transformers, several seconds)."
+    "imports transformers, several seconds). On a CUDA GPU the recipe defaults to bf16 (where the GPU has it) and "
+    "fused AdamW unless --bf16/--fp16 or --optim is given (opt out: --bf16 False, --optim adamw_torch); "
+    "--torch_compile compiles the model (off by default)."
 )
 
 

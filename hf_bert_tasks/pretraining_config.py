@@ -180,10 +180,11 @@ class PretrainTrainingArguments(TrainingArguments):
             raise ValueError(f"--phase2_max_steps must be >= 0, got {self.phase2_max_steps}")
         import torch
 
-        from .arguments import use_cpu_under_launcher
+        from .arguments import accelerator_defaults
 
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False
-        use_cpu_under_launcher(self)  # torchrun / accelerate on CPU: gloo DDP instead of N lone processes
+        # torchrun / accelerate on CPU: gloo DDP instead of N lone processes; a GPU: bf16 and fused AdamW by default
+        accelerator_defaults(self)
         self.label_names = ["labels", "next_sentence_label"]
         super().__post_init__()

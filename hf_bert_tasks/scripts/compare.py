@@ -144,8 +144,11 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     Raises:
         ValueError: a check of the argument dataclasses failed (e.g. ``--lora_dropout 1.5``).
     """
+    from ..arguments import flags_given
+
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
-    return tuple(finetune_parser().parse_dict(settings))
+    with flags_given(settings):  # a GPU's defaults (bf16, fused AdamW) where no setting chose otherwise
+        return tuple(finetune_parser().parse_dict(settings))
 
 
 def arm_settings(text: str, option: str, parser=None) -> dict:
