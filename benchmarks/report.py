@@ -30,6 +30,8 @@ EXTRA_FIGURES = {
     "instances": ("instances", "{:.0f}"),
     "cpu_s": ("CPU s", "{:.1f}"),
     "peak_rss_mib": ("peak RSS MiB", "{:.0f}"),
+    "quickstart_wall_s": ("quickstart summary wall s", "{:.1f}"),
+    "log_kib": ("console log KiB", "{:.1f}"),
 }
 
 
