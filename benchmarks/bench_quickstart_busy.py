@@ -2,9 +2,9 @@
 
     python benchmarks/bench_quickstart_busy.py [--repeats 1] [--seed 42] [--reduced]
 
-Both sides run ``hf-bert-tasks quickstart`` exactly as ``make quickstart`` does (a fresh child process,
-``OMP_NUM_THREADS`` unset, so the quickstart's own thread choice is what is measured: one torch thread unless the user
-sets ``OMP_NUM_THREADS`` or ``--threads``, :func:`hf_bert_tasks.threads.use_threads`). The busy side first starts a
+Both sides run ``hf-bert-tasks quickstart`` exactly as ``make quickstart`` does (a fresh child process through the
+CLI's ``main``, ``OMP_NUM_THREADS`` unset, so the quickstart's own thread choice is what is measured: one torch thread
+unless the user sets ``OMP_NUM_THREADS`` or ``--threads``, :func:`hf_bert_tasks.threads.use_threads`). The busy side first starts a
 second process that spins on the machine's first usable CPU (``while True: pass``, pinned with
 ``os.sched_setaffinity``) and stops it after the quickstart ends; the quickstart itself is not pinned. Rounds are
 interleaved (idle, busy, idle, busy ...). Before the fix, torch's default of one intra-op thread per core made the
@@ -35,16 +35,18 @@ SMOKE_ARGS = ["--reduced"]
 #: the quickstart runs in child processes: every package module may be timed
 TIMED_PATHS = ["hf_bert_tasks"]
 
-#: the child: ``hf-bert-tasks quickstart`` through its ``main`` (the reduced plan replaces FULL for --reduced)
+#: the child: ``hf-bert-tasks quickstart`` through the console script's ``cli.main`` (its quiet console and error
+#: boundary, as ``make quickstart``); the reduced plan replaces FULL for --reduced
 CHILD = """
 import sys
 from dataclasses import replace
 import hf_bert_tasks.scripts.quickstart as Q
+from hf_bert_tasks.cli import main
 if sys.argv[3] == "reduced":
     Q.FULL = replace(Q.FULL, pretrain_steps=4, pretrain_batch_size=8, max_train_samples=32, max_eval_samples=40,
                      lora_epochs=1, frozen_epochs=1, frozen_strategies=("last",), gain_train_samples=16,
                      gain_epochs=1, tasks=(Q.TaskRun("sst2", "SST-2", 1, 1e-3),))
-Q.main(["--output_dir", sys.argv[1], "--seed", sys.argv[2], "--overwrite_output_dir"])
+sys.exit(main(["quickstart", "--output_dir", sys.argv[1], "--seed", sys.argv[2], "--overwrite_output_dir"]))
 """
 SPIN = "while True: pass"
 

@@ -23,7 +23,8 @@ each against ``paper``):
 ``evaluate`` scores every checkpoint on the same held-out masks, so the arms are comparable although they train with
 different objectives and rates: the held-out documents become (a) the paper's A/B pairs and (b) full-length single
 segments (``create_pretraining_examples`` with and without NSP, seed 0), each masked once at 15 % (exact count, cap
-20, 80/10/10, collator seed 0). Reported: MLM loss in nats per masked token and MLM accuracy on each set.
+20, 80/10/10, collator seed 0). Reported: MLM loss in nats per masked token and MLM accuracy on each set, and the
+same for a context-free unigram predictor (WordPiece frequencies of ``train.txt``) on the same targets.
 """
 
 from __future__ import annotations
@@ -147,6 +148,28 @@ def _heldout_sets(out: str, tokenizer):
     return sets
 
 
+def _unigram_scores(out: str, tokenizer, sets) -> dict:
+    """The context-free reference on the same masked targets: each target scored by its WordPiece's frequency in
+    ``train.txt`` (add-one smoothed over the vocabulary), accuracy of always answering the most frequent piece."""
+    import numpy as np
+
+    counts = np.ones(len(tokenizer), dtype=np.float64)
+    docs = _documents(os.path.join(out, "train.txt"))
+    sentences = [s for d in docs for s in d]
+    for i in range(0, len(sentences), 10_000):
+        ids = tokenizer(sentences[i:i + 10_000], add_special_tokens=False)["input_ids"]
+        counts += np.bincount(np.concatenate([np.asarray(x, dtype=np.int64) for x in ids if x]),
+                              minlength=len(tokenizer))
+    log_p = np.log(counts / counts.sum())
+    top = int(counts.argmax())
+    scores = {}
+    for set_name, batches in sets.items():
+        targets = np.concatenate([b["labels"][b["labels"] != -100].numpy() for b in batches])
+        scores[set_name] = {"mlm_loss": float(-log_p[targets].mean()), "mlm_accuracy": float((targets == top).mean()),
+                            "masked_tokens": int(targets.size)}
+    return scores
+
+
 def evaluate(out: str) -> dict:
     import torch
     from transformers import AutoModelForPreTraining, AutoTokenizer
@@ -154,7 +177,8 @@ def evaluate(out: str) -> dict:
     torch.set_num_threads(1)
     tokenizer = AutoTokenizer.from_pretrained(os.path.join(out, "tokenizer"))
     sets = _heldout_sets(out, tokenizer)
-    results = {}
+    results = {"unigram": _unigram_scores(out, tokenizer, sets)}
+    print("unigram", json.dumps(results["unigram"]))
     for name in sorted(os.listdir(out)):
         run = os.path.join(out, name)
         if not os.path.isfile(os.path.join(run, "pretraining_summary.json")):
@@ -199,6 +223,11 @@ def report(out: str) -> str:
 
     lines = ["| arm | flags | held-out MLM loss, A/B pairs (nats) | accuracy, pairs | MLM loss, full segments (nats) "
              "| accuracy, segments | steps x batch | wall s per run (one core) |", "|---|---|---|---|---|---|---|---|"]
+    uni = results.get("unigram")
+    if uni:
+        lines.append(f"| unigram (no model) | WordPiece frequencies of train.txt | {uni['pairs']['mlm_loss']:.3f} "
+                     f"| {uni['pairs']['mlm_accuracy']:.4f} | {uni['segments']['mlm_loss']:.3f} "
+                     f"| {uni['segments']['mlm_accuracy']:.4f} | - | - |")
     for arm, flags in ARMS.items():
         runs = [r for name, r in results.items() if name.rsplit("-seed", 1)[0] == arm]
         if not runs:
