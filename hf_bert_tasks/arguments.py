@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from transformers import HfArgumentParser, TrainingArguments
 
 from .cli import UsageError
+from .config_file import read_config as read_config_file  # the --config reader (a public name of arguments)
 from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
 from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
@@ -369,15 +370,10 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
     """
     import torch
 
-    if not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1 and not _has_other_accelerator(torch):
+    mps, xpu = getattr(torch.backends, "mps", None), getattr(torch, "xpu", None)
+    other = (mps is not None and mps.is_available()) or (xpu is not None and xpu.is_available())  # keep use_cpu off
+    if not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1 and not other:
         args.use_cpu = True
-
-
-def _has_other_accelerator(torch) -> bool:
-    """True when an MPS or XPU device is present (then ``use_cpu`` must stay off)."""
-    mps = getattr(torch.backends, "mps", None)
-    xpu = getattr(torch, "xpu", None)
-    return bool((mps is not None and mps.is_available()) or (xpu is not None and xpu.is_available()))
 
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
@@ -473,20 +469,6 @@ def _flag_names(tokens: list[str]) -> set[str]:
     (flags must be spelt in full, :class:`CliArgumentParser`)."""
     names = {t[2:].split("=", 1)[0].replace("-", "_") for t in tokens if t.startswith("--") and len(t) > 2}
     return names | {n[3:] for n in names if n.startswith("no_")}
-
-
-def read_config_file(path: str) -> dict:
-    """The argument values of a ``--config`` file (a YAML or JSON mapping of flag names to values): the package's
-    one settings-file reader, :func:`hf_bert_tasks.config_file.read_config` (``compare`` and the CLI's checks use it
-    too).
-
-    Raises:
-        FileNotFoundError: no file at ``path``.
-        ValueError: the file does not parse (names the file and the parser's message) or is not a mapping.
-    """
-    from .config_file import read_config
-
-    return read_config(path)
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:
