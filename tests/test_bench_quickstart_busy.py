@@ -27,5 +27,6 @@ def test_smoke_run_records_both_sides_and_stops_the_spinner():
         sides["quickstart, one core busy"]["median_s"] / sides["quickstart, idle"]["median_s"], abs=1e-3)
     assert record["comparisons"][0]["kind"] == "variant"
     # the spinner is a child of this process (the benchmark runs in it); another run's spinner elsewhere is not ours
-    spinning = [p for p in psutil.Process().children(recursive=True) if bench.SPIN in " ".join(p.cmdline())]
+    spinning = [p for p in psutil.Process().children(recursive=True)
+                if bench.SPIN in " ".join(p.as_dict(["cmdline"])["cmdline"] or [])]  # as_dict: None if it just ended
     assert spinning == []
