@@ -62,7 +62,8 @@ step "3. pretrain recipe" "$OUT/pretrain.log" "$PY" -m hf_bert_tasks.cli pretrai
   --output_dir "$OUT/pretrain" --overwrite_output_dir --max_steps "$STEPS" --per_device_train_batch_size "$PT_BATCH" \
   --eval_strategy no --save_strategy no --logging_steps 20 --report_to none --disable_tqdm True \
   "${PREC[@]}" "${COMPILE[@]}"
-grep -E "train_runtime|steps" "$OUT/pretrain.log" || true  # display only: the step's own status decided above
+grep -E "train_runtime|steps" "$OUT/pretrain.log" \
+  || { echo "gpu.sh: step 3 logged no train_runtime/steps line: see $OUT/pretrain.log" >&2; exit 1; }
 echo "== 4. fine-tune recipe on the MRPC sample (${PREC[*]:-fp32}, SDPA, pad_to_multiple_of 8)"
 cat > "$OUT/random_model.py" <<'PYEOF'
 import sys
