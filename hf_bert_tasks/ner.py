@@ -31,8 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# deprecated location (since the 2026-12-01 split): import these from hf_bert_tasks.ner_metrics (IGNORE_INDEX too:
-# ner_metrics must not import ner); re-exported for old imports (tests/test_moved_names.py)
+# moved to ner_metrics.py (IGNORE_INDEX too: ner_metrics must not import ner); re-exported for old imports
 from .ner_metrics import IGNORE_INDEX, entity_metrics, token_level_metrics, word_predictions, write_conll  # noqa: F401
 
 

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# deprecated location (since the 2026-12-01 split): import these from hf_bert_tasks.qa_postprocess; re-exported so
-# that ``from hf_bert_tasks.qa import ...`` keeps working (tests/test_moved_names.py)
+# post-processing moved to qa_postprocess.py; re-exported so that ``from hf_bert_tasks.qa import ...`` keeps working
 from .qa_postprocess import QAPredictions, features_to_arrays, pad_2d, postprocess_qa_predictions  # noqa: F401
 
 #: Columns of training features (besides what the collator pads).

@@ -1,4 +1,5 @@
-"""Names moved by the split of ``qa.py`` / ``ner.py`` (and ``arguments.read_config_file``) keep their old spelling:
+"""Names moved by the split of ``qa.py`` / ``ner.py`` (and ``arguments.read_config_file``) keep their old spelling
+(the old modules are the deprecated location; new code imports from ``qa_postprocess`` / ``ner_metrics``):
 the old import path gives the very object of the new module."""
 
 import pytest
