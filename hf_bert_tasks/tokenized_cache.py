@@ -40,8 +40,9 @@ CACHE_FORMAT = 1
 #: Written next to the Arrow files of an entry: the key's components (for debugging and ``ls``).
 KEY_FILE = "hf_bert_tasks_key.json"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
-#: Source files whose code decides the features (hashed into the key).
-CODE_FILES = ("qa.py", "ner.py")
+#: Source files whose code decides the features (hashed into the key); ``ner_metrics.py`` holds ``IGNORE_INDEX``,
+#: the label of NER's non-first sub-tokens.
+CODE_FILES = ("qa.py", "ner.py", "ner_metrics.py")
 
 
 def default_cache_dir() -> str:

@@ -134,3 +134,19 @@ def test_no_cache_and_overwrite_cache(tiny_bert_dir, tmp_path, preprocess_calls)
     finetune.main(sst2_argv(tiny_bert_dir, tmp_path / "b", cache))
     finetune.main(sst2_argv(tiny_bert_dir, tmp_path / "c", cache, "--overwrite_cache"))
     assert len(preprocess_calls) == 9 and len(entries(cache)) == 3  # replaced, not duplicated
+
+
+def test_the_code_fingerprint_follows_the_file_that_holds_ignore_index(tmp_path, monkeypatch):
+    """NER features use ``IGNORE_INDEX`` from ``ner_metrics.py``: editing that file must change the cache key."""
+    import shutil
+
+    from hf_bert_tasks import ner_metrics, tokenized_cache
+
+    package = tmp_path / "pkg"
+    shutil.copytree(os.path.dirname(tokenized_cache.__file__), package,
+                    ignore=shutil.ignore_patterns("__pycache__", "samples"))
+    monkeypatch.setattr(tokenized_cache, "_PACKAGE", str(package))
+    before = tokenized_cache.code_fingerprint()
+    target = package / os.path.basename(ner_metrics.__file__)
+    target.write_text(target.read_text().replace("IGNORE_INDEX = -100", "IGNORE_INDEX = -1"))
+    assert tokenized_cache.code_fingerprint() != before
