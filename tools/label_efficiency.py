@@ -170,8 +170,8 @@ def _stats(values: list[float]) -> tuple[float, float]:
 
 def report(out: str) -> str:
     table = collect(out)
-    lines = ["| task (dev metric, x100) | labels (fraction) | epochs | pretrained (ours) | random init | gain | "
-             "gain > 2 x max seed std | wall s per run (pretrained / random) |", "|---|---|---|---|---|---|---|---|"]
+    lines = [("| task (dev metric, x100) | labels (fraction) | epochs | pretrained (ours) | random init | gain | "
+              "gain > 2 x max seed std | wall s per run (pretrained / random) |"), "|---|---|---|---|---|---|---|---|"]
     for task, by_fraction in table.items():
         key = TASKS[task][3]
         for fraction in sorted(by_fraction):

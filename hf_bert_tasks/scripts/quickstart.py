@@ -163,22 +163,6 @@ def quiet_load_report():
     return log_filters()
 
 
-def head_swap_line(model_dir: str, task) -> str:
-    """One line describing the expected head swap when ``model_dir`` (``BertForPreTraining``) gets ``task``'s head."""
-    from transformers import AutoConfig
-
-    config = AutoConfig.from_pretrained(model_dir, **task.model_config_kwargs())
-    with quiet_load_report():
-        _, info = task.model_class().from_pretrained(model_dir, config=config, output_loading_info=True)
-
-    def heads(keys):
-        return ", ".join(sorted({".".join(k.split(".")[:2]) + ".*" if k.count(".") > 1 else k for k in keys}))
-
-    dropped, new = info["unexpected_keys"], info["missing_keys"]
-    return (f"head swap (expected): {len(dropped)} pretraining-head tensors dropped ({heads(dropped)}), "
-            f"{len(new)} new {task.name} head tensors initialised ({heads(new)})")
-
-
 def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: str, seed: int, **mode) -> dict:
     from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
     from ..finetuning import run_finetune
@@ -258,7 +242,6 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     print("== 1. WordPiece vocabulary + pretraining a mini BERT (MLM + NSP, whole-word masking) on the sample corpus")
     model_dir, rows, pretraining = pretrain_step(plan, output_dir, seed)
     walls["pretraining"] = time.time() - started
-    print(head_swap_line(model_dir, get_task(plan.comparison_task)))
 
     results: dict[str, dict] = {}
     for run in plan.tasks:
