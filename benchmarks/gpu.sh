@@ -1,30 +1,69 @@
 #!/usr/bin/env bash
-# BERT-base on one GPU, under 5 minutes: training tokens/s and MFU for pretraining and fine-tuning, then the two
-# recipes end to end with --bf16 (checks that the mixed-precision / SDPA / torch.compile flags pass through).
+# The one command for the day a GPU is lent (issue 26 item 4): BERT-base pretraining throughput and MFU, ours vs
+# transformers' BertForPreTraining; GLUE fine-tuning throughput, ours vs run_glue.py; the pretraining transfer
+# experiment at a GPU-sized preset. Every step appends its numbers to $OUT_DIR/gpu_results.json (rows: step, metric,
+# value, units, anchor, device, commit; benchmarks/gpu_report.py) and the last one renders them as the markdown table
+# for docs/benchmarks.md ($OUT_DIR/gpu_report.md).
 #
-#   bash benchmarks/gpu.sh            # on a machine with a CUDA GPU (output also in runs/gpu/)
-#   bash benchmarks/gpu.sh --dry-run  # the same steps on CPU with a tiny model (seconds; checks the plumbing;
-#                                     # CPU_SMOKE=1 is the old spelling); tests/test_gpu_script.py runs it
+#   bash benchmarks/gpu.sh                       # one CUDA GPU; results in runs/gpu/ (OUT_DIR=... to change)
+#   bash benchmarks/gpu.sh --only transfer       # only these steps (comma-separated ids below), e.g. to redo a failed
+#                                                # one: its rows replace its earlier rows, the others stay
+#   bash benchmarks/gpu.sh --dry-run             # every step at toy size on CPU (tiny configs, a few steps, tiny data
+#                                                # subsets: checks the plumbing, no meaningful numbers; CPU_SMOKE=1 is
+#                                                # the old spelling); tests/test_gpu_script.py runs it
 #
-# Any failing step fails the script (exit status of that step), naming the step and showing its log's last lines.
+# Needs ../shared (GLUE baseline run_glue.py, SST-2, CoNLL-2003 and the pretraining text; HF_BERT_TASKS_SHARED=DIR
+# if it lives elsewhere). Any failing step fails the script with that step's exit status, naming the step and
+# showing its log's last lines; the report step also fails when a measuring step has no rows in the results file.
 #
-# Steps (each prints its own numbers; see benchmarks/gpu_bench.py for the FLOP count behind MFU):
-#   1. gpu_bench.py, bf16, eager            pretraining (batch 256 x 128) and fine-tuning (batch 32 x 128)
-#   2. gpu_bench.py, bf16, torch.compile    the same two, compiled
-#   3. hf-bert-tasks pretrain --preset base --bf16 --torch_compile (built-in corpus, 60 steps): Trainer throughput
-#   4. hf-bert-tasks finetune --task mrpc --bf16 (built-in MRPC sample, random BERT-base, 60 steps)
+# Steps (id: what; budget on one H100/H200, whole step including process start-up) — 11.5 minutes in all:
+#   pretrain_throughput  90 s  gpu_bench.py: BERT-base MLM+NSP, bf16, SDPA, eager, synthetic batches of seq 128 x 256
+#                              and seq 512 x 64 (32,768 tokens a step each), 5 warm-up + 20 timed steps per side:
+#                              sequences/s and MFU (6 N tokens/s over the bf16 peak) of ours (masked-only decoder)
+#                              and of transformers' BertForPreTraining (full-vocabulary MLM head), and their ratio
+#   pretrain_compiled    75 s  the same for ours at seq 128 with torch.compile (inductor), ratio to eager
+#   glue_vs_run_glue     90 s  gpu_bench.py glue: random-init BERT-base on the built-in MRPC sample, 200 steps x 32,
+#                              bf16: train samples/s of hf-bert-tasks finetune and of run_glue.py, same settings
+#   transfer            420 s  tools/pretraining_transfer.py: corpus (20 s); pretrain BERT-mini 3,000 steps x 256 x
+#                              128, bf16 (180 s, assumes <= 60 ms a step); fine-tune SST-2 (1 epoch) and CoNLL-2003
+#                              (3 epochs) from the pretrained and from a random init, seed 1 (210 s); report (10 s)
+#   report                5 s  gpu_report.py render: the markdown table, after checking that every step above has
+#                              rows in the results file (this run's, or an earlier run's for steps --only skipped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 OUT=${OUT_DIR:-runs/gpu}
-for arg in "$@"; do
-  case "$arg" in
-    --dry-run) CPU_SMOKE=1 ;;
-    *) echo "gpu.sh: unknown argument $arg (expected --dry-run)" >&2; exit 2 ;;
+ALL_STEPS="pretrain_throughput,pretrain_compiled,glue_vs_run_glue,transfer,report"
+ONLY=""
+DRY=${CPU_SMOKE:-0}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) DRY=1 ;;
+    --only) [ $# -ge 2 ] || { echo "gpu.sh: --only needs a comma-separated list of steps ($ALL_STEPS)" >&2; exit 2; }
+            ONLY=$2; shift ;;
+    --only=*) ONLY=${1#--only=} ;;
+    *) echo "gpu.sh: unknown argument $1 (expected --dry-run, --only STEP[,STEP])" >&2; exit 2 ;;
   esac
+  shift
 done
+for s in ${ONLY//,/ }; do
+  case ",$ALL_STEPS," in *",$s,"*) ;; *) echo "gpu.sh: unknown step '$s' in --only (steps: $ALL_STEPS)" >&2; exit 2 ;; esac
+done
+wants() { [ -z "$ONLY" ] || case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+SHARED=${HF_BERT_TASKS_SHARED:-../shared}
+if [ ! -f "$SHARED/baselines/glue/run_glue.py" ] || [ ! -d "$SHARED/data/glue/SST-2" ]; then
+  echo "gpu.sh: $SHARED lacks baselines/glue/run_glue.py or data/glue/SST-2: set HF_BERT_TASKS_SHARED to the folder" \
+       "holding data/ and baselines/" >&2
+  exit 2
+fi
+SHARED=$(cd "$SHARED" && pwd)
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+RESULTS=$OUT/gpu_results.json
+[ -n "$ONLY" ] || rm -f "$RESULTS"  # a full run starts a fresh file; --only keeps the other steps' rows
+
 # step NAME LOG CMD...: run CMD with its output in LOG; on failure name the step, show the log's tail, exit with its status
 step() {
   local name=$1 log=$2; shift 2
@@ -36,54 +75,111 @@ step() {
     exit "$status"
   fi
 }
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-if [ "${CPU_SMOKE:-0}" = "1" ]; then
-  BENCH=(--device cpu --tiny --dtype fp32 --steps 2 --warmup 1 --pretrain_batch 8 --finetune_batch 8)
-  PRESET=(--preset tiny --vocab_size 500 --max_seq_length 64); STEPS=4; PREC=(); COMPILE=()
-  FT_BATCH=8; PT_BATCH=8
+# wall NAME START BUDGET_S: record the step's wall clock (seconds since START) against its budget
+wall() {
+  step "$1 (wall clock row)" "$OUT/wall.log" "$PY" benchmarks/gpu_report.py wall --results "$RESULTS" --step "$1" \
+    --seconds "$(( $(date +%s) - $2 ))" --budget_s "$3"
+}
+
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+GPU_SH_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$GPU_SH_COMMIT" != unknown ] && ! git diff --quiet HEAD 2>/dev/null; then GPU_SH_COMMIT="$GPU_SH_COMMIT+dirty"; fi
+if [ "$DRY" = "1" ]; then
+  GPU_SH_DEVICE="cpu (dry run: toy sizes, not a measurement)"; GPU_SH_DRY_RUN=1
+  # --peak_tflops 1: a stand-in peak so the MFU rows are computed and checked on CPU; not a device figure
+  PT=(--device cpu --tiny --dtype fp32 --seq 32 64 --pretrain_batch 4 2 --steps 2 --warmup 1 --peak_tflops 1)
+  PT_COMPILE=(--device cpu --tiny --dtype fp32 --seq 32 --pretrain_batch 4 --steps 2 --warmup 1 --peak_tflops 1
+              --compile --compile_backend eager)
+  GLUE=(--preset tiny --vocab_size 0 --max_steps 3 --batch_size 8 --precision fp32)
+  # the transfer experiment on a few hundred corpus lines and a few dozen labelled examples: a toy copy of ../shared
+  TRANSFER_SHARED=$OUT/toy_shared
+  TR_PRETRAIN=(--preset tiny --vocab_size 500 --max_seq_length 64 --max_steps 4 --per_device_train_batch_size 8
+               --eval_steps 4 --dataloader_num_workers 1 --dataloader_persistent_workers True)
+  TR_FINETUNE=(--seeds 1 --learning_rate 1e-4 --batch_size 8)
 else
+  command -v nvidia-smi > /dev/null || { echo "gpu.sh: no nvidia-smi: no CUDA GPU here (--dry-run runs on CPU)" >&2; exit 2; }
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-  BENCH=(--dtype bf16 --steps 30 --warmup 5)
-  PRESET=(--preset base --vocab_size 30522 --max_seq_length 128); STEPS=60; PREC=(--bf16); COMPILE=(--torch_compile)
-  FT_BATCH=32; PT_BATCH=128
+  # the recipes would otherwise fall back to the CPU without a word (a CPU-only torch wheel, a hidden device)
+  step "preflight: torch sees a CUDA device" "$OUT/preflight.log" "$PY" -c \
+    "import sys, torch; sys.exit(0 if torch.cuda.is_available() else f'torch {torch.__version__} sees no CUDA device')"
+  GPU_SH_DEVICE=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1); GPU_SH_DRY_RUN=0
+  PT=(--device cuda --dtype bf16 --seq 128 512 --pretrain_batch 256 64 --steps 20 --warmup 5)
+  PT_COMPILE=(--device cuda --dtype bf16 --seq 128 --pretrain_batch 256 --steps 20 --warmup 3 --compile)
+  GLUE=(--preset base --vocab_size 30522 --max_steps 200 --batch_size 32 --precision bf16)
+  TRANSFER_SHARED=$SHARED
+  TR_PRETRAIN=(--preset mini --vocab_size 8192 --max_seq_length 128 --max_steps 3000 --per_device_train_batch_size 256
+               --learning_rate 5e-4 --warmup_steps 0.06 --bf16 True --eval_steps 1000 --dataloader_num_workers 4
+               --dataloader_persistent_workers True)
+  TR_FINETUNE=(--seeds 1 --learning_rate 1e-4 --batch_size 32)
 fi
+export GPU_SH_DEVICE GPU_SH_COMMIT GPU_SH_DRY_RUN
+echo "gpu.sh: device '$GPU_SH_DEVICE', commit $GPU_SH_COMMIT, results $RESULTS"
 t0=$(date +%s)
-echo "== 1. synthetic batches, eager"
-step "1. synthetic batches, eager" "$OUT/eager.log" "$PY" benchmarks/gpu_bench.py "${BENCH[@]}" --json "$OUT/eager.json"
-cat "$OUT/eager.log"
-if [ "${CPU_SMOKE:-0}" != "1" ]; then
-  echo "== 2. synthetic batches, torch.compile"
-  step "2. synthetic batches, torch.compile" "$OUT/compiled.log" \
-    "$PY" benchmarks/gpu_bench.py "${BENCH[@]}" --compile --json "$OUT/compiled.json"
-  cat "$OUT/compiled.log"
+
+if wants pretrain_throughput; then
+  echo "== pretrain_throughput: BERT MLM+NSP step, ours vs transformers BertForPreTraining, same batches"
+  ts=$(date +%s)
+  step pretrain_throughput "$OUT/pretrain_throughput.log" "$PY" benchmarks/gpu_bench.py --only pretraining \
+    --sides ours,reference "${PT[@]}" --json "$OUT/pretrain_throughput.json" --results "$RESULTS" \
+    --step pretrain_throughput
+  cat "$OUT/pretrain_throughput.log"
+  wall pretrain_throughput "$ts" 90
 fi
-echo "== 3. pretrain recipe (Trainer, ${PREC[*]:-fp32} ${COMPILE[*]:-})"
-step "3. pretrain recipe" "$OUT/pretrain.log" "$PY" -m hf_bert_tasks.cli pretrain --train_files hf_bert_tasks/samples/pretraining/corpus.txt "${PRESET[@]}" \
-  --output_dir "$OUT/pretrain" --overwrite_output_dir --max_steps "$STEPS" --per_device_train_batch_size "$PT_BATCH" \
-  --eval_strategy no --save_strategy no --logging_steps 20 --report_to none --disable_tqdm True \
-  "${PREC[@]}" "${COMPILE[@]}"
-grep -E "train_runtime|steps" "$OUT/pretrain.log" \
-  || { echo "gpu.sh: step 3 logged no train_runtime/steps line: see $OUT/pretrain.log" >&2; exit 1; }
-echo "== 4. fine-tune recipe on the MRPC sample (${PREC[*]:-fp32}, SDPA, pad_to_multiple_of 8)"
-cat > "$OUT/random_model.py" <<'PYEOF'
-import sys
-from hf_bert_tasks.modeling import build_random_bert
-from hf_bert_tasks.scripts.quickstart import sample_texts
-from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
-out, preset = sys.argv[1], sys.argv[2]
-build_random_bert(f"{out}/random-{preset}", train_wordpiece_tokenizer(sample_texts(), vocab_size=2000), preset=preset)
-PYEOF
-step "4a. random model for fine-tuning" "$OUT/random_model.log" "$PY" "$OUT/random_model.py" "$OUT" "${PRESET[1]}"
-step "4b. fine-tune recipe" "$OUT/finetune.log" "$PY" -m hf_bert_tasks.cli finetune --task mrpc --data_dir hf_bert_tasks/samples/MRPC \
-  --model_name_or_path "$OUT/random-${PRESET[1]}" --output_dir "$OUT/finetune" --overwrite_output_dir --do_train \
-  --max_steps "$STEPS" --per_device_train_batch_size "$FT_BATCH" --save_strategy no --eval_strategy no \
-  --report_to none --disable_tqdm True "${PREC[@]}"
-cat > "$OUT/finetune_rate.py" <<'PYEOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"finetune recipe: {r['train_samples_per_second']:.1f} sequences/s over {r['train_runtime']:.1f} s "
-      f"(dynamic padding; train_loss {r['train_loss']:.3f})")
-PYEOF
-step "4c. fine-tune throughput" "$OUT/finetune_rate.log" "$PY" "$OUT/finetune_rate.py" "$OUT/finetune/train_results.json"
-cat "$OUT/finetune_rate.log"
+if wants pretrain_compiled; then
+  echo "== pretrain_compiled: ours with torch.compile"
+  ts=$(date +%s)
+  step pretrain_compiled "$OUT/pretrain_compiled.log" "$PY" benchmarks/gpu_bench.py --only pretraining --sides ours \
+    "${PT_COMPILE[@]}" --json "$OUT/pretrain_compiled.json" --results "$RESULTS" --step pretrain_compiled
+  cat "$OUT/pretrain_compiled.log"
+  wall pretrain_compiled "$ts" 75
+fi
+if wants glue_vs_run_glue; then
+  echo "== glue_vs_run_glue: fine-tune throughput on the MRPC sample, hf-bert-tasks finetune vs run_glue.py"
+  ts=$(date +%s)
+  step glue_vs_run_glue "$OUT/glue_vs_run_glue.log" "$PY" benchmarks/gpu_bench.py glue --work "$OUT/glue" \
+    --shared "$SHARED" "${GLUE[@]}" --results "$RESULTS"
+  cat "$OUT/glue_vs_run_glue.log"
+  wall glue_vs_run_glue "$ts" 90
+fi
+if wants transfer; then
+  echo "== transfer: pretrain, then SST-2 and CoNLL-2003 from the pretrained and from a random init"
+  ts=$(date +%s)
+  TR=$OUT/transfer
+  rm -rf "$TR"
+  if [ "$DRY" = "1" ]; then  # the first lines of every file the corpus and fine-tuning stages read
+    rm -rf "$TRANSFER_SHARED"
+    D=$TRANSFER_SHARED/data
+    mkdir -p "$D/pretraining_text" "$D/conll2003"
+    for f in wikitext-2.valid.tokens wikitext-2-raw.test.raw; do head -n 30 "$SHARED/data/pretraining_text/$f" > "$D/pretraining_text/$f"; done
+    head -n 200 "$SHARED/data/pretraining_text/tinyshakespeare.txt" > "$D/pretraining_text/tinyshakespeare.txt"
+    for t in SST-2 CoLA MRPC RTE STS-B WNLI; do mkdir -p "$D/glue/$t"; head -n 41 "$SHARED/data/glue/$t/train.tsv" > "$D/glue/$t/train.tsv"; done
+    head -n 33 "$SHARED/data/glue/SST-2/dev.tsv" > "$D/glue/SST-2/dev.tsv"
+    head -n 400 "$SHARED/data/conll2003/train.txt" > "$D/conll2003/train.txt"
+    head -n 200 "$SHARED/data/conll2003/valid.txt" > "$D/conll2003/valid.txt"
+  fi
+  step "transfer: corpus" "$OUT/transfer_corpus.log" "$PY" tools/pretraining_transfer.py corpus \
+    --shared "$TRANSFER_SHARED" --out "$TR"
+  tp=$(date +%s)
+  step "transfer: pretrain" "$OUT/transfer_pretrain.log" "$PY" tools/pretraining_transfer.py pretrain --out "$TR" -- \
+    "${TR_PRETRAIN[@]}" --whole_word_mask --max_predictions_per_seq 20 --logging_steps 100 --save_strategy no \
+    --report_to none --disable_tqdm True --seed 42
+  pretrain_s=$(( $(date +%s) - tp ))
+  cat "$OUT/transfer_pretrain.log"
+  step "transfer: finetune" "$OUT/transfer_finetune.log" "$PY" tools/pretraining_transfer.py finetune --out "$TR" \
+    --shared "$TRANSFER_SHARED" --tasks sst2,conll2003 "${TR_FINETUNE[@]}"
+  cat "$OUT/transfer_finetune.log"
+  step "transfer: report" "$OUT/transfer_report.log" "$PY" tools/pretraining_transfer.py report --out "$TR"
+  cat "$OUT/transfer_report.log"
+  step "transfer: rows" "$OUT/transfer_rows.log" "$PY" benchmarks/gpu_report.py transfer --transfer_dir "$TR" \
+    --results "$RESULTS" --pretrain_wall_s "$pretrain_s"
+  wall transfer "$ts" 420
+fi
+if wants report; then
+  echo "== report: $OUT/gpu_report.md (for docs/benchmarks.md)"
+  # every measuring step must have rows in the file (from this run, or from an earlier one for steps --only skipped)
+  step report "$OUT/report.log" "$PY" benchmarks/gpu_report.py render "$RESULTS" --expect "${ALL_STEPS%,report}" \
+    --out "$OUT/gpu_report.md"
+  cat "$OUT/gpu_report.md"
+fi
 echo "total $(( $(date +%s) - t0 )) s"

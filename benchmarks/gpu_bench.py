@@ -1,50 +1,116 @@
-"""BERT-base training throughput and MFU on one GPU: pretraining (MLM + NSP) and fine-tuning (sequence pairs).
+"""BERT-base training throughput and MFU on one GPU (ours vs transformers' ``BertForPreTraining`` on the same
+batches), and GLUE fine-tuning throughput of our recipe vs transformers' ``run_glue.py``.
 
-    python benchmarks/gpu_bench.py                       # GPU: BERT-base, bf16, SDPA, ~2-3 minutes
-    python benchmarks/gpu_bench.py --compile             # + torch.compile
-    python benchmarks/gpu_bench.py --device cpu --tiny   # CPU smoke test of the same code (tiny config)
+    python benchmarks/gpu_bench.py                                   # GPU: BERT-base pretraining + fine-tuning, bf16
+    python benchmarks/gpu_bench.py --only pretraining --sides ours,reference --seq 128 512 --pretrain_batch 256 64
+    python benchmarks/gpu_bench.py --compile                         # + torch.compile
+    python benchmarks/gpu_bench.py --device cpu --tiny               # CPU smoke test of the same code (tiny config)
+    python benchmarks/gpu_bench.py glue --work runs/gpu/glue         # our fine-tune recipe vs run_glue.py
 
-Called by ``benchmarks/gpu.sh``. Each measurement trains the model the recipes build for ~``--steps`` optimizer
+Called by ``benchmarks/gpu.sh`` (steps ``pretrain_throughput``, ``pretrain_compiled``, ``glue_vs_run_glue``), which
+passes ``--results`` so the rows land in its JSON (schema: ``benchmarks/gpu_report.py``).
+
+**Synthetic-batch throughput** (the default command). Each measurement trains one model for ``--steps`` optimizer
 steps on synthetic batches of full length (no data loading in the timed loop), after ``--warmup`` untimed steps:
 
-* **pretraining**: ``BertForPreTrainingMaskedOnly`` (the pretrain recipe's model: MLM projection on the masked
-  positions only), seq 128, 15 % of positions predicted (max 20, google's phase-1 setting), NSP labels;
-* **fine-tuning**: ``BertForSequenceClassification`` (2 labels, the GLUE recipe's model), seq 128.
+* **pretraining**, MLM + NSP at each ``--seq``, 15 % of the positions predicted, capped as google's
+  create_pretraining_data.py (``max_predictions_per_seq`` 20 at seq <= 128, 80 above), NSP labels. Sides
+  (``--sides``): *ours* = ``BertForPreTrainingMaskedOnly`` (the pretrain recipe's model: the MLM vocabulary projection
+  on the masked positions only), *reference* = transformers' ``BertForPreTraining`` (projects all B x S positions to
+  the vocabulary, then ignores the unmasked ones in the loss). Both start from the same weights (ours loads the
+  reference's state dict), train on the same batch tensors with the same dtype, attention (SDPA) and optimizer;
+* **fine-tuning**: ``BertForSequenceClassification`` (2 labels, the GLUE recipe's model), ours only (the reference
+  would be the same model).
 
-AdamW (fused on CUDA), autocast to ``--dtype`` (bf16 default; fp16 uses a GradScaler as Trainer's ``--fp16``),
-attention through PyTorch SDPA (the recipes' default ``--attn_implementation sdpa``). Printed per run: step time,
-tokens/s (batch x seq / step time; all positions are real tokens here), achieved TFLOP/s and MFU.
+AdamW (lr 1e-4, weight decay 0.01, fused on CUDA), gradient clipping at 1.0, autocast to ``--dtype`` (bf16 default;
+fp16 uses a GradScaler as Trainer's ``--fp16``). Per row: step time, tokens/s and sequences/s (batch x seq / step
+time, every position a real token), and two MFUs against the device's dense bf16 peak (:data:`PEAK_TFLOPS`):
 
-FLOPs per token (training = forward + backward = 3 x forward; Kaplan et al. 2020 / PaLM appendix B): 6 x N_matmul
-+ 12 x L x H x S, where N_matmul counts the weights of the encoder's matrix multiplies (not embeddings, LayerNorm,
-biases) plus the head actually computed (pretraining: the vocabulary projection for 15 % of the tokens; fine-tuning:
-the pooler and classifier). MFU = achieved FLOP/s / the device's dense peak for the dtype (table below; pass
-``--peak_tflops`` for another device).
+* ``mfu_6n`` (the headline, issue 26's definition): 6 x N x tokens/s / peak, N = every parameter of the model counted
+  once (:func:`count_parameters`: embeddings included, the tied MLM decoder once). N and the FLOPs credited are the
+  same for both sides, so their MFU ratio is their throughput ratio: the reference's extra vocabulary projections are
+  wasted work, not model FLOPs;
+* ``mfu`` (matmuls + attention): :func:`flops_per_token`, 6 x the weights of the matrix multiplies actually needed
+  (encoder; the MLM head for the 15 % predicted tokens) + 12 x L x H x S for attention (Kaplan et al. 2020; PaLM,
+  Chowdhery et al. 2022, appendix B).
+
+**GLUE fine-tuning** (``glue``): a random-init BERT (``--preset``, base on a GPU) with a WordPiece vocabulary trained
+on the built-in samples is fine-tuned on the built-in MRPC sample (``hf_bert_tasks/samples/MRPC``, 1,600 training
+pairs) for ``--max_steps`` steps by ``hf-bert-tasks finetune`` and by ``../shared/baselines/glue/run_glue.py``
+(transformers' example adapted to run offline; it reads the same rows converted to JSON Lines by that folder's
+``convert_glue.py``), each in a fresh process with a fresh datasets cache. Same model folder, batch 32, max length
+128, lr 2e-5, 10 % warmup, weight decay 0, seed 42, precision and optimizer, dynamic padding and length-grouped
+batches (``--train_sampling_strategy group_by_length``; run_glue: ``--pad_to_max_length False``). Reported: each
+side's Trainer ``train_samples_per_second`` (max_steps x batch / train_runtime) and ours / run_glue.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 
-#: dense (no sparsity) peak TFLOP/s for bf16/fp16 tensor cores, from the vendors' data sheets.
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import gpu_report  # benchmarks/ is not a package: imported from its folder
+
+#: dense (no sparsity) peak TFLOP/s for bf16/fp16 tensor cores, from the vendors' data sheets (H100/H200 SXM:
+#: 989.4, A100: 312); the longest key contained in the device name wins (``peak_tflops``).
 PEAK_TFLOPS = {"H200": 989.0, "H100 SXM": 989.0, "H100 PCIe": 756.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0,
                "L4": 121.0, "A10G": 70.0, "A10": 125.0, "V100": 125.0, "T4": 65.0, "RTX 4090": 165.0}
+#: parameters of transformers' ``BertForPreTraining`` at BERT-large's size (L 24, H 1024, A 16, vocab 30522), the
+#: tied decoder once; tests/test_gpu_bench.py recounts it from a model built on the meta device.
+BERT_LARGE_PARAMS = 336_226_108
+#: NVIDIA's BERT-large pretraining at seq 128 on one A100 in mixed precision (issue 26's anchor), sequences/s.
+NVIDIA_A100_BERT_LARGE_SEQ_PER_S = 580.0
+SIDE_LABELS = {"ours": "ours (BertForPreTrainingMaskedOnly)", "reference": "reference (transformers BertForPreTraining)"}
 
 
-def peak_tflops(device_name: str, override: float | None) -> float | None:
-    if override:
-        return override
+def peak_key(device_name: str) -> str | None:
+    """The :data:`PEAK_TFLOPS` entry for ``device_name`` (longest key contained in it, case-insensitive), or None."""
     for key in sorted(PEAK_TFLOPS, key=len, reverse=True):
         if key.lower() in device_name.lower():
-            return PEAK_TFLOPS[key]
+            return key
     return None
 
 
+def peak_tflops(device_name: str, override: float | None) -> float | None:
+    """Dense bf16 peak TFLOP/s: ``override`` if given, else the table's entry for ``device_name`` (None: unknown)."""
+    if override:
+        return override
+    key = peak_key(device_name)
+    return PEAK_TFLOPS[key] if key else None
+
+
+def count_parameters(model) -> int:
+    """N of the 6N rule: the elements of every parameter tensor of ``model``, each tensor once (``parameters()``
+    yields a tied tensor once: the MLM decoder weight is the word-embedding matrix)."""
+    return sum(p.numel() for p in model.parameters())
+
+
+def mfu_6n(n_params: int, tokens_per_s: float, peak: float) -> float:
+    """Model FLOPs utilisation, as a fraction: ``6 * n_params * tokens_per_s`` FLOP/s (forward + backward, 2 + 4
+    FLOPs per parameter and token) over ``peak`` TFLOP/s."""
+    if peak <= 0:
+        raise ValueError(f"peak must be > 0 TFLOP/s, got {peak}")
+    return 6.0 * n_params * tokens_per_s / (peak * 1e12)
+
+
+def anchor_mfu_bert_large_a100() -> float:
+    """The NVIDIA anchor as an MFU by the same 6N formula: 580 sequences/s x 128 tokens of BERT-large
+    (:data:`BERT_LARGE_PARAMS`) on one A100 (312 TFLOP/s dense bf16/fp16)."""
+    return mfu_6n(BERT_LARGE_PARAMS, NVIDIA_A100_BERT_LARGE_SEQ_PER_S * 128, PEAK_TFLOPS["A100"])
+
+
 def flops_per_token(config, seq: int, head: str, predicted_fraction: float) -> float:
-    """Training FLOPs per input token (see module docstring)."""
+    """Training FLOPs per input token (see module docstring), counting only the matmuls needed plus attention:
+    6 x (encoder matmul weights + the head actually computed, per token) + 12 x L x H x S."""
     L, H, inter, V = config.num_hidden_layers, config.hidden_size, config.intermediate_size, config.vocab_size
     encoder = L * (4 * H * H + 2 * H * inter)
     if head == "pretraining":
@@ -54,47 +120,88 @@ def flops_per_token(config, seq: int, head: str, predicted_fraction: float) -> f
     return 6 * (encoder + head_params) + 12 * L * H * seq
 
 
-def measure(kind: str, args, device, dtype) -> dict:
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
+def predictions_per_sequence(seq: int) -> int:
+    """MLM targets per synthetic sequence: 15 % of ``seq``, capped at google's ``max_predictions_per_seq`` (20 for
+    seq <= 128, phase 1; 80 above, phase 2)."""
+    return min(20 if seq <= 128 else 80, round(0.15 * seq))
 
+
+def synthetic_batch(kind: str, vocab_size: int, batch_size: int, seq: int, device) -> dict:
+    """One full-length batch (the same tensors for every side: generator seeded with 1).
+
+    ``input_ids`` int64 [B, S] (ids 5..V-1, [CLS]=2 first), ``attention_mask`` all ones, ``token_type_ids`` 0 for the
+    first half and 1 for the second; pretraining adds ``labels`` [B, S] (the original id at
+    :func:`predictions_per_sequence` random positions, -100 elsewhere) and ``next_sentence_label`` [B]; fine-tuning
+    adds ``labels`` [B] in {0, 1}.
+    """
+    import torch
+
+    g = torch.Generator(device="cpu").manual_seed(1)
+    ids = torch.randint(5, vocab_size, (batch_size, seq), generator=g)
+    ids[:, 0] = 2
+    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids),
+             "token_type_ids": torch.cat([torch.zeros(batch_size, seq // 2), torch.ones(batch_size, seq - seq // 2)],
+                                         1).long()}
+    if kind == "pretraining":
+        predicted = predictions_per_sequence(seq)
+        labels = torch.full((batch_size, seq), -100, dtype=torch.long)
+        for row in range(batch_size):
+            pos = torch.randperm(seq - 2, generator=g)[:predicted] + 1
+            labels[row, pos] = ids[row, pos]
+        batch["labels"] = labels
+        batch["next_sentence_label"] = torch.randint(0, 2, (batch_size,), generator=g)
+    else:
+        batch["labels"] = torch.randint(0, 2, (batch_size,), generator=g)
+    return {k: v.to(device) for k, v in batch.items()}
+
+
+def bench_config(args, seq: int):
+    """BERT-base (vocab 30522) or, with ``--tiny``, the tiny preset (vocab 2000); SDPA attention."""
     from hf_bert_tasks.modeling import bert_config
-    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
 
     if args.tiny:
-        config = bert_config("tiny", vocab_size=2000, max_position_embeddings=args.seq)
+        config = bert_config("tiny", vocab_size=2000, max_position_embeddings=max(512, seq))
     else:
         config = bert_config("base", vocab_size=30522)
     config._attn_implementation = "sdpa"
+    return config
+
+
+def build_model(kind: str, side: str, config):
+    """The model of one side, initialised from seed 0: ``reference`` is ``BertForPreTraining``, ``ours`` is
+    ``BertForPreTrainingMaskedOnly`` holding the same weights; fine-tuning: ``BertForSequenceClassification``."""
+    import torch
+    from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification
+
+    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
+
     torch.manual_seed(0)
-    if kind == "pretraining":
-        model = BertForPreTrainingMaskedOnly(config)
-        batch_size = args.pretrain_batch
-    else:
-        config = BertConfig(**{**config.to_dict(), "num_labels": 2})
-        model = BertForSequenceClassification(config)
-        batch_size = args.finetune_batch
+    if kind == "finetuning":
+        return BertForSequenceClassification(BertConfig(**{**config.to_dict(), "num_labels": 2}))
+    reference = BertForPreTraining(config)
+    if side == "reference":
+        return reference
+    ours = BertForPreTrainingMaskedOnly(config)
+    ours.load_state_dict(reference.state_dict())
+    return ours
+
+
+def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: int | None = None,
+            side: str = "ours") -> dict:
+    """Train one model (``kind``, ``side``) on one synthetic batch shape; returns the row (keys in main's print)."""
+    import torch
+
+    seq = seq or args.seq[0]
+    batch_size = batch_size or (args.pretrain_batch[0] if kind == "pretraining" else args.finetune_batch)
+    config = bench_config(args, seq)
+    model = build_model(kind, side, config)
+    n_params = count_parameters(model)
     model.to(device).train()
     model.accepts_loss_kwargs = False
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=device.type == "cuda")
     scaler = torch.amp.GradScaler(enabled=dtype == torch.float16)
-    step_fn = torch.compile(model) if args.compile else model
-    g = torch.Generator(device="cpu").manual_seed(1)
-    S = args.seq
-    ids = torch.randint(5, config.vocab_size, (batch_size, S), generator=g).to(device)
-    ids[:, 0] = 2
-    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids),
-             "token_type_ids": torch.cat([torch.zeros(batch_size, S // 2), torch.ones(batch_size, S - S // 2)], 1).long().to(device)}
-    predicted = min(20, round(0.15 * S))
-    if kind == "pretraining":
-        labels = torch.full((batch_size, S), -100, dtype=torch.long)
-        for row in range(batch_size):
-            pos = torch.randperm(S - 2, generator=g)[:predicted] + 1
-            labels[row, pos] = ids[row, pos].cpu()
-        batch["labels"] = labels.to(device)
-        batch["next_sentence_label"] = torch.randint(0, 2, (batch_size,), generator=g).to(device)
-    else:
-        batch["labels"] = torch.randint(0, 2, (batch_size,), generator=g).to(device)
+    step_fn = torch.compile(model, backend=args.compile_backend) if args.compile else model
+    batch = synthetic_batch(kind, model.config.vocab_size, batch_size, seq, device)
     autocast = torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
 
     def step():
@@ -109,8 +216,12 @@ def measure(kind: str, args, device, dtype) -> dict:
         return loss
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    torch.manual_seed(1)  # the same dropout masks for every side: same weights + batch + masks -> same first loss
     compile_start = time.perf_counter()
-    for _ in range(args.warmup):
+    first_loss = step().detach().float().item()  # the first warmup step: same weights and batch -> same loss
+    for _ in range(args.warmup - 1):
         loss = step()
     sync()
     warmup_s = time.perf_counter() - compile_start
@@ -119,37 +230,120 @@ def measure(kind: str, args, device, dtype) -> dict:
         loss = step()
     sync()
     seconds = (time.perf_counter() - start) / args.steps
-    tokens_per_s = batch_size * S / seconds
-    fpt = flops_per_token(config, S, kind, predicted / S)
+    tokens_per_s = batch_size * seq / seconds
+    fpt = flops_per_token(config, seq, kind, predictions_per_sequence(seq) / seq)
     achieved = fpt * tokens_per_s / 1e12
-    peak = peak_tflops(torch.cuda.get_device_name() if device.type == "cuda" else "cpu", args.peak_tflops)
-    row = {"kind": kind, "batch": batch_size, "seq": S, "dtype": str(dtype).replace("torch.", ""),
-           "compile": args.compile, "step_s": seconds, "tokens_per_s": tokens_per_s, "tflops": achieved,
-           "mfu": achieved / peak if peak else None, "warmup_s": warmup_s, "final_loss": loss.detach().float().item(),
-           "params_m": sum(p.numel() for p in model.parameters()) / 1e6}
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    peak = peak_tflops(device_name, args.peak_tflops)
+    row = {"kind": kind, "side": side, "batch": batch_size, "seq": seq, "dtype": str(dtype).replace("torch.", ""),
+           "compile": args.compile, "compile_backend": args.compile_backend if args.compile else None,
+           "step_s": seconds, "tokens_per_s": tokens_per_s, "sequences_per_s": batch_size / seconds,
+           "tflops": achieved, "mfu": achieved / peak if peak else None, "params": n_params,
+           "mfu_6n": mfu_6n(n_params, tokens_per_s, peak) if peak else None, "peak_tflops": peak,
+           "peak_source": ("given with --peak_tflops" if args.peak_tflops else
+                           f"dense bf16, vendor data sheet: gpu_bench.PEAK_TFLOPS[{peak_key(device_name)!r}]"
+                           if peak else None),
+           "device_name": device_name, "warmup_s": warmup_s, "first_loss": first_loss,
+           "final_loss": loss.detach().float().item() if args.steps else first_loss, "params_m": n_params / 1e6,
+           "predictions_per_seq": predictions_per_sequence(seq) if kind == "pretraining" else None}
     if device.type == "cuda":
-        row["peak_mem_gib"] = torch.cuda.max_memory_allocated() / 2**30
-        torch.cuda.reset_peak_memory_stats()
+        row["peak_mem_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
     return row
 
 
-def main(argv: list[str] | None = None) -> list[dict]:
+def _same_shape(a: dict, b: dict) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("kind", "seq", "batch", "dtype"))
+
+
+def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) -> list[dict]:
+    """gpu.sh result rows (gpu_report's schema) for measured pretraining ``rows``: per row its sequences/s and MFU
+    (6N, %), then ours / reference where both sides ran the same shape, and torch.compile / eager where ``previous``
+    (the results file so far) holds the eager row of the same side and shape.
+
+    Raises:
+        ValueError: a row without MFU (no peak known for the device: pass ``--peak_tflops``).
+    """
+    anchor_mfu = 100 * anchor_mfu_bert_large_a100()
+    out = []
+    for r in rows:
+        if r["kind"] != "pretraining":
+            continue
+        if r["mfu_6n"] is None:
+            raise ValueError(f"no bf16 peak known for device {r['device_name']!r} (table: {sorted(PEAK_TFLOPS)}); "
+                             "pass --peak_tflops")
+        compiled = f", torch.compile ({r['compile_backend']})" if r["compile"] else ""
+        shape = f"seq {r['seq']} x batch {r['batch']}, {r['dtype']}{compiled}"
+        config = {k: r[k] for k in ("kind", "side", "seq", "batch", "dtype", "compile", "compile_backend", "step_s",
+                                    "tokens_per_s", "params", "peak_tflops", "peak_source", "first_loss",
+                                    "final_loss", "predictions_per_seq", "warmup_s")}
+        config["mfu_matmul_attention"] = r["mfu"]
+        if "peak_mem_gib" in r:
+            config["peak_mem_gib"] = r["peak_mem_gib"]
+        if r["side"] == "ours" and r["seq"] == 128:
+            rate_anchor = ("NVIDIA BERT-large seq 128: ~580 sequences/s on one A100, mixed precision (BERT-large: ~3x "
+                           "BERT-base's FLOPs per token; compare the MFU rows)")
+        elif r["side"] == "ours":
+            rate_anchor = "the reference row of the same shape (no published figure quoted here)"
+        else:
+            rate_anchor = "same batches, weights, dtype, SDPA attention and AdamW as the ours row"
+        out.append(gpu_report.make_row(step, f"{SIDE_LABELS[r['side']]} sequences/s, {shape}", r["sequences_per_s"],
+                                       "sequences/s", rate_anchor, config))
+        out.append(gpu_report.make_row(
+            step, f"{SIDE_LABELS[r['side']]} MFU (6N, N = {r['params'] / 1e6:.1f}M), {shape}", 100 * r["mfu_6n"], "%",
+            f"NVIDIA's 580 seq/s = {anchor_mfu:.1f} % by this 6N formula (BERT-large, A100 312 TFLOP/s); MosaicBERT "
+            "(Portes et al. 2023) reports its MFU with unpadding and bf16", config))
+    for ours in rows:
+        if ours["kind"] != "pretraining" or ours["side"] != "ours":
+            continue
+        for ref in rows:
+            if ref["side"] == "reference" and ref["compile"] == ours["compile"] and _same_shape(ours, ref):
+                out.append(gpu_report.make_row(
+                    step, f"ours / reference sequences/s, seq {ours['seq']} x batch {ours['batch']}",
+                    ours["sequences_per_s"] / ref["sequences_per_s"], "x",
+                    "> 1: the masked-only MLM decoder is faster on the same batches", {"seq": ours["seq"]}))
+        if ours["compile"]:
+            for old in previous:
+                c = old.get("config", {})
+                if (old["units"] == "sequences/s" and c.get("side") == "ours" and not c.get("compile")
+                        and _same_shape(ours, c)):
+                    out.append(gpu_report.make_row(
+                        step, f"ours torch.compile / eager sequences/s, seq {ours['seq']} x batch {ours['batch']}",
+                        ours["sequences_per_s"] / old["value"], "x",
+                        f"eager row of step {old['step']} (same shape and dtype)", {"seq": ours["seq"]}))
+    return out
+
+
+def throughput_main(argv: list[str] | None = None) -> list[dict]:
     import torch
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default="bf16")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model (Trainer's --torch_compile)")
+    parser.add_argument("--compile_backend", default="inductor",
+                        help="torch.compile backend (inductor; 'eager' traces with dynamo only: CPU smoke tests)")
     parser.add_argument("--tiny", action="store_true", help="tiny BERT (CPU smoke test)")
-    parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--pretrain_batch", type=int, default=256, help="paper: 256 sequences of 128 (phase 1)")
+    parser.add_argument("--seq", type=int, nargs="+", default=[128], help="sequence length(s)")
+    parser.add_argument("--pretrain_batch", type=int, nargs="+", default=[256],
+                        help="pretraining batch per --seq (one value: for all; paper: 256 sequences of 128)")
     parser.add_argument("--finetune_batch", type=int, default=32, help="paper's GLUE batch")
+    parser.add_argument("--sides", default="ours", help="pretraining sides, comma-separated: ours, reference")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--peak_tflops", type=float, default=None, help="device peak for MFU if not in the table")
     parser.add_argument("--only", choices=["pretraining", "finetuning"], default=None)
     parser.add_argument("--json", default=None, help="also write the rows to this file")
+    parser.add_argument("--results", default=None, help="append gpu.sh result rows to this JSON (gpu_report.py)")
+    parser.add_argument("--step", default="pretrain_throughput", help="step name of the --results rows")
     args = parser.parse_args(argv)
+    if len(args.pretrain_batch) not in (1, len(args.seq)):
+        parser.error(f"--pretrain_batch: give one value or one per --seq ({len(args.seq)}), got {args.pretrain_batch}")
+    sides = [s.strip() for s in args.sides.split(",") if s.strip()]
+    if not sides or any(s not in SIDE_LABELS for s in sides):
+        parser.error(f"--sides: comma-separated from {list(SIDE_LABELS)}, got {args.sides!r}")
+    if args.warmup < 1 or args.steps < 1:
+        parser.error("--warmup and --steps must be >= 1")
+    batches = args.pretrain_batch * len(args.seq) if len(args.pretrain_batch) == 1 else args.pretrain_batch
     device = torch.device(args.device)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     if device.type == "cuda":
@@ -157,21 +351,174 @@ def main(argv: list[str] | None = None) -> list[dict]:
         torch.backends.cudnn.allow_tf32 = True
         print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  peak "
               f"{peak_tflops(torch.cuda.get_device_name(), args.peak_tflops)} TFLOP/s ({args.dtype})")
-    rows = []
+    plan = []
     for kind in [args.only] if args.only else ["pretraining", "finetuning"]:
-        row = measure(kind, args, device, dtype)
+        if kind == "pretraining":
+            plan += [(kind, seq, batch, side) for seq, batch in zip(args.seq, batches) for side in sides]
+        else:
+            plan += [(kind, seq, args.finetune_batch, "ours") for seq in args.seq]
+    rows = []
+    for kind, seq, batch, side in plan:
+        row = measure(kind, args, device, dtype, seq=seq, batch_size=batch, side=side)
         rows.append(row)
-        mfu = f"{100 * row['mfu']:.1f} %" if row["mfu"] is not None else "n/a (no peak for this device)"
-        print(f"{kind:12s} batch {row['batch']:4d} x seq {row['seq']}  {row['dtype']}{' +compile' if row['compile'] else ''}"
-              f"  step {1000 * row['step_s']:8.1f} ms  tokens/s {row['tokens_per_s']:10.0f}  "
-              f"{row['tflops']:7.1f} TFLOP/s  MFU {mfu}  (warmup {row['warmup_s']:.1f} s, loss {row['final_loss']:.3f})",
-              flush=True)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()  # the finished side's model and optimizer state are garbage now
+        mfu = (f"{100 * row['mfu_6n']:.1f} % (6N), {100 * row['mfu']:.1f} % (matmul+attention)"
+               if row["mfu"] is not None else "n/a (no peak for this device)")
+        print(f"{kind:12s} {side:9s} batch {row['batch']:4d} x seq {row['seq']}  {row['dtype']}"
+              f"{' +compile' if row['compile'] else ''}  step {1000 * row['step_s']:8.1f} ms  "
+              f"sequences/s {row['sequences_per_s']:9.1f}  tokens/s {row['tokens_per_s']:10.0f}  "
+              f"{row['tflops']:7.1f} TFLOP/s  MFU {mfu}  (warmup {row['warmup_s']:.1f} s, loss {row['first_loss']:.3f}"
+              f" -> {row['final_loss']:.3f})", flush=True)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(rows, f, indent=2)
+    if args.results:
+        result = throughput_result_rows(rows, args.step, gpu_report.load_rows(args.results))
+        gpu_report.append_rows(args.results, result)
+        for r in result:
+            if r["units"] == "x":
+                print(f"{r['metric']}: {r['value']:.3f}x")
     return rows
 
 
+# ---------------------------------------------------------------------------------------------- GLUE vs run_glue
+def _shared_root(given: str | None) -> str:
+    """``given``, else ``$HF_BERT_TASKS_SHARED``, else ``../shared`` next to the repository (benchmarks/harness.py's
+    rule). Raises ``FileNotFoundError`` when it holds no ``baselines/glue/run_glue.py``."""
+    root = given or os.environ.get("HF_BERT_TASKS_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
+    if not os.path.isfile(os.path.join(root, "baselines", "glue", "run_glue.py")):
+        raise FileNotFoundError(f"{root}/baselines/glue/run_glue.py is absent: the GLUE comparison needs ../shared "
+                                "(--shared or HF_BERT_TASKS_SHARED: the folder holding data/ and baselines/)")
+    return root
+
+
+def build_glue_model(output_dir: str, preset: str, vocab_size: int) -> str:
+    """A random-init ``BertForPreTraining`` of ``preset`` (seed 0) with a 2,000-piece WordPiece vocabulary trained on
+    the built-in samples, saved to ``output_dir``. The embedding matrix has ``max(vocab_size, len(tokenizer))`` rows
+    (30522 for BERT-base: the real model's size and optimizer cost; ids above the tokenizer's never occur)."""
+    import torch
+    from transformers import BertForPreTraining
+
+    from hf_bert_tasks.modeling import bert_config
+    from hf_bert_tasks.resources import sample_texts
+    from hf_bert_tasks.tokenization import save_tokenizer_for_model, train_wordpiece_tokenizer
+
+    tokenizer = train_wordpiece_tokenizer(sample_texts(), vocab_size=2000)
+    config = bert_config(preset, vocab_size=max(vocab_size, len(tokenizer)), pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    BertForPreTraining(config).save_pretrained(output_dir)
+    save_tokenizer_for_model(tokenizer, output_dir, config)
+    return output_dir
+
+
+def write_mrpc_json(shared: str, data_dir: str, out_dir: str) -> dict:
+    """``data_dir``'s MRPC ``train.tsv`` / ``dev.tsv`` as run_glue's JSON Lines (``train.json``, ``validation.json``)
+    with ``convert_glue.py``'s own MRPC reader (``shared/baselines/glue``). Returns the paths."""
+    spec = importlib.util.spec_from_file_location("convert_glue",
+                                                  os.path.join(shared, "baselines", "glue", "convert_glue.py"))
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+    os.makedirs(out_dir, exist_ok=True)
+    paths = {}
+    for split, name in (("train", "train.tsv"), ("validation", "dev.tsv")):
+        rows = convert.convert_mrpc(os.path.join(data_dir, name))
+        paths[split] = os.path.join(out_dir, f"{split}.json")
+        with open(paths[split], "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return paths
+
+
+def _run_logged(cmd: list[str], log: str, env: dict) -> float:
+    """Run ``cmd`` with stdout+stderr in ``log``; returns its wall seconds. Raises ``RuntimeError`` with the log's
+    last lines when it fails."""
+    start = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as f:
+        status = subprocess.run(cmd, check=False, cwd=REPO, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+    if status != 0:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            tail = "".join(f.readlines()[-30:])
+        raise RuntimeError(f"exit status {status}: {' '.join(cmd)}\n--- last lines of {log}:\n{tail}")
+    return time.perf_counter() - start
+
+
+def glue_main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(prog="gpu_bench.py glue",
+                                     description="GLUE fine-tune throughput: hf-bert-tasks finetune vs run_glue.py")
+    parser.add_argument("--work", required=True, help="folder for the model, data, runs and logs (replaced)")
+    parser.add_argument("--preset", default="base", help="BERT preset of the random-init model")
+    parser.add_argument("--vocab_size", type=int, default=30522, help="embedding rows (at least the tokenizer's)")
+    parser.add_argument("--data_dir", default=os.path.join(REPO, "hf_bert_tasks", "samples", "MRPC"))
+    parser.add_argument("--shared", default=None, help="folder holding baselines/glue (default ../shared)")
+    parser.add_argument("--max_steps", type=int, default=200)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
+    parser.add_argument("--results", default=None, help="append gpu.sh result rows to this JSON")
+    parser.add_argument("--step", default="glue_vs_run_glue")
+    args = parser.parse_args(argv)
+    shared = _shared_root(args.shared)
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    model = build_glue_model(os.path.join(args.work, f"random-bert-{args.preset}"), args.preset, args.vocab_size)
+    data = write_mrpc_json(shared, args.data_dir, os.path.join(args.work, "mrpc_json"))
+    precision = ["--bf16", "True", "--optim", "adamw_torch_fused"] if args.precision == "bf16" else \
+        ["--optim", "adamw_torch"]
+    common = ["--model_name_or_path", model, "--do_train", "--max_seq_length", "128",
+              "--per_device_train_batch_size", str(args.batch_size), "--learning_rate", "2e-5",
+              "--warmup_steps", "0.1", "--weight_decay", "0.0", "--seed", "42", "--max_steps", str(args.max_steps),
+              "--train_sampling_strategy", "group_by_length", "--save_strategy", "no", "--logging_steps", "50",
+              "--report_to", "none", "--disable_tqdm", "True", *precision]
+    sides = {
+        "run_glue": [sys.executable, os.path.join(shared, "baselines", "glue", "run_glue.py"), "--task_name", "mrpc",
+                     "--train_file", data["train"], "--validation_file", data["validation"],
+                     "--pad_to_max_length", "False", *common],
+        "ours": [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "mrpc", "--data_dir", args.data_dir,
+                 "--eval_strategy", "no", *common],
+    }
+    results = {}
+    for name, cmd in sides.items():
+        out_dir = os.path.join(args.work, name)
+        env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+                   TOKENIZERS_PARALLELISM="false", HF_DATASETS_CACHE=os.path.join(args.work, f"cache-{name}"),
+                   PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+        wall = _run_logged(cmd + ["--output_dir", out_dir], os.path.join(args.work, f"{name}.log"), env)
+        path = os.path.join(out_dir, "train_results.json")
+        if not os.path.isfile(path):
+            raise RuntimeError(f"{name}: {path} is absent after a successful run (see {args.work}/{name}.log)")
+        with open(path, encoding="utf-8") as f:
+            results[name] = dict(json.load(f), wall_s=wall, command=cmd + ["--output_dir", out_dir])
+        r = results[name]
+        print(f"{name:9s} {r['train_samples_per_second']:9.1f} samples/s  train_runtime {r['train_runtime']:.1f} s  "
+              f"train_loss {r['train_loss']:.4f}  (whole process {wall:.1f} s)", flush=True)
+    ratio = results["ours"]["train_samples_per_second"] / results["run_glue"]["train_samples_per_second"]
+    print(f"ours / run_glue: {ratio:.3f}x")
+    rows = []
+    if args.results:
+        setting = (f"MRPC sample, random {args.preset}, {args.max_steps} steps x {args.batch_size}, {args.precision}, "
+                   "dynamic padding + group_by_length")
+        for name, label in (("ours", "ours (hf-bert-tasks finetune)"), ("run_glue", "run_glue.py")):
+            r = results[name]
+            config = {k: r[k] for k in ("train_runtime", "train_loss", "wall_s", "command")}
+            rows.append(gpu_report.make_row(args.step, f"{label} train samples/s, {setting}",
+                                            r["train_samples_per_second"], "samples/s",
+                                            "run_glue.py (transformers' example), same data, model and settings",
+                                            config))
+        rows.append(gpu_report.make_row(args.step, "ours / run_glue train samples/s", ratio, "x",
+                                        "1.0 = as fast as run_glue.py", {}))
+        gpu_report.append_rows(args.results, rows)
+    return rows
+
+
+def main(argv: list[str] | None = None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["glue"]:
+        return glue_main(argv[1:])
+    return throughput_main(argv)
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (ValueError, RuntimeError, FileNotFoundError) as error:
+        sys.exit(f"gpu_bench.py: {error}")
