@@ -204,7 +204,7 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
         default=DEFAULT_TRAINING_MODE,
         metadata={"help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all "
                   "weights (paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
-                  "choices": TRAINING_MODES},
+                  "choices": TRAINING_MODES.names()},
     )
 
     def __post_init__(self):

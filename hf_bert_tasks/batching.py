@@ -189,6 +189,7 @@ class LengthSortedTrainer(Trainer):
                                            metric_key_prefix)
         order = np.asarray(sampler.indices, dtype=np.int64)
         compute_metrics = self.compute_metrics
+        scored = []  # (what Trainer gave compute_metrics, the same in dataset order)
         if compute_metrics is not None:
             from transformers import EvalPrediction
 
@@ -199,6 +200,7 @@ class LengthSortedTrainer(Trainer):
                     inputs=restore_order(pred.inputs, order),
                     losses=restore_order(pred.losses, order),
                 )
+                scored.append((pred, restored))
                 return compute_metrics(restored, **kwargs)
 
             self.compute_metrics = in_dataset_order
@@ -207,6 +209,9 @@ class LengthSortedTrainer(Trainer):
                                              metric_key_prefix)
         finally:
             self.compute_metrics = compute_metrics
+        if scored and scored[-1][0].predictions is output.predictions and scored[-1][0].label_ids is output.label_ids:
+            # Trainer returns the arrays it scored (transformers 5.24): already in dataset order, each reordered once
+            return output._replace(predictions=scored[-1][1].predictions, label_ids=scored[-1][1].label_ids)
         return output._replace(predictions=restore_order(output.predictions, order),
                                label_ids=restore_order(output.label_ids, order))
 

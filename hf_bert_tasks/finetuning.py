@@ -1,9 +1,10 @@
 """The fine-tune recipe, top to bottom: ``hf-bert-tasks finetune`` = ``recipes/finetune.py`` = :func:`main`.
 
-One run (:func:`train_evaluate_predict`) reads linearly: the mode builds the model → ``Trainer`` → train → evaluate
-and predict per split; :func:`run_finetune` wraps it: parse → task defaults → output-dir guard → data and tokenizer
-(once) → one run, or the lr grid x seeds as an outer loop (:mod:`hf_bert_tasks.lr_grid`) → ``run_info.json`` for
-the card (and ``--push_to_hub``). Outputs in ``output_dir`` (the conventions of transformers' ``run_glue.py``):
+One run (:func:`train_evaluate_predict`) reads linearly: the mode builds the model → ``Trainer`` → train → predict
+the test splits → evaluate the dev splits; :func:`run_finetune` wraps it: parse → task defaults → output-dir guard → data,
+tokenizer, collator and metric function (once, checked against the model's config) → one run, or the lr grid x
+seeds as an outer loop (:mod:`hf_bert_tasks.lr_grid`) → ``--push_to_hub``. ``run_info.json`` (the card's record)
+is written while each run trains. Outputs in ``output_dir`` (the conventions of transformers' ``run_glue.py``):
 
 * ``all_results.json`` (+ ``train_results.json``, ``eval_results.json``): Trainer's ``train_*`` and ``eval_<metric>``
   keys; extra eval splits get a suffix (MNLI mismatched: ``eval_accuracy_mm``).
@@ -22,8 +23,9 @@ NER/classification/SWAG, per example for STS-B and SQuAD). Tokenized features ar
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .checkpoints import AUTO_RESUME, check_output_dir, resolve_resume  # noqa: F401 - the recipe's public names
 from .modes import TRAINING_MODES, declare_batch_mean_loss, load_task_model, mode_of, reinit_top_layers  # noqa: F401
@@ -69,7 +71,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     from .hub import finish_run, pop_push_settings
     from .tokenization import fit_tokenizer_to_model
 
-    task = get_task(data_args.task).configure(data_args)
+    task = get_task(data_args.task)
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
     grid = bool(training_args.lr_grid or training_args.seeds)
     if grid:
@@ -79,14 +81,16 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     else:
         check_output_dir(training_args)
     push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
+    task = task.configure(data_args)  # a copy holding the data options (doc_stride, label_all_tokens ...)
     raw = task.load(data_args.data_dir, data_args.dataset_name, data_args.dataset_config_name,
                     data_args.dataset_revision, model_args.cache_dir)
     hub = {"revision": model_args.model_revision, "cache_dir": model_args.cache_dir}
     tokenizer = AutoTokenizer.from_pretrained(model_args.tokenizer_name or model_args.model_name_or_path, **hub)
+    config = AutoConfig.from_pretrained(model_args.model_name_or_path, **hub)
     # the model's input limit (model_max_length = max_position_embeddings) when the tokenizer has none or a larger
     # one, so the saved folder truncates long inputs instead of crashing pipeline()
-    fit_tokenizer_to_model(tokenizer, AutoConfig.from_pretrained(model_args.model_name_or_path, **hub),
-                           name=model_args.tokenizer_name or model_args.model_name_or_path)
+    fit_tokenizer_to_model(tokenizer, config, name=model_args.tokenizer_name or model_args.model_name_or_path)
+    check_model_fits(config, tokenizer, data_args.max_seq_length, model_args.model_name_or_path)  # before tokenizing
     prepared = prepare_data(task, raw, tokenizer, data_args, training_args)  # tokenized once for every run
     if not grid:
         results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared)
@@ -96,7 +100,8 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         # the card and run_info.json describe the checkpoint copied up: the selected lr and its best seed
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]
-    finish_run(task, model_args, data_args, training_args, push)  # run_info.json (for the card); --push_to_hub
+    if push is not None:  # --push_to_hub: the finished output_dir, in one commit
+        finish_run(task, model_args, data_args, training_args, push)
     return results
 
 
@@ -104,7 +109,9 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
                            prepared: PreparedData | None = None) -> dict[str, float]:
     """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics.
 
-    ``prepared``: splits and features from :func:`prepare_data` (computed here when ``None``).
+    ``prepared``: splits, features, collator and metric function from :func:`prepare_data` (computed here when
+    ``None``). The caller checks that the data fits the model (:func:`check_model_fits`; :func:`run_finetune` does,
+    once, from the checkpoint's config).
     """
     from transformers import set_seed
 
@@ -115,24 +122,21 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     features, raw = data.features, data.raw
     if not data.eval_splits:
         training_args.eval_strategy = "no"
-    collator = task.data_collator(tokenizer, pad_to_multiple_of=8 if (training_args.fp16 or training_args.bf16)
-                                  else None, max_length=data_args.max_seq_length if data_args.pad_to_max_length else None)
-    compute_metrics = task.trainer_compute_metrics()
     model = build_model(task, model_args, training_args)
     mode = mode_of(training_args)
     # e.g. feature-based: the frozen encoder runs once per split and Trainer trains the head on the cached features
     train_dataset, eval_dataset, collator, cache_metrics = mode.prepare_training(
         declare_batch_mean_loss(model), features.get(data.train_split),
-        features[data.eval_splits[0]] if data.eval_splits else None, collator, data_args, training_args)
-    check_model_fits(model, tokenizer, data_args.max_seq_length, model_args.model_name_or_path)
+        features[data.eval_splits[0]] if data.eval_splits else None, data.collator, data_args, training_args)
+    recorded_mode = mode.record(training_args)
     resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
     from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
 
     trainer = GlobalLossTrainer(
-        callbacks=[RunRecordCallback(task, model_args, data_args)],
+        callbacks=[RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode)],
         loss_unit=LOSS_UNITS[task.problem_type], model=model, args=training_args, train_dataset=train_dataset,
         eval_dataset=eval_dataset, processing_class=tokenizer, data_collator=collator,
-        compute_metrics=compute_metrics)
+        compute_metrics=data.compute_metrics)
     results: dict[str, float] = {}
     if data.train_split is not None:
         train_result = trainer.train(resume_from_checkpoint=resume)
@@ -141,6 +145,9 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         trainer.save_metrics("train", results)
         trainer.save_state()
     trainer.save_model()
+    for split in data.test_splits:  # before the dev results: all_results.json with a dev metric = a finished run
+        for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
+            logger.info("wrote %s", path)
     eval_metrics: dict[str, float] = {}
     for split in data.eval_splits:
         eval_metrics.update(task.evaluate(trainer, raw[split], features[split], split, training_args.output_dir))
@@ -152,9 +159,6 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         from .plots import finish_training_curves
 
         finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({mode.name})")
-    for split in data.test_splits:
-        for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
-            logger.info("wrote %s", path)
     if not results:  # predictions only: all_results.json (the finished-run marker) comes last
         trainer.save_metrics("all", {})
     return results
@@ -179,13 +183,14 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
 
 def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
     """Check that the tokenizer's ids and ``max_seq_length`` fit the model's embedding tables (otherwise both
-    mistakes surface as an index or shape error deep inside torch at the first batch).
+    mistakes surface as an index or shape error deep inside torch at the first batch). ``model``: the model or its
+    config (the recipe checks the checkpoint's config, before tokenizing).
 
     Raises:
         ValueError: ``max_seq_length`` > ``config.max_position_embeddings``, or a tokenizer with more ids than
             ``config.vocab_size`` (e.g. ``--tokenizer_name`` of another model); the message names both numbers.
     """
-    config = getattr(model, "config", None)
+    config = getattr(model, "config", model)
     positions, vocab = getattr(config, "max_position_embeddings", None), getattr(config, "vocab_size", None)
     if positions is not None and max_seq_length > positions:
         raise ValueError(f"--max_seq_length {max_seq_length} is longer than the {positions} position embeddings of "
@@ -220,18 +225,28 @@ def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str]
 
 @dataclass
 class PreparedData:
-    """The splits of one recipe invocation and their tokenized features (shared by every run of a grid)."""
+    """The splits of one recipe invocation, their tokenized features and how ``Trainer`` batches and scores them
+    (shared by every run of a grid).
+
+    Attributes:
+        collator: ``task.data_collator``: dynamic padding (to a multiple of 8 under fp16/bf16), or every batch to
+            ``max_seq_length`` with ``--pad_to_max_length``.
+        compute_metrics: ``task.trainer_compute_metrics()``: ``EvalPrediction`` -> metric dict (``None``: none).
+    """
 
     train_split: str | None
     eval_splits: list[str]
     test_splits: list[str]
     raw: dict
     features: dict
+    collator: Any
+    compute_metrics: Callable | None
 
 
 def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> PreparedData:
     """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
-    ``--no_cache_tokenized``; :func:`hf_bert_tasks.tokenized_cache.preprocess_splits`)."""
+    ``--no_cache_tokenized``; :func:`hf_bert_tasks.tokenized_cache.preprocess_splits`); then the task's collator
+    and metric function."""
     train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
     limits = {train_split: data_args.max_train_samples, **{s: data_args.max_eval_samples for s in eval_splits},
               **{s: data_args.max_predict_samples for s in test_splits}}
@@ -245,7 +260,11 @@ def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> Prepar
                                          data_args.tokenized_cache_dir, data_args.overwrite_cache)
         else:
             features = {s: task.preprocess(raw[s], tokenizer, data_args.max_seq_length, s) for s in raw}
-    return PreparedData(train_split, eval_splits, test_splits, raw, features)
+    half = training_args.fp16 or training_args.bf16
+    collator = task.data_collator(tokenizer, pad_to_multiple_of=8 if half else None,
+                                  max_length=data_args.max_seq_length if data_args.pad_to_max_length else None)
+    compute_metrics = task.trainer_compute_metrics()
+    return PreparedData(train_split, eval_splits, test_splits, raw, features, collator, compute_metrics)
 
 
 def resolve_resume_checkpoint(training_args) -> str | None:

@@ -90,3 +90,9 @@ METRIC_FUNCTIONS = {
 def compute(names, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
     """Compute several named metrics of :data:`METRIC_FUNCTIONS` at once: ``{name: float}``."""
     return {name: METRIC_FUNCTIONS[name](predictions, references) for name in names}
+
+
+def compute_task_metrics(task, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
+    """:func:`compute` of ``task.metric_names``: the ``compute_metrics`` of a task scored by these functions alone
+    (``GlueTask.compute_metrics`` is this function)."""
+    return compute(task.metric_names, predictions, references)

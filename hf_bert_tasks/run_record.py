@@ -138,11 +138,13 @@ class RunRecordCallback(TrainerCallback):
             has one, for a run started from a local copy of a Hub model).
         data_args: ``DataArguments``; the dataset id/config/revision and the arguments that differ from their
             defaults are recorded.
+        training_mode: ``{"mode", "strategy"}`` of the run (:meth:`TrainingMode.record
+            <hf_bert_tasks.modes.TrainingMode.record>`, as the recipe has it); ``None``: the mode ``args`` select.
 
     Make it right after the model is loaded: :func:`model_origin` is decided here.
     """
 
-    def __init__(self, task, model_args, data_args):
+    def __init__(self, task, model_args, data_args, training_mode: dict | None = None):
         data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
         changed = {k: getattr(data_args, k) for k in data_defaults if getattr(data_args, k) != data_defaults[k]
                    and k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision")}
@@ -158,6 +160,7 @@ class RunRecordCallback(TrainerCallback):
             "data_arguments": changed,
             "framework_versions": framework_versions(),
         }
+        self.training_mode = training_mode
 
     def write(self, args) -> None:
         """Replace ``args.output_dir/run_info.json`` with the record (main process only; a temporary file is
@@ -171,11 +174,12 @@ class RunRecordCallback(TrainerCallback):
         os.replace(path + ".tmp", path)
 
     def on_init_end(self, args, state, control, **kwargs):
-        from .modes import mode_of
+        training_mode = self.training_mode
+        if training_mode is None:
+            from .modes import mode_of
 
-        mode = mode_of(args)
-        self.record.update(training_mode={"mode": mode.name, "strategy": mode.variant(args)}, seed=args.seed,
-                           hyperparameters=hyperparameters(args))
+            training_mode = mode_of(args).record(args)
+        self.record.update(training_mode=training_mode, seed=args.seed, hyperparameters=hyperparameters(args))
         self.write(args)
 
     def on_log(self, args, state, control, logs=None, **kwargs):

@@ -5,13 +5,20 @@ Every module is imported first (module bodies run at import do not count), then 
 ``sys.setprofile``; only calls whose code lives in the package directory are recorded. The run must stay in the
 modules of its own mode (``finetune``) and task family (GLUE) and enter at most 16 package modules. Module changes
 (consecutive recorded calls in different modules): 119 before the recipe's rework (28 modules), 66 after it, 81 with
-main at d698431 (15 modules), 63 since the GLUE reader reads its header and rows in ``tasks/glue.py`` (the split
-loop in ``tasks/base.py`` enters it once per split: 6 changes for 3 splits, was 24); the bound here guards that. The
-issue's target of 40 is an expected failure: most remaining changes are between modules the recipe does not own,
-driven by them — argument parsing (``arguments.py`` <-> ``modes`` / ``tasks/registry.py``), ``tasks/base.py`` /
-``tasks/glue.py`` /
-``metrics.py`` inside ``compute_metrics``, the card's ``run_record.py`` callback during training (9), ``hub.py`` /
-``credentials.py``, ``plots.py``.
+main at d698431 (15 modules), 63 since the GLUE reader reads its header and rows in ``tasks/glue.py``, 43 (15
+modules) since ``--mode``'s choices are a live view of the registry's names (argparse never calls into ``modes``),
+the base ``Task.read_local`` finds every split's file before ``GlueTask.read_file`` reads them (one change, was 7),
+the task is configured right before it loads its data, the tokenizer is checked against the checkpoint's config
+before tokenizing, the collator and metric function are made with the features (``prepare_data``), the run record
+gets the training mode from the recipe, ``GlueTask.compute_metrics`` is ``metrics.compute_task_metrics`` itself,
+the evaluation loop restores the length-sorted predictions once, the submission file is written vectorised, the test
+predictions come before the dev evaluation (both end in ``tasks/base.py``) and ``hub.finish_run`` runs only with
+``--push_to_hub``; the bound here guards that. The issue's target of 40 is an expected failure: the remaining
+changes are the seams between roles — argument parsing (``arguments.py`` -> ``tasks/registry.py`` for ``--task``,
+-> ``modes`` for ``--mode``; the recipe looks the task up again), the output-dir guard / Hub settings / secrets
+(``checkpoints.py``, ``hub.py``, ``credentials.py``), the task's model config inside the mode's ``build_model``, the
+run-record callback built before ``Trainer.__init__`` and called back at its end, and per evaluation ``batching.py``
+-> ``tasks/base.py`` -> ``metrics.py`` -> ``run_record.py``.
 """
 
 import importlib
@@ -28,7 +35,7 @@ from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
 MAX_MODULES = 16
-MAX_CHANGES = 66
+MAX_CHANGES = 43
 TARGET_CHANGES = 40
 #: modules of other modes and other task families: a GLUE fine-tune run must not execute their code.
 FORBIDDEN = ("modes/lora.py", "modes/feature_based.py", "lora.py", "feature_based/", "tasks/squad.py",
@@ -84,8 +91,9 @@ def test_a_glue_finetune_run_stays_in_few_modules_of_its_own_mode_and_task(trace
     assert changes <= MAX_CHANGES, report
 
 
-@pytest.mark.xfail(strict=True, reason="the issue's target of 40 module changes needs changes outside the recipe's "
-                   "modules (task readers and io, metrics, run_info writing): see the module docstring")
+@pytest.mark.xfail(strict=True, reason="the issue's target of 40 module changes: the 43 left are seams between roles "
+                   "(parsing, output-dir/Hub/secrets, the run-record callback around Trainer.__init__, evaluation): "
+                   "see the module docstring")
 def test_a_glue_finetune_run_changes_module_at_most_40_times(traced_mrpc_run):
     modules, changes = traced_mrpc_run
     assert changes <= TARGET_CHANGES, f"{len(modules)} modules, {changes} module changes: {modules}"

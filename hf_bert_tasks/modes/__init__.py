@@ -104,6 +104,10 @@ class TrainingMode(abc.ABC):
         """The mode's variant recorded in ``run_info.json`` (``training_mode.strategy``); ``None`` if it has none."""
         return None
 
+    def record(self, training_args) -> dict:
+        """``{"mode", "strategy"}``: the run record's ``training_mode`` (``strategy``: :meth:`variant`)."""
+        return {"mode": self.name, "strategy": self.variant(training_args)}
+
     def describe(self, variant: str | None) -> str:
         """The model card's training-mode paragraph."""
         return self.card_text or f"Training mode: **{self.name}**."
@@ -135,7 +139,8 @@ class TrainingMode(abc.ABC):
 
 class _Registry(Mapping):
     """``--mode`` value -> :class:`TrainingMode`, in registration order; a built-in entry is its module path until
-    first looked up. ``name in TRAINING_MODES`` and iteration (argparse ``choices``) never import a mode."""
+    first looked up. ``name in TRAINING_MODES``, iteration and :meth:`names` (argparse ``choices``) never import a
+    mode."""
 
     def __init__(self, lazy: dict[str, str]):
         self._entries: dict[str, TrainingMode | str] = dict(lazy)
@@ -153,6 +158,12 @@ class _Registry(Mapping):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def names(self):
+        """A live view of the registered names (a ``dict_keys``): ``--mode``'s argparse ``choices``. It follows
+        later registrations, and argparse's membership test and ``--help`` listing read it without running any
+        Python code of this module (nor importing a mode)."""
+        return self._entries.keys()
 
     def pop(self, name: str, default=None):
         return self._entries.pop(name, default)

@@ -164,34 +164,56 @@ class Task(abc.ABC):
 
     # ------------------------------------------------------------------ data
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """Read the original task files in ``data_dir`` into canonical splits.
+        """Read the original task files in ``data_dir`` into canonical splits: the first existing file of each split
+        of :attr:`local_files` through :meth:`read_file` (a family with another layout overrides this).
 
         Raises:
             FileNotFoundError: when ``data_dir`` holds none of the files in :attr:`local_files`.
-            ValueError: on a malformed row (the message names file, line and the expected columns).
+            ValueError: on a malformed row (the message names file, line and the expected columns), or for a task
+                without a reader of local files.
+        """
+        return self.read_local_splits(data_dir, self.read_file, self.name)
+
+    def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
+        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns (the reader
+        behind :meth:`read_local`; GLUE's reads TSV and MNLI's JSON lines).
+
+        Raises:
+            ValueError: this task has no reader for local files (the default).
         """
         raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
+    def local_paths(self, data_dir: str, what: str | None = None) -> dict[str, str]:
+        """``split -> path`` of the first existing file of each split of :attr:`local_files` in ``data_dir``
+        (splits without a file left out).
+
+        Raises:
+            FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of
+                ``what``, default the task's name).
+        """
+        if not os.path.isdir(data_dir):
+            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
+        paths = {}
+        for split, candidates in self.local_files.items():
+            path = next((p for p in (os.path.join(data_dir, n) for n in candidates) if os.path.isfile(p)), None)
+            if path is not None:
+                paths[split] = path
+        if not paths:
+            wanted = sorted({n for names in self.local_files.values() for n in names})
+            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what or self.name} files {wanted} found")
+        return paths
+
     def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
-        """Shared body of :meth:`read_local`: for each split of :attr:`local_files`, the first existing file in
-        ``data_dir`` goes through ``read_file(path, split) -> datasets.Dataset``; returns a ``DatasetDict``.
+        """Shared body of :meth:`read_local`: the files of :meth:`local_paths` (all found first), each through
+        ``read_file(path, split) -> datasets.Dataset``; returns a ``DatasetDict``.
 
         Raises:
             FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of ``what``).
         """
         import datasets
 
-        if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        splits = {}
-        for split, candidates in self.local_files.items():
-            path = next((p for p in (os.path.join(data_dir, n) for n in candidates) if os.path.isfile(p)), None)
-            if path is not None:
-                splits[split] = read_file(path, split)
-        if not splits:
-            wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")
-        return datasets.DatasetDict(splits)
+        paths = self.local_paths(data_dir, what)
+        return datasets.DatasetDict({split: read_file(path, split) for split, path in paths.items()})
 
     def load(self, data_dir: str | None = None, dataset_name: str | None = None,
              dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):

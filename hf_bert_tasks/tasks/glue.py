@@ -206,8 +206,10 @@ class GlueTask(Task):
         ids = pa.array([self.label_names.index(self.raw_label_map[k]) for k in keys], pa.int64())
         return pc.fill_null(pc.take(ids, at), -1)
 
-    def read_file(self, path: str):
-        """One GLUE file (``.tsv``, or ``.jsonl`` for the MNLI export) as a ``datasets.Dataset`` in :meth:`features`.
+    def read_file(self, path: str, split: str | None = None):
+        """One GLUE file (``.tsv``, or ``.jsonl`` for the MNLI export) as a ``datasets.Dataset`` in :meth:`features`
+        (every split reads alike; :meth:`Task.read_local <hf_bert_tasks.tasks.base.Task.read_local>` finds the
+        original files of ``--data_dir``: ``MRPC/train.tsv``, ``dev.tsv``, ``test.tsv`` …).
 
         Raises:
             FileNotFoundError: no such file.
@@ -249,15 +251,6 @@ class GlueTask(Task):
         feats["idx"] = datasets.Value("int32")
         return datasets.Features(feats)
 
-    def read_local(self, data_dir: str):
-        """Read the original GLUE files in ``data_dir`` (see :attr:`Task.local_files`) into a ``DatasetDict``.
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing, or none of the task's files in it.
-            ValueError: see :meth:`read_file`.
-        """
-        return self.read_local_splits(data_dir, lambda path, split: self.read_file(path), self.name)
-
     # ----------------------------------------------------------- features
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``).
@@ -276,9 +269,9 @@ class GlueTask(Task):
         return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
 
     # ------------------------------------------------------------ metrics
-    def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
-        """GLUE metrics (see :mod:`hf_bert_tasks.metrics`): e.g. MRPC ``{"accuracy", "f1"}``, CoLA MCC."""
-        return M.compute(self.metric_names, predictions, references)
+    #: GLUE metrics: the functions of :mod:`hf_bert_tasks.metrics` named by :attr:`metric_names` (e.g. MRPC
+    #: ``{"f1", "accuracy"}``, CoLA MCC), ``compute_metrics(predictions, references)`` as every task's.
+    compute_metrics = M.compute_task_metrics
 
     # ---------------------------------------------------------- predictions
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
@@ -295,12 +288,14 @@ class GlueTask(Task):
             raise RuntimeError(f"{self.name}/{split}: got {len(preds)} predictions for {len(raw)} examples")
         path = os.path.join(output_dir, self.submission_files.get(split, f"{self.name}_{split}.tsv"))
         if self.submission_labels == "float":
-            values = [f"{x:.3f}" for x in np.clip(preds.astype(np.float64), 0.0, 5.0)]
+            values = np.char.mod("%.3f", np.clip(preds.astype(np.float64), 0.0, 5.0))
+        elif self.submission_labels == "name":
+            values = np.asarray(self.label_names)[preds.astype(np.int64)]
         else:
-            values = [self.label_names[int(x)] if self.submission_labels == "name" else str(int(x)) for x in preds]
+            values = preds.astype(np.int64)
         if trainer.is_world_process_zero():
             with open(path, "w", encoding="utf-8") as f:
-                f.write("index\tprediction\n" + "".join(f"{i}\t{v}\n" for i, v in zip(raw["idx"][:], values)))
+                f.write("index\tprediction\n" + "".join(map("{}\t{}\n".format, raw["idx"][:], values)))
         return [path]
 
 
