@@ -7,6 +7,7 @@ labelled examples a pretrained model matched training from scratch on 100x more)
 
     python tools/pretraining_ablation.py corpus --shared ../shared --out /tmp/abl/run   # corpus, held-out split, vocab
     python tools/label_efficiency.py pretrain --corpus /tmp/abl/run --out runs/label_eff --core 1
+    python tools/label_efficiency.py evaluate --corpus /tmp/abl/run --out runs/label_eff   # held-out MLM loss
     python tools/label_efficiency.py finetune --out runs/label_eff --arm random --core 0
     python tools/label_efficiency.py finetune --out runs/label_eff --arm pretrained --core 1
     python tools/label_efficiency.py report   --out runs/label_eff     # markdown table + label_efficiency.png
@@ -110,6 +111,26 @@ def pretrain(corpus_dir: str, out: str, core: int | None) -> None:
         subprocess.run(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
     with open(os.path.join(out, "pretrain_wall.json"), "w") as f:
         json.dump({"wall_s": time.time() - start, "command": cmd}, f, indent=1)
+
+
+def evaluate(corpus_dir: str, out: str) -> dict:
+    """Held-out MLM loss and accuracy of the pretrained checkpoint, of its random init and of the unigram reference,
+    on ``pretraining_ablation.py``'s held-out documents masked once (the same targets as its ablation table)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pretraining_ablation as ablation
+
+    torch.set_num_threads(1)
+    tokenizer = AutoTokenizer.from_pretrained(os.path.join(corpus_dir, "tokenizer"))
+    sets = ablation._heldout_sets(corpus_dir, tokenizer)
+    results = {"unigram": ablation._unigram_scores(corpus_dir, tokenizer, sets),
+               "pretrained": ablation.score_model(os.path.join(out, "pretrain"), sets),
+               "random init": ablation.score_model(os.path.join(out, "random-init"), sets)}
+    with open(os.path.join(out, "heldout_mlm.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=1)
+    return results
 
 
 def finetune(out: str, shared: str, arm: str, core: int | None, tasks: list[str], fractions: list[float],
@@ -225,7 +246,7 @@ def plot(table: dict, path: str) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("stage", choices=["pretrain", "finetune", "report"])
+    parser.add_argument("stage", choices=["pretrain", "evaluate", "finetune", "report"])
     parser.add_argument("--out", default="runs/label_eff")
     parser.add_argument("--corpus", default="/tmp/abl/run", help="pretraining_ablation.py corpus's --out folder")
     parser.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
@@ -238,6 +259,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.stage == "pretrain":
         pretrain(args.corpus, args.out, args.core)
+    elif args.stage == "evaluate":
+        print(json.dumps(evaluate(args.corpus, args.out), indent=1))
     elif args.stage == "finetune":
         if not args.arm:
             parser.error("finetune needs --arm pretrained|random")

@@ -170,9 +170,34 @@ def _unigram_scores(out: str, tokenizer, sets) -> dict:
     return scores
 
 
+def score_model(model_dir: str, sets: dict) -> dict:
+    """Held-out MLM loss (nats per masked target) and accuracy of ``model_dir``'s MLM head on the masked ``sets``
+    (:func:`_heldout_sets`): ``{set name: {"mlm_loss", "mlm_accuracy", "masked_tokens", "instances"}}``."""
+    import torch
+    from transformers import AutoModelForPreTraining
+
+    model = AutoModelForPreTraining.from_pretrained(model_dir).eval()
+    scores = {}
+    for set_name, batches in sets.items():
+        loss_sum = correct = count = 0.0
+        for batch in batches:
+            inputs = {k: batch[k] for k in ("input_ids", "token_type_ids", "attention_mask")}
+            with torch.no_grad():
+                logits = model(**inputs).prediction_logits
+            labels = batch["labels"]
+            chosen = labels != -100
+            picked, target = logits[chosen], labels[chosen]
+            loss_sum += torch.nn.functional.cross_entropy(picked, target, reduction="sum").item()
+            correct += (picked.argmax(-1) == target).sum().item()
+            count += target.numel()
+        scores[set_name] = {"mlm_loss": loss_sum / count, "mlm_accuracy": correct / count,
+                            "masked_tokens": int(count), "instances": sum(len(b["input_ids"]) for b in batches)}
+    return scores
+
+
 def evaluate(out: str) -> dict:
     import torch
-    from transformers import AutoModelForPreTraining, AutoTokenizer
+    from transformers import AutoTokenizer
 
     torch.set_num_threads(1)
     tokenizer = AutoTokenizer.from_pretrained(os.path.join(out, "tokenizer"))
@@ -183,22 +208,7 @@ def evaluate(out: str) -> dict:
         run = os.path.join(out, name)
         if not os.path.isfile(os.path.join(run, "pretraining_summary.json")):
             continue
-        model = AutoModelForPreTraining.from_pretrained(run).eval()
-        scores = {}
-        for set_name, batches in sets.items():
-            loss_sum = correct = count = 0.0
-            for batch in batches:
-                inputs = {k: batch[k] for k in ("input_ids", "token_type_ids", "attention_mask")}
-                with torch.no_grad():
-                    logits = model(**inputs).prediction_logits
-                labels = batch["labels"]
-                chosen = labels != -100
-                picked, target = logits[chosen], labels[chosen]
-                loss_sum += torch.nn.functional.cross_entropy(picked, target, reduction="sum").item()
-                correct += (picked.argmax(-1) == target).sum().item()
-                count += target.numel()
-            scores[set_name] = {"mlm_loss": loss_sum / count, "mlm_accuracy": correct / count,
-                                "masked_tokens": int(count), "instances": sum(len(b["input_ids"]) for b in batches)}
+        scores = score_model(run, sets)
         with open(os.path.join(run, "wall.json"), encoding="utf-8") as f:
             scores["wall_s"] = json.load(f)["wall_s"]
         with open(os.path.join(run, "pretraining_summary.json"), encoding="utf-8") as f:
