@@ -8,12 +8,13 @@ import pytest
 from tests.conftest import REPO, SAMPLES
 
 
-def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[int]:
-    """Sequence lengths of every training batch of a 2-step MRPC fine-tune (collator spied on)."""
+def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[tuple[int, int]]:
+    """``(padded length, longest example in the batch)`` of every training batch of a 3-step SST-2 fine-tune (its sentences vary in length)
+    (collator spied on)."""
     from hf_bert_tasks.scripts import finetune
     from hf_bert_tasks.tasks.glue import GlueTask
 
-    lengths: list[int] = []
+    lengths: list[tuple[int, int]] = []
     make = GlueTask.data_collator
 
     def spy(self, *a, **kw):
@@ -21,13 +22,13 @@ def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[int]:
 
         def collate(features):
             batch = inner(features)
-            lengths.append(int(batch["input_ids"].shape[1]))
+            lengths.append((int(batch["input_ids"].shape[1]), max(len(f["input_ids"]) for f in features)))
             return batch
 
         return collate
 
     monkeypatch.setattr(GlueTask, "data_collator", spy)
-    finetune.main(["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
+    finetune.main(["--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path", tiny_bert_dir,
                    "--output_dir", str(tmp_path / "out"), "--do_train", "--max_steps", "3", "--max_train_samples", "24",
                    "--per_device_train_batch_size", "8", "--save_strategy", "no", "--report_to", "none", *extra])
     return lengths
@@ -35,12 +36,14 @@ def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[int]:
 
 def test_bf16_pads_batches_to_a_multiple_of_8(monkeypatch, tiny_bert_dir, tmp_path):
     lengths = _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, "--bf16", "--use_cpu")  # CPU bf16 needs use_cpu
-    assert lengths and all(n % 8 == 0 for n in lengths), lengths
+    assert any(longest % 8 for _, longest in lengths), lengths  # else the data could not tell the two apart
+    assert all(padded == -(-longest // 8) * 8 for padded, longest in lengths), lengths
 
 
 def test_fp32_pads_to_the_longest_sequence_only(monkeypatch, tiny_bert_dir, tmp_path):
     lengths = _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path)
-    assert any(n % 8 for n in lengths), lengths
+    assert any(longest % 8 for _, longest in lengths), lengths
+    assert all(padded == longest for padded, longest in lengths), lengths
 
 
 def test_models_use_sdpa_attention_by_default(tiny_bert_dir):
