@@ -132,7 +132,19 @@ class DataArguments:
     def __post_init__(self):
         if self.task is None:
             raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
-        get_task(self.task)  # an unknown name fails here, before TrainingArguments is built (suggests close names)
+        # an unknown name fails here, before TrainingArguments is built (suggests close names); the recipe runs the
+        # task looked up here (registered_task), not a second lookup
+        self._looked_up = (self.task, get_task(self.task))
+
+    def registered_task(self):
+        """The registered :class:`~hf_bert_tasks.tasks.base.Task` that :attr:`task` names: the one looked up when
+        the arguments were made (looked up again only if :attr:`task` was set to another name since).
+
+        Raises:
+            UnknownTaskError: :attr:`task` was set to an unknown name after the arguments were made.
+        """
+        name, task = self._looked_up
+        return task if name == self.task else get_task(self.task)
 
 
 @dataclass

@@ -238,5 +238,20 @@ def check_output_dir(training_args) -> None:
         )
 
 
+def start_run(training_args) -> str | None:
+    """The output-dir guard of one run, then where it starts: :func:`check_output_dir`, then :func:`resolve_resume`
+    of ``--resume_from_checkpoint`` in ``training_args.output_dir``. Returns the checkpoint ``Trainer.train`` resumes
+    from (``None``: a fresh start). Called before any data is read, so a bad checkpoint path fails as early as an
+    occupied ``output_dir``.
+
+    Raises:
+        FileExistsError: see :func:`check_output_dir`.
+        FileNotFoundError, ValueError: a ``--resume_from_checkpoint`` path that is missing or not a complete
+            checkpoint (:func:`resolve_resume`).
+    """
+    check_output_dir(training_args)
+    return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+
+
 __all__ = ["AUTO_RESUME", "AUTO_VALUES", "check_output_dir", "checkpoint_problems", "is_auto",
-           "last_complete_checkpoint", "list_checkpoints", "resolve_resume"]
+           "last_complete_checkpoint", "list_checkpoints", "resolve_resume", "start_run"]

@@ -27,14 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .checkpoints import AUTO_RESUME, check_output_dir, resolve_resume  # noqa: F401 - the recipe's public names
+from .checkpoints import AUTO_RESUME, check_output_dir, resolve_resume, start_run  # noqa: F401 - the recipe's names
 from .modes import TRAINING_MODES, declare_batch_mean_loss, load_task_model, mode_of, reinit_top_layers  # noqa: F401
-from .tasks import Task, get_task
+from .tasks import Task
 
 if TYPE_CHECKING:  # the arguments module imports transformers: inside the functions (the CLI imports this one)
     from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
 
 logger = logging.getLogger(__name__)
+#: ``train_evaluate_predict``'s ``resume`` when the caller gives none: read ``--resume_from_checkpoint`` itself.
+_FROM_ARGS = object()
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -61,7 +63,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run or an unfinished run's checkpoints and the flags do
-            not say to overwrite or resume it (:func:`hf_bert_tasks.checkpoints.check_output_dir`); with
+            not say to overwrite or resume it (:func:`hf_bert_tasks.checkpoints.start_run`); with
             ``--lr_grid``/``--seeds``, a finished grid that this command does not extend
             (:func:`hf_bert_tasks.lr_grid.check_grid_output_dir`).
     """
@@ -71,7 +73,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     from .hub import finish_run, pop_push_settings
     from .tokenization import fit_tokenizer_to_model
 
-    task = get_task(data_args.task)
+    task = data_args.registered_task()  # looked up once, when the arguments were made
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
     grid = bool(training_args.lr_grid or training_args.seeds)
     if grid:
@@ -79,7 +81,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
         extends = check_grid_output_dir(training_args)  # a finished grid may be extended with new lrs/seeds
     else:
-        check_output_dir(training_args)
+        resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
     push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
     task = task.configure(data_args)  # a copy holding the data options (doc_stride, label_all_tokens ...)
     raw = task.load(data_args.data_dir, data_args.dataset_name, data_args.dataset_config_name,
@@ -93,10 +95,11 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     check_model_fits(config, tokenizer, data_args.max_seq_length, model_args.model_name_or_path)  # before tokenizing
     prepared = prepare_data(task, raw, tokenizer, data_args, training_args)  # tokenized once for every run
     if not grid:
-        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared)
+        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared,
+                                         resume)
     else:
-        results = run_grid(task, model_args, data_args, training_args, extends=extends, run_one=lambda args:
-                           train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args, prepared))
+        results = run_grid(task, model_args, data_args, training_args, extends=extends, run_one=lambda args, resume:
+                           train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args, prepared, resume))
         # the card and run_info.json describe the checkpoint copied up: the selected lr and its best seed
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]
@@ -106,11 +109,13 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
 
 def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args,
-                           prepared: PreparedData | None = None) -> dict[str, float]:
+                           prepared: PreparedData | None = None, resume: Any = _FROM_ARGS) -> dict[str, float]:
     """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics.
 
     ``prepared``: splits, features, collator and metric function from :func:`prepare_data` (computed here when
-    ``None``). The caller checks that the data fits the model (:func:`check_model_fits`; :func:`run_finetune` does,
+    ``None``). ``resume``: the checkpoint training resumes from, as :func:`~hf_bert_tasks.checkpoints.start_run`
+    returns it after the output-dir guard (``None``: a fresh start); when not given, resolved here from
+    ``--resume_from_checkpoint`` (:func:`resolve_resume_checkpoint`). The caller checks that the data fits the model (:func:`check_model_fits`; :func:`run_finetune` does,
     once, from the checkpoint's config).
     """
     from transformers import set_seed
@@ -129,14 +134,16 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         declare_batch_mean_loss(model), features.get(data.train_split),
         features[data.eval_splits[0]] if data.eval_splits else None, data.collator, data_args, training_args)
     recorded_mode = mode.record(training_args)
-    resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+    if resume is _FROM_ARGS:
+        resume = resolve_resume_checkpoint(training_args)
     from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
 
     trainer = GlobalLossTrainer(
-        callbacks=[RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode)],
         loss_unit=LOSS_UNITS[task.problem_type], model=model, args=training_args, train_dataset=train_dataset,
         eval_dataset=eval_dataset, processing_class=tokenizer, data_collator=collator,
         compute_metrics=data.compute_metrics)
+    # the record starts from the arguments the built Trainer runs with (written now), then follows its logs
+    trainer.add_callback(RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode, args=trainer.args))
     results: dict[str, float] = {}
     if data.train_split is not None:
         train_result = trainer.train(resume_from_checkpoint=resume)

@@ -187,9 +187,11 @@ def check_grid_output_dir(training_args) -> dict | None:
     return previous
 
 
-def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any], dict],
+def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any, str | None], dict],
              extends: dict | None = None) -> dict[str, Any]:
-    """Run every (learning rate, seed) of ``training_args`` with ``run_one(args) -> metrics``; select and copy up.
+    """Run every (learning rate, seed) of ``training_args`` with ``run_one(args, checkpoint) -> metrics``
+    (``checkpoint``: what the sub-run resumes from, :func:`hf_bert_tasks.checkpoints.start_run`; ``None``: a fresh
+    start); select and copy up.
 
     Finished sub-runs (``all_results.json`` with the primary eval metric) are reused unless ``--overwrite_output_dir``;
     a sub-run whose ``all_results.json`` has training metrics only (stopped before its evaluation) is trained again
@@ -205,7 +207,9 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any]
             runs (a checkpoint belongs to one run; ``auto`` resumes each run from its own folder).
         FileExistsError: a finished sub-run was made with other settings than this command's, or an unfinished
             sub-run left checkpoints and neither ``--resume_from_checkpoint auto`` nor ``--overwrite_output_dir``
-            says what to do with them (:func:`hf_bert_tasks.checkpoints.check_output_dir`).
+            says what to do with them (:func:`hf_bert_tasks.checkpoints.start_run`).
+        FileNotFoundError: ``--resume_from_checkpoint PATH`` that does not exist (:func:`~hf_bert_tasks.checkpoints.
+            resolve_resume`).
     """
     from .tasks.base import write_json
 
@@ -239,14 +243,14 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any]
                                    "evaluation); training it again", lr, seed, args.output_dir, key)
                     args.overwrite_output_dir, metrics = True, None
             if metrics is None:
-                from .checkpoints import check_output_dir
+                from .checkpoints import start_run
 
-                check_output_dir(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
+                checkpoint = start_run(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
                 if main:
                     write_json(os.path.join(args.output_dir, GRID_RUN_FILE),
                                {"learning_rate": lr, "seed": seed, "settings": settings})
                 logger.info("lr %g seed %d: training into %s", lr, seed, args.output_dir)
-                metrics = run_one(args)
+                metrics = run_one(args, checkpoint)
             if key not in metrics:
                 raise ValueError(f"--lr_grid/--seeds need an evaluation split to select on; {key} was not computed "
                                  f"(found {sorted(k for k in metrics if k.startswith('eval_'))})")

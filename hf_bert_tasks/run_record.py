@@ -4,8 +4,9 @@ setfit's pattern (``ModelCardCallback``): the card's data is filled in as the ru
 from the saved files. :class:`RunRecordCallback` is made right after the model is loaded and writes
 ``output_dir/run_info.json`` (main process only; each write replaces the file whole):
 
-* ``on_init_end`` (the ``Trainer`` is built): task, base model and where it came from (:func:`model_origin`),
-  dataset, data arguments, training mode, seed, hyperparameters, framework versions;
+* when the ``Trainer`` is built (``on_init_end``, or at once for a callback made with the Trainer's ``args`` and
+  added with ``trainer.add_callback``, as the recipe does): task, base model and where it came from
+  (:func:`model_origin`), dataset, data arguments, training mode, seed, hyperparameters, framework versions;
 * ``on_log``: ``Trainer.state.log_history`` (training loss, eval metrics, each with step and epoch);
 * ``on_evaluate``: the latest metrics of each evaluation, merged under ``metrics``.
 
@@ -140,11 +141,13 @@ class RunRecordCallback(TrainerCallback):
             defaults are recorded.
         training_mode: ``{"mode", "strategy"}`` of the run (:meth:`TrainingMode.record
             <hf_bert_tasks.modes.TrainingMode.record>`, as the recipe has it); ``None``: the mode ``args`` select.
+        args: the ``TrainingArguments`` of a ``Trainer`` that already exists: the record is started from them and
+            written now (:meth:`start`), for ``trainer.add_callback``; ``None``: at the Trainer's ``on_init_end``.
 
-    Make it right after the model is loaded: :func:`model_origin` is decided here.
+    Make it once the model is loaded: :func:`model_origin` is decided here.
     """
 
-    def __init__(self, task, model_args, data_args, training_mode: dict | None = None):
+    def __init__(self, task, model_args, data_args, training_mode: dict | None = None, args=None):
         data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
         changed = {k: getattr(data_args, k) for k in data_defaults if getattr(data_args, k) != data_defaults[k]
                    and k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision")}
@@ -161,6 +164,8 @@ class RunRecordCallback(TrainerCallback):
             "framework_versions": framework_versions(),
         }
         self.training_mode = training_mode
+        if args is not None:
+            self.start(args)
 
     def write(self, args) -> None:
         """Replace ``args.output_dir/run_info.json`` with the record (main process only; a temporary file is
@@ -173,7 +178,8 @@ class RunRecordCallback(TrainerCallback):
             json.dump(self.record, f, indent=2, ensure_ascii=False, default=str)
         os.replace(path + ".tmp", path)
 
-    def on_init_end(self, args, state, control, **kwargs):
+    def start(self, args) -> None:
+        """Add what the ``Trainer``'s arguments say (training mode, seed, hyperparameters) and write the first record."""
         training_mode = self.training_mode
         if training_mode is None:
             from .modes import mode_of
@@ -181,6 +187,9 @@ class RunRecordCallback(TrainerCallback):
             training_mode = mode_of(args).record(args)
         self.record.update(training_mode=training_mode, seed=args.seed, hyperparameters=hyperparameters(args))
         self.write(args)
+
+    def on_init_end(self, args, state, control, **kwargs):
+        self.start(args)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         self.record["log_history"] = list(state.log_history)  # Trainer.log appended ``logs`` (with the step) first
