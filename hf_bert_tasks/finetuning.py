@@ -115,8 +115,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     ``prepared``: splits, features, collator and metric function from :func:`prepare_data` (computed here when
     ``None``). ``resume``: the checkpoint training resumes from, as :func:`~hf_bert_tasks.checkpoints.start_run`
     returns it after the output-dir guard (``None``: a fresh start); when not given, resolved here from
-    ``--resume_from_checkpoint`` (:func:`resolve_resume_checkpoint`). The caller checks that the data fits the model (:func:`check_model_fits`; :func:`run_finetune` does,
-    once, from the checkpoint's config).
+    ``--resume_from_checkpoint`` (:func:`resolve_resume_checkpoint`). The caller checks that the data fits the
+    model (:func:`check_model_fits`; :func:`run_finetune` does, once, from the checkpoint's config).
     """
     from transformers import set_seed
 
@@ -143,7 +143,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         eval_dataset=eval_dataset, processing_class=tokenizer, data_collator=collator,
         compute_metrics=data.compute_metrics)
     # the record starts from the arguments the built Trainer runs with (written now), then follows its logs
-    trainer.add_callback(RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode, args=trainer.args))
+    trainer.add_callback(RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode,
+                                           args=trainer.args))
     results: dict[str, float] = {}
     if data.train_split is not None:
         train_result = trainer.train(resume_from_checkpoint=resume)

@@ -66,18 +66,24 @@ class QuickstartPlan:
     """Sizes of every step. :data:`FULL` is the quickstart; tests use a reduced copy (``dataclasses.replace``)."""
 
     vocab_size: int = 2000
-    pretrain_steps: int = 500
-    pretrain_batch_size: int = 32
-    pretrain_learning_rate: float = 2e-3
+    #: 2,000 steps of 8 sequences (the same tokens as 500 of 32): at equal tokens more, smaller steps pretrain
+    #: further (issue 25's side-by-side), and with 500 x 32 the checkpoint's top layer did not yet carry the
+    #: adjectives' polarity on some seeds, so the SST-2 rows that read it (LoRA, frozen ``last``, 160 labels) held
+    #: on one seed of three (docs/results.md#quickstart)
+    pretrain_steps: int = 2000
+    pretrain_batch_size: int = 8
+    pretrain_learning_rate: float = 1e-3
     pretrain_max_seq_length: int = 64
     #: hidden and attention dropout of the checkpoint, so of every fine-tune from it (``--dropout``; None: BERT's
     #: 0.1). 0 (Cramming, Geiping & Goldstein 2022) was tried: it helped the MRPC name comparison but let the
     #: random-init encoder learn the SST-2 rule from 160 labels too (0.85-0.87), which hid what pretraining adds
     #: (docs/results.md#quickstart)
     dropout: float | None = None
+    #: MRPC trains 15 epochs: comparing the two sentences' events is learned late (dev F1 0.76 after 10 epochs
+    #: on seed 42 with the 2,000-step checkpoint, 0.94 after 15; docs/results.md#quickstart)
     tasks: tuple[TaskRun, ...] = (
         TaskRun("sst2", "SST-2", 6, 5e-4),
-        TaskRun("mrpc", "MRPC", 10, 5e-4),
+        TaskRun("mrpc", "MRPC", 15, 5e-4),
         TaskRun("mnli", "MNLI", 4, 5e-4),
     )
     #: the task of steps 3 and 4 (one of ``tasks``)
@@ -86,7 +92,9 @@ class QuickstartPlan:
     #: (10 % of the SST-2 sample) for ``gain_epochs`` epochs, same learning rate and seed
     gain_train_samples: int = 160
     gain_epochs: float = 20
-    lora_epochs: float = 5
+    #: LoRA leaves the loss-0.69 plateau after 3-6 epochs at lr 2e-3 (B starts at zero; the LoRA paper trains
+    #: RoBERTa on SST-2 for 60 epochs); 5 epochs ended on the plateau on some seeds
+    lora_epochs: float = 10
     lora_learning_rate: float = 2e-3
     frozen_epochs: float = 30
     frozen_learning_rate: float = 3e-3
@@ -219,8 +227,9 @@ def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str
         PretrainTrainingArguments(output_dir=model_dir, max_steps=plan.pretrain_steps, seed=seed,
                                   per_device_train_batch_size=plan.pretrain_batch_size,
                                   learning_rate=plan.pretrain_learning_rate, warmup_steps=0.05,
-                                  eval_steps=max(plan.pretrain_steps // 2, 1), logging_steps=50, save_strategy="no",
-                                  report_to="none", overwrite_output_dir=True, disable_tqdm=not interactive()),
+                                  eval_steps=max(plan.pretrain_steps // 2, 1), save_strategy="no", report_to="none",
+                                  logging_steps=max(plan.pretrain_steps // 10, 1), overwrite_output_dir=True,
+                                  disable_tqdm=not interactive()),
     )
     steps = f"pretraining ({summary['steps']} steps)"
     rows = [Row(steps, "held-out MLM accuracy", summary["final_mlm_accuracy"], unigram_baseline(tokenizer, corpus),
