@@ -3,7 +3,8 @@
 Hub source: ``allenai/swag``, config ``regular`` (columns ``video-id, fold-ind, startphrase, sent1, sent2,
 gold-source, ending0..ending3, label``; the test split's label is ``-1``). Local source (``--data_dir``): the
 original swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index
-column is allowed, ``test.csv`` has no ``label`` column). They are real CSV with quoting (endings contain commas).
+column is allowed, ``test.csv`` has no ``label`` column). They are real CSV with quoting (endings contain commas),
+read with ``datasets``' ``csv`` loader (:func:`read_swag_table`).
 
 Input construction (paper §4.4): "we construct four input sequences, each containing the concatenation of the given
 sentence (sentence A) and a possible continuation (sentence B)". As in transformers' ``run_swag.py``, segment A is
@@ -16,13 +17,16 @@ tensors and ``AutoModelForMultipleChoice`` scores each choice with one vector (t
 from __future__ import annotations
 
 import csv
+import itertools
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import metrics as M
 from .base import MetricSpec, PaperDefaults, Task
+from .glue import load_rows
 from .registry import register_task
 
 NUM_CHOICES = 4
@@ -30,6 +34,8 @@ ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
 SWAG_COLUMNS = ("video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", *ENDINGS)
 #: Columns a file must have to be usable (the others default to "").
 REQUIRED_COLUMNS = ("sent1", "sent2", *ENDINGS)
+#: The values of a ``label`` field (stripped): a choice, or empty / ``-1`` for "no label".
+LABELS = ("", "-1", *map(str, range(NUM_CHOICES)))
 
 
 def swag_features():
@@ -41,50 +47,75 @@ def swag_features():
     return datasets.Features(feats)
 
 
-def read_swag_csv(path: str) -> dict[str, list]:
-    """Read one swagaf CSV into columns :data:`SWAG_COLUMNS` + ``label`` (``-1`` where the row has no label).
+def _records(path: str):
+    """``(where, fields)`` of each record of ``path`` read by ``csv`` (``where``: file and line(s))."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader, start = csv.reader(f), 1
+            for row in reader:
+                end, first, start = reader.line_num, start, reader.line_num + 1  # a quoted field may span lines
+                yield (f"{path}, line {first}" if end == first else f"{path}, lines {first}-{end}"), row
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: bytes that are not UTF-8 at byte {err.start}; expected a UTF-8 CSV file") from None
+    except csv.Error as err:
+        raise ValueError(f"{path}: CSV error ({err}); expected comma-separated fields with \"-quoting") from None
+
+
+def read_swag_table(path: str):
+    """One swagaf CSV through ``datasets``' ``csv`` loader: a ``pyarrow.Table`` of :data:`SWAG_COLUMNS` (strings,
+    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label). The loader pads short rows and skips
+    blank-only lines, so such lines and the commas between fields are counted; a mismatch, a bad label or a loader
+    error reads the file with ``csv`` to name the first bad line (:func:`~hf_bert_tasks.tasks.glue.load_rows`).
 
     Raises:
         FileNotFoundError: ``path`` missing.
         ValueError: a header without :data:`REQUIRED_COLUMNS`, a row with another number of fields than the header,
             a label that is not 0-3, non-UTF-8 bytes, or no data row; the message names the file and line.
     """
+    import datasets
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file")
-    cols: dict[str, list] = {c: [] for c in (*SWAG_COLUMNS, "label")}
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            missing = [c for c in REQUIRED_COLUMNS if c not in (header or ())]
-            if missing:
-                raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
-                                 f"found {header}" if header else f"{path}: the file is empty; expected a header with columns "
-                                 f"{list(REQUIRED_COLUMNS)}")
-            start = 2
-            for row in reader:
-                end, first, start = reader.line_num, start, reader.line_num + 1  # a quoted field may span lines
-                where = f"{path}, line {first}" if end == first else f"{path}, lines {first}-{end}"
-                if not row:
-                    continue
-                if len(row) != len(header):
-                    raise ValueError(f"{where}: found {len(row)} field(s), the header has {len(header)}; "
-                                     f"expected {header}")
-                fields = dict(zip(header, row))
-                for c in SWAG_COLUMNS:
-                    cols[c].append(fields.get(c, ""))
-                raw = fields.get("label", "").strip()
-                if raw not in ("", "-1", *map(str, range(NUM_CHOICES))):
-                    raise ValueError(f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if "
-                                     "unknown)")
-                cols["label"].append(int(raw or -1))
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: bytes that are not UTF-8 at byte {err.start}; expected a UTF-8 CSV file") from None
-    except csv.Error as err:
-        raise ValueError(f"{path}: CSV error ({err}); expected comma-separated fields with \"-quoting") from None
-    if not cols["label"]:
-        raise ValueError(f"{path}: no data rows; expected at least one example")
-    return cols
+    records = _records(path)
+    header = next(records, (None, []))[1]
+    if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
+        raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
+                         f"found {header}" if header else f"{path}: the file is empty; expected a header with columns "
+                         f"{list(REQUIRED_COLUMNS)}")
+
+    def check():  # the line-level error the loader cannot give
+        rows = [(where, row) for where, row in itertools.islice(_records(path), 1, None) if row]
+        for where, row in rows:
+            if len(row) != len(header):
+                raise ValueError(f"{where}: found {len(row)} field(s), the header has {len(header)}; "
+                                 f"expected {header}")
+            if (raw := dict(zip(header, row)).get("label", "").strip()) not in LABELS:
+                raise ValueError(f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if unknown)")
+        if not rows:
+            raise ValueError(f"{path}: no data rows; expected at least one example")
+
+    if len(next((row for _, row in records if row), [])) != len(header):  # a longer first row: the loader's index
+        check()
+    names = [c or f"_{i}" for i, c in enumerate(header)]  # the unnamed index column
+    table = load_rows("csv", path, check, header=0, column_names=names, na_filter=False, encoding="utf-8-sig",
+                      features=datasets.Features({c: datasets.Value("string") for c in names}))
+    with open(path, "rb") as f:
+        data = f.read()
+    inside = sum(pc.sum(pc.count_substring(table.column(c), ",")).as_py() or 0 for c in names)
+    empty = pa.array([""] * table.num_rows)
+    label = pc.utf8_trim_whitespace(table.column("label")) if "label" in names else empty
+    if (data.count(b",") != ",".join(header).count(",") + (len(names) - 1) * table.num_rows + inside
+            or re.search(rb"(?m)^[ \t]+\r?$", data) or not pc.all(pc.is_in(label, pa.array(LABELS))).as_py()):
+        check()
+    cols = {c: table.column(c) if c in names else empty for c in SWAG_COLUMNS}
+    return pa.table({**cols, "label": pc.cast(pc.if_else(pc.equal(label, ""), "-1", label), pa.int64())})
+
+
+def read_swag_csv(path: str) -> dict[str, list]:
+    """:func:`read_swag_table` as Python lists: columns :data:`SWAG_COLUMNS` + ``label`` (``-1`` = no label)."""
+    return read_swag_table(path).to_pydict()
 
 
 def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
@@ -120,13 +151,14 @@ class SwagTask(Task):
 
         Raises:
             FileNotFoundError: ``data_dir`` missing or holding none of the files.
-            ValueError: malformed file (see :func:`read_swag_csv`).
+            ValueError: malformed file (see :func:`read_swag_table`).
         """
         import datasets
+        from datasets.table import InMemoryTable
 
+        info = datasets.DatasetInfo(features=swag_features())
         return self.read_local_splits(
-            data_dir, lambda path, split: datasets.Dataset.from_dict(read_swag_csv(path), features=swag_features()), "SWAG"
-        )
+            data_dir, lambda path, split: datasets.Dataset(InMemoryTable(read_swag_table(path)), info=info), "SWAG")
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first.
