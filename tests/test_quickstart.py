@@ -126,6 +126,22 @@ def test_reduced_run_writes_the_summary_png_and_the_comparison(reduced_run):
         assert (out / arm / "training_curves.png").is_file()
 
 
+def test_reduced_run_comparison_states_each_arms_budget(reduced_run):
+    from transformers import AutoConfig, BertForSequenceClassification
+
+    out, _ = reduced_run
+    rows = {r["name"]: r for r in json.loads((out / "compare" / "comparison.json").read_text())["rows"]}
+    assert [(rows[n]["epochs"], rows[n]["learning_rate"]) for n in ("finetune", "lora", "last")] == [
+        ("1", "0.001"), ("1", "0.002"), ("1", "0.003")]  # REDUCED's SST-2 run, lora_ and frozen_learning_rate
+    config = AutoConfig.from_pretrained(out / "pretrained-bert", num_labels=2)
+    assert rows["finetune"]["trainable_parameters"] == sum(
+        p.numel() for p in BertForSequenceClassification(config).parameters())
+    # LoRA r=8 on query and value of each layer (A: 8 x H, B: H x 8) + the classifier (H x 2 + 2)
+    h, layers = config.hidden_size, config.num_hidden_layers
+    assert rows["lora"]["trainable_parameters"] == layers * 2 * (8 * h + h * 8) + (h * 2 + 2)
+    assert "| 1 | 0.002 | " in (out / "compare" / "comparison.md").read_text()
+
+
 #: tools/make_samples.py's adjectives that never occur in the SST-2 sample's training split
 HELD_OUT_ADJECTIVES = {"joyful", "clever", "splendid", "tender", "grim", "stale", "sloppy", "hollow"}
 

@@ -195,7 +195,27 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
     started = time.time()
     with quiet_load_report():
         metrics = run_finetune(model_args, data_args, training_args)
-    return {**metrics, "wall_seconds": time.time() - started}
+    return {**metrics, "wall_seconds": time.time() - started, "budget": arm_budget(model_args, data_args, training_args)}
+
+
+def arm_budget(model_args, data_args, training_args) -> dict:
+    """What one run trained with, for the compare report's budget columns: ``epochs``, peak ``learning_rate`` and
+    ``trainable_parameters`` (``requires_grad`` parameters of the model the run's mode builds: everything for
+    fine-tuning, adapters and head for LoRA, the head for frozen features), as ``compare.arm_budget`` reports them."""
+    import transformers
+
+    from .. import get_task
+    from ..finetuning import build_model
+    from ..lora import trainable_parameter_counts
+
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # the run itself reported the load
+    try:
+        model = build_model(get_task(data_args.task).configure(data_args), model_args, training_args)
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    return {"epochs": f"{training_args.num_train_epochs:g}", "learning_rate": f"{training_args.learning_rate:g}",
+            "trainable_parameters": trainable_parameter_counts(model)[0]}
 
 
 def random_init_copy(model_dir: str, output_dir: str, seed: int) -> str:
@@ -387,9 +407,9 @@ def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> 
     for label, metrics in arms.items():
         config = arm_from_label(label)
         paper, source = paper_number(task, config)
-        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": 100 * metrics[key], "std": 0.0, "n": 1,
-                     "values": [100 * metrics[key]], "wall_seconds": metrics["wall_seconds"], "paper": paper,
-                     "paper_source": source, "reused": False, "runs": []})
+        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": 100 * metrics[key],
+                     "std": 0.0, "n": 1, "values": [100 * metrics[key]], "wall_seconds": metrics["wall_seconds"],
+                     "paper": paper, "paper_source": source, "reused": False, "runs": [], **metrics["budget"]})
     return write_report(task, rows, output_dir, f"Quickstart: {task.name} sample, tiny BERT")
 
 
