@@ -124,25 +124,18 @@ class DataArguments:
         metadata={"help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task "
                   "options, preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."},
     )
-    tokenized_cache_dir: str | None = field(
-        default=None, metadata={"help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."}
-    )
+    tokenized_cache_dir: str | None = field(default=None, metadata={
+        "help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."})
     overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenize and replace cached features."})
 
     def __post_init__(self):
         if self.task is None:
             raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
-        # an unknown name fails here, before TrainingArguments is built (suggests close names); the recipe runs the
-        # task looked up here (registered_task), not a second lookup
-        self._looked_up = (self.task, get_task(self.task))
+        self._looked_up = (self.task, get_task(self.task))  # an unknown name fails here, suggesting close names
 
     def registered_task(self):
-        """The registered :class:`~hf_bert_tasks.tasks.base.Task` that :attr:`task` names: the one looked up when
-        the arguments were made (looked up again only if :attr:`task` was set to another name since).
-
-        Raises:
-            UnknownTaskError: :attr:`task` was set to an unknown name after the arguments were made.
-        """
+        """The registered :class:`~hf_bert_tasks.tasks.base.Task` :attr:`task` names, as looked up when the
+        arguments were made (again if :attr:`task` changed since: ``UnknownTaskError`` for an unknown name)."""
         name, task = self._looked_up
         return task if name == self.task else get_task(self.task)
 

@@ -23,6 +23,7 @@ without ``--push_to_hub``), the task's model config inside the mode's ``build_mo
 ``batching.py`` -> ``tasks/base.py`` -> ``metrics.py`` -> ``run_record.py``.
 """
 
+import gc
 import importlib
 import itertools
 import os
@@ -62,6 +63,7 @@ def trace_run(argv: list[str]) -> list[str]:
             if path.startswith(PACKAGE_DIR + os.sep):
                 calls.append(os.path.relpath(path, PACKAGE_DIR).replace(os.sep, "/"))
 
+    gc.collect()  # a generator left suspended by an earlier test (in its traceback) is closed now, not in the trace
     sys.setprofile(profile)
     try:
         finetune.main(argv)

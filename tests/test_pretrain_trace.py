@@ -8,6 +8,7 @@ in different modules. Budgets (docs/design.md, "Pretraining"): at most 12 module
 fine-tuning, LoRA, feature-based or task code is entered.
 """
 
+import gc
 import itertools
 import os
 import sys
@@ -39,6 +40,7 @@ def _traced_calls(fn) -> list[str]:
             if module is not None:
                 calls.append(module)
 
+    gc.collect()  # a generator an earlier test left suspended is closed now, not inside the trace
     sys.setprofile(profile)
     try:
         fn()

@@ -66,34 +66,25 @@ class QuickstartPlan:
     """Sizes of every step. :data:`FULL` is the quickstart; tests use a reduced copy (``dataclasses.replace``)."""
 
     vocab_size: int = 2000
-    #: 2,000 steps of 8 sequences (the same tokens as 500 of 32): at equal tokens more, smaller steps pretrain
-    #: further (issue 25's side-by-side), and with 500 x 32 the checkpoint's top layer did not yet carry the
-    #: adjectives' polarity on some seeds, so the SST-2 rows that read it (LoRA, frozen ``last``, 160 labels) held
-    #: on one seed of three (docs/results.md#quickstart)
+    #: 2,000 steps of 8 (the tokens of 500 of 32: more, smaller steps pretrain further); after 500 x 32 the SST-2 rows
+    #: that read the checkpoint (LoRA, frozen ``last``, 160 labels) held on one seed of three (docs/results.md)
     pretrain_steps: int = 2000
     pretrain_batch_size: int = 8
     pretrain_learning_rate: float = 1e-3
     pretrain_max_seq_length: int = 64
-    #: hidden and attention dropout of the checkpoint, so of every fine-tune from it (``--dropout``; None: BERT's
-    #: 0.1). 0 (Cramming, Geiping & Goldstein 2022) was tried: it helped the MRPC name comparison but let the
-    #: random-init encoder learn the SST-2 rule from 160 labels too (0.85-0.87), which hid what pretraining adds
-    #: (docs/results.md#quickstart)
+    #: the checkpoint's (so every fine-tune's) dropout (``--dropout``; None: BERT's 0.1). 0 (Cramming) let the random
+    #: init learn SST-2 from 160 labels too (0.85-0.87), hiding what pretraining adds (docs/results.md#quickstart)
     dropout: float | None = None
-    #: MRPC trains 15 epochs: comparing the two sentences' events is learned late (dev F1 0.76 after 10 epochs
-    #: on seed 42 with the 2,000-step checkpoint, 0.94 after 15; docs/results.md#quickstart)
-    tasks: tuple[TaskRun, ...] = (
-        TaskRun("sst2", "SST-2", 6, 5e-4),
-        TaskRun("mrpc", "MRPC", 15, 5e-4),
-        TaskRun("mnli", "MNLI", 4, 5e-4),
-    )
+    #: MRPC 15 epochs: the event comparison is learned late (seed 42: dev F1 0.76 after 10 epochs, 0.94 after 15)
+    tasks: tuple[TaskRun, ...] = (TaskRun("sst2", "SST-2", 6, 5e-4), TaskRun("mrpc", "MRPC", 15, 5e-4),
+                                  TaskRun("mnli", "MNLI", 4, 5e-4))
     #: the task of steps 3 and 4 (one of ``tasks``)
     comparison_task: str = "sst2"
     #: step 3 (label efficiency): both encoders fine-tuned on the first ``gain_train_samples`` training examples
     #: (10 % of the SST-2 sample) for ``gain_epochs`` epochs, same learning rate and seed
     gain_train_samples: int = 160
     gain_epochs: float = 20
-    #: LoRA leaves the loss-0.69 plateau after 3-6 epochs at lr 2e-3 (B starts at zero; the LoRA paper trains
-    #: RoBERTa on SST-2 for 60 epochs); 5 epochs ended on the plateau on some seeds
+    #: LoRA leaves the loss-0.69 plateau after 3-6 epochs (B starts at zero); 5 ended on it on some seeds
     lora_epochs: float = 10
     lora_learning_rate: float = 2e-3
     frozen_epochs: float = 30
@@ -167,10 +158,8 @@ def unigram_baseline(tokenizer, path: str) -> float:
 
 
 def quiet_load_report():
-    """The console's log filters (:func:`hf_bert_tasks.console.log_filters`): an expected head swap's LOAD REPORT
-    becomes one line, a genuinely missing or mismatched weight keeps its table. It used to raise the
-    ``transformers.modeling_utils`` logger to ERROR, which made transformers print "The following layers were not
-    sharded" at every load (it runs that check only below WARNING's level)."""
+    """:func:`hf_bert_tasks.console.log_filters`: an expected head swap's LOAD REPORT is one line, a missing or
+    mismatched weight keeps its table (no logger raised to ERROR: that printed "layers were not sharded")."""
     from ..console import log_filters
 
     return log_filters()
@@ -199,9 +188,8 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
 
 
 def arm_budget(model_args, data_args, training_args) -> dict:
-    """What one run trained with, for the compare report's budget columns: ``epochs``, peak ``learning_rate`` and
-    ``trainable_parameters`` (``requires_grad`` parameters of the model the run's mode builds: everything for
-    fine-tuning, adapters and head for LoRA, the head for frozen features), as ``compare.arm_budget`` reports them."""
+    """One run's budget for the compare report, as ``compare.arm_budget`` gives it: ``epochs``, peak ``learning_rate``,
+    ``trainable_parameters`` (of the model the run's mode builds: all, adapters + head for LoRA, head if frozen)."""
     import transformers
 
     from .. import get_task

@@ -16,6 +16,7 @@ tensors and ``AutoModelForMultipleChoice`` scores each choice with one vector (t
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import os
@@ -78,12 +79,13 @@ def read_swag_table(path: str):
 
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file")
-    records = _records(path)
-    header = next(records, (None, []))[1]
-    if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
-        raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
-                         f"found {header}" if header else f"{path}: the file is empty; expected a header with columns "
-                         f"{list(REQUIRED_COLUMNS)}")
+    with contextlib.closing(_records(path)) as records:  # closed here, not by a later garbage collection
+        header = next(records, (None, []))[1]
+        if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
+            raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
+                             f"found {header}" if header else f"{path}: the file is empty; expected a header with "
+                             f"columns {list(REQUIRED_COLUMNS)}")
+        first = next((row for _, row in records if row), [])
 
     def check():  # the line-level error the loader cannot give
         rows = [(where, row) for where, row in itertools.islice(_records(path), 1, None) if row]
@@ -96,7 +98,7 @@ def read_swag_table(path: str):
         if not rows:
             raise ValueError(f"{path}: no data rows; expected at least one example")
 
-    if len(next((row for _, row in records if row), [])) != len(header):  # a longer first row: the loader's index
+    if len(first) != len(header):  # a first row longer than the header: the loader would take it for an index
         check()
     names = [c or f"_{i}" for i, c in enumerate(header)]  # the unnamed index column
     table = load_rows("csv", path, check, header=0, column_names=names, na_filter=False, encoding="utf-8-sig",

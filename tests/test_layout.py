@@ -1,0 +1,49 @@
+"""Issue 22's size rules for the package (``hf_bert_tasks/``, the sample data aside): no file over 500 lines, no
+function or method body over 100 lines (its docstring not counted), no ``weights_only=False`` anywhere."""
+
+import ast
+import os
+
+import pytest
+
+import hf_bert_tasks
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
+SOURCES = sorted(os.path.relpath(os.path.join(root, name), PACKAGE_DIR)
+                 for root, _, names in os.walk(PACKAGE_DIR) if "samples" not in os.path.relpath(root, PACKAGE_DIR)
+                 for name in names if name.endswith(".py"))
+
+
+def _read(rel: str) -> str:
+    with open(os.path.join(PACKAGE_DIR, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines from the first statement after the docstring to the function's last line."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return 0 if not body else node.end_lineno - body[0].lineno + 1
+
+
+def test_body_lines_leave_the_docstring_out():
+    tree = ast.parse('def f():\n    """doc\n    more"""\n    a = 1\n    return a\n')
+    assert body_lines(tree.body[0]) == 2
+
+
+@pytest.mark.parametrize("rel", SOURCES)
+def test_package_file_is_at_most_500_lines(rel):
+    assert len(_read(rel).splitlines()) <= 500, rel
+
+
+def test_no_function_body_over_100_lines():
+    long = [f"{rel}:{node.lineno} {node.name} ({body_lines(node)} lines)" for rel in SOURCES
+            for node in ast.walk(ast.parse(_read(rel)))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and body_lines(node) > 100]
+    assert not long
+
+
+def test_nothing_is_unpickled_with_weights_only_false():
+    assert not [rel for rel in SOURCES if "weights_only=False" in _read(rel)]
