@@ -119,3 +119,8 @@ def main(kind, out_dir):
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])
+    # everything is written and the group torn down: leave without the interpreter's teardown, where a rank was
+    # still aborted by the C++ runtime ("terminate called without an active exception", CI of 2026-12-02)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

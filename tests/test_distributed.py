@@ -40,6 +40,10 @@ import torch.distributed as dist
 if dist.is_available() and dist.is_initialized():
     dist.barrier()
     dist.destroy_process_group()
+# and leave without the interpreter's teardown: the abort was seen again after destroy_process_group (fsdp2 worker)
+import os
+sys.stdout.flush(); sys.stderr.flush()
+os._exit(0)
 """
 
 #: (word, tag) pools for the synthetic CoNLL sentences: "<PER> visited <LOC> with <ORG> ."
