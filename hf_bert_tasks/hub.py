@@ -1,16 +1,9 @@
 """The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
 
-:func:`push_output_dir` (``hf-bert-tasks push OUTPUT_DIR --repo_id org/name``, and the recipes' ``--push_to_hub
---hub_model_id org/name``) builds the card locally (:mod:`hf_bert_tasks.model_card`, no network), creates the repo
-(``private=`` honoured for a new one) and the branch for ``revision``, merges the card's ``model-index`` with the
-one already on the Hub (a result with the same task / dataset / config / split / metric is **replaced in place**;
-``metadata_update(overwrite=True)`` would append one whenever another field differs) and uploads everything in
-**one commit**: safetensors weights, tokenizer, config, ``README.md``, results, predictions, the run record and the
-comparison report. Checkpoint folders, ``training_args.bin`` (a pickle, never read) and optimizer states stay local.
-
-The token (``HF_TOKEN``, the stored login, or ``token=``) goes to ``huggingface_hub`` only: never printed, logged or
-written (:func:`pop_push_settings` takes it out of ``TrainingArguments`` before ``Trainer`` pickles them). A push
-writes nothing into ``output_dir``; a failure raises :class:`HubPushError` naming the step and the cause.
+A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; the card's
+``model-index`` results **replace in place** those already on the Hub with the same key
+(``metadata_update(overwrite=True)`` would append one whenever another field differs). The token goes to
+``huggingface_hub`` only, never printed, logged or written; nothing is written into ``output_dir``.
 """
 
 from __future__ import annotations
@@ -51,11 +44,8 @@ class PushResult:
 
 
 def check_repo_id(repo_id: str) -> str:
-    """Return ``repo_id`` if it is ``org/name`` by ``huggingface_hub.utils.validate_repo_id`` (letters, digits,
-    ``-_.``; no ``--``, ``..`` or ``.git`` ending; at most 96 characters) and names its namespace.
-
-    Raises:
-        ValueError: anything else (names the value, the expected form and the rule it broke).
+    """``repo_id`` if ``huggingface_hub.utils.validate_repo_id`` accepts it (letters, digits, ``-_.``; no ``--``,
+    ``..`` or ``.git`` ending; at most 96 characters) and it names a namespace, else ``ValueError`` (naming the rule).
     """
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
@@ -69,11 +59,8 @@ def check_repo_id(repo_id: str) -> str:
 
 
 def files_to_push(output_dir: str) -> list[str]:
-    """Top-level files of ``output_dir`` that a push uploads (see :data:`PUSH_PATTERNS` / :data:`NEVER_PUSH`), sorted.
-
-    Raises:
-        FileNotFoundError: ``output_dir`` is not a folder.
-    """
+    """Top-level files of ``output_dir`` that a push uploads (:data:`PUSH_PATTERNS` less :data:`NEVER_PUSH`), sorted;
+    ``FileNotFoundError`` when ``output_dir`` is not a folder."""
     if not os.path.isdir(output_dir):
         raise FileNotFoundError(f"{output_dir}: no such folder (expected a finished run's output dir)")
     return [n for n in sorted(os.listdir(output_dir)) if os.path.isfile(os.path.join(output_dir, n))
@@ -83,11 +70,9 @@ def files_to_push(output_dir: str) -> list[str]:
 def pop_push_settings(training_args) -> dict | None:
     """Take the Hub settings out of ``training_args`` before ``Trainer`` sees them; ``None`` without ``--push_to_hub``.
 
-    ``Trainer(push_to_hub=True)`` would create the repo in ``__init__`` and push its own card ("trained from
-    scratch", ``config: null``, some metrics missing); the recipes push with :func:`push_output_dir` at the end
-    instead. ``hub_token`` (every secret, :func:`hf_bert_tasks.credentials.scrub_secrets`) is taken out of
-    ``training_args`` — with or without ``--push_to_hub`` — so ``Trainer`` never pickles it into
-    ``training_args.bin``. Every recipe calls this before building its ``Trainer``. No network call.
+    The recipes push with :func:`push_output_dir` at the end (``Trainer``'s own card lacks most of ours). Every secret
+    (:func:`hf_bert_tasks.credentials.scrub_secrets`) is taken out, with or without ``--push_to_hub``, so ``Trainer``
+    never pickles it. No network call.
 
     Raises:
         ValueError: ``--push_to_hub`` without ``--hub_model_id`` (or with a malformed one).
@@ -108,12 +93,10 @@ def pop_push_settings(training_args) -> dict | None:
 
 def finish_run(task, model_args, data_args, training_args, push: dict | None) -> PushResult | None:
     """End of a fine-tuning run: push ``output_dir`` if ``--push_to_hub`` (``push``: :func:`pop_push_settings`'s
-    result), on the main process only. The run record was written while training
-    (:class:`hf_bert_tasks.run_record.RunRecordCallback`); ``model_args`` and ``data_args`` are not needed any more.
+    result), on the main process only; ``model_args`` and ``data_args`` are unused.
 
     Raises:
-        HubPushError: the push failed (the trained run in ``output_dir`` is complete and unchanged; push it later
-            with ``hf-bert-tasks push``).
+        HubPushError: the push failed (``output_dir`` is complete and unchanged: push it with ``hf-bert-tasks push``).
     """
     if push is None or not training_args.should_save:
         return None
@@ -130,16 +113,13 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
 
     Args:
         output_dir: a fine-tuning (``all_results.json``) or pretraining (``pretraining_summary.json``) output dir.
-        repo_id: ``org/name``; created if it does not exist.
-        private: create the repo private; an existing public repo is refused (nothing is published by mistake).
+        repo_id: ``org/name``; created if missing. private: create it private; an existing public repo is refused.
         revision: branch to push to (created from ``main`` if missing); default ``main``.
         token: a Hub token; default: ``HF_TOKEN`` or the stored login. Never logged.
         commit_message: default ``"Upload <folder> with hf_bert_tasks"``.
-        card: a ready ``ModelCard`` (default: :func:`hf_bert_tasks.model_card.build_card` with ``card_kwargs``).
-        card_kwargs: passed to ``build_card`` (``task``, ``base_model``, ``seed_runs``, ``license``, ``tags``).
+        card: a ready ``ModelCard``; default :func:`hf_bert_tasks.model_card.build_card` with ``card_kwargs``.
 
-    Returns:
-        :class:`PushResult`.
+    Returns :class:`PushResult`.
 
     Raises:
         FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).
@@ -202,22 +182,12 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
 def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
     """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
 
-    The task comes from ``config.json`` (for a feature-based model, from its ``task_problem_type``): sequence
-    classification -> ``text-classification`` with ``truncation=True`` (regression such as STS-B:
-    ``function_to_apply="none"``, the raw score), token classification -> ``token-classification`` with
-    ``aggregation_strategy="first"``, question answering -> the package's ``extractive-question-answering``
-    (:mod:`hf_bert_tasks.qa_pipeline`; transformers 5 removed its own), which abstains by default for a SQuAD 2.0
-    model with the threshold its config records, a pretraining checkpoint -> ``fill-mask`` (truncating). Multiple
-    choice has no pipeline: load it with ``AutoModelForMultipleChoice``. ``kwargs`` override these options.
-
-    ``aggregation_strategy="first"``: each *word* takes the label of its first WordPiece, as the recipe trains and
-    scores NER (paper §5.3; ``hf_bert_tasks.ner``). The pipeline's ``"simple"`` grouping works per WordPiece, so a
-    word whose continuation piece predicts ``O`` comes back cut ("Jim Hen" for "Jim Henson"). transformers 5.24 reads
-    no default aggregation from a saved folder (``Pipeline.__init__`` takes options only from the call;
-    ``config.custom_pipelines`` needs ``trust_remote_code`` and code in the repo), so a plain
-    ``pipeline("token-classification", model=dir)`` must be given ``aggregation_strategy="first"`` — the card and the
-    README say so. Inputs longer than the model are cut at the tokenizer's ``model_max_length`` (the model's
-    positions; :func:`hf_bert_tasks.tokenization.fit_tokenizer_to_model`).
+    From ``config.json``'s architecture (a feature-based model's ``task_problem_type``): sequence classification ->
+    ``text-classification``, truncating (regression: ``function_to_apply="none"``, the raw score); token
+    classification -> ``token-classification`` with ``aggregation_strategy="first"`` (each word takes its first
+    WordPiece's label, as NER is scored, paper §5.3; a saved folder cannot set it); question answering -> the
+    package's ``extractive-question-answering`` (:mod:`hf_bert_tasks.qa_pipeline`); pretraining -> ``fill-mask``
+    (truncating). ``kwargs`` override these options.
 
     Raises:
         ValueError: a multiple-choice or unknown architecture (names it and what to use).

@@ -1,16 +1,9 @@
 """LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained.
 
-LoRA (Hu et al., 2021) freezes the pretrained weights ``W`` and learns ``W + (alpha / r) * B A`` with ``A: [r, in]``,
-``B: [out, r]`` (``B`` starts at zero, so training starts from the pretrained model). Following the LoRA paper the
-adapters go on the attention ``query`` and ``value`` projections by default (``--lora_target_modules``).
-
-peft has task types for sequence classification (``SEQ_CLS``), token classification (``TOKEN_CLS``) and question
-answering (``QUESTION_ANS``) but none for multiple choice; for every task the new head (``classifier``,
-``qa_outputs`` …, found as the top-level modules outside the base encoder) is listed in ``modules_to_save`` so it is
-fully trained and saved, whatever peft's task type does on its own.
-
-After training, :func:`finalize_lora` saves the adapter to ``<output_dir>/lora_adapter`` and merges it into the
-weights, so the saved model in ``output_dir`` is a plain ``BertFor...`` checkpoint that ``pipeline()`` loads.
+LoRA (Hu et al., 2021) freezes ``W`` and learns ``W + (alpha / r) * B A`` (``A: [r, in]``, ``B: [out, r]``, ``B``
+starting at zero), on ``query`` and ``value`` by default as in the LoRA paper. The head (the top-level modules outside
+the encoder) is in ``modules_to_save`` for every task (peft has no multiple-choice task type). :func:`finalize_lora`
+merges the adapter after training, so ``output_dir`` holds a plain ``BertFor...`` checkpoint.
 """
 
 from __future__ import annotations
@@ -31,11 +24,8 @@ PEFT_TASK_TYPES = {
 
 
 def head_module_names(model) -> list[str]:
-    """Top-level child modules with parameters that are not the base encoder (``["classifier"]`` for BertFor...).
-
-    Raises:
-        ValueError: when the model has no such module (nothing would train besides the adapters).
-    """
+    """Top-level child modules with parameters that are not the base encoder (``["classifier"]`` for BertFor...);
+    ``ValueError`` when there is none (nothing would train besides the adapters)."""
     prefix = getattr(model, "base_model_prefix", "")
     names = [n for n, m in model.named_children() if n != prefix and any(True for _ in m.parameters())]
     if not names:
@@ -45,9 +35,8 @@ def head_module_names(model) -> list[str]:
 
 def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
                 target_modules: str | list[str] = "query,value"):
-    """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type``: ``r``, ``lora_alpha``,
-    ``lora_dropout``, ``target_modules`` as given, peft's task type for the problem type, and the task head in
-    ``modules_to_save`` (fully trained and saved).
+    """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type``: the arguments as
+    :func:`apply_lora` takes them, peft's task type, and the task head in ``modules_to_save``.
 
     Raises:
         ValueError: unknown ``problem_type``, ``r < 1``, or no head module outside the encoder.
@@ -61,28 +50,17 @@ def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: 
     if isinstance(target_modules, str):
         target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
     task_type = PEFT_TASK_TYPES[problem_type]
-    return LoraConfig(
-        task_type=getattr(TaskType, task_type) if task_type else None,
-        r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
-        modules_to_save=head_module_names(model),
-    )
+    return LoraConfig(task_type=getattr(TaskType, task_type) if task_type else None, r=r, lora_alpha=alpha,
+                      lora_dropout=dropout, target_modules=target_modules, modules_to_save=head_module_names(model))
 
 
 def apply_lora(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
                target_modules: str | list[str] = "query,value"):
-    """Wrap ``model`` (a ``BertFor...`` model) in a peft LoRA model for ``problem_type``.
+    """Wrap ``model`` (a ``transformers`` task model) in a ``peft.PeftModel`` for ``problem_type`` (one of
+    :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) whose trainable parameters are the adapters and the head.
 
-    Args:
-        model: a ``transformers`` task model; its head modules are kept fully trainable (``modules_to_save``).
-        problem_type: one of :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`.
-        r: LoRA rank. alpha: scaling numerator (updates are scaled by ``alpha / r``). dropout: on the LoRA input.
-        target_modules: comma-separated names (or a list) of the Linear layers that get adapters.
-
-    Returns:
-        a ``peft.PeftModel`` whose trainable parameters are the adapters and the head.
-
-    Raises:
-        ValueError: unknown ``problem_type`` or ``r < 1`` (:func:`lora_config`).
+    ``r``: the LoRA rank, updates scaled by ``alpha / r``; ``dropout`` on the LoRA input; ``target_modules``: the
+    Linear layers that get adapters (comma-separated names or a list). ``ValueError`` as :func:`lora_config`.
     """
     from peft import get_peft_model
 
@@ -90,11 +68,8 @@ def apply_lora(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: f
 
 
 def finalize_lora(trainer, output_dir: str) -> str:
-    """Save the adapter to ``<output_dir>/lora_adapter`` and replace ``trainer.model`` by the merged model.
-
-    Returns the adapter folder. The merged model computes the same outputs (up to float rounding) as the adapter
-    model and saves as a plain ``transformers`` checkpoint.
-    """
+    """Save the adapter to ``<output_dir>/lora_adapter`` (returned) and replace ``trainer.model`` by the merged model
+    (the same outputs up to float rounding, saved as a plain ``transformers`` checkpoint)."""
     from peft import PeftModel
 
     model = trainer.model

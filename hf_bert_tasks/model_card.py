@@ -1,15 +1,9 @@
 """Model cards rendered from a run's records: metrics -> ``EvalResult`` -> ``model-index``, plus logic-free templates.
 
-The templates (``hf_bert_tasks/templates/``, package data) are filled through ``ModelCardData`` +
-``ModelCard.from_template``, tables by ``transformers.modelcard.make_markdown_table`` (setfit's and trl's pattern).
-:func:`build_finetune_card` turns **every** declared metric of ``all_results.json`` on every evaluated split into one
-``EvalResult`` (:attr:`hf_bert_tasks.tasks.base.Task.metrics`: Hub metric id, display name, config, scale; declared
-non-metrics and undeclared keys never reach ``model-index``) and reads everything else — task, base model, dataset,
-mode, seed, hyperparameters, training log, versions — from the run record :data:`RUN_INFO_FILE`, written while
-training by :class:`hf_bert_tasks.run_record.RunRecordCallback`. Nothing is guessed afterwards: a folder without the
-record needs ``task=`` and its card leaves those fields out (with a warning); no pickle is ever loaded.
-:func:`build_pretraining_card` reads ``pretraining_summary.json``. No network call; merging with the card on the Hub
-is :mod:`hf_bert_tasks.hub`'s job.
+The templates (``hf_bert_tasks/templates/``) are filled by ``ModelCard.from_template``, tables by
+``transformers.modelcard.make_markdown_table``. Every declared metric (:attr:`hf_bert_tasks.tasks.base.Task.metrics`)
+of ``all_results.json`` becomes an ``EvalResult``; everything else comes from the run record :data:`RUN_INFO_FILE`
+(nothing is guessed, no pickle is loaded). No network call: merging with the Hub's card is :mod:`hf_bert_tasks.hub`'s.
 """
 
 from __future__ import annotations
@@ -88,10 +82,8 @@ def _split_of_key(task, key: str) -> tuple[str, str] | None:
 def split_metrics(task, metrics: dict[str, Any], non_metrics: bool = False) -> dict[str, dict[str, float]]:
     """Group Trainer-style ``eval_*`` metrics by split: ``{"validation": {"f1": 0.9, ...}, "test": {...}}``.
 
-    Only keys the task declares are kept: its :attr:`metric_names` first in their order, then the other declared
-    metrics (per-entity F1 …). ``non_metrics=True`` returns the declared numbers that are not metrics instead
-    (thresholds, counts). Trainer's bookkeeping keys (``eval_loss`` …) are dropped; an undeclared key is dropped
-    with a warning.
+    Only declared keys are kept, :attr:`metric_names` first; ``non_metrics=True`` returns the declared non-metrics
+    instead (thresholds, counts). Trainer's keys (``eval_loss`` …) are dropped, undeclared ones with a warning.
     """
     from .tasks.base import TRAINER_KEYS
 
@@ -128,10 +120,8 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
         dataset: ``{"id", "config", "revision"}`` overriding the task's Hub dataset (the run record's).
 
     Returns:
-        ``EvalResult`` objects: ``task_type`` (the pipeline tag), ``dataset_type`` (Hub id), ``dataset_config``,
-        ``dataset_split``, ``dataset_revision``, ``metric_type`` (declared Hub metric id), ``metric_name``,
-        ``metric_config`` and ``metric_value`` (on the declared scale; NaN values are skipped with a warning since
-        YAML cannot carry them).
+        ``EvalResult`` objects (``task_type``: the pipeline tag, ``metric_type``: the declared Hub metric id,
+        ``metric_value`` on the declared scale); NaN values are skipped with a warning (YAML cannot carry them).
     """
     from huggingface_hub import EvalResult
 
@@ -161,8 +151,8 @@ def eval_result_key(result) -> tuple:
 
 
 def merge_eval_results(existing: list, new: list) -> list:
-    """``existing`` with every result of ``new`` replacing the one with the same :func:`eval_result_key` in place;
-    results only in ``new`` are appended, results only in ``existing`` are kept. One entry per key."""
+    """``existing`` with each result of ``new`` replacing the one with its :func:`eval_result_key` in place, the
+    others of ``new`` appended: one entry per key."""
     merged = {eval_result_key(r): r for r in existing or []}
     merged.update((eval_result_key(r), r) for r in new)
     return list(merged.values())
@@ -244,20 +234,18 @@ def _lr_grid_section(task, output_dir: str) -> str:
 
 
 def _mode_text(mode: dict | None, output_dir: str, config: dict | None = None) -> str:
-    """The card's training-mode paragraph from the record's ``training_mode`` (``{"mode", "strategy"}``), or, for a
-    folder without one, from the mode whose files it holds (:func:`hf_bert_tasks.modes.infer_training_mode`)."""
+    """The training-mode paragraph from the record's ``training_mode`` (``{"mode", "strategy"}``), else from the
+    folder's files (:func:`hf_bert_tasks.modes.infer_training_mode`)."""
     from .modes import TRAINING_MODES, infer_training_mode
 
     mode = dict(mode or {}) if (mode or {}).get("mode") else infer_training_mode(output_dir, config)
     if mode["mode"] in TRAINING_MODES:
         return TRAINING_MODES[mode["mode"]].describe(mode.get("strategy"))
-    # a mode this installation does not know (recorded by another version or a plug-in)
     return f"Training mode: **{mode['mode']}**." + (f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else "")
 
 
 def _training_log(log_history: list[dict] | None) -> str:
-    """Trainer's log as transformers' own cards show it (``parse_log_history``): one row per evaluation during
-    training; the final training loss when no evaluation ran during training."""
+    """Trainer's log as transformers' cards show it (``parse_log_history``), else the final training loss."""
     if not log_history:
         return "Not recorded by the run."
     train_log, lines, _ = parse_log_history(log_history)
@@ -306,22 +294,35 @@ def _versions_list(versions: dict[str, str], recorded: bool) -> str:
     return head + "\n".join(f"- {k} {v}" for k, v in versions.items())
 
 
+def _render(kind: str, output_dir: str, repo_id: str | None, title: str, tags: list[str], files: list[str] | None,
+            versions: dict[str, str], recorded: bool, data: dict, **sections):
+    """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``sections``, plus what both cards share:
+    the name (``repo_id``'s or the folder's), tags, file list and versions."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
+    card_data = ModelCardData(model_name=name, language="en", tags=list(dict.fromkeys(["bert", "hf_bert_tasks", *tags])),
+                              **data)
+    return ModelCard.from_template(card_data, template_path=template_path(kind), title=f"{name}: {title}",
+                                   files_list=_files_list(output_dir, files),
+                                   versions_list=_versions_list(versions, recorded),
+                                   tool_version=versions.get("hf_bert_tasks", ""), **sections)
+
+
 def build_finetune_card(output_dir: str, *, task: str | None = None, base_model: str | None = None,
                         repo_id: str | None = None, seed_runs: list[dict] | None = None, license: str = "apache-2.0",
                         tags: list[str] | None = None, files: list[str] | None = None):
     """The model card of a fine-tuning output dir, from its run record (no network call, no pickle).
 
     Args:
-        output_dir: a finished run: ``all_results.json``, and the run record :data:`RUN_INFO_FILE`; ``config.json``
+        output_dir: a finished run: ``all_results.json`` and the run record :data:`RUN_INFO_FILE`; ``config.json``
             and ``lr_grid_results.json`` are read when present.
         task: registered task name; default: the record's. Required for a folder without a record.
-        base_model: Hub id of the starting checkpoint, overriding the record's (which names none for a run started
-            from a local folder: :func:`hf_bert_tasks.run_record.model_origin`).
+        base_model: Hub id of the starting checkpoint, overriding the record's (none for a local folder:
+            :func:`hf_bert_tasks.run_record.model_origin`).
         repo_id: the Hub repo the card is for (title and usage snippet); default: the folder name.
-        seed_runs: ``[{"seed": s, "metrics": {...all_results...}}, ...]`` of runs with several seeds (this one
-            included) for the mean ± std table.
-        license: the card's ``license`` (the base model's license usually applies).
-        tags: extra tags.
+        seed_runs: ``[{"seed": s, "metrics": {...all_results...}}, ...]`` (this run included): mean ± std table.
+        license, tags: the card's license and extra tags.
         files: the files being pushed (for the file list); default: the folder's listing.
 
     Returns:
@@ -331,8 +332,6 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         FileNotFoundError: ``output_dir`` or its ``all_results.json`` is missing.
         ValueError: no ``task`` and no record naming one; a JSON file is malformed (names it and the line).
     """
-    from huggingface_hub import ModelCard, ModelCardData
-
     from .tasks import get_task, list_tasks
 
     metrics = _all_results(output_dir, "expected a finished fine-tuning run")
@@ -349,17 +348,9 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
                          (info.get("base_model"), info.get("base_model_source", "not recorded by the run")))
     versions = info.get("framework_versions") or framework_versions()
     dataset = info.get("dataset") or {"id": the_task.hub_dataset, "config": the_task.hub_config}
-    name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors"))
-    card_data = ModelCardData(
-        model_name=name, base_model=base, datasets=[dataset.get("id") or the_task.hub_dataset], language="en",
-        license=license, library_name="peft" if adapter_only else "transformers", pipeline_tag=the_task.pipeline_tag,
-        metrics=list(dict.fromkeys(the_task.metric_spec(m).hub_id for m in the_task.metric_names)),
-        tags=list(dict.fromkeys(["bert", "hf_bert_tasks", the_task.name, the_task.pipeline_tag, *(tags or [])])),
-        eval_results=eval_results_from_metrics(the_task, metrics, dataset) or None,
-    )
     per_split = split_metrics(the_task, metrics)
     primary = per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric)
     config_text = f", config `{dataset['config']}`" if dataset.get("config") else ""
@@ -375,10 +366,13 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
                  + (" Data arguments: " + ", ".join(f"`{k}={v}`" for k, v in info["data_arguments"].items()) + "."
                     if info.get("data_arguments") else ""))
     hyper = info.get("hyperparameters") or {}
-    return ModelCard.from_template(
-        card_data,
-        template_path=template_path("finetuned"),
-        title=f"{name}: BERT fine-tuned on {the_task.name}",
+    return _render(
+        "finetuned", output_dir, repo_id, f"BERT fine-tuned on {the_task.name}",
+        [the_task.name, the_task.pipeline_tag, *(tags or [])], files, versions, "framework_versions" in info,
+        {"base_model": base, "datasets": [dataset.get("id") or the_task.hub_dataset], "license": license,
+         "library_name": "peft" if adapter_only else "transformers", "pipeline_tag": the_task.pipeline_tag,
+         "metrics": list(dict.fromkeys(the_task.metric_spec(m).hub_id for m in the_task.metric_names)),
+         "eval_results": eval_results_from_metrics(the_task, metrics, dataset) or None},
         summary=summary,
         results_table=_results_table(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True)),
         paper_table=_paper_table(the_task, metrics),
@@ -390,9 +384,6 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         hyperparameters_table=_table(["argument", "value"], [[k, f"`{v}`"] for k, v in sorted(hyper.items())])
         if hyper else "Not recorded by the run.",
         training_log=_training_log(info.get("log_history")),
-        files_list=_files_list(output_dir, files),
-        versions_list=_versions_list(versions, "framework_versions" in info),
-        tool_version=versions.get("hf_bert_tasks", ""),
     )
 
 
@@ -401,15 +392,13 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
     """The card of a pretraining output dir from its ``pretraining_summary.json`` (no network call).
 
     Shows the corpus (file names only, no local paths), the masking recipe, the steps per phase and the final MLM /
-    NSP accuracy; ``model-index`` holds both accuracies on the held-out documents (``fill-mask``, dataset ``text``).
-    ``base_model`` is ``base_model`` (``--base_model``), else the summary's ``model.base_model`` (the Hub id the run
-    was initialised from, ``None`` for a local folder; :func:`hf_bert_tasks.run_record.model_origin`); a summary
-    that does not record it names none.
+    NSP accuracy, which ``model-index`` holds (``fill-mask``, dataset ``text``, held-out documents). ``base_model``:
+    ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.run_record.model_origin`).
 
     Raises:
         FileNotFoundError: no ``pretraining_summary.json`` in ``output_dir``.
     """
-    from huggingface_hub import EvalResult, ModelCard, ModelCardData
+    from huggingface_hub import EvalResult
 
     summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE)
     if summary is None:
@@ -417,12 +406,10 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
                                 "finished pretraining run")
     corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
     corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
-    name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     init, base = model.get("init"), base_model or model.get("base_model")
     if not base and init not in (None, "random") and "base_model" not in model:
         logger.warning("%s does not record whether %r was a Hub id; the card names no base model (pass "
                        "--base_model)", PRETRAINING_SUMMARY_FILE, init)
-    versions = framework_versions()
     results = [EvalResult(task_type="fill-mask", task_name="Masked language modelling + next sentence prediction",
                           dataset_type="text", dataset_name=", ".join(corpus_files) or "pretraining corpus",
                           dataset_split="held-out documents", metric_type="accuracy", metric_name=metric,
@@ -430,10 +417,6 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
                for key, metric, config in (("final_mlm_accuracy", "MLM accuracy", "mlm"),
                                            ("final_nsp_accuracy", "NSP accuracy", "nsp"))
                if isinstance(summary.get(key), (int, float)) and not math.isnan(summary[key])]
-    card_data = ModelCardData(
-        model_name=name, base_model=base, language="en", license=license, library_name="transformers",
-        pipeline_tag="fill-mask", eval_results=results or None,
-        tags=list(dict.fromkeys(["bert", "hf_bert_tasks", "pretraining", "fill-mask", *(tags or [])])))
     phase_rows = [[p.get("phase"), p.get("max_seq_length"), p.get("steps"), p.get("batch_size"), p.get("learning_rate"),
                    p.get("train_instances"), p.get("final_eval", {}).get("eval_mlm_accuracy", ""),
                    p.get("final_eval", {}).get("eval_nsp_accuracy", "")] for p in summary.get("phases", [])]
@@ -450,10 +433,11 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
                   ["initialisation", init or "?"]] + [[k, v] for k, v in (model.get("overrides") or {}).items()]
     start = f"`{base}`" if base else "scratch" if init in (None, "random") else "a local checkpoint"
     target = repo_id or output_dir
-    return ModelCard.from_template(
-        card_data,
-        template_path=template_path("pretrained"),
-        title=f"{name}: BERT pretrained with MLM + NSP",
+    return _render(
+        "pretrained", output_dir, repo_id, "BERT pretrained with MLM + NSP",
+        ["pretraining", "fill-mask", *(tags or [])], files, framework_versions(), False,
+        {"base_model": base, "license": license, "library_name": "transformers", "pipeline_tag": "fill-mask",
+         "eval_results": results or None},
         summary=(f"A BERT encoder with its pretraining heads (`BertForPreTraining`), pretrained from {start} on the "
                  f"corpus below. Final MLM accuracy {_fmt(summary.get('final_mlm_accuracy', 'n/a'))}, NSP accuracy "
                  f"{_fmt(summary.get('final_nsp_accuracy', 'n/a'))} on held-out documents."),
@@ -463,9 +447,6 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
         usage=(f'from transformers import pipeline\n\nfill = pipeline("fill-mask", model="{target}")\n'
                'fill("The capital of France is [MASK].")\n'
                f"# fine-tune it: hf-bert-tasks finetune --task mrpc --model_name_or_path {target} ..."),
-        files_list=_files_list(output_dir, files),
-        versions_list=_versions_list(versions, False),
-        tool_version=versions.get("hf_bert_tasks", ""),
     )
 
 

@@ -1,11 +1,6 @@
-"""Every matplotlib plot of the package: ``training_curves.png`` (fine-tuning, every mode and compare arm, through
-:func:`finish_training_curves`) and ``pretraining_curves.png`` (the pretrain recipe). :func:`new_figure` (a bare
-``Figure`` on the Agg canvas: no pyplot state, no global backend switch, no display) and :func:`plot_lines` (one panel
-of lines against the step) are the shared helpers, also for other plots (quickstart, compare).
-
-The series are pure functions of the logs: :func:`curve_series` of ``trainer_state.json``'s ``log_history`` (training
-entries carry ``loss``, evaluations ``eval_loss`` and ``eval_<metric>``, all with the global ``step``) and
-:func:`pretraining_curves` of a pretraining summary's phase histories.
+"""Every matplotlib plot of the package: ``training_curves.png`` (fine-tuning), ``pretraining_curves.png``, and the
+shared helpers :func:`new_figure` (a bare Agg ``Figure``: no pyplot state, no backend switch) and :func:`plot_lines`.
+The series are pure functions of the logs (:func:`curve_series`, :func:`pretraining_curves`).
 """
 
 from __future__ import annotations
@@ -23,9 +18,8 @@ CURVE_METRICS = ("mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (9, 3.4)):
-    """``(figure, axes)``: a ``matplotlib.figure.Figure`` (constrained layout) and its ``nrows x ncols`` axes (one
-    ``Axes`` when both are 1, else an array). Save it with ``figure.savefig(path, dpi=...)``; it renders with the Agg
-    canvas and needs no ``plt.close``."""
+    """``(figure, axes)``: a ``matplotlib.figure.Figure`` (constrained layout, Agg canvas, no ``plt.close`` needed)
+    and its ``nrows x ncols`` axes (one ``Axes`` when both are 1, else an array)."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=figsize, layout="constrained")
@@ -44,16 +38,14 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     """The points to plot from a ``Trainer`` ``log_history``.
 
     Args:
-        log_history: ``trainer_state.json["log_history"]``: dicts with ``step`` and some of ``loss`` (training loss
-            averaged since the previous log), ``eval_loss`` and ``eval_<metric>``. The final summary entry
-            (``train_runtime``, ``train_loss`` …) has no ``loss`` key and is skipped.
-        metric: the eval metric to plot, with or without the ``eval_`` prefix (e.g. ``"accuracy"``); ``None`` picks
-            the first ``eval_*`` key of the first evaluation entry that is not a loss, runtime or count.
+        log_history: ``trainer_state.json["log_history"]``: dicts with ``step`` and some of ``loss``, ``eval_loss``
+            and ``eval_<metric>`` (the final summary entry has no ``loss`` and is skipped).
+        metric: the eval metric, with or without ``eval_`` (``"accuracy"``); ``None``: the first logged ``eval_*``
+            key that is not a loss, runtime or count.
 
     Returns:
         ``{"train_loss": (steps, values), "eval_loss": (steps, values), "eval_metric": (steps, values),
-        "metric": "eval_<name>" or None}``; each pair is two lists of equal length in ``log_history`` order. Entries
-        with a missing or non-finite value are left out.
+        "metric": "eval_<name>" or None}``, lists in log order; missing or non-finite values are left out.
 
     Raises:
         ValueError: an entry without an integer ``step`` (not a ``Trainer`` log history).
@@ -94,10 +86,8 @@ def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, e
 
 def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: str | None = None,
                          title: str | None = None) -> dict[str, Any]:
-    """Draw loss (train and eval) and the eval metric against step into the PNG ``path``; returns the series.
-
-    Two panels side by side: left the losses (nats), right ``eval_<metric>`` (as logged, no rescaling).
-    """
+    """Draw the losses (nats, left) and ``eval_<metric>`` (as logged, right) against step into the PNG ``path``;
+    returns the series."""
     series = curve_series(log_history, metric)
     fig, (left, right) = new_figure(1, 2)
     plot_lines(left, [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
@@ -125,10 +115,8 @@ def write_training_curves(output_dir: str, metric: str | None = None, title: str
 
 def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, title: str | None = None) -> str | None:
     """After a run's last evaluation: log the final eval metrics if no ``Trainer`` log has them (SQuAD and NER score
-    after post-processing, outside ``trainer.evaluate``), save ``trainer_state.json`` again and write the curves.
-
-    Main process only (returns ``None`` elsewhere); returns the PNG's path.
-    """
+    outside ``trainer.evaluate``), save ``trainer_state.json`` and write the curves; the PNG's path (main process
+    only, else ``None``)."""
     if not trainer.is_world_process_zero():
         return None
     state = trainer.state
@@ -142,13 +130,9 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
 
 
 def pretraining_curves(summary: dict) -> dict:
-    """The series plotted in ``pretraining_curves.png``, from a summary's phase histories (a pure function).
-
-    Steps of a later phase continue from the previous phase's last step. Returns
-    ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` for each metric of :data:`CURVE_METRICS`, where
-    train values are the logged ``metric`` and eval values the logged ``eval_<metric>`` (lists, in log order; empty
-    for NSP in an MLM-only run).
-    """
+    """The series of ``pretraining_curves.png`` from a summary's phase histories (steps continue across phases):
+    ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` per :data:`CURVE_METRICS` entry, from the
+    logged ``metric`` and ``eval_<metric>`` (lists in log order; empty for NSP in an MLM-only run)."""
     data = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
     offset = 0
     for phase in summary.get("phases", []):

@@ -1,21 +1,10 @@
 """Feature-based mode (paper §5.3, Table 7): a frozen BERT encoder, chosen layers, and a small trained head.
 
-The BERT paper compares fine-tuning with an ELMo-style *feature-based* approach on CoNLL-2003 NER: the pretrained
-encoder is frozen, the activations of one or more layers are extracted, and only a task head (a randomly initialised
-two-layer BiLSTM before the classifier) is trained. The code, by role:
-
-* :mod:`.strategies` — the Table 7 layer strategies (``--feature_strategy``) and ELMo's learned scalar mix; the
-  paper's numbers are in :mod:`hf_bert_tasks.paper`;
-* :mod:`.heads` — the task heads, a registry keyed by problem type; each head owns its pooling and its loss;
-* :mod:`.modeling` — :class:`BertFeatureBasedModel` (frozen encoder + head; ``Auto``-registered on import, so
-  ``pipeline()`` and ``AutoModelFor...from_pretrained`` serve a saved one); its ``forward`` takes token inputs or
-  cached features;
-* :mod:`.cache` — the feature cache, a memory-mapped ``datasets.Dataset`` written once by ``Dataset.map`` over the
-  frozen encoder, and the collator through which ``Trainer`` trains the head on it.
-
-Training uses the recipe's ``Trainer`` in every case (no loop of its own): with the cache (the default) the training
-and in-training evaluation splits are replaced by their caches; the model ``Trainer`` trains and saves is the whole
-:class:`BertFeatureBasedModel`, so checkpoints, the best model and the final model are what ``pipeline()`` loads.
+As the paper's ELMo-style approach on CoNLL-2003 NER: the encoder is frozen and only a task head (the paper's: a
+two-layer BiLSTM) is trained on its layers. By role: :mod:`.strategies` (Table 7 layer strategies, ELMo's scalar mix),
+:mod:`.heads` (task heads by problem type), :mod:`.modeling` (:class:`BertFeatureBasedModel`, ``Auto``-registered)
+and :mod:`.cache` (the feature cache ``Trainer`` trains the head on). The recipe's ``Trainer`` trains and saves the
+whole model, so every checkpoint is what ``pipeline()`` loads.
 """
 
 import logging
@@ -65,8 +54,7 @@ class FeatureBasedMode(TrainingMode):
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
         """Names and sizes are checked from the flags' declarations; only a note on ``--gradient_checkpointing``."""
-        if training_args.gradient_checkpointing:
-            # Nothing in the frozen encoder keeps activations for backward; checkpointing it would only cost time.
+        if training_args.gradient_checkpointing:  # a frozen encoder keeps no activations for backward
             logging.getLogger(__name__).info("--gradient_checkpointing has no effect on a frozen encoder")
 
     def build_model(self, task, model_args, training_args):
@@ -99,11 +87,7 @@ class FeatureBasedMode(TrainingMode):
         Raises:
             ValueError: an unknown strategy (lists the known ones).
         """
-        arms = []
-        for s in strategies:
-            get_strategy(s)
-            arms.append({"label": f"{self.name}:{s}", "mode": self.name, "strategy": s})
-        return arms
+        return [{"label": f"{self.name}:{s}", "mode": self.name, "strategy": get_strategy(s).name} for s in strategies]
 
     def row_name(self, config: dict) -> str:
         return config["strategy"]

@@ -1,28 +1,19 @@
 """The feature cache: the frozen encoder's rows of one split as a memory-mapped ``datasets.Dataset``.
 
-The encoder runs once per split (``Dataset.map``, batched, eval mode, no autograd) and its chosen layers are written
-to an Arrow file; the head then trains with ``Trainer`` for any number of epochs reading that file, without running
-the encoder again (:func:`prepare_feature_cache` is the recipe's hook).
+The encoder runs once per split (``Dataset.map``, eval mode, no autograd) into an Arrow file the head then trains on
+for any number of epochs. Columns, one row per example of the tokenized split:
 
-Columns of a cache (one row per example of the tokenized split):
+* ``features``: ``large_binary``, the float16 (``--feature_cache_dtype``) C-order bytes of ``[length, n_layers,
+  hidden]``, the rows of :meth:`BertFeatureBasedModel.encode` (unpadded) for the layers in the file's name. Raw
+  bytes: a nested ``List(float16)`` is read back upcast in Python (measured 6x slower, twice the bytes);
+* ``length``: int64, the rows ``R`` (Trainer's ``group_by_length`` reads it);
+* the split's targets (``labels``, ``label``, ``start_positions``, ``end_positions``), per-token labels cut to
+  ``length``.
 
-* ``features``: ``large_binary``, the float16 (``--feature_cache_dtype`` float16 by default) C-order bytes of an array
-  ``[length, n_layers, hidden]``: the encoder rows of :meth:`BertFeatureBasedModel.encode` — one per WordPiece
-  without padding (token view) or the [CLS] and mean rows (pooled view) — for the hidden_states indices in the file's
-  name. Raw bytes rather than a nested ``List(float16)``: ``datasets``' formatters would upcast every value to
-  float32 in Python (measured 6x slower to read, twice the bytes).
-* ``length``: int64, ``R`` above (Trainer's ``group_by_length`` reads it);
-* the targets the split has (``labels``, ``label``, ``start_positions``, ``end_positions``), as in the tokenized
-  split (per-token labels cut to ``length``).
-
-Key: ``datasets``' ``Hasher`` over (encoder fingerprint, data fingerprint, max length, view, dtype) names the folder
-entry ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow`` and, with the layers, is the
-``new_fingerprint`` passed to ``Dataset.map``. The data fingerprint is ``datasets``' ``Hasher`` over the Arrow data of
-the model-input and target columns, not the split's ``_fingerprint``: a split tokenized with a fast tokenizer gets a
-different ``_fingerprint`` in every process (the Rust tokenizer's vocabulary serialises in hash-map order, so
-``datasets`` cannot hash the tokenize function deterministically), which would make every run and every rank miss.
-A file holding a superset of the wanted layers (``--feature_cache_layers all``) serves every strategy. ``Dataset.map``
-writes to a temporary file and renames it when complete, so a crash never leaves a usable partial entry.
+Entry: ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow``, ``key`` :func:`cache_key`. The data
+fingerprint hashes the Arrow data, not the split's ``_fingerprint`` (a fast tokenizer gives another in every process,
+so every run and rank would miss). A file with a superset of the layers (``--feature_cache_layers all``) serves every
+strategy; ``Dataset.map`` renames its temporary file when complete, so a crash leaves no usable partial entry.
 """
 
 from __future__ import annotations
@@ -48,10 +39,8 @@ DTYPES = {"float16": np.float16, "float32": np.float32}
 
 
 def encoder_fingerprint(encoder: torch.nn.Module) -> str:
-    """``datasets``' ``Hasher`` over the encoder's config and every weight (name, dtype, shape, bytes).
-
-    Changes when any weight does; equal for equal weights in any process.
-    """
+    """``datasets``' ``Hasher`` over the encoder's config and every weight (name, dtype, shape, bytes): equal for
+    equal weights in any process."""
     from datasets.fingerprint import Hasher
 
     hasher = Hasher()
@@ -66,10 +55,7 @@ def encoder_fingerprint(encoder: torch.nn.Module) -> str:
 
 
 def data_fingerprint(dataset, columns: list[str]) -> str:
-    """``datasets``' ``Hasher`` over the Arrow data of ``columns`` (row order included): changes when the data does.
-
-    One pass over the Arrow buffers (pickled by pyarrow), no per-value Python loop.
-    """
+    """``datasets``' ``Hasher`` over the Arrow data of ``columns`` (row order included), one pass over the buffers."""
     from datasets.fingerprint import Hasher
 
     data = dataset.select_columns(sorted(columns))
@@ -91,10 +77,8 @@ def _layers_of(path: str) -> list[int]:
 
 
 def find_feature_cache(folder: str, key: str, layers: list[int]) -> str | None:
-    """Path of a complete cache file in ``folder`` with ``key`` whose layers include ``layers``, else ``None``.
-
-    Only final names match (``Dataset.map``'s temporary files start with ``tmp``), so a crashed write is never used.
-    """
+    """Path of a complete cache file in ``folder`` with ``key`` whose layers include ``layers``, else ``None`` (only
+    final names match, not ``Dataset.map``'s ``tmp*`` files)."""
     for path in sorted(glob.glob(os.path.join(folder, f"features-{key}-layers_*.arrow"))):
         if set(layers) <= set(_layers_of(path)):
             return path
@@ -107,16 +91,12 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
     """Return the cache of ``features`` (a tokenized split) for ``model``'s frozen encoder, computing it on a miss.
 
     Args:
-        model: a :class:`~hf_bert_tasks.feature_based.modeling.BertFeatureBasedModel` (its encoder runs in eval
-            mode, without autograd; the head is not used).
-        features: a ``datasets.Dataset`` from ``task.preprocess``; only :data:`MODEL_INPUTS` and :data:`TARGETS`
-            columns are used.
-        collator: the task's data collator (pads a list of feature dicts into tensors for the encoder).
-        root: folder holding cache entries (one sub-folder per encoder).
-        max_seq_length: part of the key.
+        model: a :class:`~.modeling.BertFeatureBasedModel` (only its encoder runs).
+        features: a tokenized ``datasets.Dataset``; its :data:`MODEL_INPUTS` and :data:`TARGETS` columns are used.
+        collator: the task's data collator (pads feature dicts into the encoder's tensors).
+        root: folder of cache entries (one sub-folder per encoder). max_seq_length: part of the key.
         layers: hidden_states indices to store (default: the strategy's; ``range(L+1)`` serves every strategy).
-        batch_size: encoder batch size.
-        dtype: ``float16`` (half the disk; the head upcasts) or ``float32``.
+        batch_size: encoder batch size. dtype: ``float16`` (half the disk; the head upcasts) or ``float32``.
 
     Returns:
         ``(dataset, layers, hit)``: the memory-mapped cache (columns in the module docstring), the hidden_states
@@ -181,22 +161,13 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
 
 @dataclass
 class FeatureCacheCollator:
-    """Pads cached encoder rows into the batch :class:`BertFeatureBasedModel` takes; other batches go to ``fallback``.
+    """Pads cache examples (:func:`build_feature_cache`) into the batch :class:`BertFeatureBasedModel` takes.
 
-    Input: examples of a cache (:func:`build_feature_cache`) — ``features`` (bytes of float ``[length, n_cache,
-    hidden]``), ``length`` and targets. Output:
-
-    * ``features``: float16/float32 ``[batch, R_max, n_layers, hidden]`` (the ``model_layers`` picked out of the
-      cache's ``cache_layers``, in ``model_layers`` order; zeros at padded rows);
-    * ``attention_mask``: int64 ``[batch, R_max]``, 1 on real rows;
-    * ``labels`` (from ``labels`` / ``label`` / ``label_ids``): ``[batch]``, or ``[batch, R_max]`` padded with -100
-      for per-token labels; ``start_positions`` / ``end_positions``: ``[batch]``.
-
-    Examples without ``features`` (token inputs, e.g. evaluation through the encoder) are collated by ``fallback``
-    (the task's collator), so one ``Trainer`` serves both.
-
-    Raises (call):
-        ValueError: a feature whose byte size does not match ``length x n_cache x hidden``.
+    Output: ``features`` float16/float32 ``[batch, R_max, n_layers, hidden]`` (``model_layers`` picked out of
+    ``cache_layers``; zeros at padded rows), ``attention_mask`` int64 ``[batch, R_max]``, ``labels`` (from ``labels`` /
+    ``label`` / ``label_ids``) ``[batch]`` or ``[batch, R_max]`` padded with -100, ``start_positions`` /
+    ``end_positions`` ``[batch]``. Examples without ``features`` (token inputs) go to ``fallback``, the task's
+    collator. ``ValueError`` when a feature's byte size is not ``length x n_cache x hidden``.
     """
 
     cache_layers: list[int]
@@ -246,15 +217,12 @@ class FeatureCacheCollator:
 
 
 def prepare_feature_cache(model, train_dataset, eval_dataset, collator, data_args, training_args):
-    """The recipe's hook for ``--mode feature_based --feature_cache true``: swap tokenized splits for their caches.
+    """The recipe's hook for ``--feature_cache true``: the training split (and the evaluation split when ``Trainer``
+    evaluates during training) swapped for its cache under ``--feature_cache_dir`` (default
+    ``<output_dir>/../feature_cache``), main process first (the other ranks then find the file).
 
-    Builds or reuses the cache of the training split and, when ``Trainer`` evaluates during training
-    (``eval_strategy`` not ``no``), of the evaluation split, under ``--feature_cache_dir`` (default
-    ``<output_dir>/../feature_cache``), with the main process first (``training_args.main_process_first``: under
-    torchrun/accelerate rank 0 runs the encoder and writes the file, the other ranks then find it). Returns
-    ``(train_dataset, eval_dataset, collator, metrics)``: the caches, a :class:`FeatureCacheCollator` falling back to
-    ``collator`` for token batches (final evaluation and prediction run the saved model end to end), and
-    ``{"feature_cache_hit": bool, "feature_extraction_runtime": seconds}``.
+    Returns ``(train_dataset, eval_dataset, collator, metrics)``: the caches, a :class:`FeatureCacheCollator` falling
+    back to ``collator`` for token batches, and ``{"feature_cache_hit": bool, "feature_extraction_runtime": seconds}``.
     """
     layers = None
     if getattr(training_args, "feature_cache_layers", "strategy") == "all":

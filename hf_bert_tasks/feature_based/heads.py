@@ -1,17 +1,11 @@
 """Task heads of the feature-based model, in a registry keyed by problem type (paper §5.3 and §4).
 
-Each head owns what the frozen encoder must hand it (its ``view``), its pooling and its loss, and returns the output
-of the matching ``BertFor...`` model, so :class:`~hf_bert_tasks.feature_based.modeling.BertFeatureBasedModel` has no
-per-task branches. A head is built with ``Head(in_size, config)`` (``config`` a
-:class:`~hf_bert_tasks.feature_based.modeling.BertFeatureBasedConfig`) and called as
-``head(x, row_mask, labels=None, start_positions=None, end_positions=None)`` with
-
-* ``x``: float ``[batch, R, in_size]``, the combined layers (:class:`~.strategies.LayerCombiner`) per row;
-* ``row_mask``: bool ``[batch, R]``.
-
-Rows ``R`` depend on the view: ``"tokens"``: one row per WordPiece (``R = seq``, mask = attention mask);
-``"pooled"``: two rows per sequence, row 0 the [CLS] vector and row 1 the mean over unmasked tokens (``R = 2``, or
-``R = 2 * choices`` for multiple choice); the head picks one with ``config.pooling`` (``cls`` / ``mean``).
+Each head owns its ``view`` of the encoder, its pooling and its loss, and returns the matching ``BertFor...`` output.
+Built as ``Head(in_size, config)`` (a :class:`~.modeling.BertFeatureBasedConfig`), called as ``head(x, row_mask,
+labels=None, start_positions=None, end_positions=None)``: ``x`` float ``[batch, R, in_size]`` (the combined layers),
+``row_mask`` bool ``[batch, R]``. View ``"tokens"``: one row per WordPiece (``R = seq``); ``"pooled"``: row 0 the
+[CLS] vector, row 1 the mean over unmasked tokens (``R = 2``, ``2 * choices`` for multiple choice), one picked by
+``config.pooling``.
 
 =============================== ================================ =========================================
 problem type                    heads (first = ``--head auto``)  loss
@@ -23,7 +17,7 @@ problem type                    heads (first = ``--head auto``)  loss
 ``regression``                  ``linear``, ``mlp``              mean squared error
 =============================== ================================ =========================================
 
-A new head: subclass :class:`FeatureHead` and decorate it with ``@register_head(problem_type, name)``.
+A new head: a :class:`FeatureHead` subclass decorated with ``@register_head(problem_type, name)``.
 """
 
 from __future__ import annotations
@@ -45,14 +39,8 @@ POOLINGS = ("cls", "mean")
 #: problem type -> head name -> head class; the first name registered for a problem type is its ``auto`` head.
 HEAD_REGISTRY: dict[str, dict[str, type[FeatureHead]]] = {}
 
-#: what each problem type is called in error messages
-_DESCRIPTIONS = {
-    "token_classification": "token classification",
-    "question_answering": "question answering",
-    "multiple_choice": "multiple choice",
-    "single_label_classification": "a sentence-level task",
-    "regression": "a sentence-level task",
-}
+#: sentence-level problem types (so called in error messages)
+_SENTENCE_LEVEL = ("single_label_classification", "regression")
 
 
 def register_head(problem_type: str, name: str) -> Callable[[type], type]:
@@ -84,7 +72,8 @@ def head_class(problem_type: str, name: str) -> type[FeatureHead]:
     if name == "auto":
         return next(iter(heads.values()))
     if name not in heads:
-        raise ValueError(f"--head {name!r} does not fit {_DESCRIPTIONS.get(problem_type, problem_type)}; "
+        what = "a sentence-level task" if problem_type in _SENTENCE_LEVEL else problem_type.replace("_", " ")
+        raise ValueError(f"--head {name!r} does not fit {what}; "
                          f"expected {' or '.join(repr(n) for n in heads)}")
     return heads[name]
 
@@ -109,9 +98,8 @@ class FeatureHead(nn.Module):
 class TokenBiLSTMHead(FeatureHead):
     """The paper's NER head (§5.3): a two-layer BiLSTM (``head_hidden_size`` per direction, 768 in the paper) + Linear.
 
-    Sequences are packed by length (``pack_padded_sequence``), so padding never enters the recurrence and costs no
-    LSTM compute: a position's output does not depend on how much the batch was padded. Output logits
-    ``[batch, seq, num_labels]``; loss: cross-entropy over positions whose label is not -100.
+    Sequences are packed by length, so padding never enters the recurrence. Logits ``[batch, seq, num_labels]``;
+    loss: cross-entropy over positions whose label is not -100.
     """
 
     view = "tokens"
@@ -169,16 +157,11 @@ class SpanHead(FeatureHead):
         self.qa_outputs = nn.Linear(in_size, 2)
 
     def forward(self, x, row_mask, start_positions=None, end_positions=None, **_):
-        start, end = self.qa_outputs(x).unbind(-1)
-        start = start.masked_fill(~row_mask, -1e4)
-        end = end.masked_fill(~row_mask, -1e4)
-        loss = None
+        start, end = self.qa_outputs(x).masked_fill(~row_mask[..., None], -1e4).unbind(-1)
+        loss, n = None, start.shape[1]
         if start_positions is not None and end_positions is not None:
-            ignored = start.shape[1]
-            s = start_positions.reshape(-1).clamp(0, ignored)
-            e = end_positions.reshape(-1).clamp(0, ignored)
-            loss = (nn.functional.cross_entropy(start, s, ignore_index=ignored)
-                    + nn.functional.cross_entropy(end, e, ignore_index=ignored)) / 2
+            loss = (nn.functional.cross_entropy(start, start_positions.reshape(-1).clamp(0, n), ignore_index=n)
+                    + nn.functional.cross_entropy(end, end_positions.reshape(-1).clamp(0, n), ignore_index=n)) / 2
         return QuestionAnsweringModelOutput(loss=loss, start_logits=start, end_logits=end)
 
 
@@ -219,11 +202,10 @@ class SequenceHead(FeatureHead):
     def forward(self, x, row_mask, labels=None, **_):
         logits = self.net(self.pool(x)[:, 0])
         loss = None
-        if labels is not None:
-            if self.regression:
-                loss = nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1))
-            else:
-                loss = nn.functional.cross_entropy(logits, labels.reshape(-1))
+        if labels is not None and self.regression:
+            loss = nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1))
+        elif labels is not None:
+            loss = nn.functional.cross_entropy(logits, labels.reshape(-1))
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
 

@@ -1,13 +1,7 @@
 """The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head.
 
-:class:`BertFeatureBasedModel` is a ``PreTrainedModel`` registered with the ``Auto`` classes when this package is
-imported (``model_type="bert_feature_based"``), so a saved model loads back with ``AutoModel.from_pretrained(dir)``
-(or ``AutoModelForSequenceClassification`` / ``...ForTokenClassification`` …) and serves ``pipeline()``.
-
-Its ``forward`` takes either token inputs (the encoder runs, frozen) or the cached encoder ``features`` of
-:mod:`hf_bert_tasks.feature_based.cache` (the encoder does not run): ``Trainer`` trains the same model object on the
-cache, and what it saves (checkpoints, best model, final model) is the whole model, encoder included, which
-``pipeline()`` serves as it is.
+Registered with the ``Auto`` classes on import (``model_type="bert_feature_based"``), so a saved model loads back with
+``AutoModel.from_pretrained(dir)`` (or ``AutoModelFor...``) and serves ``pipeline()``.
 """
 
 from __future__ import annotations
@@ -26,8 +20,8 @@ class BertFeatureBasedConfig(PretrainedConfig):
         encoder_config: the frozen encoder's config as a dict (``BertConfig.to_dict()``).
         task_problem_type: one of :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`.
         feature_strategy: a :data:`~hf_bert_tasks.feature_based.strategies.STRATEGIES` key.
-        head: ``auto`` (the problem type's first head: BiLSTM for tokens, linear otherwise) or a name registered in
-            :data:`~hf_bert_tasks.feature_based.heads.HEAD_REGISTRY` (``linear``, ``mlp``, ``bilstm``).
+        head: ``auto`` (the problem type's first head: BiLSTM for tokens, linear otherwise) or a name in
+            :data:`~.heads.HEAD_REGISTRY` (``linear``, ``mlp``, ``bilstm``).
         pooling: ``cls`` or ``mean`` (sentence-level and multiple-choice tasks).
         head_hidden_size: BiLSTM units per direction (paper: 768) or MLP width.
         head_num_layers: BiLSTM layers (paper: 2).
@@ -77,21 +71,9 @@ class BertFeatureBasedConfig(PretrainedConfig):
 class BertFeatureBasedModel(PreTrainedModel):
     """A frozen encoder + a trained head, for every problem type (paper §5.3).
 
-    ``forward`` takes either
-
-    * the inputs of the matching ``BertFor...`` model: ``input_ids`` / ``attention_mask`` / ``token_type_ids``
-      ``[batch, seq]`` (``[batch, choices, seq]`` for multiple choice); or
-    * ``features``: float ``[batch, R, n_layers, hidden]``, the encoder rows of :meth:`encode` for this strategy's
-      layers (:attr:`layers`, in that order), as the feature cache's collator builds them, with ``attention_mask``
-      ``[batch, R]`` as the row mask (optional: all rows valid);
-
-    plus ``labels`` (``[batch]``, or ``[batch, seq]`` with -100 for token classification) or ``start_positions`` /
-    ``end_positions`` ``[batch]``, and returns the matching ``transformers`` output (``logits``, or
-    ``start_logits`` / ``end_logits``).
-
-    The encoder is frozen (``requires_grad=False``), always runs in eval mode (no dropout, so its features equal the
-    cached ones) and without autograd, so only the head (and the scalar mix) learn. Build one from a checkpoint with
-    :meth:`from_encoder`; load a saved one with ``AutoModel.from_pretrained``.
+    The encoder is frozen (``requires_grad=False``), always in eval mode (no dropout: its features equal the cached
+    ones) and runs without autograd, so only the head (and the scalar mix) learn. Build one with :meth:`from_encoder`;
+    load a saved one with ``AutoModel.from_pretrained``.
     """
 
     config_class = BertFeatureBasedConfig
@@ -110,7 +92,6 @@ class BertFeatureBasedModel(PreTrainedModel):
         self.post_init()
         self.freeze_encoder()
 
-    # -------------------------------------------------------------- construction
     @classmethod
     def from_encoder(cls, model_name_or_path: str, task_problem_type: str, feature_strategy: str, **kwargs):
         """Build a model around the pretrained encoder in ``model_name_or_path`` (the head is new).
@@ -155,12 +136,8 @@ class BertFeatureBasedModel(PreTrainedModel):
         self.encoder.eval()
 
     def train(self, mode: bool = True):
-        """Like ``nn.Module.train`` but the frozen encoder stays in eval mode (no dropout in the features).
-
-        Only the head's modules are switched: ``Trainer`` calls ``model.train()`` before every step, and walking the
-        encoder's modules each time cost 6.6 ms a step (cProfile, 2-core CPU under load; ~5 % of a 64-unit BiLSTM
-        head's step).
-        """
+        """Like ``nn.Module.train`` but the frozen encoder stays in eval mode; only the head's modules are walked
+        (``Trainer`` calls this every step; walking the encoder cost 6.6 ms a step, ~5 % of a small BiLSTM's)."""
         self.training = mode
         for name, child in self.named_children():
             if name != "encoder":
@@ -179,16 +156,14 @@ class BertFeatureBasedModel(PreTrainedModel):
         """``hidden_states`` indices this model's strategy reads (0 = embeddings)."""
         return list(self.combiner.layers)
 
-    # ------------------------------------------------------------------ encoding
     def encode(self, input_ids, attention_mask=None, token_type_ids=None, layers: list[int] | None = None):
-        """Run the frozen encoder (no autograd) and return what the head reads, for ``layers`` (default: the
-        strategy's).
+        """Run the frozen encoder (no autograd) on ``[batch, seq]`` inputs (``[batch, choices, seq]`` for multiple
+        choice) and return what the head reads, for ``layers`` (default: the strategy's).
 
         Returns:
-            ``(rows, row_mask)``: ``rows`` float ``[batch, R, n_layers, hidden]`` and ``row_mask`` bool
-            ``[batch, R]``. ``R = seq`` (token view; mask = attention mask) or ``R = 2`` (pooled view: row 0 the
-            [CLS] vector, row 1 the mean over unmasked tokens) or ``R = 2 * choices`` for multiple choice.
-            Pooling before combining layers is exact because every strategy is linear in the layers.
+            ``(rows, row_mask)``: float ``[batch, R, n_layers, hidden]``, bool ``[batch, R]``; ``R = seq`` (token
+            view) or the pooled view's ``2`` ([CLS], mean over unmasked tokens), ``2 * choices`` for multiple choice.
+            Pooling before combining layers is exact: every strategy is linear in the layers.
         """
         layers = self.combiner.layers if layers is None else layers
         shape = input_ids.shape
@@ -214,17 +189,11 @@ class BertFeatureBasedModel(PreTrainedModel):
             rows = rows.reshape(shape[0], shape[1] * 2, *rows.shape[2:])
         return rows, torch.ones(rows.shape[:2], dtype=torch.bool, device=rows.device)
 
-    # ---------------------------------------------------------------------- head
     def head_forward(self, rows, row_mask, layers: list[int] | None = None, labels=None, start_positions=None,
                      end_positions=None):
-        """Apply the strategy and the head to encoder rows (from :meth:`encode` or the feature cache).
-
-        Args:
-            rows: float ``[batch, R, n_layers, hidden]`` (any float dtype; computed in the head's dtype);
-                ``layers`` names the hidden_states index of each of the ``n_layers`` (default: the strategy's).
-            row_mask: bool ``[batch, R]``.
-            labels / start_positions / end_positions: as for the matching ``BertFor...`` model.
-        """
+        """The strategy and the head on encoder ``rows`` float ``[batch, R, n_layers, hidden]`` (:meth:`encode`'s or
+        the cache's; computed in the head's dtype) whose hidden_states indices are ``layers`` (default: the
+        strategy's), ``row_mask`` bool ``[batch, R]``; targets as for the matching ``BertFor...`` model."""
         layers = self.combiner.layers if layers is None else list(layers)
         dtype = self.head_dtype
         x = self.combiner(rows.to(dtype), layers)  # [b, R, d]
@@ -237,19 +206,16 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, features=None, labels=None,
                 start_positions=None, end_positions=None, length=None, return_dict: bool | None = None, **kwargs):
-        """Encoder (frozen) then :meth:`head_forward`, or :meth:`head_forward` on cached ``features``.
+        """Token inputs through :meth:`encode`, or cached ``features`` (float ``[batch, R, n_layers, hidden]`` of
+        :attr:`layers`, ``attention_mask`` ``[batch, R]`` their row mask, default all rows), then :meth:`head_forward`.
+        ``labels``: ``[batch]``, or ``[batch, seq]`` with -100 for tokens; ``start/end_positions`` ``[batch]``.
+        ``length`` is unused: a parameter so ``Trainer`` keeps the cache's column for ``group_by_length``.
 
-        See the class docstring for shapes. ``length`` (rows per example, int ``[batch]``) is not used: it is a
-        parameter so that ``Trainer`` keeps the cache's ``length`` column for ``--train_sampling_strategy
-        group_by_length``.
-
-        Raises:
-            ValueError: neither ``input_ids`` nor ``features`` given.
+        Returns the matching ``transformers`` output; ``ValueError`` without ``input_ids`` or ``features``.
         """
         if features is not None:
-            mask = attention_mask if attention_mask is not None else torch.ones(
+            rows, row_mask = features, attention_mask if attention_mask is not None else torch.ones(
                 features.shape[:2], dtype=torch.bool, device=features.device)
-            rows, row_mask = features, mask
         elif input_ids is not None:
             rows, row_mask = self.encode(input_ids, attention_mask, token_type_ids)
         else:
@@ -262,16 +228,10 @@ def _register_auto_classes() -> None:
     """Register the config and model with ``AutoConfig``/``AutoModel`` and the task Auto classes (idempotent)."""
     import transformers
 
-    try:
-        AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig)
-    except ValueError:  # already registered (module reloaded)
-        pass
+    AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig, exist_ok=True)
     for name in ("AutoModel", "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
                  "AutoModelForQuestionAnswering", "AutoModelForMultipleChoice"):
-        try:
-            getattr(transformers, name).register(BertFeatureBasedConfig, BertFeatureBasedModel)
-        except ValueError:
-            pass
+        getattr(transformers, name).register(BertFeatureBasedConfig, BertFeatureBasedModel, exist_ok=True)
 
 
 _register_auto_classes()

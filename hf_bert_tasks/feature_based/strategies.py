@@ -1,8 +1,7 @@
 """Layer strategies of the feature-based approach (paper §5.3, Table 7) and ELMo's learned scalar mix.
 
-Strategies are defined on ``hidden_states`` as returned by ``output_hidden_states=True``: a tuple of ``L + 1`` tensors
-``[batch, seq, hidden]`` where **index 0 is the embedding output** and index ``i`` the output of transformer layer
-``i``. The paper's dev F1 of each row lives in :mod:`hf_bert_tasks.paper`.
+Strategies index ``hidden_states`` (``output_hidden_states=True``): ``L + 1`` tensors ``[batch, seq, hidden]``,
+**index 0 the embedding output**, index ``i`` transformer layer ``i``. Table 7's F1s are in :mod:`hf_bert_tasks.paper`.
 
 ==================== ========================== ==================
 strategy             hidden_states used         combination
@@ -16,10 +15,8 @@ strategy             hidden_states used         combination
 ``scalar_mix``       ``[0 .. L]``               ELMo scalar mix
 ==================== ========================== ==================
 
-The paper calls its sums "weighted sum" without giving the weights, so ``sum_last_four`` / ``sum_all`` use equal
-weights (a plain sum); ``scalar_mix`` is the learned version of ELMo (Peters et al., 2018, eq. 1):
-``gamma * sum_j softmax(w)_j * h_j`` with ``w`` initialised to zeros (equal weights) and ``gamma`` to 1. ``sum_all``
-uses the ``L`` transformer layers ("all 12 layers" of BERT-BASE), not the embeddings.
+The paper's "weighted sum" gives no weights, so the sums are plain (equal weights); ``scalar_mix`` learns them
+(:class:`ScalarMix`). ``sum_all`` is the ``L`` transformer layers ("all 12 layers" of BERT-BASE), not the embeddings.
 """
 
 from __future__ import annotations
@@ -34,12 +31,8 @@ from .. import paper
 
 @dataclass(frozen=True)
 class Strategy:
-    """One ``--feature_strategy``: which ``hidden_states`` feed the head and how they are combined.
-
-    Attributes:
-        name: the ``--feature_strategy`` value.
-        combine: ``"single"``, ``"sum"``, ``"concat"`` or ``"scalar_mix"``.
-    """
+    """One ``--feature_strategy`` (``name``) and how its ``hidden_states`` are combined (``combine``: ``"single"``,
+    ``"sum"``, ``"concat"`` or ``"scalar_mix"``)."""
 
     name: str
     combine: str
@@ -55,11 +48,11 @@ class Strategy:
         return paper.TABLE7_ROW_NAMES.get(self.name, "Learned scalar mix, all layers (ELMo; not in the paper)")
 
     def layers(self, num_hidden_layers: int) -> list[int]:
-        """Indices into ``hidden_states`` (0 = embeddings, ``L`` = last layer) used by this strategy.
+        """Indices into ``hidden_states`` (0 = embeddings, ``L`` = last layer) used by this strategy; with ``L < 3``
+        the "last four" reach into the embeddings.
 
         Raises:
-            ValueError: ``second_to_last`` on an encoder without layers (``L = 0``). With ``L < 3`` the "last four"
-                strategies use the ``L + 1`` states there are (embeddings included).
+            ValueError: ``second_to_last`` on an encoder without layers (``L = 0``).
         """
         L = num_hidden_layers
         need = 1 if self.name == "second_to_last" else 0
@@ -69,7 +62,6 @@ class Strategy:
             "embeddings": [0],
             "last": [L],
             "second_to_last": [L - 1],
-            # With fewer than four layers the "last four" of hidden_states reach into the embeddings (index 0).
             "sum_last_four": list(range(max(L - 3, 0), L + 1)),
             "concat_last_four": list(range(max(L - 3, 0), L + 1)),
             "sum_all": list(range(1, L + 1)) or [0],
@@ -97,21 +89,15 @@ STRATEGIES: dict[str, Strategy] = {
 
 
 def get_strategy(name: str) -> Strategy:
-    """The :class:`Strategy` called ``name``.
-
-    Raises:
-        ValueError: for an unknown name (lists the known ones).
-    """
+    """The :class:`Strategy` called ``name``; ``ValueError`` (listing the known ones) for an unknown one."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown feature strategy {name!r}; expected one of {', '.join(STRATEGIES)}")
     return STRATEGIES[name]
 
 
 class ScalarMix(nn.Module):
-    """ELMo's learned layer mix (Peters et al., 2018, eq. 1): ``gamma * sum_j softmax(w)_j * h_j``.
-
-    ``w`` starts at zeros (every layer weighted ``1/n``) and ``gamma`` at 1.
-    """
+    """ELMo's learned layer mix (Peters et al., 2018, eq. 1): ``gamma * sum_j softmax(w)_j * h_j``; ``w`` starts at
+    zeros (every layer weighted ``1/n``), ``gamma`` at 1."""
 
     def __init__(self, num_layers: int):
         super().__init__()
@@ -130,14 +116,11 @@ class ScalarMix(nn.Module):
 
 
 class LayerCombiner(nn.Module):
-    """Combine a stack of layers into one feature vector per position, as a :class:`Strategy` says.
+    """Combine layers into one feature vector per position, as a :class:`Strategy` says.
 
-    ``forward(stacked, available)`` takes ``stacked``: float ``[..., n_available, hidden]`` holding the hidden states
-    whose indices are ``available`` (e.g. a cache holding all layers) and picks this strategy's layers from it;
-    returns ``[..., hidden]`` (``[..., n_layers * hidden]`` for concatenation).
-
-    Raises (forward):
-        ValueError: when a needed layer is not among ``available``.
+    ``forward(stacked, available)``: ``stacked`` float ``[..., n_available, hidden]`` holds the hidden states whose
+    indices are ``available``; returns ``[..., hidden]`` (``[..., n_layers * hidden]`` for concatenation).
+    ``ValueError`` when a needed layer is not among ``available``.
     """
 
     def __init__(self, strategy: str, num_hidden_layers: int):

@@ -1,9 +1,7 @@
 """Fine-tuning vs LoRA vs frozen features, on the same task and seeds (``hf-bert-tasks compare`` = ``recipes/compare.py``).
 
-The paper's §5.3 / Table 7 protocol: fine-tune BERT, and train a head on frozen features from several layer
-strategies; report dev scores side by side. Each configuration runs through the fine-tune recipe
-(``--mode finetune|lora|feature_based``), once per seed; feature-based runs share one feature cache holding every
-layer, so the frozen encoder runs once per split for all strategies.
+The paper's §5.3 / Table 7 protocol: each configuration (a mode; feature-based: one per layer strategy) runs through
+the fine-tune recipe once per seed; feature-based runs share one feature cache holding every layer.
 
     hf-bert-tasks compare --task conll2003 --data_dir ../shared/data/conll2003 \\
         --model_name_or_path bert-base-cased --output_dir runs/compare/conll2003 \\
@@ -13,16 +11,12 @@ layer, so the frozen encoder runs once per split for all strategies.
         --finetune_args finetune_arm.yaml   # a file holding e.g. "num_train_epochs: 3"
 
 Any other flag (``--max_train_samples 2000``, ``--config common.yaml`` …) goes to every run; ``--<mode>_args`` only
-to that mode's runs: a YAML/JSON file or an inline YAML mapping of fine-tune flag names to values, read by
-:mod:`hf_bert_tasks.config_file` (a string of flags, ``"--num_train_epochs 3"``, still works with a deprecation
-note). Every arm's flags are checked by the fine-tune recipe's own parser before the first run starts, so an unknown
-flag or a bad value in any arm is an error at once, naming the arm and the flag. ``--reuse finetune=runs/real/mrpc``
-takes a finished run's ``all_results.json`` instead of running that configuration (marked "reused"). Finished runs
-in ``output_dir`` are reused too, so an interrupted comparison resumes where it stopped (``--rerun`` runs them again).
+to that mode's runs (a YAML/JSON file or inline YAML mapping, :mod:`hf_bert_tasks.config_file`). Every arm's flags are
+checked before the first run starts. ``--reuse finetune=runs/real/mrpc`` takes a finished run's ``all_results.json``
+instead of running that configuration; finished runs in ``output_dir`` are reused too (``--rerun`` runs them again).
 
-Writes ``comparison.json`` (every run, mean ± sample std, each arm's budget), ``comparison.md`` (a table laid out like
-Table 7: the paper's number with its split, ours with n, epochs, learning rate, trainable parameters, wall time) and
-``comparison.png`` (bar chart, matplotlib Agg backend).
+Writes ``comparison.json`` (every run, mean ± sample std, each arm's budget), ``comparison.md`` (laid out like Table 7)
+and ``comparison.png`` (bar chart).
 """
 
 from __future__ import annotations
@@ -51,7 +45,7 @@ def parse_list(text: str, kind=str) -> list:
 
 
 def configurations(modes: list[str], strategies: list[str]) -> list[dict]:
-    """One dict per configuration: ``{"label", "mode", "strategy"}`` (``strategy`` ``None`` unless feature-based).
+    """One ``{"label", "mode", "strategy"}`` per configuration (``strategy`` ``None`` unless feature-based).
 
     Raises:
         ValueError: unknown mode or strategy (lists the known ones).
@@ -65,11 +59,8 @@ def configurations(modes: list[str], strategies: list[str]) -> list[dict]:
 
 
 def paper_number(task, config: dict) -> tuple[float | None, str]:
-    """The paper's number for a configuration (x100) and where it comes from; ``(None, "")`` if it has none.
-
-    CoNLL-2003: Table 7 (dev F1, BERT-BASE) for fine-tuning and each strategy. Other tasks: the fine-tuning row of
-    the task's ``paper_results["BERT-base"]`` (GLUE: Table 1, *test* server), nothing for LoRA / frozen features.
-    """
+    """The paper's number for a configuration (x100) and its source, ``(None, "")`` if none: CoNLL-2003's Table 7
+    (dev F1, BERT-BASE) for fine-tuning and each strategy; else ``paper_results["BERT-base"]`` for fine-tuning."""
     return get_training_mode(config["mode"]).paper_number(task, config)
 
 
@@ -79,8 +70,8 @@ def summarize(values: list[float]) -> tuple[float, float]:
 
 
 def run_settings(config: dict, seed: int, args, out: str) -> dict:
-    """What compare itself sets for one configuration and seed: fine-tune argument names -> values. Trainer's
-    progress bars stay on a terminal, off elsewhere (one line per logging step, :mod:`hf_bert_tasks.console`)."""
+    """What compare itself sets for one configuration and seed: fine-tune argument names -> values (progress bars
+    only on a terminal)."""
     settings = {"task": args.task, "model_name_or_path": args.model_name_or_path, "output_dir": out, "seed": seed,
                 "mode": config["mode"], "do_train": True, "do_eval": True, "save_strategy": "no",
                 "overwrite_output_dir": True, "report_to": "none", "disable_tqdm": not interactive()}
@@ -101,10 +92,8 @@ def finetune_parser():
 
 
 def given_settings(argv: list[str], parser=None) -> dict:
-    """The fine-tune flags given in ``argv`` (the command line's pass-through flags) as ``{name: value}``, converted
-    by the fine-tune parser (types, choices, ``--no_<flag>``); flags not given are absent, not defaults.
-    ``--config FILE`` contributes its mapping (:func:`hf_bert_tasks.config_file.read_config`), below the explicit
-    flags (as ``hf-bert-tasks finetune``).
+    """The fine-tune flags given in ``argv`` as ``{name: value}``, converted by the fine-tune parser; flags not given
+    are absent, not defaults. ``--config FILE``'s mapping comes below the explicit flags (as in ``finetune``).
 
     Raises:
         ValueError: an unknown flag (with the closest known one), a value the parser refuses, a bad config file.
@@ -125,21 +114,19 @@ def given_settings(argv: list[str], parser=None) -> dict:
 
 
 def typed_settings(values: dict, option: str, parser=None) -> dict:
-    """``{name: value}`` from a YAML/JSON mapping, each value converted as the fine-tune parser converts that flag's
-    text (:func:`hf_bert_tasks.config_file.settings_argv`); ``None`` values are left out.
+    """``{name: value}`` from a YAML/JSON mapping, converted as the fine-tune parser converts each flag's text
+    (:func:`hf_bert_tasks.config_file.settings_argv`); ``None`` values are left out.
 
     Raises:
-        ValueError: an unknown name (``unrecognized arguments: --name value``, with the closest known flag) or a
-            value the flag does not accept (argparse's wording).
+        ValueError: an unknown name (with the closest known flag) or a value the flag does not accept.
     """
     parser = parser or finetune_parser()
     return given_settings(settings_argv(values, parser), parser)
 
 
 def run_arguments(config: dict, seed: int, args, common: dict, out: str):
-    """The fine-tune recipe's ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` for one configuration
-    and seed: :func:`run_settings`, then ``common`` (the flags given for every run), then the arm's own settings
-    (``args.arm_settings[mode]``); a later one wins. The dataclasses run their own checks.
+    """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed:
+    :func:`run_settings`, then ``common`` (every run's flags), then ``args.arm_settings[mode]``; a later one wins.
 
     Raises:
         ValueError: a check of the argument dataclasses failed (e.g. ``--lora_dropout 1.5``).
@@ -152,14 +139,12 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
 
 
 def arm_settings(text: str, option: str, parser=None) -> dict:
-    """``--<mode>_args`` value -> fine-tune settings ``{name: value}``. ``text`` is a YAML/JSON file path, an inline
-    YAML mapping (``"{num_train_epochs: 3, learning_rate: 1e-3}"``) or, deprecated, a string of flags
-    (``"--num_train_epochs 3"``). Values are converted as the fine-tune flags convert their text
-    (:func:`typed_settings`); ``null`` leaves a setting out.
+    """``--<mode>_args`` value -> fine-tune settings ``{name: value}`` (:func:`typed_settings`; ``null`` leaves one
+    out). ``text``: a YAML/JSON file path, an inline YAML mapping or, deprecated, a string of flags.
 
     Raises:
-        ValueError: the file or the YAML cannot be read, it is not a mapping of flag names to plain values (names
-            ``option``), or it holds a name or value the fine-tune recipe does not accept.
+        ValueError: unreadable file or YAML, not a mapping of flag names to plain values (names ``option``), or a
+            name or value the fine-tune recipe does not accept.
     """
     text = (text or "").strip()
     if not text:
@@ -171,8 +156,8 @@ def arm_settings(text: str, option: str, parser=None) -> dict:
 
 
 def validate_arms(args, common: dict) -> None:
-    """Read every arm's ``--<mode>_args`` into ``args.arm_settings`` and build every configuration's argument
-    dataclasses (their checks included) before anything runs; the first error names the arm.
+    """Read every arm's ``--<mode>_args`` into ``args.arm_settings`` and build every configuration's arguments
+    (their checks included) before anything runs.
 
     Raises:
         ValueError: ``compare: arm 'lora' (--lora_args or the flags common to every arm): <the message>``.
@@ -207,8 +192,8 @@ def _read_json(path: str) -> dict:
 
 
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
-    """Run (or reuse) one configuration with one seed; returns its record (metric, wall seconds, folder). A folder
-    of ``--reuse`` or a finished run of an earlier ``compare`` (without ``--rerun``) is read, not run."""
+    """Run one configuration with one seed, or read it (``--reuse``, or a finished earlier run without ``--rerun``);
+    returns its record (results, wall seconds, folder)."""
     from ..arguments import output_dir_is_finished, setup_process_logging
     from ..finetuning import run_finetune
 
@@ -233,34 +218,37 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
     return {**record, "results": results, "wall_seconds": wall}
 
 
-def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
-    """What a configuration trains with: ``epochs`` (or ``"N steps"`` with ``--max_steps``), peak ``learning_rate``
-    (or the ``--lr_grid`` searched) after the task's and mode's defaults (``apply_task_defaults``, as the run
-    resolves them), and ``trainable_parameters``: the parameters with ``requires_grad`` of the model the mode builds
-    (``finetuning.build_model``; LoRA: adapters and head, feature-based: the head)."""
+def trainable_parameters(task, model_args, training_args) -> int:
+    """The parameters with ``requires_grad`` of the model the run's mode builds (``finetuning.build_model``; LoRA:
+    adapters and head, feature-based: the head); its load report is not printed (the run prints it)."""
     import transformers
 
-    from ..arguments import apply_task_defaults
     from ..finetuning import build_model
     from ..lora import trainable_parameter_counts
 
-    model_args, data_args, training_args = run_arguments(config, seed, args, common, args.output_dir)
-    apply_task_defaults(task, data_args, training_args)
     verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()  # the run itself reports the load
+    transformers.logging.set_verbosity_error()
     try:
-        trainable = trainable_parameter_counts(build_model(task, model_args, training_args))[0]
+        return trainable_parameter_counts(build_model(task, model_args, training_args))[0]
     finally:
         transformers.logging.set_verbosity(verbosity)
+
+
+def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
+    """What a configuration trains with, after the task's and mode's defaults (``apply_task_defaults``): ``epochs``
+    (``"N steps"`` with ``--max_steps``), peak ``learning_rate`` (or the ``--lr_grid``), :func:`trainable_parameters`."""
+    from ..arguments import apply_task_defaults
+
+    model_args, data_args, training_args = run_arguments(config, seed, args, common, args.output_dir)
+    apply_task_defaults(task, data_args, training_args)
     steps = training_args.max_steps
     return {"epochs": f"{steps} steps" if steps > 0 else f"{training_args.num_train_epochs:g}",
             "learning_rate": training_args.lr_grid or f"{training_args.learning_rate:g}",
-            "trainable_parameters": trainable}
+            "trainable_parameters": trainable_parameters(task, model_args, training_args)}
 
 
 def paper_split(source: str) -> str:
-    """``"dev"`` or ``"test"`` when the paper source names one split only (GLUE: "test server", Table 7: "dev F1"),
-    else ``""``."""
+    """``"dev"`` or ``"test"`` when the paper source names one split only (GLUE: "test server"), else ``""``."""
     splits = [s for s in ("dev", "test") if s in source.lower()]
     return splits[0] if len(splits) == 1 else ""
 
@@ -273,13 +261,9 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     """Write ``comparison.md``, ``comparison.json`` and ``comparison.png``; returns their paths.
 
     Each row: ``name``, ``mode``, ``mean``/``std``/``n`` (0-100 scale), ``paper``/``paper_source``, ``wall_seconds``,
-    ``reused``; optional ``epochs``, ``learning_rate``, ``trainable_parameters`` (:func:`arm_budget`; ``—`` when
-    absent). One run shows ``72.0 (n=1)``, several ``72.0 ± 1.3 (n=3)``; a paper number carries its split.
+    ``reused``; optional :func:`arm_budget` keys (``—`` when absent). Ours reads ``72.0 ± 1.3 (n=3)``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plots import new_figure
 
     key = task.primary_metric
     os.makedirs(output_dir, exist_ok=True)
@@ -312,7 +296,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
               "BERT-BASE/LARGE on full data; ours use the model and sizes named above.", ""]
     with open(paths["md"], "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
+    fig, ax = new_figure(figsize=(7, 0.45 * len(rows) + 1.5))
     ys = list(range(len(rows)))[::-1]
     ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows], alpha=0.8, label="ours",
             color=[get_training_mode(r["mode"]).colour for r in rows])
@@ -325,9 +309,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     ax.set_xlabel(f"dev {display} (0-100)")
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
     fig.savefig(paths["png"], dpi=110)
-    plt.close(fig)
     return paths
 
 
@@ -346,7 +328,7 @@ def run_compare(args, common: dict) -> dict:
             runs.append(run_one(config, seed, args, common))
             if runs[-1]["reused"]:
                 break
-        # on the paper's 0-100 scale, from the task's declaration (SQuAD is already 0-100, GLUE/CoNLL are 0-1)
+        # on the paper's 0-100 scale (the task's declaration)
         values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
@@ -371,7 +353,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model_name_or_path", required=True, help="checkpoint every arm starts from")
     parser.add_argument("--output_dir", required=True, help="one sub-folder per arm and seed, plus the report")
     parser.add_argument("--data_dir", default=None, help="folder with the task's original files; else the Hub")
-    # every registered training mode (hf_bert_tasks.modes), in registration order
     modes = ",".join(TRAINING_MODES)
     parser.add_argument("--modes", default=modes, help="comma-separated: " + modes)
     parser.add_argument("--strategies", default="concat_last_four",

@@ -2,27 +2,20 @@
 
     hf-bert-tasks quickstart            (= make quickstart; a new runs/quickstart-<UTC time> each run)
 
-Steps (sizes in :data:`FULL`; the sample data and why they are learnable are described in ``tools/make_samples.py``):
+Steps (sizes in :data:`FULL`; the samples are described in ``tools/make_samples.py``, measured runs in
+docs/results.md#quickstart):
 
-1. train a WordPiece vocabulary on the built-in texts and pretrain a mini BERT (the ``tiny`` preset of
-   :data:`hf_bert_tasks.modeling.BERT_PRESETS`: L=2, H=128) with MLM + NSP and whole-word masking on
-   ``samples/pretraining/corpus.txt`` (:func:`hf_bert_tasks.pretraining.run_pretrain`); held-out MLM accuracy is
-   compared with the share of the most frequent WordPiece, NSP accuracy with chance (0.5);
-2. fine-tune that checkpoint on each sample task (:func:`hf_bert_tasks.finetuning.run_finetune`) and compare the dev
-   metric with the best constant prediction (the majority class; for F1 the constant that scores best); every
-   fine-tuning re-initialises the NSP-trained pooler (``--reinit_pooler``, Zhang et al. 2021, "Revisiting
-   Few-sample BERT Fine-tuning", §5) and draws random batches (``--train_sampling_strategy random``): with the
-   checkpoint's pooler and length-grouped batches (one template per batch in these samples) fine-tuning often sat
-   at loss 0.69 for several epochs (docs/results.md#quickstart);
-3. label efficiency: the checkpoint and a randomly initialised copy of the same architecture fine-tuned on 10 % of
-   the SST-2 sample's labels (same steps, learning rate and seed). With all 1,600 labels both reach the sample's
-   ceiling (the rule is learnable from the labels alone at this scale); with 160 only the pretrained encoder
-   generalises beyond them (docs/results.md#quickstart);
-4. fine-tuning vs LoRA vs a head on frozen features (paper §5.3) on the SST-2 sample, written as the compare
-   report (``compare/comparison.md`` / ``.png``).
+1. a WordPiece vocabulary and a ``tiny`` BERT (L=2, H=128) pretrained with MLM + NSP and whole-word masking on
+   ``samples/pretraining/corpus.txt``: held-out MLM accuracy vs the most frequent WordPiece's share, NSP vs chance;
+2. that checkpoint fine-tuned on each sample task, dev metric vs the best constant prediction; the NSP-trained
+   pooler is re-initialised (``--reinit_pooler``, Zhang et al. 2021 §5) and batches are random (with both as they
+   were, fine-tuning often sat at loss 0.69 for epochs);
+3. label efficiency: the checkpoint vs a randomly initialised copy, both fine-tuned on 10 % of the SST-2 sample's
+   labels (with all 1,600 both reach the sample's ceiling);
+4. fine-tuning vs LoRA vs a head on frozen features (paper §5.3) on the SST-2 sample, as the compare report.
 
-It ends with one table (step, metric, value, baseline, verdict; a row "works" when the value beats its baseline by
-the margin in :data:`MARGIN`), ``quickstart_summary.json`` and ``quickstart_summary.png`` in ``--output_dir``.
+It ends with one table (a row "works" when its value beats its baseline by :data:`MARGIN`),
+``quickstart_summary.json`` and ``quickstart_summary.png`` in ``--output_dir``.
 """
 
 from __future__ import annotations
@@ -35,7 +28,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..console import interactive
+from ..console import interactive, log_filters
 from ..modes import DEFAULT_TRAINING_MODE
 from ..modes.feature_based import NAME as FEATURE_BASED
 from ..modes.lora import NAME as LORA
@@ -63,25 +56,22 @@ class TaskRun:
 
 @dataclass(frozen=True)
 class QuickstartPlan:
-    """Sizes of every step. :data:`FULL` is the quickstart; tests use a reduced copy (``dataclasses.replace``)."""
+    """Sizes of every step (why each: docs/results.md#quickstart). :data:`FULL` is the quickstart."""
 
     vocab_size: int = 2000
-    #: 2,000 steps of 8 (the tokens of 500 of 32: more, smaller steps pretrain further); after 500 x 32 the SST-2 rows
-    #: that read the checkpoint (LoRA, frozen ``last``, 160 labels) held on one seed of three (docs/results.md)
+    #: 2,000 steps of 8 pretrain further than 500 of 32 (the same tokens)
     pretrain_steps: int = 2000
     pretrain_batch_size: int = 8
     pretrain_learning_rate: float = 1e-3
     pretrain_max_seq_length: int = 64
-    #: the checkpoint's (so every fine-tune's) dropout (``--dropout``; None: BERT's 0.1). 0 (Cramming) let the random
-    #: init learn SST-2 from 160 labels too (0.85-0.87), hiding what pretraining adds (docs/results.md#quickstart)
+    #: the checkpoint's (so every fine-tune's) dropout (None: BERT's 0.1; 0 let the random init learn 160 labels too)
     dropout: float | None = None
     #: MRPC 15 epochs: the event comparison is learned late (seed 42: dev F1 0.76 after 10 epochs, 0.94 after 15)
     tasks: tuple[TaskRun, ...] = (TaskRun("sst2", "SST-2", 6, 5e-4), TaskRun("mrpc", "MRPC", 15, 5e-4),
                                   TaskRun("mnli", "MNLI", 4, 5e-4))
     #: the task of steps 3 and 4 (one of ``tasks``)
     comparison_task: str = "sst2"
-    #: step 3 (label efficiency): both encoders fine-tuned on the first ``gain_train_samples`` training examples
-    #: (10 % of the SST-2 sample) for ``gain_epochs`` epochs, same learning rate and seed
+    #: step 3: both encoders on the first ``gain_train_samples`` examples for ``gain_epochs``, same lr and seed
     gain_train_samples: int = 160
     gain_epochs: float = 20
     #: LoRA leaves the loss-0.69 plateau after 3-6 epochs (B starts at zero); 5 ended on it on some seeds
@@ -93,11 +83,9 @@ class QuickstartPlan:
     frozen_pooling: str = "mean"
     frozen_head: str = "mlp"
     batch_size: int = 16
-    #: fine-tuning re-initialises the NSP-trained pooler (``--reinit_pooler``, Zhang et al. 2021 §5); LoRA and frozen
-    #: features keep the checkpoint as it is
+    #: fine-tuning re-initialises the pooler (``--reinit_pooler``); LoRA and frozen features keep the checkpoint
     reinit_pooler: bool = True
-    #: training batches drawn at random, as BERT's run_classifier.py does; the samples' lengths follow their
-    #: templates, so the recipe's default length-grouped batches would each hold one template
+    #: random batches, as BERT's run_classifier.py (length-grouped ones would each hold one sample template)
     train_sampling_strategy: str = "random"
     max_train_samples: int | None = None
     max_eval_samples: int | None = None
@@ -157,12 +145,8 @@ def unigram_baseline(tokenizer, path: str) -> float:
     return counts.most_common(1)[0][1] / sum(counts.values())
 
 
-def quiet_load_report():
-    """:func:`hf_bert_tasks.console.log_filters`: an expected head swap's LOAD REPORT is one line, a missing or
-    mismatched weight keeps its table (no logger raised to ERROR: that printed "layers were not sharded")."""
-    from ..console import log_filters
-
-    return log_filters()
+#: :func:`hf_bert_tasks.console.log_filters`: an expected head swap's LOAD REPORT is one line
+quiet_load_report = log_filters
 
 
 def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: str, seed: int, **mode) -> dict:
@@ -189,21 +173,13 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
 
 def arm_budget(model_args, data_args, training_args) -> dict:
     """One run's budget for the compare report, as ``compare.arm_budget`` gives it: ``epochs``, peak ``learning_rate``,
-    ``trainable_parameters`` (of the model the run's mode builds: all, adapters + head for LoRA, head if frozen)."""
-    import transformers
-
+    :func:`~hf_bert_tasks.scripts.compare.trainable_parameters`."""
     from .. import get_task
-    from ..finetuning import build_model
-    from ..lora import trainable_parameter_counts
+    from .compare import trainable_parameters
 
-    verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()  # the run itself reported the load
-    try:
-        model = build_model(get_task(data_args.task).configure(data_args), model_args, training_args)
-    finally:
-        transformers.logging.set_verbosity(verbosity)
+    task = get_task(data_args.task).configure(data_args)
     return {"epochs": f"{training_args.num_train_epochs:g}", "learning_rate": f"{training_args.learning_rate:g}",
-            "trainable_parameters": trainable_parameter_counts(model)[0]}
+            "trainable_parameters": trainable_parameters(task, model_args, training_args)}
 
 
 def random_init_copy(model_dir: str, output_dir: str, seed: int) -> str:
@@ -289,8 +265,6 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
                                   max_train_samples=few, epochs=plan.gain_epochs)
                   for name, path in (("pretrained", model_dir), ("random-init", random_dir))}
     walls["label efficiency"] = sum(r["wall_seconds"] for r in few_labels.values())
-    # at this scale both encoders learn the sample's rule from all 1,600 labels (the ceiling); with few labels only
-    # the pretrained one generalises beyond them: the paper's claim here is label efficiency (docs/results.md)
     rows.append(Row(f"pretrained vs random init ({run.task}, {few} labels)", f"dev {task.primary_metric}",
                     few_labels["pretrained"][key], few_labels["random-init"][key], "random init", kind="gain"))
 
@@ -341,22 +315,17 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
 
 
 def held_out_rows(train_texts: list[str], dev_texts: list[str]) -> list[int]:
-    """Indices of the ``dev_texts`` holding a word (whitespace-separated, lowercased) that no training text holds.
-
-    On the SST-2 sample these are the sentences with a held-out adjective (``tools/make_samples.py``): their polarity
-    is not in the labels, only in the pretraining corpus, which is what pretraining should add.
-    """
+    """Indices of the ``dev_texts`` holding a word (whitespace-separated, lowercased) that no training text holds:
+    on the SST-2 sample, a held-out adjective whose polarity only the pretraining corpus shows."""
     seen = {word for text in train_texts for word in text.lower().split()}
     return [i for i, text in enumerate(dev_texts) if not set(text.lower().split()) <= seen]
 
 
 def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) -> dict:
-    """Classify the dev split of sample ``folder`` with each fine-tuned model of ``models`` (name -> folder).
-
-    Returns the accuracy of each model on the dev sentences with a word never seen in training (:func:`held_out_rows`)
-    and on the others, the showcase (the first ``per_group`` sentences of each group with the sample's label and the
-    first model's answer) and ``lines``, its printout. Single-sentence classification tasks only (SST-2 sample).
-    """
+    """Classify the dev split of sample ``folder`` with each model of ``models`` (name -> folder); single-sentence
+    classification only. Returns each model's accuracy on the sentences with a word never seen in training
+    (:func:`held_out_rows`) and on the others, the first ``per_group`` of each group with the first model's answer,
+    and ``lines``, the printout."""
     from transformers import pipeline
 
     raw = task.read_local(sample_path(folder))
@@ -412,24 +381,18 @@ def format_table(rows: list[Row]) -> str:
 
 def plot_summary(rows: list[Row], path: str) -> str:
     """Bar per row (value), a black tick at its baseline, green when the row works; saved as PNG ``path``."""
-    import matplotlib
+    from ..plots import new_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 0.42 * len(rows) + 1.4))
+    fig, ax = new_figure(figsize=(8, 0.42 * len(rows) + 1.4))
     ys = list(range(len(rows)))[::-1]
     ax.barh(ys, [r.value for r in rows], color=["tab:green" if r.works else "tab:red" for r in rows], alpha=0.8)
     ax.scatter([r.baseline for r in rows], ys, marker="|", s=300, color="black", zorder=3, label="baseline")
-    ax.set_yticks(ys)
-    ax.set_yticklabels([f"{r.step}: {r.metric}" for r in rows], fontsize=8)
+    ax.set_yticks(ys, [f"{r.step}: {r.metric}" for r in rows], fontsize=8)
     ax.set_xlim(0, 1)
     ax.set_xlabel("value (green: beats its baseline by the margin)")
     ax.set_title("hf-bert-tasks quickstart", fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
