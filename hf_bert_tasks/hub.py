@@ -72,10 +72,7 @@ def pop_push_settings(training_args) -> dict | None:
 
     The recipes push with :func:`push_output_dir` at the end (``Trainer``'s own card lacks most of ours). Every secret
     (:func:`hf_bert_tasks.credentials.scrub_secrets`) is taken out, with or without ``--push_to_hub``, so ``Trainer``
-    never pickles it. No network call.
-
-    Raises:
-        ValueError: ``--push_to_hub`` without ``--hub_model_id`` (or with a malformed one).
+    never pickles it. No network call. ``ValueError``: ``--push_to_hub`` without a (well-formed) ``--hub_model_id``.
     """
     from .credentials import scrub_secrets
 
@@ -93,11 +90,8 @@ def pop_push_settings(training_args) -> dict | None:
 
 def finish_run(task, model_args, data_args, training_args, push: dict | None) -> PushResult | None:
     """End of a fine-tuning run: push ``output_dir`` if ``--push_to_hub`` (``push``: :func:`pop_push_settings`'s
-    result), on the main process only; ``model_args`` and ``data_args`` are unused.
-
-    Raises:
-        HubPushError: the push failed (``output_dir`` is complete and unchanged: push it with ``hf-bert-tasks push``).
-    """
+    result), on the main process only; ``model_args`` and ``data_args`` are unused. ``HubPushError`` when the push
+    failed (``output_dir`` is complete and unchanged: push it with ``hf-bert-tasks push``)."""
     if push is None or not training_args.should_save:
         return None
     result = push_output_dir(training_args.output_dir, push["repo_id"], private=push["private"],
@@ -187,10 +181,8 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     classification -> ``token-classification`` with ``aggregation_strategy="first"`` (each word takes its first
     WordPiece's label, as NER is scored, paper §5.3; a saved folder cannot set it); question answering -> the
     package's ``extractive-question-answering`` (:mod:`hf_bert_tasks.qa_pipeline`); pretraining -> ``fill-mask``
-    (truncating). ``kwargs`` override these options.
-
-    Raises:
-        ValueError: a multiple-choice or unknown architecture (names it and what to use).
+    (truncating). ``kwargs`` override these options. ``ValueError`` for a multiple-choice or unknown architecture
+    (names it and what to use).
     """
     from transformers import AutoConfig, pipeline
 

@@ -36,11 +36,8 @@ def head_module_names(model) -> list[str]:
 def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
                 target_modules: str | list[str] = "query,value"):
     """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type``: the arguments as
-    :func:`apply_lora` takes them, peft's task type, and the task head in ``modules_to_save``.
-
-    Raises:
-        ValueError: unknown ``problem_type``, ``r < 1``, or no head module outside the encoder.
-    """
+    :func:`apply_lora` takes them, peft's task type, and the task head in ``modules_to_save``. ``ValueError``:
+    unknown ``problem_type``, ``r < 1``, or no head module outside the encoder."""
     from peft import LoraConfig, TaskType
 
     if problem_type not in PEFT_TASK_TYPES:

@@ -114,14 +114,9 @@ def dataset_display_name(task) -> str:
 def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, Any] | None = None) -> list:
     """One ``huggingface_hub.EvalResult`` per metric per evaluated split (MNLI m/mm are two results).
 
-    Args:
-        task: the registered :class:`~hf_bert_tasks.tasks.base.Task`.
-        metrics: Trainer-style metrics (``all_results.json``): ``eval_<metric>[<split suffix>]`` -> float.
-        dataset: ``{"id", "config", "revision"}`` overriding the task's Hub dataset (the run record's).
-
-    Returns:
-        ``EvalResult`` objects (``task_type``: the pipeline tag, ``metric_type``: the declared Hub metric id,
-        ``metric_value`` on the declared scale); NaN values are skipped with a warning (YAML cannot carry them).
+    ``metrics``: ``all_results.json``'s ``eval_<metric>[<split suffix>]`` -> float; ``dataset``: ``{"id",
+    "config", "revision"}`` overriding the task's Hub dataset. ``task_type`` is the pipeline tag, ``metric_type`` the
+    declared Hub metric id, ``metric_value`` on the declared scale; NaN values are skipped with a warning.
     """
     from huggingface_hub import EvalResult
 
@@ -301,9 +296,9 @@ def _render(kind: str, output_dir: str, repo_id: str | None, title: str, tags: l
     from huggingface_hub import ModelCard, ModelCardData
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
-    card_data = ModelCardData(model_name=name, language="en", tags=list(dict.fromkeys(["bert", "hf_bert_tasks", *tags])),
-                              **data)
-    return ModelCard.from_template(card_data, template_path=template_path(kind), title=f"{name}: {title}",
+    tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
+    return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
+                                   template_path=template_path(kind), title=f"{name}: {title}",
                                    files_list=_files_list(output_dir, files),
                                    versions_list=_versions_list(versions, recorded),
                                    tool_version=versions.get("hf_bert_tasks", ""), **sections)
@@ -394,9 +389,7 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
     Shows the corpus (file names only, no local paths), the masking recipe, the steps per phase and the final MLM /
     NSP accuracy, which ``model-index`` holds (``fill-mask``, dataset ``text``, held-out documents). ``base_model``:
     ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.run_record.model_origin`).
-
-    Raises:
-        FileNotFoundError: no ``pretraining_summary.json`` in ``output_dir``.
+    ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
     """
     from huggingface_hub import EvalResult
 
@@ -461,12 +454,8 @@ def build_card(output_dir: str, **kwargs):
 
 
 def load_seed_runs(output_dirs: list[str]) -> list[dict]:
-    """``[{"seed", "metrics"}]`` from several finished output dirs (``all_results.json`` + the record's seed, ``"?"``
-    for a folder without a record).
-
-    Raises:
-        FileNotFoundError: a folder without ``all_results.json``.
-    """
+    """``[{"seed", "metrics"}]`` from finished output dirs (``all_results.json``, the record's seed or ``"?"``);
+    ``FileNotFoundError`` for a folder without ``all_results.json``."""
     return [{"seed": (read_record(d) or {}).get("seed", "?"),
              "metrics": _all_results(d, "every --seed_runs folder must hold a finished run")} for d in output_dirs]
 

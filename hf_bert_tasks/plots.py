@@ -46,9 +46,7 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     Returns:
         ``{"train_loss": (steps, values), "eval_loss": (steps, values), "eval_metric": (steps, values),
         "metric": "eval_<name>" or None}``, lists in log order; missing or non-finite values are left out.
-
-    Raises:
-        ValueError: an entry without an integer ``step`` (not a ``Trainer`` log history).
+        ``ValueError`` for an entry without an integer ``step`` (not a ``Trainer`` log history).
     """
     skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
     if metric is not None and not metric.startswith("eval_"):
@@ -101,11 +99,8 @@ def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: s
 
 
 def write_training_curves(output_dir: str, metric: str | None = None, title: str | None = None) -> str:
-    """Read ``output_dir/trainer_state.json`` and write ``output_dir/training_curves.png``; returns the PNG's path.
-
-    Raises:
-        FileNotFoundError: no ``trainer_state.json`` in ``output_dir``.
-    """
+    """Read ``output_dir/trainer_state.json`` (``FileNotFoundError`` without it) and write
+    ``output_dir/training_curves.png``; returns the PNG's path."""
     with open(os.path.join(output_dir, STATE_FILE), encoding="utf-8") as f:
         history = json.load(f).get("log_history", [])
     path = os.path.join(output_dir, CURVES_FILE)

@@ -82,11 +82,8 @@ class FeatureBasedMode(TrainingMode):
         return None
 
     def compare_arms(self, strategies: list[str]) -> list[dict]:
-        """One configuration per layer strategy, labelled ``feature_based:<strategy>``.
-
-        Raises:
-            ValueError: an unknown strategy (lists the known ones).
-        """
+        """One configuration per layer strategy, labelled ``feature_based:<strategy>``; ``ValueError`` for an unknown
+        strategy (lists the known ones)."""
         return [{"label": f"{self.name}:{s}", "mode": self.name, "strategy": get_strategy(s).name} for s in strategies]
 
     def row_name(self, config: dict) -> str:

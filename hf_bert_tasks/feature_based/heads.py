@@ -44,11 +44,8 @@ _SENTENCE_LEVEL = ("single_label_classification", "regression")
 
 
 def register_head(problem_type: str, name: str) -> Callable[[type], type]:
-    """Class decorator: register a :class:`FeatureHead` as ``--head name`` for ``problem_type``.
-
-    Raises:
-        ValueError: the name is already registered for that problem type.
-    """
+    """Class decorator: register a :class:`FeatureHead` as ``--head name`` for ``problem_type``; ``ValueError`` when
+    the name is already registered for it."""
 
     def decorate(cls: type) -> type:
         heads = HEAD_REGISTRY.setdefault(problem_type, {})
@@ -61,11 +58,8 @@ def register_head(problem_type: str, name: str) -> Callable[[type], type]:
 
 
 def head_class(problem_type: str, name: str) -> type[FeatureHead]:
-    """The head class for ``problem_type`` and ``--head name`` (``auto``: the problem type's first head).
-
-    Raises:
-        ValueError: an unknown problem type, or a head that does not fit it (the message lists those that do).
-    """
+    """The head class for ``problem_type`` and ``--head name`` (``auto``: the problem type's first head);
+    ``ValueError`` for an unknown problem type or a head that does not fit it (listing those that do)."""
     if problem_type not in HEAD_REGISTRY:
         raise ValueError(f"unknown task_problem_type {problem_type!r}; expected one of {list(HEAD_REGISTRY)}")
     heads = HEAD_REGISTRY[problem_type]
@@ -73,8 +67,7 @@ def head_class(problem_type: str, name: str) -> type[FeatureHead]:
         return next(iter(heads.values()))
     if name not in heads:
         what = "a sentence-level task" if problem_type in _SENTENCE_LEVEL else problem_type.replace("_", " ")
-        raise ValueError(f"--head {name!r} does not fit {what}; "
-                         f"expected {' or '.join(repr(n) for n in heads)}")
+        raise ValueError(f"--head {name!r} does not fit {what}; expected {' or '.join(repr(n) for n in heads)}")
     return heads[name]
 
 

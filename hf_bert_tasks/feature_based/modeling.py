@@ -28,8 +28,7 @@ class BertFeatureBasedConfig(PretrainedConfig):
         head_dropout: dropout inside the head.
         num_labels, id2label, label2id: as for any ``PretrainedConfig``.
 
-    Raises:
-        ValueError: an unknown strategy, head or pooling (only checked when ``encoder_config`` is given).
+    ``ValueError`` for an unknown strategy, head or pooling (checked when ``encoder_config`` is given).
     """
 
     model_type = "bert_feature_based"
@@ -94,14 +93,9 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     @classmethod
     def from_encoder(cls, model_name_or_path: str, task_problem_type: str, feature_strategy: str, **kwargs):
-        """Build a model around the pretrained encoder in ``model_name_or_path`` (the head is new).
-
-        ``kwargs`` are :class:`BertFeatureBasedConfig` fields (``head``, ``pooling``, ``num_labels``, ``id2label`` …)
-        and ``revision`` / ``cache_dir`` for the encoder download.
-
-        Raises:
-            ValueError: the checkpoint lacks encoder weights the model needs.
-        """
+        """Build a model around the pretrained encoder in ``model_name_or_path`` (the head is new). ``kwargs``:
+        :class:`BertFeatureBasedConfig` fields and ``revision`` / ``cache_dir`` for the encoder download.
+        ``ValueError`` when the checkpoint lacks encoder weights the model needs."""
         load_kw = {k: kwargs.pop(k) for k in ("revision", "cache_dir") if k in kwargs}
         encoder = AutoModel.from_pretrained(model_name_or_path, **load_kw)
         config = BertFeatureBasedConfig(encoder_config=encoder.config.to_dict(), task_problem_type=task_problem_type,
@@ -238,11 +232,9 @@ _register_auto_classes()
 
 
 def build_feature_based_model(task, model_args, training_args=None) -> BertFeatureBasedModel:
-    """The recipe's ``build_model`` for ``--mode feature_based``: frozen ``model_name_or_path`` + the task's head.
-
-    Reads ``feature_strategy``, ``head``, ``pooling``, ``head_hidden_size`` from ``training_args`` (defaults:
-    ``concat_last_four``, ``auto``, ``cls``, 768). Label names come from ``task.model_config_kwargs()``.
-    """
+    """The recipe's ``build_model`` for ``--mode feature_based``: frozen ``model_name_or_path`` + the task's head, from
+    ``training_args``' ``feature_strategy``, ``head``, ``pooling``, ``head_hidden_size`` (defaults:
+    ``concat_last_four``, ``auto``, ``cls``, 768) and ``task.model_config_kwargs()``'s labels."""
     kwargs = {k: v for k, v in task.model_config_kwargs().items() if k in ("num_labels", "id2label", "label2id")}
     if task.problem_type == "regression":
         kwargs["num_labels"] = 1

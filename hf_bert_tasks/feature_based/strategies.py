@@ -48,12 +48,8 @@ class Strategy:
         return paper.TABLE7_ROW_NAMES.get(self.name, "Learned scalar mix, all layers (ELMo; not in the paper)")
 
     def layers(self, num_hidden_layers: int) -> list[int]:
-        """Indices into ``hidden_states`` (0 = embeddings, ``L`` = last layer) used by this strategy; with ``L < 3``
-        the "last four" reach into the embeddings.
-
-        Raises:
-            ValueError: ``second_to_last`` on an encoder without layers (``L = 0``).
-        """
+        """Indices into ``hidden_states`` (0 = embeddings, ``L`` = last layer) used by this strategy (with ``L < 3``
+        the "last four" reach into the embeddings); ``ValueError`` for ``second_to_last`` when ``L = 0``."""
         L = num_hidden_layers
         need = 1 if self.name == "second_to_last" else 0
         if L < need:

@@ -45,11 +45,8 @@ def parse_list(text: str, kind=str) -> list:
 
 
 def configurations(modes: list[str], strategies: list[str]) -> list[dict]:
-    """One ``{"label", "mode", "strategy"}`` per configuration (``strategy`` ``None`` unless feature-based).
-
-    Raises:
-        ValueError: unknown mode or strategy (lists the known ones).
-    """
+    """One ``{"label", "mode", "strategy"}`` per configuration (``strategy`` ``None`` unless feature-based);
+    ``ValueError`` for an unknown mode or strategy (lists the known ones)."""
     configs = []
     for mode in modes:
         if mode not in TRAINING_MODES:
@@ -92,12 +89,9 @@ def finetune_parser():
 
 
 def given_settings(argv: list[str], parser=None) -> dict:
-    """The fine-tune flags given in ``argv`` as ``{name: value}``, converted by the fine-tune parser; flags not given
-    are absent, not defaults. ``--config FILE``'s mapping comes below the explicit flags (as in ``finetune``).
-
-    Raises:
-        ValueError: an unknown flag (with the closest known one), a value the parser refuses, a bad config file.
-    """
+    """The fine-tune flags given in ``argv`` as ``{name: value}``, converted by the fine-tune parser (no defaults);
+    ``--config FILE``'s mapping comes below the explicit flags. ``ValueError``: an unknown flag (with the closest
+    known one), a value the parser refuses, a bad config file."""
     parser = parser or finetune_parser()
     argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
     if "--config" in argv:
@@ -115,11 +109,7 @@ def given_settings(argv: list[str], parser=None) -> dict:
 
 def typed_settings(values: dict, option: str, parser=None) -> dict:
     """``{name: value}`` from a YAML/JSON mapping, converted as the fine-tune parser converts each flag's text
-    (:func:`hf_bert_tasks.config_file.settings_argv`); ``None`` values are left out.
-
-    Raises:
-        ValueError: an unknown name (with the closest known flag) or a value the flag does not accept.
-    """
+    (``None`` values left out); ``ValueError`` for an unknown name or a value the flag does not accept."""
     parser = parser or finetune_parser()
     return given_settings(settings_argv(values, parser), parser)
 
@@ -127,10 +117,7 @@ def typed_settings(values: dict, option: str, parser=None) -> dict:
 def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed:
     :func:`run_settings`, then ``common`` (every run's flags), then ``args.arm_settings[mode]``; a later one wins.
-
-    Raises:
-        ValueError: a check of the argument dataclasses failed (e.g. ``--lora_dropout 1.5``).
-    """
+    ``ValueError`` when a check of the dataclasses fails (e.g. ``--lora_dropout 1.5``)."""
     from ..arguments import flags_given
 
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
@@ -157,11 +144,7 @@ def arm_settings(text: str, option: str, parser=None) -> dict:
 
 def validate_arms(args, common: dict) -> None:
     """Read every arm's ``--<mode>_args`` into ``args.arm_settings`` and build every configuration's arguments
-    (their checks included) before anything runs.
-
-    Raises:
-        ValueError: ``compare: arm 'lora' (--lora_args or the flags common to every arm): <the message>``.
-    """
+    before anything runs; ``ValueError``: ``compare: arm 'lora' (--lora_args or the flags common ...): <message>``."""
     reused = dict(args.reuse_map)
     seed = parse_list(args.seeds, int)[0]
     configs = [c for c in configurations(parse_list(args.modes), parse_list(args.strategies)) if c["label"] not in reused]
@@ -236,7 +219,7 @@ def trainable_parameters(task, model_args, training_args) -> int:
 
 def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
     """What a configuration trains with, after the task's and mode's defaults (``apply_task_defaults``): ``epochs``
-    (``"N steps"`` with ``--max_steps``), peak ``learning_rate`` (or the ``--lr_grid``), :func:`trainable_parameters`."""
+    (``"N steps"`` with ``--max_steps``), peak ``learning_rate`` (or ``--lr_grid``), :func:`trainable_parameters`."""
     from ..arguments import apply_task_defaults
 
     model_args, data_args, training_args = run_arguments(config, seed, args, common, args.output_dir)

@@ -4,13 +4,9 @@
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --private --revision seed-42
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --base_model bert-base-uncased --dry_run
 
-Uploads weights (safetensors), tokenizer, config, the generated card (``README.md``: ``model-index`` with every
-metric of the task), ``all_results.json``, predictions, ``run_info.json`` and a comparison report/chart when present,
-in one commit. Pushing again replaces the card's eval results in place (one entry per metric). The token comes from
-``HF_TOKEN`` or ``huggingface-cli login``; it is never printed. ``--dry-run`` prints the card and the file list and
-makes no network call. A failed push exits with status 1, prints why, and leaves OUTPUT_DIR untouched. Flags use
-underscores, as every other flag of the package; the dashed spellings of earlier releases (``--repo-id``,
-``--dry-run``, ``--base-model``, ``--seed-runs``, ``--commit-message``) still work and print a deprecation note.
+One commit of weights, tokenizer, config, results, the run record and the generated card (:mod:`hf_bert_tasks.hub`);
+the token (``HF_TOKEN`` or the stored login) is never printed. ``--dry_run`` prints the card and the file list, with
+no network call; a failed push exits with status 1. Dashed spellings (``--repo-id`` …) still work, deprecated.
 """
 
 from __future__ import annotations

@@ -118,11 +118,8 @@ class Row:
 
 
 def constant_baseline(task, raw_dev) -> tuple[float, str]:
-    """Best dev score of a constant prediction for ``task``'s primary metric, and its name.
-
-    Classification: every label is tried as the constant; accuracy's best is the majority class, F1's best is the
-    positive class. Regression (STS-B): a constant has no correlation, the baseline is 0.0.
-    """
+    """Best dev score of a constant prediction for ``task``'s primary metric (every label tried: accuracy's best is
+    the majority class, F1's the positive class; regression: 0.0, no correlation), and its name."""
     import numpy as np
 
     labels = np.asarray(raw_dev[task.label_column])
@@ -224,10 +221,7 @@ def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str
 
 def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL) -> dict:
     """Run every step into ``output_dir``; returns the summary (also written as ``quickstart_summary.json``).
-
-    Raises:
-        ValueError: ``plan.comparison_task`` is not one of ``plan.tasks``.
-    """
+    ``ValueError`` when ``plan.comparison_task`` is not one of ``plan.tasks``."""
     from .. import get_task
 
     runs = {run.task: run for run in plan.tasks}
