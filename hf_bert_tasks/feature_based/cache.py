@@ -201,9 +201,7 @@ class FeatureCacheCollator:
             out[j, :r] = rows if self._pick is None else rows[:, self._pick]
         batch = {"features": torch.from_numpy(out),
                  "attention_mask": (torch.arange(r_max)[None, :] < torch.tensor(lengths)[:, None]).long()}
-        for name in TARGETS:
-            if name not in examples[0]:
-                continue
+        for name in [n for n in TARGETS if n in examples[0]]:
             values = [e[name] for e in examples]
             key = "labels" if name in ("label", "label_ids") else name
             if isinstance(values[0], (list, np.ndarray, torch.Tensor)):

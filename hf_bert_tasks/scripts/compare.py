@@ -169,24 +169,21 @@ def _naming_the_arm(label: str, mode: str):
         raise ValueError(f"compare: arm {label!r} ({where}): {err}") from err
 
 
-def _read_json(path: str) -> dict:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
     """Run one configuration with one seed, or read it (``--reuse``, or a finished earlier run without ``--rerun``);
     returns its record (results, wall seconds, folder)."""
     from ..arguments import output_dir_is_finished, setup_process_logging
     from ..finetuning import run_finetune
+    from ..run_record import read_record
 
     reuse = dict(args.reuse_map).get(config["label"])
     out = reuse or os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
     timing = os.path.join(out, "compare_wall_seconds.json")
     record = {"seed": None if reuse else seed, "output_dir": out, "reused": bool(reuse)}
     if reuse or (output_dir_is_finished(out) and os.path.isfile(timing) and not args.rerun):
-        results = _read_json(os.path.join(out, "all_results.json"))
-        wall = results.get("wall_seconds", results.get("train_runtime")) if reuse else _read_json(timing)["wall_seconds"]
+        results = read_record(out, "all_results.json")
+        wall = read_record(out, os.path.basename(timing))["wall_seconds"] if not reuse else results.get(
+            "wall_seconds", results.get("train_runtime"))
         return {**record, "results": results, "wall_seconds": wall}
     model_args, data_args, training_args = run_arguments(config, seed, args, common, out)
     setup_process_logging(training_args)

@@ -327,9 +327,8 @@ def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) 
     dev = raw[task.eval_splits[0]]
     texts, gold = list(dev[text_column]), [task.label_names[i] for i in dev[task.label_column]]
     held = set(held_out_rows(list(raw[task.train_split][text_column]), texts))
-    answers = {}
-    for name, path in models.items():
-        answers[name] = [p["label"] for p in pipeline(task.pipeline_tag, model=path)(texts, batch_size=64)]
+    answers = {name: [p["label"] for p in pipeline(task.pipeline_tag, model=path)(texts, batch_size=64)]
+               for name, path in models.items()}
 
     def accuracy(name, rows):
         return sum(answers[name][i] == gold[i] for i in rows) / max(len(rows), 1)
