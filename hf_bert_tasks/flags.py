@@ -1,12 +1,7 @@
-"""The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`:
-the fast ``--help`` (:func:`fast_help`) and the checks that run before transformers is imported
-(:func:`check_command_line`: flag names, ``--config`` keys, ``--task``, paths, an unreachable model), so a usage
-error is one line within a second or two instead of after the 10-15 s import of transformers.
-
-Nothing here imports torch, transformers or datasets (``tests/test_cli.py`` checks ``sys.modules``): transformers'
-``TrainingArguments`` fields are read from ``transformers/training_args.py`` found by :func:`source_path`.
-The checks only fail on what the recipe's own parser and checks refuse too (the same messages); anything they
-cannot decide here is left to the recipe.
+"""The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`
+(``TrainingArguments``' too, via :func:`source_path`; nothing here imports torch, transformers or datasets): the fast
+``--help`` (:func:`fast_help`) and the checks run before transformers is imported (:func:`check_command_line`), which
+refuse only what the recipe refuses too, with the same messages, in a second or two instead of after the import.
 """
 
 from __future__ import annotations
@@ -52,9 +47,8 @@ def _literal(node, fallback):
 
 
 def _default_text(node, imported: dict[str, str] | None = None) -> str:
-    """``repr`` of a literal default, or of a name the module imports from a module of this package (``imported``:
-    name -> module; that module is imported, so keep such constants in light modules such as
-    :mod:`hf_bert_tasks.modes`), else its source text (``list(STRATEGIES)``)."""
+    """``repr`` of a literal default, or of a name imported from a (light: it is imported) module of this package
+    (``imported``: name -> module), else its source text (``list(STRATEGIES)``)."""
     missing = object()
     value = _literal(node, missing)
     if value is missing and isinstance(node, ast.Name) and node.id in (imported or {}):
@@ -75,8 +69,8 @@ def _package_imports(tree: ast.Module, module: str) -> dict[str, str]:
 
 
 def source_path(module: str) -> str:
-    """The source file of ``module`` without importing it or its parent packages (only the top-level package is
-    located: ``transformers.training_args`` -> ``.../transformers/training_args.py``)."""
+    """The source file of ``module`` without importing it or its parents (``transformers.training_args`` ->
+    ``.../transformers/training_args.py``)."""
     top, _, rest = module.partition(".")
     spec = importlib.util.find_spec(top)
     if not rest:
@@ -92,15 +86,9 @@ def _parsed(path: str) -> ast.Module:
 
 
 def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
-    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast`.
-
-    This is how ``finetune --help`` lists the package's flags without importing the module (which imports
-    transformers' ``TrainingArguments``, several seconds). Only ``name: T = field(default=..., metadata={...})`` and
-    ``name: T = value`` statements count; a default or metadata that is not a literal is shown as source text.
-    ``tests/test_cli.py`` checks the result against the imported classes.
-
-    Raises:
-        LookupError: the module has no class ``class_name``.
+    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast` (no import):
+    ``name: T = field(default=..., metadata={...})`` and ``name: T = value`` statements; a default or metadata that
+    is not a literal is shown as source text. Raises ``LookupError`` when the module has no class ``class_name``.
     """
     tree = _parsed(source_path(module))
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
@@ -154,7 +142,7 @@ def module_doc(module: str) -> str | None:
 
 def fast_help(prog: str, spec) -> str:
     """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
-    built from its dataclasses' source without importing them."""
+    built from its dataclasses' source."""
     doc = module_doc(f"hf_bert_tasks.scripts.{spec.module}") or spec.help
     parser = argparse.ArgumentParser(
         prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
@@ -209,9 +197,8 @@ def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]],
 
 def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
     """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
-    a folder, or, offline (``HF_HUB_OFFLINE=1``, ``huggingface_hub.constants.is_offline_mode``), a Hub id with no
-    cached snapshot holding a ``config.json`` (the Hub cache layout ``models--org--name/snapshots/<commit>/``; not
-    ``try_to_load_from_cache``, whose import takes ~0.4 s). Online, a Hub id is left to the recipe.
+    a folder, or, offline (``HF_HUB_OFFLINE=1``), a Hub id with no cached snapshot holding a ``config.json`` (read
+    from the cache layout: ``try_to_load_from_cache``'s import takes ~0.4 s). Online, a Hub id is left to the recipe.
 
     Raises:
         FileNotFoundError: naming the flag, the value (``(the default)`` when not ``given``) and a local folder
@@ -235,13 +222,9 @@ def check_model(name: str | None, *, given: bool = True, cache_dir: str | None =
 
 
 def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
-    """Check a recipe's command line before the recipe imports transformers; returns the settings it gives
-    (``--config`` file values below the flags, each as a list of strings).
-
-    Args:
-        argv: the subcommand's arguments.
-        sources: ``(module, class, title)`` of each argument dataclass whose fields are flags.
-        extra_flags: more flag names (without ``--``) the subcommand takes.
+    """Check a recipe's command line (``argv``) before the recipe imports transformers; returns the settings it gives
+    (``--config`` file values below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of
+    each argument dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes.
 
     Raises:
         ValueError: an unknown flag (``unrecognized arguments: ... (did you mean ...?)``), a ``--config`` key no

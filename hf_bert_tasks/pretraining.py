@@ -74,7 +74,8 @@ def run_pretrain(
     model = {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
              "init": start or "random", "base_model": model_origin(start)["base_model"] if start else None}
     nsp = data_args.next_sentence_prediction
-    summary = {"corpus": corpus, "model": model, "tokenizer": tokenizer_source, "seed": training_args.seed, "phases": [],
+    summary = {"corpus": corpus, "model": model, "tokenizer": tokenizer_source, "seed": training_args.seed,
+               "phases": [],
                "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
     for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
@@ -126,7 +127,8 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     )
     streamed, n_train = data_args.streaming, data_args.max_train_documents
     n_docs = None if streamed else len(documents)
-    sentences = None if streamed else int(pc.sum(pc.list_value_length(documents.data.column("sentences"))).as_py() or 0)
+    column = None if streamed else documents.data.column("sentences")
+    sentences = None if streamed else int(pc.sum(pc.list_value_length(column)).as_py() or 0)
     if n_docs is not None and n_docs < (2 if data_args.next_sentence_prediction else 1):
         raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {n_docs} document(s); "
                          "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
@@ -224,9 +226,10 @@ def _phase_resume(resume, phase_dir: str):
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
     """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary.
 
-    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``). Each training
-    instance gets an ``idx`` column keying its masks (:class:`~hf_bert_tasks.collators.DataCollatorForBertPretraining`);
-    the eval set gets static masks drawn with ``seed + 1``, so evaluations at different steps compare.
+    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``). Training
+    instances get an ``idx`` column keying their masks (see
+    :class:`~hf_bert_tasks.collators.DataCollatorForBertPretraining`); the eval set gets static masks drawn with
+    ``seed + 1``, so evaluations at different steps compare.
     """
     from datasets import Dataset, IterableDataset
     from transformers import set_seed

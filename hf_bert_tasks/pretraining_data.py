@@ -304,7 +304,7 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
 
 
 def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
-    """The map over the ``text`` loader's rows: a paragraph (``sample_by="paragraph"``), also ended at a whitespace-only
+    """The map over the ``text`` loader's rows: a paragraph (``sample_by="paragraph"``), also ended at a blank-looking
     line as google's reader does; or with ``headings`` a whole file (``sample_by="document"``), split at each WikiText
     heading (kept as the document's first sentence)."""
     docs: list[list[str]] = []

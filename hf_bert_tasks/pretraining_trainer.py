@@ -151,8 +151,8 @@ class PretrainingTrainer(Trainer):
         self._train_sums = torch.zeros(len(STAT_COLUMNS), dtype=dtype, device=self.args.device)
 
     def get_batch_samples(self, epoch_iterator, num_batches, device):
-        """The micro-batches of one optimizer step and ``num_items_in_batch`` = ``int64 [2]`` (predicted MLM tokens, NSP
-        examples) summed over them and all processes (one all-reduce, run by every process even with no batch left)."""
+        """The micro-batches of one optimizer step and ``num_items_in_batch`` = ``int64 [2]`` (predicted MLM tokens,
+        NSP examples) summed over them and all processes (one all-reduce, run by every process even with no batch)."""
         import itertools
 
         import torch

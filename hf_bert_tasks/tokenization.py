@@ -17,7 +17,7 @@ PADDING_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "camembert", "longformer",
 
 def model_position_limit(config) -> int | None:
     """The longest input, in tokens including ``[CLS]``/``[SEP]``, that a model accepts: ``max_position_embeddings``
-    of ``config`` (a ``PretrainedConfig`` or a model) or of its ``encoder_config`` (:mod:`hf_bert_tasks.feature_based`),
+    of ``config`` (a ``PretrainedConfig`` or a model) or its ``encoder_config`` (:mod:`hf_bert_tasks.feature_based`),
     minus the padding offset for :data:`PADDING_OFFSET_POSITIONS`; ``None`` when the config names no limit.
     """
     config = getattr(config, "config", config)
