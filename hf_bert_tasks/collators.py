@@ -227,15 +227,10 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         return {k: torch.from_numpy(v) for k, v in batch.items()}
 
     def mask_tokens(self, input_ids, attention_mask, word_ids=None, example_index=None, epoch: int | None = None):
-        """Choose MLM targets and corrupt the inputs (the rules of the class docstring).
-
-        Args:
-            input_ids, attention_mask: ``int64 [B, L]`` (``attention_mask``: 1 for real tokens).
-            word_ids: ``int64 [B, L]`` word index per token, ``-1`` for special/pad positions (whole-word masking).
-            example_index: ``[B]`` dataset row indices keying the draws, or ``None`` (see "Randomness").
-            epoch: the epoch keying the draws (default: :attr:`epoch`).
-
-        Returns ``(masked_input_ids, labels)``, both ``int64 [B, L]``; ``labels`` is ``-100`` where not selected.
+        """Choose MLM targets and corrupt the inputs (the class docstring's rules): ``input_ids``, ``attention_mask``
+        and ``word_ids`` (``-1`` at special/pad positions) ``int64 [B, L]``; ``example_index`` ``[B]`` row indices
+        keying the draws, or ``None``; ``epoch`` (default: :attr:`epoch`). Returns ``(masked_input_ids, labels)``,
+        both ``int64 [B, L]``, ``labels`` ``-100`` where not selected.
         """
         import torch
 
@@ -306,12 +301,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         return batch
 
     def static_mask_map(self, batch: dict[str, list], indices: list[int] | None = None) -> dict[str, list]:
-        """Batched ``datasets.map`` function storing static masks: masked ``input_ids`` and ``labels`` (unpadded).
-
-        Use after ``dupe_factor`` passes of :func:`~hf_bert_tasks.create_pretraining_examples` (google's static masks:
-        each copy its own). With ``with_indices=True`` (or an ``idx`` column) the mask of row ``i`` is keyed by
-        ``(seed, epoch 0, i)``: the same for any ``batch_size`` and ``num_proc``; without, by the process's call count
-        (``num_proc`` > 1 would repeat masks across shards)."""
+        """Batched ``datasets.map`` function storing static masks (google's: each ``dupe_factor`` copy its own): masked
+        ``input_ids`` and ``labels``, unpadded. With ``with_indices=True`` (or an ``idx`` column) row ``i`` is keyed by
+        ``(seed, epoch 0, i)``, the same for any ``batch_size`` and ``num_proc``; without, by the call count."""
         if indices is None and EXAMPLE_INDEX in batch:
             indices = list(batch[EXAMPLE_INDEX])
         rows = [{k: v[i] for k, v in batch.items() if k not in (EXAMPLE_INDEX, "labels")}

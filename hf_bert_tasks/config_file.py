@@ -15,12 +15,9 @@ SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def read_config(source: str, option: str = "--config", inline: bool = False) -> dict[str, Any]:
-    """The mapping in the settings file ``source`` (empty file: ``{}``).
-
-    Args:
-        source: a ``.yaml``/``.yml``/``.json`` path; with ``inline``, text that is not an existing file is read as
-            an inline YAML mapping (``"{num_train_epochs: 3, learning_rate: 1e-3}"``).
-        option: the flag that gave ``source``, for messages.
+    """The mapping in the settings file ``source``, a ``.yaml``/``.yml``/``.json`` path (empty file: ``{}``); with
+    ``inline``, text that is not an existing file is read as an inline YAML mapping (``"{num_train_epochs: 3}"``).
+    ``option``: the flag that gave ``source``, for messages.
 
     Raises:
         FileNotFoundError: ``source`` is not a file (without ``inline``, or when it has a settings-file suffix).

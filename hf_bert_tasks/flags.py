@@ -135,15 +135,10 @@ def _dynamic_choices(name: str) -> list[str] | None:
     return None
 
 
-def module_doc(module: str) -> str | None:
-    """A module's docstring, read from its source (the module is not imported)."""
-    return ast.get_docstring(_parsed(source_path(module)))
-
-
 def fast_help(prog: str, spec) -> str:
     """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
     built from its dataclasses' source."""
-    doc = module_doc(f"hf_bert_tasks.scripts.{spec.module}") or spec.help
+    doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{spec.module}"))) or spec.help
     parser = argparse.ArgumentParser(
         prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
         usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
@@ -227,9 +222,8 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     each argument dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes.
 
     Raises:
-        ValueError: an unknown flag (``unrecognized arguments: ... (did you mean ...?)``), a ``--config`` key no
-            dataclass has (``FILE: unknown argument(s) [...]``, the recipe's own wording, with the closest flag), an
-            unknown or missing ``--task`` (when ``task`` is a field).
+        ValueError: an unknown flag or ``--config`` key (the recipe's wording, with the closest flag), an unknown or
+            missing ``--task`` (when ``task`` is a field).
         FileNotFoundError: ``--config``, ``--data_dir``, ``--train_files`` or ``--model_name_or_path`` that does not
             exist (see :func:`check_model`).
     """

@@ -14,6 +14,7 @@ import dataclasses
 import json
 import logging
 import os
+import pathlib
 from itertools import chain
 from operator import itemgetter
 
@@ -91,14 +92,14 @@ def run_pretrain(
                     t_args.output_dir)
         result = run_phase(m_args, d_args, t_args, tokenizer, train_docs, eval_docs, number)
         if t_args.should_save:
-            _write_json(phase_file, result)
+            pathlib.Path(phase_file).write_text(json.dumps(result, indent=2), encoding="utf-8")
         summary["phases"].append(result)
     last = summary["phases"][-1]
     summary.update(steps=sum(map(itemgetter("steps"), summary["phases"])), masking_recipe=last["masking_recipe"],
                    final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
                    final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"))
     if training_args.should_save:
-        _write_json(summary_path, summary)
+        pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
             from .hub import push_output_dir
@@ -118,13 +119,11 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
 
     from .pretraining_data import load_documents, resolve_corpus_files
 
+    keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
+            "split_sentences", "streaming")
+    options = {k: getattr(data_args, k) for k in keys}
     files = resolve_corpus_files(data_args.train_files) if data_args.train_files else []  # FileNotFoundError
-    documents = load_documents(
-        data_args.train_files, dataset_name=data_args.dataset_name, dataset_config_name=data_args.dataset_config_name,
-        dataset_split=data_args.dataset_split, text_column=data_args.text_column,
-        document_boundary=data_args.document_boundary, split_sentences=data_args.split_sentences,
-        streaming=data_args.streaming, cache_dir=data_args.dataset_cache_dir,
-    )
+    documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir, **options)
     streamed, n_train = data_args.streaming, data_args.max_train_documents
     n_docs = None if streamed else len(documents)
     column = None if streamed else documents.data.column("sentences")
@@ -143,9 +142,9 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
         train_docs = train_docs.select(range(min(n_train, len(train_docs)))) if n_train else train_docs
     return train_docs, eval_docs, {
         "files": files, "dataset_name": data_args.dataset_name, "documents": n_docs,
-        "train_documents": None if streamed else len(train_docs),
-        "eval_documents": data_args.streaming_eval_documents if streamed else len(eval_docs or []),
-        "sentences": sentences, "document_boundary": data_args.document_boundary}
+        "train_documents": None if streamed else len(train_docs), "eval_documents":
+        data_args.streaming_eval_documents if streamed else len(eval_docs or []), "sentences": sentences,
+        "document_boundary": data_args.document_boundary}
 
 
 def split_documents(documents, percentage: float, seed: int):
@@ -276,8 +275,7 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         final = final or trainer.evaluate()
     args = training_args
     return {"phase": phase, "max_seq_length": data_args.max_seq_length, "steps": step,
-            "train_instances": None if streaming else len(train_ds),
-            "eval_instances": len(eval_ds) if eval_ds is not None else 0,
+            "train_instances": None if streaming else len(train_ds), "eval_instances": len(eval_ds or []),
             "batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size,
             "learning_rate": args.learning_rate, "masked_only_decoder": args.masked_only_decoder,
             "masking_recipe": masking_recipe(data_args, collator),
@@ -329,7 +327,3 @@ def masking_recipe(data_args: PretrainDataArguments, collator) -> dict:
             "nsp_probability": data_args.nsp_probability if nsp else None, "short_seq_prob": data_args.short_seq_prob,
             "dupe_factor": data_args.dupe_factor}
 
-
-def _write_json(path: str, data: dict) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)

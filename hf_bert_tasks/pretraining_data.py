@@ -134,10 +134,9 @@ def create_pretraining_examples(
         return out
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
     if single_sentence_docs and len(tokenized) > 1:
-        warnings.warn(
-            f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they only give "
-            "NotNext pairs (as in google-research/bert); check the document boundaries (blank lines) of the corpus",
-            UserWarning, stacklevel=2)
+        warnings.warn(f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they "
+                      "only give NotNext pairs (as in google-research/bert); check the document boundaries (blank "
+                      "lines) of the corpus", UserWarning, stacklevel=2)
     if len(tokenized) == 1:
         msg = ("a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
                "use more documents per batch (batch_size) or a corpus with several documents")
@@ -269,13 +268,8 @@ def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, l
 
 # ------------------------------------------------------------------------------------------- corpora of any size
 def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
-    """Expand local paths and glob patterns (``data/*.txt``, ``shards/**/*.parquet``) into a sorted, de-duplicated
-    file list, in the order of the patterns.
-
-    Raises:
-        FileNotFoundError: a pattern that matches no file (the message names it).
-        ValueError: a compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``).
-    """
+    """Expand local paths and globs (``shards/**/*.parquet``) into a de-duplicated file list (sorted per pattern).
+    Raises ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
     import glob
 
     files: list[str] = []

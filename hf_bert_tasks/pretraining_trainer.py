@@ -54,23 +54,17 @@ STAT_COLUMNS = ("mlm_loss_sum", "mlm_count", "mlm_correct", "nsp_loss_sum", "nsp
 
 
 def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
-    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, for one batch.
+    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, of one batch.
 
-    Args:
-        prediction_logits: ``float [B, L, V]`` (full head) or ``float [N, V]`` (masked-only head, rows in the order of
-            ``labels[labels != -100]``).
-        seq_relationship_logits: ``float [B, 2]``.
-        labels: ``int64 [B, L]``, ``-100`` where not predicted.
-        next_sentence_label: ``int64 [B]`` (0 = IsNext, 1 = NotNext), or ``None`` (MLM only).
+    ``prediction_logits``: ``float [B, L, V]`` (full head) or ``[N, V]`` (masked-only head, rows in the order of
+    ``labels[labels != -100]``); ``seq_relationship_logits`` ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100``
+    where not predicted); ``next_sentence_label`` ``int64 [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only).
 
-    Returns:
-        ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and ``nsp_ce``
-        ``float [B]`` (``None`` without ``next_sentence_label``), both with grad; ``stats`` ``float [B, 6]`` detached,
-        columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels): sums, so metrics are token-weighted (MLM) /
-        example-weighted (NSP) whatever the batching.
-
-    Raises:
-        ValueError: ``prediction_logits`` rows do not match the number of MLM targets.
+    Returns ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and
+    ``nsp_ce`` ``float [B]`` (``None`` without NSP labels), both with grad; ``stats`` ``float [B, 6]`` detached,
+    columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels): sums, so metrics are token-weighted (MLM) /
+    example-weighted (NSP) whatever the batching. Raises ``ValueError`` when the logits' rows do not match the
+    MLM targets.
     """
     import torch
     import torch.nn.functional as F
