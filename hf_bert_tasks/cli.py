@@ -47,28 +47,25 @@ class Subcommand:
     required: str = ""
 
 
+_OWN = "training arguments (the package's own and changed defaults)"
 SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
         "finetune", "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
         (("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
          ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
-         ("hf_bert_tasks.arguments", "FinetuneTrainingArguments",
-          "training arguments (the package's own and changed defaults)"),
+         ("hf_bert_tasks.arguments", "FinetuneTrainingArguments", _OWN),
          ("hf_bert_tasks.modes.feature_based", "FeatureBasedArguments", "feature-based mode arguments"),
          ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments")),
-        "--task TASK --output_dir DIR",
-    ),
+        "--task TASK --output_dir DIR"),
     "pretrain": Subcommand(
         "pretrain", "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
         (("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
          ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
-         ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments",
-          "training arguments (the package's own and changed defaults)")),
-        "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
-    ),
+         ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments", _OWN)),
+        "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR"),
     "quickstart": Subcommand("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
-    "compare": Subcommand(
-        "compare", "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
+    "compare": Subcommand("compare",
+                          "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
     "push": Subcommand("push", "push a finished run to the Hub with a full model card (every metric in model-index)"),
 }
 

@@ -63,9 +63,8 @@ def did_you_mean(names: list[str], known: list[str]) -> str:
 
 
 def settings_argv(values: dict[str, Any], parser) -> list[str]:
-    """``{name: value}`` -> ``["--name", "value", ...]``: the tokens that give these settings on the command line of
-    ``parser`` (an ``argparse`` parser: ``HfArgumentParser`` or ``cli.ArgumentParser``). ``None`` leaves a setting out;
-    ``True``/``False`` become ``true``/``false``; a list gives several values to a flag that takes several.
+    """``{name: value}`` -> ``["--name", "value", ...]``, the tokens giving these settings to ``parser`` (an
+    ``argparse`` parser): ``None`` is left out, booleans become ``true``/``false``, a list gives several values.
 
     Raises:
         ValueError: a name that is not one of ``parser``'s flags (``unrecognized arguments: ...``, with the closest

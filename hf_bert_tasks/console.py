@@ -1,18 +1,13 @@
-"""A quiet console for every recipe: progress bars only on a terminal, one line per expected head swap, and none of
-the library messages our own load paths trigger but the user cannot act on.
+"""A quiet console for every recipe: progress bars only on a terminal (:func:`quiet_console`, which also ignores
+peft's use of the deprecated ``is_gradient_checkpointing``) and, through :func:`log_filters`'
+:class:`LibraryNoiseFilter`, none of the library messages our own load paths trigger but the user cannot act on:
 
-:func:`log_filters` (``cli.main`` runs every subcommand inside it) attaches :class:`LibraryNoiseFilter` to:
-
-- ``transformers.modeling_utils``: a LOAD REPORT (``transformers/utils/loading_report.py``) that is an expected head
-  swap (only UNEXPECTED checkpoint heads and MISSING task-head weights) becomes one line (:func:`head_swap_text`); one
-  with another status, a MISSING ``embeddings``/``encoder``/``pooler`` or an UNEXPECTED ``embeddings``/``encoder``
-  weight is left as transformers prints it.
+- ``transformers.modeling_utils``: a LOAD REPORT that is an expected head swap (UNEXPECTED checkpoint heads, MISSING
+  task-head weights) becomes one line (:func:`head_swap_text`); other statuses, a MISSING ``embeddings``/``encoder``/
+  ``pooler`` or an UNEXPECTED ``embeddings``/``encoder`` weight stay as transformers prints them.
 - ``transformers.distributed.tensor_parallel``: ``verify_tp_plan``'s "not sharded" / "TP rules" lines (the package
-  passes no tensor-parallel plan; the check runs when the ``modeling_utils`` logger level is WARNING or above).
+  passes no tensor-parallel plan).
 - ``transformers.trainer_utils``: "The tokenizer has new PAD/BOS/EOS tokens ..." when only ``pad_token_id`` changed.
-
-:func:`quiet_console` (around a recipe's run) turns datasets', transformers' and huggingface_hub's progress bars off
-when stderr is not a terminal, and ignores peft's use of the deprecated ``is_gradient_checkpointing``.
 """
 
 from __future__ import annotations

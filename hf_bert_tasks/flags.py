@@ -109,13 +109,10 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
             elif "default_factory" in kwargs:
                 default = ast.unparse(kwargs["default_factory"]) + "()"
             meta = kwargs.get("metadata")
-            if isinstance(meta, ast.Dict):
-                for key, val in zip(meta.keys, meta.values):
-                    key = _literal(key, None)
-                    if key == "help":
-                        help_ = str(_literal(val, ast.unparse(val)))
-                    elif key == "choices":
-                        choices = _literal(val, None)
+            meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)} if isinstance(meta, ast.Dict) else {}
+            if "help" in meta:
+                help_ = str(_literal(meta["help"], ast.unparse(meta["help"])))
+            choices = _literal(meta["choices"], None) if "choices" in meta else None
         elif value is not None:
             default = _default_text(value)
         fields.append(FieldInfo(name, annotation, default, help_, choices))
@@ -139,11 +136,9 @@ def fast_help(prog: str, spec) -> str:
     """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
     built from its dataclasses' source."""
     doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{spec.module}"))) or spec.help
-    parser = argparse.ArgumentParser(
-        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
-        usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
-        description=doc, epilog=_TRAINING_NOTE.format(prog=prog),
-    )
+    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
+                                     usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
+                                     description=doc, epilog=_TRAINING_NOTE.format(prog=prog))
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
     parser.add_argument("--help_all", action="store_true",
                         help="show every flag, transformers' TrainingArguments included, and exit")
@@ -157,8 +152,7 @@ def fast_help(prog: str, spec) -> str:
         for f in dataclass_fields(mod, cls):
             choices = f.choices or _dynamic_choices(f.name)
             is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
-            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else (
-                "[BOOL]" if is_bool else f.name.upper())
+            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else "[BOOL]" if is_bool else f.name.upper()
             text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
             group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
     return parser.format_help()

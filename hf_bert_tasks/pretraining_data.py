@@ -70,43 +70,34 @@ def create_pretraining_examples(
     sentences_column: str = "sentences", text_column: str = "text", split_sentences: bool = False,
     on_single_document: str = "warn", next_sentence_prediction: bool = True,
 ) -> dict[str, list]:
-    """Turn a batch of documents into pretraining instances (a batched ``datasets`` map function; each row a document:
-    a ``sentences`` list or a ``text`` string, one sentence per line; ``split_sentences`` splits lines further).
+    """Turn a batch of documents (rows: a ``sentences`` list or a ``text`` string, one sentence per line, split further
+    with ``split_sentences``) into pretraining instances; a batched ``datasets`` map function.
 
-    NSP pairs (google-research/bert ``create_instances_from_document``):
-
-    1. Sentences are tokenized by a *fast* tokenizer (``word_ids`` for whole-word masking); empty sentences and
-       documents are dropped.
-    2. Per document, the target length is ``max_seq_length - 3``, or with probability ``short_seq_prob`` a random
-       length in ``[2, max_seq_length - 3]``.
-    3. Sentences are gathered into a chunk until the target is reached or the document ends; A = the first ``k``
-       (uniform in ``[1, len(chunk) - 1]``); B = the rest (IsNext, 0), or with probability ``nsp_probability`` (§3.1)
-       sentences from a random start in another document of the batch (NotNext, 1; unused sentences go back).
-       A one-sentence chunk that draws IsNext takes the next sentence as B; only one at a document's end is NotNext.
-    4. The pair is trimmed to ``max_seq_length - 3`` tokens, a token of the longer side at a time, front or back at
-       random (``truncate_seq_pair``); ``[CLS] A [SEP] B [SEP]``, ``token_type_ids`` 0 then 1.
-    5. All is repeated ``dupe_factor`` times with fresh random choices (google's static-mask duplication).
-
-    Unlike google, only the last one-sentence chunk is forced to NotNext (google's NotNext share exceeds
-    ``nsp_probability`` with ``short_seq_prob``), the NotNext document is uniform over the *other* documents of the
-    *batch* (use batches of >= 100), and instances are not shuffled. A single-document batch has no NotNext partner:
-    ``on_single_document="warn"`` warns and emits IsNext pairs only, ``"error"`` raises.
+    NSP pairs (google-research/bert ``create_instances_from_document``): sentences are tokenized by a *fast*
+    tokenizer (``word_ids`` for whole-word masking), empty ones dropped. Per document the target length is
+    ``max_seq_length - 3``, or with probability ``short_seq_prob`` uniform in ``[2, max_seq_length - 3]``. Sentences
+    fill a chunk up to the target or the document's end; A = its first ``k`` (uniform in ``[1, len(chunk) - 1]``), B =
+    the rest (IsNext, 0) or, with probability ``nsp_probability`` (§3.1), sentences from a random start in another
+    document of the batch (NotNext, 1; the unused ones go back). A one-sentence chunk drawing IsNext takes the next
+    sentence as B; only one at a document's end is forced to NotNext (google forces every one, so its NotNext share
+    exceeds ``nsp_probability``). The pair is trimmed to ``max_seq_length - 3`` tokens, a token of the longer side at
+    a time, front or back at random (``truncate_seq_pair``): ``[CLS] A [SEP] B [SEP]``, ``token_type_ids`` 0 then 1.
+    Everything is repeated ``dupe_factor`` times. The NotNext document is uniform over the batch's *other* documents
+    (use batches of >= 100); a single-document batch has none (``on_single_document``: ``"warn"`` emits IsNext pairs
+    only, ``"error"`` raises). Instances are not shuffled.
 
     MLM only (``next_sentence_prediction=False``, RoBERTa's FULL-SENTENCES, Liu et al. 2019 §4.2): the batch's tokens
     packed in order into ``[CLS] ... [SEP]`` blocks of ``max_seq_length``, an extra ``[SEP]`` between documents, a
     sentence continuing in the next block (fairseq's ``TokenBlockDataset``); ``token_type_ids`` 0, no NSP label.
 
-    Determinism: one ``random.Random`` per batch, seeded from ``seed`` and the first row index (``indices``) or the
-    batch's text: the same seed and data give the same output, also with ``num_proc``.
-
-    Returns ``dict`` of lists per instance: ``input_ids`` (length <= ``max_seq_length``), ``token_type_ids``,
-    ``next_sentence_label`` (NSP only; 0 = IsNext, 1 = NotNext), ``word_ids`` (word index from 0 in the instance,
-    ``-1`` for ``[CLS]``/``[SEP]``).
+    One ``random.Random`` per batch, seeded from ``seed`` and the first row index (``indices``) or the batch's text:
+    the same seed and data give the same output, also with ``num_proc``. Returns lists per instance: ``input_ids``
+    (length <= ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index
+    from 0 in the instance, ``-1`` for ``[CLS]``/``[SEP]``).
 
     Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
     expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
-    ``on_single_document="error"``. Warns (``UserWarning``, NSP only) of single-sentence documents and of a
-    single-document batch.
+    ``on_single_document="error"``. Warns (NSP only) of single-sentence documents and single-document batches.
     """
     nsp = next_sentence_prediction
     if max_seq_length < (5 if nsp else 3):
