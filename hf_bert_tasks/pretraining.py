@@ -81,9 +81,8 @@ def run_pretrain(
     for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
         t_args.resume_from_checkpoint = _phase_resume(resume, t_args.output_dir)
-        if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):
-            with open(phase_file, encoding="utf-8") as f:  # resuming a later phase: this one finished, keep it
-                summary["phases"].append(json.load(f))
+        if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):  # finished: keep it
+            summary["phases"].append(json.loads(pathlib.Path(phase_file).read_text(encoding="utf-8")))
             continue
         os.makedirs(t_args.output_dir, exist_ok=True)
         if t_args.should_save:  # main process only: two ranks writing one file interleave their bytes
