@@ -111,11 +111,8 @@ def run_pretrain(
 
 def _corpus(data_args: PretrainDataArguments, seed: int):
     """``(train_docs, eval_docs or None, corpus summary)``: :func:`~hf_bert_tasks.pretraining_data.load_documents`
-    split by :func:`split_documents` (streamed: the first ``streaming_eval_documents`` for eval); documents and
-    sentences counted by Arrow compute (``None`` for a stream). Raises ``ValueError`` for fewer than 2 documents with
-    NSP (NotNext pairs need two)."""
-    import pyarrow.compute as pc
-
+    split by :func:`split_documents` (streamed: the first ``streaming_eval_documents`` for eval). Raises
+    ``ValueError`` for fewer than 2 documents with NSP (NotNext pairs need two)."""
     from .pretraining_data import load_documents, resolve_corpus_files
 
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
@@ -124,9 +121,8 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     files = resolve_corpus_files(data_args.train_files) if data_args.train_files else []  # FileNotFoundError
     documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir, **options)
     streamed, n_train = data_args.streaming, data_args.max_train_documents
-    n_docs = None if streamed else len(documents)
-    column = None if streamed else documents.data.column("sentences")
-    sentences = None if streamed else int(pc.sum(pc.list_value_length(column)).as_py() or 0)
+    stats = _corpus_stats(documents)
+    n_docs = stats["documents"]
     if n_docs is not None and n_docs < (2 if data_args.next_sentence_prediction else 1):
         raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {n_docs} document(s); "
                          "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
@@ -142,8 +138,21 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     return train_docs, eval_docs, {
         "files": files, "dataset_name": data_args.dataset_name, "documents": n_docs,
         "train_documents": None if streamed else len(train_docs), "eval_documents":
-        data_args.streaming_eval_documents if streamed else len(eval_docs or []), "sentences": sentences,
+        data_args.streaming_eval_documents if streamed else len(eval_docs or []), "sentences": stats["sentences"],
         "document_boundary": data_args.document_boundary}
+
+
+def _corpus_stats(documents) -> dict:
+    """Documents and sentences of a document table, counted by Arrow compute (no Python lists); ``None`` for a
+    stream."""
+    from datasets import IterableDataset
+
+    if isinstance(documents, IterableDataset):
+        return {"documents": None, "sentences": None}
+    import pyarrow.compute as pc
+
+    column = documents.data.column("sentences")
+    return {"documents": len(documents), "sentences": int(pc.sum(pc.list_value_length(column)).as_py() or 0)}
 
 
 def split_documents(documents, percentage: float, seed: int):
