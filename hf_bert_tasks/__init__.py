@@ -14,17 +14,8 @@ from .modes import TrainingMode, get_training_mode, list_training_modes, registe
 from .tasks import PaperDefaults, Task, get_task, list_tasks, register_task
 
 __all__ = [
-    "PaperDefaults",
-    "Task",
-    "TrainingMode",
-    "__version__",
-    "get_task",
-    "get_training_mode",
-    "list_tasks",
-    "list_training_modes",
-    "metric_path",
-    "register_task",
-    "register_training_mode",
+    "PaperDefaults", "Task", "TrainingMode", "__version__", "get_task", "get_training_mode", "list_tasks",
+    "list_training_modes", "metric_path", "register_task", "register_training_mode",
 ]
 
 #: ``evaluate`` modules shipped in ``hf_bert_tasks/metrics_evaluate/<name>/<name>.py`` (they call the package's own
@@ -34,14 +25,9 @@ _METRIC_ALIASES = {"squad_v1": "squad", "seqeval": "conll2003"}
 
 
 def metric_path(name: str) -> str:
-    """Local folder of the ``evaluate`` module for ``name``, for ``evaluate.load(metric_path(name)[, config])``.
-
-    ``name``: ``glue`` (its configuration is the GLUE task: ``evaluate.load(metric_path("glue"), "mrpc")``),
-    ``squad`` (v1.1), ``squad_v2``, ``conll2003`` (seqeval entity metrics) or ``swag``; ``squad_v1`` and ``seqeval``
-    are accepted too. Loading works offline: the module is a file of this package.
-
-    Raises:
-        ValueError: an unknown name (lists the known ones).
+    """Local folder of the ``evaluate`` module for ``name``, for ``evaluate.load(metric_path(name)[, config])``
+    (offline): ``glue`` (configuration = the GLUE task), ``squad`` (v1.1; alias ``squad_v1``), ``squad_v2``,
+    ``conll2003`` (seqeval entity metrics; alias ``seqeval``) or ``swag``. Raises ``ValueError`` for an unknown name.
     """
     import os
 

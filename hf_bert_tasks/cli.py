@@ -6,18 +6,11 @@
     hf-bert-tasks finetune --task mrpc --output_dir runs/mrpc --config recipes/configs/mrpc.yaml
     hf-bert-tasks --debug finetune ...       # show the traceback of an error
 
-Each subcommand is an ``argparse`` sub-parser whose arguments are parsed by the recipe main in
-:mod:`hf_bert_tasks.scripts` (``HfArgumentParser`` dataclasses for ``finetune``/``pretrain``, as trl's CLI does), so
-``hf-bert-tasks finetune ARGS`` and ``python recipes/finetune.py ARGS`` are the same code path and the same error
-boundary (:func:`run_subcommand`).
-
-Error boundary: every documented input error (``docs/bad_inputs.md``; a ``ValueError`` or ``OSError`` such as
-``FileNotFoundError``, an unknown task, a missing or misspelt flag) prints one line ``hf-bert-tasks: error: <message>``
-on stderr and exits with status 2, argparse's status for usage errors; ``--debug`` re-raises it with its traceback.
-Any other exception is a bug and keeps its traceback.
-
-Imports are lazy: nothing here imports torch or transformers before the arguments are parsed, so ``--help``,
-``--version`` and usage errors answer at once (``tests/test_cli.py`` checks ``sys.modules``).
+Each subcommand's arguments are parsed by its recipe main in :mod:`hf_bert_tasks.scripts`, so
+``hf-bert-tasks finetune ARGS`` and ``python recipes/finetune.py ARGS`` share code path and error boundary: a
+``ValueError`` or ``OSError`` (``docs/bad_inputs.md``) prints one line ``hf-bert-tasks: error: <message>`` and exits
+with status 2 (``--debug`` re-raises it); any other exception keeps its traceback. Nothing here imports torch or
+transformers before the arguments are parsed, so ``--help`` and usage errors answer at once.
 """
 
 from __future__ import annotations
@@ -43,16 +36,10 @@ HEAVY = ("finetune", "pretrain", "compare", "quickstart")
 
 @dataclasses.dataclass(frozen=True)
 class Subcommand:
-    """One ``hf-bert-tasks`` subcommand.
-
-    Attributes:
-        module: module under :mod:`hf_bert_tasks.scripts` whose ``main(argv)`` runs it.
-        help: one-line summary shown by ``hf-bert-tasks --help``.
-        dataclasses: for ``HfArgumentParser`` subcommands, ``(module, class name, group title)`` of each argument
-            dataclass; their own fields make the fast ``--help`` (read from the source, see :func:`dataclass_fields`).
-            Empty for plain-argparse subcommands (their module's ``build_parser()`` prints the help).
-        required: the required flags, for the fast help's usage line.
-    """
+    """One ``hf-bert-tasks`` subcommand: ``module`` under :mod:`hf_bert_tasks.scripts` (its ``main(argv)`` runs it),
+    ``help`` (one line), ``dataclasses`` (``(module, class name, group title)`` of each argument dataclass of an
+    ``HfArgumentParser`` subcommand, read for the fast ``--help``; empty for plain argparse) and ``required`` (the
+    required flags, for the usage line)."""
 
     module: str
     help: str
@@ -60,28 +47,25 @@ class Subcommand:
     required: str = ""
 
 
+_OWN = "training arguments (the package's own and changed defaults)"
 SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
         "finetune", "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
         (("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
          ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
-         ("hf_bert_tasks.arguments", "FinetuneTrainingArguments",
-          "training arguments (the package's own and changed defaults)"),
+         ("hf_bert_tasks.arguments", "FinetuneTrainingArguments", _OWN),
          ("hf_bert_tasks.modes.feature_based", "FeatureBasedArguments", "feature-based mode arguments"),
          ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments")),
-        "--task TASK --output_dir DIR",
-    ),
+        "--task TASK --output_dir DIR"),
     "pretrain": Subcommand(
         "pretrain", "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
         (("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
          ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
-         ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments",
-          "training arguments (the package's own and changed defaults)")),
-        "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
-    ),
+         ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments", _OWN)),
+        "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR"),
     "quickstart": Subcommand("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
-    "compare": Subcommand(
-        "compare", "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
+    "compare": Subcommand("compare",
+                          "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
     "push": Subcommand("push", "push a finished run to the Hub with a full model card (every metric in model-index)"),
 }
 
@@ -91,9 +75,8 @@ class UsageError(ValueError):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` that raises :class:`UsageError` instead of printing usage and exiting, so that
-    :func:`run_subcommand` reports every error the same way. No abbreviated flags (``compare --mode`` must not be
-    read as ``--modes``)."""
+    """``argparse.ArgumentParser`` that raises :class:`UsageError` instead of exiting, and takes no abbreviated flags
+    (``compare --mode`` is not ``--modes``)."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
@@ -110,8 +93,8 @@ def warn_deprecated_flag(old: str, new: str) -> None:
 
 
 class DeprecatedAlias(argparse.Action):
-    """``store``/``store_true`` action that prints a deprecation note when the flag is given with a dashed spelling
-    (``--repo-id``): the package's flags use underscores everywhere, as transformers' ``TrainingArguments`` do."""
+    """``store``/``store_true`` action that prints a deprecation note for a dashed spelling (``--repo-id``): the
+    package's flags use underscores, as ``TrainingArguments``."""
 
     def __init__(self, option_strings, dest, nargs=None, const=None, **kwargs):
         self._flag = nargs == 0
@@ -126,13 +109,9 @@ class DeprecatedAlias(argparse.Action):
 
 def add_flag(parser: argparse.ArgumentParser, name: str, *, flag: bool = False, **kwargs) -> argparse.Action:
     """Add ``--name`` (underscores) with its dashed spelling as a deprecated alias when the two differ."""
-    strings = [f"--{name}"]
-    dashed = f"--{name.replace('_', '-')}"
-    if dashed != strings[0]:
-        strings.append(dashed)
+    strings = list(dict.fromkeys([f"--{name}", f"--{name.replace('_', '-')}"]))
     if flag:
-        kwargs.setdefault("default", False)
-        return parser.add_argument(*strings, action=DeprecatedAlias, nargs=0, const=True, **kwargs)
+        kwargs = {"default": False, **kwargs, "nargs": 0, "const": True}
     return parser.add_argument(*strings, action=DeprecatedAlias, **kwargs)
 
 
@@ -167,17 +146,13 @@ def list_tasks_command(argv: list[str]) -> int:
 
 
 def build_parser() -> ArgumentParser:
-    """The top-level parser: ``--version``, ``--debug`` and one sub-parser per subcommand.
-
-    Sub-parsers take no arguments of their own here: the rest of the command line goes to the subcommand's
-    ``main(argv)``, which parses it with its own (``HfArgumentParser`` or argparse) parser.
-    """
+    """The top-level parser: ``--version``, ``--debug`` and one sub-parser per subcommand (without arguments: the
+    rest of the command line goes to the subcommand's ``main(argv)``)."""
     from . import __version__
 
-    parser = ArgumentParser(
-        prog=PROG, description="The BERT paper (pretraining, fine-tuning recipes, feature-based mode) on today's "
-        "Hugging Face stack.", epilog=f"`{PROG} COMMAND --help` shows a command's flags.",
-    )
+    parser = ArgumentParser(prog=PROG, epilog=f"`{PROG} COMMAND --help` shows a command's flags.",
+                            description="The BERT paper (pretraining, fine-tuning recipes, feature-based mode) on "
+                                        "today's Hugging Face stack.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=ArgumentParser)
@@ -200,11 +175,9 @@ def _pop_debug(argv: list[str]) -> bool:
 
 
 def check_early(command: str, rest: list[str], module) -> list[str]:
-    """Check a recipe's flags, ``--config`` keys, ``--task``, paths and model before the recipe imports transformers
-    (:func:`hf_bert_tasks.flags.check_command_line`; one ``error:`` line within a second or two, not after the
-    10-15 s import). Off a terminal, ``finetune``/``pretrain`` get ``--disable_tqdm true`` unless it is set (Trainer
-    then prints one line per logging step). ``module``: the subcommand's script module. Returns the arguments to
-    run."""
+    """Check a recipe's command line before it imports transformers (:func:`hf_bert_tasks.flags.check_command_line`);
+    returns the arguments to run: off a terminal, ``finetune``/``pretrain`` get ``--disable_tqdm true`` unless set.
+    ``module``: the subcommand's script module."""
     if command == "compare":  # its own flags (module.build_parser) and every fine-tune flag
         extra = [s[2:] for a in module.build_parser()._actions for s in a.option_strings if s.startswith("--")]
         flags.check_command_line(rest, (*SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS), extra)
@@ -229,21 +202,16 @@ def _dispatch(command: str, rest: list[str]) -> int:
     return result if isinstance(result, int) else 0
 
 
-def _raised_outside_package(err: BaseException) -> bool:
-    frames = traceback.extract_tb(err.__traceback__)
-    here = os.path.dirname(os.path.abspath(__file__))
-    return bool(frames) and not os.path.abspath(frames[-1].filename).startswith(here)
-
-
 def report_error(err: BaseException) -> int:
     """Print ``hf-bert-tasks: error: <message>`` (one line; a hint to ``--debug`` when the error was raised inside a
-    library rather than by this package's checks) and return exit status 2."""
+    library, not by this package) and return exit status 2."""
     message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
     if isinstance(err, OSError) and not isinstance(err, FileNotFoundError) and err.filename and err.strerror:
         message = f"{err.filename}: {err.strerror}"
     message = " ".join(str(message).split()) or type(err).__name__
     print(f"{PROG}: error: {message}", file=sys.stderr)
-    if _raised_outside_package(err) and not isinstance(err, UsageError):
+    here, frames = os.path.dirname(os.path.abspath(__file__)), traceback.extract_tb(err.__traceback__)
+    if frames and not os.path.abspath(frames[-1].filename).startswith(here) and not isinstance(err, UsageError):
         print(f"{PROG}: ({type(err).__name__} raised by a library; `{PROG} --debug ...` shows the traceback)",
               file=sys.stderr)
     return 2

@@ -1,7 +1,5 @@
-"""Batch collation for BERT pretraining: padding, MLM masking (token or whole-word), NSP labels passed through.
-
-transformers 5 removed ``DataCollatorForWholeWordMask``; its ``DataCollatorForLanguageModeling(whole_word_mask=True)``
-always uses [MASK] (no 80/10/10) and needs equal-length features, hence :class:`DataCollatorForBertPretraining`.
+"""Batch collation for BERT pretraining: padding, MLM masking (token or whole-word), NSP labels passed through
+(transformers 5's ``DataCollatorForLanguageModeling(whole_word_mask=True)`` has no 80/10/10 and needs equal lengths).
 """
 
 from __future__ import annotations
@@ -18,11 +16,8 @@ SELECTION_MODES = ("bernoulli", "exact")
 #: feature key of the example index that keys the masking randomness (``datasets.map(..., with_indices=True)``).
 EXAMPLE_INDEX = "idx"
 
-# Keyed randomness: splitmix64 (Steele, Lea & Flood 2014; the seeding generator of java.util.SplittableRandom), a
-# counter-based generator, vectorised over the batch in numpy. numpy's counter-based Philox (keyed by (seed, idx),
-# counter = position) would give the same guarantees but has no multi-key call: one state per example (advance() or a
-# state reset) costs 1.7-2.4x this hash per 32 x 128 batch (610-711 us against 291 us, idle core; 1,480-2,020 us with
-# a SeedSequence or a new Philox per example), i.e. +15-25 % on the whole collator (~2 ms per batch, bench_collator).
+# Keyed randomness: splitmix64 (Steele, Lea & Flood 2014; java.util.SplittableRandom's seeder), vectorised in numpy.
+# numpy's Philox has no multi-key call: one state per example costs 610-711 us per 32 x 128 batch against 291 us.
 _GOLDEN = 0x9E3779B97F4A7C15
 _STREAM_SALTS = np.array([s * _GOLDEN % 2**64 for s in (1, 2, 3)], dtype=np.uint64)  # select, category, token
 
@@ -40,7 +35,7 @@ def _mix64(x):
 
 def splitmix64(seeds, counters):
     """``numpy.uint64 [*broadcast(S, T), K]``: output ``n + 1`` of splitmix64 seeded with ``seeds [*S]``,
-    ``mix64(seed + (n + 1) * GOLDEN)``, for ``n`` in ``counters [*T, K]`` (0: the first output of ``splitmix64.c``)."""
+    ``mix64(seed + (n + 1) * GOLDEN)``, for ``n`` in ``counters [*T, K]`` (0: ``splitmix64.c``'s first output)."""
     with np.errstate(over="ignore"):
         step = np.asarray(counters).astype(np.uint64)  # a new array: updated in place
         step += np.uint64(1)
@@ -60,14 +55,10 @@ def example_keys(seed: int, *words):
 
 
 def keyed_uniforms(seed: int, words, counters):
-    """The masking draws of examples keyed by ``(seed, *words)`` (:func:`example_keys`): a pure function, no
-    generator state. Sub-stream ``s`` (1 select, 2 category, 3 token) of a key is splitmix64 seeded with
-    ``mix64(key ^ s * GOLDEN)``; draw ``n`` is that generator's output ``n + 1`` (:func:`splitmix64`), top 53 bits /
-    2**53.
-
-    Args: ``seed`` the masking seed; ``words`` as :func:`example_keys`; ``counters`` non-negative ints ``[B or 1,
-    K]``, the position (token or word index in its example) of each draw. Returns ``numpy.float64 [3, B, K]`` in
-    ``[0, 1)``: the select, category and token draws.
+    """The masking draws of examples keyed by ``(seed, *words)`` (:func:`example_keys`), no generator state:
+    sub-stream ``s`` (1 select, 2 category, 3 token) is splitmix64 seeded with ``mix64(key ^ s * GOLDEN)``, draw ``n``
+    its output ``n + 1`` (:func:`splitmix64`), top 53 bits / 2**53. ``counters``: ints ``[B or 1, K]``, the position
+    (token or word index) of each draw. Returns ``numpy.float64 [3, B, K]`` in ``[0, 1)``.
     """
     return _uniforms(example_keys(seed, *words), _STREAM_SALTS, counters)
 
@@ -91,40 +82,30 @@ def _uniforms(keys, salts, counters):
 class DataCollatorForBertPretraining(DataCollatorMixin):
     """Pad pretraining instances and choose MLM targets: the output is exactly what ``BertForPreTraining`` takes.
 
-    Input features (dicts of lists, e.g. rows of :func:`hf_bert_tasks.create_pretraining_examples`):
-    ``input_ids`` (required), ``token_type_ids``, ``attention_mask``, ``next_sentence_label`` (int), ``word_ids``
-    (whole-word masking: word index per token, ``-1``/``None`` for special tokens, as ``BatchEncoding.word_ids``),
-    ``idx`` (row index keying the masks, below) and ``labels`` (static masks: such features are only padded).
+    Input features (dicts of lists, e.g. rows of :func:`hf_bert_tasks.create_pretraining_examples`): ``input_ids``
+    (required), ``token_type_ids``, ``attention_mask``, ``next_sentence_label``, ``word_ids`` (whole-word masking: word
+    index per token, ``-1``/``None`` for special tokens), ``idx`` (keys the masks) and ``labels`` (static masks: only
+    padded). Output, ``torch`` tensors (``L`` = longest sequence rounded up to ``pad_to_multiple_of``):
+    ``input_ids`` ``int64 [B, L]`` (masked, padded with ``pad_token_id``), ``token_type_ids`` and ``attention_mask``
+    ``int64 [B, L]`` (0 at padding), ``labels`` ``int64 [B, L]`` (original id where selected, else ``-100``) and
+    ``next_sentence_label`` ``int64 [B]`` when the features have it.
 
-    Output (``torch`` tensors; ``B`` = batch size, ``L`` = longest sequence rounded up to ``pad_to_multiple_of``):
+    Masking (paper §3.1 and Appendix C.2; google-research/bert ``create_masked_lm_predictions``; transformers
+    ``DataCollatorForLanguageModeling.torch_mask_tokens``), in :meth:`mask_tokens`:
 
-    * ``input_ids`` ``int64 [B, L]`` — masked inputs, padded with ``pad_token_id``;
-    * ``token_type_ids`` ``int64 [B, L]`` — 0 for ``[CLS] A [SEP]`` (and padding), 1 for ``B [SEP]``;
-    * ``attention_mask`` ``int64 [B, L]`` — 1 for real tokens, 0 for padding;
-    * ``labels`` ``int64 [B, L]`` — original id at MLM-selected positions, ``-100`` elsewhere (ignored by the loss);
-    * ``next_sentence_label`` ``int64 [B]`` — passed through when the features have it (0 = IsNext, 1 = NotNext).
-
-    Masking (paper §3.1 Task #1 and Appendix C.2; google-research/bert ``create_masked_lm_predictions``;
-    transformers ``DataCollatorForLanguageModeling.torch_mask_tokens``), all in :meth:`mask_tokens`:
-
-    * candidates are the real tokens that are not special (``tokenizer.all_special_ids``: ``[CLS]``, ``[SEP]``,
-      ``[PAD]``, ``[MASK]``, ``[UNK]``); the unit of selection is a token, or a word with whole-word masking (all its
-      candidate pieces are selected together);
-    * ``selection="bernoulli"`` (transformers'): each unit is selected with probability ``mlm_probability``;
-      ``selection="exact"`` (google's): ``min(max_predictions_per_seq, max(1, round(n * mlm_probability)))`` targets
-      per sequence, ``n`` counting the real tokens *including* ``[CLS]``/``[SEP]`` (google's ``len(tokens)``),
-      ``round`` half-up (Python 2's, which google ran); units are visited in random order and a whole word that would
-      exceed the count is skipped (google's WWM rule), so with whole-word masking the count can be below the target;
-    * a selected unit becomes ``[MASK]`` with probability ``mask_replace_prob`` (0.8), a random *ordinary*
-      (non-special) token with probability ``random_replace_prob`` (0.1; google draws from the whole vocabulary), and
-      stays unchanged otherwise; with whole-word masking this is decided once per word (google: per piece).
+    * candidates are the real tokens not in ``tokenizer.all_special_ids``; the unit is a token, or a word with
+      whole-word masking;
+    * ``selection="bernoulli"`` (transformers'): each unit with probability ``mlm_probability``; ``"exact"``
+      (google's): ``min(max_predictions_per_seq, max(1, round(n * mlm_probability)))`` targets, ``n`` counting the
+      real tokens including ``[CLS]``/``[SEP]``, ``round`` half-up (Python 2's); units in random order, a word that
+      would exceed the count skipped (google's WWM rule, so the count can fall below the target);
+    * a selected unit becomes ``[MASK]`` with probability ``mask_replace_prob``, a random *ordinary* token with
+      ``random_replace_prob`` (google: any token), else stays; decided once per word (google: per piece).
 
     Randomness: every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)`` at the token's position (or word
-    index) in its example: with an ``idx`` feature a mask depends on neither batch, padding, ``DataLoader`` worker nor
-    DDP rank, and a resumed run redraws the masks of an uninterrupted one. :meth:`set_epoch` sets ``epoch`` (shared
-    memory: workers see it). Without ``idx``, row ``r`` of this process's ``c``-th call is keyed by ``(seed, epoch,
-    worker, c, r)``, ``worker`` = ``get_worker_info().seed + 1`` (torch draws one per worker and epoch from its global
-    generator; 0 in the main process): workers, epochs and calls differ, reproducibly under ``torch.manual_seed``.
+    index): a mask depends on neither batch, padding, worker nor rank, and a resumed run redraws the same masks.
+    :meth:`set_epoch` sets ``epoch`` (shared memory). Without ``idx``, row ``r`` of this process's ``c``-th call is
+    keyed by ``(seed, epoch, worker, c, r)``, ``worker`` = ``get_worker_info().seed + 1`` (0 in the main process).
 
     Example (vocabulary where ``[PAD]=0 [CLS]=2 [SEP]=3 [MASK]=4``)::
 
@@ -135,22 +116,17 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
          [-100, 7, 9, -100]]), 'next_sentence_label': tensor([1, 0])}
 
     Args:
-        tokenizer: tokenizer giving ``pad_token_id``, ``mask_token_id``, ``all_special_ids`` and ``len(tokenizer)``.
-        mlm: choose MLM targets (``False``: only pad, e.g. for NSP-only fine-tuning experiments).
-        mlm_probability: fraction of tokens to predict (0.15).
-        mask_replace_prob / random_replace_prob: the 80 % / 10 % (the rest, 10 %, stays unchanged).
-        selection: ``"bernoulli"`` or ``"exact"`` (see above).
-        max_predictions_per_seq: cap of ``"exact"`` selection (google: 20 at seq 128, 80 at seq 512).
-        whole_word_mask: select and replace whole words (needs ``word_ids`` in the features).
-        pad_to_multiple_of: round ``L`` up to a multiple (e.g. 8 for tensor cores).
-        max_length: pad every batch to this length (static padding); inputs longer than it raise.
-        seed: the masking seed (``None``: drawn from torch's global generator when the collator is built).
-        return_tensors: only ``"pt"``.
+        tokenizer: gives ``pad_token_id``, ``mask_token_id``, ``all_special_ids`` and ``len(tokenizer)``.
+        mlm: choose MLM targets (``False``: only pad).
+        mlm_probability, mask_replace_prob, random_replace_prob: 0.15, 0.8, 0.1 (the rest stays unchanged).
+        selection, max_predictions_per_seq: ``"bernoulli"`` or ``"exact"``, the latter's cap (google: 20 at 128).
+        whole_word_mask: select and replace whole words (needs ``word_ids``).
+        pad_to_multiple_of, max_length: round ``L`` up to a multiple; pad to a fixed length (longer inputs raise).
+        seed: the masking seed (``None``: drawn from torch's global generator). return_tensors: only ``"pt"``.
 
     Raises:
         ValueError: bad probabilities or mode, a tokenizer without a mask/pad token, whole-word masking without
-            ``word_ids``, features of different keys or a column whose length differs from ``input_ids`` (naming the
-            feature index).
+            ``word_ids``, features of different keys or a column whose length differs from ``input_ids``.
     """
 
     tokenizer: Any
@@ -251,15 +227,10 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         return {k: torch.from_numpy(v) for k, v in batch.items()}
 
     def mask_tokens(self, input_ids, attention_mask, word_ids=None, example_index=None, epoch: int | None = None):
-        """Choose MLM targets and corrupt the inputs (the rules of the class docstring).
-
-        Args:
-            input_ids, attention_mask: ``int64 [B, L]`` (``attention_mask``: 1 for real tokens).
-            word_ids: ``int64 [B, L]`` word index per token, ``-1`` for special/pad positions (whole-word masking).
-            example_index: ``[B]`` dataset row indices keying the draws, or ``None`` (see "Randomness").
-            epoch: the epoch keying the draws (default: :attr:`epoch`).
-
-        Returns ``(masked_input_ids, labels)``, both ``int64 [B, L]``; ``labels`` is ``-100`` where not selected.
+        """Choose MLM targets and corrupt the inputs (the class docstring's rules): ``input_ids``, ``attention_mask``
+        and ``word_ids`` (``-1`` at special/pad positions) ``int64 [B, L]``; ``example_index`` ``[B]`` row indices
+        keying the draws, or ``None``; ``epoch`` (default: :attr:`epoch`). Returns ``(masked_input_ids, labels)``,
+        both ``int64 [B, L]``, ``labels`` ``-100`` where not selected.
         """
         import torch
 
@@ -330,12 +301,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         return batch
 
     def static_mask_map(self, batch: dict[str, list], indices: list[int] | None = None) -> dict[str, list]:
-        """Batched ``datasets.map`` function storing static masks: masked ``input_ids`` and ``labels`` (unpadded).
-
-        Use after ``dupe_factor`` passes of :func:`~hf_bert_tasks.create_pretraining_examples` (google's static masks:
-        each copy its own). With ``with_indices=True`` (or an ``idx`` column) the mask of row ``i`` is keyed by
-        ``(seed, epoch 0, i)``: the same for any ``batch_size`` and ``num_proc``; without, by the process's call count
-        (``num_proc`` > 1 would repeat masks across shards)."""
+        """Batched ``datasets.map`` function storing static masks (google's: each ``dupe_factor`` copy its own): masked
+        ``input_ids`` and ``labels``, unpadded. With ``with_indices=True`` (or an ``idx`` column) row ``i`` is keyed by
+        ``(seed, epoch 0, i)``, the same for any ``batch_size`` and ``num_proc``; without, by the call count."""
         if indices is None and EXAMPLE_INDEX in batch:
             indices = list(batch[EXAMPLE_INDEX])
         rows = [{k: v[i] for k, v in batch.items() if k not in (EXAMPLE_INDEX, "labels")}

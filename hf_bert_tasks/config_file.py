@@ -1,11 +1,7 @@
-"""One reader for settings files: ``--config FILE`` of ``finetune``/``pretrain``, the ``compare`` arms'
-``--<mode>_args`` (a file or an inline YAML mapping) and the command line's early checks (:mod:`hf_bert_tasks.cli`).
-
-A settings file is a YAML (``.yaml``/``.yml``) or JSON (``.json``) mapping of flag names (without ``--``) to plain
-values or lists. :func:`settings_argv` turns such a mapping into the command-line tokens the flags would be given as,
-so a value in a file means exactly what the flag means on the command line: the recipe's own parser converts and
-checks it (YAML 1.1 reads ``1e-3`` as a string, the float flag converts it). This module imports nothing of the
-package and no heavy library (PyYAML inside :func:`read_config`).
+"""One reader for settings files (``--config FILE``, ``compare``'s ``--<mode>_args``, the early checks): a YAML or
+JSON mapping of flag names (without ``--``) to plain values or lists. :func:`settings_argv` turns it into command-line
+tokens, so the recipe's own parser converts and checks each value as on the command line (YAML 1.1 reads ``1e-3`` as
+a string). Imports nothing of the package and no heavy library.
 """
 
 from __future__ import annotations
@@ -19,12 +15,9 @@ SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def read_config(source: str, option: str = "--config", inline: bool = False) -> dict[str, Any]:
-    """The mapping in the settings file ``source`` (empty file: ``{}``).
-
-    Args:
-        source: a ``.yaml``/``.yml``/``.json`` path; with ``inline``, text that is not an existing file is read as
-            an inline YAML mapping (``"{num_train_epochs: 3, learning_rate: 1e-3}"``).
-        option: the flag that gave ``source``, for messages.
+    """The mapping in the settings file ``source``, a ``.yaml``/``.yml``/``.json`` path (empty file: ``{}``); with
+    ``inline``, text that is not an existing file is read as an inline YAML mapping (``"{num_train_epochs: 3}"``).
+    ``option``: the flag that gave ``source``, for messages.
 
     Raises:
         FileNotFoundError: ``source`` is not a file (without ``inline``, or when it has a settings-file suffix).
@@ -57,7 +50,7 @@ def read_config(source: str, option: str = "--config", inline: bool = False) -> 
 
 def unrecognized(known: list[str], given: list[str]) -> str:
     """``unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)``: argparse's wording for the
-    tokens ``given`` that no flag takes, with the closest of the ``known`` flags (:mod:`difflib`, cutoff 0.75)."""
+    tokens ``given`` that no flag takes, with the closest ``known`` flags (:func:`did_you_mean`)."""
     flags = [a.split("=")[0].replace("-", "_").replace("__", "--", 1) for a in given if a.startswith("--")]
     return f"unrecognized arguments: {' '.join(given)}" + did_you_mean(flags, known)
 
@@ -70,9 +63,8 @@ def did_you_mean(names: list[str], known: list[str]) -> str:
 
 
 def settings_argv(values: dict[str, Any], parser) -> list[str]:
-    """``{name: value}`` -> ``["--name", "value", ...]``: the tokens that give these settings on the command line of
-    ``parser`` (an ``argparse`` parser: ``HfArgumentParser`` or ``cli.ArgumentParser``). ``None`` leaves a setting out;
-    ``True``/``False`` become ``true``/``false``; a list gives several values to a flag that takes several.
+    """``{name: value}`` -> ``["--name", "value", ...]``, the tokens giving these settings to ``parser`` (an
+    ``argparse`` parser): ``None`` is left out, booleans become ``true``/``false``, a list gives several values.
 
     Raises:
         ValueError: a name that is not one of ``parser``'s flags (``unrecognized arguments: ...``, with the closest

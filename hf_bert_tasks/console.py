@@ -1,27 +1,13 @@
-"""A quiet console for every recipe: progress bars only on a terminal, one line per expected head swap, and none of
-the library messages our own load paths trigger but the user cannot act on.
+"""A quiet console for every recipe: progress bars only on a terminal (:func:`quiet_console`, which also ignores
+peft's use of the deprecated ``is_gradient_checkpointing``) and, through :func:`log_filters`'
+:class:`LibraryNoiseFilter`, none of the library messages our own load paths trigger but the user cannot act on:
 
-:func:`log_filters` (``cli.main`` runs every subcommand inside it; it imports nothing) attaches
-:class:`LibraryNoiseFilter` to three transformers loggers:
-
-- ``transformers.modeling_utils``: the LOAD REPORT table (``transformers/utils/loading_report.py``) of a load that
-  is an expected head swap becomes one line (:func:`head_swap_text`): a pretraining checkpoint under a task head
-  drops its ``cls.*`` heads (and the pooler under a token head: UNEXPECTED) and initialises the task head
-  (MISSING). A report with any other status (MISMATCH, CONVERSION), a MISSING ``embeddings``/``encoder``/``pooler``
-  weight (randomly initialised encoder) or an UNEXPECTED ``embeddings``/``encoder`` weight (a checkpoint bigger than
-  the config, e.g. 12 layers into 6) is left as transformers prints it.
-- ``transformers.distributed.tensor_parallel``: "The following layers were not sharded" / "TP rules were not
-  applied" (``verify_tp_plan``). The package never passes a tensor-parallel plan; the check runs when the level of
-  the ``transformers.modeling_utils`` logger is set to WARNING or above (``modeling_utils`` tests ``logger.level``),
-  which is what silencing the load report by level did (the quickstart's ``quiet_load_report`` until this module).
-- ``transformers.trainer_utils``: "The tokenizer has new PAD/BOS/EOS tokens ..." when the only token aligned is
-  ``pad_token_id`` (``align_special_tokens``; a BERT encoder does not generate, the pad id only matters there).
-
-:func:`quiet_console` (around a recipe's run) turns datasets', transformers' and huggingface_hub's progress bars off
-when stderr is not a terminal (a log file, a pipe, CI), and ignores peft's use of the deprecated
-``is_gradient_checkpointing`` (a ``FutureWarning`` from transformers). Trainer's own bars follow
-``--disable_tqdm`` (``cli`` passes ``--disable_tqdm true`` off a terminal unless the flag is given); with it Trainer
-prints one line per logging step (``PrinterCallback``).
+- ``transformers.modeling_utils``: a LOAD REPORT that is an expected head swap (UNEXPECTED checkpoint heads, MISSING
+  task-head weights) becomes one line (:func:`head_swap_text`); other statuses, a MISSING ``embeddings``/``encoder``/
+  ``pooler`` or an UNEXPECTED ``embeddings``/``encoder`` weight stay as transformers prints them.
+- ``transformers.distributed.tensor_parallel``: ``verify_tp_plan``'s "not sharded" / "TP rules" lines (the package
+  passes no tensor-parallel plan).
+- ``transformers.trainer_utils``: "The tokenizer has new PAD/BOS/EOS tokens ..." when only ``pad_token_id`` changed.
 """
 
 from __future__ import annotations
@@ -60,8 +46,8 @@ def head_swap_text(unexpected, missing) -> str:
 
 
 def load_report_keys(message: str) -> dict[str, list[str]] | None:
-    """``{status: [key, ...]}`` from the text of a transformers LOAD REPORT (``None`` when ``message`` is not one).
-    Rows are ``key | STATUS | details`` (ANSI colours removed)."""
+    """``{status: [key, ...]}`` from the ``key | STATUS | details`` rows of a transformers LOAD REPORT (``None`` when
+    ``message`` is not one)."""
     if "LOAD REPORT" not in message:
         return None
     keys: dict[str, list[str]] = {}
@@ -93,8 +79,7 @@ class LibraryNoiseFilter(logging.Filter):
 @contextlib.contextmanager
 def log_filters():
     """Attach a :class:`LibraryNoiseFilter` to each of :data:`NOISY_LOGGERS` that has none, for the duration of the
-    block (so a test process keeps transformers' own messages outside it). Imports nothing: transformers' loggers
-    are ``logging.getLogger`` objects, the same before and after it is imported."""
+    block. Imports nothing (transformers' loggers are plain ``logging.getLogger`` objects)."""
     added = []
     for name in NOISY_LOGGERS:
         logger = logging.getLogger(name)
@@ -110,9 +95,8 @@ def log_filters():
 
 @contextlib.contextmanager
 def quiet_console(progress_bars: bool | None = None):
-    """Run a recipe with the console described in the module docstring; the libraries' progress-bar settings are
-    restored afterwards. ``progress_bars``: keep the bars (default: :func:`interactive`). Imports datasets and
-    transformers (call it where the recipe is about to import them anyway)."""
+    """Run a recipe with the console described in the module docstring, restoring the progress-bar settings after.
+    ``progress_bars``: keep the bars (default: :func:`interactive`). Imports datasets and transformers."""
     import datasets
     import huggingface_hub.utils as hub
     import transformers

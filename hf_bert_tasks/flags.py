@@ -1,12 +1,7 @@
-"""The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`:
-the fast ``--help`` (:func:`fast_help`) and the checks that run before transformers is imported
-(:func:`check_command_line`: flag names, ``--config`` keys, ``--task``, paths, an unreachable model), so a usage
-error is one line within a second or two instead of after the 10-15 s import of transformers.
-
-Nothing here imports torch, transformers or datasets (``tests/test_cli.py`` checks ``sys.modules``): transformers'
-``TrainingArguments`` fields are read from ``transformers/training_args.py`` found by :func:`source_path`.
-The checks only fail on what the recipe's own parser and checks refuse too (the same messages); anything they
-cannot decide here is left to the recipe.
+"""The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`
+(``TrainingArguments``' too, via :func:`source_path`; nothing here imports torch, transformers or datasets): the fast
+``--help`` (:func:`fast_help`) and the checks run before transformers is imported (:func:`check_command_line`), which
+refuse only what the recipe refuses too, with the same messages, in a second or two instead of after the import.
 """
 
 from __future__ import annotations
@@ -52,9 +47,8 @@ def _literal(node, fallback):
 
 
 def _default_text(node, imported: dict[str, str] | None = None) -> str:
-    """``repr`` of a literal default, or of a name the module imports from a module of this package (``imported``:
-    name -> module; that module is imported, so keep such constants in light modules such as
-    :mod:`hf_bert_tasks.modes`), else its source text (``list(STRATEGIES)``)."""
+    """``repr`` of a literal default, or of a name imported from a (light: it is imported) module of this package
+    (``imported``: name -> module), else its source text (``list(STRATEGIES)``)."""
     missing = object()
     value = _literal(node, missing)
     if value is missing and isinstance(node, ast.Name) and node.id in (imported or {}):
@@ -75,8 +69,8 @@ def _package_imports(tree: ast.Module, module: str) -> dict[str, str]:
 
 
 def source_path(module: str) -> str:
-    """The source file of ``module`` without importing it or its parent packages (only the top-level package is
-    located: ``transformers.training_args`` -> ``.../transformers/training_args.py``)."""
+    """The source file of ``module`` without importing it or its parents (``transformers.training_args`` ->
+    ``.../transformers/training_args.py``)."""
     top, _, rest = module.partition(".")
     spec = importlib.util.find_spec(top)
     if not rest:
@@ -92,15 +86,9 @@ def _parsed(path: str) -> ast.Module:
 
 
 def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
-    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast`.
-
-    This is how ``finetune --help`` lists the package's flags without importing the module (which imports
-    transformers' ``TrainingArguments``, several seconds). Only ``name: T = field(default=..., metadata={...})`` and
-    ``name: T = value`` statements count; a default or metadata that is not a literal is shown as source text.
-    ``tests/test_cli.py`` checks the result against the imported classes.
-
-    Raises:
-        LookupError: the module has no class ``class_name``.
+    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast` (no import):
+    ``name: T = field(default=..., metadata={...})`` and ``name: T = value`` statements; a default or metadata that
+    is not a literal is shown as source text. Raises ``LookupError`` when the module has no class ``class_name``.
     """
     tree = _parsed(source_path(module))
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
@@ -121,13 +109,10 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
             elif "default_factory" in kwargs:
                 default = ast.unparse(kwargs["default_factory"]) + "()"
             meta = kwargs.get("metadata")
-            if isinstance(meta, ast.Dict):
-                for key, val in zip(meta.keys, meta.values):
-                    key = _literal(key, None)
-                    if key == "help":
-                        help_ = str(_literal(val, ast.unparse(val)))
-                    elif key == "choices":
-                        choices = _literal(val, None)
+            meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)} if isinstance(meta, ast.Dict) else {}
+            if "help" in meta:
+                help_ = str(_literal(meta["help"], ast.unparse(meta["help"])))
+            choices = _literal(meta["choices"], None) if "choices" in meta else None
         elif value is not None:
             default = _default_text(value)
         fields.append(FieldInfo(name, annotation, default, help_, choices))
@@ -147,20 +132,13 @@ def _dynamic_choices(name: str) -> list[str] | None:
     return None
 
 
-def module_doc(module: str) -> str | None:
-    """A module's docstring, read from its source (the module is not imported)."""
-    return ast.get_docstring(_parsed(source_path(module)))
-
-
 def fast_help(prog: str, spec) -> str:
     """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
-    built from its dataclasses' source without importing them."""
-    doc = module_doc(f"hf_bert_tasks.scripts.{spec.module}") or spec.help
-    parser = argparse.ArgumentParser(
-        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
-        usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
-        description=doc, epilog=_TRAINING_NOTE.format(prog=prog),
-    )
+    built from its dataclasses' source."""
+    doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{spec.module}"))) or spec.help
+    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
+                                     usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
+                                     description=doc, epilog=_TRAINING_NOTE.format(prog=prog))
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
     parser.add_argument("--help_all", action="store_true",
                         help="show every flag, transformers' TrainingArguments included, and exit")
@@ -174,8 +152,7 @@ def fast_help(prog: str, spec) -> str:
         for f in dataclass_fields(mod, cls):
             choices = f.choices or _dynamic_choices(f.name)
             is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
-            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else (
-                "[BOOL]" if is_bool else f.name.upper())
+            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else "[BOOL]" if is_bool else f.name.upper()
             text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
             group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
     return parser.format_help()
@@ -209,9 +186,8 @@ def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]],
 
 def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
     """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
-    a folder, or, offline (``HF_HUB_OFFLINE=1``, ``huggingface_hub.constants.is_offline_mode``), a Hub id with no
-    cached snapshot holding a ``config.json`` (the Hub cache layout ``models--org--name/snapshots/<commit>/``; not
-    ``try_to_load_from_cache``, whose import takes ~0.4 s). Online, a Hub id is left to the recipe.
+    a folder, or, offline (``HF_HUB_OFFLINE=1``), a Hub id with no cached snapshot holding a ``config.json`` (read
+    from the cache layout: ``try_to_load_from_cache``'s import takes ~0.4 s). Online, a Hub id is left to the recipe.
 
     Raises:
         FileNotFoundError: naming the flag, the value (``(the default)`` when not ``given``) and a local folder
@@ -235,18 +211,13 @@ def check_model(name: str | None, *, given: bool = True, cache_dir: str | None =
 
 
 def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
-    """Check a recipe's command line before the recipe imports transformers; returns the settings it gives
-    (``--config`` file values below the flags, each as a list of strings).
-
-    Args:
-        argv: the subcommand's arguments.
-        sources: ``(module, class, title)`` of each argument dataclass whose fields are flags.
-        extra_flags: more flag names (without ``--``) the subcommand takes.
+    """Check a recipe's command line (``argv``) before the recipe imports transformers; returns the settings it gives
+    (``--config`` file values below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of
+    each argument dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes.
 
     Raises:
-        ValueError: an unknown flag (``unrecognized arguments: ... (did you mean ...?)``), a ``--config`` key no
-            dataclass has (``FILE: unknown argument(s) [...]``, the recipe's own wording, with the closest flag), an
-            unknown or missing ``--task`` (when ``task`` is a field).
+        ValueError: an unknown flag or ``--config`` key (the recipe's wording, with the closest flag), an unknown or
+            missing ``--task`` (when ``task`` is a field).
         FileNotFoundError: ``--config``, ``--data_dir``, ``--train_files`` or ``--model_name_or_path`` that does not
             exist (see :func:`check_model`).
     """

@@ -1,7 +1,5 @@
-"""BERT sizes and the locally built tiny checkpoints used by the quickstart and the tests.
-
-Presets (``BertConfig`` keyword arguments). ``base`` is the paper's BERT-BASE (§3: L=12, H=768, A=12); the small ones
-follow the naming of Turc et al. (2019, "Well-Read Students Learn Better"), the compact BERTs Google released.
+"""BERT sizes and the locally built tiny checkpoints of the quickstart and the tests. ``base`` is the paper's BERT-BASE
+(§3: L=12, H=768, A=12); the small ones follow Turc et al. (2019, "Well-Read Students Learn Better")'s names.
 """
 
 from __future__ import annotations
@@ -18,27 +16,20 @@ BERT_PRESETS: dict[str, dict[str, int]] = {
 
 
 def bert_config(preset: str = "tiny", vocab_size: int = 30522, max_position_embeddings: int = 512, **overrides):
-    """A ``BertConfig`` for ``preset`` (see :data:`BERT_PRESETS`), with ``overrides`` applied last.
-
-    Raises:
-        ValueError: for an unknown preset (lists the known ones).
-    """
+    """A ``BertConfig`` for ``preset`` (:data:`BERT_PRESETS`), ``overrides`` applied last. Raises ``ValueError`` for an
+    unknown preset (listing the known ones)."""
     from transformers import BertConfig
 
     if preset not in BERT_PRESETS:
         raise ValueError(f"unknown BERT preset {preset!r}; known presets: {', '.join(BERT_PRESETS)}")
-    kwargs = {**BERT_PRESETS[preset], "vocab_size": vocab_size, "max_position_embeddings": max_position_embeddings}
-    kwargs.update(overrides)
-    return BertConfig(**kwargs)
+    return BertConfig(**{**BERT_PRESETS[preset], "vocab_size": vocab_size,
+                         "max_position_embeddings": max_position_embeddings, **overrides})
 
 
 def build_random_bert(output_dir: str, tokenizer, preset: str = "tiny", seed: int = 0, **overrides) -> str:
-    """Save a randomly initialised ``BertForPreTraining`` (weights, config) and ``tokenizer`` to ``output_dir``.
-
-    The folder loads with any ``AutoModelFor...`` (the encoder is reused, task heads are new), which is what the
-    fine-tune recipe needs. The saved tokenizer's ``model_max_length`` is the model's ``max_position_embeddings``
-    (``tokenizer`` itself is not changed). Returns ``output_dir``.
-    """
+    """Save a randomly initialised ``BertForPreTraining`` and ``tokenizer`` (its saved ``model_max_length`` = the
+    model's ``max_position_embeddings``; the object is not changed) to ``output_dir``, loadable with any
+    ``AutoModelFor...``. Returns ``output_dir``."""
     import torch
     from transformers import BertForPreTraining
 

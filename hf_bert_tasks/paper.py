@@ -1,28 +1,17 @@
-"""Reference numbers from the BERT paper (Devlin et al., 2018, arXiv:1810.04805v2) read by cards, reports and plots.
-
-One place for the numbers our runs are compared with; code that prints or plots a paper number imports it from here.
-"""
+"""Reference numbers from the BERT paper (Devlin et al., 2018, arXiv:1810.04805v2): code that prints or plots a paper
+number (cards, reports, plots) imports it from here."""
 
 from __future__ import annotations
 
 #: Table 7, feature-based approach (BERT-BASE, frozen, two-layer 768-unit BiLSTM head): CoNLL-2003 **dev** F1 (x100)
 #: per layer strategy, keyed by our ``--feature_strategy`` names. ``scalar_mix`` has no row in the paper.
-TABLE7_FEATURE_BASED_DEV_F1: dict[str, float] = {
-    "embeddings": 91.0,
-    "second_to_last": 95.6,
-    "last": 94.9,
-    "sum_last_four": 95.9,
-    "concat_last_four": 96.1,
-    "sum_all": 95.5,
-}
+TABLE7_FEATURE_BASED_DEV_F1: dict[str, float] = {"embeddings": 91.0, "second_to_last": 95.6, "last": 94.9,
+                                                  "sum_last_four": 95.9, "concat_last_four": 96.1, "sum_all": 95.5}
 
 #: Table 7's row labels for the same strategies (as printed in the paper).
 TABLE7_ROW_NAMES: dict[str, str] = {
-    "embeddings": "Embeddings",
-    "second_to_last": "Second-to-Last Hidden",
-    "last": "Last Hidden",
-    "sum_last_four": "Weighted Sum Last Four Hidden",
-    "concat_last_four": "Concat Last Four Hidden",
+    "embeddings": "Embeddings", "second_to_last": "Second-to-Last Hidden", "last": "Last Hidden",
+    "sum_last_four": "Weighted Sum Last Four Hidden", "concat_last_four": "Concat Last Four Hidden",
     "sum_all": "Weighted Sum All 12 Layers",
 }
 

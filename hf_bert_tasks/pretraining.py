@@ -1,14 +1,10 @@
-"""The pretraining recipe (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``), top to bottom: :func:`run_pretrain`
-loads the corpus, gets a tokenizer and runs each phase with :func:`run_phase` (instances, masks, model, trainer).
-
-Pieces by role (as trl's ``sft_config.py`` / ``sft_trainer.py``): arguments in
-:mod:`~hf_bert_tasks.pretraining_config`; trainer, masked-only head, loss terms and metrics in
-:mod:`~hf_bert_tasks.pretraining_trainer`; data in :mod:`~hf_bert_tasks.pretraining_data` and
-:mod:`~hf_bert_tasks.collators`; curves in :mod:`~hf_bert_tasks.plots`; their public names are re-exported here.
-Outputs in ``output_dir``: the model (``BertForPreTraining`` weights), the tokenizer, ``trainer_state.json``,
-``pretraining_summary.json`` (corpus, masking recipe as the collator used it, steps, MLM/NSP accuracy over steps) and
-``pretraining_curves.png``. With ``--phase2_max_steps N`` the paper's second phase (§A.2: 90 % of the steps at length
-128, then 10 % at 512) goes from ``output_dir/phase1`` to ``output_dir``.
+"""The pretraining recipe (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``): :func:`run_pretrain` loads the
+corpus, gets a tokenizer and runs each phase with :func:`run_phase`. Arguments are in
+:mod:`~hf_bert_tasks.pretraining_config`, trainer and loss in :mod:`~hf_bert_tasks.pretraining_trainer`, data in
+:mod:`~hf_bert_tasks.pretraining_data` / :mod:`~hf_bert_tasks.collators`, curves in :mod:`~hf_bert_tasks.plots`
+(their public names are re-exported here). ``output_dir`` gets the ``BertForPreTraining`` weights, the tokenizer,
+``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with ``--phase2_max_steps`` the
+paper's second phase (§A.2: 90 % of the steps at length 128, 10 % at 512) goes from ``output_dir/phase1`` to it.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import dataclasses
 import json
 import logging
 import os
+import pathlib
 from itertools import chain
 from operator import itemgetter
 
@@ -49,23 +46,17 @@ __all__ = [
 def run_pretrain(
     model_args: PretrainModelArguments, data_args: PretrainDataArguments, training_args: PretrainTrainingArguments
 ) -> dict:
-    """Pretrain BERT (MLM + NSP, or MLM only) on ``data_args.train_files``; one or two phases. Returns the summary.
+    """Pretrain BERT (MLM + NSP, or MLM only) in one or two phases; returns the summary.
 
-    ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH`` (``output_dir/phase1/checkpoint-N``
-    or ``output_dir/checkpoint-N``); ``auto`` (or ``True``) resumes each phase from its newest *complete* checkpoint
-    (one cut short by a kill during a save is skipped with a warning; none complete: the phase starts from step 0).
-    A phase that already finished (``phase_summary.json`` in its folder) is not trained again when resuming a later
-    one. ``--hub_token`` never reaches ``Trainer`` nor ``training_args.bin``
-    (:func:`hf_bert_tasks.hub.pop_push_settings`).
+    ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH``; ``auto`` (or ``True``) each
+    phase from its newest complete checkpoint (:func:`_phase_resume`); a finished phase (``phase_summary.json``) is
+    not trained again. ``--hub_token`` never reaches ``Trainer`` (:func:`hf_bert_tasks.hub.pop_push_settings`).
 
     Raises:
-        FileExistsError: ``output_dir`` holds a finished run (``pretraining_summary.json``) and neither
-            ``--overwrite_output_dir`` nor ``--resume_from_checkpoint`` was given.
+        FileExistsError: ``output_dir`` holds a finished run, without ``--overwrite_output_dir`` or a resume.
         ValueError: an empty corpus, too few documents for NotNext pairs, a checkpoint with too few positions,
-            ``--push_to_hub`` without ``--hub_model_id``, or ``--resume_from_checkpoint PATH`` to a checkpoint that
-            cannot be resumed (:mod:`hf_bert_tasks.checkpoints`).
-        HubPushError: ``--push_to_hub`` failed (the run in ``output_dir`` is complete; push it with
-            ``hf-bert-tasks push``).
+            ``--push_to_hub`` without ``--hub_model_id``, or a checkpoint that cannot be resumed.
+        HubPushError: ``--push_to_hub`` failed (the run is complete; push it with ``hf-bert-tasks push``).
     """
     from .hub import pop_push_settings
 
@@ -74,25 +65,24 @@ def run_pretrain(
     if os.path.isfile(summary_path) and not training_args.overwrite_output_dir and not resume:
         raise FileExistsError(f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
                               "--overwrite_output_dir to replace it or choose another folder")
-    # Before any Trainer exists: the token leaves the arguments (never pickled into training_args.bin) and
-    # Trainer's own push (repo created in __init__, its generic card) is replaced by ours at the end.
-    push = pop_push_settings(training_args)
+    push = pop_push_settings(training_args)  # before any Trainer: our push (and card) replaces Trainer's
     train_docs, eval_docs, corpus = _corpus(data_args, training_args.seed)
     os.makedirs(out, exist_ok=True)
     tokenizer, tokenizer_source = _tokenizer(model_args, resume, out, train_docs)
-    nsp = data_args.next_sentence_prediction
     start = model_args.model_name_or_path
+    if start:
+        from .run_record import model_origin  # the Hub id a continued run starts from (None for a local folder)
     model = {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
-             "init": start or "random", "base_model": _base_model(start)}
-    summary = {"corpus": corpus, "model": model,
-               "tokenizer": tokenizer_source, "seed": training_args.seed, "phases": [],
+             "init": start or "random", "base_model": model_origin(start)["base_model"] if start else None}
+    nsp = data_args.next_sentence_prediction
+    summary = {"corpus": corpus, "model": model, "tokenizer": tokenizer_source, "seed": training_args.seed,
+               "phases": [],
                "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
     for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
         t_args.resume_from_checkpoint = _phase_resume(resume, t_args.output_dir)
-        if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):
-            with open(phase_file, encoding="utf-8") as f:  # resuming a later phase: this one finished, keep it
-                summary["phases"].append(json.load(f))
+        if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):  # finished: keep it
+            summary["phases"].append(json.loads(pathlib.Path(phase_file).read_text(encoding="utf-8")))
             continue
         os.makedirs(t_args.output_dir, exist_ok=True)
         if t_args.should_save:  # main process only: two ranks writing one file interleave their bytes
@@ -101,14 +91,14 @@ def run_pretrain(
                     t_args.output_dir)
         result = run_phase(m_args, d_args, t_args, tokenizer, train_docs, eval_docs, number)
         if t_args.should_save:
-            _write_json(phase_file, result)
+            pathlib.Path(phase_file).write_text(json.dumps(result, indent=2), encoding="utf-8")
         summary["phases"].append(result)
     last = summary["phases"][-1]
     summary.update(steps=sum(map(itemgetter("steps"), summary["phases"])), masking_recipe=last["masking_recipe"],
                    final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
                    final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"))
     if training_args.should_save:
-        _write_json(summary_path, summary)
+        pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
             from .hub import push_output_dir
@@ -119,38 +109,25 @@ def run_pretrain(
     return summary
 
 
-def _base_model(model_name_or_path: str | None) -> str | None:
-    """The Hub id a continued run starts from (:func:`hf_bert_tasks.run_record.model_origin`; ``None`` for a local
-    folder, and for a random init, which is answered here without the call)."""
-    if not model_name_or_path:
-        return None
-    from .run_record import model_origin
-
-    return model_origin(model_name_or_path)["base_model"]
-
-
 def _corpus(data_args: PretrainDataArguments, seed: int):
-    """``(train_docs, eval_docs or None, corpus summary)``: the documents read through ``datasets``
-    (:func:`hf_bert_tasks.pretraining_data.load_documents`), split by :func:`split_documents` (or, streamed, the first
-    ``streaming_eval_documents`` for eval). Raises ``ValueError`` for fewer than 2 documents with NSP (NotNext pairs
-    need two; MLM only needs one)."""
+    """``(train_docs, eval_docs or None, corpus summary)``: :func:`~hf_bert_tasks.pretraining_data.load_documents`
+    split by :func:`split_documents` (streamed: the first ``streaming_eval_documents`` for eval). Raises
+    ``ValueError`` for fewer than 2 documents with NSP (NotNext pairs need two)."""
     from .pretraining_data import load_documents, resolve_corpus_files
 
+    keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
+            "split_sentences", "streaming")
+    options = {k: getattr(data_args, k) for k in keys}
     files = resolve_corpus_files(data_args.train_files) if data_args.train_files else []  # FileNotFoundError
-    documents = load_documents(
-        data_args.train_files, dataset_name=data_args.dataset_name, dataset_config_name=data_args.dataset_config_name,
-        dataset_split=data_args.dataset_split, text_column=data_args.text_column,
-        document_boundary=data_args.document_boundary, split_sentences=data_args.split_sentences,
-        streaming=data_args.streaming, cache_dir=data_args.dataset_cache_dir,
-    )
+    documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir, **options)
+    streamed, n_train = data_args.streaming, data_args.max_train_documents
     stats = _corpus_stats(documents)
-    minimum = 2 if data_args.next_sentence_prediction else 1
-    if stats["documents"] is not None and stats["documents"] < minimum:
-        raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {stats['documents']} document(s); "
+    n_docs = stats["documents"]
+    if n_docs is not None and n_docs < (2 if data_args.next_sentence_prediction else 1):
+        raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {n_docs} document(s); "
                          "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
                          "--document_boundary heading)")
-    n_train = data_args.max_train_documents
-    if data_args.streaming:
+    if streamed:
         n_eval = data_args.streaming_eval_documents
         eval_docs = documents.take(n_eval) if n_eval else None
         train_docs = documents.skip(n_eval) if n_eval else documents
@@ -158,17 +135,16 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     else:
         train_docs, eval_docs = split_documents(documents, data_args.validation_split_percentage, seed)
         train_docs = train_docs.select(range(min(n_train, len(train_docs)))) if n_train else train_docs
-    streamed = data_args.streaming
     return train_docs, eval_docs, {
-        "files": files, "dataset_name": data_args.dataset_name, "documents": stats["documents"],
-        "train_documents": None if streamed else len(train_docs),
-        "eval_documents": data_args.streaming_eval_documents if streamed else len(eval_docs or []),
-        "sentences": stats["sentences"], "document_boundary": data_args.document_boundary}
+        "files": files, "dataset_name": data_args.dataset_name, "documents": n_docs,
+        "train_documents": None if streamed else len(train_docs), "eval_documents":
+        data_args.streaming_eval_documents if streamed else len(eval_docs or []), "sentences": stats["sentences"],
+        "document_boundary": data_args.document_boundary}
 
 
 def _corpus_stats(documents) -> dict:
-    """Documents and sentences of a document table, counted by Arrow compute on the memory-mapped table (no Python
-    lists); ``None`` for a stream."""
+    """Documents and sentences of a document table, counted by Arrow compute (no Python lists); ``None`` for a
+    stream."""
     from datasets import IterableDataset
 
     if isinstance(documents, IterableDataset):
@@ -200,14 +176,20 @@ def split_documents(documents, percentage: float, seed: int):
 
 
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):
-    """``(tokenizer, where it came from)``: ``--tokenizer_name``, else the one a resumed run was trained with, else the
-    checkpoint's, else a WordPiece vocabulary trained on the training documents."""
+    """``(tokenizer, where it came from)``: ``--tokenizer_name``, else the one a resumed run was trained with (the
+    checkpoint's, else the run's), else the checkpoint's, else a WordPiece vocabulary trained on ``train_docs``."""
     from transformers import AutoTokenizer
 
     described = (model_args.tokenizer_name or model_args.model_name_or_path
                  or f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, "
                     f"lowercase={model_args.lowercase})")
-    source = model_args.tokenizer_name or _saved_tokenizer(resume, output_dir) or model_args.model_name_or_path
+    saved = None
+    if resume:
+        from .checkpoints import is_auto
+
+        folders = ([] if is_auto(resume) else [str(resume)]) + [os.path.join(output_dir, "phase1"), output_dir]
+        saved = next((d for d in folders if os.path.isfile(os.path.join(d, "tokenizer.json"))), None)
+    source = model_args.tokenizer_name or saved or model_args.model_name_or_path
     if source:
         return AutoTokenizer.from_pretrained(source), described
     from .tokenization import train_wordpiece_tokenizer
@@ -217,17 +199,6 @@ def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, trai
 
     return train_wordpiece_tokenizer(sentences,
                                      vocab_size=model_args.vocab_size, lowercase=model_args.lowercase), described
-
-
-def _saved_tokenizer(resume, output_dir: str) -> str | None:
-    """Folder of the tokenizer a resumed run was trained with (the checkpoint's, else the run's), or ``None``."""
-    if not resume:
-        return None
-    from .checkpoints import is_auto
-
-    candidates = [] if is_auto(resume) else [str(resume)]
-    candidates += [os.path.join(output_dir, "phase1"), output_dir]
-    return next((d for d in candidates if os.path.isfile(os.path.join(d, "tokenizer.json"))), None)
 
 
 def _phases(model_args, data_args, training_args) -> list[tuple]:
@@ -249,8 +220,7 @@ def _phases(model_args, data_args, training_args) -> list[tuple]:
 
 def _phase_resume(resume, phase_dir: str):
     """``resume_from_checkpoint`` for one phase: a checkpoint path only for the phase whose folder holds it; with
-    ``auto``/``True`` the phase folder's newest *complete* checkpoint (incomplete ones are skipped with a warning,
-    :mod:`hf_bert_tasks.checkpoints`); else ``None``."""
+    ``auto``/``True`` the folder's newest complete checkpoint (:func:`hf_bert_tasks.checkpoints.resolve_resume`)."""
     if not resume:
         return None
     from .checkpoints import is_auto, resolve_resume
@@ -263,12 +233,10 @@ def _phase_resume(resume, phase_dir: str):
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
     """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary.
 
-    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``). The
-    instances are cached by ``datasets`` (fingerprint of documents, tokenizer and parameters): google's A/B pairs, or
-    with ``--no_next_sentence_prediction`` single full-length segments without ``next_sentence_label``. Each training
-    instance gets an ``idx`` column that keys its masks (see
-    :class:`~hf_bert_tasks.collators.DataCollatorForBertPretraining`); the eval set gets fixed (static) masks drawn
-    with ``seed + 1``, so evaluations at different steps compare.
+    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``). Training
+    instances get an ``idx`` column keying their masks (see
+    :class:`~hf_bert_tasks.collators.DataCollatorForBertPretraining`); the eval set gets static masks drawn with
+    ``seed + 1``, so evaluations at different steps compare.
     """
     from datasets import Dataset, IterableDataset
     from transformers import set_seed
@@ -315,8 +283,7 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         final = final or trainer.evaluate()
     args = training_args
     return {"phase": phase, "max_seq_length": data_args.max_seq_length, "steps": step,
-            "train_instances": None if streaming else len(train_ds),
-            "eval_instances": len(eval_ds) if eval_ds is not None else 0,
+            "train_instances": None if streaming else len(train_ds), "eval_instances": len(eval_ds or []),
             "batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size,
             "learning_rate": args.learning_rate, "masked_only_decoder": args.masked_only_decoder,
             "masking_recipe": masking_recipe(data_args, collator),
@@ -368,7 +335,3 @@ def masking_recipe(data_args: PretrainDataArguments, collator) -> dict:
             "nsp_probability": data_args.nsp_probability if nsp else None, "short_seq_prob": data_args.short_seq_prob,
             "dupe_factor": data_args.dupe_factor}
 
-
-def _write_json(path: str, data: dict) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)

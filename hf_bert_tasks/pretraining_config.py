@@ -1,10 +1,7 @@
-"""The pretraining recipe's arguments (``HfArgumentParser`` dataclasses), as trl keeps ``sft_config.py`` beside its
-trainer: model and tokenizer, corpus and masking, and ``TrainingArguments`` with the paper's pretraining defaults.
-``hf-bert-tasks pretrain --help`` reads these fields from this source (:func:`hf_bert_tasks.cli.dataclass_fields`).
-
-Small-budget options (issue 25), each with its source: ``--mlm_probability`` (Wettig et al. 2022),
-``--no_next_sentence_prediction`` (RoBERTa, Liu et al. 2019 §4.2), ``--dropout 0`` (Cramming, Geiping & Goldstein
-2022); ``recipes/configs/pretrain_cpu_hour.yaml`` is a one-CPU-hour run.
+"""The pretraining recipe's ``HfArgumentParser`` dataclasses (model, data, ``TrainingArguments`` with the paper's
+defaults); ``hf-bert-tasks pretrain --help`` reads their fields from this source (:mod:`hf_bert_tasks.flags`).
+Small-budget options: ``--mlm_probability`` (Wettig et al. 2022), ``--no_next_sentence_prediction`` (RoBERTa, Liu et
+al. 2019 §4.2), ``--dropout 0`` (Cramming, Geiping & Goldstein 2022).
 """
 
 from __future__ import annotations
@@ -17,10 +14,8 @@ from transformers import TrainingArguments
 @dataclass
 class PretrainModelArguments:
     """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue.
-
-    ``dropout`` (Cramming, Geiping & Goldstein 2022: no dropout while pretraining on a small budget, where the model
-    underfits rather than overfits) sets both ``hidden_dropout_prob`` and ``attention_probs_dropout_prob``, also when
-    continuing from a checkpoint. Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``.
+    ``dropout`` (Cramming: none on a small budget, where the model underfits) sets ``hidden_dropout_prob`` and
+    ``attention_probs_dropout_prob``. Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``.
     """
 
     preset: str = field(default="tiny", metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
@@ -58,17 +53,12 @@ class PretrainModelArguments:
 
 @dataclass
 class PretrainDataArguments:
-    """Corpus, instance creation (google's create_pretraining_data.py flags) and masking.
-
-    ``next_sentence_prediction=False`` (RoBERTa, Liu et al. 2019 §4.2 "FULL-SENTENCES": removing NSP matches or
-    improves downstream results) builds single full-length segments without ``next_sentence_label``; the model then
-    trains on MLM alone and logs no NSP metrics. ``mlm_probability`` other than BERT's 0.15: Wettig et al. 2022,
-    "Should You Mask 15% in Masked Language Modeling?" (40 % was better for BERT-large).
+    """Corpus, instance creation (google's ``create_pretraining_data.py`` flags) and masking.
+    ``next_sentence_prediction=False``: RoBERTa's FULL-SENTENCES segments without ``next_sentence_label`` (MLM only).
 
     Raises:
         ValueError: neither or both of ``train_files`` / ``dataset_name``, or a validation percentage outside
-            ``[0, 100)``. (A ``train_files`` pattern that matches no file is a ``FileNotFoundError`` of the recipe's
-            first step, :func:`hf_bert_tasks.pretraining_data.resolve_corpus_files`.)
+            ``[0, 100)``.
     """
 
     train_files: list[str] = field(default=None, metadata={
@@ -127,21 +117,9 @@ class PretrainDataArguments:
 
 @dataclass
 class PretrainTrainingArguments(TrainingArguments):
-    """``TrainingArguments`` with the paper's pretraining defaults (§A.2) scaled to a CPU, plus the two phases.
-
-    ===========================  =============  =====================================================
-    parameter                    ours           paper (§A.2) / transformers default
-    ===========================  =============  =====================================================
-    ``learning_rate``            1e-4           1e-4 / 5e-5
-    ``per_device_train_batch``   32             256 sequences / 8
-    ``max_steps``                1000           1,000,000 / -1
-    ``warmup_steps``             0.01           10,000 of 1M steps (1 %) / 0
-    ``weight_decay``             0.01           0.01 / 0.0
-    ``adam_epsilon``             1e-6           google's 1e-6 / 1e-8
-    ``eval_strategy``            ``steps``      — / ``no``
-    ``remove_unused_columns``    False          (keeps ``word_ids`` for whole-word masking) / True
-    ``prediction_loss_only``     True           (eval metrics come from the trainer's sums) / False
-    ===========================  =============  =====================================================
+    """``TrainingArguments`` with the paper's pretraining defaults (§A.2: lr 1e-4, 1 % warmup, weight decay 0.01;
+    google's Adam epsilon 1e-6) scaled to a CPU (batch 32, 1000 steps), plus the two phases. ``remove_unused_columns``
+    is off (``word_ids`` for whole-word masking). On a GPU: bf16 and fused AdamW (``arguments.accelerator_defaults``).
 
     Raises ``ValueError`` without ``output_dir``, with ``max_steps <= 0`` or ``phase2_max_steps < 0``.
     """
@@ -184,7 +162,6 @@ class PretrainTrainingArguments(TrainingArguments):
 
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False
-        # torchrun / accelerate on CPU: gloo DDP instead of N lone processes; a GPU: bf16 and fused AdamW by default
-        accelerator_defaults(self)
+        accelerator_defaults(self)  # CPU under torchrun: gloo DDP; a GPU: bf16 and fused AdamW by default
         self.label_names = ["labels", "next_sentence_label"]
         super().__post_init__()

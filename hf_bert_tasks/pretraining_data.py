@@ -1,14 +1,9 @@
-"""Documents → BERT pretraining instances, as ``datasets`` maps: NSP pairs ``[CLS] A [SEP] B [SEP]`` (the paper's
-rules, §3.1 and Appendix A, as google-research/bert ``create_pretraining_data.py`` implements them) or MLM-only blocks
-packed across sentences and documents (RoBERTa's FULL-SENTENCES). Masking is
-:class:`hf_bert_tasks.collators.DataCollatorForBertPretraining`'s job.
-
-Corpora (:func:`load_documents`) are read by ``datasets``' own ``text`` / ``json`` / ``parquet`` loaders; a small
-``map`` turns their rows into documents (column ``sentences``: ``list[str]``)::
+"""Corpora → documents (:func:`load_documents`, ``datasets``' own loaders) → BERT pretraining instances: NSP pairs
+(§3.1 and Appendix A, as google-research/bert ``create_pretraining_data.py``) or MLM-only blocks (RoBERTa). Masking is
+:class:`hf_bert_tasks.collators.DataCollatorForBertPretraining`'s job::
 
     docs = load_documents(["corpus.txt"])      # google's format: one sentence per line, blank line between documents
     examples = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=0)
-    # columns: input_ids, token_type_ids, next_sentence_label (0 = IsNext, 1 = NotNext), word_ids
 """
 
 from __future__ import annotations
@@ -38,9 +33,8 @@ def split_into_sentences(text: str) -> list[str]:
 
 def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
                first_row: int = 0, sentences_column: str = "sentences") -> list[list[str]]:
-    """The one normaliser of document rows: a row's ``sentences_column`` list, else its ``text_column`` string split
-    into lines; sentences stripped, empty ones dropped. ``where`` and the row (counted from ``first_row``) name a bad
-    row in the ``ValueError``."""
+    """Document rows as sentence lists: a row's ``sentences_column`` list, else its ``text_column`` string split into
+    lines; sentences stripped, empty ones dropped. ``where`` and the row (from ``first_row``) name a bad row."""
     sentences, texts = batch.get(sentences_column), batch.get(text_column)
     if sentences is None and texts is None:
         raise ValueError(f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
@@ -76,55 +70,34 @@ def create_pretraining_examples(
     sentences_column: str = "sentences", text_column: str = "text", split_sentences: bool = False,
     on_single_document: str = "warn", next_sentence_prediction: bool = True,
 ) -> dict[str, list]:
-    """Turn a batch of documents into pretraining instances (a batched ``Dataset.map`` / ``IterableDataset.map``
-    function; :func:`build_pretraining_dataset` maps it). Each row of ``batch`` is one document: a ``sentences``
-    column (``list[str]``) or a ``text`` column (one sentence per line; ``split_sentences`` splits lines further).
+    """Turn a batch of documents (rows: a ``sentences`` list or a ``text`` string, one sentence per line, split further
+    with ``split_sentences``) into pretraining instances; a batched ``datasets`` map function.
 
-    NSP pairs (google-research/bert ``create_instances_from_document``, over the batch's documents):
+    NSP pairs (google-research/bert ``create_instances_from_document``): sentences are tokenized by a *fast*
+    tokenizer (``word_ids`` for whole-word masking), empty ones dropped. Per document the target length is
+    ``max_seq_length - 3``, or with probability ``short_seq_prob`` uniform in ``[2, max_seq_length - 3]``. Sentences
+    fill a chunk up to the target or the document's end; A = its first ``k`` (uniform in ``[1, len(chunk) - 1]``), B =
+    the rest (IsNext, 0) or, with probability ``nsp_probability`` (§3.1), sentences from a random start in another
+    document of the batch (NotNext, 1; the unused ones go back). A one-sentence chunk drawing IsNext takes the next
+    sentence as B; only one at a document's end is forced to NotNext (google forces every one, so its NotNext share
+    exceeds ``nsp_probability``). The pair is trimmed to ``max_seq_length - 3`` tokens, a token of the longer side at
+    a time, front or back at random (``truncate_seq_pair``): ``[CLS] A [SEP] B [SEP]``, ``token_type_ids`` 0 then 1.
+    Everything is repeated ``dupe_factor`` times. The NotNext document is uniform over the batch's *other* documents
+    (use batches of >= 100); a single-document batch has none (``on_single_document``: ``"warn"`` emits IsNext pairs
+    only, ``"error"`` raises). Instances are not shuffled.
 
-    1. Sentences are WordPiece-tokenized (a *fast* tokenizer: its ``word_ids`` give the words for whole-word
-       masking); sentences that tokenize to nothing and documents left empty are dropped.
-    2. Per document, the target length is ``max_seq_length - 3``, or with probability ``short_seq_prob`` (0.1 in
-       google's code) a random length in ``[2, max_seq_length - 3]`` (to mimic short fine-tuning inputs).
-    3. Sentences are gathered into a chunk until the target is reached or the document ends; segment A = the first
-       ``k`` sentences (``k`` uniform in ``[1, len(chunk) - 1]``); B = the rest (IsNext, label 0), or with
-       probability ``nsp_probability`` (0.5, §3.1) sentences from a random start in a **different document of the
-       batch** filling the remaining length (NotNext, label 1; the chunk's unused sentences start the next chunk).
-       A one-sentence chunk that draws IsNext takes the document's next sentence as B; only a one-sentence chunk at
-       the very end of a document is forced to NotNext.
-    4. The pair is trimmed to ``max_seq_length - 3`` tokens, one token of the longer side at a time, from the front
-       or the back at random (google's ``truncate_seq_pair``).
-    5. ``[CLS] A [SEP] B [SEP]``; ``token_type_ids`` 0 for ``[CLS] A [SEP]``, 1 for ``B [SEP]``.
-    6. Everything is repeated ``dupe_factor`` times with fresh random choices (google's static-mask duplication;
-       10 in google's code, 1 for dynamic masks).
+    MLM only (``next_sentence_prediction=False``, RoBERTa's FULL-SENTENCES, Liu et al. 2019 §4.2): the batch's tokens
+    packed in order into ``[CLS] ... [SEP]`` blocks of ``max_seq_length``, an extra ``[SEP]`` between documents, a
+    sentence continuing in the next block (fairseq's ``TokenBlockDataset``); ``token_type_ids`` 0, no NSP label.
 
-    Differences from google's script: google forces NotNext for *every* one-sentence chunk, so with
-    ``short_seq_prob`` its NotNext share exceeds ``nsp_probability`` (0.53-0.60 on the test corpus of
-    tests/test_pretraining_data.py; rule 3 keeps it near 0.5); the NotNext document is drawn uniformly from the
-    *other* documents of the *batch* (streaming-friendly; use batches of ≥ 100 documents; google retries a random
-    index 10 times and can pair a document with itself); instances are not shuffled. A batch with a single document
-    has no NotNext partner: ``on_single_document="warn"`` warns and emits IsNext pairs only (one-sentence chunks are
-    dropped), ``"error"`` raises ``ValueError``.
-
-    MLM only (``next_sentence_prediction=False``), RoBERTa's FULL-SENTENCES (Liu et al. 2019, §4.2): the batch's
-    sentences, in order, packed into ``[CLS] ... [SEP]`` blocks of ``max_seq_length`` tokens, crossing document
-    boundaries with an extra ``[SEP]`` between two documents; ``token_type_ids`` all 0, no ``next_sentence_label``.
-    A sentence that does not fit continues in the next block (as fairseq's ``TokenBlockDataset``), so every block
-    but the batch's last is full and each token appears once per ``dupe_factor`` pass. ``short_seq_prob``,
-    ``nsp_probability`` and ``on_single_document`` do not apply.
-
-    Determinism: one ``random.Random`` per batch, seeded from ``seed`` and the batch's first row index (``indices``,
-    from ``with_indices=True``) or its text: the same seed and data give identical output, also with ``num_proc``.
-
-    Returns ``dict`` of lists, one entry per instance: ``input_ids`` (``list[int]``, length ≤ ``max_seq_length``),
-    ``token_type_ids`` (same length), ``next_sentence_label`` (NSP only; 0 = IsNext, 1 = NotNext, as
-    ``BertForPreTraining``), ``word_ids`` (same length; word index from 0 within the instance, ``-1`` for
-    ``[CLS]``/``[SEP]``; pieces of one word share an index).
+    One ``random.Random`` per batch, seeded from ``seed`` and the first row index (``indices``) or the batch's text:
+    the same seed and data give the same output, also with ``num_proc``. Returns lists per instance: ``input_ids``
+    (length <= ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index
+    from 0 in the instance, ``-1`` for ``[CLS]``/``[SEP]``).
 
     Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
     expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
-    ``on_single_document="error"``. Warns (``UserWarning``, NSP only) of documents with a single sentence (NotNext
-    pairs only, as in google's code) and of a single-document batch.
+    ``on_single_document="error"``. Warns (NSP only) of single-sentence documents and single-document batches.
     """
     nsp = next_sentence_prediction
     if max_seq_length < (5 if nsp else 3):
@@ -152,10 +125,9 @@ def create_pretraining_examples(
         return out
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
     if single_sentence_docs and len(tokenized) > 1:
-        warnings.warn(
-            f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they only give "
-            "NotNext pairs (as in google-research/bert); check the document boundaries (blank lines) of the corpus",
-            UserWarning, stacklevel=2)
+        warnings.warn(f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they "
+                      "only give NotNext pairs (as in google-research/bert); check the document boundaries (blank "
+                      "lines) of the corpus", UserWarning, stacklevel=2)
     if len(tokenized) == 1:
         msg = ("a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
                "use more documents per batch (batch_size) or a corpus with several documents")
@@ -260,11 +232,9 @@ def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_pr
 
 def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, num_proc: int | None = None,
                               next_sentence_prediction: bool = True, **kwargs):
-    """Map :func:`create_pretraining_examples` (``kwargs``: its ``max_seq_length``, ``seed`` …) over a ``Dataset`` or
-    ``IterableDataset`` of documents, ``batch_size`` documents per batch (the NotNext pool, the unit of packing),
-    ``num_proc`` workers (``Dataset`` only). Returns the mapped dataset (``input_ids``, ``token_type_ids``,
-    ``next_sentence_label`` with NSP, ``word_ids``); a ``Dataset`` is cached under a key of the documents'
-    fingerprint, the tokenizer and the parameters."""
+    """Map :func:`create_pretraining_examples` (``kwargs``: its parameters) over a ``Dataset`` or ``IterableDataset``
+    of documents, ``batch_size`` documents per batch (the NotNext pool), ``num_proc`` workers (``Dataset`` only); a
+    ``Dataset`` is cached under a key of the documents' fingerprint, the tokenizer and the parameters."""
     from datasets import IterableDataset
 
     kwargs["next_sentence_prediction"] = next_sentence_prediction
@@ -289,13 +259,8 @@ def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, l
 
 # ------------------------------------------------------------------------------------------- corpora of any size
 def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
-    """Expand local paths and glob patterns (``data/*.txt``, ``shards/**/*.parquet``) into a sorted, de-duplicated
-    file list, in the order of the patterns.
-
-    Raises:
-        FileNotFoundError: a pattern that matches no file (the message names it).
-        ValueError: a compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``).
-    """
+    """Expand local paths and globs (``shards/**/*.parquet``) into a de-duplicated file list (sorted per pattern).
+    Raises ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
     import glob
 
     files: list[str] = []
@@ -312,8 +277,8 @@ def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
 
 
 def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
-    """``json``, ``parquet``, or for text (any other suffix) its document boundary: ``heading`` (``"auto"``: when a
-    WikiText heading `` = Title = `` is among the first 200 lines) or ``blank_line`` (google's format)."""
+    """``json``, ``parquet``, or for text its document boundary: ``heading`` / ``blank_line`` (``"auto"``: heading when
+    a WikiText heading is among the first 200 lines)."""
     if path.lower().endswith((".jsonl", ".json", ".ndjson", ".parquet")):
         return "parquet" if path.lower().endswith(".parquet") else "json"
     if document_boundary == "auto":
@@ -324,11 +289,9 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
 
 
 def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
-    """The map over the ``text`` loader's rows. With ``sample_by="paragraph"`` (google's format) a row is the text
-    between two ``"\\n\\n"``; this map also ends a document at a whitespace-only line (google's reader strips lines),
-    which the loader does not. WikiText headings (``headings=True``) start a document wherever they fall, a boundary
-    no loader mode expresses, so those files come whole (``sample_by="document"``: one file in memory at a time) and
-    are split here; the heading is kept as the document's first sentence."""
+    """The map over the ``text`` loader's rows: a paragraph (``sample_by="paragraph"``), also ended at a blank-looking
+    line as google's reader does; or with ``headings`` a whole file (``sample_by="document"``), split at each WikiText
+    heading (kept as the document's first sentence)."""
     docs: list[list[str]] = []
     for text in batch["text"]:
         docs.append([])
@@ -369,20 +332,13 @@ def load_documents(
 ):
     """A corpus as a ``datasets`` table of documents (column ``sentences``: ``list[str]``), never as Python lists.
 
-    Local files (``train_files``: paths or globs, mixed formats, documents in file order): each run of consecutive
-    files of one kind is read by one ``datasets.load_dataset`` call, then one cached ``map``:
-
-    * text (any suffix but the ones below): ``load_dataset("text", sample_by="paragraph")``, one sentence per line, a
-      blank line between documents (google's format); or, ``document_boundary="heading"`` (``"auto"``: a WikiText
-      heading `` = Title = `` in the first 200 lines), a top-level heading starts a document and blank lines only
-      separate paragraphs (``sample_by="document"``);
-    * ``.jsonl`` / ``.json`` / ``.ndjson`` (``"json"`` loader), ``.parquet`` (``"parquet"`` loader): one document per
-      row, a ``sentences`` list or a ``text_column`` string with one sentence per line.
-
-    A Hub dataset (``dataset_name``, ``dataset_config_name``, ``dataset_split``): ``load_dataset`` and the row map.
-    ``split_sentences`` splits lines further; empty documents are dropped. The loaders' Arrow cache (``cache_dir``)
-    is keyed by the files' paths and mtimes, the ``map``'s by those, sizes and options: a rerun over unchanged files
-    reads the cache. ``streaming=True``: an ``IterableDataset`` (errors surface while iterating).
+    Local files (``train_files``: paths or globs, mixed formats, in file order), each run of files of one kind read by
+    one ``load_dataset`` call and one cached ``map``: text (any other suffix; one sentence per line, a blank line
+    between documents, google's format; or with ``document_boundary="heading"``, ``"auto"`` detecting it, a WikiText
+    top-level heading `` = Title = `` starts a document); ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet``: one
+    document per row, a ``sentences`` list or a ``text_column`` string. Or a Hub dataset (``dataset_name``, its config
+    and split). Empty documents are dropped; the caches are keyed by the files' paths, sizes and mtimes and the
+    options. ``streaming=True``: an ``IterableDataset`` (errors surface while iterating).
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)

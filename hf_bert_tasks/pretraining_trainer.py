@@ -1,10 +1,7 @@
-"""The pretraining trainer and what it calls each step: the masked-positions-only MLM head, the per-example loss
-terms and statistics, the metrics from their sums, and the callback that tells the collator the epoch.
-
-One module on purpose: a training step goes ``PretrainingTrainer.compute_loss`` -> the model's ``forward`` ->
-:func:`pretraining_terms` without leaving it (``tests/test_pretrain_trace.py`` counts module changes). Every class
-works with and without NSP: a batch without ``next_sentence_label`` (``--no_next_sentence_prediction``, RoBERTa's
-MLM-only objective) trains on MLM alone and logs no NSP metrics.
+"""The pretraining trainer and what it calls each step: the masked-only MLM head, the per-example loss terms, the
+metrics from their sums and the callback that tells the collator the epoch. One module, so that a training step does
+not leave it (``tests/test_pretrain_trace.py``). A batch without ``next_sentence_label`` (MLM only, RoBERTa's
+objective) trains on MLM alone and logs no NSP metrics.
 """
 
 from __future__ import annotations
@@ -13,18 +10,14 @@ from transformers import BertForPreTraining, Trainer, TrainerCallback
 
 
 class BertForPreTrainingMaskedOnly(BertForPreTraining):
-    """``BertForPreTraining`` whose MLM head runs only on the positions to predict (as google's and NVIDIA's code).
+    """``BertForPreTraining`` whose MLM head runs only on the positions to predict (as google's and NVIDIA's code):
+    the vocabulary projection becomes ``[N, H] x [H, V]`` instead of ``[B, L, H] x [H, V]`` (``N`` ≈ 0.15·B·L).
+    Parameters, names and loss are ``BertForPreTraining``'s; checkpoints are saved as ``BertForPreTraining``.
 
-    The vocabulary projection ``[B, L, H] x [H, V]`` dominates a small model's step time; gathering the ``N``
-    positions with ``labels != -100`` first makes it ``[N, H] x [H, V]`` (``N`` ≈ 0.15·B·L). Parameters, their
-    names and the loss are those of ``BertForPreTraining`` (saved checkpoints say ``architectures:
-    ["BertForPreTraining"]`` and load with ``BertForPreTraining``/``AutoModelForPreTraining``/``AutoModelFor...``).
-
-    ``forward`` takes the arguments of ``BertForPreTraining.forward``. Without ``labels`` it behaves exactly as the
-    parent (``prediction_logits`` ``[B, L, V]``). With ``labels`` (``int64 [B, L]``), ``prediction_logits`` is
-    ``float [N, V]`` for the selected positions in row-major order (``labels[labels != -100]`` are their targets),
-    and ``loss`` = mean MLM cross-entropy over the ``N`` positions + NSP cross-entropy (when ``next_sentence_label``,
-    ``int64 [B]``, is given; else the MLM loss alone).
+    ``forward`` takes ``BertForPreTraining.forward``'s arguments; without ``labels`` it is the parent's. With
+    ``labels`` (``int64 [B, L]``), ``prediction_logits`` is ``float [N, V]`` for the positions ``labels != -100`` in
+    row-major order, and ``loss`` = mean MLM cross-entropy over them + NSP cross-entropy (with
+    ``next_sentence_label`` ``int64 [B]``).
     """
 
     def forward(self, input_ids=None, labels=None, next_sentence_label=None, **kwargs):
@@ -61,24 +54,17 @@ STAT_COLUMNS = ("mlm_loss_sum", "mlm_count", "mlm_correct", "nsp_loss_sum", "nsp
 
 
 def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
-    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, for one batch.
+    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, of one batch.
 
-    Args:
-        prediction_logits: ``float [B, L, V]`` (full head) or ``float [N, V]`` (masked-only head, rows in the order of
-            ``labels[labels != -100]``).
-        seq_relationship_logits: ``float [B, 2]``.
-        labels: ``int64 [B, L]``, ``-100`` where not predicted.
-        next_sentence_label: ``int64 [B]`` (0 = IsNext, 1 = NotNext), or ``None`` (MLM only).
+    ``prediction_logits``: ``float [B, L, V]`` (full head) or ``[N, V]`` (masked-only head, rows in the order of
+    ``labels[labels != -100]``); ``seq_relationship_logits`` ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100``
+    where not predicted); ``next_sentence_label`` ``int64 [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only).
 
-    Returns:
-        ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) of each predicted token (with grad),
-        ``nsp_ce`` ``float [B]`` (with grad; ``None`` without ``next_sentence_label``), ``stats`` ``float [B, 6]``
-        detached, columns :data:`STAT_COLUMNS` (MLM loss sum, predicted tokens, correct tokens, NSP loss, 1, NSP
-        correct; the three NSP columns are 0 without NSP labels) — sums, so losses and accuracies of any set of
-        examples are token-weighted (MLM) / example-weighted (NSP) whatever the batching.
-
-    Raises:
-        ValueError: ``prediction_logits`` rows do not match the number of MLM targets.
+    Returns ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and
+    ``nsp_ce`` ``float [B]`` (``None`` without NSP labels), both with grad; ``stats`` ``float [B, 6]`` detached,
+    columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels): sums, so metrics are token-weighted (MLM) /
+    example-weighted (NSP) whatever the batching. Raises ``ValueError`` when the logits' rows do not match the
+    MLM targets.
     """
     import torch
     import torch.nn.functional as F
@@ -94,9 +80,8 @@ def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_s
         nsp_logits = seq_relationship_logits.view(-1, 2).float()
         nsp_ce = F.cross_entropy(nsp_logits, next_sentence_label.view(-1), reduction="none")
     with torch.no_grad():
-        b = labels.shape[0]
         row = selected.nonzero()[:, 0]  # example of each predicted token (row-major, as labels[selected])
-        stats = torch.zeros(b, len(STAT_COLUMNS), dtype=torch.float32, device=labels.device)
+        stats = torch.zeros(labels.shape[0], len(STAT_COLUMNS), dtype=torch.float32, device=labels.device)
         stats[:, 0].index_add_(0, row, mlm_ce.detach())
         stats[:, 1] = selected.sum(1).float()
         stats[:, 2].index_add_(0, row, (logits.argmax(-1) == targets).float())
@@ -109,8 +94,7 @@ def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_s
 
 def metrics_from_sums(sums, prefix: str = "") -> dict:
     """``mlm_loss`` (mean over predicted tokens), ``mlm_accuracy``, ``nsp_loss`` (mean over examples), ``nsp_accuracy``
-    from the column sums of :func:`pretraining_terms` stats (a sequence of 6 numbers). Sums without NSP examples (MLM
-    only) give no ``nsp_*`` keys; empty sums (no predicted token, no NSP example) give ``{}``."""
+    from the 6 column sums of :func:`pretraining_terms` stats; no ``nsp_*`` without NSP examples, ``{}`` when empty."""
     s = dict(zip(STAT_COLUMNS, (float(x) for x in sums)))
     if not (s["nsp_count"] or s["mlm_count"]):
         return {}
@@ -136,24 +120,18 @@ class MaskingEpochCallback(TrainerCallback):
 
 
 class PretrainingTrainer(Trainer):
-    """``Trainer`` for MLM + NSP with per-token normalisation; logs ``mlm_loss``, ``nsp_loss``, ``mlm_accuracy``,
-    ``nsp_accuracy`` separately. Batches without ``next_sentence_label`` (MLM only, RoBERTa's objective) train on the
-    MLM term alone and log no ``nsp_*`` metrics.
+    """``Trainer`` for MLM + NSP with per-token normalisation; logs ``mlm_loss``, ``nsp_loss``, ``mlm_accuracy`` and
+    ``nsp_accuracy`` (no ``nsp_*`` without ``next_sentence_label``).
 
-    Loss of an optimizer step (the paper's sum of the two objectives, §3.1; google's ``get_masked_lm_output`` divides
-    the summed token losses by the number of predicted tokens):
-    ``sum(MLM cross-entropy over the predicted tokens of the GLOBAL batch) / number of those tokens + sum(NSP
-    cross-entropy) / number of examples of the global batch`` — global = all gradient-accumulation micro-batches of
-    all processes (the counts are summed with one all-reduce per step in :meth:`get_batch_samples`, Trainer's
-    ``num_items_in_batch`` path), so a step's update does not depend on how its examples are split into micro-batches
-    or ranks. Each micro-batch's loss is multiplied by the number of processes because DDP averages gradients.
+    Loss of an optimizer step (the paper's sum of the two objectives, §3.1; google's ``get_masked_lm_output``):
+    ``sum(MLM cross-entropy) / predicted tokens + sum(NSP cross-entropy) / examples``, both counted over the global
+    batch (all micro-batches of all processes, one all-reduce per step in :meth:`get_batch_samples`), so the update
+    does not depend on how the batch is split; each micro-batch's loss is multiplied by the number of processes
+    (DDP averages gradients).
 
-    Metrics: the statistics of :func:`pretraining_terms` are summed on the device between logging steps (no host
-    sync per step) and all-reduced once per log. Evaluation returns per-example statistics as "predictions", which
-    Trainer gathers with ``accelerator.gather_for_metrics`` (dropping DDP padding duplicates); ``eval_mlm_loss`` and
-    ``eval_mlm_accuracy`` are token-weighted over the whole eval set, ``eval_nsp_*`` example-weighted, and
-    ``eval_loss = eval_mlm_loss + eval_nsp_loss`` (``eval_mlm_loss`` without NSP), all independent of the eval batch
-    size.
+    Metrics: :func:`pretraining_terms`' statistics are summed on the device and all-reduced once per log. Evaluation
+    returns them as "predictions" (gathered by ``gather_for_metrics``): ``eval_mlm_*`` token-weighted, ``eval_nsp_*``
+    example-weighted, ``eval_loss = eval_mlm_loss + eval_nsp_loss``, all independent of the eval batch size.
     """
 
     loss_is_scaled_for_ga = True
@@ -167,9 +145,8 @@ class PretrainingTrainer(Trainer):
         self._train_sums = torch.zeros(len(STAT_COLUMNS), dtype=dtype, device=self.args.device)
 
     def get_batch_samples(self, epoch_iterator, num_batches, device):
-        """The micro-batches of one optimizer step and ``num_items_in_batch`` = tensor ``[predicted MLM tokens, NSP
-        examples]`` summed over the micro-batches and all processes (one all-reduce per step, run by every process even
-        with no batch left; :func:`hf_bert_tasks.loss_normalisation.gather_step_batches`'s rule, inlined)."""
+        """The micro-batches of one optimizer step and ``num_items_in_batch`` = ``int64 [2]`` (predicted MLM tokens,
+        NSP examples) summed over them and all processes (one all-reduce, run by every process even with no batch)."""
         import itertools
 
         import torch
@@ -185,10 +162,8 @@ class PretrainingTrainer(Trainer):
         return batches, total
 
     def _forward(self, model, inputs):
-        unwrapped = self.accelerator.unwrap_model(model)
-        # the full head needs no labels (the loss is computed here, on the predicted positions only); the masked-only
-        # head needs them to know which positions to project.
-        keep_labels = isinstance(unwrapped, BertForPreTrainingMaskedOnly)
+        # the masked-only head needs the labels to know which positions to project; the full head gets none
+        keep_labels = isinstance(self.accelerator.unwrap_model(model), BertForPreTrainingMaskedOnly)
         outputs = model(**{k: v for k, v in inputs.items()
                            if k != "next_sentence_label" and (keep_labels or k != "labels")})
         terms = pretraining_terms(outputs.prediction_logits, outputs.seq_relationship_logits, inputs["labels"],

@@ -1,9 +1,6 @@
-"""Intra-op thread count for the small models (the quickstart, the ``tiny``/``mini`` presets).
-
-torch's default is one thread per core. A model of L=2/H=128 gains nothing from a second thread, and when another
-process holds a core the threads wait on each other: 30 tiny training steps took 7.7 s / 19.1 s with the default
-threads against 0.99 s / 0.72 s with one thread on a 2-core machine with one core busy (issue 27). So these jobs run
-one thread unless the user asks for more (``--threads N`` where the command has it, else ``OMP_NUM_THREADS``).
+"""Intra-op thread count for the small models (the quickstart, the ``tiny``/``mini`` presets): one thread unless the
+user asks for more, since such a model gains nothing from a second thread and slows down many-fold when another
+process holds a core (30 tiny steps: 7.7 s with torch's one thread per core, 0.99 s with one, one of 2 cores busy).
 """
 
 from __future__ import annotations
@@ -16,10 +13,8 @@ SMALL_PRESETS = ("tiny", "mini")
 
 
 def choose_threads(requested: int | None = None, environ: Mapping[str, str] | None = None) -> tuple[int, str]:
-    """The intra-op thread count for a small-model job, and where it comes from.
-
-    Order: ``requested`` (a ``--threads`` flag), then ``OMP_NUM_THREADS`` from ``environ`` (default ``os.environ``),
-    then 1.
+    """``(threads, where it comes from)`` for a small-model job: ``requested`` (a ``--threads`` flag), else
+    ``OMP_NUM_THREADS`` from ``environ`` (default ``os.environ``), else 1.
 
     Raises:
         ValueError: ``requested`` below 1, or ``OMP_NUM_THREADS`` set to something other than a positive integer.
@@ -38,11 +33,8 @@ def choose_threads(requested: int | None = None, environ: Mapping[str, str] | No
 
 
 def use_threads(requested: int | None = None, preset: str | None = None) -> str | None:
-    """Apply :func:`choose_threads` with ``torch.set_num_threads`` and return the line to print.
-
-    ``preset``: the model size of a pretraining run; only :data:`SMALL_PRESETS` (or ``None``, a caller that is small
-    by construction such as the quickstart) are changed, any other preset keeps torch's default and returns ``None``.
-    """
+    """Apply :func:`choose_threads` with ``torch.set_num_threads`` and return the line to print. ``preset``: a
+    pretraining run's size; only :data:`SMALL_PRESETS` or ``None`` (the quickstart) change, others return ``None``."""
     if preset is not None and preset not in SMALL_PRESETS:
         return None
     import torch

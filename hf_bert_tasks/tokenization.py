@@ -1,13 +1,6 @@
-"""Training a BERT WordPiece vocabulary locally with the ``tokenizers`` library, and fitting a tokenizer to a model.
-
-Trap in transformers 5 (see docs/design.md): ``BertTokenizerFast(vocab_file=...)`` silently ignores the file; we wrap
-the trained ``tokenizers.Tokenizer`` with ``BertTokenizerFast(tokenizer_object=...)`` instead.
-
-A tokenizer built without a model has ``model_max_length = 1e30`` (transformers' ``VERY_LARGE_INTEGER``, "no
-limit"); saved like that, ``tokenizer(text, truncation=True)`` keeps every piece and ``pipeline()`` crashes on an
-input longer than the position embeddings. Every folder the package saves therefore carries ``model_max_length`` =
-what the model accepts (:func:`fit_tokenizer_to_model`), transformers' convention (``bert-base-uncased``: 512 =
-``max_position_embeddings``, although the paper pretrained 90 % of the steps at 128).
+"""Training a BERT WordPiece vocabulary with ``tokenizers`` (wrapped by ``BertTokenizerFast(tokenizer_object=...)``:
+transformers 5 ignores ``vocab_file=``), and fitting a tokenizer's ``model_max_length`` to a model (a tokenizer built
+without one says ``1e30``, and ``truncation=True`` / ``pipeline()`` then overrun the position embeddings).
 """
 
 from __future__ import annotations
@@ -23,16 +16,9 @@ PADDING_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "camembert", "longformer",
 
 
 def model_position_limit(config) -> int | None:
-    """The longest input, in tokens including ``[CLS]``/``[SEP]``, that a model with ``config`` accepts.
-
-    Args:
-        config: a ``PretrainedConfig`` (or a model, whose ``.config`` is used): ``max_position_embeddings`` of the
-            model, of ``encoder_config`` (the feature-based model of :mod:`hf_bert_tasks.feature_based`) or of the
-            base model inside a peft wrapper.
-
-    Returns:
-        ``max_position_embeddings`` (minus the padding offset for the RoBERTa family, :data:`PADDING_OFFSET_POSITIONS`),
-        or ``None`` when the config names no position limit.
+    """The longest input, in tokens including ``[CLS]``/``[SEP]``, that a model accepts: ``max_position_embeddings``
+    of ``config`` (a ``PretrainedConfig`` or a model) or its ``encoder_config`` (:mod:`hf_bert_tasks.feature_based`),
+    minus the padding offset for :data:`PADDING_OFFSET_POSITIONS`; ``None`` when the config names no limit.
     """
     config = getattr(config, "config", config)
     positions = getattr(config, "max_position_embeddings", None)
@@ -51,17 +37,10 @@ def model_position_limit(config) -> int | None:
 
 
 def fit_tokenizer_to_model(tokenizer, config, name: str | None = None):
-    """Lower ``tokenizer.model_max_length`` to what the model accepts (:func:`model_position_limit`); returns it.
-
-    A tokenizer without a limit (``1e30``) or with a larger one than the model's positions gets the model's limit,
-    so ``truncation=True`` and ``pipeline()`` cut long inputs instead of crashing on them; a smaller, deliberate limit
-    is kept. Changes ``tokenizer`` in place (call it before saving: ``Trainer`` saves its ``processing_class`` in
-    every checkpoint and in ``output_dir``).
-
-    Args:
-        tokenizer: a ``transformers`` tokenizer.
-        config: the model's config (or the model).
-        name: where the tokenizer came from, for the warning logged when a limit above the model's is replaced.
+    """Lower ``tokenizer.model_max_length`` (in place) to what the model (``config`` or the model) accepts,
+    :func:`model_position_limit`, when it has none or a larger one; a smaller limit is kept. Returns ``tokenizer``.
+    ``name``: where the tokenizer came from, for the warning logged when a limit is replaced (transformers'
+    convention: ``bert-base-uncased`` says 512 = ``max_position_embeddings``).
     """
     from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
 
@@ -95,35 +74,30 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
     """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``, the same vocabulary every run.
 
     Args:
-        texts: an iterable of strings (sentences or lines), or a zero-argument callable returning a fresh one (read
-            twice: once for the alphabet, once to train; a one-shot iterator is read into memory first).
-        vocab_size: target vocabulary size including the 5 special tokens (the trained size can be smaller for a
-            small corpus).
+        texts: an iterable of strings, or a zero-argument callable returning a fresh one (read twice: alphabet, then
+            training; a one-shot iterator is read into memory first).
+        vocab_size: target size including the 5 special tokens (can come out smaller for a small corpus).
         lowercase: uncased BERT (lower-case and strip accents), as ``bert-base-uncased``.
         min_frequency: minimum pair frequency for a merge.
-        model_max_length: the longest input of the model it is for (its ``max_position_embeddings``); ``None``
-            leaves it unset (``1e30``) until :func:`fit_tokenizer_to_model` meets the model, as the recipes do.
+        model_max_length: the model's ``max_position_embeddings``; ``None`` leaves ``1e30`` until
+            :func:`fit_tokenizer_to_model`.
 
     Returns:
-        A ``transformers.BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the
-        ``[CLS] A [SEP] B [SEP]`` post-processor (``token_type_ids`` 0 for A, 1 for B).
+        A ``BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the ``[CLS] A [SEP] B [SEP]``
+        post-processor (``token_type_ids`` 0 for A, 1 for B).
 
-    Determinism: ``tokenizers``' WordPiece trainer creates the ``##c`` continuation pieces while iterating a hash map,
-    so their ids, and through the trainer's tie-break on pair ids its merges, change from process to process
-    (huggingface/tokenizers#1794; measured here: 36 of 2,000 pieces of the quickstart's vocabulary differed between
-    two runs). The ``##c`` piece of every character of the corpus is therefore registered up front, in character
-    order, and the trained vocabulary is re-loaded with only the five special tokens above as special.
+    Determinism: the trainer creates the ``##c`` pieces while iterating a hash map, so ids and merges change between
+    processes (huggingface/tokenizers#1794); every character's ``##c`` piece is registered up front, in order, and
+    the vocabulary re-loaded with only the five special tokens as special.
     """
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordPiece
     from tokenizers.trainers import WordPieceTrainer
     from transformers import BertTokenizerFast
 
-    if not callable(texts):
-        texts = texts if iter(texts) is not texts else list(texts)
-        fresh = lambda: texts  # noqa: E731
-    else:
-        fresh = texts
+    if not callable(texts) and iter(texts) is texts:
+        texts = list(texts)  # a one-shot iterator
+    fresh = texts if callable(texts) else lambda: texts
     normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
                                             lowercase=lowercase)
     raw: set[str] = set()
@@ -142,14 +116,10 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
     tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
     tok.add_special_tokens(SPECIAL_TOKENS)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS]:0 $A:0 [SEP]:0",
-        pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
-    )
+    tok.post_processor = processors.TemplateProcessing(single="[CLS]:0 $A:0 [SEP]:0",
+                                                       pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+                                                       special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
     tok.decoder = decoders.WordPiece(prefix="##")
     limit = {"model_max_length": model_max_length} if model_max_length is not None else {}
-    return BertTokenizerFast(
-        tokenizer_object=tok, do_lower_case=lowercase,
-        unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]", **limit,
-    )
+    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, unk_token="[UNK]", sep_token="[SEP]",
+                             pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]", **limit)
