@@ -1,29 +1,18 @@
-"""Named-entity recognition features: tag schemes, WordPiece label alignment, windows of whole words.
+"""Named-entity recognition features (paper §5.3: "the representation of the first sub-token as the input to the
+token-level classifier over the NER label set"): tag schemes, WordPiece label alignment, windows of whole words.
 
-BERT tags CoNLL-2003 one WordPiece sequence at a time (paper §5.3): "we use the representation of the first
-sub-token as the input to the token-level classifier over the NER label set". This module implements that, and the
-places where NER pipelines silently go wrong:
+* Tag schemes: the original CoNLL-2003 files use IOB1 (``I-X`` starts an entity, ``B-X`` only separates two adjacent
+  entities of one type), the Hub dataset IOB2 (every entity starts with ``B-X``).
+* Alignment through the fast tokenizer's ``word_ids()``: a word's first piece carries its label, later pieces
+  ``-100`` (or, with ``label_all_tokens``, ``I-X``: transformers' ``run_ner.py``).
+* No word lost to truncation: a long sentence is split into windows of whole words; every word is labelled and
+  predicted in exactly one window (its target range), the rest of a window is context, taken with
+  ``document_context`` from the neighbouring sentences of the document (the paper's "maximal document context").
 
-* **Tag schemes.** The original CoNLL-2003 files use IOB1 (``I-X`` starts an entity; ``B-X`` only separates two
-  adjacent entities of the same type); the Hub dataset and most copies use IOB2 (every entity starts with ``B-X``).
-  :func:`detect_scheme` tells them apart and :func:`iob1_to_iob2` converts.
-* **Sub-token alignment** (:func:`align_labels`): through the fast tokenizer's ``word_ids()``, the first piece of a
-  word carries the word's label and the others ``-100`` (ignored by the loss); with ``label_all_tokens`` the later
-  pieces carry the label too, with ``B-X`` turned into ``I-X`` (transformers' ``run_ner.py`` behaviour).
-* **No word lost to truncation** (:func:`plan_windows`): a sentence longer than the window is split into several
-  windows over whole words; every word is *labelled and predicted in exactly one window* (its "target" range), and the
-  rest of the window is filled with neighbouring words as context.
-* **Document context** (the paper's "maximal document context", §5.3): the same windows, but the context comes from
-  the neighbouring sentences of the same document; labels and predictions still cover only the centre sentence.
-
-Predictions back to words (``word_predictions``), entity metrics (``entity_metrics``, ``token_level_metrics``) and
-CoNLL output (``write_conll``) live in :mod:`hf_bert_tasks.ner_metrics`.
-
-The feature-based mode (first-sub-token features into a BiLSTM) reuses :func:`tokenize_and_align`: its
-``word_index`` column marks the first piece of every labelled word.
-
-Dimension legend used in docstrings: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``),
-``S`` sentences, ``W_s`` words of sentence ``s``.
+Predictions back to words, metrics and CoNLL output live in :mod:`hf_bert_tasks.ner_metrics`; the feature-based
+mode reuses :func:`tokenize_and_align` (``word_index`` marks the first piece of every labelled word). Dimensions:
+``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences, ``W_s`` words of
+sentence ``s``.
 """
 
 from __future__ import annotations
@@ -31,11 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# moved to ner_metrics.py (IGNORE_INDEX too: ner_metrics must not import ner); re-exported for old imports
+# re-exported from their new module (ner_metrics must not import ner) for old imports
 from .ner_metrics import IGNORE_INDEX, entity_metrics, token_level_metrics, word_predictions, write_conll  # noqa: F401
 
 
-# ----------------------------------------------------------------------------------------------- tag schemes
 def split_tag(tag: str) -> tuple[str, str | None]:
     """``"B-PER"`` -> ``("B", "PER")``; ``"O"`` -> ``("O", None)``.
 
@@ -50,11 +38,8 @@ def split_tag(tag: str) -> tuple[str, str | None]:
 
 
 def starts_entity_in_iob2_error(previous: str | None, tag: str) -> bool:
-    """True when ``tag`` is an ``I-X`` that does not continue an entity of type ``X`` (invalid in IOB2).
-
-    ``previous`` is the tag before it in the same sentence (``None`` at the start). In IOB1 this is how every entity
-    starts; in IOB2 it never happens.
-    """
+    """True when ``tag`` is an ``I-X`` that does not continue an entity of type ``X`` after ``previous`` (the tag
+    before it in the sentence, ``None`` at the start): how IOB1 starts an entity, invalid in IOB2."""
     prefix, kind = split_tag(tag)
     if prefix != "I":
         return False
@@ -65,16 +50,9 @@ def starts_entity_in_iob2_error(previous: str | None, tag: str) -> bool:
 
 
 def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
-    """Return ``"IOB1"`` if any sentence has an ``I-X`` that starts an entity, else ``"IOB2"``.
-
-    Args:
-        sentences: tag sequences, one per sentence (the scheme is a property of a whole file).
-
-    Source: Tjong Kim Sang & De Meulder (2003) describe IOB1 (``I-`` inside a phrase, ``B-`` only between two
-    adjacent phrases of one type); Ratnaparkhi's IOB2 starts every phrase with ``B-``. A file with no such ``I-`` is
-    valid IOB2 (an IOB1 file whose entities are all preceded by a same-type entity cannot be told apart and reads
-    the same either way).
-    """
+    """``"IOB1"`` if any of the tag sequences (one per sentence of a file) has an ``I-X`` that starts an entity, else
+    ``"IOB2"`` (IOB1 as Tjong Kim Sang & De Meulder, 2003; IOB2 as Ratnaparkhi). An IOB1 file without such an
+    ``I-X`` reads the same either way."""
     for tags in sentences:
         previous = None
         for tag in tags:
@@ -85,12 +63,9 @@ def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
 
 
 def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
-    """Convert one sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X``.
-
-    Example: ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC", "B-LOC"]``.
-    Applied to invalid IOB2 *predictions* this is also the repair conlleval implies (it reads such an ``I-X`` as the
-    start of a chunk).
-    """
+    """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X`` (on predictions, the
+    repair conlleval implies). ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC",
+    "B-LOC"]``."""
     out: list[str] = []
     previous = None
     for tag in tags:
@@ -100,9 +75,8 @@ def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
 
 
 def inside_label_map(label_names: Sequence[str]) -> list[int]:
-    """For every label id, the id used on the later WordPieces of a word when ``label_all_tokens`` is on.
-
-    ``B-X`` maps to ``I-X`` (a word's second piece does not begin an entity); every other label maps to itself.
+    """For every label id, the id on the later WordPieces of a word with ``label_all_tokens``: ``B-X`` -> ``I-X``,
+    every other label itself.
 
     Raises:
         ValueError: if some ``B-X`` has no ``I-X`` in ``label_names``.
@@ -120,14 +94,8 @@ def inside_label_map(label_names: Sequence[str]) -> list[int]:
     return out
 
 
-# ------------------------------------------------------------------------------------------ label alignment
-def align_labels(
-    word_ids: Sequence[int | None],
-    word_labels: Sequence[int],
-    label_all_tokens: bool = False,
-    inside_map: Sequence[int] | None = None,
-    labelled_words: range | None = None,
-) -> list[int]:
+def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], label_all_tokens: bool = False,
+                 inside_map: Sequence[int] | None = None, labelled_words: range | None = None) -> list[int]:
     """Labels for one tokenized sequence from its per-word labels.
 
     Args:
@@ -163,27 +131,14 @@ def align_labels(
     return labels
 
 
-def first_piece_word_index(
-    word_ids: Sequence[int | None], labelled_words: range | None = None, offset: int = 0
-) -> list[int]:
-    """For each WordPiece, the index of the word it starts (``word - offset``), or ``-1``.
-
-    Only the first piece of a labelled word gets an index; later pieces, special tokens and context words get ``-1``.
-    With ``offset`` = position of the first target word in the window, the result is the word's index in its
-    sentence. This column is how predictions (and first-sub-token features) go back to words.
-    """
-    out: list[int] = []
-    previous = None
-    for word in word_ids:
-        if word is not None and word != previous and (labelled_words is None or word in labelled_words):
-            out.append(word - offset)
-        else:
-            out.append(-1)
-        previous = word
-    return out
+def first_piece_word_index(word_ids: Sequence[int | None], labelled_words: range | None = None,
+                           offset: int = 0) -> list[int]:
+    """For each WordPiece, ``word - offset`` if it is the first piece of a labelled word (with ``offset`` set so the
+    result is the word's index in its sentence), else ``-1``: how predictions and features go back to words."""
+    return [w - offset if w is not None and w != previous and (labelled_words is None or w in labelled_words) else -1
+            for w, previous in zip(word_ids, [None, *word_ids[:-1]])]
 
 
-# ------------------------------------------------------------------------------------------------- windows
 @dataclass
 class Window:
     """One model input: a run of whole words, of which ``target`` are labelled and predicted.
@@ -214,12 +169,8 @@ def _chunks(counts: Sequence[int], budget: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def plan_windows(
-    piece_counts: Sequence[Sequence[int]],
-    max_pieces: int,
-    document_ids: Sequence[int] | None = None,
-    document_context: bool = False,
-) -> list[Window]:
+def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, document_ids: Sequence[int] | None = None,
+                 document_context: bool = False) -> list[Window]:
     """Plan the windows of a split so that every word is labelled in exactly one window.
 
     Args:
@@ -228,8 +179,7 @@ def plan_windows(
         document_ids: document of each sentence (consecutive sentences with equal ids form a document); needed
             with ``document_context``.
         document_context: fill the window with words of the neighbouring sentences of the same document (paper
-            §5.3, "maximal document context"); otherwise context comes only from the same sentence (which matters
-            only when a sentence needs more than one window).
+            §5.3); otherwise context comes only from the same sentence (when it needs more than one window).
 
     Returns:
         Windows in sentence order. A sentence that fits gets one window with all its words as target. A longer one
@@ -276,31 +226,22 @@ def plan_windows(
 
 
 def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[int]]:
-    """WordPieces per word (``S`` lists of ``W_s`` ints), each distinct word tokenized once.
-
-    With ``is_split_into_words=True`` a BERT tokenizer pre-tokenizes every word on its own, so a word's piece count
-    does not depend on its neighbours. A word may have 0 pieces (e.g. a lone control character); such a word cannot
-    be predicted and is tagged ``O`` by :func:`hf_bert_tasks.ner_metrics.word_predictions`.
+    """WordPieces per word (``S`` lists of ``W_s`` ints), each distinct word tokenized once, alone, with
+    ``is_split_into_words=True`` as in the windows (a word's count does not depend on its neighbours; a
+    RoBERTa-style tokenizer adds the same prefix space). A word may have 0 pieces (a lone control character): it is
+    tagged ``O`` by :func:`hf_bert_tasks.ner_metrics.word_predictions`.
     """
     vocab = sorted({w for words in sentences for w in words})
-    # Each word alone, in the same is_split_into_words mode as the windows (a RoBERTa-style tokenizer then adds the
-    # same prefix space there and here).
     singles = [[w] for w in vocab]
     encoded = tokenizer(singles, add_special_tokens=False, is_split_into_words=True)["input_ids"] if vocab else []
     size = {w: len(ids) for w, ids in zip(vocab, encoded)}
     return [[size[w] for w in words] for words in sentences]
 
 
-def tokenize_and_align(
-    tokens: Sequence[Sequence[str]],
-    tokenizer,
-    max_seq_length: int,
-    tags: Sequence[Sequence[int]] | None = None,
-    label_names: Sequence[str] | None = None,
-    label_all_tokens: bool = False,
-    document_ids: Sequence[int] | None = None,
-    document_context: bool = False,
-) -> dict[str, list]:
+def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_length: int,
+                       tags: Sequence[Sequence[int]] | None = None, label_names: Sequence[str] | None = None,
+                       label_all_tokens: bool = False, document_ids: Sequence[int] | None = None,
+                       document_context: bool = False) -> dict[str, list]:
     """Turn sentences of words into model features, one per :class:`Window`.
 
     Args:
@@ -321,9 +262,8 @@ def tokenize_and_align(
         ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.
     """
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(
-            "NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer.from_pretrained(...)"
-        )
+        raise ValueError("NER alignment needs a fast tokenizer (word_ids()); load it with "
+                         "AutoTokenizer.from_pretrained(...)")
     inside = inside_label_map(label_names) if label_all_tokens else None
     counts = word_piece_counts(tokenizer, tokens)
     windows = plan_windows(counts, max_seq_length - 2, document_ids, document_context)
@@ -334,10 +274,8 @@ def tokenize_and_align(
         out["labels"] = []
     step = 1000
     for begin in range(0, len(windows), step):
-        enc = tokenizer(
-            batch_words[begin : begin + step], is_split_into_words=True, truncation=True, max_length=max_seq_length,
-            return_token_type_ids=True,
-        )
+        enc = tokenizer(batch_words[begin : begin + step], is_split_into_words=True, truncation=True,
+                        max_length=max_seq_length, return_token_type_ids=True)
         for j, win in enumerate(windows[begin : begin + step]):
             word_ids = enc.word_ids(j)
             target = range(win.target_offset, win.target_offset + win.target_end - win.target_start)
