@@ -233,12 +233,9 @@ class GlueTask(Task):
         import datasets
 
         feats = {c: datasets.Value("string") for c in self.text_columns}
-        if self.problem_type == "regression":
-            feats[self.label_column] = datasets.Value("float32")
-        else:
-            feats[self.label_column] = datasets.ClassLabel(names=list(self.label_names))
-        feats["idx"] = datasets.Value("int32")
-        return datasets.Features(feats)
+        feats[self.label_column] = (datasets.Value("float32") if self.problem_type == "regression"
+                                    else datasets.ClassLabel(names=list(self.label_names)))
+        return datasets.Features({**feats, "idx": datasets.Value("int32")})
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``).
@@ -251,8 +248,7 @@ class GlueTask(Task):
             np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
 
         def tokenize(batch):
-            texts = [list(batch[c]) for c in self.text_columns]
-            return tokenizer(*texts, truncation=True, max_length=max_seq_length)
+            return tokenizer(*[list(batch[c]) for c in self.text_columns], truncation=True, max_length=max_seq_length)
 
         drop = [c for c in dataset.column_names if c != self.label_column or not labelled]
         return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
@@ -261,13 +257,11 @@ class GlueTask(Task):
     compute_metrics = M.compute_task_metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Write the GLUE-server submission file of an unlabelled split (``MRPC.tsv``, ``MNLI-m.tsv`` …; see
-        :attr:`submission_files`): a header ``index\tprediction``, then one row per example in split order with its
-        ``idx`` and the label coded as the GLUE server expects (:attr:`submission_labels`): ``0``/``1`` for CoLA,
-        SST-2, MRPC, QQP and WNLI, label names (``entailment`` …) for MNLI, QNLI and RTE, and for STS-B the predicted
-        score with 3 decimals, **clipped to [0, 5]** (the server's range; a regression head can predict -0.42 or
-        5.37). Only this file is clipped: dev metrics and ``<split>_predictions.tsv`` keep the raw scores.
-        """
+        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): a header
+        ``index\tprediction``, then per example in split order its ``idx`` and the label as the server expects
+        (:attr:`submission_labels`): ``0``/``1``, label names (MNLI, QNLI, RTE), or for STS-B the score with 3
+        decimals **clipped to [0, 5]** (the server's range; dev metrics and ``<split>_predictions.tsv`` keep the raw
+        scores). Raises ``RuntimeError`` when the number of predictions differs from the number of examples."""
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
