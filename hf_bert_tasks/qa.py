@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 # re-exported from their new module so that ``from hf_bert_tasks.qa import ...`` keeps working
 from .qa_postprocess import QAPredictions, features_to_arrays, pad_2d, postprocess_qa_predictions  # noqa: F401
 
@@ -72,20 +74,11 @@ def max_context_mask(spans: list[tuple[int, int]]) -> list[list[bool]]:
     """For each window, ``length`` booleans: whether each of its tokens has its maximum context there (google
     ``_check_is_max_context``: token ``t`` of window ``(start, length)`` scores ``min(t - start, start + length - 1
     - t) + 0.01 * length``; the first window with the highest score wins)."""
-    out = []
-    for index, (start, length) in enumerate(spans):
-        flags = []
-        for t in range(start, start + length):
-            best, best_index = None, None
-            for j, (s, n) in enumerate(spans):
-                if not s <= t < s + n:
-                    continue
-                score = min(t - s, s + n - 1 - t) + 0.01 * n
-                if best is None or score > best:
-                    best, best_index = score, j
-            flags.append(best_index == index)
-        out.append(flags)
-    return out
+    start, length = np.array([*spans, (0, 0)], dtype=np.int64).T  # (0, 0): an empty window never wins
+    t = np.arange(int((start + length).max()))[:, None]
+    inside = (start <= t) & (t < start + length)
+    best = np.where(inside, np.minimum(t - start, start + length - 1 - t) + 0.01 * length, -np.inf).argmax(axis=1)
+    return [(best[s : s + n] == j).tolist() for j, (s, n) in enumerate(spans)]  # argmax: ties go to the first
 
 
 def _token_span(offsets: list[tuple[int, int]], start_char: int, end_char: int) -> tuple[int, int] | None:
