@@ -41,37 +41,23 @@ def starts_entity_in_iob2_error(previous: str | None, tag: str) -> bool:
     """True when ``tag`` is an ``I-X`` that does not continue an entity of type ``X`` after ``previous`` (the tag
     before it in the sentence, ``None`` at the start): how IOB1 starts an entity, invalid in IOB2."""
     prefix, kind = split_tag(tag)
-    if prefix != "I":
-        return False
-    if previous is None:
-        return True
-    prev_prefix, prev_kind = split_tag(previous)
-    return prev_prefix == "O" or prev_kind != kind
+    return prefix == "I" and (previous is None or split_tag(previous)[1] != kind)  # "O" has no kind
 
 
 def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
     """``"IOB1"`` if any of the tag sequences (one per sentence of a file) has an ``I-X`` that starts an entity, else
     ``"IOB2"`` (IOB1 as Tjong Kim Sang & De Meulder, 2003; IOB2 as Ratnaparkhi). An IOB1 file without such an
     ``I-X`` reads the same either way."""
-    for tags in sentences:
-        previous = None
-        for tag in tags:
-            if starts_entity_in_iob2_error(previous, tag):
-                return "IOB1"
-            previous = tag
-    return "IOB2"
+    pairs = (pair for tags in sentences for pair in zip([None, *tags[:-1]], tags))
+    return "IOB1" if any(starts_entity_in_iob2_error(previous, tag) for previous, tag in pairs) else "IOB2"
 
 
 def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
     """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X`` (on predictions, the
     repair conlleval implies). ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC",
     "B-LOC"]``."""
-    out: list[str] = []
-    previous = None
-    for tag in tags:
-        out.append("B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag)
-        previous = tag
-    return out
+    return ["B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag
+            for previous, tag in zip([None, *tags[:-1]], tags)]
 
 
 def inside_label_map(label_names: Sequence[str]) -> list[int]:
@@ -82,16 +68,10 @@ def inside_label_map(label_names: Sequence[str]) -> list[int]:
         ValueError: if some ``B-X`` has no ``I-X`` in ``label_names``.
     """
     index = {name: i for i, name in enumerate(label_names)}
-    out = []
-    for i, name in enumerate(label_names):
-        if name.startswith("B-"):
-            inside = "I-" + name[2:]
-            if inside not in index:
-                raise ValueError(f"label {name!r} has no matching {inside!r} in {list(label_names)}")
-            out.append(index[inside])
-        else:
-            out.append(i)
-    return out
+    missing = [name for name in label_names if name.startswith("B-") and "I-" + name[2:] not in index]
+    if missing:
+        raise ValueError(f"label {missing[0]!r} has no matching {'I-' + missing[0][2:]!r} in {list(label_names)}")
+    return [index["I-" + name[2:]] if name.startswith("B-") else i for i, name in enumerate(label_names)]
 
 
 def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], label_all_tokens: bool = False,
@@ -268,10 +248,8 @@ def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_lengt
     counts = word_piece_counts(tokenizer, tokens)
     windows = plan_windows(counts, max_seq_length - 2, document_ids, document_context)
     batch_words = [[tokens[s][w] for s, w in win.words] for win in windows]
-    out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "attention_mask": [], "word_index": [],
-                            "sentence_index": []}
-    if tags is not None:
-        out["labels"] = []
+    keys = ("input_ids", "token_type_ids", "attention_mask", "word_index", "sentence_index")
+    out: dict[str, list] = {k: [] for k in keys + (("labels",) if tags is not None else ())}
     step = 1000
     for begin in range(0, len(windows), step):
         enc = tokenizer(batch_words[begin : begin + step], is_split_into_words=True, truncation=True,
