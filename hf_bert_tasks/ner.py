@@ -76,25 +76,21 @@ def inside_label_map(label_names: Sequence[str]) -> list[int]:
 
 def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], label_all_tokens: bool = False,
                  inside_map: Sequence[int] | None = None, labelled_words: range | None = None) -> list[int]:
-    """Labels for one tokenized sequence from its per-word labels.
+    """``L`` labels for one tokenized sequence: the word's label on its first piece, ``-100`` on special tokens,
+    context words and (unless ``label_all_tokens``) later pieces.
 
     Args:
-        word_ids: ``encoding.word_ids()`` of a fast tokenizer, length ``L``: the word index of each WordPiece,
-            ``None`` for ``[CLS]``/``[SEP]``/padding.
+        word_ids: ``encoding.word_ids()`` of a fast tokenizer, length ``L`` (``None`` for special tokens / padding).
         word_labels: label id per word of the tokenized word list.
-        label_all_tokens: also label the later pieces of a word (``run_ner.py``'s option); their label is
-            ``inside_map[label]`` (``B-X`` -> ``I-X``).
-        inside_map: from :func:`inside_label_map`; required with ``label_all_tokens``.
-        labelled_words: word positions that get labels (the window's target words); others are context and get
-            ``-100``. ``None`` labels every word.
+        label_all_tokens: label the later pieces of a word too (``run_ner.py``'s option) with
+            ``inside_map[label]`` (from :func:`inside_label_map`, required then: ``B-X`` -> ``I-X``).
+        labelled_words: word positions that get labels (the window's targets); ``None`` labels every word.
 
-    Returns:
-        ``L`` ints: the word's label on its first piece, ``-100`` on special tokens, context words and (unless
-        ``label_all_tokens``) later pieces.
+    Raises:
+        ValueError: ``label_all_tokens`` without ``inside_map``.
 
-    Example: words ``["unbelievable", "york"]`` with labels ``[B-MISC, B-LOC]`` tokenized as
-    ``[CLS] un ##believ ##able york [SEP]`` give ``[-100, B-MISC, -100, -100, B-LOC, -100]``; with
-    ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
+    Example: ``[CLS] un ##believ ##able york [SEP]`` of words labelled ``[B-MISC, B-LOC]`` give ``[-100, B-MISC,
+    -100, -100, B-LOC, -100]``; with ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
     """
     if label_all_tokens and inside_map is None:
         raise ValueError("label_all_tokens needs inside_map (see inside_label_map)")
@@ -121,14 +117,9 @@ def first_piece_word_index(word_ids: Sequence[int | None], labelled_words: range
 
 @dataclass
 class Window:
-    """One model input: a run of whole words, of which ``target`` are labelled and predicted.
-
-    Attributes:
-        sentence: index of the centre sentence in the split.
-        target_start, target_end: word range ``[start, end)`` of that sentence covered by this window.
-        words: ``(sentence, word)`` positions in the window, in order (context + target + context).
-        target_offset: position in ``words`` of the first target word.
-    """
+    """One model input: ``words``, the ``(sentence, word)`` positions of a run of whole words (context + target +
+    context), of which the words ``[target_start, target_end)`` of ``sentence`` (from position ``target_offset``)
+    are labelled and predicted."""
 
     sentence: int
     target_start: int
@@ -156,17 +147,13 @@ def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, documen
     Args:
         piece_counts: per sentence, the number of WordPieces of each word (``S`` lists).
         max_pieces: WordPieces available per window (``max_seq_length - 2`` for ``[CLS] ... [SEP]``).
-        document_ids: document of each sentence (consecutive sentences with equal ids form a document); needed
-            with ``document_context``.
-        document_context: fill the window with words of the neighbouring sentences of the same document (paper
-            §5.3); otherwise context comes only from the same sentence (when it needs more than one window).
+        document_ids: document of each sentence (consecutive equal ids form a document), for ``document_context``:
+            context from the neighbouring sentences of the document (paper §5.3), else from the sentence only.
 
     Returns:
-        Windows in sentence order. A sentence that fits gets one window with all its words as target. A longer one
-        is cut greedily into target ranges of at most ``max_pieces`` pieces (a single word longer than that gets a
-        window of its own and is truncated after its first pieces, so it is still labelled). Each window then grows
-        left and right by whole words, alternately, while they fit, so the target sits in the middle of its context.
-        A sentence with no words gets no window.
+        Windows in sentence order: a sentence is cut greedily into target ranges of at most ``max_pieces`` pieces
+        (a longer word gets a window of its own, truncated after its first pieces); each window then grows left and
+        right by whole words, alternately, while they fit. A sentence with no words gets no window.
 
     Raises:
         ValueError: ``max_pieces < 1``, or ``document_context`` without ``document_ids`` / with a negative id
@@ -222,21 +209,15 @@ def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_lengt
                        tags: Sequence[Sequence[int]] | None = None, label_names: Sequence[str] | None = None,
                        label_all_tokens: bool = False, document_ids: Sequence[int] | None = None,
                        document_context: bool = False) -> dict[str, list]:
-    """Turn sentences of words into model features, one per :class:`Window`.
-
-    Args:
-        tokens: ``S`` sentences of words.
-        tokenizer: a *fast* tokenizer (``word_ids()`` is needed).
-        max_seq_length: WordPieces per window including ``[CLS]`` and ``[SEP]``.
-        tags: label ids per word (``S`` lists), or ``None`` for unlabelled data (no ``labels`` column then).
-        label_names: label names in id order; needed with ``label_all_tokens``.
-        label_all_tokens, document_ids, document_context: see :func:`align_labels` and :func:`plan_windows`.
+    """Turn ``S`` sentences of words (``tokens``) into model features, one per :class:`Window` of at most
+    ``max_seq_length`` WordPieces, with a *fast* tokenizer (``word_ids()``). ``tags``: label ids per word, or
+    ``None`` (no ``labels`` column); ``label_names`` in id order, for ``label_all_tokens`` (:func:`align_labels`);
+    ``document_ids``, ``document_context``: see :func:`plan_windows`.
 
     Returns:
-        Columns (lists of length ``F``): ``input_ids``, ``token_type_ids`` (all 0: one segment), ``attention_mask``
-        (unpadded, ``L`` each), ``labels`` (``L`` ints, ``-100`` where ignored; only with ``tags``),
-        ``word_index`` (``L`` ints: index in the sentence of the word whose first piece is here, else ``-1``) and
-        ``sentence_index`` (int).
+        Columns (lists of length ``F``): ``input_ids``, ``token_type_ids`` (all 0), ``attention_mask`` (unpadded,
+        ``L`` each), ``labels`` (``L`` ints, ``-100`` where ignored; only with ``tags``), ``word_index`` (``L`` ints:
+        index in the sentence of the word whose first piece is here, else ``-1``) and ``sentence_index`` (int).
 
     Raises:
         ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.

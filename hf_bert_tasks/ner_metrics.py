@@ -20,18 +20,14 @@ IGNORE_INDEX = -100
 
 def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequence[int]],
                      sentence_index: Sequence[int], sentence_lengths: Sequence[int], fill: int = 0) -> list[list[int]]:
-    """Map WordPiece predictions back to one label id per original word: the prediction at its first piece.
+    """``S`` lists of label ids, ``sentence_lengths[s]`` long: each word's prediction at its first WordPiece.
 
     Args:
-        token_predictions: ``[F, L']`` int label ids (argmax of the logits), ``L'`` ≥ every window's length
-            (batches padded with ``-100`` by ``Trainer`` are fine), or ``[F, L', C]`` logits.
-        word_index: per feature, the ``word_index`` column of :func:`hf_bert_tasks.ner.tokenize_and_align`.
-        sentence_index: per feature, its sentence.
+        token_predictions: ``[F, L']`` int label ids, ``L'`` ≥ every window's length (``Trainer``'s ``-100``
+            padding is fine), or ``[F, L', C]`` logits.
+        word_index, sentence_index: per feature, the columns of :func:`hf_bert_tasks.ner.tokenize_and_align`.
         sentence_lengths: words per sentence (``S`` ints).
-        fill: label id for words that no window predicted (words with zero WordPieces); default ``0`` (``O``).
-
-    Returns:
-        ``S`` lists of label ids, ``sentence_lengths[s]`` long.
+        fill: label id of words no window predicted (zero WordPieces); default ``0`` (``O``).
     """
     preds = np.asarray(token_predictions)
     if preds.ndim == 3:
@@ -55,11 +51,9 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
 
     Args:
         true_tags, pred_tags: tag names per word, sentence by sentence (same lengths).
-        mode: ``"strict"`` — seqeval's strict IOB2 mode: an entity counts only if it starts with ``B-X`` and
-            continues with ``I-X`` exactly (an ``I-X`` after ``O`` in a prediction is no entity);
-            ``"conlleval"`` — seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O`` starts an
-            entity). On well-formed IOB2 predictions both give the same numbers; strict mode on
-            ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
+        mode: ``"strict"``, seqeval's strict IOB2 mode (an entity starts with ``B-X``; an ``I-X`` after ``O`` is
+            none), or ``"conlleval"``, seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O``
+            starts an entity). Strict mode on ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
 
     Returns:
         ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
@@ -116,11 +110,10 @@ def write_conll(path: str, tokens: Sequence[Sequence[str]], pred_tags: Sequence[
                 gold_tags: Sequence[Sequence[str]] | None = None, overwrite: bool = False) -> None:
     """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
 
-    Without ``gold_tags`` (unlabelled data) the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the
-    recipe's ``accuracy`` and ``conlleval_*`` metrics from the file (``tests/test_oracle_conlleval.py``). conlleval
-    splits lines on single spaces and takes a first field ``-X-`` as a sentence boundary, so a token that is empty,
-    holds whitespace or is ``-X-`` is written with ``_`` (``"New York"`` -> ``New_York``, ``-X-`` -> ``_-X-``); the
-    token column is for reading only. No ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
+    Without ``gold_tags`` the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the recipe's
+    ``accuracy`` and ``conlleval_*`` metrics. conlleval splits on single spaces and reads a first field ``-X-`` as a
+    sentence boundary, so whitespace in a token and an empty token become ``_``, ``-X-`` becomes ``_-X-``. No
+    ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is false (the recipe passes ``overwrite=True``: it already

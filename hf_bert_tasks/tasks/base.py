@@ -72,17 +72,14 @@ def not_a_metric(key: str, display: str) -> MetricSpec:
 
 @dataclass
 class PaperDefaults:
-    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
+    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3); the
+    one place for them (``recipes/configs/*.yaml`` do not repeat them).
 
     Attributes:
         learning_rate: the recipe's default learning rate.
-        per_device_train_batch_size: batch size in sequences (32 for GLUE, §4.1).
-        num_train_epochs: epochs over the training set (3 for GLUE, §4.1).
+        per_device_train_batch_size, num_train_epochs: batch size in sequences and epochs (GLUE: 32 and 3, §4.1).
         max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
-        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}), searched by a
-            bare ``--lr_grid``.
-
-    The one place for per-task paper hyperparameters (``recipes/configs/*.yaml`` do not repeat them).
+        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
     """
 
     learning_rate: float = 2e-5
@@ -94,29 +91,24 @@ class PaperDefaults:
 
 @dataclass
 class Task(abc.ABC):
-    """Base class of every registered task (the contract tested in ``tests/test_task_contract.py``).
+    """Base class of every registered task (the contract of ``tests/test_task_contract.py``).
 
     Attributes:
         name: registry key, lower-case (``"mrpc"``); also the ``--task`` value of the recipes.
         description: one line for ``hf-bert-tasks tasks``.
-        hub_dataset: Hub dataset id loaded when no ``--data_dir`` is given (``"nyu-mll/glue"``).
-        hub_config: config name of that dataset (``"mrpc"``) or ``None``.
+        hub_dataset, hub_config: Hub dataset id and config (or ``None``) loaded without ``--data_dir``.
         problem_type: one of :data:`PROBLEM_TYPES`.
         text_columns: canonical text columns, segment A first (``("sentence1", "sentence2")``).
         label_names: class names in the Hub dataset's label order (``None`` for regression and QA).
-        metric_names: names of the floats returned by :meth:`compute_metrics`, primary metric first.
-        primary_metric: the metric used to choose among runs (e.g. the best learning rate).
-        model_head: name of the ``transformers`` Auto class that builds the task model.
-        pipeline_tag: the ``pipeline()`` task that serves a saved model.
+        metric_names, primary_metric: the floats of :meth:`compute_metrics`, and the one choosing among runs.
+        model_head, pipeline_tag: the ``transformers`` Auto class of the model, the ``pipeline()`` task serving it.
         train_split, eval_splits, test_splits: canonical split names used by the recipe.
-        paper_defaults: fine-tuning defaults from the paper.
-        paper_results: the paper's numbers, ``{"BERT-base": {"accuracy": 84.6}, ...}`` (metric keys as ours, x100).
-        paper_source: where :attr:`paper_results` come from (``"Table 1, GLUE test server"``).
+        paper_defaults, paper_results, paper_source: the paper's fine-tuning defaults, its numbers
+            (``{"BERT-base": {"accuracy": 84.6}, ...}``, metric keys as ours, x100) and where they come from.
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
         metric_suffixes: extra eval split -> suffix of its metric keys (MNLI ``validation_mismatched`` -> ``"_mm"``).
-        metrics: the declaration of every number :meth:`evaluate` can return besides Trainer's bookkeeping
-            (:data:`TRAINER_KEYS`), one :class:`MetricSpec` each: metrics and the thresholds/counts that are not.
-            Every name of :attr:`metric_names` is declared (checked by ``register_task``).
+        metrics: a :class:`MetricSpec` for every number :meth:`evaluate` returns besides Trainer's bookkeeping
+            (:data:`TRAINER_KEYS`), metric or not; every name of :attr:`metric_names` is one (``register_task``).
     """
 
     name: str
@@ -285,9 +277,8 @@ class Task(abc.ABC):
         return {f"{k}{suffix}": v for k, v in metrics.items()}
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
-        """Write the per-example predictions of an evaluated split as a TSV file; returns ``path``.
-
-        Columns (tab-separated, one header line, one row per example in split order):
+        """Write the per-example predictions of an evaluated split as a TSV file (a header line, one row per example
+        in split order); returns ``path``. Columns:
 
         * ``index``: the example's ``idx`` column when the split has one (GLUE), else its row number;
         * ``prediction``: the predicted class id (the model's ``id2label`` order), or score for regression (STS-B);
