@@ -1,16 +1,9 @@
-"""SQuAD windowed features, as google-research/bert ``run_squad.py`` (paper §4.2-4.3), from a fast tokenizer's
-character offsets:
-
-* the question is tokenized alone and cut to ``max_query_length`` WordPieces;
-* the context is tokenized alone and cut into windows of at most ``max_seq_length - len(question) - 3`` tokens whose
-  starts are ``doc_stride`` tokens apart (google's meaning; transformers' tokenizer ``stride`` is the *overlap*);
-* each window is ``[CLS] question [SEP] context-window [SEP]`` with ``token_type_ids`` 0 / 1;
-* training labels are the token indices of the answer's first and last WordPiece; a window without the whole answer,
-  and an unanswerable question, point at ``[CLS]`` (0, 0);
-* evaluation features keep ``example_id``, the character ``offset_mapping`` of context tokens (``[-1, -1]``
-  elsewhere) and ``token_is_max_context`` (google's ``_check_is_max_context``).
-
-Post-processing lives in :mod:`hf_bert_tasks.qa_postprocess`.
+"""SQuAD windowed features, as google-research/bert ``run_squad.py`` (paper §4.2-4.3): question and context are
+tokenized apart, the question cut to ``max_query_length`` WordPieces, the context into windows of at most
+``max_seq_length - len(question) - 3`` tokens whose starts are ``doc_stride`` apart (google's meaning; the
+tokenizer's ``stride`` is the *overlap*), each ``[CLS] question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1).
+Training labels are the answer's first and last WordPiece, ``[CLS]`` (0, 0) for a window without the whole answer
+and an unanswerable question. Post-processing lives in :mod:`hf_bert_tasks.qa_postprocess`.
 """
 
 from __future__ import annotations
@@ -98,21 +91,16 @@ def _token_span(offsets: list[tuple[int, int]], start_char: int, end_char: int) 
 
 def create_features(questions: list[str], contexts: list[str], tokenizer, config: WindowConfig,
                     answers: list[dict] | None = None, example_ids: list[str] | None = None) -> dict[str, list]:
-    """Cut (question, context) pairs into windowed BERT features.
-
-    Args:
-        questions, contexts: ``n_examples`` strings each.
-        tokenizer: a *fast* BERT tokenizer (character offsets are needed).
-        config: the window settings (validated here).
-        answers: for training features, one ``{"text": [...], "answer_start": [...]}`` per example (the first
-            answer is the label; an empty list marks an unanswerable SQuAD 2.0 question).
-        example_ids: for evaluation features, one id per example.
+    """Cut ``n_examples`` (question, context) pairs into windowed features with a *fast* BERT tokenizer (character
+    offsets) and ``config`` (validated here). ``answers``: for training features, one ``{"text": [...],
+    "answer_start": [...]}`` per example (the first answer is the label; ``[]``: unanswerable, SQuAD 2.0);
+    ``example_ids``: for evaluation features.
 
     Returns:
-        Columns of equal length ``n_features`` (lists, unpadded): ``input_ids``, ``token_type_ids``,
-        ``attention_mask``; with ``answers`` also ``start_positions``/``end_positions`` (int token indices, 0 =
-        ``[CLS]``); with ``example_ids`` also ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans
-        into the context, ``[-1, -1]`` outside it) and ``token_is_max_context`` (``[seq_len]`` bool).
+        Columns of ``n_features`` unpadded lists: ``input_ids``, ``token_type_ids``, ``attention_mask``; with
+        ``answers`` ``start_positions``/``end_positions`` (token indices, 0 = ``[CLS]``); with ``example_ids``
+        ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans into the context, ``[-1, -1]`` outside
+        it) and ``token_is_max_context`` (``[seq_len]`` bool).
 
     Raises:
         ValueError: bad window settings; a slow tokenizer or one without ``[CLS]``/``[SEP]``; an answer text that

@@ -242,12 +242,11 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
         example_ids, contexts: ``[E]`` question ids and context strings (offsets index into them).
         feature_example_index: int ``[F]``: the example each feature (window) belongs to.
         start_logits, end_logits: float ``[F, L]`` (padding positions may hold anything, e.g. -100).
-        offsets: int ``[F, L, 2]`` character ``[start, end)`` of each context token; ``-1`` for question, special
-            and padding tokens (they never start or end an answer).
-        max_context: bool ``[F, L]``: the token has its maximum context in this window (google's rule); an answer
-            may only start at such a token. ``None`` allows every context token.
-        n_best_size: start and end candidates per feature (top logits), and answers kept per example (20).
-        max_answer_length: longest answer in WordPieces (30).
+        offsets: int ``[F, L, 2]`` character ``[start, end)`` of each context token; ``-1`` elsewhere (never an
+            answer's start or end).
+        max_context: bool ``[F, L]``: an answer starts only where the token has its maximum context (google's
+            rule); ``None`` allows every context token.
+        n_best_size, max_answer_length: candidates per feature and side, answers kept (20); longest answer (30).
         version_2_with_negative: SQuAD 2.0: add the null answer from ``[CLS]`` (the minimum over the windows).
         null_score_diff_threshold: tau; predict ``""`` when ``null - best non-null > tau`` (paper §4.3).
 

@@ -1,20 +1,15 @@
 """CoNLL-2003 English named-entity recognition (BERT paper §5.3, Table 7): a token-classification head.
 
-Hub source: the script-based ``conll2003`` no longer loads in ``datasets`` ≥ 4, so the Hub's parquet conversion of
-``eriktks/conll2003`` (revision ``refs/convert/parquet``, folder ``conll2003``) is read. Another mirror can be given
-with ``--dataset_name``; its ``ner_tags`` (or ``tags``) map to our ids **by name**. The Hub copies dropped the
-``-DOCSTART-`` lines: ``document_id`` is ``-1`` and ``--document_context`` needs the original files.
+Hub source: the script-based ``conll2003`` no longer loads in ``datasets`` ≥ 4: the parquet conversion of
+``eriktks/conll2003`` (revision ``refs/convert/parquet``) is read; another mirror (``--dataset_name``) maps its
+``ner_tags`` (or ``tags``) **by name**. The Hub copies lost the ``-DOCSTART-`` lines: ``document_id`` is ``-1``.
+Local source: the original IOB2 (or IOB1, converted) column files ``train.txt``, ``valid.txt``, ``test.txt``, with
+``-DOCSTART-`` lines between documents (kept as ``document_id``, for ``--document_context``).
 
-Local source: the original column files ``train.txt``, ``valid.txt`` (testa), ``test.txt`` (testb), one ``token POS
-chunk NER`` line per word, a blank line between sentences, ``-DOCSTART- -X- -X- O`` between documents (kept as
-``document_id``); IOB1 files are converted to IOB2.
-
-Evaluation is word-level (see :mod:`hf_bert_tasks.ner`, :mod:`hf_bert_tasks.ner_metrics`) on ``validation`` and
-``test``. ``<split>_predictions.txt`` (``token gold pred``) recomputes every metric but ``eval_loss``
-(``tests/test_recompute_conll.py``): ``perl conlleval`` prints ``eval_accuracy`` and ``eval_conlleval_*``; the strict
-``eval_precision/recall/f1`` and ``eval_<TYPE>_*`` are seqeval's strict IOB2 mode on the same columns (conlleval
-gives them once every predicted ``I-X`` not continuing a ``B-X``/``I-X`` run is ``O``); ``eval_<TYPE>_number``
-counts the gold ``B-<TYPE>`` tags.
+Evaluation is word-level on ``validation`` and ``test``; ``<split>_predictions.txt`` (``token gold pred``)
+recomputes every metric but ``eval_loss`` (``tests/test_recompute_conll.py``): ``perl conlleval`` prints
+``eval_accuracy`` and ``eval_conlleval_*``; ``eval_precision/recall/f1`` and ``eval_<TYPE>_*`` are seqeval's strict
+IOB2 mode on the same columns; ``eval_<TYPE>_number`` counts the gold ``B-<TYPE>`` tags.
 """
 
 from __future__ import annotations
@@ -119,8 +114,7 @@ class Conll2003Task(Task):
     """CoNLL-2003 NER with ``AutoModelForTokenClassification`` (one label per word, first WordPiece).
 
     Attributes (besides :class:`Task`'s):
-        hub_revision: revision loaded when neither ``--dataset_name`` nor ``--dataset_revision`` is given (the Hub's
-            parquet conversion branch of ``eriktks/conll2003``).
+        hub_revision: revision loaded without ``--dataset_name`` / ``--dataset_revision`` (the parquet conversion).
         label_all_tokens: train on every WordPiece (``B-X`` -> ``I-X`` on later pieces); set by :meth:`configure`.
         document_context: fill windows with the neighbouring sentences of the document; set by :meth:`configure`.
     """
@@ -136,11 +130,7 @@ class Conll2003Task(Task):
 
     def read_local(self, data_dir: str):
         """Read ``train.txt`` / ``valid.txt`` / ``test.txt`` (or ``eng.train`` / ``eng.testa`` / ``eng.testb``).
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing or holding none of the files.
-            ValueError: malformed line (see :func:`read_conll_file`).
-        """
+        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_conll_file`)."""
         return self.read_local_splits(data_dir, lambda path, split: conll_dataset(read_conll_file(path)), "CoNLL-2003")
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
@@ -158,8 +148,7 @@ class Conll2003Task(Task):
         import datasets
 
         if dataset_name is None and revision is None and self.hub_revision is not None:
-            name = self.hub_dataset
-            folder = dataset_config_name or self.hub_config
+            name, folder = self.hub_dataset, dataset_config_name or self.hub_config
             raw = datasets.load_dataset(name, revision=self.hub_revision, data_dir=folder, cache_dir=cache_dir)
         else:
             name = dataset_name or self.hub_dataset
@@ -169,11 +158,8 @@ class Conll2003Task(Task):
         return datasets.DatasetDict({split: self._from_hub(ds, name, split) for split, ds in raw.items()})
 
     def _from_hub(self, ds, name: str, split: str):
-        """One Hub split in :func:`conll_features` (``document_id`` -1: the Hub copies have no documents).
-
-        Tags map by ``ClassLabel`` name; integer tags without names are read in the canonical Hub order
-        :data:`NER_LABELS` (with a warning), tag strings by themselves.
-        """
+        """One Hub split in :func:`conll_features` (``document_id`` -1). Tags map by ``ClassLabel`` name, tag strings
+        by themselves, integer tags without names in the Hub order :data:`NER_LABELS` (with a warning)."""
         tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
         if "tokens" not in ds.column_names or tag_col is None:
             raise ValueError(f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' "
@@ -203,12 +189,8 @@ class Conll2003Task(Task):
         return conll_dataset(cols)
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Windows of whole words with aligned labels (:func:`hf_bert_tasks.ner.tokenize_and_align`).
-
-        Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask``, ``labels`` (``-100`` where ignored),
-        ``word_index`` and ``sentence_index`` (how predictions go back to words; ``Trainer`` drops them before the
-        model). A sentence longer than the window yields several features; no word is lost.
-        """
+        """Windows of whole words with aligned labels (:func:`hf_bert_tasks.ner.tokenize_and_align`, whose
+        ``word_index`` / ``sentence_index`` columns ``Trainer`` drops before the model); no word is lost."""
         import datasets
 
         labelled = self.label_column in dataset.column_names

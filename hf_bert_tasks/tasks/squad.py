@@ -139,9 +139,8 @@ class SquadTask(Task):
         return qa.WindowConfig(max_seq_length, self.doc_stride, self.max_query_length)
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Windowed features (:func:`hf_bert_tasks.qa.create_features`): training features with
-        ``start_positions``/``end_positions`` for :attr:`train_split`, evaluation features with ``example_id``,
-        ``offset_mapping`` and ``token_is_max_context`` otherwise. One example may give several features.
+        """Windowed features (:func:`hf_bert_tasks.qa.create_features`, one or more per example): training features
+        for :attr:`train_split`, evaluation features otherwise.
 
         Raises:
             ValueError: window settings that leave no room (e.g. ``doc_stride`` too large), slow tokenizer.
@@ -163,15 +162,12 @@ class SquadTask(Task):
         return
 
     def compute_metrics(self, predictions, references) -> dict[str, float]:
-        """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` vs ``references`` ``{id: [gold texts]}``.
-
-        v1.1: ``{"f1", "exact_match"}``; a question without a prediction scores 0 and still counts (official v1.1).
-        v2.0: also ``HasAns_*``/``NoAns_*`` (the official v2 script at threshold 1.0 with no null odds, i.e. the texts
-        as given, ``""`` meaning no answer).
+        """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` vs ``references`` ``{id: [gold texts]}``:
+        ``f1``, ``exact_match`` (v1.1: a question without a prediction scores 0); v2.0 also ``HasAns_*``/``NoAns_*``
+        (the official v2 script without null odds: ``""`` is no answer).
 
         Raises:
-            ValueError: v2.0 and a question of ``references`` without a prediction (the message names the first ids
-                and the count; the official v2 script needs a prediction for every question as well).
+            ValueError: v2.0 and a question of ``references`` without a prediction (names the count and first ids).
         """
         if not self.version_2_with_negative:
             scores = SM.squad_v1(references, predictions)
@@ -179,11 +175,9 @@ class SquadTask(Task):
         return _v2_keys(SM.squad_v2(references, predictions))
 
     def score(self, raw, result: QAPredictions) -> dict[str, float]:
-        """Metrics for post-processed predictions on a labelled split (keys without the ``eval_`` prefix).
-
-        v1.1: ``f1``, ``exact_match``. v2.0: at the applied tau (``f1``, ``exact_match``, ``HasAns_*``, ``NoAns_*``,
-        ``null_score_diff_threshold``) plus ``best_f1``/``best_exact`` and their thresholds, searched by the official
-        rule over ``null_odds`` with the best non-null answer of every question (so every tau is reachable).
+        """Metrics (no ``eval_`` prefix) of post-processed predictions on a labelled split: v1.1 ``f1``,
+        ``exact_match``; v2.0 those, ``HasAns_*``, ``NoAns_*`` at the applied tau (``null_score_diff_threshold``),
+        and ``best_*`` with their thresholds: the official search over ``null_odds`` with the best non-null answers.
         """
         refs = SM.references_from_rows(raw["id"], raw["answers"])
         if not self.version_2_with_negative:
@@ -223,8 +217,7 @@ class SquadTask(Task):
         for every v2 score of :meth:`score`). Returns the paths."""
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
-            files["null_odds.json"] = result.null_odds
-            files["best_non_null_predictions.json"] = result.best_non_null
+            files.update({"null_odds.json": result.null_odds, "best_non_null_predictions.json": result.best_non_null})
         paths = [os.path.join(output_dir, f"{prefix}{name}") for name in files]
         for path, obj in zip(paths, files.values()):
             write_json(path, obj)
@@ -235,9 +228,8 @@ class SquadTask(Task):
         ``null_score_diff_threshold`` go into the model's config and the ``config.json`` of ``output_dir`` and of
         every ``checkpoint-*`` in it, defaults of :mod:`hf_bert_tasks.qa_pipeline` (a v2.0 model abstains as in
         ``predictions.json``). Returns the recorded values."""
-        values = {"version_2_with_negative": self.version_2_with_negative}
-        if self.version_2_with_negative:
-            values["null_score_diff_threshold"] = self.tau
+        v2 = self.version_2_with_negative
+        values = {"version_2_with_negative": v2, **({"null_score_diff_threshold": self.tau} if v2 else {})}
         trainer.model.config.update(values)
         for folder in [output_dir, *glob.glob(os.path.join(output_dir, "checkpoint-*"))]:
             path = os.path.join(folder, "config.json")
@@ -312,8 +304,7 @@ def _squad(name: str, description: str, v2: bool, specs, batch: int, epochs: flo
         paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=batch, num_train_epochs=epochs,
                                      max_seq_length=384, lr_grid=(5e-5,)),
         paper_results=paper, paper_source=source, version_2_with_negative=v2,
-        local_files={split: (f.format("v2.0" if v2 else "v1.1"),) for split, f in files.items()},
-    ))
+        local_files={split: (f.format("v2.0" if v2 else "v1.1"),) for split, f in files.items()}))
 
 
 _squad("squad_v1", "SQuAD v1.1: extract the answer span to a question from a Wikipedia paragraph (EM, F1)", False,
