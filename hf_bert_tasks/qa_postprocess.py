@@ -31,13 +31,11 @@ def _arrow_columns(features, names: tuple[str, ...]):
     ``None`` for any other input, or when a ragged column (all but the first) is not ``list<...>`` (e.g. ``Array2D``).
     ``list(ds[name])`` formats row by row in Python (two thirds of post-processing time on SQuAD dev); Arrow hands
     the values over as flat buffers."""
-    try:
-        from datasets import Dataset
-    except ImportError:  # pragma: no cover - datasets is a dependency; plain columns still work without it
-        return None
+    import pyarrow as pa
+    from datasets import Dataset
+
     if not isinstance(features, Dataset):
         return None
-    import pyarrow as pa
 
     table = features.select_columns(list(names)).with_format("arrow")[:]
     columns = {name: table.column(name).combine_chunks() for name in names}

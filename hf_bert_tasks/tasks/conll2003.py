@@ -152,8 +152,7 @@ class Conll2003Task(Task):
             raw = datasets.load_dataset(name, revision=self.hub_revision, data_dir=folder, cache_dir=cache_dir)
         else:
             name = dataset_name or self.hub_dataset
-            config = dataset_config_name if dataset_config_name is not None else (
-                None if dataset_name else self.hub_config)
+            config = dataset_config_name if dataset_config_name is not None or dataset_name else self.hub_config
             raw = datasets.load_dataset(name, config, revision=revision, cache_dir=cache_dir)
         return datasets.DatasetDict({split: self._from_hub(ds, name, split) for split, ds in raw.items()})
 

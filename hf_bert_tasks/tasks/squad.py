@@ -134,10 +134,6 @@ class SquadTask(Task):
         cols = self.read_json(path, labelled=split not in self.test_splits)
         return datasets.Dataset.from_dict(cols, features=self.features())
 
-    def window_config(self, max_seq_length: int) -> qa.WindowConfig:
-        """The :class:`~hf_bert_tasks.qa.WindowConfig` for ``max_seq_length`` and this task's settings."""
-        return qa.WindowConfig(max_seq_length, self.doc_stride, self.max_query_length)
-
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Windowed features (:func:`hf_bert_tasks.qa.create_features`, one or more per example): training features
         for :attr:`train_split`, evaluation features otherwise.
@@ -145,7 +141,7 @@ class SquadTask(Task):
         Raises:
             ValueError: window settings that leave no room (e.g. ``doc_stride`` too large), slow tokenizer.
         """
-        config = self.window_config(max_seq_length)
+        config = qa.WindowConfig(max_seq_length, self.doc_stride, self.max_query_length)
         config.validate()
         training = split == self.train_split
 

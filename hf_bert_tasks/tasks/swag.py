@@ -39,9 +39,8 @@ def swag_features():
     """The ``datasets.Features`` of ``allenai/swag`` (``regular``): strings and ``label`` ``ClassLabel('0'..'3')``."""
     import datasets
 
-    feats = {c: datasets.Value("string") for c in SWAG_COLUMNS}
-    feats["label"] = datasets.ClassLabel(names=[str(i) for i in range(NUM_CHOICES)])
-    return datasets.Features(feats)
+    return datasets.Features({**{c: datasets.Value("string") for c in SWAG_COLUMNS},
+                              "label": datasets.ClassLabel(names=[str(i) for i in range(NUM_CHOICES)])})
 
 
 def _records(path: str):
@@ -145,11 +144,7 @@ class SwagTask(Task):
 
     def read_local(self, data_dir: str):
         """Read ``train.csv`` / ``val.csv`` / ``test.csv`` of swagaf into ``train`` / ``validation`` / ``test``.
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing or holding none of the files.
-            ValueError: malformed file (see :func:`read_swag_table`).
-        """
+        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_swag_table`)."""
         import datasets
         from datasets.table import InMemoryTable
 
