@@ -1,18 +1,12 @@
 """Named-entity recognition features (paper §5.3: "the representation of the first sub-token as the input to the
 token-level classifier over the NER label set"): tag schemes, WordPiece label alignment, windows of whole words.
 
-* Tag schemes: the original CoNLL-2003 files use IOB1 (``I-X`` starts an entity, ``B-X`` only separates two adjacent
-  entities of one type), the Hub dataset IOB2 (every entity starts with ``B-X``).
-* Alignment through the fast tokenizer's ``word_ids()``: a word's first piece carries its label, later pieces
-  ``-100`` (or, with ``label_all_tokens``, ``I-X``: transformers' ``run_ner.py``).
-* No word lost to truncation: a long sentence is split into windows of whole words; every word is labelled and
-  predicted in exactly one window (its target range), the rest of a window is context, taken with
-  ``document_context`` from the neighbouring sentences of the document (the paper's "maximal document context").
-
-Predictions back to words, metrics and CoNLL output live in :mod:`hf_bert_tasks.ner_metrics`; the feature-based
-mode reuses :func:`tokenize_and_align` (``word_index`` marks the first piece of every labelled word). Dimensions:
-``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences, ``W_s`` words of
-sentence ``s``.
+The original CoNLL-2003 files use IOB1 (``B-X`` only separates two adjacent entities of one type), the Hub IOB2.
+No word is lost to truncation: every word is labelled and predicted in exactly one window of whole words, the rest
+of the window being context (with ``document_context`` from the document's neighbouring sentences, the paper's
+"maximal document context"). Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`.
+Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences,
+``W_s`` words of sentence ``s``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """SQuAD v2.0 scores of hf_bert_tasks as an ``evaluate`` module (loads offline from the installed package).
 
     squad_v2 = evaluate.load(hf_bert_tasks.metric_path("squad_v2"))
-    squad_v2.compute(
-        predictions=[{"id": "q1", "prediction_text": "", "no_answer_probability": 2.5}],
-        references=[{"id": "q1", "answers": {"text": [], "answer_start": []}}],
-        no_answer_threshold=1.0)
+    squad_v2.compute(predictions=[{"id": "q1", "prediction_text": "", "no_answer_probability": 2.5}],
+                     references=[{"id": "q1", "answers": {"text": [], "answer_start": []}}], no_answer_threshold=1.0)
 
 Inputs and keys as the Hub's ``squad_v2`` metric (0-100 scale); ``no_answer_probability`` is each question's
 no-answer odds (the recipe's ``null_odds.json``), unanswered above ``no_answer_threshold``. Results are
