@@ -64,6 +64,10 @@ class MetricSpec:
         """``value`` on the 0-100 scale of the paper's tables: x100 for a 0-1 metric, unchanged for a 0-100 one."""
         return float(value) * (100.0 / self.scale)
 
+    def to_unit(self, value: float) -> float:
+        """``value`` on the 0-1 scale: /100 for a 0-100 metric, unchanged for a 0-1 one."""
+        return float(value) / self.scale
+
 
 def not_a_metric(key: str, display: str) -> MetricSpec:
     """Declaration of a reported number that is not a score (a threshold or a count)."""
