@@ -1,15 +1,15 @@
 """On-disk cache of tokenized features (``Task.preprocess`` of every family), keyed by a fingerprint of everything
 that determines them.
 
-``datasets``' own ``.map`` cache misses the recipe's cases: local task files live in memory with a random
-fingerprint, NER windows are built with ``Dataset.from_dict``, and a closure's hash follows the tokenizer's state.
-The key is a SHA-256 over plain bytes and JSON (the same in every process) of: the raw split's **content** (Arrow IPC
-bytes of the rows used, after ``--max_*_samples``); the **tokenizer** (class, ``tokenizer.json`` without its
-transient truncation / padding state, ``model_input_names``, padding / truncation sides); ``max_seq_length``, the
-split (SQuAD's training and evaluation features differ) and every field of the task; the **preprocessing code**
-(``tasks/*.py`` and :data:`CODE_FILES`) and the transformers, tokenizers and datasets versions. Anything else that
-differs gives a miss, never a stale hit. Entries (``Dataset.save_to_disk``, memory-mapped by ``load_from_disk``) go
-to ``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized`` (``--tokenized_cache_dir``; ``--overwrite_cache`` recomputes,
+``datasets``' own ``.map`` cache misses the recipe's cases (in-memory local files with a random fingerprint, NER
+windows from ``Dataset.from_dict``, a closure hash following the tokenizer's state). The key is a SHA-256 over plain
+bytes and JSON (the same in every process) of: the raw split's **content** (Arrow IPC bytes of the rows used, after
+``--max_*_samples``); the **tokenizer** (class, ``tokenizer.json`` without its transient truncation / padding state,
+``model_input_names``, padding / truncation sides); ``max_seq_length``, the split (SQuAD's training and evaluation
+features differ) and every field of the task; the **preprocessing code** (``tasks/*.py`` and :data:`CODE_FILES`) and
+the transformers, tokenizers and datasets versions. Anything else that differs gives a miss, never a stale hit.
+Entries (``Dataset.save_to_disk``, memory-mapped by ``load_from_disk``) go to
+``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized`` (``--tokenized_cache_dir``; ``--overwrite_cache`` recomputes,
 ``--no_cache_tokenized`` turns it off) through a temporary folder and a rename: no half-written entry.
 """
 

@@ -67,12 +67,9 @@ class SquadTask(Task):
         return datasets.Features({"id": text, "title": text, "context": text, "question": text, "answers": answers})
 
     def read_json(self, path: str, labelled: bool = True) -> dict[str, list]:
-        """Read one official SQuAD JSON file into Hub-style columns.
-
-        Args:
-            path: the file (``{"version", "data": [{"title", "paragraphs": [{"context", "qas": [...]}]}]}``).
-            labelled: whether every answerable question must carry an answer (train/dev); ``False`` for a test
-                file without answers.
+        """Read one official SQuAD JSON file (``{"version", "data": [{"title", "paragraphs": [{"context", "qas":
+        [...]}]}]}``) into Hub-style columns; ``labelled``: every answerable question must carry an answer
+        (train/dev; ``False`` for a test file).
 
         Raises:
             FileNotFoundError: no such file.
