@@ -1,13 +1,6 @@
-"""Offline metrics as pure functions over numpy arrays (scikit-learn / scipy; no ``evaluate.load`` from the Hub).
-
-Names follow the Hub's GLUE metric (``accuracy``, ``f1``, ``matthews_correlation``, ``pearson``, ``spearmanr``) so
-that Trainer's ``eval_<metric>`` keys match what users know from ``run_glue.py``.
-
-Degenerate inputs are defined, never a crash:
-
-* Matthews correlation of constant predictions (or constant references) is ``0.0`` (scikit-learn's convention).
-* Pearson/Spearman with a constant input are undefined: reported as ``nan`` with a ``UserWarning``.
-"""
+"""Offline GLUE metrics as pure functions over numpy arrays (scikit-learn / scipy; no ``evaluate.load``), named as
+the Hub's GLUE metric so Trainer's ``eval_<metric>`` keys are ``run_glue.py``'s. Every function raises
+``ValueError`` for arrays of different shapes or of 0 examples."""
 
 from __future__ import annotations
 
@@ -45,7 +38,8 @@ def binary_f1(predictions: np.ndarray, references: np.ndarray, pos_label: int = 
 
 
 def matthews_correlation(predictions: np.ndarray, references: np.ndarray) -> float:
-    """Matthews correlation coefficient (CoLA). Inputs: int arrays ``[n]``. Constant predictions give ``0.0``."""
+    """Matthews correlation coefficient (CoLA). Inputs: int arrays ``[n]``. Constant predictions (or references)
+    give ``0.0`` (scikit-learn's convention)."""
     from sklearn.metrics import matthews_corrcoef
 
     predictions, references = _check(predictions, references)
@@ -64,7 +58,8 @@ def _correlation(fn, name: str, predictions: np.ndarray, references: np.ndarray)
 
 
 def pearson(predictions: np.ndarray, references: np.ndarray) -> float:
-    """Pearson correlation (STS-B). Inputs: float arrays ``[n]``. Constant input -> ``nan`` with a warning."""
+    """Pearson correlation (STS-B). Inputs: float arrays ``[n]``. A constant input (undefined) -> ``nan`` with a
+    ``UserWarning``."""
     from scipy.stats import pearsonr
 
     return _correlation(pearsonr, "Pearson correlation", predictions, references)
@@ -78,13 +73,8 @@ def spearman(predictions: np.ndarray, references: np.ndarray) -> float:
 
 
 #: metric name -> function(predictions, references) -> float
-METRIC_FUNCTIONS = {
-    "accuracy": accuracy,
-    "f1": binary_f1,
-    "matthews_correlation": matthews_correlation,
-    "pearson": pearson,
-    "spearmanr": spearman,
-}
+METRIC_FUNCTIONS = {"accuracy": accuracy, "f1": binary_f1, "matthews_correlation": matthews_correlation,
+                    "pearson": pearson, "spearmanr": spearman}
 
 
 def compute(names, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:

@@ -1,29 +1,12 @@
-"""Named-entity recognition features: tag schemes, WordPiece label alignment, windows of whole words.
+"""Named-entity recognition features (paper §5.3: "the representation of the first sub-token as the input to the
+token-level classifier over the NER label set"): tag schemes, WordPiece label alignment, windows of whole words.
 
-BERT tags CoNLL-2003 one WordPiece sequence at a time (paper §5.3): "we use the representation of the first
-sub-token as the input to the token-level classifier over the NER label set". This module implements that, and the
-places where NER pipelines silently go wrong:
-
-* **Tag schemes.** The original CoNLL-2003 files use IOB1 (``I-X`` starts an entity; ``B-X`` only separates two
-  adjacent entities of the same type); the Hub dataset and most copies use IOB2 (every entity starts with ``B-X``).
-  :func:`detect_scheme` tells them apart and :func:`iob1_to_iob2` converts.
-* **Sub-token alignment** (:func:`align_labels`): through the fast tokenizer's ``word_ids()``, the first piece of a
-  word carries the word's label and the others ``-100`` (ignored by the loss); with ``label_all_tokens`` the later
-  pieces carry the label too, with ``B-X`` turned into ``I-X`` (transformers' ``run_ner.py`` behaviour).
-* **No word lost to truncation** (:func:`plan_windows`): a sentence longer than the window is split into several
-  windows over whole words; every word is *labelled and predicted in exactly one window* (its "target" range), and the
-  rest of the window is filled with neighbouring words as context.
-* **Document context** (the paper's "maximal document context", §5.3): the same windows, but the context comes from
-  the neighbouring sentences of the same document; labels and predictions still cover only the centre sentence.
-
-Predictions back to words (``word_predictions``), entity metrics (``entity_metrics``, ``token_level_metrics``) and
-CoNLL output (``write_conll``) live in :mod:`hf_bert_tasks.ner_metrics`.
-
-The feature-based mode (first-sub-token features into a BiLSTM) reuses :func:`tokenize_and_align`: its
-``word_index`` column marks the first piece of every labelled word.
-
-Dimension legend used in docstrings: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``),
-``S`` sentences, ``W_s`` words of sentence ``s``.
+The original CoNLL-2003 files use IOB1 (``B-X`` only separates two adjacent entities of one type), the Hub IOB2.
+No word is lost to truncation: every word is labelled and predicted in exactly one window of whole words, the rest
+of the window being context (with ``document_context`` from the document's neighbouring sentences, the paper's
+"maximal document context"). Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`.
+Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences,
+``W_s`` words of sentence ``s``.
 """
 
 from __future__ import annotations
@@ -31,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# moved to ner_metrics.py (IGNORE_INDEX too: ner_metrics must not import ner); re-exported for old imports
+# re-exported from their new module (ner_metrics must not import ner) for old imports
 from .ner_metrics import IGNORE_INDEX, entity_metrics, token_level_metrics, word_predictions, write_conll  # noqa: F401
 
 
-# ----------------------------------------------------------------------------------------------- tag schemes
 def split_tag(tag: str) -> tuple[str, str | None]:
     """``"B-PER"`` -> ``("B", "PER")``; ``"O"`` -> ``("O", None)``.
 
@@ -50,103 +32,59 @@ def split_tag(tag: str) -> tuple[str, str | None]:
 
 
 def starts_entity_in_iob2_error(previous: str | None, tag: str) -> bool:
-    """True when ``tag`` is an ``I-X`` that does not continue an entity of type ``X`` (invalid in IOB2).
-
-    ``previous`` is the tag before it in the same sentence (``None`` at the start). In IOB1 this is how every entity
-    starts; in IOB2 it never happens.
-    """
+    """True when ``tag`` is an ``I-X`` that does not continue an entity of type ``X`` after ``previous`` (the tag
+    before it in the sentence, ``None`` at the start): how IOB1 starts an entity, invalid in IOB2."""
     prefix, kind = split_tag(tag)
-    if prefix != "I":
-        return False
-    if previous is None:
-        return True
-    prev_prefix, prev_kind = split_tag(previous)
-    return prev_prefix == "O" or prev_kind != kind
+    return prefix == "I" and (previous is None or split_tag(previous)[1] != kind)  # "O" has no kind
 
 
 def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
-    """Return ``"IOB1"`` if any sentence has an ``I-X`` that starts an entity, else ``"IOB2"``.
-
-    Args:
-        sentences: tag sequences, one per sentence (the scheme is a property of a whole file).
-
-    Source: Tjong Kim Sang & De Meulder (2003) describe IOB1 (``I-`` inside a phrase, ``B-`` only between two
-    adjacent phrases of one type); Ratnaparkhi's IOB2 starts every phrase with ``B-``. A file with no such ``I-`` is
-    valid IOB2 (an IOB1 file whose entities are all preceded by a same-type entity cannot be told apart and reads
-    the same either way).
-    """
-    for tags in sentences:
-        previous = None
-        for tag in tags:
-            if starts_entity_in_iob2_error(previous, tag):
-                return "IOB1"
-            previous = tag
-    return "IOB2"
+    """``"IOB1"`` if any of the tag sequences (one per sentence of a file) has an ``I-X`` that starts an entity, else
+    ``"IOB2"`` (IOB1 as Tjong Kim Sang & De Meulder, 2003; IOB2 as Ratnaparkhi). An IOB1 file without such an
+    ``I-X`` reads the same either way."""
+    pairs = (pair for tags in sentences for pair in zip([None, *tags[:-1]], tags))
+    return "IOB1" if any(starts_entity_in_iob2_error(previous, tag) for previous, tag in pairs) else "IOB2"
 
 
 def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
-    """Convert one sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X``.
-
-    Example: ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC", "B-LOC"]``.
-    Applied to invalid IOB2 *predictions* this is also the repair conlleval implies (it reads such an ``I-X`` as the
-    start of a chunk).
-    """
-    out: list[str] = []
-    previous = None
-    for tag in tags:
-        out.append("B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag)
-        previous = tag
-    return out
+    """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X`` (on predictions, the
+    repair conlleval implies). ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC",
+    "B-LOC"]``."""
+    return ["B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag
+            for previous, tag in zip([None, *tags[:-1]], tags)]
 
 
 def inside_label_map(label_names: Sequence[str]) -> list[int]:
-    """For every label id, the id used on the later WordPieces of a word when ``label_all_tokens`` is on.
-
-    ``B-X`` maps to ``I-X`` (a word's second piece does not begin an entity); every other label maps to itself.
+    """For every label id, the id on the later WordPieces of a word with ``label_all_tokens``: ``B-X`` -> ``I-X``,
+    every other label itself.
 
     Raises:
         ValueError: if some ``B-X`` has no ``I-X`` in ``label_names``.
     """
     index = {name: i for i, name in enumerate(label_names)}
-    out = []
-    for i, name in enumerate(label_names):
-        if name.startswith("B-"):
-            inside = "I-" + name[2:]
-            if inside not in index:
-                raise ValueError(f"label {name!r} has no matching {inside!r} in {list(label_names)}")
-            out.append(index[inside])
-        else:
-            out.append(i)
-    return out
+    missing = [name for name in label_names if name.startswith("B-") and "I-" + name[2:] not in index]
+    if missing:
+        raise ValueError(f"label {missing[0]!r} has no matching {'I-' + missing[0][2:]!r} in {list(label_names)}")
+    return [index["I-" + name[2:]] if name.startswith("B-") else i for i, name in enumerate(label_names)]
 
 
-# ------------------------------------------------------------------------------------------ label alignment
-def align_labels(
-    word_ids: Sequence[int | None],
-    word_labels: Sequence[int],
-    label_all_tokens: bool = False,
-    inside_map: Sequence[int] | None = None,
-    labelled_words: range | None = None,
-) -> list[int]:
-    """Labels for one tokenized sequence from its per-word labels.
+def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], label_all_tokens: bool = False,
+                 inside_map: Sequence[int] | None = None, labelled_words: range | None = None) -> list[int]:
+    """``L`` labels for one tokenized sequence: the word's label on its first piece, ``-100`` on special tokens,
+    context words and (unless ``label_all_tokens``) later pieces.
 
     Args:
-        word_ids: ``encoding.word_ids()`` of a fast tokenizer, length ``L``: the word index of each WordPiece,
-            ``None`` for ``[CLS]``/``[SEP]``/padding.
+        word_ids: ``encoding.word_ids()`` of a fast tokenizer, length ``L`` (``None`` for special tokens / padding).
         word_labels: label id per word of the tokenized word list.
-        label_all_tokens: also label the later pieces of a word (``run_ner.py``'s option); their label is
-            ``inside_map[label]`` (``B-X`` -> ``I-X``).
-        inside_map: from :func:`inside_label_map`; required with ``label_all_tokens``.
-        labelled_words: word positions that get labels (the window's target words); others are context and get
-            ``-100``. ``None`` labels every word.
+        label_all_tokens: label the later pieces of a word too (``run_ner.py``'s option) with
+            ``inside_map[label]`` (from :func:`inside_label_map`, required then: ``B-X`` -> ``I-X``).
+        labelled_words: word positions that get labels (the window's targets); ``None`` labels every word.
 
-    Returns:
-        ``L`` ints: the word's label on its first piece, ``-100`` on special tokens, context words and (unless
-        ``label_all_tokens``) later pieces.
+    Raises:
+        ValueError: ``label_all_tokens`` without ``inside_map``.
 
-    Example: words ``["unbelievable", "york"]`` with labels ``[B-MISC, B-LOC]`` tokenized as
-    ``[CLS] un ##believ ##able york [SEP]`` give ``[-100, B-MISC, -100, -100, B-LOC, -100]``; with
-    ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
+    Example: ``[CLS] un ##believ ##able york [SEP]`` of words labelled ``[B-MISC, B-LOC]`` give ``[-100, B-MISC,
+    -100, -100, B-LOC, -100]``; with ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
     """
     if label_all_tokens and inside_map is None:
         raise ValueError("label_all_tokens needs inside_map (see inside_label_map)")
@@ -163,37 +101,19 @@ def align_labels(
     return labels
 
 
-def first_piece_word_index(
-    word_ids: Sequence[int | None], labelled_words: range | None = None, offset: int = 0
-) -> list[int]:
-    """For each WordPiece, the index of the word it starts (``word - offset``), or ``-1``.
-
-    Only the first piece of a labelled word gets an index; later pieces, special tokens and context words get ``-1``.
-    With ``offset`` = position of the first target word in the window, the result is the word's index in its
-    sentence. This column is how predictions (and first-sub-token features) go back to words.
-    """
-    out: list[int] = []
-    previous = None
-    for word in word_ids:
-        if word is not None and word != previous and (labelled_words is None or word in labelled_words):
-            out.append(word - offset)
-        else:
-            out.append(-1)
-        previous = word
-    return out
+def first_piece_word_index(word_ids: Sequence[int | None], labelled_words: range | None = None,
+                           offset: int = 0) -> list[int]:
+    """For each WordPiece, ``word - offset`` if it is the first piece of a labelled word (with ``offset`` set so the
+    result is the word's index in its sentence), else ``-1``: how predictions and features go back to words."""
+    return [w - offset if w is not None and w != previous and (labelled_words is None or w in labelled_words) else -1
+            for w, previous in zip(word_ids, [None, *word_ids[:-1]])]
 
 
-# ------------------------------------------------------------------------------------------------- windows
 @dataclass
 class Window:
-    """One model input: a run of whole words, of which ``target`` are labelled and predicted.
-
-    Attributes:
-        sentence: index of the centre sentence in the split.
-        target_start, target_end: word range ``[start, end)`` of that sentence covered by this window.
-        words: ``(sentence, word)`` positions in the window, in order (context + target + context).
-        target_offset: position in ``words`` of the first target word.
-    """
+    """One model input: ``words``, the ``(sentence, word)`` positions of a run of whole words (context + target +
+    context), of which the words ``[target_start, target_end)`` of ``sentence`` (from position ``target_offset``)
+    are labelled and predicted."""
 
     sentence: int
     target_start: int
@@ -214,29 +134,20 @@ def _chunks(counts: Sequence[int], budget: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def plan_windows(
-    piece_counts: Sequence[Sequence[int]],
-    max_pieces: int,
-    document_ids: Sequence[int] | None = None,
-    document_context: bool = False,
-) -> list[Window]:
+def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, document_ids: Sequence[int] | None = None,
+                 document_context: bool = False) -> list[Window]:
     """Plan the windows of a split so that every word is labelled in exactly one window.
 
     Args:
         piece_counts: per sentence, the number of WordPieces of each word (``S`` lists).
         max_pieces: WordPieces available per window (``max_seq_length - 2`` for ``[CLS] ... [SEP]``).
-        document_ids: document of each sentence (consecutive sentences with equal ids form a document); needed
-            with ``document_context``.
-        document_context: fill the window with words of the neighbouring sentences of the same document (paper
-            §5.3, "maximal document context"); otherwise context comes only from the same sentence (which matters
-            only when a sentence needs more than one window).
+        document_ids: document of each sentence (consecutive equal ids form a document), for ``document_context``:
+            context from the neighbouring sentences of the document (paper §5.3), else from the sentence only.
 
     Returns:
-        Windows in sentence order. A sentence that fits gets one window with all its words as target. A longer one
-        is cut greedily into target ranges of at most ``max_pieces`` pieces (a single word longer than that gets a
-        window of its own and is truncated after its first pieces, so it is still labelled). Each window then grows
-        left and right by whole words, alternately, while they fit, so the target sits in the middle of its context.
-        A sentence with no words gets no window.
+        Windows in sentence order: a sentence is cut greedily into target ranges of at most ``max_pieces`` pieces
+        (a longer word gets a window of its own, truncated after its first pieces); each window then grows left and
+        right by whole words, alternately, while they fit. A sentence with no words gets no window.
 
     Raises:
         ValueError: ``max_pieces < 1``, or ``document_context`` without ``document_ids`` / with a negative id
@@ -276,68 +187,48 @@ def plan_windows(
 
 
 def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[int]]:
-    """WordPieces per word (``S`` lists of ``W_s`` ints), each distinct word tokenized once.
-
-    With ``is_split_into_words=True`` a BERT tokenizer pre-tokenizes every word on its own, so a word's piece count
-    does not depend on its neighbours. A word may have 0 pieces (e.g. a lone control character); such a word cannot
-    be predicted and is tagged ``O`` by :func:`hf_bert_tasks.ner_metrics.word_predictions`.
+    """WordPieces per word (``S`` lists of ``W_s`` ints), each distinct word tokenized once, alone, with
+    ``is_split_into_words=True`` as in the windows (a word's count does not depend on its neighbours; a
+    RoBERTa-style tokenizer adds the same prefix space). A word may have 0 pieces (a lone control character): it is
+    tagged ``O`` by :func:`hf_bert_tasks.ner_metrics.word_predictions`.
     """
     vocab = sorted({w for words in sentences for w in words})
-    # Each word alone, in the same is_split_into_words mode as the windows (a RoBERTa-style tokenizer then adds the
-    # same prefix space there and here).
     singles = [[w] for w in vocab]
     encoded = tokenizer(singles, add_special_tokens=False, is_split_into_words=True)["input_ids"] if vocab else []
     size = {w: len(ids) for w, ids in zip(vocab, encoded)}
     return [[size[w] for w in words] for words in sentences]
 
 
-def tokenize_and_align(
-    tokens: Sequence[Sequence[str]],
-    tokenizer,
-    max_seq_length: int,
-    tags: Sequence[Sequence[int]] | None = None,
-    label_names: Sequence[str] | None = None,
-    label_all_tokens: bool = False,
-    document_ids: Sequence[int] | None = None,
-    document_context: bool = False,
-) -> dict[str, list]:
-    """Turn sentences of words into model features, one per :class:`Window`.
-
-    Args:
-        tokens: ``S`` sentences of words.
-        tokenizer: a *fast* tokenizer (``word_ids()`` is needed).
-        max_seq_length: WordPieces per window including ``[CLS]`` and ``[SEP]``.
-        tags: label ids per word (``S`` lists), or ``None`` for unlabelled data (no ``labels`` column then).
-        label_names: label names in id order; needed with ``label_all_tokens``.
-        label_all_tokens, document_ids, document_context: see :func:`align_labels` and :func:`plan_windows`.
+def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_length: int,
+                       tags: Sequence[Sequence[int]] | None = None, label_names: Sequence[str] | None = None,
+                       label_all_tokens: bool = False, document_ids: Sequence[int] | None = None,
+                       document_context: bool = False) -> dict[str, list]:
+    """Turn ``S`` sentences of words (``tokens``) into model features, one per :class:`Window` of at most
+    ``max_seq_length`` WordPieces, with a *fast* tokenizer (``word_ids()``). ``tags``: label ids per word, or
+    ``None`` (no ``labels`` column); ``label_names`` in id order, for ``label_all_tokens`` (:func:`align_labels`);
+    ``document_ids``, ``document_context``: see :func:`plan_windows`.
 
     Returns:
-        Columns (lists of length ``F``): ``input_ids``, ``token_type_ids`` (all 0: one segment), ``attention_mask``
-        (unpadded, ``L`` each), ``labels`` (``L`` ints, ``-100`` where ignored; only with ``tags``),
-        ``word_index`` (``L`` ints: index in the sentence of the word whose first piece is here, else ``-1``) and
-        ``sentence_index`` (int).
+        Columns (lists of length ``F``): ``input_ids``, ``token_type_ids`` (all 0), ``attention_mask`` (unpadded,
+        ``L`` each), ``labels`` (``L`` ints, ``-100`` where ignored; only with ``tags``), ``word_index`` (``L`` ints:
+        index in the sentence of the word whose first piece is here, else ``-1``) and ``sentence_index`` (int).
 
     Raises:
         ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.
     """
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(
-            "NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer.from_pretrained(...)"
-        )
+        raise ValueError("NER alignment needs a fast tokenizer (word_ids()); load it with "
+                         "AutoTokenizer.from_pretrained(...)")
     inside = inside_label_map(label_names) if label_all_tokens else None
     counts = word_piece_counts(tokenizer, tokens)
     windows = plan_windows(counts, max_seq_length - 2, document_ids, document_context)
     batch_words = [[tokens[s][w] for s, w in win.words] for win in windows]
-    out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "attention_mask": [], "word_index": [],
-                            "sentence_index": []}
-    if tags is not None:
-        out["labels"] = []
+    keys = ("input_ids", "token_type_ids", "attention_mask", "word_index", "sentence_index")
+    out: dict[str, list] = {k: [] for k in keys + (("labels",) if tags is not None else ())}
     step = 1000
     for begin in range(0, len(windows), step):
-        enc = tokenizer(
-            batch_words[begin : begin + step], is_split_into_words=True, truncation=True, max_length=max_seq_length,
-            return_token_type_ids=True,
-        )
+        enc = tokenizer(batch_words[begin : begin + step], is_split_into_words=True, truncation=True,
+                        max_length=max_seq_length, return_token_type_ids=True)
         for j, win in enumerate(windows[begin : begin + step]):
             word_ids = enc.word_ids(j)
             target = range(win.target_offset, win.target_offset + win.target_end - win.target_start)

@@ -1,17 +1,8 @@
-"""Named-entity recognition: WordPiece predictions back to words, entity metrics, CoNLL output (paper §5.3).
+"""Named-entity recognition (paper §5.3) on the model's predictions over :mod:`hf_bert_tasks.ner`'s features:
+WordPiece predictions back to words, seqeval entity metrics, and the CoNLL file ``perl conlleval`` reads.
 
-The features come from :mod:`hf_bert_tasks.ner` (tag schemes, label alignment, windows); this module reads the model's
-predictions over them:
-
-* **Back to words** (:func:`word_predictions`): one tag per original word, from the first piece's prediction
-  (features' ``word_index`` / ``sentence_index`` columns).
-* **Metrics** (:func:`entity_metrics`): seqeval entity-level precision/recall/F1 overall and per type, strict IOB2
-  mode by default (``mode="conlleval"`` reproduces the conlleval script), plus token (word) accuracy;
-  :func:`token_level_metrics` is the per-WordPiece approximation ``Trainer`` computes during training.
-* **CoNLL output** (:func:`write_conll`): ``token gold pred`` lines that ``perl conlleval`` reads.
-
-Dimension legend used in docstrings: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``),
-``C`` number of labels, ``S`` sentences.
+Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``C`` labels, ``S``
+sentences.
 """
 
 from __future__ import annotations
@@ -27,25 +18,16 @@ logger = logging.getLogger(__name__)
 IGNORE_INDEX = -100
 
 
-def word_predictions(
-    token_predictions: np.ndarray,
-    word_index: Sequence[Sequence[int]],
-    sentence_index: Sequence[int],
-    sentence_lengths: Sequence[int],
-    fill: int = 0,
-) -> list[list[int]]:
-    """Map WordPiece predictions back to one label id per original word.
+def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequence[int]],
+                     sentence_index: Sequence[int], sentence_lengths: Sequence[int], fill: int = 0) -> list[list[int]]:
+    """``S`` lists of label ids, ``sentence_lengths[s]`` long: each word's prediction at its first WordPiece.
 
     Args:
-        token_predictions: ``[F, L']`` int label ids (argmax of the logits), ``L'`` ≥ every window's length
-            (batches padded with ``-100`` by ``Trainer`` are fine), or ``[F, L', C]`` logits.
-        word_index: per feature, the ``word_index`` column of :func:`hf_bert_tasks.ner.tokenize_and_align`.
-        sentence_index: per feature, its sentence.
+        token_predictions: ``[F, L']`` int label ids, ``L'`` ≥ every window's length (``Trainer``'s ``-100``
+            padding is fine), or ``[F, L', C]`` logits.
+        word_index, sentence_index: per feature, the columns of :func:`hf_bert_tasks.ner.tokenize_and_align`.
         sentence_lengths: words per sentence (``S`` ints).
-        fill: label id for words that no window predicted (words with zero WordPieces); default ``0`` (``O``).
-
-    Returns:
-        ``S`` lists of label ids, ``sentence_lengths[s]`` long. Each word takes the prediction at its first piece.
+        fill: label id of words no window predicted (zero WordPieces); default ``0`` (``O``).
     """
     preds = np.asarray(token_predictions)
     if preds.ndim == 3:
@@ -63,19 +45,15 @@ def word_predictions(
     return out
 
 
-# -------------------------------------------------------------------------------------------------- metrics
-def entity_metrics(
-    true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]], mode: str = "strict"
-) -> dict[str, float]:
+def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
+                   mode: str = "strict") -> dict[str, float]:
     """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval.
 
     Args:
         true_tags, pred_tags: tag names per word, sentence by sentence (same lengths).
-        mode: ``"strict"`` — seqeval's strict IOB2 mode: an entity counts only if it starts with ``B-X`` and
-            continues with ``I-X`` exactly (an ``I-X`` after ``O`` in a prediction is no entity);
-            ``"conlleval"`` — seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O`` starts an
-            entity). On well-formed IOB2 predictions both give the same numbers; strict mode on
-            ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
+        mode: ``"strict"``, seqeval's strict IOB2 mode (an entity starts with ``B-X``; an ``I-X`` after ``O`` is
+            none), or ``"conlleval"``, seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O``
+            starts an entity). Strict mode on ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
 
     Returns:
         ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
@@ -97,12 +75,9 @@ def entity_metrics(
     kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
     report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
     overall = report.pop("micro avg")
-    out = {
-        "precision": float(overall["precision"]),
-        "recall": float(overall["recall"]),
-        "f1": float(overall["f1-score"]),
-        "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0,
-    }
+    out = {"precision": float(overall["precision"]), "recall": float(overall["recall"]),
+           "f1": float(overall["f1-score"]),
+           "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0}
     for name, row in sorted(report.items()):
         if name.endswith(" avg"):
             continue
@@ -113,14 +88,11 @@ def entity_metrics(
     return out
 
 
-def token_level_metrics(
-    predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str], mode: str = "strict"
-) -> dict[str, float]:
-    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window).
-
-    This is what ``Trainer`` can compute during training (``predictions``/``labels``: ``[F, L]`` ids, or
-    ``[F, L, C]`` logits). Without ``label_all_tokens`` and with every word labelled once it scores words; entities cut
-    by a window boundary count as two. The recipe's final numbers come from :func:`word_predictions` instead.
+def token_level_metrics(predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str],
+                        mode: str = "strict") -> dict[str, float]:
+    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window), what
+    ``Trainer`` can compute during training (``predictions``/``labels``: ``[F, L]`` ids, or ``[F, L, C]`` logits);
+    an entity cut by a window boundary counts as two. The recipe's final numbers come from :func:`word_predictions`.
     """
     predictions = np.asarray(predictions)
     if predictions.ndim == 3:
@@ -134,24 +106,18 @@ def token_level_metrics(
     return entity_metrics(true_tags, pred_tags, mode)
 
 
-def write_conll(
-    path: str,
-    tokens: Sequence[Sequence[str]],
-    pred_tags: Sequence[Sequence[str]],
-    gold_tags: Sequence[Sequence[str]] | None = None,
-    overwrite: bool = False,
-) -> None:
+def write_conll(path: str, tokens: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
+                gold_tags: Sequence[Sequence[str]] | None = None, overwrite: bool = False) -> None:
     """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
 
-    Without ``gold_tags`` (unlabelled data) the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the
-    recipe's ``accuracy`` and ``conlleval_*`` metrics from the file (``tests/test_oracle_conlleval.py``). conlleval
-    splits lines on single spaces and takes a first field ``-X-`` as a sentence boundary, so a token that is empty,
-    holds whitespace or is ``-X-`` is written with ``_`` (``"New York"`` -> ``New_York``, ``-X-`` -> ``_-X-``); the
-    token column is for reading only. No ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
+    Without ``gold_tags`` the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the recipe's
+    ``accuracy`` and ``conlleval_*`` metrics. conlleval splits on single spaces and reads a first field ``-X-`` as a
+    sentence boundary, so whitespace in a token and an empty token become ``_``, ``-X-`` becomes ``_-X-``. No
+    ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
 
     Raises:
-        FileExistsError: ``path`` exists and ``overwrite`` is false (nothing is overwritten silently; the recipe
-            passes ``overwrite=True`` because it already refuses a finished output folder).
+        FileExistsError: ``path`` exists and ``overwrite`` is false (the recipe passes ``overwrite=True``: it already
+            refuses a finished output folder).
         ValueError: a sentence whose tag list does not match its words.
     """
     import os

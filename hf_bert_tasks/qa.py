@@ -1,31 +1,20 @@
-"""Extractive question answering (SQuAD): windowed features.
-
-Feature creation follows google-research/bert ``run_squad.py`` (paper §4.2-4.3) on top of a fast tokenizer's
-character offsets:
-
-* the question is tokenized alone and cut to ``max_query_length`` WordPieces (longer questions do not fail);
-* the context is tokenized alone (with character offsets) and cut into windows of at most
-  ``max_seq_length - len(question) - 3`` tokens whose starts are ``doc_stride`` tokens apart (``doc_stride`` is the
-  distance between window starts, as in google's code; transformers' tokenizer ``stride`` is the *overlap* instead);
-* each window becomes ``[CLS] question [SEP] context-window [SEP]`` with ``token_type_ids`` 0 / 1;
-* training labels are token indices of the answer's first and last WordPiece; a window that does not hold the
-  whole answer, and an unanswerable question, point at ``[CLS]`` (0, 0). Only context tokens are ever labelled;
-* evaluation features keep ``example_id``, the character ``offset_mapping`` of context tokens (``[-1, -1]`` for
-  question / special tokens) and ``token_is_max_context`` (google's rule: a token seen in several windows belongs
-  to the window where it has the most context, ``min(left, right) + 0.01 * window_length``).
-
-Post-processing (features as arrays, n-best answers from the logits) lives in :mod:`hf_bert_tasks.qa_postprocess`.
+"""SQuAD windowed features, as google-research/bert ``run_squad.py`` (paper §4.2-4.3): question and context are
+tokenized apart, the question cut to ``max_query_length`` WordPieces, the context into windows of at most
+``max_seq_length - len(question) - 3`` tokens whose starts are ``doc_stride`` apart (google's meaning; the
+tokenizer's ``stride`` is the *overlap*), each ``[CLS] question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1).
+Training labels are the answer's first and last WordPiece, ``[CLS]`` (0, 0) for a window without the whole answer
+and an unanswerable question. Post-processing lives in :mod:`hf_bert_tasks.qa_postprocess`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# post-processing moved to qa_postprocess.py; re-exported so that ``from hf_bert_tasks.qa import ...`` keeps working
+import numpy as np
+
+# re-exported from their new module so that ``from hf_bert_tasks.qa import ...`` keeps working
 from .qa_postprocess import QAPredictions, features_to_arrays, pad_2d, postprocess_qa_predictions  # noqa: F401
 
-#: Columns of training features (besides what the collator pads).
-TRAIN_COLUMNS = ("input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions")
 #: Columns the model receives at evaluation time.
 MODEL_INPUT_COLUMNS = ("input_ids", "token_type_ids", "attention_mask")
 
@@ -50,23 +39,17 @@ class WindowConfig:
             raise ValueError(f"max_query_length must be >= 1, got {self.max_query_length}")
         room = self.max_seq_length - self.max_query_length - 3
         if room < 1:
-            raise ValueError(
-                f"max_seq_length {self.max_seq_length} leaves no room for context: it must exceed "
-                f"max_query_length ({self.max_query_length}) + 3 special tokens"
-            )
+            raise ValueError(f"max_seq_length {self.max_seq_length} leaves no room for context: it must exceed "
+                             f"max_query_length ({self.max_query_length}) + 3 special tokens")
         if not 1 <= self.doc_stride <= room:
-            raise ValueError(
-                f"doc_stride {self.doc_stride} must be between 1 and {room} (= max_seq_length {self.max_seq_length} "
-                f"- max_query_length {self.max_query_length} - 3) so that consecutive windows leave no context "
-                "token out"
-            )
+            raise ValueError(f"doc_stride {self.doc_stride} must be between 1 and {room} (= max_seq_length "
+                             f"{self.max_seq_length} - max_query_length {self.max_query_length} - 3) so that "
+                             "consecutive windows leave no context token out")
 
 
 def window_spans(n_tokens: int, window: int, stride: int) -> list[tuple[int, int]]:
-    """Context windows ``(start, length)`` over ``n_tokens`` tokens (google ``run_squad.py``'s ``doc_spans``).
-
-    Windows start at 0, ``stride``, ``2*stride`` … and the last one ends at the last token. An empty context gives
-    one empty window ``(0, 0)``.
+    """Context windows ``(start, length)`` over ``n_tokens`` tokens (google ``run_squad.py``'s ``doc_spans``):
+    starts 0, ``stride``, ``2*stride`` …, the last window ending at the last token; an empty context gives ``(0, 0)``.
 
     Example: ``window_spans(10, 4, 3)`` -> ``[(0, 4), (3, 4), (6, 4)]``.
     """
@@ -81,37 +64,14 @@ def window_spans(n_tokens: int, window: int, stride: int) -> list[tuple[int, int
 
 
 def max_context_mask(spans: list[tuple[int, int]]) -> list[list[bool]]:
-    """For each window, whether each of its tokens has its maximum context there (google ``_check_is_max_context``).
-
-    The score of token ``t`` in window ``(start, length)`` is ``min(t - start, start + length - 1 - t) + 0.01 *
-    length``; the first window with the highest score wins.
-
-    Returns:
-        one list per window, ``length`` booleans each.
-    """
-    out = []
-    for index, (start, length) in enumerate(spans):
-        flags = []
-        for t in range(start, start + length):
-            best, best_index = None, None
-            for j, (s, n) in enumerate(spans):
-                if not s <= t < s + n:
-                    continue
-                score = min(t - s, s + n - 1 - t) + 0.01 * n
-                if best is None or score > best:
-                    best, best_index = score, j
-            flags.append(best_index == index)
-        out.append(flags)
-    return out
-
-
-def _special_ids(tokenizer) -> tuple[int, int]:
-    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    if cls_id is None or sep_id is None:
-        raise ValueError(
-            f"{type(tokenizer).__name__} has no [CLS]/[SEP] token; SQuAD features need a BERT-style tokenizer"
-        )
-    return cls_id, sep_id
+    """For each window, ``length`` booleans: whether each of its tokens has its maximum context there (google
+    ``_check_is_max_context``: token ``t`` of window ``(start, length)`` scores ``min(t - start, start + length - 1
+    - t) + 0.01 * length``; the first window with the highest score wins)."""
+    start, length = np.array([*spans, (0, 0)], dtype=np.int64).T  # (0, 0): an empty window never wins
+    t = np.arange(int((start + length).max()))[:, None]
+    inside = (start <= t) & (t < start + length)
+    best = np.where(inside, np.minimum(t - start, start + length - 1 - t) + 0.01 * length, -np.inf).argmax(axis=1)
+    return [(best[s : s + n] == j).tolist() for j, (s, n) in enumerate(spans)]  # argmax: ties go to the first
 
 
 def _token_span(offsets: list[tuple[int, int]], start_char: int, end_char: int) -> tuple[int, int] | None:
@@ -129,41 +89,32 @@ def _token_span(offsets: list[tuple[int, int]], start_char: int, end_char: int) 
     return first, last
 
 
-def create_features(
-    questions: list[str],
-    contexts: list[str],
-    tokenizer,
-    config: WindowConfig,
-    answers: list[dict] | None = None,
-    example_ids: list[str] | None = None,
-) -> dict[str, list]:
-    """Cut (question, context) pairs into windowed BERT features.
-
-    Args:
-        questions, contexts: ``n_examples`` strings each.
-        tokenizer: a *fast* BERT tokenizer (character offsets are needed).
-        config: the window settings (validated here).
-        answers: for training features, one ``{"text": [...], "answer_start": [...]}`` per example (the first
-            answer is the label; an empty list marks an unanswerable SQuAD 2.0 question).
-        example_ids: for evaluation features, one id per example.
+def create_features(questions: list[str], contexts: list[str], tokenizer, config: WindowConfig,
+                    answers: list[dict] | None = None, example_ids: list[str] | None = None) -> dict[str, list]:
+    """Cut ``n_examples`` (question, context) pairs into windowed features with a *fast* BERT tokenizer (character
+    offsets) and ``config`` (validated here). ``answers``: for training features, one ``{"text": [...],
+    "answer_start": [...]}`` per example (the first answer is the label; ``[]``: unanswerable, SQuAD 2.0);
+    ``example_ids``: for evaluation features.
 
     Returns:
-        Columns of equal length ``n_features`` (lists, unpadded): ``input_ids``, ``token_type_ids``,
-        ``attention_mask``; with ``answers`` also ``start_positions``/``end_positions`` (int token indices, 0 =
-        ``[CLS]``); with ``example_ids`` also ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans
-        into the context, ``[-1, -1]`` outside it) and ``token_is_max_context`` (``[seq_len]`` bool).
+        Columns of ``n_features`` unpadded lists: ``input_ids``, ``token_type_ids``, ``attention_mask``; with
+        ``answers`` ``start_positions``/``end_positions`` (token indices, 0 = ``[CLS]``); with ``example_ids``
+        ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans into the context, ``[-1, -1]`` outside
+        it) and ``token_is_max_context`` (``[seq_len]`` bool).
 
     Raises:
-        ValueError: bad window settings; a slow tokenizer; an answer text that does not match the context at its
-            ``answer_start`` (the message gives the example index).
+        ValueError: bad window settings; a slow tokenizer or one without ``[CLS]``/``[SEP]``; an answer text that
+            does not match the context at its ``answer_start`` (the message gives the example index).
     """
     config.validate()
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("SQuAD features need a fast tokenizer (character offsets); load it with use_fast=True")
-    cls_id, sep_id = _special_ids(tokenizer)
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    if cls_id is None or sep_id is None:
+        raise ValueError(f"{type(tokenizer).__name__} has no [CLS]/[SEP] token; SQuAD features need a BERT-style "
+                         "tokenizer")
     q_ids = tokenizer(list(questions), add_special_tokens=False)["input_ids"]
-    # Whole contexts may exceed the model's 512 positions: they are cut into windows below (verbose=False silences
-    # the tokenizer's "sequence length is longer than the specified maximum" warning, which does not apply).
+    # whole contexts may exceed 512 positions before windowing: verbose=False silences the length warning
     ctx = tokenizer(list(contexts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     out: dict[str, list] = {k: [] for k in MODEL_INPUT_COLUMNS}
     if answers is not None:
@@ -173,16 +124,13 @@ def create_features(
     for i, question_ids in enumerate(q_ids):
         question_ids = question_ids[: config.max_query_length]
         doc_ids, doc_offsets = ctx["input_ids"][i], ctx["offset_mapping"][i]
-        window = config.max_seq_length - len(question_ids) - 3
-        spans = window_spans(len(doc_ids), window, config.doc_stride)
+        spans = window_spans(len(doc_ids), config.max_seq_length - len(question_ids) - 3, config.doc_stride)
         answer_tokens = None
         if answers is not None and answers[i]["text"]:
             text, start = answers[i]["text"][0], int(answers[i]["answer_start"][0])
             if contexts[i][start : start + len(text)] != text:
-                raise ValueError(
-                    f"example {i}: answer {text!r} does not match the context at answer_start {start} "
-                    f"(found {contexts[i][start : start + len(text)]!r})"
-                )
+                raise ValueError(f"example {i}: answer {text!r} does not match the context at answer_start {start} "
+                                 f"(found {contexts[i][start : start + len(text)]!r})")
             answer_tokens = _token_span(doc_offsets, start, start + len(text))
         is_max = max_context_mask(spans) if example_ids is not None else None
         prefix = [cls_id, *question_ids, sep_id]
@@ -191,18 +139,15 @@ def create_features(
             out["input_ids"].append(ids)
             out["token_type_ids"].append([0] * len(prefix) + [1] * (length + 1))
             out["attention_mask"].append([1] * len(ids))
-            first_ctx = len(prefix)
             if answers is not None:
                 s = e = 0
                 if answer_tokens is not None and start <= answer_tokens[0] and answer_tokens[1] < start + length:
-                    s, e = answer_tokens[0] - start + first_ctx, answer_tokens[1] - start + first_ctx
+                    s, e = answer_tokens[0] - start + len(prefix), answer_tokens[1] - start + len(prefix)
                 out["start_positions"].append(s)
                 out["end_positions"].append(e)
             if example_ids is not None:
-                offsets = (
-                    [[-1, -1]] * len(prefix) + [list(o) for o in doc_offsets[start : start + length]] + [[-1, -1]]
-                )
                 out["example_id"].append(example_ids[i])
-                out["offset_mapping"].append(offsets)
+                window_offsets = [list(o) for o in doc_offsets[start : start + length]]
+                out["offset_mapping"].append([[-1, -1]] * len(prefix) + window_offsets + [[-1, -1]])
                 out["token_is_max_context"].append([False] * len(prefix) + is_max[w] + [False])
     return out

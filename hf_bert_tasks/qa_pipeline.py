@@ -1,10 +1,7 @@
-"""An extractive question-answering ``pipeline()`` for fine-tuned SQuAD models (transformers 5 removed its own).
-
-transformers 5 dropped the ``"question-answering"`` pipeline task (``pipeline("question-answering")`` raises
-``KeyError: The task question-answering has been removed from transformers``). Importing this module registers
-:class:`ExtractiveQuestionAnsweringPipeline` as the task ``"extractive-question-answering"``, built on the same
-features and post-processing as the recipe (:mod:`hf_bert_tasks.qa`, :mod:`hf_bert_tasks.qa_postprocess`), so a
-saved or pushed SQuAD model answers the way it was scored::
+"""An extractive question-answering ``pipeline()`` for fine-tuned SQuAD models (transformers 5 removed
+``"question-answering"``). Importing this module registers :class:`ExtractiveQuestionAnsweringPipeline` as the task
+``"extractive-question-answering"``, on the recipe's features and post-processing, so a saved or pushed SQuAD model
+answers the way it was scored::
 
     import hf_bert_tasks.qa_pipeline  # registers the task
     from transformers import pipeline
@@ -33,10 +30,8 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
     384 (at most the tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64 (at most half
     of ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1),
     ``handle_impossible_answer`` (SQuAD 2.0: answer ``""`` when ``null - best > null_score_diff_threshold``) and
-    ``null_score_diff_threshold``: by default the
-    model config's ``version_2_with_negative`` and ``null_score_diff_threshold``, which the recipe records for a
-    SQuAD 2.0 fine-tune (``SquadTask.record_serving_config``), so a v2.0 model abstains as its ``predictions.json``;
-    ``False`` and 0.0 for a config without them. Options given in the call win.
+    ``null_score_diff_threshold``, by default the model config's ``version_2_with_negative`` and
+    ``null_score_diff_threshold`` (``SquadTask.record_serving_config``), else ``False`` and 0.0.
 
     Returns:
         ``{"score": probability among the n-best, "start": char, "end": char, "answer": text}``.
@@ -63,9 +58,8 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         max_seq_len = min(max_seq_len, self.tokenizer.model_max_length)  # a smaller model: its limit, and at most
         max_question_len = min(max_question_len, max_seq_len // 2)  # half of it for the question
         config = qa.WindowConfig(max_seq_len, min(doc_stride, max_seq_len - max_question_len - 3), max_question_len)
-        feats = qa.create_features(
-            [inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"]
-        )
+        feats = qa.create_features([inputs["question"]], [inputs["context"]], self.tokenizer, config,
+                                   example_ids=["q"])
         width = max(len(ids) for ids in feats["input_ids"])
         model_inputs = {k: torch.tensor(pad_2d(feats[k], width, 0, np.int64)) for k in qa.MODEL_INPUT_COLUMNS}
         model_inputs["offsets"] = pad_2d(feats["offset_mapping"], width, -1, np.int64)
@@ -78,40 +72,28 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         out = self.model(**model_inputs)
         return {"start_logits": out.start_logits, "end_logits": out.end_logits, **extra}
 
-    def postprocess(
-        self, model_outputs, max_answer_len=30, top_k=1, handle_impossible_answer=None, null_score_diff_threshold=None
-    ):
+    def postprocess(self, model_outputs, max_answer_len=30, top_k=1, handle_impossible_answer=None,
+                    null_score_diff_threshold=None):
         if handle_impossible_answer is None:
             handle_impossible_answer = bool(getattr(self.model.config, "version_2_with_negative", False))
         if null_score_diff_threshold is None:
             null_score_diff_threshold = float(getattr(self.model.config, "null_score_diff_threshold", 0.0))
         start = model_outputs["start_logits"].float().cpu().numpy()
         result = postprocess_qa_predictions(
-            ["q"],
-            [model_outputs["context"]],
-            np.zeros(len(start), np.int64),
-            start,
-            model_outputs["end_logits"].float().cpu().numpy(),
-            model_outputs["offsets"],
-            model_outputs["max_context"],
-            n_best_size=max(20, top_k),
-            max_answer_length=max_answer_len,
-            version_2_with_negative=handle_impossible_answer,
-            null_score_diff_threshold=null_score_diff_threshold,
-        )
+            ["q"], [model_outputs["context"]], np.zeros(len(start), np.int64), start,
+            model_outputs["end_logits"].float().cpu().numpy(), model_outputs["offsets"], model_outputs["max_context"],
+            n_best_size=max(20, top_k), max_answer_length=max_answer_len,
+            version_2_with_negative=handle_impossible_answer, null_score_diff_threshold=null_score_diff_threshold)
         entries = result.nbest["q"]
         if handle_impossible_answer:  # the thresholded decision comes first, as in the recipe's predictions.json
             null, spans = [e for e in entries if not e["text"]], [e for e in entries if e["text"]]
             if result.predictions["q"] == "":  # abstain, also when the null answer ranks below the n-best spans
                 null = null or [{"text": "", "probability": 0.0, "offsets": (0, 0)}]
             entries = null + spans if result.predictions["q"] == "" else spans + null
-        answers = [
-            {"score": e["probability"], "start": e["offsets"][0], "end": e["offsets"][1], "answer": e["text"]}
-            for e in entries[:top_k]
-        ]
+        answers = [{"score": e["probability"], "start": e["offsets"][0], "end": e["offsets"][1], "answer": e["text"]}
+                   for e in entries[:top_k]]
         return answers[0] if top_k == 1 else answers
 
 
-PIPELINE_REGISTRY.register_pipeline(
-    TASK, pipeline_class=ExtractiveQuestionAnsweringPipeline, pt_model=AutoModelForQuestionAnswering
-)
+PIPELINE_REGISTRY.register_pipeline(TASK, pipeline_class=ExtractiveQuestionAnsweringPipeline,
+                                    pt_model=AutoModelForQuestionAnswering)

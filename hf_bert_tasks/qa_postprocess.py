@@ -1,18 +1,9 @@
-"""Extractive question answering (SQuAD): windowed features as arrays, and n-best post-processing.
+"""SQuAD post-processing: windowed evaluation features as arrays, and n-best answers from start/end logits.
 
-Pure numpy functions over the model's start/end logits, in the style of transformers' examples ``utils_qa.py``
-(the features themselves are cut in :mod:`hf_bert_tasks.qa`):
-
-* :func:`features_to_arrays` reads evaluation features (``example_id``, ``offset_mapping``,
-  ``token_is_max_context``) into padded arrays, through Arrow for a ``datasets.Dataset``; :func:`pad_2d` stacks
-  ragged per-feature lists (also the QA pipeline's model inputs);
-* :func:`postprocess_qa_predictions` follows google-research/bert ``run_squad.py`` (paper §4.2-4.3): the
-  top-``n_best_size`` starts x ends of every window, at most ``max_answer_length`` WordPieces, starting at a token
-  with its maximum context; for SQuAD 2.0 the null score from ``[CLS]``, ``score_diff = null - best non-null`` and
-  the answer ``""`` when ``score_diff > null_score_diff_threshold``.
-
-Dimension legend used in docstrings: ``F`` features (windows), ``L`` tokens per feature (padded), ``E`` examples,
-``k`` candidates per feature (``min(n_best_size, L)``), ``N`` valid candidate spans.
+Pure numpy, in the style of transformers' examples ``utils_qa.py``; the rules are google-research/bert
+``run_squad.py``'s (paper §4.2-4.3). Features are cut in :mod:`hf_bert_tasks.qa`. Dimensions: ``F`` features
+(windows), ``L`` tokens per feature (padded), ``E`` examples, ``k`` candidates per feature (``min(n_best_size, L)``),
+``N`` valid candidate spans.
 """
 
 from __future__ import annotations
@@ -36,39 +27,36 @@ def pad_2d(rows: list, width: int, fill, dtype) -> np.ndarray:
 
 
 def _arrow_columns(features, names: tuple[str, ...]):
-    """``{name: pyarrow.Array}`` of a ``datasets.Dataset``'s columns in row order (its indices mapping applied), or
-    ``None`` for any other input. Reading a ``Dataset`` column with ``list(ds[name])`` formats it row by row in Python
-    (measured: two thirds of post-processing time on SQuAD dev); Arrow hands the same values over as flat buffers."""
-    try:
-        from datasets import Dataset
-    except ImportError:  # pragma: no cover - datasets is a dependency; plain columns still work without it
-        return None
+    """``{name: pyarrow.Array}`` of a ``datasets.Dataset``'s columns in row order (indices mapping applied), or
+    ``None`` for any other input, or when a ragged column (all but the first) is not ``list<...>`` (e.g. ``Array2D``).
+    ``list(ds[name])`` formats row by row in Python (two thirds of post-processing time on SQuAD dev); Arrow hands
+    the values over as flat buffers."""
+    import pyarrow as pa
+    from datasets import Dataset
+
     if not isinstance(features, Dataset):
         return None
-    import pyarrow as pa
 
     table = features.select_columns(list(names)).with_format("arrow")[:]
     columns = {name: table.column(name).combine_chunks() for name in names}
-    # the ragged columns (all but example_id) must be list<...>, as qa.create_features makes them; anything else
-    # (e.g. an Array2D extension type) is read row by row by the caller
     if not all(pa.types.is_list(columns[name].type) for name in names[1:]):
         return None
     return columns
 
 
 def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None, fill, dtype, name: str) -> np.ndarray:
-    """A pyarrow ``list<T>`` (``inner=None``) or ``list<list<T>[inner]>`` column -> ``[n_rows, width(, inner)]``.
+    """A pyarrow ``list<T>`` (``inner=None``) or ``list<list<T>[inner]>`` column with row lengths ``lengths``
+    ``[n_rows]`` -> ``[n_rows, width(, inner)]``, padded with ``fill`` (``width >= lengths.max()``).
 
-    ``lengths`` ``[n_rows]`` are the column's row lengths (the caller has read them); rows shorter than ``width`` are
-    padded with ``fill`` (``width >= lengths.max()``). Raises ``ValueError`` naming the column when an inner list is
-    not ``inner`` long.
+    Raises:
+        ValueError: a missing row, or an inner list that is not ``inner`` long (names the column and row).
     """
     n = len(column)
     if column.null_count:
         raise ValueError(f"features column {name!r} has {column.null_count} missing rows; every feature needs one")
     values = column.flatten()  # respects slicing: only this column's rows
-    shape = (n, width) if inner is None else (n, width, inner)
-    out = np.full(shape, fill, dtype=dtype)
+    tail = () if inner is None else (inner,)
+    out = np.full((n, width, *tail), fill, dtype=dtype)
     if inner is not None:
         inner_lengths = values.value_lengths().to_numpy(zero_copy_only=False)
         if len(inner_lengths) and (inner_lengths != inner).any():
@@ -77,27 +65,20 @@ def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None
             raise ValueError(f"features column {name!r}, row {row}: every entry must be a pair [start, end]; "
                              f"found one of length {int(inner_lengths[bad])}")
         values = values.flatten()
-    flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=dtype)
-    if inner is not None:
-        flat = flat.reshape(-1, inner)
-    rows = np.repeat(np.arange(n), lengths)
-    starts = np.cumsum(lengths) - lengths
-    positions = np.arange(len(rows)) - np.repeat(starts, lengths)
-    out[rows, positions] = flat
+    flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=dtype).reshape(-1, *tail)
+    rows, starts = np.repeat(np.arange(n), lengths), np.cumsum(lengths) - lengths
+    out[rows, np.arange(len(rows)) - np.repeat(starts, lengths)] = flat
     return out
 
 
 def features_to_arrays(features, example_ids: list[str]):
-    """Arrays for :func:`postprocess_qa_predictions` from evaluation features (a ``datasets.Dataset`` or columns).
-
-    Args:
-        features: has ``example_id``, ``offset_mapping``, ``token_is_max_context`` (from
-            :func:`hf_bert_tasks.qa.create_features`): a ``datasets.Dataset`` (read through Arrow, in its row order)
-            or a mapping of Python lists.
+    """Arrays for :func:`postprocess_qa_predictions` from evaluation features with ``example_id``,
+    ``offset_mapping``, ``token_is_max_context`` (:func:`hf_bert_tasks.qa.create_features`): a ``datasets.Dataset``
+    (read through Arrow, in its row order) or a mapping of Python lists.
 
     Returns:
-        ``(feature_example_index [n_features] int, offsets [n_features, L, 2] int, max_context [n_features, L] bool)``
-        with ``L`` the longest feature; shorter rows are padded with ``-1`` offsets and ``False``.
+        ``(feature_example_index [F] int, offsets [F, L, 2] int, max_context [F, L] bool)``, ``L`` the longest
+        feature; shorter rows padded with ``-1`` offsets and ``False``.
 
     Raises:
         KeyError: a feature's ``example_id`` is not in ``example_ids``.
@@ -106,26 +87,23 @@ def features_to_arrays(features, example_ids: list[str]):
     """
     position = {qid: i for i, qid in enumerate(example_ids)}
     columns = _arrow_columns(features, ("example_id", "offset_mapping", "token_is_max_context"))
-    if columns is not None:
-        feature_ids = columns["example_id"].to_pylist()
-        index = np.array([position[q] for q in feature_ids], dtype=np.int64)
-        lengths = np.asarray(columns["offset_mapping"].value_lengths().to_numpy(zero_copy_only=False), np.int64)
-        ctx_lengths = columns["token_is_max_context"].value_lengths().to_numpy(zero_copy_only=False)
-        if (lengths != ctx_lengths).any():
-            row = int(np.flatnonzero(lengths != ctx_lengths)[0])
-            raise ValueError(f"features row {row}: 'offset_mapping' has {lengths[row]} positions but "
-                             f"'token_is_max_context' {ctx_lengths[row]}; both need one entry per token")
-        width = int(lengths.max()) if len(lengths) else 0
-        offsets = _ragged_to_padded(columns["offset_mapping"], lengths, width, 2, -1, np.int64, "offset_mapping")
-        max_ctx = _ragged_to_padded(columns["token_is_max_context"], lengths, width, None, False, bool,
-                                    "token_is_max_context")
-        return index, offsets, max_ctx
-    feature_ids = list(features["example_id"])
-    index = np.array([position[q] for q in feature_ids], dtype=np.int64)
-    offset_rows = list(features["offset_mapping"])
-    width = max((len(r) for r in offset_rows), default=0)
-    offsets = pad_2d(offset_rows, width, -1, np.int64) if offset_rows else np.zeros((0, 0, 2), np.int64)
-    max_ctx = pad_2d(list(features["token_is_max_context"]), width, False, bool)
+    ids = list(features["example_id"]) if columns is None else columns["example_id"].to_pylist()
+    index = np.array([position[q] for q in ids], dtype=np.int64)
+    if columns is None:
+        offset_rows = list(features["offset_mapping"])
+        width = max((len(r) for r in offset_rows), default=0)
+        offsets = pad_2d(offset_rows, width, -1, np.int64) if offset_rows else np.zeros((0, 0, 2), np.int64)
+        return index, offsets, pad_2d(list(features["token_is_max_context"]), width, False, bool)
+    lengths = np.asarray(columns["offset_mapping"].value_lengths().to_numpy(zero_copy_only=False), np.int64)
+    ctx_lengths = columns["token_is_max_context"].value_lengths().to_numpy(zero_copy_only=False)
+    if (lengths != ctx_lengths).any():
+        row = int(np.flatnonzero(lengths != ctx_lengths)[0])
+        raise ValueError(f"features row {row}: 'offset_mapping' has {lengths[row]} positions but "
+                         f"'token_is_max_context' {ctx_lengths[row]}; both need one entry per token")
+    width = int(lengths.max()) if len(lengths) else 0
+    offsets = _ragged_to_padded(columns["offset_mapping"], lengths, width, 2, -1, np.int64, "offset_mapping")
+    max_ctx = _ragged_to_padded(columns["token_is_max_context"], lengths, width, None, False, bool,
+                                "token_is_max_context")
     return index, offsets, max_ctx
 
 
@@ -174,65 +152,35 @@ class _Candidates(NamedTuple):
     bounds: list[int]
 
 
-def _span_candidates(
-    start_logits: np.ndarray,
-    end_logits: np.ndarray,
-    offsets: np.ndarray,
-    start_ok: np.ndarray,
-    end_ok: np.ndarray,
-    feature_example_index: np.ndarray,
-    n_examples: int,
-    k: int,
-    max_answer_length: int,
-) -> _Candidates:
-    """Top-``k`` starts x top-``k`` ends of every feature (``[F, k, k]``) that form a valid span.
-
-    Args:
-        start_logits, end_logits: float ``[F, L]``; offsets: int ``[F, L, 2]``.
-        start_ok, end_ok: bool ``[F, L]``: a span may start / end at this token.
-        feature_example_index: int ``[F]``, values in ``[0, E)``.
-        k: candidates per feature and side; max_answer_length: longest span in tokens.
-
-    A span is valid when its start is ``start_ok``, its end ``end_ok``, ``end >= start`` and it holds at most
-    ``max_answer_length`` tokens; its score is ``start_logit + end_logit``.
-    """
+def _span_candidates(start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndarray, start_ok: np.ndarray,
+                     end_ok: np.ndarray, feature_example_index: np.ndarray, n_examples: int, k: int,
+                     max_answer_length: int) -> _Candidates:
+    """Top-``k`` starts x top-``k`` ends of every feature (``[F, k, k]``) that form a valid span: start where
+    ``start_ok``, end where ``end_ok`` (bool ``[F, L]``), ``end >= start``, at most ``max_answer_length`` tokens;
+    scored ``start_logit + end_logit``. Logits float ``[F, L]``, offsets int ``[F, L, 2]``, example index ``[F]``."""
     n_features = start_logits.shape[0]
     top_s, top_e = _top_k(start_logits, k), _top_k(end_logits, k)
     rows = np.arange(n_features)[:, None]
     s_idx = np.broadcast_to(top_s[:, :, None], (n_features, k, k))
     e_idx = np.broadcast_to(top_e[:, None, :], (n_features, k, k))
-    ok = (
-        start_ok[rows, top_s][:, :, None]
-        & end_ok[rows, top_e][:, None, :]
-        & (e_idx >= s_idx)
-        & (e_idx - s_idx + 1 <= max_answer_length)
-    )
+    ok = (start_ok[rows, top_s][:, :, None] & end_ok[rows, top_e][:, None, :] & (e_idx >= s_idx)
+          & (e_idx - s_idx + 1 <= max_answer_length))
     feat, si, ei = np.nonzero(ok)
     cs, ce = s_idx[feat, si, ei], e_idx[feat, si, ei]
     c_start_logit, c_end_logit = start_logits[feat, cs], end_logits[feat, ce]
     c_score = c_start_logit + c_end_logit
     c_example = feature_example_index[feat]
-    # Order: example, score descending, then feature, start, end (deterministic ties).
-    order = np.lexsort((ce, cs, feat, -c_score, c_example))
-    return _Candidates(
-        score=c_score[order].tolist(),
-        start_logit=c_start_logit[order].tolist(),
-        end_logit=c_end_logit[order].tolist(),
-        char_start=offsets[feat[order], cs[order], 0].tolist(),
-        char_end=offsets[feat[order], ce[order], 1].tolist(),
-        bounds=np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist(),
-    )
+    order = np.lexsort((ce, cs, feat, -c_score, c_example))  # deterministic ties: feature, start, end
+    return _Candidates(c_score[order].tolist(), c_start_logit[order].tolist(), c_end_logit[order].tolist(),
+                       offsets[feat[order], cs[order], 0].tolist(), offsets[feat[order], ce[order], 1].tolist(),
+                       np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist())
 
 
-def _null_entries(
-    start_logits: np.ndarray, end_logits: np.ndarray, feature_example_index: np.ndarray, n_examples: int
-) -> list[tuple]:
-    """The SQuAD 2.0 null answer of each example: ``E`` entries ``("", score, start_logit, end_logit, 0, 0)``.
-
-    ``score`` is the minimum over the example's windows of ``start_logits[f, 0] + end_logits[f, 0]`` (``[CLS]``);
-    the two logits are that window's (google keeps that feature's logits; the first such window on a tie).
-    Inputs: ``[F, L]`` floats twice, ``[F]`` ints.
-    """
+def _null_entries(start_logits: np.ndarray, end_logits: np.ndarray, feature_example_index: np.ndarray,
+                  n_examples: int) -> list[tuple]:
+    """The SQuAD 2.0 null answer of each example: ``E`` entries ``("", score, start_logit, end_logit, 0, 0)``, the
+    score the minimum over its windows of ``start_logits[f, 0] + end_logits[f, 0]`` (``[CLS]``), the logits that
+    window's (google's ``run_squad.py``; the first such window on a tie). Inputs ``[F, L]`` floats twice, ``[F]``."""
     n_features = start_logits.shape[0]
     feature_null = start_logits[:, 0] + end_logits[:, 0]
     null_score = np.full(n_examples, np.inf)
@@ -240,21 +188,18 @@ def _null_entries(
     by_null = np.lexsort((np.arange(n_features), feature_null, feature_example_index))
     null_feature = by_null[np.searchsorted(feature_example_index[by_null], np.arange(n_examples))]
     scores = null_score.tolist()
-    return [
-        ("", scores[ex], float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0) for ex, f in enumerate(null_feature)
-    ]
+    return [("", scores[ex], float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
+            for ex, f in enumerate(null_feature)]
 
 
-def _example_nbest(
-    context: str, cand: _Candidates, lo: int, hi: int, null_entry: tuple | None, n_best_size: int
-) -> tuple[list[tuple], tuple | None]:
+def _example_nbest(context: str, cand: _Candidates, lo: int, hi: int, null_entry: tuple | None,
+                   n_best_size: int) -> tuple[list[tuple], tuple | None]:
     """The n-best list of one example from its sorted spans ``lo:hi`` of ``cand``, and its best non-null entry.
 
     Entries are ``(text, score, start_logit, end_logit, char_start, char_end)``, best first, one per distinct span
     text, at most ``n_best_size``; ``null_entry`` (SQuAD 2.0, else ``None``) goes in at its score's rank. The scan
-    stops once the list is full and a non-empty text has been seen (later spans score lower). An example with no
-    entry gets one empty answer of score 0. The best non-null entry is the first span with a non-empty text
-    (``None`` when there is none); it may be left out of a list filled by empty answers.
+    stops once the list is full and a non-empty text has been seen. An example with no entry gets one empty answer
+    of score 0. The best non-null entry (first non-empty text, else ``None``) may be left out of a full list.
     """
     entries: list[tuple] = []
     seen: set[str] = set()
@@ -284,44 +229,32 @@ def _example_nbest(
     return entries, best_non_null
 
 
-def postprocess_qa_predictions(
-    example_ids: list[str],
-    contexts: list[str],
-    feature_example_index: np.ndarray,
-    start_logits: np.ndarray,
-    end_logits: np.ndarray,
-    offsets: np.ndarray,
-    max_context: np.ndarray | None = None,
-    n_best_size: int = 20,
-    max_answer_length: int = 30,
-    version_2_with_negative: bool = False,
-    null_score_diff_threshold: float = 0.0,
-):
-    """Turn start/end logits of windowed features into one answer text per example.
+def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feature_example_index: np.ndarray,
+                               start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndarray,
+                               max_context: np.ndarray | None = None, n_best_size: int = 20,
+                               max_answer_length: int = 30, version_2_with_negative: bool = False,
+                               null_score_diff_threshold: float = 0.0):
+    """Turn start/end logits of windowed features into one answer text per example (google's ``run_squad.py``).
 
     Args:
-        example_ids: ``[n_examples]`` question ids.
-        contexts: ``[n_examples]`` context strings (offsets index into them).
-        feature_example_index: int ``[n_features]``: the example each feature (window) belongs to.
-        start_logits, end_logits: float ``[n_features, seq_len]`` (padding positions may hold anything, e.g. -100).
-        offsets: int ``[n_features, seq_len, 2]`` character ``[start, end)`` of each context token in its context;
-            ``-1`` for question, special and padding tokens (they can never start or end an answer).
-        max_context: bool ``[n_features, seq_len]``: whether a token has its maximum context in this window
-            (google's rule); an answer may only start at such a token. ``None`` allows every context token.
-        n_best_size: start and end candidates taken per feature (top logits), and answers kept per example (20).
-        max_answer_length: longest answer in WordPieces (30).
-        version_2_with_negative: SQuAD 2.0: add the null answer, scored ``start_logits[f, 0] + end_logits[f, 0]``
-            (``[CLS]``; the minimum over the example's windows).
+        example_ids, contexts: ``[E]`` question ids and context strings (offsets index into them).
+        feature_example_index: int ``[F]``: the example each feature (window) belongs to.
+        start_logits, end_logits: float ``[F, L]`` (padding positions may hold anything, e.g. -100).
+        offsets: int ``[F, L, 2]`` character ``[start, end)`` of each context token; ``-1`` elsewhere (never an
+            answer's start or end).
+        max_context: bool ``[F, L]``: an answer starts only where the token has its maximum context (google's
+            rule); ``None`` allows every context token.
+        n_best_size, max_answer_length: candidates per feature and side, answers kept (20); longest answer (30).
+        version_2_with_negative: SQuAD 2.0: add the null answer from ``[CLS]`` (the minimum over the windows).
         null_score_diff_threshold: tau; predict ``""`` when ``null - best non-null > tau`` (paper §4.3).
 
     Returns:
         :class:`QAPredictions` ``(predictions, nbest, null_odds, best_non_null)``: ``{id: text}``;
         ``{id: [{"text", "probability", "start_logit", "end_logit", "offsets"}...]}`` best first, unique texts, at
-        most ``n_best_size`` entries (probabilities are a softmax over them; the null answer appears as ``text ""``
-        in v2); and for v2 ``{id: score_diff}`` (``math.inf`` when no valid span exists, e.g. all candidates null)
-        else ``{}``. An example without any valid span predicts ``""``; nothing raises on it. ``best_non_null`` is
-        ``{id: best non-empty span text}`` (``""`` when none), i.e. the predictions at tau = +inf, which the official
-        v2 threshold search needs.
+        most ``n_best_size`` (probabilities a softmax over them; v2's null answer is text ``""``); v2
+        ``{id: score_diff}`` (``math.inf`` when no valid span exists) else ``{}``; ``{id: best non-empty text}``
+        (``""`` when none: the predictions at tau = +inf, for the official v2 threshold search). An example without
+        any valid span predicts ``""``.
 
     Raises:
         ValueError: when array shapes disagree or an example has no feature.
@@ -332,10 +265,8 @@ def postprocess_qa_predictions(
     feature_example_index = np.asarray(feature_example_index, dtype=np.int64)
     n_features, seq_len = start_logits.shape
     if end_logits.shape != start_logits.shape or offsets.shape != (n_features, seq_len, 2):
-        raise ValueError(
-            f"shape mismatch: start_logits {start_logits.shape}, end_logits {end_logits.shape}, "
-            f"offsets {offsets.shape}; expected [n_features, seq_len] twice and [n_features, seq_len, 2]"
-        )
+        raise ValueError(f"shape mismatch: start_logits {start_logits.shape}, end_logits {end_logits.shape}, "
+                         f"offsets {offsets.shape}; expected [n_features, seq_len] twice and [n_features, seq_len, 2]")
     if feature_example_index.shape != (n_features,):
         raise ValueError(f"feature_example_index has shape {feature_example_index.shape}; expected ({n_features},)")
     n_examples = len(example_ids)
@@ -347,10 +278,8 @@ def postprocess_qa_predictions(
     start_ok = valid_token if max_context is None else valid_token & np.asarray(max_context, dtype=bool)
     cand = _span_candidates(start_logits, end_logits, offsets, start_ok, valid_token, feature_example_index,
                             n_examples, min(n_best_size, seq_len), max_answer_length)
-    null_entries = None
-    if version_2_with_negative:
-        null_entries = _null_entries(start_logits, end_logits, feature_example_index, n_examples)
-
+    null_entries = (_null_entries(start_logits, end_logits, feature_example_index, n_examples)
+                    if version_2_with_negative else None)
     predictions: dict[str, str] = {}
     nbest: dict[str, list[dict]] = {}
     null_odds: dict[str, float] = {}
@@ -363,10 +292,8 @@ def postprocess_qa_predictions(
         weights = [math.exp(e[1] - top) for e in entries]
         total = sum(weights)
         qid = example_ids[ex]
-        nbest[qid] = [
-            {"text": e[0], "probability": w / total, "start_logit": e[2], "end_logit": e[3], "offsets": [e[4], e[5]]}
-            for e, w in zip(entries, weights)
-        ]
+        nbest[qid] = [{"text": e[0], "probability": w / total, "start_logit": e[2], "end_logit": e[3],
+                       "offsets": [e[4], e[5]]} for e, w in zip(entries, weights)]
         non_null[qid] = best_non_null[0] if best_non_null is not None else ""
         if null_entry is None:
             predictions[qid] = non_null[qid]

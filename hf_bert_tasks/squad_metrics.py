@@ -1,25 +1,16 @@
-"""SQuAD v1.1 and v2.0 scoring: a port of the official ``evaluate-v1.1.py`` and ``evaluate-v2.0.py``.
+"""SQuAD v1.1 and v2.0 scoring: a port of the official ``evaluate-v1.1.py`` and ``evaluate-v2.0.py`` (Rajpurkar et
+al., 2016 / 2018) giving **identical** numbers (same normalization, order of summation and threshold-search ties;
+``tests/test_oracle_squad.py`` runs the official scripts on the full dev files and compares every key to 1e-9):
 
-The official scripts (Rajpurkar et al., 2016 / 2018; distributed with the datasets) are the reference; this module
-re-implements their rules so that the numbers are **identical** (same normalization, same order of summation, same
-tie handling in the threshold search):
+* normalization: lower-case, drop ``string.punctuation``, drop the articles ``a``/``an``/``the``, collapse whitespace;
+* EM: normalized prediction equals a normalized gold answer; F1: bag-of-tokens overlap; both the max over the gold
+  answers, averaged x100 over all questions; v1.1: a question without a prediction scores 0 and still counts;
+* v2.0: a question whose gold answers all normalize to ``""`` has the single gold ``""``; F1 with an empty side is 1
+  when both are empty, else 0. A question whose no-answer odds (``na_probs``: here ``null - best non-null``) exceed
+  ``na_prob_thresh`` is predicted unanswerable; ``best_*`` / ``best_*_thresh`` are the official ``find_best_thresh``.
+  A question without a prediction (or odds) is a ``ValueError`` naming it (the official script: ``KeyError``).
 
-* answer normalization: lower-case, drop ASCII punctuation (``string.punctuation``), drop the articles
-  ``a``/``an``/``the`` as whole words, collapse whitespace;
-* exact match (EM): normalized prediction equals a normalized gold answer; F1: bag-of-tokens overlap of the
-  normalized strings; both take the max over the gold answers and are averaged x100 over all questions;
-* v1.1: a question without a prediction scores 0 (and still counts in the total);
-* v2.0: a question whose gold answers all normalize to ``""`` (an unanswerable one) has the single gold answer
-  ``""``; F1 of an empty prediction or empty gold is 1 when both are empty, else 0. With per-question null odds
-  (``na_probs``, here the score difference ``null - best non-null``), a question is predicted unanswerable when its
-  odds exceed ``na_prob_thresh``; ``best_exact``/``best_f1`` are the scores at the best threshold over the sorted odds
-  and ``best_*_thresh`` that threshold (the official ``find_best_thresh``). Every question needs a prediction (and,
-  when given, odds): a missing one is a ``ValueError`` naming it (the official script crashes with ``KeyError``).
-
-Tests: ``tests/test_oracle_squad.py`` runs the official scripts (``../shared/oracles``) on the full dev files with
-varied predictions and compares every key with these functions (to 1e-9).
-
-The functions take either the official JSON (``data`` list: articles -> paragraphs -> qas) or plain mappings.
+References are the official JSON's ``data`` list or plain ``{id: [gold texts]}`` mappings.
 """
 
 from __future__ import annotations
@@ -34,10 +25,7 @@ _PUNCTUATION = frozenset(string.punctuation)
 
 
 def normalize_answer(text: str) -> str:
-    """Lower-case, remove punctuation, remove articles and collapse whitespace (official ``normalize_answer``).
-
-    Example: ``normalize_answer("The  Eiffel-Tower!")`` -> ``"eiffeltower"``.
-    """
+    """The official ``normalize_answer``: ``normalize_answer("The  Eiffel-Tower!")`` -> ``"eiffeltower"``."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
 
@@ -48,7 +36,7 @@ def exact_match(prediction: str, gold: str) -> int:
 
 
 def _overlap_f1(pred_tokens: list[str], gold_tokens: list[str]) -> float:
-    """F1 of the common tokens (a multiset), 0 when nothing overlaps; both official scripts compute it this way."""
+    """F1 of the common tokens (a multiset), 0 when nothing overlaps (both official scripts)."""
     same = sum((collections.Counter(pred_tokens) & collections.Counter(gold_tokens)).values())
     if same == 0:
         return 0
@@ -74,7 +62,7 @@ def references_from_json(data: list) -> dict[str, list[str]]:
     """Question id -> gold answer texts from the official JSON's ``data`` list (in file order).
 
     Raises:
-        ValueError: when an entry lacks ``paragraphs``/``qas``/``id``/``answers`` (names the article or question).
+        ValueError: an entry lacks ``paragraphs``/``qas``/``id``/``answers`` (names the article).
     """
     refs: dict[str, list[str]] = {}
     for a, article in enumerate(data):
@@ -83,24 +71,17 @@ def references_from_json(data: list) -> dict[str, list[str]]:
                 for qa in paragraph["qas"]:
                     refs[qa["id"]] = [ans["text"] for ans in qa["answers"]]
         except (KeyError, TypeError) as err:
-            raise ValueError(
-                f"SQuAD data, article {a}: missing field {err}; expected data -> paragraphs -> qas -> id/answers/text"
-            ) from None
+            raise ValueError(f"SQuAD data, article {a}: missing field {err}; expected data -> paragraphs -> qas -> "
+                             "id/answers/text") from None
     return refs
 
 
 def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[str, str]) -> dict[str, float]:
-    """Official SQuAD v1.1 EM and F1 (x100) over every question of ``references``.
-
-    Args:
-        references: question id -> gold answer texts (at least one each), or the official JSON's ``data`` list.
-        predictions: question id -> predicted text. A missing id scores 0 for that question.
-
-    Returns:
-        ``{"exact_match": float, "f1": float}`` in [0, 100].
+    """Official SQuAD v1.1 ``{"exact_match", "f1"}`` in [0, 100] over every question of ``references`` (id -> gold
+    texts, or the JSON ``data`` list); ``predictions``: id -> text, a missing id scores 0.
 
     Raises:
-        ValueError: no questions, or a question with no gold answer (v1.1 questions always have one).
+        ValueError: no questions, or a predicted question with no gold answer (v1.1 questions always have one).
     """
     if isinstance(references, list):
         references = references_from_json(references)
@@ -133,11 +114,7 @@ def _best_threshold(preds, scores, na_probs, has_ans) -> tuple[float, float]:
     for qid in sorted(na_probs, key=lambda k: na_probs[k]):
         if qid not in scores:
             continue
-        if has_ans[qid]:
-            diff = scores[qid]
-        else:
-            diff = -1 if preds[qid] else 0
-        cur += diff
+        cur += scores[qid] if has_ans[qid] else (-1 if preds[qid] else 0)
         if cur > best:
             best = cur
             best_thresh = na_probs[qid]
@@ -149,33 +126,25 @@ def _check_complete(references: Mapping, given: Mapping, what: str, hint: str) -
     missing = [qid for qid in references if qid not in given]
     if missing:
         shown = ", ".join(repr(q) for q in missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise ValueError(
-            f"SQuAD v2.0 scoring: {len(missing)} of {len(references)} question(s) lack {what}: {shown}; "
-            f"expected one for every question of the references ({hint}), as the official evaluate-v2.0.py does"
-        )
+        raise ValueError(f"SQuAD v2.0 scoring: {len(missing)} of {len(references)} question(s) lack {what}: {shown}; "
+                         f"expected one for every question of the references ({hint}), as the official "
+                         "evaluate-v2.0.py does")
 
 
-def squad_v2(
-    references: Mapping[str, list[str]] | list,
-    predictions: Mapping[str, str],
-    na_probs: Mapping[str, float] | None = None,
-    na_prob_thresh: float = 1.0,
-) -> dict[str, float]:
+def squad_v2(references: Mapping[str, list[str]] | list, predictions: Mapping[str, str],
+             na_probs: Mapping[str, float] | None = None, na_prob_thresh: float = 1.0) -> dict[str, float]:
     """Official SQuAD v2.0 scores: ``exact``, ``f1``, ``total``, ``HasAns_*``, ``NoAns_*`` and, with ``na_probs``,
     ``best_exact``, ``best_exact_thresh``, ``best_f1``, ``best_f1_thresh`` (keys and order as the official output).
 
     Args:
         references: question id -> gold answer texts (``[]`` for an unanswerable question), or the JSON ``data`` list.
-        predictions: question id -> text (``""`` = no answer); one for **every** question of ``references``
-            (extra ids are ignored). The official script needs them all too: it prints "Missing prediction for …" and
-            then fails with a ``KeyError``.
+        predictions: question id -> text (``""`` = no answer), for **every** question (extra ids are ignored).
         na_probs: question id -> no-answer odds (e.g. ``null_odds.json``), for every question; default 0.0 for each.
-        na_prob_thresh: a question whose odds exceed this is scored as predicted unanswerable (official ``-t``,
-            default 1.0).
+        na_prob_thresh: odds above this score as predicted unanswerable (official ``-t``, default 1.0).
 
     Raises:
-        ValueError: no question in ``references``; a question of ``references`` without a prediction, or (with
-            ``na_probs``) without odds — the message gives the count and the first ids.
+        ValueError: no question in ``references``; a question without a prediction, or (with ``na_probs``) without
+            odds — the message gives the count and the first ids.
     """
     if isinstance(references, list):
         references = references_from_json(references)
@@ -201,10 +170,8 @@ def squad_v2(
 
     exact_t, f1_t = thresholded(exact_raw), thresholded(f1_raw)
     out = _eval_dict(exact_t, f1_t)
-    for prefix, qids in (
-        ("HasAns", [k for k, v in has_ans.items() if v]),
-        ("NoAns", [k for k, v in has_ans.items() if not v]),
-    ):
+    for prefix, qids in (("HasAns", [k for k, v in has_ans.items() if v]),
+                         ("NoAns", [k for k, v in has_ans.items() if not v])):
         if qids:
             out.update({f"{prefix}_{k}": v for k, v in _eval_dict(exact_t, f1_t, qids).items()})
     if given_odds:

@@ -1,26 +1,16 @@
-"""On-disk cache of tokenized features, keyed by a fingerprint of everything that determines them.
+"""On-disk cache of tokenized features (``Task.preprocess`` of every family), keyed by a fingerprint of everything
+that determines them.
 
-``datasets``' own ``.map`` cache does not cover the recipe: datasets read from local task files
-(``Dataset.from_dict``) live in memory with a *random* fingerprint and get no cache file, NER windows are built with
-``Dataset.from_dict``, and a closure's hash follows the tokenizer object, whose state changes once it has been
-called with ``truncation=True``. So :func:`preprocess_cached` wraps ``Task.preprocess`` for every task family and
-stores its result with ``Dataset.save_to_disk`` (Arrow files, memory-mapped by ``load_from_disk``) under a key that
-is a SHA-256 over plain bytes and JSON (so it is the same in every process):
-
-* the raw split's **content** (Arrow IPC bytes of the rows actually used, after ``--max_*_samples``) — so a local
-  file read twice, or the same rows from the Hub, give the same key, and an edited file a new one;
-* the **tokenizer**: class, ``tokenizer.json`` of the fast backend without its transient truncation / padding state
-  (vocabulary, normalizer, pre-tokenizer, post-processor, special tokens), ``model_input_names`` and
-  padding / truncation sides;
-* ``max_seq_length``, the split name (SQuAD's training and evaluation features differ) and the task's options
-  (``doc_stride``, ``max_query_length``, ``label_all_tokens``, ``document_context`` … — every field of the task);
-* the **preprocessing code** (the source of ``hf_bert_tasks/tasks/*.py``, ``qa.py``, ``ner.py``) and the
-  versions of transformers, tokenizers and datasets.
-
-Anything else that differs gives another key (a miss, never a stale hit). Default folder:
-``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized``; ``--tokenized_cache_dir`` moves it, ``--overwrite_cache``
-recomputes, ``--no_cache_tokenized`` turns it off. Entries are written to a temporary folder and renamed, so an
-interrupted run leaves no half-written entry.
+``datasets``' own ``.map`` cache misses the recipe's cases (in-memory local files with a random fingerprint, NER
+windows from ``Dataset.from_dict``, a closure hash following the tokenizer's state). The key is a SHA-256 over plain
+bytes and JSON (the same in every process) of: the raw split's **content** (Arrow IPC bytes of the rows used, after
+``--max_*_samples``); the **tokenizer** (class, ``tokenizer.json`` without its transient truncation / padding state,
+``model_input_names``, padding / truncation sides); ``max_seq_length``, the split (SQuAD's training and evaluation
+features differ) and every field of the task; the **preprocessing code** (``tasks/*.py`` and :data:`CODE_FILES`) and
+the transformers, tokenizers and datasets versions. Anything else that differs gives a miss, never a stale hit.
+Entries (``Dataset.save_to_disk``, memory-mapped by ``load_from_disk``) go to
+``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized`` (``--tokenized_cache_dir``; ``--overwrite_cache`` recomputes,
+``--no_cache_tokenized`` turns it off) through a temporary folder and a rename: no half-written entry.
 """
 
 from __future__ import annotations
@@ -60,8 +50,7 @@ def dataset_content_hash(dataset) -> str:
     table = dataset.with_format("arrow")[:]
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    # `take` lays the rows out in fresh buffers: a slice of a bigger table (``select``) and the same rows built
-    # directly give the same bytes
+    # fresh buffers: a slice of a bigger table (``select``) and the same rows built directly give the same bytes
     table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -71,12 +60,10 @@ def dataset_content_hash(dataset) -> str:
 
 def tokenizer_fingerprint(tokenizer) -> str:
     """SHA-256 of what decides a tokenizer's output (module docstring); stable across processes and calls."""
-    parts: dict = {
-        "class": type(tokenizer).__name__,
-        "model_input_names": list(getattr(tokenizer, "model_input_names", [])),
-        "padding_side": getattr(tokenizer, "padding_side", None),
-        "truncation_side": getattr(tokenizer, "truncation_side", None),
-    }
+    parts: dict = {"class": type(tokenizer).__name__,
+                   "model_input_names": list(getattr(tokenizer, "model_input_names", [])),
+                   "padding_side": getattr(tokenizer, "padding_side", None),
+                   "truncation_side": getattr(tokenizer, "truncation_side", None)}
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
         spec = json.loads(backend.to_str())
@@ -117,19 +104,11 @@ def features_key(task, dataset, tokenizer, max_seq_length: int, split: str) -> d
     import tokenizers
     import transformers
 
-    return {
-        "format": CACHE_FORMAT,
-        "task": task.name,
-        "split": split,
-        "max_seq_length": int(max_seq_length),
-        "rows": len(dataset),
-        "data": dataset_content_hash(dataset),
-        "tokenizer": tokenizer_fingerprint(tokenizer),
-        "task_options": task_fingerprint(task),
-        "code": code_fingerprint(),
-        "versions": {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
-                     "datasets": datasets.__version__},
-    }
+    return {"format": CACHE_FORMAT, "task": task.name, "split": split, "max_seq_length": int(max_seq_length),
+            "rows": len(dataset), "data": dataset_content_hash(dataset), "tokenizer": tokenizer_fingerprint(tokenizer),
+            "task_options": task_fingerprint(task), "code": code_fingerprint(),
+            "versions": {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
+                         "datasets": datasets.__version__}}
 
 
 def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str, cache_dir: str | None = None,
@@ -141,18 +120,10 @@ def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str,
 
 def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir: str | None = None,
                       overwrite: bool = False) -> dict:
-    """``{split: task.preprocess(raw[split], tokenizer, max_seq_length, split)}`` through the on-disk cache: every
-    split's key and cache lookup first, then the misses tokenized one after the other, then written.
-
-    Args:
-        raw: split name -> ``datasets.Dataset`` of raw rows.
-        cache_dir: cache root (default :func:`default_cache_dir`).
-        overwrite: recompute and replace existing entries (``--overwrite_cache``).
-
-    Returns:
-        split -> features as a ``datasets.Dataset`` memory-mapped from its cache entry (a hit and a miss return the
-        same thing).
-    """
+    """``{split: task.preprocess(raw[split], tokenizer, max_seq_length, split)}`` (``raw``: split -> raw
+    ``datasets.Dataset``) through the cache under ``cache_dir`` (default :func:`default_cache_dir`): every split's
+    lookup first, then the misses tokenized and written (``overwrite``: recompute and replace, ``--overwrite_cache``).
+    Each split's features are memory-mapped from its entry, for a hit and a miss alike."""
     root = cache_dir or default_cache_dir()
     keys = {s: features_key(task, raw[s], tokenizer, max_seq_length, s) for s in raw}
     entries = {s: os.path.join(root, f"{task.name}-{s}-{_sha(key)[:24]}") for s, key in keys.items()}

@@ -1,16 +1,8 @@
-"""The ``Task`` contract: everything the recipes need to know about one of the paper's tasks.
-
-A task is a small object that answers, for one dataset:
-
-* where the data lives (a Hub dataset id/config, or a reader for the original local files),
-* what the text columns and labels are (label names in the Hub dataset's order),
-* which model head and ``pipeline()`` task it uses,
-* how to turn raw rows into model features, and how to score predictions (named floats).
-
-The fine-tune recipe only talks to this contract: a task family is a :class:`Task` subclass in one module under
-``hf_bert_tasks/tasks/`` that calls :func:`hf_bert_tasks.tasks.register_task` at import time (as peft's
-``register_peft_method``). Split names are the Hub dataset's (``train``, ``validation``, ``test``; MNLI
-``validation_matched`` …), for local files too.
+"""The ``Task`` contract, all the recipes know of one of the paper's tasks: where its data lives (Hub dataset or
+original local files), its text columns and labels (in the Hub dataset's order), model head and ``pipeline()`` task,
+how raw rows become features and how predictions are scored. A task family is a :class:`Task` subclass in one module
+under ``hf_bert_tasks/tasks/`` that calls :func:`hf_bert_tasks.tasks.register_task` at import time (as peft's
+``register_peft_method``). Split names are the Hub dataset's (MNLI ``validation_matched`` …), for local files too.
 """
 
 from __future__ import annotations
@@ -25,17 +17,11 @@ from typing import Any
 import numpy as np
 
 #: Problem types understood by the recipes (the first two are ``PretrainedConfig.problem_type`` values).
-PROBLEM_TYPES = (
-    "single_label_classification",
-    "regression",
-    "multiple_choice",
-    "token_classification",
-    "question_answering",
-)
+PROBLEM_TYPES = ("single_label_classification", "regression", "multiple_choice", "token_classification",
+                 "question_answering")
 
-
-#: Trainer's ``eval_*`` keys that are bookkeeping, not scores of the task (``eval_loss`` is the training loss on
-#: the split, not a task metric): never declared by a task, never in ``model-index``.
+#: Trainer's ``eval_*`` keys that are bookkeeping, not scores of the task (``eval_loss`` included): never declared by
+#: a task, never in ``model-index``.
 TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "samples", "epoch",
                 "model_preparation_time", "jit_compilation_time", "total_flos")
 
@@ -46,14 +32,13 @@ class MetricSpec:
 
     Attributes:
         key: the key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
-        hub_id: the Hub's metric id for ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"``,
-            ``"exact_match"`` …); ``None`` for a number that is not a metric.
+        hub_id: the Hub's metric id for ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"`` …).
         display: the name shown on cards and reports (``"Exact match"``).
         scale: a perfect score as the task computes it: ``1.0`` (GLUE, SWAG, CoNLL; a correlation in [-1, 1]) or
-            ``100.0`` (SQuAD, as the official scripts); :meth:`to_percent` gives the paper's x100 scale.
+            ``100.0`` (SQuAD, as the official scripts).
         higher_is_better: the direction used to choose among runs.
-        is_metric: ``False`` for reported numbers that are not scores: thresholds (SQuAD v2's ``best_f1_thresh``)
-            and counts (CoNLL ``<TYPE>_number``); they never reach ``model-index``.
+        is_metric: ``False`` for thresholds (SQuAD v2's ``best_f1_thresh``) and counts (CoNLL ``<TYPE>_number``);
+            they never reach ``model-index``.
         config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
             ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
 
@@ -91,19 +76,14 @@ def not_a_metric(key: str, display: str) -> MetricSpec:
 
 @dataclass
 class PaperDefaults:
-    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
+    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3); the
+    one place for them (``recipes/configs/*.yaml`` do not repeat them).
 
     Attributes:
-        learning_rate: the default learning rate of the recipe (the paper searches a grid, see ``lr_grid``).
-        per_device_train_batch_size: batch size in sequences (32 for GLUE, §4.1).
-        num_train_epochs: epochs over the training set (3 for GLUE, §4.1).
+        learning_rate: the recipe's default learning rate.
+        per_device_train_batch_size, num_train_epochs: batch size in sequences and epochs (GLUE: 32 and 3, §4.1).
         max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
-        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}); a bare
-            ``--lr_grid`` searches them in ``--mode finetune`` (:func:`hf_bert_tasks.arguments.apply_task_defaults`).
-
-    The one place for per-task paper hyperparameters: the fine-tuning mode's defaults
-    (:meth:`hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`); ``recipes/configs/*.yaml`` do not
-    repeat them.
+        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
     """
 
     learning_rate: float = 2e-5
@@ -115,29 +95,24 @@ class PaperDefaults:
 
 @dataclass
 class Task(abc.ABC):
-    """Base class of every registered task (the contract tested in ``tests/test_task_contract.py``).
+    """Base class of every registered task (the contract of ``tests/test_task_contract.py``).
 
     Attributes:
         name: registry key, lower-case (``"mrpc"``); also the ``--task`` value of the recipes.
         description: one line for ``hf-bert-tasks tasks``.
-        hub_dataset: Hub dataset id loaded when no ``--data_dir`` is given (``"nyu-mll/glue"``).
-        hub_config: config name of that dataset (``"mrpc"``) or ``None``.
+        hub_dataset, hub_config: Hub dataset id and config (or ``None``) loaded without ``--data_dir``.
         problem_type: one of :data:`PROBLEM_TYPES`.
         text_columns: canonical text columns, segment A first (``("sentence1", "sentence2")``).
         label_names: class names in the Hub dataset's label order (``None`` for regression and QA).
-        metric_names: names of the floats returned by :meth:`compute_metrics`, primary metric first.
-        primary_metric: the metric used to choose among runs (e.g. the best learning rate).
-        model_head: name of the ``transformers`` Auto class that builds the task model.
-        pipeline_tag: the ``pipeline()`` task that serves a saved model.
+        metric_names, primary_metric: the floats of :meth:`compute_metrics`, and the one choosing among runs.
+        model_head, pipeline_tag: the ``transformers`` Auto class of the model, the ``pipeline()`` task serving it.
         train_split, eval_splits, test_splits: canonical split names used by the recipe.
-        paper_defaults: fine-tuning defaults from the paper.
-        paper_results: the paper's numbers, ``{"BERT-base": {"accuracy": 84.6}, ...}`` (metric keys as ours, x100).
-        paper_source: where :attr:`paper_results` come from (``"Table 1, GLUE test server"``).
+        paper_defaults, paper_results, paper_source: the paper's fine-tuning defaults, its numbers
+            (``{"BERT-base": {"accuracy": 84.6}, ...}``, metric keys as ours, x100) and where they come from.
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
         metric_suffixes: extra eval split -> suffix of its metric keys (MNLI ``validation_mismatched`` -> ``"_mm"``).
-        metrics: the declaration of every number :meth:`evaluate` can return besides Trainer's bookkeeping
-            (:data:`TRAINER_KEYS`), one :class:`MetricSpec` each: metrics and the thresholds/counts that are not.
-            Every name of :attr:`metric_names` is declared (checked by ``register_task``).
+        metrics: a :class:`MetricSpec` for every number :meth:`evaluate` returns besides Trainer's bookkeeping
+            (:data:`TRAINER_KEYS`), metric or not; every name of :attr:`metric_names` is one (``register_task``).
     """
 
     name: str
@@ -162,10 +137,9 @@ class Task(abc.ABC):
     metric_suffixes: dict[str, str] = field(default_factory=dict)
     metrics: tuple[MetricSpec, ...] = ()
 
-    # ------------------------------------------------------------------ data
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """Read the original task files in ``data_dir`` into canonical splits: the first existing file of each split
-        of :attr:`local_files` through :meth:`read_file` (a family with another layout overrides this).
+        """Read the original task files in ``data_dir`` into canonical splits (:meth:`read_local_splits` with
+        :meth:`read_file`; a family with another layout overrides this).
 
         Raises:
             FileNotFoundError: when ``data_dir`` holds none of the files in :attr:`local_files`.
@@ -175,22 +149,23 @@ class Task(abc.ABC):
         return self.read_local_splits(data_dir, self.read_file, self.name)
 
     def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
-        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns (the reader
-        behind :meth:`read_local`; GLUE's reads TSV and MNLI's JSON lines).
+        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns.
 
         Raises:
             ValueError: this task has no reader for local files (the default).
         """
         raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
-    def local_paths(self, data_dir: str, what: str | None = None) -> dict[str, str]:
-        """``split -> path`` of the first existing file of each split of :attr:`local_files` in ``data_dir``
-        (splits without a file left out).
+    def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
+        """``DatasetDict`` of ``read_file(path, split) -> datasets.Dataset`` over the first existing file in
+        ``data_dir`` of each split of :attr:`local_files` (all found first; splits without a file left out).
 
         Raises:
             FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of
-                ``what``, default the task's name).
+                ``what``).
         """
+        import datasets
+
         if not os.path.isdir(data_dir):
             raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
         paths = {}
@@ -200,34 +175,14 @@ class Task(abc.ABC):
                 paths[split] = path
         if not paths:
             wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what or self.name} files {wanted} found")
-        return paths
-
-    def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
-        """Shared body of :meth:`read_local`: the files of :meth:`local_paths` (all found first), each through
-        ``read_file(path, split) -> datasets.Dataset``; returns a ``DatasetDict``.
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of ``what``).
-        """
-        import datasets
-
-        paths = self.local_paths(data_dir, what)
+            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")
         return datasets.DatasetDict({split: read_file(path, split) for split, path in paths.items()})
 
     def load(self, data_dir: str | None = None, dataset_name: str | None = None,
              dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):
-        """Load the task's raw splits: from ``data_dir`` when given, else from the Hub.
-
-        Args:
-            data_dir: folder with the original files (e.g. ``glue_data/MRPC``); takes precedence.
-            dataset_name: Hub dataset id overriding :attr:`hub_dataset` (e.g. a parquet mirror).
-            dataset_config_name: config overriding :attr:`hub_config`.
-            revision: Hub revision (branch, tag or commit) of the dataset.
-            cache_dir: ``datasets`` cache folder.
-
-        Returns:
-            A ``DatasetDict`` keyed by canonical split names.
+        """The task's raw splits as a ``DatasetDict`` keyed by canonical split names: from ``data_dir`` (the original
+        files, e.g. ``glue_data/MRPC``) when given, else ``datasets.load_dataset`` of ``dataset_name`` /
+        ``dataset_config_name`` (default :attr:`hub_dataset` / :attr:`hub_config`) at ``revision`` into ``cache_dir``.
         """
         if data_dir is not None:
             return self.read_local(data_dir)
@@ -237,14 +192,10 @@ class Task(abc.ABC):
         return datasets.load_dataset(dataset_name or self.hub_dataset, config, revision=revision, cache_dir=cache_dir)
 
     def configure(self, data_args) -> Task:
-        """Return the task set up with the recipe's data options (``doc_stride``, ``label_all_tokens`` …).
-
-        The registry holds one shared instance per task, so a task that reads options returns a copy
-        (``dataclasses.replace``) instead of mutating itself. The default ignores ``data_args``.
-        """
+        """The task set up with the recipe's data options (``doc_stride``, ``label_all_tokens`` …): a copy
+        (``dataclasses.replace``), as the registry holds one shared instance per task. The default ignores them."""
         return self
 
-    # ----------------------------------------------------------------- model
     @property
     def num_labels(self) -> int:
         """Size of the classifier output: ``len(label_names)``, 1 for regression."""
@@ -253,10 +204,8 @@ class Task(abc.ABC):
         return len(self.label_names or ())
 
     def model_config_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``AutoConfig.from_pretrained`` so that saved models carry label names.
-
-        ``id2label``/``label2id`` make ``pipeline()`` return names instead of ``LABEL_0``.
-        """
+        """Keyword arguments for ``AutoConfig.from_pretrained``: ``id2label``/``label2id`` make ``pipeline()`` of a
+        saved model return label names instead of ``LABEL_0``."""
         kwargs: dict[str, Any] = {}
         if self.label_names:
             kwargs["num_labels"] = len(self.label_names)
@@ -273,24 +222,19 @@ class Task(abc.ABC):
 
         return getattr(transformers, self.model_head)
 
-    # ------------------------------------------------------- preprocessing
     @abc.abstractmethod
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Tokenize one raw split into model features (a ``datasets.Dataset``)."""
 
     def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-        """The collator for training and evaluation batches.
-
-        Dynamic padding (to the longest sequence of the batch, rounded up to ``pad_to_multiple_of``) by default; with
-        ``max_length`` every batch is padded to it (``run_glue.py``'s ``pad_to_max_length``).
-        """
+        """The batch collator: pads to the longest sequence of the batch, rounded up to ``pad_to_multiple_of``, or
+        with ``max_length`` to it (``run_glue.py``'s ``pad_to_max_length``)."""
         from transformers import DataCollatorWithPadding
 
         if max_length is not None:
             return DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length)
         return DataCollatorWithPadding(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
 
-    # -------------------------------------------------------------- metrics
     @abc.abstractmethod
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
         """Score predictions against references; returns ``{name: float}`` with keys :attr:`metric_names`."""
@@ -324,10 +268,9 @@ class Task(abc.ABC):
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Evaluate ``trainer``'s model on one preprocessed split; returns Trainer-style ``eval_*`` metrics.
 
-        Runs ``trainer.predict`` (the same evaluation loop and metrics as ``trainer.evaluate``, which it also logs)
-        so that the per-example predictions behind the metrics are written: ``<split>_predictions.tsv`` in
-        ``output_dir`` (:meth:`write_eval_predictions`), from which every ``eval_<metric>`` and ``eval_loss`` can be
-        recomputed. Task families whose predictions need post-processing over raw examples (SQuAD, NER) override this.
+        ``trainer.predict`` (``trainer.evaluate``'s loop and metrics, logged as it does) also gives the per-example
+        predictions, written to ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`).
+        Families whose predictions need post-processing over raw examples (SQuAD, NER) override this.
         """
         output = trainer.predict(features, metric_key_prefix="eval")
         metrics = dict(output.metrics)
@@ -338,26 +281,22 @@ class Task(abc.ABC):
         return {f"{k}{suffix}": v for k, v in metrics.items()}
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
-        """Write the per-example predictions of an evaluated split as a TSV file; returns ``path``.
-
-        Columns (tab-separated, one header line, one row per example in split order):
+        """Write the per-example predictions of an evaluated split as a TSV file (a header line, one row per example
+        in split order); returns ``path``. Columns:
 
         * ``index``: the example's ``idx`` column when the split has one (GLUE), else its row number;
-        * ``prediction``: the predicted class id (label order of the model's ``id2label``), or the predicted score
-          for regression (STS-B);
+        * ``prediction``: the predicted class id (the model's ``id2label`` order), or score for regression (STS-B);
         * ``label``: the gold class id / score (``-100`` = no label, not scored); absent for an unlabelled split;
-        * ``logit_<label name>``: the raw logit of each class (classification and multiple choice), from which
-          ``eval_loss`` is the mean cross-entropy (regression: ``eval_loss`` is the mean squared error of
-          ``prediction``).
+        * ``logit_<label name>``: the raw logit of each class (not for regression); ``eval_loss`` is their mean
+          cross-entropy (regression: the mean squared error of ``prediction``).
 
-        Floats are written with ``repr`` (the shortest text that reads back to the same float), so the metrics
-        recomputed from the file (scikit-learn / scipy on ``prediction`` and ``label``) equal the reported ones.
+        Floats are written with ``repr`` (exact round trip), so the metrics recomputed from the file equal the
+        reported ones.
 
         Raises:
             RuntimeError: the number of predictions differs from the number of examples.
         """
-        logits = output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions
-        logits = np.asarray(logits)
+        logits = np.asarray(output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions)
         preds = self.logits_to_predictions(logits)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
             raise RuntimeError(f"{self.name}: got {len(preds)} predictions for {len(raw)} examples")
@@ -381,7 +320,6 @@ class Task(abc.ABC):
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Predict an (unlabeled) split and write prediction files into ``output_dir``; returns the paths written."""
 
-    # --------------------------------------------------------------- helpers
     def describe(self) -> dict[str, Any]:
         """A JSON-able summary (used by ``hf-bert-tasks tasks --json`` and model cards)."""
         plain = ("name", "description", "hub_dataset", "hub_config", "problem_type", "text_columns", "label_names")
@@ -406,10 +344,8 @@ def write_json(path: str, obj: Any) -> None:
 
 
 def text_lines(path: str):
-    """Yield ``(line number, text)`` for every line of a UTF-8 file (1-based; BOM and ``\\n``/``\\r\\n`` removed).
-
-    The slow path of the readers: they parse with ``datasets``' loaders and come here only to name the line of an
-    error (:func:`load_rows`, :func:`line_of`); the CoNLL reader (no loader for its format) reads with it.
+    """Yield ``(line number, text)`` for every line of a UTF-8 file (1-based; BOM and ``\\n``/``\\r\\n`` removed):
+    the readers' error path, naming the line of an error; the CoNLL reader (no ``datasets`` loader) reads with it.
 
     Raises:
         FileNotFoundError: ``path`` missing.

@@ -1,29 +1,15 @@
 """CoNLL-2003 English named-entity recognition (BERT paper §5.3, Table 7): a token-classification head.
 
-Hub source: the script-based ``conll2003`` dataset no longer loads in ``datasets`` ≥ 4, so the task loads the Hub's
-own parquet conversion of the canonical repository, ``eriktks/conll2003`` at revision ``refs/convert/parquet``
-(folder ``conll2003``; same features: ``id``, ``tokens``, ``pos_tags``, ``chunk_tags``, ``ner_tags`` with the label
-order below). Any other mirror can be given with ``--dataset_name`` (e.g. ``lhoestq/conll2003``); its ``ner_tags``
-(or ``tags``) are mapped to our ids **by name**, so a mirror with another label order (``tner/conll2003``) works when
-it ships ``ClassLabel`` names. The Hub copies dropped the ``-DOCSTART-`` lines, so they carry no document boundaries:
-``document_id`` is ``-1`` and ``--document_context`` needs the original files.
+Hub source: the script-based ``conll2003`` no longer loads in ``datasets`` ≥ 4: the parquet conversion of
+``eriktks/conll2003`` (revision ``refs/convert/parquet``) is read; another mirror (``--dataset_name``) maps its
+``ner_tags`` (or ``tags``) **by name**. The Hub copies lost the ``-DOCSTART-`` lines: ``document_id`` is ``-1``.
+Local source: the original IOB2 (or IOB1, converted) column files ``train.txt``, ``valid.txt``, ``test.txt``, with
+``-DOCSTART-`` lines between documents (kept as ``document_id``, for ``--document_context``).
 
-Local source (``--data_dir``): the original column files ``train.txt``, ``valid.txt`` (testa), ``test.txt``
-(testb) — one ``token POS chunk NER`` line per word, a blank line between sentences, ``-DOCSTART- -X- -X- O``
-between documents. Documents are kept as ``document_id``; IOB1 files are detected and converted to IOB2.
-
-Evaluation: word-level, strict-IOB2 entity precision/recall/F1 (seqeval) overall and per type, conlleval-mode F1,
-word accuracy, on ``validation`` and ``test`` (keys ``eval_f1`` and ``eval_f1_test``), and a conlleval-readable
-``<split>_predictions.txt`` (``token gold pred``) in the output folder. See :mod:`hf_bert_tasks.ner` for the
-alignment, windows and document context, :mod:`hf_bert_tasks.ner_metrics` for predictions back to words, the metrics
-and the CoNLL file.
-
-Every word-level metric is recomputable from ``<split>_predictions.txt`` (``tests/test_recompute_conll.py``):
-``perl conlleval < validation_predictions.txt`` prints ``eval_accuracy`` and ``eval_conlleval_precision/recall/f1``
-(x100, 2 decimals); the strict numbers ``eval_precision/recall/f1`` and ``eval_<TYPE>_*`` are seqeval's strict IOB2
-mode on the same two columns — conlleval gives them too once every predicted ``I-X`` that does not continue a
-``B-X``/``I-X`` run is replaced by ``O``; ``eval_<TYPE>_number`` counts the gold ``B-<TYPE>`` tags. ``eval_loss`` is
-Trainer's WordPiece-level loss and needs the logits, not in the file.
+Evaluation is word-level on ``validation`` and ``test``; ``<split>_predictions.txt`` (``token gold pred``)
+recomputes every metric but ``eval_loss`` (``tests/test_recompute_conll.py``): ``perl conlleval`` prints
+``eval_accuracy`` and ``eval_conlleval_*``; ``eval_precision/recall/f1`` and ``eval_<TYPE>_*`` are seqeval's strict
+IOB2 mode on the same columns; ``eval_<TYPE>_number`` counts the gold ``B-<TYPE>`` tags.
 """
 
 from __future__ import annotations
@@ -45,16 +31,12 @@ logger = logging.getLogger(__name__)
 NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 ENTITY_TYPES = ("PER", "ORG", "LOC", "MISC")
 #: Penn Treebank POS tags in the Hub dataset's order (47).
-POS_TAGS = (
-    '"', "''", "#", "$", "(", ")", ",", ".", ":", "``", "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS",
-    "MD", "NN", "NNP", "NNPS", "NNS", "NN|SYM", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO",
-    "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB",
-)
+POS_TAGS = ('"', "''", "#", "$", "(", ")", ",", ".", ":", "``", "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR",
+            "JJS", "LS", "MD", "NN", "NNP", "NNPS", "NNS", "NN|SYM", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS",
+            "RP", "SYM", "TO", "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB")
 #: Chunk tags in the Hub dataset's order (23).
-CHUNK_TAGS = (
-    "O", "B-ADJP", "I-ADJP", "B-ADVP", "I-ADVP", "B-CONJP", "I-CONJP", "B-INTJ", "I-INTJ", "B-LST", "I-LST", "B-NP",
-    "I-NP", "B-PP", "I-PP", "B-PRT", "I-PRT", "B-SBAR", "I-SBAR", "B-UCP", "I-UCP", "B-VP", "I-VP",
-)
+CHUNK_TAGS = ("O", "B-ADJP", "I-ADJP", "B-ADVP", "I-ADVP", "B-CONJP", "I-CONJP", "B-INTJ", "I-INTJ", "B-LST", "I-LST",
+              "B-NP", "I-NP", "B-PP", "I-PP", "B-PRT", "I-PRT", "B-SBAR", "I-SBAR", "B-UCP", "I-UCP", "B-VP", "I-VP")
 DOCSTART = "-DOCSTART-"
 #: The tags each column may hold (POS, chunk, NER), for the reader's checks.
 _KNOWN = (frozenset(POS_TAGS), frozenset(CHUNK_TAGS), frozenset(NER_LABELS))
@@ -64,26 +46,18 @@ def conll_features():
     """The ``datasets.Features`` of a CoNLL-2003 split: the Hub's columns plus ``document_id`` (``-1`` = unknown)."""
     import datasets
 
-    return datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "document_id": datasets.Value("int32"),
-            "tokens": datasets.List(datasets.Value("string")),
-            "pos_tags": datasets.List(datasets.ClassLabel(names=list(POS_TAGS))),
-            "chunk_tags": datasets.List(datasets.ClassLabel(names=list(CHUNK_TAGS))),
-            "ner_tags": datasets.List(datasets.ClassLabel(names=list(NER_LABELS))),
-        }
-    )
+    tags = {key: datasets.List(datasets.ClassLabel(names=list(names)))
+            for key, names in (("pos_tags", POS_TAGS), ("chunk_tags", CHUNK_TAGS), ("ner_tags", NER_LABELS))}
+    return datasets.Features({"id": datasets.Value("string"), "document_id": datasets.Value("int32"),
+                              "tokens": datasets.List(datasets.Value("string")), **tags})
 
 
 def read_conll_file(path: str) -> dict[str, list]:
     """Read one CoNLL-2003 column file into columns ``id, document_id, tokens, pos_tags, chunk_tags, ner_tags``.
 
-    Format (Tjong Kim Sang & De Meulder, 2003): one word per line, ``token POS chunk NER`` separated by spaces; a
-    blank line ends a sentence; a ``-DOCSTART-`` line starts a new document (it is a boundary, not a sentence).
-    Sentences before the first ``-DOCSTART-`` form document 0. Tags are returned as names. The NER and chunk columns
-    are each checked for IOB1 (:func:`hf_bert_tasks.ner.detect_scheme`) and converted to IOB2. ``datasets`` has no
-    loader for this format, hence this reader.
+    Format (Tjong Kim Sang & De Meulder, 2003): one ``token POS chunk NER`` line per word; a blank line ends a
+    sentence; a ``-DOCSTART-`` line starts a new document (sentences before the first one form document 0). Tags
+    are returned as names; NER and chunk columns in IOB1 are converted to IOB2. ``datasets`` has no loader for it.
 
     Raises:
         FileNotFoundError: ``path`` missing.
@@ -140,8 +114,7 @@ class Conll2003Task(Task):
     """CoNLL-2003 NER with ``AutoModelForTokenClassification`` (one label per word, first WordPiece).
 
     Attributes (besides :class:`Task`'s):
-        hub_revision: revision loaded when neither ``--dataset_name`` nor ``--dataset_revision`` is given (the Hub's
-            parquet conversion branch of ``eriktks/conll2003``).
+        hub_revision: revision loaded without ``--dataset_name`` / ``--dataset_revision`` (the parquet conversion).
         label_all_tokens: train on every WordPiece (``B-X`` -> ``I-X`` on later pieces); set by :meth:`configure`.
         document_context: fill windows with the neighbouring sentences of the document; set by :meth:`configure`.
     """
@@ -152,29 +125,19 @@ class Conll2003Task(Task):
 
     def configure(self, data_args) -> Conll2003Task:
         """A copy with ``label_all_tokens`` and ``document_context`` from the recipe's ``DataArguments``."""
-        return dataclasses.replace(
-            self,
-            label_all_tokens=bool(getattr(data_args, "label_all_tokens", False)),
-            document_context=bool(getattr(data_args, "document_context", False)),
-        )
+        keys = ("label_all_tokens", "document_context")
+        return dataclasses.replace(self, **{k: bool(getattr(data_args, k, False)) for k in keys})
 
-    # ---------------------------------------------------------------- reading
     def read_local(self, data_dir: str):
         """Read ``train.txt`` / ``valid.txt`` / ``test.txt`` (or ``eng.train`` / ``eng.testa`` / ``eng.testb``).
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing or holding none of the files.
-            ValueError: malformed line (see :func:`read_conll_file`).
-        """
+        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_conll_file`)."""
         return self.read_local_splits(data_dir, lambda path, split: conll_dataset(read_conll_file(path)), "CoNLL-2003")
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
         """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`.
 
-        Default source: the Hub's parquet export of ``eriktks/conll2003`` (branch ``refs/convert/parquet``, one
-        folder per config: ``conll2003/train/0000.parquet`` …), read with ``data_dir=<config>`` because that branch
-        has no dataset card declaring configs. With ``--dataset_name`` the mirror is loaded as given (config,
-        revision).
+        Default: the parquet export (``conll2003/train/0000.parquet`` …) read with ``data_dir=<config>``, as that
+        branch has no dataset card declaring configs; ``--dataset_name`` loads the mirror as given.
 
         Raises:
             ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags`` columns, or with labels that are not
@@ -185,22 +148,17 @@ class Conll2003Task(Task):
         import datasets
 
         if dataset_name is None and revision is None and self.hub_revision is not None:
-            name = self.hub_dataset
-            folder = dataset_config_name or self.hub_config
+            name, folder = self.hub_dataset, dataset_config_name or self.hub_config
             raw = datasets.load_dataset(name, revision=self.hub_revision, data_dir=folder, cache_dir=cache_dir)
         else:
             name = dataset_name or self.hub_dataset
-            config = dataset_config_name if dataset_config_name is not None else (
-                None if dataset_name else self.hub_config)
+            config = dataset_config_name if dataset_config_name is not None or dataset_name else self.hub_config
             raw = datasets.load_dataset(name, config, revision=revision, cache_dir=cache_dir)
         return datasets.DatasetDict({split: self._from_hub(ds, name, split) for split, ds in raw.items()})
 
     def _from_hub(self, ds, name: str, split: str):
-        """One Hub split in :func:`conll_features` (``document_id`` -1: the Hub copies have no documents).
-
-        Tags map by ``ClassLabel`` name; integer tags without names are read in the canonical Hub order
-        :data:`NER_LABELS` (with a warning), tag strings by themselves.
-        """
+        """One Hub split in :func:`conll_features` (``document_id`` -1). Tags map by ``ClassLabel`` name, tag strings
+        by themselves, integer tags without names in the Hub order :data:`NER_LABELS` (with a warning)."""
         tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
         if "tokens" not in ds.column_names or tag_col is None:
             raise ValueError(f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' "
@@ -229,14 +187,9 @@ class Conll2003Task(Task):
                          else [[known[0]] * len(t) for t in tokens])
         return conll_dataset(cols)
 
-    # ----------------------------------------------------------- features
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Windows of whole words with aligned labels (:func:`hf_bert_tasks.ner.tokenize_and_align`).
-
-        Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask``, ``labels`` (``-100`` where ignored),
-        ``word_index`` and ``sentence_index`` (how predictions go back to words; ``Trainer`` drops them before the
-        model). A sentence longer than the window yields several features; no word is lost.
-        """
+        """Windows of whole words with aligned labels (:func:`hf_bert_tasks.ner.tokenize_and_align`, whose
+        ``word_index`` / ``sentence_index`` columns ``Trainer`` drops before the model); no word is lost."""
         import datasets
 
         labelled = self.label_column in dataset.column_names
@@ -245,8 +198,7 @@ class Conll2003Task(Task):
             tags=[list(t) for t in dataset[self.label_column]] if labelled else None,
             label_names=self.label_names, label_all_tokens=self.label_all_tokens,
             document_ids=list(dataset["document_id"]) if "document_id" in dataset.column_names else None,
-            document_context=self.document_context,
-        )
+            document_context=self.document_context)
         logger.info("%s/%s: %d sentences -> %d windows", self.name, split, len(dataset), len(out["input_ids"]))
         return datasets.Dataset.from_dict(out)
 
@@ -258,7 +210,6 @@ class Conll2003Task(Task):
             return DataCollatorForTokenClassification(tokenizer, padding="max_length", max_length=max_length)
         return DataCollatorForTokenClassification(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
 
-    # ------------------------------------------------------------ metrics
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
         """Entity metrics over WordPiece positions not labelled ``-100`` (``[F, L]`` ids; what Trainer sees)."""
         return ner_metrics.token_level_metrics(predictions, references, self.label_names)
@@ -266,17 +217,14 @@ class Conll2003Task(Task):
     def word_level(self, trainer, raw, features, metric_key_prefix: str):
         """Predict ``features`` and map to one tag name per word; returns ``(tags, PredictionOutput)``."""
         output = trainer.predict(features, metric_key_prefix=metric_key_prefix)
-        ids = ner_metrics.word_predictions(
-            output.predictions, features["word_index"], features["sentence_index"], [len(t) for t in raw["tokens"]]
-        )
+        ids = ner_metrics.word_predictions(output.predictions, features["word_index"], features["sentence_index"],
+                                           [len(t) for t in raw["tokens"]])
         return [[self.label_names[i] for i in row] for row in ids], output
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
         """Word-level metrics on one split: ``eval_f1``/``eval_precision``/``eval_recall`` (strict IOB2),
         ``eval_accuracy`` (words), ``eval_<TYPE>_f1`` …, ``eval_conlleval_f1``, plus ``eval_loss``; the test split's
-        keys end in ``_test``. Writes ``<split>_predictions.txt`` (``token gold pred``) into ``output_dir``, from
-        which every metric but ``eval_loss`` recomputes (module docstring).
-        """
+        keys end in ``_test``. Writes ``<split>_predictions.txt`` (``token gold pred``) into ``output_dir``."""
         pred, output = self.word_level(trainer, raw, features, "eval")
         gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
         kept = ("eval_loss", "eval_runtime", "eval_samples_per_second")
@@ -293,9 +241,8 @@ class Conll2003Task(Task):
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Write ``<split>_predictions.txt``: ``token gold pred`` lines (``token pred`` if the split has no tags)."""
         pred, _ = self.word_level(trainer, raw, features, "predict")
-        gold = None
-        if self.label_column in raw.column_names:
-            gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
+        gold = ([[self.label_names[i] for i in row] for row in raw[self.label_column]]
+                if self.label_column in raw.column_names else None)
         path = os.path.join(output_dir, f"{split}_predictions.txt")
         if trainer.is_world_process_zero():
             ner_metrics.write_conll(path, raw["tokens"], pred, gold, overwrite=True)
@@ -329,8 +276,7 @@ CONLL2003 = register_task(Conll2003Task(
     metric_names=("f1", "precision", "recall", "accuracy"), primary_metric="f1", metrics=CONLL_METRICS,
     model_head="AutoModelForTokenClassification", pipeline_tag="token-classification",
     eval_splits=("validation", "test"), test_splits=("test",),
-    # Appendix A.3: fine-tuning grid batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}; NER has no
-    # task-specific values in the paper, so the recipe defaults to the grid's middle-of-the-road choice.
+    # Appendix A.3's grid (batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}): NER has no values of its own
     paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=32, num_train_epochs=3.0,
                                  max_seq_length=128, lr_grid=(5e-5, 3e-5, 2e-5)),
     paper_results={"BERT-base (dev)": {"f1": 96.4}, "BERT-base (test)": {"f1": 92.4},

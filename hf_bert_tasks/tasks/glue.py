@@ -2,10 +2,8 @@
 
 Hub source: ``nyu-mll/glue`` (one config per task). Local source: the original GLUE folders (``MRPC/train.tsv``,
 ``dev.tsv``, ``test.tsv``; MNLI ``dev_matched.tsv``/``dev_mismatched.tsv`` or ``.jsonl``) read with quoting off.
-
-Labels are mapped **by name** to the Hub dataset's ids: e.g. MNLI ``entailment=0, neutral=1, contradiction=2``,
-RTE/QNLI ``entailment=0, not_entailment=1``; files that code labels as ``0``/``1`` (CoLA, SST-2, MRPC, QQP, WNLI)
-use the same ids as the Hub. STS-B is regression (float score in [0, 5], ``num_labels=1``, MSE loss).
+Labels map **by name** to the Hub's ids (MNLI ``entailment=0, neutral=1, contradiction=2``; files coding ``0``/``1``
+use the Hub's ids). STS-B is regression (float score in [0, 5], ``num_labels=1``, MSE loss).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ logger = logging.getLogger(__name__)
 
 def _header(path: str) -> list[str] | None:
     """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file.
-    Read here rather than through :func:`~hf_bert_tasks.tasks.base.text_lines`, which is the error path.
 
     Raises:
         FileNotFoundError: ``path`` missing.
@@ -49,11 +46,9 @@ def _header(path: str) -> list[str] | None:
 
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):
     """The rows of ``path`` read by ``datasets.load_dataset(builder, data_files=path, **config)``, as a
-    ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files).
-
-    ``check()`` scans the file line by line and raises a ``ValueError`` naming file, line and field; it runs when the
-    loader fails (its errors name neither), and the loader's own error is raised if ``check`` finds nothing.
-    """
+    ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files). When the loader
+    fails, ``check()`` scans the file to raise a ``ValueError`` naming file, line and field, else the loader's error
+    is raised."""
     import datasets
 
     try:
@@ -86,15 +81,12 @@ class GlueTask(Task):
     submission_files: dict[str, str] = field(default_factory=dict)
     submission_labels: str = "id"
 
-    # ---------------------------------------------------------------- reading
     def _read_tsv(self, path: str):
         """One GLUE TSV through ``datasets``' ``csv`` loader, tab-separated with quoting **off** (as ``run_glue.py``
-        and google-research/bert's ``run_classifier.py``: a field may open with an unbalanced ``"``); BOM, CRLF and
-        empty lines are the loader's. Returns ``(columns, label field, has header)``: Arrow arrays of the text columns,
-        the raw labels (``None`` without a label column) and ``idx`` (``None`` without an ``index``/``id`` column).
-
-        Every line must have as many fields as the header: the loader pads a short row with ``""`` and a tab inside a
-        text would cut it, so the file's tabs are counted and the first bad line named.
+        and google-research/bert's ``run_classifier.py``: a field may open with an unbalanced ``"``). Returns
+        ``(columns, label field, has header)``: Arrow arrays of the text columns, the raw labels and ``idx`` (``None``
+        without a label / ``index``/``id`` column). The loader pads a short row, so the file's tabs are counted and
+        the first line with another number of fields than the header is named.
         """
         import csv
 
@@ -142,9 +134,8 @@ class GlueTask(Task):
         return cols, label, not headerless
 
     def _read_jsonl(self, path: str):
-        """One JSON-lines export (MNLI ``dev_matched.jsonl``: ``premise, hypothesis, label``) through ``datasets``'
-        ``json`` loader; ``jsonl_columns`` gives the keys; a ``null`` / ``-1`` label is "unlabelled". Returns as
-        :meth:`_read_tsv`."""
+        """One JSON-lines export (MNLI ``dev_matched.jsonl``: ``premise, hypothesis, label``; keys from
+        ``jsonl_columns``) through ``datasets``' ``json`` loader; a ``null`` / ``-1`` label is "unlabelled"."""
         import json
 
         import pyarrow as pa
@@ -207,9 +198,7 @@ class GlueTask(Task):
         return pc.fill_null(pc.take(ids, at), -1)
 
     def read_file(self, path: str, split: str | None = None):
-        """One GLUE file (``.tsv``, or ``.jsonl`` for the MNLI export) as a ``datasets.Dataset`` in :meth:`features`
-        (every split reads alike; :meth:`Task.read_local <hf_bert_tasks.tasks.base.Task.read_local>` finds the
-        original files of ``--data_dir``: ``MRPC/train.tsv``, ``dev.tsv``, ``test.tsv`` …).
+        """One GLUE file (``.tsv``, or ``.jsonl`` for the MNLI export) as a ``datasets.Dataset`` in :meth:`features`.
 
         Raises:
             FileNotFoundError: no such file.
@@ -244,44 +233,35 @@ class GlueTask(Task):
         import datasets
 
         feats = {c: datasets.Value("string") for c in self.text_columns}
-        if self.problem_type == "regression":
-            feats[self.label_column] = datasets.Value("float32")
-        else:
-            feats[self.label_column] = datasets.ClassLabel(names=list(self.label_names))
-        feats["idx"] = datasets.Value("int32")
-        return datasets.Features(feats)
+        feats[self.label_column] = (datasets.Value("float32") if self.problem_type == "regression"
+                                    else datasets.ClassLabel(names=list(self.label_names)))
+        return datasets.Features({**feats, "idx": datasets.Value("int32")})
 
-    # ----------------------------------------------------------- features
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``).
 
-        Pairs are truncated longest-first, as google-research/bert's ``_truncate_seq_pair``. Keeps ``label`` for
-        labelled splits (``labels`` after the collator); drops it when every label is -1 (unlabelled test split).
-        Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask`` (lists, unpadded) [+ ``label``].
+        Pairs are truncated longest-first, as google-research/bert's ``_truncate_seq_pair``. Output columns:
+        ``input_ids``, ``token_type_ids``, ``attention_mask`` (lists, unpadded) and ``label``, dropped when the first
+        1000 labels are all -1 (unlabelled test split).
         """
-        labelled = _is_labelled(dataset, self.label_column)
+        labelled = self.label_column in dataset.column_names and len(dataset) > 0 and bool(
+            np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
 
         def tokenize(batch):
-            texts = [list(batch[c]) for c in self.text_columns]
-            return tokenizer(*texts, truncation=True, max_length=max_seq_length)
+            return tokenizer(*[list(batch[c]) for c in self.text_columns], truncation=True, max_length=max_seq_length)
 
         drop = [c for c in dataset.column_names if c != self.label_column or not labelled]
         return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
 
-    # ------------------------------------------------------------ metrics
-    #: GLUE metrics: the functions of :mod:`hf_bert_tasks.metrics` named by :attr:`metric_names` (e.g. MRPC
-    #: ``{"f1", "accuracy"}``, CoLA MCC), ``compute_metrics(predictions, references)`` as every task's.
+    #: the functions of :mod:`hf_bert_tasks.metrics` named by :attr:`metric_names` (MRPC ``f1``, ``accuracy`` …)
     compute_metrics = M.compute_task_metrics
 
-    # ---------------------------------------------------------- predictions
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Write the GLUE-server submission file of an unlabelled split (``MRPC.tsv``, ``MNLI-m.tsv`` …; see
-        :attr:`submission_files`): a header ``index\tprediction``, then one row per example in split order with its
-        ``idx`` and the label coded as the GLUE server expects (:attr:`submission_labels`): ``0``/``1`` for CoLA,
-        SST-2, MRPC, QQP and WNLI, label names (``entailment`` …) for MNLI, QNLI and RTE, and for STS-B the predicted
-        score with 3 decimals, **clipped to [0, 5]** (the server's range; a regression head can predict -0.42 or
-        5.37). Only this file is clipped: dev metrics and ``<split>_predictions.tsv`` keep the raw scores.
-        """
+        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): a header
+        ``index\tprediction``, then per example in split order its ``idx`` and the label as the server expects
+        (:attr:`submission_labels`): ``0``/``1``, label names (MNLI, QNLI, RTE), or for STS-B the score with 3
+        decimals **clipped to [0, 5]** (the server's range; dev metrics and ``<split>_predictions.tsv`` keep the raw
+        scores). Raises ``RuntimeError`` when the number of predictions differs from the number of examples."""
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
@@ -299,12 +279,6 @@ class GlueTask(Task):
         return [path]
 
 
-def _is_labelled(dataset, column: str) -> bool:
-    if column not in dataset.column_names or len(dataset) == 0:
-        return False
-    return bool(np.any(np.asarray(dataset[column][: min(len(dataset), 1000)]) != -1))
-
-
 _PAIR = ("sentence1", "sentence2")
 _GLUE_FILES = {"train": ("train.tsv",), "validation": ("dev.tsv",), "test": ("test.tsv",)}
 
@@ -319,88 +293,64 @@ GLUE_METRICS = {
 }
 
 
-def _glue(name, config, description, text_columns, label_names, metric_names, primary, paper, **kw) -> GlueTask:
+def _glue(name, description, text_columns, label_names, metric_names, primary, paper, **kw) -> GlueTask:
     raw_map = kw.pop("raw_label_map", "ids")
     if raw_map == "ids" and label_names:
         raw_map = {str(i): n for i, n in enumerate(label_names)}
     elif raw_map == "names":
         raw_map = {n: n for n in label_names}
     return register_task(GlueTask(
-        name=name, description=description, hub_dataset="nyu-mll/glue", hub_config=config,
+        name=name, description=description, hub_dataset="nyu-mll/glue", hub_config=name,
         problem_type=kw.pop("problem_type", "single_label_classification"), text_columns=text_columns,
         label_names=label_names, metric_names=metric_names, primary_metric=primary,
         metrics=tuple(GLUE_METRICS[m] for m in metric_names), model_head="AutoModelForSequenceClassification",
         pipeline_tag="text-classification", paper_defaults=PaperDefaults(), paper_results=paper,
         paper_source="BERT paper Table 1 (GLUE test server; x100)", local_files=kw.pop("local_files", _GLUE_FILES),
-        raw_label_map=raw_map, **kw,
-    ))
+        raw_label_map=raw_map, **kw))
 
 
-_glue(
-    "cola", "cola", "CoLA: grammatical acceptability of one sentence (Matthews corr.)",
-    ("sentence",), ("unacceptable", "acceptable"), ("matthews_correlation",), "matthews_correlation",
-    {"BERT-base": {"matthews_correlation": 52.1}, "BERT-large": {"matthews_correlation": 60.5}},
-    positional={"sentence": 3, "label": 1}, submission_files={"test": "CoLA.tsv"},
-)
-_glue(
-    "sst2", "sst2", "SST-2: binary sentiment of one movie-review sentence (accuracy)",
-    ("sentence",), ("negative", "positive"), ("accuracy",), "accuracy",
-    {"BERT-base": {"accuracy": 93.5}, "BERT-large": {"accuracy": 94.9}},
-    submission_files={"test": "SST-2.tsv"},
-)
-_glue(
-    "mrpc", "mrpc", "MRPC: are two news sentences paraphrases (F1, accuracy)",
-    _PAIR, ("not_equivalent", "equivalent"), ("f1", "accuracy"), "f1",
-    {"BERT-base": {"f1": 88.9}, "BERT-large": {"f1": 89.3}},
-    file_columns={"sentence1": "#1 String", "sentence2": "#2 String"}, file_label_column="Quality",
-    submission_files={"test": "MRPC.tsv"},
-)
-_glue(
-    "stsb", "stsb", "STS-B: semantic similarity score 0-5 of a sentence pair (Pearson, Spearman; regression)",
-    _PAIR, None, ("spearmanr", "pearson"), "spearmanr",
-    {"BERT-base": {"spearmanr": 85.8}, "BERT-large": {"spearmanr": 86.5}},
-    problem_type="regression", raw_label_map=None, file_label_column="score",
-    submission_files={"test": "STS-B.tsv"}, submission_labels="float",
-)
-_glue(
-    "qqp", "qqp", "QQP: are two Quora questions duplicates (F1, accuracy)",
-    ("question1", "question2"), ("not_duplicate", "duplicate"), ("f1", "accuracy"), "f1",
-    {"BERT-base": {"f1": 71.2}, "BERT-large": {"f1": 72.1}},
-    file_label_column="is_duplicate", submission_files={"test": "QQP.tsv"},
-)
-_glue(
-    "mnli", "mnli", "MNLI: entailment / neutral / contradiction (matched and mismatched accuracy)",
-    ("premise", "hypothesis"), ("entailment", "neutral", "contradiction"), ("accuracy",), "accuracy",
-    {"BERT-base": {"accuracy": 84.6, "accuracy_mm": 83.4}, "BERT-large": {"accuracy": 86.7, "accuracy_mm": 85.9}},
-    raw_label_map="names", file_columns={"premise": "sentence1", "hypothesis": "sentence2"},
-    file_label_column="gold_label",
-    jsonl_columns={"premise": ("premise", "sentence1"), "hypothesis": ("hypothesis", "sentence2"),
-                   "label": ("label", "gold_label")},
-    eval_splits=("validation_matched", "validation_mismatched"), test_splits=("test_matched", "test_mismatched"),
-    metric_suffixes={"validation_mismatched": "_mm"},
-    local_files={
-        "train": ("train.tsv", "train.jsonl"),
-        "validation_matched": ("dev_matched.tsv", "dev_matched.jsonl"),
-        "validation_mismatched": ("dev_mismatched.tsv", "dev_mismatched.jsonl"),
-        "test_matched": ("test_matched.tsv",),
-        "test_mismatched": ("test_mismatched.tsv",),
-    },
-    submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"}, submission_labels="name",
-)
-_glue(
-    "qnli", "qnli", "QNLI: does the sentence answer the question (accuracy)",
-    ("question", "sentence"), ("entailment", "not_entailment"), ("accuracy",), "accuracy",
-    {"BERT-base": {"accuracy": 90.5}, "BERT-large": {"accuracy": 92.7}},
-    raw_label_map="names", submission_files={"test": "QNLI.tsv"}, submission_labels="name",
-)
-_glue(
-    "rte", "rte", "RTE: textual entailment, 2 classes (accuracy)",
-    _PAIR, ("entailment", "not_entailment"), ("accuracy",), "accuracy",
-    {"BERT-base": {"accuracy": 66.4}, "BERT-large": {"accuracy": 70.1}},
-    raw_label_map="names", submission_files={"test": "RTE.tsv"}, submission_labels="name",
-)
-_glue(
-    "wnli", "wnli", "WNLI: Winograd NLI (accuracy; the paper excludes it from Table 1)",
-    _PAIR, ("not_entailment", "entailment"), ("accuracy",), "accuracy",
-    {}, submission_files={"test": "WNLI.tsv"},
-)
+_glue("cola", "CoLA: grammatical acceptability of one sentence (Matthews corr.)",
+      ("sentence",), ("unacceptable", "acceptable"), ("matthews_correlation",), "matthews_correlation",
+      {"BERT-base": {"matthews_correlation": 52.1}, "BERT-large": {"matthews_correlation": 60.5}},
+      positional={"sentence": 3, "label": 1}, submission_files={"test": "CoLA.tsv"})
+_glue("sst2", "SST-2: binary sentiment of one movie-review sentence (accuracy)",
+      ("sentence",), ("negative", "positive"), ("accuracy",), "accuracy",
+      {"BERT-base": {"accuracy": 93.5}, "BERT-large": {"accuracy": 94.9}}, submission_files={"test": "SST-2.tsv"})
+_glue("mrpc", "MRPC: are two news sentences paraphrases (F1, accuracy)",
+      _PAIR, ("not_equivalent", "equivalent"), ("f1", "accuracy"), "f1",
+      {"BERT-base": {"f1": 88.9}, "BERT-large": {"f1": 89.3}},
+      file_columns={"sentence1": "#1 String", "sentence2": "#2 String"}, file_label_column="Quality",
+      submission_files={"test": "MRPC.tsv"})
+_glue("stsb", "STS-B: semantic similarity score 0-5 of a sentence pair (Pearson, Spearman; regression)",
+      _PAIR, None, ("spearmanr", "pearson"), "spearmanr",
+      {"BERT-base": {"spearmanr": 85.8}, "BERT-large": {"spearmanr": 86.5}},
+      problem_type="regression", raw_label_map=None, file_label_column="score",
+      submission_files={"test": "STS-B.tsv"}, submission_labels="float")
+_glue("qqp", "QQP: are two Quora questions duplicates (F1, accuracy)",
+      ("question1", "question2"), ("not_duplicate", "duplicate"), ("f1", "accuracy"), "f1",
+      {"BERT-base": {"f1": 71.2}, "BERT-large": {"f1": 72.1}},
+      file_label_column="is_duplicate", submission_files={"test": "QQP.tsv"})
+_glue("mnli", "MNLI: entailment / neutral / contradiction (matched and mismatched accuracy)",
+      ("premise", "hypothesis"), ("entailment", "neutral", "contradiction"), ("accuracy",), "accuracy",
+      {"BERT-base": {"accuracy": 84.6, "accuracy_mm": 83.4}, "BERT-large": {"accuracy": 86.7, "accuracy_mm": 85.9}},
+      raw_label_map="names", file_columns={"premise": "sentence1", "hypothesis": "sentence2"},
+      file_label_column="gold_label",
+      jsonl_columns={"premise": ("premise", "sentence1"), "hypothesis": ("hypothesis", "sentence2"),
+                     "label": ("label", "gold_label")},
+      eval_splits=("validation_matched", "validation_mismatched"), test_splits=("test_matched", "test_mismatched"),
+      metric_suffixes={"validation_mismatched": "_mm"},
+      local_files={"train": ("train.tsv", "train.jsonl"),
+                   "validation_matched": ("dev_matched.tsv", "dev_matched.jsonl"),
+                   "validation_mismatched": ("dev_mismatched.tsv", "dev_mismatched.jsonl"),
+                   "test_matched": ("test_matched.tsv",), "test_mismatched": ("test_mismatched.tsv",)},
+      submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"}, submission_labels="name")
+_glue("qnli", "QNLI: does the sentence answer the question (accuracy)",
+      ("question", "sentence"), ("entailment", "not_entailment"), ("accuracy",), "accuracy",
+      {"BERT-base": {"accuracy": 90.5}, "BERT-large": {"accuracy": 92.7}},
+      raw_label_map="names", submission_files={"test": "QNLI.tsv"}, submission_labels="name")
+_glue("rte", "RTE: textual entailment, 2 classes (accuracy)",
+      _PAIR, ("entailment", "not_entailment"), ("accuracy",), "accuracy",
+      {"BERT-base": {"accuracy": 66.4}, "BERT-large": {"accuracy": 70.1}},
+      raw_label_map="names", submission_files={"test": "RTE.tsv"}, submission_labels="name")
+_glue("wnli", "WNLI: Winograd NLI (accuracy; the paper excludes it from Table 1)",
+      _PAIR, ("not_entailment", "entailment"), ("accuracy",), "accuracy", {}, submission_files={"test": "WNLI.tsv"})

@@ -1,9 +1,5 @@
-"""The task registry itself: one dict, :func:`register_task`, :func:`get_task`, :func:`list_tasks`.
-
-Kept apart from ``hf_bert_tasks/tasks/__init__.py`` so that a task module imports the registry without importing the
-package that imports it (no import cycle, ``tests/test_import_graph.py``): ``glue.py`` does
-``from .registry import register_task``; ``__init__`` imports this module, then every task family.
-"""
+"""The task registry: one dict, :func:`register_task`, :func:`get_task`, :func:`list_tasks`. Apart from the package
+``__init__`` so that a task module imports it without importing the package that imports the task (no cycle)."""
 
 from __future__ import annotations
 
@@ -41,9 +37,8 @@ def register_task(task: Task) -> Task:
     if task.problem_type not in PROBLEM_TYPES:
         raise ValueError(f"task {task.name!r}: problem_type {task.problem_type!r} is not one of {PROBLEM_TYPES}")
     if task.primary_metric not in task.metric_names:
-        raise ValueError(
-            f"task {task.name!r}: primary_metric {task.primary_metric!r} is not in metric_names {task.metric_names}"
-        )
+        raise ValueError(f"task {task.name!r}: primary_metric {task.primary_metric!r} is not in metric_names "
+                         f"{task.metric_names}")
     keys = [m.key for m in task.metrics]
     if len(set(keys)) != len(keys):
         raise ValueError(f"task {task.name!r}: metric keys declared twice in {keys}")

@@ -1,27 +1,15 @@
 """SQuAD v1.1 and v2.0 (paper §4.2, §4.3; Tables 2 and 3): extractive question answering.
 
-Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (columns ``id``, ``title``, ``context``, ``question``,
-``answers = {"text": [...], "answer_start": [...]}``; an unanswerable v2 question has empty lists). Local source:
-the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``; ``train-v2.0.json``, ``dev-v2.0.json``; an optional
-unlabelled ``test-v*.json``) in ``--data_dir``, read into exactly the Hub's columns.
+Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (``id``, ``title``, ``context``, ``question``,
+``answers = {"text": [...], "answer_start": [...]}``, empty lists for an unanswerable v2 question). Local source: the
+official JSON files (``train-v1.1.json``, ``dev-v1.1.json``, v2.0 alike, optional unlabelled ``test-v*.json``), read
+into the Hub's columns. Features: :mod:`hf_bert_tasks.qa`; post-processing: :mod:`hf_bert_tasks.qa_postprocess`;
+scores: :mod:`hf_bert_tasks.squad_metrics` (the official scripts' rules).
 
-Features live in :mod:`hf_bert_tasks.qa`, post-processing in :mod:`hf_bert_tasks.qa_postprocess`, scoring in
-:mod:`hf_bert_tasks.squad_metrics` (a port of the official scripts). :meth:`SquadTask.evaluate` writes into the
-output folder ``predictions.json`` (id -> text at the applied tau), ``nbest_predictions.json`` and, for v2,
-``null_odds.json`` (id -> ``null - best non-null`` score; ``Infinity`` when no span is valid) and
-``best_non_null_predictions.json`` (id -> the best non-empty span, i.e. the answer at tau = +inf), and returns
-``eval_exact_match``/``eval_f1`` (v2 also ``HasAns``/``NoAns`` and ``best_*`` / ``best_*_thresh``, the best tau on
-this split).
-
-Every reported number is reproduced by the official scripts from these files (``tests/test_recompute_squad.py``):
-
-* v1.1: ``python evaluate-v1.1.py dev-v1.1.json predictions.json`` -> ``eval_exact_match``, ``eval_f1``;
-* v2.0: ``python evaluate-v2.0.py dev-v2.0.json best_non_null_predictions.json --na-prob-file null_odds.json
-  --na-prob-thresh TAU`` (``TAU`` = ``eval_null_score_diff_threshold``) -> every ``eval_*`` score: ``exact``/``f1``
-  and ``HasAns_*``/``NoAns_*`` at tau, ``best_exact``/``best_f1`` and their thresholds. ``predictions.json`` alone
-  (no ``--na-prob-file``) gives the same ``exact``/``f1``/``HasAns``/``NoAns`` unless an answerable question's gold
-  answers all normalize to ``""`` (none in the official dev file); it cannot give ``best_*``, because the answers it
-  cut at tau are gone.
+The official scripts reproduce every reported number from the written files (``tests/test_recompute_squad.py``):
+v1.1 ``evaluate-v1.1.py dev-v1.1.json predictions.json``; v2.0 ``evaluate-v2.0.py dev-v2.0.json
+best_non_null_predictions.json --na-prob-file null_odds.json --na-prob-thresh TAU`` (``TAU`` =
+``eval_null_score_diff_threshold``). ``predictions.json`` (answers cut at tau) cannot give ``best_*``.
 """
 
 from __future__ import annotations
@@ -62,21 +50,14 @@ class SquadTask(Task):
     def configure(self, data_args) -> SquadTask:
         """A copy holding the recipe's ``doc_stride``, ``max_query_length``, ``n_best_size``, ``max_answer_length``
         and ``null_score_diff_threshold`` (``DataArguments``)."""
-        return dataclasses.replace(
-            self,
-            doc_stride=data_args.doc_stride,
-            max_query_length=data_args.max_query_length,
-            n_best_size=data_args.n_best_size,
-            max_answer_length=data_args.max_answer_length,
-            null_score_diff_threshold=data_args.null_score_diff_threshold,
-        )
+        keys = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
+        return dataclasses.replace(self, **{k: getattr(data_args, k) for k in keys})
 
     @property
     def tau(self) -> float:
         """The null-score threshold applied to predictions (0.0 unless ``--null_score_diff_threshold`` is given)."""
         return 0.0 if self.null_score_diff_threshold is None else float(self.null_score_diff_threshold)
 
-    # ---------------------------------------------------------------- reading
     def features(self):
         """The Hub dataset's ``datasets.Features``."""
         import datasets
@@ -86,12 +67,9 @@ class SquadTask(Task):
         return datasets.Features({"id": text, "title": text, "context": text, "question": text, "answers": answers})
 
     def read_json(self, path: str, labelled: bool = True) -> dict[str, list]:
-        """Read one official SQuAD JSON file into Hub-style columns.
-
-        Args:
-            path: the file (``{"version", "data": [{"title", "paragraphs": [{"context", "qas": [...]}]}]}``).
-            labelled: whether every answerable question must carry an answer (train/dev); ``False`` for a test
-                file without answers.
+        """Read one official SQuAD JSON file (``{"version", "data": [{"title", "paragraphs": [{"context", "qas":
+        [...]}]}]}``) into Hub-style columns; ``labelled``: every answerable question must carry an answer
+        (train/dev; ``False`` for a test file).
 
         Raises:
             FileNotFoundError: no such file.
@@ -146,98 +124,67 @@ class SquadTask(Task):
             raise ValueError(f"{path}: no questions found; expected data -> paragraphs -> qas")
         return cols
 
-    def read_local(self, data_dir: str):
-        """Read the official JSON files in ``data_dir`` (see :attr:`Task.local_files`) into a ``DatasetDict``.
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing or holding none of the files.
-            ValueError: see :meth:`read_json`.
-        """
+    def read_file(self, path: str, split: str | None = None):
+        """One official JSON file (:meth:`read_json`, unlabelled for a test split) as a ``datasets.Dataset``."""
         import datasets
 
-        def read_file(path: str, split: str):
-            cols = self.read_json(path, labelled=split not in self.test_splits)
-            return datasets.Dataset.from_dict(cols, features=self.features())
-
-        return self.read_local_splits(data_dir, read_file, self.name)
-
-    # ----------------------------------------------------------- features
-    def window_config(self, max_seq_length: int) -> qa.WindowConfig:
-        """The :class:`~hf_bert_tasks.qa.WindowConfig` for ``max_seq_length`` and this task's settings."""
-        return qa.WindowConfig(max_seq_length, self.doc_stride, self.max_query_length)
+        cols = self.read_json(path, labelled=split not in self.test_splits)
+        return datasets.Dataset.from_dict(cols, features=self.features())
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Windowed features (:func:`hf_bert_tasks.qa.create_features`): training features with
-        ``start_positions``/``end_positions`` for :attr:`train_split`, evaluation features with ``example_id``,
-        ``offset_mapping`` and ``token_is_max_context`` otherwise. One example may give several features.
+        """Windowed features (:func:`hf_bert_tasks.qa.create_features`, one or more per example): training features
+        for :attr:`train_split`, evaluation features otherwise.
 
         Raises:
             ValueError: window settings that leave no room (e.g. ``doc_stride`` too large), slow tokenizer.
         """
-        config = self.window_config(max_seq_length)
+        config = qa.WindowConfig(max_seq_length, self.doc_stride, self.max_query_length)
         config.validate()
         training = split == self.train_split
 
         def make(batch):
-            return qa.create_features(
-                list(batch["question"]),
-                list(batch["context"]),
-                tokenizer,
-                config,
-                answers=list(batch["answers"]) if training else None,
-                example_ids=None if training else list(batch["id"]),
-            )
+            return qa.create_features(list(batch["question"]), list(batch["context"]), tokenizer, config,
+                                      answers=list(batch["answers"]) if training else None,
+                                      example_ids=None if training else list(batch["id"]))
 
-        return dataset.map(
-            make, batched=True, remove_columns=dataset.column_names, desc=f"Windowing {self.name}/{split}"
-        )
+        return dataset.map(make, batched=True, remove_columns=dataset.column_names,
+                           desc=f"Windowing {self.name}/{split}")
 
-    # ------------------------------------------------------------ metrics
     def trainer_compute_metrics(self):
         """``None``: QA scores need post-processing over whole examples, done in :meth:`evaluate`."""
         return
 
     def compute_metrics(self, predictions, references) -> dict[str, float]:
-        """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` vs ``references`` ``{id: [gold texts]}``.
-
-        v1.1: ``{"f1", "exact_match"}``; a question without a prediction scores 0 and still counts (official v1.1).
-        v2.0: also ``HasAns_*``/``NoAns_*`` (the official v2 script at threshold 1.0 with no null odds, i.e. the texts
-        as given, ``""`` meaning no answer).
+        """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` vs ``references`` ``{id: [gold texts]}``:
+        ``f1``, ``exact_match`` (v1.1: a question without a prediction scores 0); v2.0 also ``HasAns_*``/``NoAns_*``
+        (the official v2 script without null odds: ``""`` is no answer).
 
         Raises:
-            ValueError: v2.0 and a question of ``references`` without a prediction (the message names the first ids
-                and the count; the official v2 script needs a prediction for every question as well).
+            ValueError: v2.0 and a question of ``references`` without a prediction (names the count and first ids).
         """
         if not self.version_2_with_negative:
             scores = SM.squad_v1(references, predictions)
             return {"f1": scores["f1"], "exact_match": scores["exact_match"]}
-        scores = SM.squad_v2(references, predictions)
-        return _v2_keys(scores)
+        return _v2_keys(SM.squad_v2(references, predictions))
 
     def score(self, raw, result: QAPredictions) -> dict[str, float]:
-        """Metrics for post-processed predictions on a labelled split (keys without the ``eval_`` prefix).
-
-        v1.1: ``f1``, ``exact_match``. v2.0: at the applied tau (``f1``, ``exact_match``, ``HasAns_*``, ``NoAns_*``,
-        ``null_score_diff_threshold``) plus ``best_f1``/``best_exact`` and their thresholds, searched by the official
-        rule over ``null_odds`` with the best non-null answer of every question (so every tau is reachable).
+        """Metrics (no ``eval_`` prefix) of post-processed predictions on a labelled split: v1.1 ``f1``,
+        ``exact_match``; v2.0 those, ``HasAns_*``, ``NoAns_*`` at the applied tau (``null_score_diff_threshold``),
+        and ``best_*`` with their thresholds: the official search over ``null_odds`` with the best non-null answers.
         """
         refs = SM.references_from_rows(raw["id"], raw["answers"])
         if not self.version_2_with_negative:
             return self.compute_metrics(result.predictions, refs)
         scores = SM.squad_v2(refs, result.best_non_null, result.null_odds, na_prob_thresh=self.tau)
-        out = _v2_keys(scores)
-        out["null_score_diff_threshold"] = self.tau
-        return out
+        return {**_v2_keys(scores), "null_score_diff_threshold": self.tau}
 
-    # ---------------------------------------------------------- predictions
     def run_postprocess(self, trainer, raw, features, tau: float | None = None) -> QAPredictions:
         """Predict start/end logits for ``features`` (model inputs only) and post-process them over ``raw``."""
         keep = [c for c in qa.MODEL_INPUT_COLUMNS if c in features.column_names]
         output = trainer.predict(features.select_columns(keep), metric_key_prefix="eval")
         start_logits, end_logits = (np.array(x, dtype=np.float32) for x in output.predictions[:2])
-        # Positions past a feature's own tokens are batch padding: their logits depend on which features shared the
-        # batch (dynamic padding, eval order, batch size). Give them Trainer's cross-batch pad value so the n-best
-        # lists do not depend on batching (tests/test_eval_ordering.py).
+        # logits past a feature's own tokens depend on its batch: Trainer's cross-batch pad value makes the n-best
+        # lists independent of batching (tests/test_eval_ordering.py)
         from ..batching import feature_lengths
 
         lengths = feature_lengths(features)
@@ -252,47 +199,30 @@ class SquadTask(Task):
             offsets = np.concatenate([offsets, np.full((len(offsets), width - offsets.shape[1], 2), -1)], axis=1)
             max_ctx = np.concatenate([max_ctx, np.zeros((len(max_ctx), width - max_ctx.shape[1]), bool)], axis=1)
         return postprocess_qa_predictions(
-            ids,
-            list(raw["context"][:]),
-            index,
-            start_logits,
-            end_logits,
-            offsets[:, :width],
-            max_ctx[:, :width],
-            n_best_size=self.n_best_size,
-            max_answer_length=self.max_answer_length,
+            ids, list(raw["context"][:]), index, start_logits, end_logits, offsets[:, :width], max_ctx[:, :width],
+            n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
             version_2_with_negative=self.version_2_with_negative,
-            null_score_diff_threshold=self.tau if tau is None else tau,
-        )
+            null_score_diff_threshold=self.tau if tau is None else tau)
 
     def write_predictions(self, result: QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
         """Write ``{prefix}predictions.json`` and ``{prefix}nbest_predictions.json``; for v2 also
-        ``{prefix}null_odds.json`` and ``{prefix}best_non_null_predictions.json``. Returns the paths.
-
-        The v2 pair ``best_non_null_predictions.json`` + ``null_odds.json`` is what the official ``evaluate-v2.0.py``
-        needs to reproduce every v2 score of :meth:`score` (see the module docstring): ``predictions.json`` holds
-        ``""`` wherever the odds exceed the applied tau, so a threshold search over it cannot bring those answers back.
-        """
+        ``{prefix}null_odds.json`` and ``{prefix}best_non_null_predictions.json`` (what ``evaluate-v2.0.py`` needs
+        for every v2 score of :meth:`score`). Returns the paths."""
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
-            files["null_odds.json"] = result.null_odds
-            files["best_non_null_predictions.json"] = result.best_non_null
-        paths = []
-        for name, obj in files.items():
-            paths.append(os.path.join(output_dir, f"{prefix}{name}"))
-            write_json(paths[-1], obj)
+            files.update({"null_odds.json": result.null_odds, "best_non_null_predictions.json": result.best_non_null})
+        paths = [os.path.join(output_dir, f"{prefix}{name}") for name in files]
+        for path, obj in zip(paths, files.values()):
+            write_json(path, obj)
         return paths
 
     def record_serving_config(self, trainer, output_dir: str) -> dict:
         """Make the saved model serve as it was scored: ``version_2_with_negative`` and (v2.0) the applied
-        ``null_score_diff_threshold`` go into the model's config and into ``config.json`` of ``output_dir`` and of
-        every ``checkpoint-*`` in it (saved before this stage), so the final folder and the checkpoints agree.
-        :mod:`hf_bert_tasks.qa_pipeline` (and :func:`hf_bert_tasks.hub.pipeline_for`) read them as defaults: a v2.0
-        model abstains (``""``) when ``null - best non-null > null_score_diff_threshold``, as in ``predictions.json``.
-        Returns the recorded values."""
-        values = {"version_2_with_negative": self.version_2_with_negative}
-        if self.version_2_with_negative:
-            values["null_score_diff_threshold"] = self.tau
+        ``null_score_diff_threshold`` go into the model's config and the ``config.json`` of ``output_dir`` and of
+        every ``checkpoint-*`` in it, defaults of :mod:`hf_bert_tasks.qa_pipeline` (a v2.0 model abstains as in
+        ``predictions.json``). Returns the recorded values."""
+        v2 = self.version_2_with_negative
+        values = {"version_2_with_negative": v2, **({"null_score_diff_threshold": self.tau} if v2 else {})}
         trainer.model.config.update(values)
         for folder in [output_dir, *glob.glob(os.path.join(output_dir, "checkpoint-*"))]:
             path = os.path.join(folder, "config.json")
@@ -303,13 +233,9 @@ class SquadTask(Task):
         return values
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
-        """Predict, post-process, write the prediction files and score a labelled split.
-
-        Files go to ``output_dir`` (:meth:`write_predictions`; a split other than the first eval split gets a
-        ``<split>_`` prefix); the official scripts reproduce every returned score from them (module docstring), and
-        the saved config records how to serve the model (:meth:`record_serving_config`).
-        Returns ``eval_``-prefixed keys (:meth:`score`), with the split suffix for extra splits.
-        """
+        """Predict, post-process, write the prediction files (:meth:`write_predictions`; ``<split>_`` prefix but for
+        the first eval split), record the serving settings (:meth:`record_serving_config`) and score a labelled
+        split: ``eval_``-prefixed keys of :meth:`score`, with the split suffix for extra splits."""
         result = self.run_postprocess(trainer, raw, features)
         if output_dir and trainer.is_world_process_zero():
             self.write_predictions(result, output_dir, "" if split == self.eval_splits[0] else f"{split}_")
@@ -318,10 +244,9 @@ class SquadTask(Task):
         return {f"eval_{k}{suffix}": v for k, v in self.score(raw, result).items()}
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Predict a split (answers not needed) with tau = ``--null_score_diff_threshold``; writes
-        ``<split>_predictions.json``, ``<split>_nbest_predictions.json`` (+ v2 ``<split>_null_odds.json`` and
-        ``<split>_best_non_null_predictions.json``, from which any other tau can be applied later) and records the
-        serving settings (:meth:`record_serving_config`)."""
+        """Predict a split (answers not needed) with tau = ``--null_score_diff_threshold``: writes
+        :meth:`write_predictions` with a ``<split>_`` prefix (v2's odds let any other tau be applied later) and
+        records the serving settings (:meth:`record_serving_config`)."""
         result = self.run_postprocess(trainer, raw, features)
         if not trainer.is_world_process_zero():
             return []
@@ -372,8 +297,7 @@ def _squad(name: str, description: str, v2: bool, specs, batch: int, epochs: flo
         paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=batch, num_train_epochs=epochs,
                                      max_seq_length=384, lr_grid=(5e-5,)),
         paper_results=paper, paper_source=source, version_2_with_negative=v2,
-        local_files={split: (f.format("v2.0" if v2 else "v1.1"),) for split, f in files.items()},
-    ))
+        local_files={split: (f.format("v2.0" if v2 else "v1.1"),) for split, f in files.items()}))
 
 
 _squad("squad_v1", "SQuAD v1.1: extract the answer span to a question from a Wikipedia paragraph (EM, F1)", False,

@@ -1,17 +1,13 @@
 """SWAG: grounded commonsense inference as 4-way multiple choice (BERT paper §4.4, Table 4).
 
-Hub source: ``allenai/swag``, config ``regular`` (columns ``video-id, fold-ind, startphrase, sent1, sent2,
-gold-source, ending0..ending3, label``; the test split's label is ``-1``). Local source (``--data_dir``): the
-original swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index
-column is allowed, ``test.csv`` has no ``label`` column). They are real CSV with quoting (endings contain commas),
-read with ``datasets``' ``csv`` loader (:func:`read_swag_table`).
+Hub source: ``allenai/swag``, config ``regular`` (the test split's label is ``-1``). Local source: the original
+swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index column
+is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas).
 
-Input construction (paper §4.4): "we construct four input sequences, each containing the concatenation of the given
-sentence (sentence A) and a possible continuation (sentence B)". As in transformers' ``run_swag.py``, segment A is
-``sent1`` and segment B is ``sent2 + " " + ending_i`` (``sent2`` is the start of the continuation, the subject
-phrase the endings complete). Each example becomes ``[4, L]`` token lists; the collator gives ``(batch, 4, L)``
-tensors and ``AutoModelForMultipleChoice`` scores each choice with one vector (the paper's "task-specific parameter
-… whose dot product with the [CLS] representation C denotes a score for each choice", softmax over the four).
+Inputs (§4.4: "four input sequences, each containing the concatenation of the given sentence (sentence A) and a
+possible continuation (sentence B)"), as transformers' ``run_swag.py``: segment A ``sent1``, segment B
+``sent2 + " " + ending_i`` (``sent2`` starts the continuation). ``AutoModelForMultipleChoice`` scores each of the
+``(batch, 4, L)`` choices with one vector over ``[CLS]``, softmax over the four.
 """
 
 from __future__ import annotations
@@ -43,9 +39,8 @@ def swag_features():
     """The ``datasets.Features`` of ``allenai/swag`` (``regular``): strings and ``label`` ``ClassLabel('0'..'3')``."""
     import datasets
 
-    feats = {c: datasets.Value("string") for c in SWAG_COLUMNS}
-    feats["label"] = datasets.ClassLabel(names=[str(i) for i in range(NUM_CHOICES)])
-    return datasets.Features(feats)
+    return datasets.Features({**{c: datasets.Value("string") for c in SWAG_COLUMNS},
+                              "label": datasets.ClassLabel(names=[str(i) for i in range(NUM_CHOICES)])})
 
 
 def _records(path: str):
@@ -65,8 +60,8 @@ def _records(path: str):
 def read_swag_table(path: str):
     """One swagaf CSV through ``datasets``' ``csv`` loader: a ``pyarrow.Table`` of :data:`SWAG_COLUMNS` (strings,
     ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label). The loader pads short rows and skips
-    blank-only lines, so such lines and the commas between fields are counted; a mismatch, a bad label or a loader
-    error reads the file with ``csv`` to name the first bad line (:func:`~hf_bert_tasks.tasks.glue.load_rows`).
+    blank-only lines, so the commas are counted; a mismatch, a bad label or a loader error reads the file with
+    ``csv`` to name the first bad line.
 
     Raises:
         FileNotFoundError: ``path`` missing.
@@ -124,10 +119,9 @@ def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, m
     """transformers' ``DataCollatorForMultipleChoice``, extended to batches without labels.
 
     Input: features with ``input_ids`` / ``token_type_ids`` / ``attention_mask`` as ``[C, L_i]`` lists (``C`` = 4
-    choices) and optionally ``label`` (int; ``-100`` = unknown). Output: ``input_ids``, ``token_type_ids``,
-    ``attention_mask`` as ``(B, C, L)`` int64 tensors padded to the longest choice of the batch (or ``max_length``),
-    plus ``labels`` ``(B,)`` when the features have ``label``. The stock collator raises ``KeyError`` on unlabelled
-    features (test splits); this one pads them and returns no ``labels``, so ``Trainer.predict`` computes no loss.
+    choices) and optionally ``label`` (int; ``-100`` = unknown). Output: those as ``(B, C, L)`` int64 tensors padded
+    to the longest choice of the batch (or ``max_length``), plus ``labels`` ``(B,)`` when the features have
+    ``label``; unlabelled features (on which the stock collator raises ``KeyError``) give no ``labels``.
     """
     from transformers import DataCollatorForMultipleChoice
 
@@ -150,11 +144,7 @@ class SwagTask(Task):
 
     def read_local(self, data_dir: str):
         """Read ``train.csv`` / ``val.csv`` / ``test.csv`` of swagaf into ``train`` / ``validation`` / ``test``.
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing or holding none of the files.
-            ValueError: malformed file (see :func:`read_swag_table`).
-        """
+        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_swag_table`)."""
         import datasets
         from datasets.table import InMemoryTable
 
@@ -166,7 +156,7 @@ class SwagTask(Task):
         """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first.
 
         Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask`` (``[4, L_i]`` lists, unpadded) and
-        ``label`` — ``-100`` for rows without a label (ignored by the loss), dropped entirely when no row has one.
+        ``label`` (``-100`` for rows without one; dropped when no row has one).
         """
         labels = np.asarray(dataset["label"]) if "label" in dataset.column_names else np.full(len(dataset), -1)
         labelled = bool(np.any(labels >= 0))
@@ -180,8 +170,8 @@ class SwagTask(Task):
                 out["label"] = [int(x) if x >= 0 else -100 for x in batch["label"]]
             return out
 
-        drop = list(dataset.column_names)
-        return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
+        return dataset.map(tokenize, batched=True, remove_columns=list(dataset.column_names),
+                           desc=f"Tokenizing {self.name}/{split}")
 
     def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
         """See :func:`multiple_choice_collator`."""
@@ -193,9 +183,8 @@ class SwagTask(Task):
         Raises:
             ValueError: no labelled row.
         """
-        predictions, references = np.asarray(predictions), np.asarray(references)
-        keep = references >= 0
-        return {"accuracy": M.accuracy(predictions[keep], references[keep])}
+        keep = np.asarray(references) >= 0
+        return {"accuracy": M.accuracy(np.asarray(predictions)[keep], np.asarray(references)[keep])}
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Write ``<split>_predictions.csv``: ``idx, video-id, fold-ind, label, ending`` (the chosen ending's text)."""
@@ -212,29 +201,16 @@ class SwagTask(Task):
         return [path]
 
 
-SWAG = register_task(
-    SwagTask(
-        name="swag",
-        description="SWAG: pick the most plausible of 4 continuations of a video caption (accuracy)",
-        hub_dataset="allenai/swag",
-        hub_config="regular",
-        problem_type="multiple_choice",
-        text_columns=("sent1", "sent2", *ENDINGS),
-        label_names=tuple(str(i) for i in range(NUM_CHOICES)),
-        metric_names=("accuracy",),
-        primary_metric="accuracy",
-        metrics=(MetricSpec("accuracy", "accuracy", "Accuracy"),),
-        model_head="AutoModelForMultipleChoice",
-        pipeline_tag="multiple-choice",
-        # §4.4: "We fine-tune the model for 3 epochs with a learning rate of 2e-5 and a batch size of 16."
-        paper_defaults=PaperDefaults(learning_rate=2e-5, per_device_train_batch_size=16, num_train_epochs=3.0,
-                                     max_seq_length=128, lr_grid=(2e-5,)),
-        paper_results={
-            "BERT-base (dev)": {"accuracy": 81.6},
-            "BERT-large (dev)": {"accuracy": 86.6},
-            "BERT-large (test)": {"accuracy": 86.3},
-        },
-        paper_source="BERT paper Table 4 (SWAG dev and test accuracy, x100)",
-        local_files={"train": ("train.csv",), "validation": ("val.csv",), "test": ("test.csv",)},
-    )
-)
+SWAG = register_task(SwagTask(
+    name="swag", description="SWAG: pick the most plausible of 4 continuations of a video caption (accuracy)",
+    hub_dataset="allenai/swag", hub_config="regular", problem_type="multiple_choice",
+    text_columns=("sent1", "sent2", *ENDINGS), label_names=tuple(str(i) for i in range(NUM_CHOICES)),
+    metric_names=("accuracy",), primary_metric="accuracy", metrics=(MetricSpec("accuracy", "accuracy", "Accuracy"),),
+    model_head="AutoModelForMultipleChoice", pipeline_tag="multiple-choice",
+    # §4.4: "We fine-tune the model for 3 epochs with a learning rate of 2e-5 and a batch size of 16."
+    paper_defaults=PaperDefaults(learning_rate=2e-5, per_device_train_batch_size=16, num_train_epochs=3.0,
+                                 max_seq_length=128, lr_grid=(2e-5,)),
+    paper_results={"BERT-base (dev)": {"accuracy": 81.6}, "BERT-large (dev)": {"accuracy": 86.6},
+                   "BERT-large (test)": {"accuracy": 86.3}},
+    paper_source="BERT paper Table 4 (SWAG dev and test accuracy, x100)",
+    local_files={"train": ("train.csv",), "validation": ("val.csv",), "test": ("test.csv",)}))

@@ -3,11 +3,9 @@
     conll = evaluate.load(hf_bert_tasks.metric_path("conll2003"))
     conll.compute(predictions=[["B-PER", "I-PER", "O"]], references=[["B-PER", "I-PER", "O"]], mode="strict")
 
-Inputs: tag names per word, sentence by sentence (as the Hub's ``seqeval`` metric). Results are
-``hf_bert_tasks.ner_metrics.entity_metrics(references, predictions, mode)``: micro ``precision``/``recall``/``f1`` over
-entities, word ``accuracy``, and ``<TYPE>_precision``/``_recall``/``_f1``/``_number`` per entity type (0-1 scale).
-``mode="strict"`` (default, the recipe's ``eval_f1``) is seqeval's strict IOB2 mode; ``mode="conlleval"`` counts an
-``I-X`` after ``O`` as an entity start like the conlleval script (the recipe's ``eval_conlleval_f1``).
+Inputs: tag names per word, sentence by sentence (as the Hub's ``seqeval`` metric). Results (0-1 scale) are
+``hf_bert_tasks.ner_metrics.entity_metrics(references, predictions, mode)``: ``mode="strict"`` (default) the
+recipe's ``eval_f1`` …, ``mode="conlleval"`` its ``eval_conlleval_*`` (the conlleval script's rule).
 """
 
 import datasets
@@ -24,10 +22,8 @@ class Conll2003(evaluate.Metric):
             description="CoNLL-2003 NER: entity-level micro P/R/F1 and word accuracy (seqeval, 0-1 scale)",
             citation="Tjong Kim Sang and De Meulder, 2003; seqeval (Nakayama, 2018)",
             inputs_description="predictions, references: lists of IOB2 tag names per sentence",
-            features=datasets.Features({
-                "predictions": datasets.Sequence(datasets.Value("string")),
-                "references": datasets.Sequence(datasets.Value("string")),
-            }),
+            features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("string")),
+                                        "references": datasets.Sequence(datasets.Value("string"))}),
         )
 
     def _compute(self, predictions, references, mode="strict"):

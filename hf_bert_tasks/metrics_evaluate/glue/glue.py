@@ -4,18 +4,16 @@
     glue = evaluate.load(hf_bert_tasks.metric_path("glue"), "mrpc")
     glue.compute(predictions=[1, 0, 1], references=[1, 1, 1])   # {"f1": 0.8, "accuracy": 0.666...}
 
-The configuration is a GLUE task name of the package (``cola``, ``sst2``, ``mrpc``, ``stsb``, ``qqp``, ``mnli``,
-``qnli``, ``rte``, ``wnli``; the Hub metric's ``mnli_matched``/``mnli_mismatched`` mean ``mnli``). Results are
-``hf_bert_tasks.get_task(config).compute_metrics(predictions, references)``: the same function and keys as the
-recipe's ``eval_<metric>`` (accuracy, f1, matthews_correlation, pearson, spearmanr; 0-1 scale).
+The configuration is a GLUE task name of the package (the Hub metric's ``mnli_matched``/``mnli_mismatched`` mean
+``mnli``). Results are ``hf_bert_tasks.get_task(config).compute_metrics(predictions, references)``: the recipe's
+``eval_<metric>`` (0-1 scale).
 """
 
 import datasets
 import evaluate
 import numpy
 
-from hf_bert_tasks import get_task
-from hf_bert_tasks import list_tasks
+from hf_bert_tasks import get_task, list_tasks
 from hf_bert_tasks.tasks.glue import GlueTask
 
 ALIASES = {"mnli_matched": "mnli", "mnli_mismatched": "mnli"}

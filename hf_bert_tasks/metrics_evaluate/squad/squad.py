@@ -25,12 +25,8 @@ class Squad(evaluate.Metric):
             inputs_description="predictions: {id, prediction_text}; references: {id, answers: {text, answer_start}}",
             features=datasets.Features({
                 "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string")},
-                "references": {
-                    "id": datasets.Value("string"),
-                    "answers": datasets.Sequence({"text": datasets.Value("string"),
-                                                  "answer_start": datasets.Value("int32")}),
-                },
-            }),
+                "references": {"id": datasets.Value("string"), "answers": datasets.Sequence(
+                    {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")})}}),
         )
 
     def _compute(self, predictions, references):

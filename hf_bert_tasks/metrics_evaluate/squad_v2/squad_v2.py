@@ -1,15 +1,11 @@
 """SQuAD v2.0 scores of hf_bert_tasks as an ``evaluate`` module (loads offline from the installed package).
 
     squad_v2 = evaluate.load(hf_bert_tasks.metric_path("squad_v2"))
-    squad_v2.compute(
-        predictions=[{"id": "q1", "prediction_text": "", "no_answer_probability": 2.5}],
-        references=[{"id": "q1", "answers": {"text": [], "answer_start": []}}],
-        no_answer_threshold=1.0)
+    squad_v2.compute(predictions=[{"id": "q1", "prediction_text": "", "no_answer_probability": 2.5}],
+                     references=[{"id": "q1", "answers": {"text": [], "answer_start": []}}], no_answer_threshold=1.0)
 
-Inputs and keys as the Hub's ``squad_v2`` metric (``exact``, ``f1``, ``total``, ``HasAns_*``, ``NoAns_*``,
-``best_exact``, ``best_exact_thresh``, ``best_f1``, ``best_f1_thresh``; 0-100 scale). ``no_answer_probability`` is
-the no-answer odds of each question (the recipe writes ``null - best non-null score`` to ``null_odds.json``); a
-question whose odds exceed ``no_answer_threshold`` is scored as unanswered. Results are
+Inputs and keys as the Hub's ``squad_v2`` metric (0-100 scale); ``no_answer_probability`` is each question's
+no-answer odds (the recipe's ``null_odds.json``), unanswered above ``no_answer_threshold``. Results are
 ``hf_bert_tasks.squad_metrics.squad_v2`` (the port of the official ``evaluate-v2.0.py``).
 """
 
@@ -30,12 +26,8 @@ class SquadV2(evaluate.Metric):
             features=datasets.Features({
                 "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string"),
                                 "no_answer_probability": datasets.Value("float64")},
-                "references": {
-                    "id": datasets.Value("string"),
-                    "answers": datasets.Sequence({"text": datasets.Value("string"),
-                                                  "answer_start": datasets.Value("int32")}),
-                },
-            }),
+                "references": {"id": datasets.Value("string"), "answers": datasets.Sequence(
+                    {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")})}}),
         )
 
     def _compute(self, predictions, references, no_answer_threshold=1.0):
