@@ -1,24 +1,12 @@
 """Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``).
 
-``FinetuneTrainingArguments`` subclasses ``transformers.TrainingArguments`` (as trl's ``SFTConfig`` does) and changes
-the defaults to the paper's fine-tuning recipe (§4, Appendix A.3):
-
-=============================  ==========  ======================================================
-parameter                      ours        transformers default
-=============================  ==========  ======================================================
-``learning_rate``              task's      5e-5 (GLUE: 2e-5; grid {5e-5, 4e-5, 3e-5, 2e-5})
-``per_device_train_batch_size`` task's     8 (GLUE: 32)
-``num_train_epochs``           task's      3
-``warmup_steps``               0.1         0 (a float < 1 is a ratio of the total steps in v5)
-``weight_decay``               0.01        0.0
-``eval_strategy``              ``epoch``   ``no``
-``save_strategy``              ``epoch``   ``steps``
-``save_total_limit``           1           unlimited
-``logging_steps``              50          500
-``train_sampling_strategy``    by length   ``random`` (ours: ``group_by_length``; ``--no_group_by_length``)
-=============================  ==========  ======================================================
-
-*task's*: its :class:`~hf_bert_tasks.tasks.base.PaperDefaults` (:func:`apply_task_defaults`), unless given.
+``FinetuneTrainingArguments`` subclasses ``transformers.TrainingArguments`` (as trl's ``SFTConfig`` does) with the
+paper's fine-tuning defaults (§4, Appendix A.3; transformers' in brackets): ``learning_rate``,
+``per_device_train_batch_size`` and ``num_train_epochs`` from the task's :class:`~hf_bert_tasks.tasks.base.
+PaperDefaults` unless given (:func:`apply_task_defaults`; 5e-5, 8, 3; GLUE: 2e-5 of {5e-5, 4e-5, 3e-5, 2e-5}, 32, 3);
+``warmup_steps`` 0.1, a float < 1 being a ratio of the total steps in v5 (0); ``weight_decay`` 0.01 (0.0);
+``eval_strategy`` / ``save_strategy`` ``epoch`` (``no`` / ``steps``); ``save_total_limit`` 1 (unlimited);
+``logging_steps`` 50 (500); ``train_sampling_strategy`` ``group_by_length`` (``random``; ``--no_group_by_length``).
 """
 
 from __future__ import annotations
@@ -193,12 +181,8 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
 
     @property
     def learning_rates(self) -> list[float]:
-        """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``.
-
-        Raises:
-            ValueError: not comma-separated positive floats, or a value given twice, or ``"paper"`` not yet
-                resolved by :func:`apply_task_defaults`.
-        """
+        """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``. ``ValueError``: not distinct
+        comma-separated positive floats, or ``"paper"`` not yet resolved by :func:`apply_task_defaults`."""
         if not self.lr_grid:
             return [self.learning_rate]
         if self.lr_grid == PAPER_LR_GRID:
@@ -208,11 +192,7 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
 
     @property
     def seed_list(self) -> list[int]:
-        """The seeds to run: ``seeds`` parsed, or ``[seed]``.
-
-        Raises:
-            ValueError: not comma-separated integers, or a seed given twice.
-        """
+        """The seeds to run: ``seeds`` parsed, or ``[seed]`` (``ValueError``: not distinct comma-separated ints)."""
         if not self.seeds:
             return [self.seed]
         return _parse_list("seeds", self.seeds, int, "integers", "integers", "1,2,3")
@@ -235,11 +215,8 @@ _TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
 def check_declared_values(args) -> None:
     """Check ``args``' fields against their declarations: a field's metadata ``choices`` (also for an object built
     from a dict, which argparse never checks) and the inherited ``bounds`` tuples (``(flag, lowest, upper bound
-    excluded or None, what is expected)``, e.g. :class:`~hf_bert_tasks.modes.lora.LoraArguments`).
-
-    Raises:
-        ValueError: ``--<flag> <value>: expected ...``.
-    """
+    excluded or None, what is expected)``, e.g. :class:`~hf_bert_tasks.modes.lora.LoraArguments`); ``ValueError``
+    ``--<flag> <value>: expected ...`` otherwise."""
     for f in dataclasses.fields(args):
         if f.name in _TRAINER_FIELDS or f.name == "mode":
             continue  # TrainingArguments checks its own; --mode: mode_of
@@ -358,9 +335,8 @@ class CliArgumentParser(HfArgumentParser):
 
 
 def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
-    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins.
-
-    ``--help_all`` prints every flag (``prog``, default ``hf-bert-tasks``, names the subcommand in the usage line).
+    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins;
+    ``--help_all`` prints every flag (``prog``: the usage line's command, default ``hf-bert-tasks``).
 
     Raises:
         ValueError: for a config file that is not a mapping, or with keys no dataclass knows (names them).

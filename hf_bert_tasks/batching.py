@@ -61,14 +61,9 @@ def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
 
 
 class EpochLengthGroupedSampler(LengthGroupedSampler):
-    """transformers' ``LengthGroupedSampler`` whose shuffle is seeded with ``seed + epoch`` (``Trainer`` calls
-    :meth:`set_epoch`): the order is a function of ``(seed, epoch, lengths)`` only, on resume and on every process.
-
-    Args:
-        batch_size: the grouping unit in features (the global batch).
-        lengths: ``[n]`` token counts (:func:`feature_lengths`).
-        seed: ``--data_seed`` or ``--seed``.
-    """
+    """transformers' ``LengthGroupedSampler`` whose shuffle is seeded with ``seed`` (``--data_seed`` or ``--seed``) +
+    epoch (``Trainer`` calls :meth:`set_epoch`), so the order is the same on resume and on every process.
+    ``batch_size``: the grouping unit (the global batch); ``lengths``: ``[n]`` token counts."""
 
     def __init__(self, batch_size: int, lengths, seed: int):
         super().__init__(batch_size, lengths=[int(x) for x in lengths])
@@ -102,14 +97,9 @@ def length_order(lengths) -> np.ndarray:
 
 
 def restore_order(values, order: np.ndarray):
-    """Put per-feature ``values`` computed in ``order`` back in dataset order.
-
-    ``values``: an array whose first axis has ``len(order)`` rows (logits ``[n, ...]``, labels ``[n, ...]``), or a
-    tuple / list / dict of such (SQuAD's start and end logits); ``None`` stays ``None``.
-
-    Raises:
-        RuntimeError: an array with another number of rows than ``order`` (e.g. a gather that kept padding rows).
-    """
+    """Put per-feature ``values`` computed in ``order`` back in dataset order: an array ``[len(order), ...]`` or a
+    tuple / list / dict of such (SQuAD's start and end logits); ``None`` stays ``None``. Raises ``RuntimeError`` for
+    an array with another number of rows (e.g. a gather that kept padding rows)."""
     if values is None:
         return None
     if isinstance(values, dict):
@@ -127,8 +117,8 @@ def restore_order(values, order: np.ndarray):
 
 
 class LengthSortedTrainer(Trainer):
-    """``Trainer`` with length-grouped training and length-sorted evaluation batches (module docstring), as
-    ``args.train_sampling_strategy == "group_by_length"`` and ``args.sort_eval_by_length`` (default ``True``) say."""
+    """``Trainer`` with length-grouped training (``args.train_sampling_strategy == "group_by_length"``) and
+    length-sorted evaluation (``args.sort_eval_by_length``, default ``True``) batches (module docstring)."""
 
     def _get_train_sampler(self, train_dataset=None):
         dataset = train_dataset if train_dataset is not None else self.train_dataset
@@ -141,12 +131,10 @@ class LengthSortedTrainer(Trainer):
         seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
         return EpochLengthGroupedSampler(unit, lengths, seed)
 
-    def _sorts_eval(self) -> bool:
-        return (bool(getattr(self.args, "sort_eval_by_length", True)) and self.args.eval_do_concat_batches
-                and not self.args.batch_eval_metrics)
-
     def _get_eval_sampler(self, eval_dataset):
-        lengths = feature_lengths(eval_dataset) if self._sorts_eval() else None
+        sorts = (getattr(self.args, "sort_eval_by_length", True) and self.args.eval_do_concat_batches
+                 and not self.args.batch_eval_metrics)
+        lengths = feature_lengths(eval_dataset) if sorts else None
         if lengths is None:
             # never transformers' random LengthGroupedSampler (predictions would come back shuffled)
             if eval_dataset is None or not hasattr(eval_dataset, "__len__"):
@@ -230,11 +218,8 @@ TARGET_KEYS = ("labels", "start_positions")
 
 
 def loss_unit(problem_type: str) -> str:
-    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"``.
-
-    Raises:
-        ValueError: an unknown problem type (the message lists the known ones).
-    """
+    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"`` (``ValueError`` for an
+    unknown problem type, listing the known ones)."""
     if problem_type not in LOSS_UNITS:
         raise ValueError(f"problem_type {problem_type!r}: expected one of {sorted(LOSS_UNITS)}")
     return LOSS_UNITS[problem_type]
@@ -243,10 +228,7 @@ def loss_unit(problem_type: str) -> str:
 def count_loss_terms(batch, unit: str) -> torch.Tensor:
     """Number of loss terms in one collated ``batch`` (int64 scalar tensor on the batch's device): ``"labels"``:
     entries of ``batch["labels"]`` (``[B, L]`` or ``[B]``) not ``-100``; ``"examples"``: rows of the first target
-    present (``labels`` or ``start_positions``, ``[B]``).
-
-    Raises:
-        KeyError: the batch has no target (``labels`` / ``start_positions``): nothing to train on.
+    present (``labels`` or ``start_positions``, ``[B]``). Raises ``KeyError`` for a batch without either.
     """
     if unit == "labels":
         return batch["labels"].ne(-100).sum()
@@ -257,16 +239,10 @@ def count_loss_terms(batch, unit: str) -> torch.Tensor:
 
 
 def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Sum of the cross-entropies of the labels that are not ``-100``.
-
-    Args:
-        logits: float ``[B, L', C]`` per token (``L' <= L``: a feature-based head may drop trailing padding rows,
-            whose labels are ``-100``) or ``[B, C]`` per example (``C`` classes or choices).
-        labels: int ``[B, L]`` or ``[B]``.
-
-    Returns:
-        float32 scalar (0 with a graph through ``logits`` when nothing is labelled, so DDP still syncs).
-    """
+    """Sum of the cross-entropies of the labels that are not ``-100``: float32 scalar (0 with a graph through
+    ``logits`` when nothing is labelled, so DDP still syncs). ``logits``: float ``[B, L', C]`` per token (``L' <= L``:
+    a feature-based head may drop trailing padding rows, labelled ``-100``) or ``[B, C]``; ``labels``: int ``[B, L]``
+    or ``[B]``."""
     if labels.dim() >= 2:
         labels = labels[:, : logits.shape[1]]
     return torch.nn.functional.cross_entropy(  # in float32 also for half-precision logits, as transformers' losses
@@ -275,18 +251,13 @@ def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tenso
 
 
 def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
-    """``Trainer(compute_loss_func=...)`` of the recipe: the batch's loss terms summed, divided by
-    ``num_items_in_batch`` (the step's global count of labels that are not -100, counted by Trainer).
+    """``Trainer(compute_loss_func=...)`` of the recipe: the batch's loss terms summed / ``num_items_in_batch`` (the
+    step's global count, by Trainer; ``None``: this batch's own), a float32 scalar.
 
     Args:
-        outputs: the model's output without a loss (Trainer popped ``labels``); ``logits`` as
-            :func:`cross_entropy_sum`, or ``[B, 1]`` for regression.
-        labels: int ``[B, L]`` / ``[B]`` (cross-entropy terms) or float ``[B]`` (regression: squared errors, as
+        outputs: the model's output without a loss; ``logits`` as :func:`cross_entropy_sum`, ``[B, 1]`` for regression.
+        labels: int ``[B, L]`` / ``[B]`` (cross-entropy) or float ``[B]`` (squared errors, as
             ``BertForSequenceClassification`` with ``num_labels=1``).
-        num_items_in_batch: scalar tensor or int; ``None`` (a caller without counting) = this batch's own count.
-
-    Returns:
-        float32 scalar: the batch's share of the step's global mean loss.
     """
     logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
     if labels.is_floating_point():
@@ -303,10 +274,7 @@ def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count
     ``num_batches`` batches of ``epoch_iterator`` and the sum of ``count(batch)`` (long, shape ``shape``), all-reduced
     with several processes and ``across_processes`` (every process joins, even with no batch left); the rule
     :class:`hf_bert_tasks.pretraining.PretrainingTrainer` inlines (shape ``(2,)``: MLM tokens, NSP examples).
-
-    Returns:
-        ``(batches, counts)``: the list of batches and a long tensor of shape ``shape`` on ``device``.
-    """
+    Returns ``(batches, counts)``, ``counts`` on ``device``."""
     batches = list(itertools.islice(epoch_iterator, num_batches))
     total = torch.zeros(shape, dtype=torch.long, device=device)
     for batch in batches:
@@ -318,15 +286,8 @@ def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count
 
 class GlobalLossTrainer(LengthSortedTrainer):
     """:class:`LengthSortedTrainer` with ``compute_loss_func=global_batch_loss`` (comment above) unless the caller
-    gives one or label smoothing is on.
-
-    Args:
-        loss_unit: ``"labels"`` or ``"examples"`` (:func:`loss_unit` of the task's problem type).
-        *args, **kwargs: as ``Trainer``.
-
-    Raises:
-        ValueError: another ``loss_unit``.
-    """
+    gives one or label smoothing is on. ``loss_unit``: ``"labels"`` or ``"examples"`` (:func:`loss_unit`; another
+    value: ``ValueError``); the rest as ``Trainer``."""
 
     def __init__(self, *args, loss_unit: str = "examples", **kwargs):
         if loss_unit not in UNITS:

@@ -142,15 +142,9 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
 
 
 def resolve_resume(resume, output_dir: str) -> str | None:
-    """The checkpoint folder ``Trainer.train(resume_from_checkpoint=...)`` should get.
-
-    Args:
-        resume: ``--resume_from_checkpoint``: ``None``/``""``/``False`` (no resume), ``auto``/``True`` (the newest
-            complete checkpoint of ``output_dir``), or a checkpoint path.
-        output_dir: the run's output folder.
-
-    Returns:
-        a checkpoint path, or ``None`` for a fresh start (no resume asked, or ``auto`` with no complete checkpoint).
+    """The checkpoint folder for ``Trainer.train(resume_from_checkpoint=...)``, ``None`` for a fresh start:
+    ``resume`` ``None``/``""``/``False`` gives ``None``, ``auto``/``True`` the newest complete checkpoint of
+    ``output_dir`` (or ``None``), a path itself once checked.
 
     Raises:
         FileNotFoundError: an explicit path that does not exist.
@@ -184,11 +178,8 @@ def resolve_resume(resume, output_dir: str) -> str | None:
 def check_output_dir(training_args) -> None:
     """Refuse to write over earlier results in ``training_args.output_dir``: a finished run (``all_results.json``)
     needs ``--overwrite_output_dir`` or an explicit ``--resume_from_checkpoint PATH`` (not ``auto``); checkpoints of
-    an unfinished run need ``--resume_from_checkpoint auto|PATH`` or ``--overwrite_output_dir``.
-
-    Raises:
-        FileExistsError: in the cases above; the message names the folder and the flags.
-    """
+    an unfinished run need ``--resume_from_checkpoint auto|PATH`` or ``--overwrite_output_dir``; else
+    ``FileExistsError`` naming the folder and the flags."""
     from .arguments import output_dir_is_finished
 
     out = training_args.output_dir
@@ -206,14 +197,8 @@ def check_output_dir(training_args) -> None:
 
 
 def start_run(training_args) -> str | None:
-    """:func:`check_output_dir`, then :func:`resolve_resume` of ``--resume_from_checkpoint``: the checkpoint
-    ``Trainer.train`` resumes from (``None``: a fresh start). Called before any data is read.
-
-    Raises:
-        FileExistsError: see :func:`check_output_dir`.
-        FileNotFoundError, ValueError: a ``--resume_from_checkpoint`` path that is missing or not a complete
-            checkpoint (:func:`resolve_resume`).
-    """
+    """:func:`check_output_dir` (``FileExistsError``), then :func:`resolve_resume` of ``--resume_from_checkpoint``
+    (``FileNotFoundError``, ``ValueError``): the checkpoint to resume from, ``None`` for a fresh start."""
     check_output_dir(training_args)
     return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
 

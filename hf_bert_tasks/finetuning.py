@@ -36,12 +36,8 @@ _FROM_ARGS = object()
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    """``hf-bert-tasks finetune``: parse ``argv`` (flags in ``scripts/finetune.py``'s docstring), run the recipe,
-    print the eval metrics on the main process; returns every metric.
-
-    Raises:
-        ValueError: bad flags or data (``docs/bad_inputs.md``); the CLI prints it as one ``error:`` line.
-    """
+    """``hf-bert-tasks finetune``: parse ``argv``, run the recipe, print the eval metrics on the main process;
+    returns every metric. Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
     from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args, setup_process_logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
@@ -56,13 +52,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments):
     """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given).
-
-    Raises:
-        FileExistsError: ``output_dir`` holds a finished run or an unfinished run's checkpoints and the flags do
-            not say to overwrite or resume it (:func:`hf_bert_tasks.checkpoints.start_run`); with
-            ``--lr_grid``/``--seeds``, a finished grid that this command does not extend
-            (:func:`hf_bert_tasks.lr_grid.check_grid_output_dir`).
-    """
+    Raises ``FileExistsError`` for an occupied ``output_dir`` (:func:`hf_bert_tasks.checkpoints.start_run`,
+    :func:`hf_bert_tasks.lr_grid.check_grid_output_dir`)."""
     from transformers import AutoConfig, AutoTokenizer
 
     from .arguments import apply_task_defaults
@@ -164,11 +155,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
 
 def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
     """The model ``Trainer`` trains for ``task`` in the selected ``--mode`` (full fine-tuning when ``training_args``
-    is ``None``): the registered mode's :meth:`~hf_bert_tasks.modes.TrainingMode.build_model`.
-
-    Raises:
-        ValueError: ``--reinit_layers`` / ``--reinit_pooler`` with a mode that keeps those weights frozen; a
-            checkpoint whose head does not fit the task (the message says which sizes differ).
+    is ``None``): the registered mode's :meth:`~hf_bert_tasks.modes.TrainingMode.build_model`. Raises
+    ``ValueError`` for ``--reinit_*`` with a mode that keeps those weights frozen, or a head that does not fit.
     """
     mode = mode_of(training_args)
     if (getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)) \
@@ -198,12 +186,8 @@ def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
 
 
 def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str], list[str]]:
-    """Which splits to train / evaluate / predict on. Without any ``--do_train/--do_eval/--do_predict`` flag every
-    available split is used; with flags, a requested split that the data lacks is an error.
-
-    Raises:
-        ValueError: a requested split is missing, or no usable split at all (names the splits found).
-    """
+    """Which splits to train / evaluate / predict on: every available one without ``--do_*`` flags. Raises
+    ``ValueError`` for a requested split the data lacks, or no usable split (names the splits found)."""
     available = list(raw.keys())
     explicit = getattr(training_args, "_explicit_do", None)
     do_train, do_eval, do_predict = explicit or (True, True, True)
@@ -222,13 +206,8 @@ def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str]
 
 @dataclass
 class PreparedData:
-    """The splits of one recipe invocation, their features and how ``Trainer`` batches and scores them.
-
-    Attributes:
-        collator: ``task.data_collator``: dynamic padding (to a multiple of 8 under fp16/bf16), or every batch to
-            ``max_seq_length`` with ``--pad_to_max_length``.
-        compute_metrics: ``task.trainer_compute_metrics()``: ``EvalPrediction`` -> metric dict (``None``: none).
-    """
+    """The splits of one recipe invocation, their features, the collator (``task.data_collator``: dynamic padding,
+    to a multiple of 8 under fp16/bf16) and ``task.trainer_compute_metrics()`` (``None``: none)."""
 
     train_split: str | None
     eval_splits: list[str]

@@ -27,6 +27,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from .checkpoints import check_output_dir, start_run
+
 logger = logging.getLogger(__name__)
 
 #: Written into every sub-run folder: the settings it was made with (checked before reusing it on resume).
@@ -48,11 +50,8 @@ def is_degenerate(value: Any) -> bool:
 
 
 def summarize(values: list) -> dict[str, Any]:
-    """Mean and sample standard deviation (``ddof=1``) of one learning rate's metric over its seeds.
-
-    Returns:
-        ``{"mean", "std", "num_runs", "degenerate_runs"}``: ``mean`` is ``None`` (NaN) when any run is degenerate
-        (:func:`is_degenerate`); ``std`` is ``None`` then, or with fewer than two runs.
+    """Mean and sample std (``ddof=1``) of one learning rate's metric over its seeds: ``{"mean", "std", "num_runs",
+    "degenerate_runs"}``; ``mean`` is ``None`` (NaN) when any run :func:`is_degenerate`, ``std`` then or with < 2 runs.
     """
     bad = sum(is_degenerate(v) for v in values)
     ok = [float(v) for v in values if not is_degenerate(v)]
@@ -62,20 +61,12 @@ def summarize(values: list) -> dict[str, Any]:
 
 
 def select_learning_rate(runs: list[dict], key: str) -> tuple[float, list[dict]]:
-    """The §4.1 selection: the learning rate with the highest mean ``key`` over its seeds.
+    """The §4.1 selection: the learning rate with the highest mean ``key`` (``eval_<primary metric>``, all
+    higher-is-better) over its seeds in ``runs`` (``[{"learning_rate": lr, key: value, ...}, ...]``).
 
-    Args:
-        runs: ``[{"learning_rate": lr, key: value, ...}, ...]``, several seeds per learning rate.
-        key: the metric to maximise (``eval_<primary metric>``; every primary metric of the tasks is
-            higher-is-better).
-
-    Returns:
-        ``(selected_lr, per_lr)``: ``per_lr`` is one :func:`summarize` dict (+ ``learning_rate``) per learning rate in
-        grid order. A degenerate run ranks its learning rate last; ties go to the first; all degenerate: the first,
-        with a warning.
-
-    Raises:
-        ValueError: ``runs`` is empty.
+    Returns ``(selected_lr, per_lr)``: one :func:`summarize` dict (+ ``learning_rate``) per learning rate in grid
+    order. A degenerate run ranks its learning rate last; ties go to the first; all degenerate: the first, with a
+    warning. Raises ``ValueError`` for empty ``runs``.
     """
     if not runs:
         raise ValueError("no runs to select a learning rate from")
@@ -125,16 +116,10 @@ def check_grid_output_dir(training_args) -> dict | None:
     """The output-dir guard of a grid: :func:`hf_bert_tasks.checkpoints.check_output_dir`, but a finished grid may
     be extended.
 
-    Returns:
-        The earlier ``lr_grid_results.json`` when this command's (lr, seed) runs strictly extend a finished grid in
-        the same folder layout; ``None`` without a finished grid (or with ``--overwrite_output_dir``).
-
-    Raises:
-        FileExistsError: a finished grid whose runs this command repeats, leaves out or puts in other folders; or
-            :func:`~hf_bert_tasks.checkpoints.check_output_dir`'s cases.
+    Returns the earlier ``lr_grid_results.json`` when this command's (lr, seed) runs strictly extend a finished grid
+    in the same folder layout; ``None`` without one (or with ``--overwrite_output_dir``). Raises
+    ``FileExistsError`` when they repeat, leave out or move its runs, or in ``check_output_dir``'s cases.
     """
-    from .checkpoints import check_output_dir
-
     top = training_args.output_dir
     path = os.path.join(top, GRID_RESULTS_FILE)
     finished = os.path.isfile(path) and os.path.isfile(os.path.join(top, "all_results.json"))
@@ -172,12 +157,10 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
     :func:`hf_bert_tasks.checkpoints.start_run`'s), reusing finished sub-runs (module docstring), then select and copy
     up. ``extends``: the earlier ``lr_grid_results.json`` (:func:`check_grid_output_dir`), kept as ``extended_from``.
 
-    Returns:
-        The top-level ``all_results.json`` content (selected run's metrics plus the grid keys).
+    Returns the top-level ``all_results.json`` content (the selected run's metrics plus the grid keys).
 
     Raises:
-        ValueError: no evaluation split (nothing to select on), or ``--resume_from_checkpoint PATH`` with several
-            runs (a checkpoint belongs to one run; ``auto`` resumes each run from its own folder).
+        ValueError: no evaluation split, or ``--resume_from_checkpoint PATH`` with several runs (use ``auto``).
         FileExistsError: a finished sub-run made with other settings, or an unfinished one's checkpoints without
             ``--resume_from_checkpoint auto`` / ``--overwrite_output_dir`` (:func:`~.checkpoints.start_run`).
         FileNotFoundError: a missing ``--resume_from_checkpoint PATH``.
@@ -212,8 +195,6 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
                                    "evaluation); training it again", lr, seed, args.output_dir, key)
                     args.overwrite_output_dir, metrics = True, None
             if metrics is None:
-                from .checkpoints import start_run
-
                 checkpoint = start_run(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
                 if main:
                     write_json(os.path.join(args.output_dir, GRID_RUN_FILE),

@@ -55,11 +55,8 @@ def model_origin(model_name_or_path: str | None, base_model: str | None = None) 
     """Where the checkpoint a run starts from came from; call it when the model is loaded (same current directory).
     An existing folder is ``"local"`` (as ``from_pretrained`` reads it), else a valid Hub repo id is ``"hub"``
     (``huggingface_hub.utils.validate_repo_id``); a local folder has no Hub id unless ``base_model`` gives it.
-
-    Returns:
-        ``{"model_name_or_path", "model_origin", "base_model", "base_model_source"}``: the name as given for a Hub
-        id, the last two path parts of a local folder (no home directories in a pushed file); ``model_origin`` is
-        ``"hub"``, ``"local"`` or ``"random"``.
+    Returns ``{"model_name_or_path", "model_origin" ("hub"/"local"/"random"), "base_model", "base_model_source"}``
+    (a local folder's last two path parts only: no home directories in a pushed file).
     """
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 

@@ -157,12 +157,8 @@ TRAINING_MODES: Mapping[str, TrainingMode] = _Registry(_BUILTIN)
 
 
 def register_training_mode(mode: TrainingMode) -> TrainingMode:
-    """Add ``mode`` to :data:`TRAINING_MODES` and return it.
-
-    Raises:
-        TypeError: ``mode`` is not a :class:`TrainingMode` instance.
-        ValueError: the name is not lower-case ``[a-z][a-z0-9_]*`` or is already registered.
-    """
+    """Add ``mode`` to :data:`TRAINING_MODES` and return it. Raises ``TypeError`` for a non-:class:`TrainingMode`,
+    ``ValueError`` for a name not matching ``[a-z][a-z0-9_]*`` or already registered."""
     if not isinstance(mode, TrainingMode):
         raise TypeError(f"register_training_mode: expected a TrainingMode instance, got {type(mode).__name__}")
     if not _NAME_RE.match(mode.name or ""):
@@ -180,11 +176,7 @@ def unregister_training_mode(name: str) -> None:
 
 def get_training_mode(name: str | None) -> TrainingMode:
     """The registered mode called ``name`` (:data:`DEFAULT_TRAINING_MODE` for ``None``), its module imported on
-    first use.
-
-    Raises:
-        ValueError: an unknown name; the message suggests the closest one and lists the registered modes.
-    """
+    first use; ``ValueError`` for an unknown name, suggesting the closest and listing the registered modes."""
     name = DEFAULT_TRAINING_MODE if name is None else name
     if name not in TRAINING_MODES:
         close = difflib.get_close_matches(str(name), list(TRAINING_MODES), n=1)
@@ -294,14 +286,9 @@ def load_task_model(task, model_args):
 
 def reinit_top_layers(model, n: int, pooler: bool = False):
     """Re-initialise the top ``n`` encoder layers (and the pooler when ``pooler``) of ``model`` as BERT initialises
-    them (every ``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
-    ``model``.
-
-    Source: Zhang et al. 2021, "Revisiting Few-sample BERT Fine-tuning" (ICLR), §5 (those layers are specialised to
-    NSP/MLM). Done by hand: transformers 5's ``_init_weights`` skips loaded tensors.
-
-    Raises:
-        ValueError: ``n`` < 0 or more than the model's ``num_hidden_layers``.
+    them (``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
+    ``model``; ``ValueError`` unless 0 <= ``n`` <= ``num_hidden_layers``. Source: Zhang et al. 2021, "Revisiting
+    Few-sample BERT Fine-tuning" (ICLR), §5. By hand: transformers 5's ``_init_weights`` skips loaded tensors.
     """
     import torch
 
