@@ -23,6 +23,7 @@ from transformers import HfArgumentParser, TrainingArguments
 
 from .cli import UsageError
 from .config_file import read_config as read_config_file  # the --config reader (a public name of arguments)
+from .config_file import settings_argv, unrecognized
 from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
 from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
@@ -351,17 +352,13 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
                             "command line win")
         parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
         parser.parse_args(["--help"])
-    config = None
+    prefix: list[str] = []
     if "--config" in argv:
         i = argv.index("--config")
         if i + 1 >= len(argv):
             raise ValueError("--config needs a path to a .yaml or .json file")
         config = argv[i + 1]
         del argv[i : i + 2]
-    prefix: list[str] = []
-    if config is not None:
-        from .config_file import settings_argv
-
         values = read_config_file(config)
         unknown = sorted(set(values) - {f.name for dc in dataclass_types for f in dataclasses.fields(dc)})
         if unknown:
@@ -371,8 +368,6 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
     with flags_given(_flag_names(prefix + argv)):  # what the user gave, for the GPU defaults (gpu_fast_path)
         *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
     if remaining:
-        from .config_file import unrecognized
-
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return tuple(outputs)
 

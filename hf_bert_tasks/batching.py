@@ -135,8 +135,7 @@ class LengthSortedTrainer(Trainer):
         sorts = (getattr(self.args, "sort_eval_by_length", True) and self.args.eval_do_concat_batches
                  and not self.args.batch_eval_metrics)
         lengths = feature_lengths(eval_dataset) if sorts else None
-        if lengths is None:
-            # never transformers' random LengthGroupedSampler (predictions would come back shuffled)
+        if lengths is None:  # never transformers' random LengthGroupedSampler (shuffled predictions)
             if eval_dataset is None or not hasattr(eval_dataset, "__len__"):
                 return None
             return torch.utils.data.SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
@@ -155,12 +154,8 @@ class LengthSortedTrainer(Trainer):
             from transformers import EvalPrediction
 
             def in_dataset_order(pred, **kwargs):
-                restored = EvalPrediction(
-                    predictions=restore_order(pred.predictions, order),
-                    label_ids=restore_order(pred.label_ids, order),
-                    inputs=restore_order(pred.inputs, order),
-                    losses=restore_order(pred.losses, order),
-                )
+                restored = EvalPrediction(**{k: restore_order(getattr(pred, k), order)
+                                             for k in ("predictions", "label_ids", "inputs", "losses")})
                 scored.append((pred, restored))
                 return compute_metrics(restored, **kwargs)
 
@@ -205,13 +200,8 @@ def _index_sampler(dataloader) -> IndexSampler | None:
 # ``compute_loss_func`` keep Trainer's path.
 
 #: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (comment above).
-LOSS_UNITS = {
-    "token_classification": "labels",
-    "single_label_classification": "labels",
-    "multiple_choice": "labels",
-    "regression": "examples",
-    "question_answering": "examples",
-}
+LOSS_UNITS = {"token_classification": "labels", "single_label_classification": "labels", "multiple_choice": "labels",
+              "regression": "examples", "question_answering": "examples"}
 UNITS = ("labels", "examples")
 #: batch keys holding the training targets, one row per example (first one present is used to count examples).
 TARGET_KEYS = ("labels", "start_positions")

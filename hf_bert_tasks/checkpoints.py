@@ -3,18 +3,11 @@
 ``Trainer._save_checkpoint`` (transformers 5.24) writes the model (``config.json``, weights, tokenizer,
 ``training_args.bin``), ``optimizer.pt``, ``scheduler.pt``, ``scaler.pt`` (mixed precision), ``rng_state*.pth`` and
 **last** ``trainer_state.json``; a kill during a save leaves a numbered folder without the later files, which
-``get_last_checkpoint`` (folder names only) still picks. Complete here means, per what resuming reads:
-
-=========================  =====================================================================================
-file(s)                    without it, ``Trainer`` ...
-=========================  =====================================================================================
-``trainer_state.json``     raises ``FileNotFoundError``; must be valid JSON whose ``global_step`` is the folder's
-weights                    raises ``ValueError``: ``model.safetensors``, ``pytorch_model.bin``, a ``*.index.json``
-                           with all its shards, a peft adapter, or an FSDP / DeepSpeed state folder
-``optimizer.pt`` +         silently restarts AdamW's moments and the schedule (loaded only when both exist)
-``scheduler.pt``
-``rng_state*.pth``         only logs "Didn't find an RNG file" (dropout and sampling then differ)
-=========================  =====================================================================================
+``get_last_checkpoint`` (folder names only) still picks. Complete means what resuming reads is there:
+``trainer_state.json``, valid JSON whose ``global_step`` is the folder's (else ``Trainer`` raises
+``FileNotFoundError``); weights: ``model.safetensors``, ``pytorch_model.bin``, a ``*.index.json`` with all its shards,
+a peft adapter or an FSDP / DeepSpeed state folder (else ``ValueError``); ``optimizer.pt`` + ``scheduler.pt`` (else
+AdamW's moments and the schedule silently restart); ``rng_state*.pth`` (else dropout and sampling differ).
 
 Every required file must be non-empty (a kill during ``torch.save`` truncates); ``--save_only_model`` checkpoints
 are incomplete; names other than ``checkpoint-<digits>`` are ignored. ``--resume_from_checkpoint auto`` (or

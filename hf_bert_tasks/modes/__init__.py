@@ -37,27 +37,17 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class TrainingMode(abc.ABC):
-    """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model.
+    """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model. A
+    subclass overrides the class attributes below."""
 
-    Class attributes (override in a subclass):
-        name: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``.
-        help: one line for ``--mode``'s help.
-        card_text: the sentence the model card prints under "Training mode".
-        arguments_class: the dataclass of the mode's own flags (a base of ``FinetuneTrainingArguments``) or ``None``.
-        allows_reinit: whether ``--reinit_pooler`` / ``--reinit_layers`` make sense (the mode trains those weights).
-        default_learning_rate: the learning rate without ``--learning_rate``; ``None``: the task's paper default.
-        report_group: the section of the ``compare`` table (Table 7's two approaches).
-        colour: the matplotlib colour of the mode's bars in ``comparison.png``.
-    """
-
-    name: str = ""
-    help: str = ""
-    card_text: str = ""
-    arguments_class: type | None = None
-    allows_reinit: bool = False
-    default_learning_rate: float | None = None
-    report_group: str = "Fine-tuning approach"
-    colour: str = "tab:blue"
+    name: str = ""  #: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``
+    help: str = ""  #: one line for ``--mode``'s help
+    card_text: str = ""  #: the sentence the model card prints under "Training mode"
+    arguments_class: type | None = None  #: dataclass of the mode's flags (a base of ``FinetuneTrainingArguments``)
+    allows_reinit: bool = False  #: ``--reinit_pooler`` / ``--reinit_layers`` allowed (the mode trains those weights)
+    default_learning_rate: float | None = None  #: without ``--learning_rate``; ``None``: the task's paper default
+    report_group: str = "Fine-tuning approach"  #: the section of the ``compare`` table (Table 7's two approaches)
+    colour: str = "tab:blue"  #: the matplotlib colour of the mode's bars in ``comparison.png``
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
         """Checks beyond the fields' declared ``choices``/``bounds``, at parse time (``ValueError`` naming the flag
@@ -148,9 +138,6 @@ class _Registry(Mapping):
         without calling into this module or importing a mode)."""
         return self._entries.keys()
 
-    def pop(self, name: str, default=None):
-        return self._entries.pop(name, default)
-
 
 #: The only central state: ``--mode`` value -> mode (lazy for the built-ins), in registration order.
 TRAINING_MODES: Mapping[str, TrainingMode] = _Registry(_BUILTIN)
@@ -171,7 +158,7 @@ def register_training_mode(mode: TrainingMode) -> TrainingMode:
 
 def unregister_training_mode(name: str) -> None:
     """Remove a registered mode (tests that register a toy mode clean up with it); unknown names are ignored."""
-    TRAINING_MODES.pop(name, None)
+    TRAINING_MODES._entries.pop(name, None)
 
 
 def get_training_mode(name: str | None) -> TrainingMode:
