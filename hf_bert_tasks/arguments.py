@@ -252,11 +252,9 @@ def flags_given(names):
 def gpu_fast_path(args: TrainingArguments) -> str | None:
     """With a CUDA GPU (not ``--use_cpu``): ``bf16=True`` when supported natively
     (``torch.cuda.is_bf16_supported(including_emulation=False)``) and ``optim="adamw_torch_fused"``; returns the INFO
-    line it logs (``None``: nothing changed). Call before ``TrainingArguments.__post_init__``.
-
-    Only flags left open change (:func:`flags_given`; objects built outside it are left alone): the precision stays
-    with ``--bf16``/``--fp16`` (any value), ``--deepspeed`` or ``ACCELERATE_MIXED_PRECISION``; the optimizer with
-    ``--optim``.
+    line it logs (``None``: nothing changed). Call before ``TrainingArguments.__post_init__``. Only flags left open
+    change (:func:`flags_given`; objects built outside it are left alone): the precision stays with ``--bf16`` /
+    ``--fp16`` (any value), ``--deepspeed`` or ``ACCELERATE_MIXED_PRECISION``; the optimizer with ``--optim``.
     """
     given = _GIVEN_FLAGS.get()
     if given is None or args.use_cpu:
@@ -302,9 +300,7 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     (:meth:`~hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`), ``max_seq_length`` (the task's), a bare
     ``--lr_grid`` (the mode's grid), and with ``--load_best_model_at_end`` the task's primary dev metric and its
     :class:`~hf_bert_tasks.tasks.base.MetricSpec` direction (not for tasks without in-training metrics: SQuAD).
-
-    Raises:
-        ValueError: a bare ``--lr_grid`` with a mode that has no default grid.
+    Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid.
     """
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)

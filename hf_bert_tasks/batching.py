@@ -27,15 +27,9 @@ logger = logging.getLogger(__name__)
 
 
 def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
-    """Token count of every feature, read from the Arrow column in one pass.
-
-    Args:
-        dataset: a ``datasets.Dataset`` whose ``column`` holds ``[L]`` or ``[C, L]`` (SWAG's choices) token lists.
-
-    Returns:
-        int64 ``[len(dataset)]``: ``L``, or the longest choice of ``[C, L]``; without ``column``, a ``length``
-        column (the feature cache's) as it is; ``None`` for anything else.
-    """
+    """Token count of every feature of a ``datasets.Dataset``, read from the Arrow ``column`` in one pass: int64
+    ``[len(dataset)]``, ``L`` of ``[L]`` token lists or the longest choice of ``[C, L]`` (SWAG); without ``column``,
+    a ``length`` column (the feature cache's) as it is; ``None`` for anything else."""
     import datasets
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -242,13 +236,9 @@ def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tenso
 
 def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
     """``Trainer(compute_loss_func=...)`` of the recipe: the batch's loss terms summed / ``num_items_in_batch`` (the
-    step's global count, by Trainer; ``None``: this batch's own), a float32 scalar.
-
-    Args:
-        outputs: the model's output without a loss; ``logits`` as :func:`cross_entropy_sum`, ``[B, 1]`` for regression.
-        labels: int ``[B, L]`` / ``[B]`` (cross-entropy) or float ``[B]`` (squared errors, as
-            ``BertForSequenceClassification`` with ``num_labels=1``).
-    """
+    step's global count, by Trainer; ``None``: this batch's own), a float32 scalar. ``outputs``: ``logits`` as
+    :func:`cross_entropy_sum` or ``[B, 1]``; ``labels``: int ``[B, L]`` / ``[B]`` (cross-entropy) or float ``[B]``
+    (squared errors, as ``BertForSequenceClassification`` with ``num_labels=1``)."""
     logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
     if labels.is_floating_point():
         terms = (logits.float().reshape(-1) - labels.to(logits.device).float().reshape(-1)).pow(2).sum()

@@ -137,12 +137,8 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
 def resolve_resume(resume, output_dir: str) -> str | None:
     """The checkpoint folder for ``Trainer.train(resume_from_checkpoint=...)``, ``None`` for a fresh start:
     ``resume`` ``None``/``""``/``False`` gives ``None``, ``auto``/``True`` the newest complete checkpoint of
-    ``output_dir`` (or ``None``), a path itself once checked.
-
-    Raises:
-        FileNotFoundError: an explicit path that does not exist.
-        ValueError: an explicit path to an incomplete checkpoint (names what is missing).
-    """
+    ``output_dir`` (or ``None``), a path itself once checked: ``FileNotFoundError`` when it does not exist,
+    ``ValueError`` (naming what is missing) when it is not a complete checkpoint."""
     if resume is None or resume is False or (isinstance(resume, str) and resume.strip().lower() in ("", "false", "none")):
         return None
     if is_auto(resume):

@@ -95,12 +95,10 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
 def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args,
                            prepared: PreparedData | None = None, resume: Any = _FROM_ARGS) -> dict[str, float]:
-    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics.
-
-    ``prepared``: :func:`prepare_data`'s result (computed when ``None``). ``resume``: the checkpoint to resume from
-    (:func:`~hf_bert_tasks.checkpoints.start_run`; ``None``: a fresh start; not given: from
-    ``--resume_from_checkpoint``). The caller checks the data fits the model (:func:`check_model_fits`).
-    """
+    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics. ``prepared``:
+    :func:`prepare_data`'s result (computed when ``None``); ``resume``: the checkpoint to resume from
+    (:func:`~hf_bert_tasks.checkpoints.start_run`; ``None``: a fresh start; not given: ``--resume_from_checkpoint``).
+    The caller checks the data fits the model (:func:`check_model_fits`)."""
     from transformers import set_seed
 
     from .batching import LOSS_UNITS, GlobalLossTrainer
@@ -169,12 +167,8 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
 
 def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
     """Check that the tokenizer's ids and ``max_seq_length`` fit the embedding tables of ``model`` (a model or its
-    config), before an index error deep inside torch.
-
-    Raises:
-        ValueError: ``max_seq_length`` > ``config.max_position_embeddings``, or a tokenizer with more ids than
-            ``config.vocab_size`` (e.g. ``--tokenizer_name`` of another model); the message names both numbers.
-    """
+    config), before an index error deep inside torch: ``ValueError`` (naming both numbers) for ``max_seq_length`` >
+    ``config.max_position_embeddings`` or a tokenizer with more ids than ``config.vocab_size``."""
     config = getattr(model, "config", model)
     positions, vocab = getattr(config, "max_position_embeddings", None), getattr(config, "vocab_size", None)
     if positions is not None and max_seq_length > positions:

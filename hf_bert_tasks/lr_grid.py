@@ -156,7 +156,6 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
     """Run every (learning rate, seed) with ``run_one(args, checkpoint) -> metrics`` (``checkpoint``:
     :func:`hf_bert_tasks.checkpoints.start_run`'s), reusing finished sub-runs (module docstring), then select and copy
     up. ``extends``: the earlier ``lr_grid_results.json`` (:func:`check_grid_output_dir`), kept as ``extended_from``.
-
     Returns the top-level ``all_results.json`` content (the selected run's metrics plus the grid keys).
 
     Raises:

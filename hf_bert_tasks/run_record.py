@@ -116,16 +116,11 @@ def hyperparameters(training_args) -> dict[str, Any]:
 
 class RunRecordCallback(TrainerCallback):
     """Writes :data:`RUN_INFO_FILE` into ``args.output_dir`` while the ``Trainer`` runs (module docstring); make it
-    once the model is loaded (:func:`model_origin` is decided here).
-
-    Args:
-        task: the registered :class:`~hf_bert_tasks.tasks.base.Task`.
-        model_args: ``ModelArguments`` (and an optional ``base_model`` Hub id).
-        data_args: ``DataArguments``; the dataset and the arguments that differ from their defaults are recorded.
-        training_mode: ``{"mode", "strategy"}`` (:meth:`hf_bert_tasks.modes.TrainingMode.record`); ``None``: the
-            mode ``args`` select.
-        args: an existing ``Trainer``'s arguments: the record starts and is written now (for
-            ``trainer.add_callback``); ``None``: at ``on_init_end``.
+    once the model is loaded (:func:`model_origin` is decided here). ``task``: the registered
+    :class:`~hf_bert_tasks.tasks.base.Task`; ``model_args`` (an optional ``base_model`` Hub id too) and ``data_args``
+    as parsed; ``training_mode``: ``{"mode", "strategy"}`` (:meth:`hf_bert_tasks.modes.TrainingMode.record`;
+    ``None``: the mode ``args`` select); ``args``: an existing ``Trainer``'s arguments, to start and write the record
+    now (``trainer.add_callback``; ``None``: at ``on_init_end``).
     """
 
     def __init__(self, task, model_args, data_args, training_mode: dict | None = None, args=None):
@@ -182,11 +177,8 @@ class RunRecordCallback(TrainerCallback):
 
 
 def read_record(output_dir: str, name: str = RUN_INFO_FILE) -> Any:
-    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none.
-
-    Raises:
-        ValueError: the file is not valid JSON (names the file and line).
-    """
+    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, ``ValueError``
+    (naming the file and line) when it is not valid JSON."""
     path = os.path.join(output_dir, name)
     if not os.path.isfile(path):
         return None

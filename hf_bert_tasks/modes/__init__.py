@@ -240,11 +240,8 @@ def load_task_model(task, model_args):
     """Load ``model_args.model_name_or_path`` with ``task``'s head (``task.model_class()``) and label names in its
     config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA. With
     ``--attn_implementation sdpa`` (default) a model class without SDPA support falls back to its default with a
-    warning.
-
-    Raises:
-        ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
-            the message says which sizes differ and how to start from the encoder instead.
+    warning. Raises ``ValueError`` when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for
+    2-label MRPC), saying which sizes differ and to start from the encoder instead.
     """
     from transformers import AutoConfig
 
@@ -300,7 +297,6 @@ def reinit_top_layers(model, n: int, pooler: bool = False):
 
 def declare_batch_mean_loss(model):
     """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
-
     BERT's heads average their loss over the batch and ignore ``num_items_in_batch``, but take ``**kwargs``, so
     ``Trainer`` (transformers 5.24) would multiply their loss by the number of DDP processes (2x gradients on 2).
     :class:`hf_bert_tasks.batching.GlobalLossTrainer` then normalises over the global batch itself.
