@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from transformers import HfArgumentParser, TrainingArguments
 
+from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .cli import UsageError
 from .config_file import read_config as read_config_file  # the --config reader (a public name of arguments)
 from .config_file import settings_argv, unrecognized
@@ -388,8 +389,3 @@ def setup_process_logging(training_args: TrainingArguments) -> None:
     # with CI=true transformers also propagates to the root logger, which would print every message twice
     transformers.utils.logging.disable_propagation()
     datasets.utils.logging.set_verbosity(level)
-
-
-def output_dir_is_finished(output_dir: str) -> bool:
-    """True when ``output_dir`` holds a finished run (``all_results.json``)."""
-    return os.path.isfile(os.path.join(output_dir, "all_results.json"))

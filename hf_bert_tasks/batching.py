@@ -16,14 +16,11 @@ dynamic padding a batch is as long as its longest feature, so by default:
 from __future__ import annotations
 
 import itertools
-import logging
 
 import numpy as np
 import torch
 from transformers import Trainer
 from transformers.trainer_pt_utils import LengthGroupedSampler
-
-logger = logging.getLogger(__name__)
 
 
 def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:

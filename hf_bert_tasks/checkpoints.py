@@ -164,13 +164,16 @@ def resolve_resume(resume, output_dir: str) -> str | None:
     return path
 
 
+def output_dir_is_finished(output_dir: str) -> bool:
+    """True when ``output_dir`` holds a finished run (``all_results.json``)."""
+    return os.path.isfile(os.path.join(output_dir, "all_results.json"))
+
+
 def check_output_dir(training_args) -> None:
     """Refuse to write over earlier results in ``training_args.output_dir``: a finished run (``all_results.json``)
     needs ``--overwrite_output_dir`` or an explicit ``--resume_from_checkpoint PATH`` (not ``auto``); checkpoints of
     an unfinished run need ``--resume_from_checkpoint auto|PATH`` or ``--overwrite_output_dir``; else
     ``FileExistsError`` naming the folder and the flags."""
-    from .arguments import output_dir_is_finished
-
     out = training_args.output_dir
     resume = training_args.resume_from_checkpoint
     if training_args.overwrite_output_dir or not os.path.isdir(out):

@@ -80,8 +80,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     check_model_fits(config, tokenizer, data_args.max_seq_length, model_args.model_name_or_path)  # before tokenizing
     prepared = prepare_data(task, raw, tokenizer, data_args, training_args)  # tokenized once for every run
     if not grid:
-        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared,
-                                         resume)
+        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared, resume)
     else:
         results = run_grid(task, model_args, data_args, training_args, extends=extends, run_one=lambda args, resume:
                            train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args, prepared, resume))
@@ -102,6 +101,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     from transformers import set_seed
 
     from .batching import LOSS_UNITS, GlobalLossTrainer
+    from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
 
     set_seed(training_args.seed)
     data = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
@@ -116,8 +116,6 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     recorded_mode = mode.record(training_args)
     if resume is _FROM_ARGS:
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
-    from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
-
     trainer = GlobalLossTrainer(
         loss_unit=LOSS_UNITS[task.problem_type], model=model, args=training_args, train_dataset=train_dataset,
         eval_dataset=eval_dataset, processing_class=tokenizer, data_collator=collator,

@@ -9,10 +9,9 @@ learning rate up to ``output_dir``.
 
 Layout: ``output_dir/lr_<lr>/seed_<s>/`` (``lr_<lr>/`` or ``seed_<s>/`` alone with one flag), ``lr_grid_results.json``
 (every run, the per-lr summary) and ``all_results.json`` (the selected run's keys plus ``eval_<metric>_mean`` /
-``_std``, ``selected_learning_rate``, ``selected_seed``, ``num_seeds``). Rerunning the same command resumes: a
-sub-run whose ``all_results.json`` holds its dev metric is reused if made with the same settings (``grid_run.json``),
-one with training metrics only is trained again. More seeds or learning rates extend a finished grid
-(:func:`check_grid_output_dir`; the earlier grid is kept under ``extended_from``); the same or fewer runs are refused.
+``_std``, ``selected_learning_rate``, ``selected_seed``, ``num_seeds``). The same command again resumes (a sub-run
+with its dev metric and the same settings, ``grid_run.json``, is reused); more seeds or learning rates extend a
+finished grid (:func:`check_grid_output_dir`).
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import os
 import shutil
 import statistics
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 from .checkpoints import check_output_dir, start_run
@@ -97,8 +97,6 @@ def run_folder(learning_rate: float, seed: int, with_lr: bool, with_seed: bool) 
 
 def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
     """The settings a sub-run is made with, minus those allowed to change on resume (paths, grid lists, caches)."""
-    from dataclasses import fields
-
     from .model_card import non_default_arguments
 
     out = {f"model.{f.name}": getattr(model_args, f.name) for f in fields(model_args)}

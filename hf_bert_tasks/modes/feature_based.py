@@ -18,12 +18,10 @@ class FeatureBasedArguments:
     #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
     bounds = (("head_hidden_size", 1, None, "a positive integer"),)
 
-    feature_strategy: str = field(
-        default="concat_last_four",
-        metadata={"help": "feature_based: which hidden_states feed the head (paper Table 7).",
-                  "choices": ["embeddings", "second_to_last", "last", "sum_last_four", "concat_last_four", "sum_all",
-                              "scalar_mix"]},
-    )
+    feature_strategy: str = field(default="concat_last_four", metadata={
+        "help": "feature_based: which hidden_states feed the head (paper Table 7).",
+        "choices": ["embeddings", "second_to_last", "last", "sum_last_four", "concat_last_four", "sum_all",
+                    "scalar_mix"]})
     head: str = field(default="auto", metadata={
         "help": "feature_based head: auto (BiLSTM for tokens, linear otherwise), linear, mlp, bilstm.",
         "choices": ["auto", "linear", "mlp", "bilstm"]})
