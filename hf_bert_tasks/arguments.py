@@ -6,8 +6,7 @@ paper's fine-tuning defaults (§4, Appendix A.3; transformers' in brackets): ``l
 PaperDefaults` unless given (:func:`apply_task_defaults`; 5e-5, 8, 3; GLUE: 2e-5 of {5e-5, 4e-5, 3e-5, 2e-5}, 32, 3);
 ``warmup_steps`` 0.1, a float < 1 being a ratio of the total steps in v5 (0); ``weight_decay`` 0.01 (0.0);
 ``eval_strategy`` / ``save_strategy`` ``epoch`` (``no`` / ``steps``); ``save_total_limit`` 1 (unlimited);
-``logging_steps`` 50 (500); ``train_sampling_strategy`` ``group_by_length`` (``random``; ``--no_group_by_length``).
-"""
+``logging_steps`` 50 (500); ``train_sampling_strategy`` ``group_by_length`` (``random``; ``--no_group_by_length``)."""
 
 from __future__ import annotations
 
@@ -117,8 +116,7 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
     help): ``lr_grid`` x ``seeds``, the §4.1 selection on dev (:mod:`hf_bert_tasks.lr_grid`); length-aware batches
     (:mod:`hf_bert_tasks.batching`); ``mode`` (:mod:`hf_bert_tasks.modes`), whose own flags come from its arguments
     dataclass, a base class of this one (:class:`~hf_bert_tasks.modes.feature_based.FeatureBasedArguments`,
-    :class:`~hf_bert_tasks.modes.lora.LoraArguments`).
-    """
+    :class:`~hf_bert_tasks.modes.lora.LoraArguments`)."""
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
     learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
@@ -255,8 +253,7 @@ def gpu_fast_path(args: TrainingArguments) -> str | None:
     (``torch.cuda.is_bf16_supported(including_emulation=False)``) and ``optim="adamw_torch_fused"``; returns the INFO
     line it logs (``None``: nothing changed). Call before ``TrainingArguments.__post_init__``. Only flags left open
     change (:func:`flags_given`; objects built outside it are left alone): the precision stays with ``--bf16`` /
-    ``--fp16`` (any value), ``--deepspeed`` or ``ACCELERATE_MIXED_PRECISION``; the optimizer with ``--optim``.
-    """
+    ``--fp16`` (any value), ``--deepspeed`` or ``ACCELERATE_MIXED_PRECISION``; the optimizer with ``--optim``."""
     given = _GIVEN_FLAGS.get()
     if given is None or args.use_cpu:
         return None
@@ -301,8 +298,7 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     (:meth:`~hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`), ``max_seq_length`` (the task's), a bare
     ``--lr_grid`` (the mode's grid), and with ``--load_best_model_at_end`` the task's primary dev metric and its
     :class:`~hf_bert_tasks.tasks.base.MetricSpec` direction (not for tasks without in-training metrics: SQuAD).
-    Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid.
-    """
+    Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
     for key in getattr(training_args, "_unset", []):
@@ -339,8 +335,7 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
     Raises:
         ValueError: for a config file that is not a mapping, or with keys no dataclass knows (names them).
         hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
-            argparse cannot convert.
-    """
+            argparse cannot convert."""
     argv = list(sys.argv[1:] if argv is None else argv)
     argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
     parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")

@@ -10,8 +10,7 @@ dynamic padding a batch is as long as its longest feature, so by default:
   the global batch (per-device batch x accumulation x processes);
 * **evaluation / prediction** (``--sort_eval_by_length``): features longest first, and predictions, labels and the
   ``EvalPrediction`` of ``compute_metrics`` put back in dataset order (``tests/test_eval_ordering.py``), never
-  transformers 5.24's shuffled eval order. Only float rounding and per-batch-averaged ``eval_loss`` (NER) change.
-"""
+  transformers 5.24's shuffled eval order. Only float rounding and per-batch-averaged ``eval_loss`` (NER) change."""
 
 from __future__ import annotations
 
@@ -209,8 +208,7 @@ def loss_unit(problem_type: str) -> str:
 def count_loss_terms(batch, unit: str) -> torch.Tensor:
     """Number of loss terms in one collated ``batch`` (int64 scalar tensor on the batch's device): ``"labels"``:
     entries of ``batch["labels"]`` (``[B, L]`` or ``[B]``) not ``-100``; ``"examples"``: rows of the first target
-    present (``labels`` or ``start_positions``, ``[B]``). Raises ``KeyError`` for a batch without either.
-    """
+    present (``labels`` or ``start_positions``, ``[B]``). Raises ``KeyError`` for a batch without either."""
     if unit == "labels":
         return batch["labels"].ne(-100).sum()
     for key in TARGET_KEYS:

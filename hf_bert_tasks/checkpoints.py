@@ -13,8 +13,7 @@ Every required file must be non-empty (a kill during ``torch.save`` truncates); 
 are incomplete; names other than ``checkpoint-<digits>`` are ignored. ``--resume_from_checkpoint auto`` (or
 ``True``) resumes from the newest complete checkpoint, warning about incomplete ones, or starts from step 0 when none
 is complete. An explicit path lacking ``trainer_state.json`` or weights is an error; one lacking only
-optimizer/scheduler/RNG states is resumed with a warning.
-"""
+optimizer/scheduler/RNG states is resumed with a warning."""
 
 from __future__ import annotations
 

@@ -13,8 +13,7 @@ x seeds (:mod:`hf_bert_tasks.lr_grid`) → ``--push_to_hub``. Outputs in ``outpu
 * with ``--lr_grid`` / ``--seeds``: one sub-folder per run (``lr_5e-05/seed_1``), ``lr_grid_results.json``, mean ±
   std over seeds in ``all_results.json``, and the best seed of the selected learning rate copied up.
 
-The ``Trainer`` is :class:`hf_bert_tasks.batching.GlobalLossTrainer`.
-"""
+The ``Trainer`` is :class:`hf_bert_tasks.batching.GlobalLossTrainer`."""
 
 from __future__ import annotations
 
@@ -152,8 +151,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
 def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
     """The model ``Trainer`` trains for ``task`` in the selected ``--mode`` (full fine-tuning when ``training_args``
     is ``None``): the registered mode's :meth:`~hf_bert_tasks.modes.TrainingMode.build_model`. Raises
-    ``ValueError`` for ``--reinit_*`` with a mode that keeps those weights frozen, or a head that does not fit.
-    """
+    ``ValueError`` for ``--reinit_*`` with a mode that keeps those weights frozen, or a head that does not fit."""
     mode = mode_of(training_args)
     if (getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)) \
             and not mode.allows_reinit:

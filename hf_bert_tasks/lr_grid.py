@@ -11,8 +11,7 @@ Layout: ``output_dir/lr_<lr>/seed_<s>/`` (``lr_<lr>/`` or ``seed_<s>/`` alone wi
 (every run, the per-lr summary) and ``all_results.json`` (the selected run's keys plus ``eval_<metric>_mean`` /
 ``_std``, ``selected_learning_rate``, ``selected_seed``, ``num_seeds``). The same command again resumes (a sub-run
 with its dev metric and the same settings, ``grid_run.json``, is reused); more seeds or learning rates extend a
-finished grid (:func:`check_grid_output_dir`).
-"""
+finished grid (:func:`check_grid_output_dir`)."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ def select_learning_rate(runs: list[dict], key: str) -> tuple[float, list[dict]]
 
     Returns ``(selected_lr, per_lr)``: one :func:`summarize` dict (+ ``learning_rate``) per learning rate in grid
     order. A degenerate run ranks its learning rate last; ties go to the first; all degenerate: the first, with a
-    warning. Raises ``ValueError`` for empty ``runs``.
-    """
+    warning. Raises ``ValueError`` for empty ``runs``."""
     if not runs:
         raise ValueError("no runs to select a learning rate from")
     rates = list(dict.fromkeys(float(r["learning_rate"]) for r in runs))
@@ -116,8 +114,7 @@ def check_grid_output_dir(training_args) -> dict | None:
 
     Returns the earlier ``lr_grid_results.json`` when this command's (lr, seed) runs strictly extend a finished grid
     in the same folder layout; ``None`` without one (or with ``--overwrite_output_dir``). Raises
-    ``FileExistsError`` when they repeat, leave out or move its runs, or in ``check_output_dir``'s cases.
-    """
+    ``FileExistsError`` when they repeat, leave out or move its runs, or in ``check_output_dir``'s cases."""
     top = training_args.output_dir
     path = os.path.join(top, GRID_RESULTS_FILE)
     finished = os.path.isfile(path) and os.path.isfile(os.path.join(top, "all_results.json"))
@@ -160,8 +157,7 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
         ValueError: no evaluation split, or ``--resume_from_checkpoint PATH`` with several runs (use ``auto``).
         FileExistsError: a finished sub-run made with other settings, or an unfinished one's checkpoints without
             ``--resume_from_checkpoint auto`` / ``--overwrite_output_dir`` (:func:`~.checkpoints.start_run`).
-        FileNotFoundError: a missing ``--resume_from_checkpoint PATH``.
-    """
+        FileNotFoundError: a missing ``--resume_from_checkpoint PATH``."""
     from .tasks.base import write_json
 
     key = f"eval_{task.primary_metric}"

@@ -5,8 +5,7 @@ saved files. :class:`RunRecordCallback` writes ``output_dir/run_info.json`` (mai
 file whole) when the ``Trainer`` is built (task, base model and its origin, dataset, data arguments, training mode,
 seed, hyperparameters, framework versions), ``on_log`` (``state.log_history``) and ``on_evaluate`` (metrics merged
 under ``metrics``). No pickle is read and every ``*token*`` argument is dropped. :mod:`hf_bert_tasks.model_card`
-renders the card from this file.
-"""
+renders the card from this file."""
 
 from __future__ import annotations
 
@@ -56,8 +55,7 @@ def model_origin(model_name_or_path: str | None, base_model: str | None = None) 
     An existing folder is ``"local"`` (as ``from_pretrained`` reads it), else a valid Hub repo id is ``"hub"``
     (``huggingface_hub.utils.validate_repo_id``); a local folder has no Hub id unless ``base_model`` gives it.
     Returns ``{"model_name_or_path", "model_origin" ("hub"/"local"/"random"), "base_model", "base_model_source"}``
-    (a local folder's last two path parts only: no home directories in a pushed file).
-    """
+    (a local folder's last two path parts only: no home directories in a pushed file)."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     name = model_name_or_path
@@ -120,8 +118,7 @@ class RunRecordCallback(TrainerCallback):
     :class:`~hf_bert_tasks.tasks.base.Task`; ``model_args`` (an optional ``base_model`` Hub id too) and ``data_args``
     as parsed; ``training_mode``: ``{"mode", "strategy"}`` (:meth:`hf_bert_tasks.modes.TrainingMode.record`;
     ``None``: the mode ``args`` select); ``args``: an existing ``Trainer``'s arguments, to start and write the record
-    now (``trainer.add_callback``; ``None``: at ``on_init_end``).
-    """
+    now (``trainer.add_callback``; ``None``: at ``on_init_end``)."""
 
     def __init__(self, task, model_args, data_args, training_mode: dict | None = None, args=None):
         data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}

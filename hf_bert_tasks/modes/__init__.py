@@ -10,8 +10,7 @@ A mode's flags are a light dataclass in ``modes/<name>.py`` that
 ``bounds``). :data:`TRAINING_MODES` maps a built-in name to its module path until first used, then to the instance
 that module registered (as transformers' auto classes, peft's ``register_peft_method``): ``--help`` and ``--mode``'s
 choices import no mode. A new mode = a :class:`TrainingMode` subclass + :func:`register_training_mode` (+ an entry in
-``_BUILTIN`` for a built-in one). This module imports no torch/transformers.
-"""
+``_BUILTIN`` for a built-in one). This module imports no torch/transformers."""
 
 from __future__ import annotations
 
@@ -241,8 +240,7 @@ def load_task_model(task, model_args):
     config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA. With
     ``--attn_implementation sdpa`` (default) a model class without SDPA support falls back to its default with a
     warning. Raises ``ValueError`` when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for
-    2-label MRPC), saying which sizes differ and to start from the encoder instead.
-    """
+    2-label MRPC), saying which sizes differ and to start from the encoder instead."""
     from transformers import AutoConfig
 
     name = model_args.model_name_or_path
@@ -272,8 +270,7 @@ def reinit_top_layers(model, n: int, pooler: bool = False):
     """Re-initialise the top ``n`` encoder layers (and the pooler when ``pooler``) of ``model`` as BERT initialises
     them (``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
     ``model``; ``ValueError`` unless 0 <= ``n`` <= ``num_hidden_layers``. Source: Zhang et al. 2021, "Revisiting
-    Few-sample BERT Fine-tuning" (ICLR), §5. By hand: transformers 5's ``_init_weights`` skips loaded tensors.
-    """
+    Few-sample BERT Fine-tuning" (ICLR), §5. By hand: transformers 5's ``_init_weights`` skips loaded tensors."""
     import torch
 
     layers = model.config.num_hidden_layers
@@ -299,8 +296,7 @@ def declare_batch_mean_loss(model):
     """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
     BERT's heads average their loss over the batch and ignore ``num_items_in_batch``, but take ``**kwargs``, so
     ``Trainer`` (transformers 5.24) would multiply their loss by the number of DDP processes (2x gradients on 2).
-    :class:`hf_bert_tasks.batching.GlobalLossTrainer` then normalises over the global batch itself.
-    """
+    :class:`hf_bert_tasks.batching.GlobalLossTrainer` then normalises over the global batch itself."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     base.accepts_loss_kwargs = False
     return model

@@ -1,7 +1,6 @@
 """The flags of ``--mode feature_based`` (paper §5.3, Table 7: a frozen encoder, only a head trained on its
 features); the mode, :class:`hf_bert_tasks.feature_based.FeatureBasedMode`, is imported only when used. Its default
-learning rate is 1e-3 (a random head on frozen features needs a larger step than the fine-tuning grid).
-"""
+learning rate is 1e-3 (a random head on frozen features needs a larger step than the fine-tuning grid)."""
 
 from __future__ import annotations
 

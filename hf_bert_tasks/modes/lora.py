@@ -1,7 +1,6 @@
 """The flags of ``--mode lora`` (peft LoRA adapters on the frozen encoder plus the trained task head; Hu et al.,
 2021); the mode, :class:`hf_bert_tasks.lora.LoraMode`, is imported only when used. Its default learning rate is
-5e-4 (low-rank updates need a larger step than the fine-tuning grid).
-"""
+5e-4 (low-rank updates need a larger step than the fine-tuning grid)."""
 
 from __future__ import annotations
 
