@@ -1,27 +1,12 @@
 """Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``).
 
-``FinetuneTrainingArguments`` subclasses ``transformers.TrainingArguments`` (as trl's ``SFTConfig`` does) and changes
-the defaults to the paper's fine-tuning recipe (§4, Appendix A.3):
-
-=============================  ==========  ======================================================
-parameter                      ours        transformers default
-=============================  ==========  ======================================================
-``learning_rate``              task's      5e-5 (GLUE: 2e-5; grid {5e-5, 4e-5, 3e-5, 2e-5})
-``per_device_train_batch_size`` task's     8 (GLUE: 32)
-``num_train_epochs``           task's      3
-``warmup_steps``               0.1         0 (a float < 1 is a ratio of the total steps in v5)
-``weight_decay``               0.01        0.0
-``eval_strategy``              ``epoch``   ``no``
-``save_strategy``              ``epoch``   ``steps``
-``save_total_limit``           1           unlimited
-``logging_steps``              50          500
-``train_sampling_strategy``    by length   ``random`` (ours: ``group_by_length``; ``--no_group_by_length``)
-=============================  ==========  ======================================================
-
-``learning_rate``, ``per_device_train_batch_size`` and ``num_train_epochs`` default to ``None`` and are filled
-from the task's :class:`~hf_bert_tasks.tasks.base.PaperDefaults` by :func:`apply_task_defaults` (SQuAD uses 5e-5,
-SWAG batch 16 …), so an explicit command-line value always wins.
-"""
+``FinetuneTrainingArguments`` subclasses ``transformers.TrainingArguments`` (as trl's ``SFTConfig`` does) with the
+paper's fine-tuning defaults (§4, Appendix A.3; transformers' in brackets): ``learning_rate``,
+``per_device_train_batch_size`` and ``num_train_epochs`` from the task's :class:`~hf_bert_tasks.tasks.base.
+PaperDefaults` unless given (:func:`apply_task_defaults`; 5e-5, 8, 3; GLUE: 2e-5 of {5e-5, 4e-5, 3e-5, 2e-5}, 32, 3);
+``warmup_steps`` 0.1, a float < 1 being a ratio of the total steps in v5 (0); ``weight_decay`` 0.01 (0.0);
+``eval_strategy`` / ``save_strategy`` ``epoch`` (``no`` / ``steps``); ``save_total_limit`` 1 (unlimited);
+``logging_steps`` 50 (500); ``train_sampling_strategy`` ``group_by_length`` (``random``; ``--no_group_by_length``)."""
 
 from __future__ import annotations
 
@@ -35,8 +20,10 @@ from dataclasses import dataclass, field
 
 from transformers import HfArgumentParser, TrainingArguments
 
+from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .cli import UsageError
 from .config_file import read_config as read_config_file  # the --config reader (a public name of arguments)
+from .config_file import settings_argv, unrecognized
 from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
 from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
@@ -55,51 +42,39 @@ _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_give
 class ModelArguments:
     """Which checkpoint to fine-tune."""
 
-    model_name_or_path: str = field(
-        default="bert-base-uncased",
-        metadata={"help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."},
-    )
+    model_name_or_path: str = field(default="bert-base-uncased", metadata={
+        "help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."})
     tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer id/folder if not the model's."})
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
-    attn_implementation: str | None = field(
-        default="sdpa",
-        metadata={"help": "Attention kernel: sdpa (torch scaled_dot_product_attention, default), eager, or another "
-                  "transformers attn_implementation.", "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"]},
-    )
-    reinit_pooler: bool = field(
-        default=False,
-        metadata={"help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, "
-                  "'Revisiting Few-sample BERT Fine-tuning', §5; --mode finetune only)."},
-    )
-    reinit_layers: int = field(
-        default=0,
-        metadata={"help": "Re-initialise the top N encoder layers before fine-tuning (Zhang et al. 2021, §5; "
-                  "--mode finetune only). 0 (default): keep all."},
-    )
+    attn_implementation: str | None = field(default="sdpa", metadata={
+        "help": "Attention kernel: sdpa (torch scaled_dot_product_attention, default), eager, or another "
+                "transformers attn_implementation.",
+        "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"]})
+    reinit_pooler: bool = field(default=False, metadata={
+        "help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, 'Revisiting "
+                "Few-sample BERT Fine-tuning', §5; --mode finetune only)."})
+    reinit_layers: int = field(default=0, metadata={
+        "help": "Re-initialise the top N encoder layers before fine-tuning (Zhang et al. 2021, §5; --mode finetune "
+                "only). 0 (default): keep all."})
 
 
 @dataclass
 class DataArguments:
     """Which task and data, and how to tokenize it."""
 
-    task: str = field(
-        default=None,
-        metadata={"help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
-                  "metavar": "{" + ",".join(list_tasks()) + "}"},
-    )
-    data_dir: str | None = field(
-        default=None, metadata={"help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."}
-    )
+    task: str = field(default=None, metadata={
+        "help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
+        "metavar": "{" + ",".join(list_tasks()) + "}"})
+    data_dir: str | None = field(default=None, metadata={
+        "help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."})
     dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Hub dataset config overriding the task's."})
     dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})
-    max_seq_length: int | None = field(
-        default=None, metadata={"help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."}
-    )
-    pad_to_max_length: bool = field(
-        default=False, metadata={"help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."}
-    )
+    max_seq_length: int | None = field(default=None, metadata={
+        "help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."})
+    pad_to_max_length: bool = field(default=False, metadata={
+        "help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Keep only the first N training examples."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Keep only the first N examples per eval split."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Keep only the first N test examples."})
@@ -108,22 +83,17 @@ class DataArguments:
     max_query_length: int = field(default=64, metadata={"help": "SQuAD: questions are cut to this many tokens."})
     n_best_size: int = field(default=20, metadata={"help": "SQuAD: start/end candidates kept per window (n-best)."})
     max_answer_length: int = field(default=30, metadata={"help": "SQuAD: longest answer span in tokens."})
-    null_score_diff_threshold: float | None = field(
-        default=None, metadata={"help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."}
-    )
+    null_score_diff_threshold: float | None = field(default=None, metadata={
+        "help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."})
     # Token classification (CoNLL-2003 NER; paper §5.3)
-    label_all_tokens: bool = field(
-        default=False, metadata={"help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."}
-    )
-    document_context: bool = field(
-        default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
-    )
+    label_all_tokens: bool = field(default=False, metadata={
+        "help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."})
+    document_context: bool = field(default=False, metadata={
+        "help": "NER: fill each window with neighbouring sentences of the same document."})
     # Tokenized-features cache (hf_bert_tasks/tokenized_cache.py)
-    cache_tokenized: bool = field(
-        default=True,
-        metadata={"help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task "
-                  "options, preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."},
-    )
+    cache_tokenized: bool = field(default=True, metadata={
+        "help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task options, "
+                "preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."})
     tokenized_cache_dir: str | None = field(default=None, metadata={
         "help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."})
     overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenize and replace cached features."})
@@ -142,26 +112,11 @@ class DataArguments:
 
 @dataclass
 class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingArguments):
-    """``TrainingArguments`` with the paper's fine-tuning defaults (table in the module docstring) and extras.
-
-    Extra parameters:
-        lr_grid: learning rates to try (the paper's §4.1 selection on dev); each run goes to
-            ``output_dir/lr_<value>`` and the best one on the task's primary metric is copied to ``output_dir``.
-            ``"paper"`` (a bare ``--lr_grid``): the task's paper grid (:attr:`PaperDefaults.lr_grid
-            <hf_bert_tasks.tasks.base.PaperDefaults>`), filled in by :func:`apply_task_defaults`.
-        seeds: random restarts; with ``lr_grid`` every (lr, seed) runs in ``output_dir/lr_<value>/seed_<s>`` and
-            the lr with the best *mean* dev metric is selected (:mod:`hf_bert_tasks.lr_grid`).
-        group_by_length: ``True`` by default: ``train_sampling_strategy="group_by_length"`` (batches of similar
-            length, :mod:`hf_bert_tasks.batching`); ``--no_group_by_length`` or an explicit
-            ``--train_sampling_strategy`` opts out.
-        sort_eval_by_length: evaluation / prediction batches longest-first, predictions restored to input order.
-        overwrite_output_dir: allow writing into an ``output_dir`` that already holds a finished run.
-        mode: a registered training mode (:mod:`hf_bert_tasks.modes`; ``finetune`` by default). Each mode's own
-            flags come from its arguments dataclass, a base class of this one (``feature_strategy``, ``head``,
-            ``pooling``, ``head_hidden_size``, ``feature_cache*``: :class:`~hf_bert_tasks.modes.feature_based.
-            FeatureBasedArguments`; ``lora_*``: :class:`~hf_bert_tasks.modes.lora.LoraArguments`). Without
-            ``--learning_rate`` a mode may set its own default (feature-based head 1e-3, LoRA 5e-4).
-    """
+    """``TrainingArguments`` with the paper's fine-tuning defaults (module docstring) and extras (see each field's
+    help): ``lr_grid`` x ``seeds``, the §4.1 selection on dev (:mod:`hf_bert_tasks.lr_grid`); length-aware batches
+    (:mod:`hf_bert_tasks.batching`); ``mode`` (:mod:`hf_bert_tasks.modes`), whose own flags come from its arguments
+    dataclass, a base class of this one (:class:`~hf_bert_tasks.modes.feature_based.FeatureBasedArguments`,
+    :class:`~hf_bert_tasks.modes.lora.LoraArguments`)."""
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
     learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
@@ -174,64 +129,47 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
     save_strategy: str = field(default="epoch", metadata={"help": "When to save checkpoints: no, steps, epoch."})
     save_total_limit: int | None = field(default=1, metadata={"help": "Checkpoints kept in output_dir."})
     logging_steps: float = field(default=50, metadata={"help": "Log every N steps."})
-    lr_grid: str | None = field(
-        default=None,
-        metadata={"help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare "
-                  "--lr_grid (or 'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
-                  "nargs": "?", "const": "paper"},
-    )
-    seeds: str | None = field(
-        default=None,
-        metadata={"help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); "
-                  "with --lr_grid the best lr is chosen by the mean dev metric over seeds."},
-    )
-    group_by_length: bool = field(
-        default=True,
-        metadata={"help": "Length-grouped training batches (less padding; the default). Opt out with "
-                  "--no_group_by_length or --train_sampling_strategy random."},
-    )
-    train_sampling_strategy: str | None = field(
-        default=None,
-        metadata={"help": "Training sampler: group_by_length (default, see --group_by_length), random, sequential, "
-                  "batch_rebalance. An explicit value wins over --group_by_length.",
-                  "choices": ["random", "sequential", "group_by_length", "batch_rebalance"]},
-    )
-    sort_eval_by_length: bool = field(
-        default=True,
-        metadata={"help": "Evaluate/predict longest-first (less padding); predictions are put back in the input "
-                  "order, so metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."},
-    )
-    overwrite_output_dir: bool = field(
-        default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
-    )
-    # Training modes (hf_bert_tasks/modes/): each mode's own flags come from its arguments dataclass (a base class)
-    mode: str = field(
-        default=DEFAULT_TRAINING_MODE,
-        metadata={"help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all "
-                  "weights (paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
-                  "choices": TRAINING_MODES.names()},
-    )
+    lr_grid: str | None = field(default=None, metadata={
+        "help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare --lr_grid (or "
+                "'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
+        "nargs": "?", "const": "paper"})
+    seeds: str | None = field(default=None, metadata={
+        "help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); with "
+                "--lr_grid the best lr is chosen by the mean dev metric over seeds."})
+    group_by_length: bool = field(default=True, metadata={
+        "help": "Length-grouped training batches (less padding; the default). Opt out with --no_group_by_length or "
+                "--train_sampling_strategy random."})
+    train_sampling_strategy: str | None = field(default=None, metadata={
+        "help": "Training sampler: group_by_length (default, see --group_by_length), random, sequential, "
+                "batch_rebalance. An explicit value wins over --group_by_length.",
+        "choices": ["random", "sequential", "group_by_length", "batch_rebalance"]})
+    sort_eval_by_length: bool = field(default=True, metadata={
+        "help": "Evaluate/predict longest-first (less padding); predictions are put back in the input order, so "
+                "metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "Write into an output_dir that already holds all_results.json."})
+    mode: str = field(default=DEFAULT_TRAINING_MODE, metadata={
+        "help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all weights "
+                "(paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
+        "choices": TRAINING_MODES.names()})
 
     def __post_init__(self):
         mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
         check_declared_values(self)  # every mode's flags (choices, bounds), so a bad one fails in any compare arm
         self._metric_unset = self.metric_for_best_model is None  # filled from the task (apply_task_defaults)
-        # No --do_* flag at all means "every split the data has"; remember explicit flags before Trainer's
-        # post-init changes them.
+        # no --do_* flag: every split the data has; kept before Trainer's post-init changes them
         flags = (self.do_train, self.do_eval, self.do_predict)
         self._explicit_do = flags if any(flags) else None
-        # Length-grouped batches by default; an explicit --train_sampling_strategy wins (transformers 5 replaced
-        # group_by_length with train_sampling_strategy="group_by_length").
+        # an explicit --train_sampling_strategy wins over --group_by_length (its transformers 5 spelling)
         if self.train_sampling_strategy is None:
             self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
         self.group_by_length = self.train_sampling_strategy == "group_by_length"
         self.seed_list  # noqa: B018 - a malformed --seeds fails here, before any data is read
-        # TrainingArguments needs concrete values for its own checks; the task's defaults replace them later
-        # only where the user gave none (tracked in `_unset`).
-        self._unset = [k for k in ("learning_rate", "per_device_train_batch_size", "num_train_epochs") if getattr(self, k) is None]
-        for key, value in (("learning_rate", 2e-5), ("per_device_train_batch_size", 32), ("num_train_epochs", 3.0)):
-            if getattr(self, key) is None:
-                setattr(self, key, value)
+        # placeholders for TrainingArguments' checks; apply_task_defaults replaces those in `_unset`
+        placeholders = {"learning_rate": 2e-5, "per_device_train_batch_size": 32, "num_train_epochs": 3.0}
+        self._unset = [k for k in placeholders if getattr(self, k) is None]
+        for key in self._unset:
+            setattr(self, key, placeholders[key])
         if self.output_dir is None:
             raise ValueError("--output_dir is required")
         import torch
@@ -243,55 +181,42 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
 
     @property
     def learning_rates(self) -> list[float]:
-        """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``.
-
-        Raises:
-            ValueError: not comma-separated positive floats, or a value given twice, or ``"paper"`` not yet
-                resolved by :func:`apply_task_defaults`.
-        """
+        """The learning rates to run: ``lr_grid`` parsed, or ``[learning_rate]``. ``ValueError``: not distinct
+        comma-separated positive floats, or ``"paper"`` not yet resolved by :func:`apply_task_defaults`."""
         if not self.lr_grid:
             return [self.learning_rate]
         if self.lr_grid == PAPER_LR_GRID:
             raise ValueError(f"--lr_grid {PAPER_LR_GRID}: the task's grid is filled in by apply_task_defaults(); "
                              "call it first")
-        try:
-            rates = [float(x) for x in str(self.lr_grid).split(",") if x.strip()]
-        except ValueError:
-            raise ValueError(f"--lr_grid {self.lr_grid!r}: expected comma-separated floats like '5e-5,3e-5'") from None
-        if not rates or any(not r > 0 for r in rates) or len(set(rates)) != len(rates):
-            raise ValueError(f"--lr_grid {self.lr_grid!r}: expected distinct positive floats like '5e-5,3e-5'")
-        return rates
+        return _parse_list("lr_grid", self.lr_grid, float, "floats", "positive floats", "5e-5,3e-5")
 
     @property
     def seed_list(self) -> list[int]:
-        """The seeds to run: ``seeds`` parsed, or ``[seed]``.
-
-        Raises:
-            ValueError: not comma-separated integers, or a seed given twice.
-        """
+        """The seeds to run: ``seeds`` parsed, or ``[seed]`` (``ValueError``: not distinct comma-separated ints)."""
         if not self.seeds:
             return [self.seed]
-        try:
-            seeds = [int(x) for x in str(self.seeds).split(",") if x.strip()]
-        except ValueError:
-            raise ValueError(f"--seeds {self.seeds!r}: expected comma-separated integers like '1,2,3'") from None
-        if not seeds or len(set(seeds)) != len(seeds):
-            raise ValueError(f"--seeds {self.seeds!r}: expected distinct integers like '1,2,3'")
-        return seeds
+        return _parse_list("seeds", self.seeds, int, "integers", "integers", "1,2,3")
+
+
+def _parse_list(flag: str, text, convert, kind: str, distinct: str, example: str) -> list:
+    """``text`` split at commas and converted; ValueError unless non-empty, distinct (and positive if floats)."""
+    try:
+        values = [convert(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--{flag} {text!r}: expected comma-separated {kind} like '{example}'") from None
+    if not values or (convert is float and any(not v > 0 for v in values)) or len(set(values)) != len(values):
+        raise ValueError(f"--{flag} {text!r}: expected distinct {distinct} like '{example}'")
+    return values
 
 
 _TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
 
 
 def check_declared_values(args) -> None:
-    """Check the fields of ``args``' dataclass against their declarations: a ``choices`` list in a field's metadata
-    (also when the object was built from a dict, which argparse never checks) and the ``bounds`` tuples of the
-    classes it inherits (``(flag, lowest, upper bound excluded or None, what is expected)``, e.g.
-    :class:`~hf_bert_tasks.modes.lora.LoraArguments`). No training mode's code runs for it.
-
-    Raises:
-        ValueError: ``--<flag> <value>: expected ...``.
-    """
+    """Check ``args``' fields against their declarations: a field's metadata ``choices`` (also for an object built
+    from a dict, which argparse never checks) and the inherited ``bounds`` tuples (``(flag, lowest, upper bound
+    excluded or None, what is expected)``, e.g. :class:`~hf_bert_tasks.modes.lora.LoraArguments`); ``ValueError``
+    ``--<flag> <value>: expected ...`` otherwise."""
     for f in dataclasses.fields(args):
         if f.name in _TRAINER_FIELDS or f.name == "mode":
             continue  # TrainingArguments checks its own; --mode: mode_of
@@ -306,18 +231,16 @@ def check_declared_values(args) -> None:
 
 
 def accelerator_defaults(args: TrainingArguments) -> None:
-    """The settings that depend on the machine, for both recipes' training arguments; call before
-    ``TrainingArguments.__post_init__``: :func:`use_cpu_under_launcher` (several CPU processes) and
-    :func:`gpu_fast_path` (a CUDA GPU)."""
+    """Both recipes' machine-dependent settings, before ``TrainingArguments.__post_init__``:
+    :func:`use_cpu_under_launcher` and :func:`gpu_fast_path`."""
     use_cpu_under_launcher(args)
     gpu_fast_path(args)
 
 
 @contextlib.contextmanager
 def flags_given(names):
-    """While the recipe's argument dataclasses are built in this block, ``names`` (flag names without ``--``) are
-    the flags the user gave (command line and ``--config`` file), so :func:`gpu_fast_path` can tell "not given" from
-    "given with transformers' default value". :func:`parse_args` and ``compare``'s arms use it."""
+    """Inside this block ``names`` (flags without ``--``, command line and ``--config``) are the flags the user gave,
+    so :func:`gpu_fast_path` tells "not given" from "given with transformers' default"."""
     token = _GIVEN_FLAGS.set(frozenset(names))
     try:
         yield
@@ -326,18 +249,11 @@ def flags_given(names):
 
 
 def gpu_fast_path(args: TrainingArguments) -> str | None:
-    """The GPU defaults of the recipes' command line: with a CUDA GPU (and not ``--use_cpu``), ``bf16=True`` when
-    the GPU computes in bf16 natively (``torch.cuda.is_bf16_supported(including_emulation=False)``: Ampere or newer,
-    or ROCm) and ``optim="adamw_torch_fused"``. Returns the INFO line it logs (``None``: nothing changed). Call
-    before ``TrainingArguments.__post_init__`` (which checks bf16 against the device).
-
-    Only what the user left open changes: the precision stays as given with ``--bf16`` or ``--fp16`` (any value,
-    also ``--bf16 False``), ``--deepspeed`` (its config sets the precision) or a launcher's
-    ``ACCELERATE_MIXED_PRECISION`` (``accelerate launch --mixed_precision``, a launch config's ``mixed_precision``);
-    the optimizer stays as given with ``--optim``. Which flags were given comes from :func:`flags_given`; dataclasses
-    built in Python outside it (``FinetuneTrainingArguments(...)``, ``dataclasses.replace``) are left alone. On CPU
-    nothing changes.
-    """
+    """With a CUDA GPU (not ``--use_cpu``): ``bf16=True`` when supported natively
+    (``torch.cuda.is_bf16_supported(including_emulation=False)``) and ``optim="adamw_torch_fused"``; returns the INFO
+    line it logs (``None``: nothing changed). Call before ``TrainingArguments.__post_init__``. Only flags left open
+    change (:func:`flags_given`; objects built outside it are left alone): the precision stays with ``--bf16`` /
+    ``--fp16`` (any value), ``--deepspeed`` or ``ACCELERATE_MIXED_PRECISION``; the optimizer with ``--optim``."""
     given = _GIVEN_FLAGS.get()
     if given is None or args.use_cpu:
         return None
@@ -367,12 +283,8 @@ def gpu_fast_path(args: TrainingArguments) -> str | None:
 
 def use_cpu_under_launcher(args: TrainingArguments) -> None:
     """Set ``args.use_cpu`` when a launcher started several processes (``WORLD_SIZE`` > 1) on a machine without
-    CUDA, MPS or XPU. Call before ``TrainingArguments.__post_init__``.
-
-    transformers 5.24 sets up multi-process (gloo) DDP on CPU only with ``use_cpu=True``; otherwise, under
-    ``torchrun --nproc_per_node 2`` or ``accelerate launch``, every process silently trains alone on all the data
-    (``tests/test_distributed.py`` checks the 2-process run against the 1-process one).
-    """
+    CUDA, MPS or XPU (before ``TrainingArguments.__post_init__``): transformers 5.24 sets up gloo DDP on CPU only
+    with ``use_cpu=True``, otherwise every process trains alone on all the data."""
     import torch
 
     mps, xpu = getattr(torch.backends, "mps", None), getattr(torch, "xpu", None)
@@ -382,18 +294,11 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
 
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
-    """Fill what the user did not set: learning rate, batch size and epochs from the training mode's defaults
-    (:meth:`~hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`: the task's
-    :class:`~hf_bert_tasks.tasks.base.PaperDefaults`, or the mode's own learning rate), ``max_seq_length`` from the
-    task, a bare ``--lr_grid`` from the mode's grid (fine-tuning: the task's paper grid), and with
-    ``--load_best_model_at_end`` but no ``--metric_for_best_model`` the task's primary dev metric
-    (``greater_is_better`` from its :class:`~hf_bert_tasks.tasks.base.MetricSpec`) — Trainer's own default keeps the
-    lowest ``eval_loss``. Tasks whose in-training evaluation has no metric (SQuAD: scored after post-processing)
-    keep the loss.
-
-    Raises:
-        ValueError: a bare ``--lr_grid`` with a mode that has no default grid.
-    """
+    """Fill what the user did not set: learning rate, batch size, epochs
+    (:meth:`~hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`), ``max_seq_length`` (the task's), a bare
+    ``--lr_grid`` (the mode's grid), and with ``--load_best_model_at_end`` the task's primary dev metric and its
+    :class:`~hf_bert_tasks.tasks.base.MetricSpec` direction (not for tasks without in-training metrics: SQuAD).
+    Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
     for key in getattr(training_args, "_unset", []):
@@ -413,9 +318,8 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
 
 
 class CliArgumentParser(HfArgumentParser):
-    """``HfArgumentParser`` whose errors are :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2, in
-    the CLI's error boundary) instead of argparse's usage text and ``SystemExit``. Flags must be spelt in full
-    (``allow_abbrev=False``): a misspelt ``--learning_rat`` is an error, not silently ``--learning_rate``."""
+    """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
+    ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error)."""
 
     def __init__(self, dataclass_types, **kwargs):
         super().__init__(dataclass_types, allow_abbrev=False, **kwargs)
@@ -425,15 +329,13 @@ class CliArgumentParser(HfArgumentParser):
 
 
 def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
-    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins.
-
-    ``--help_all`` prints every flag (``prog``, default ``hf-bert-tasks``, names the subcommand in the usage line).
+    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins;
+    ``--help_all`` prints every flag (``prog``: the usage line's command, default ``hf-bert-tasks``).
 
     Raises:
         ValueError: for a config file that is not a mapping, or with keys no dataclass knows (names them).
         hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
-            argparse cannot convert.
-    """
+            argparse cannot convert."""
     argv = list(sys.argv[1:] if argv is None else argv)
     argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
     parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
@@ -442,29 +344,22 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
                             "command line win")
         parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
         parser.parse_args(["--help"])
-    config = None
+    prefix: list[str] = []
     if "--config" in argv:
         i = argv.index("--config")
         if i + 1 >= len(argv):
             raise ValueError("--config needs a path to a .yaml or .json file")
         config = argv[i + 1]
         del argv[i : i + 2]
-    prefix: list[str] = []
-    if config is not None:
-        from .config_file import settings_argv
-
         values = read_config_file(config)
         unknown = sorted(set(values) - {f.name for dc in dataclass_types for f in dataclasses.fields(dc)})
         if unknown:
             raise ValueError(f"{config}: unknown argument(s) {unknown}")
-        # Config values become command-line tokens before the explicit flags, which therefore win.
         given = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
         prefix = settings_argv({k: v for k, v in values.items() if k not in given}, parser)
     with flags_given(_flag_names(prefix + argv)):  # what the user gave, for the GPU defaults (gpu_fast_path)
         *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
     if remaining:
-        from .config_file import unrecognized
-
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return tuple(outputs)
 
@@ -477,11 +372,8 @@ def _flag_names(tokens: list[str]) -> set[str]:
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:
-    """Log levels per process, as transformers' examples: the main process (``training_args.should_log``) logs the
-    package's INFO lines; the others log at ``training_args.get_process_log_level()`` (``--log_level_replica``,
-    WARNING by default), so a ``torchrun --nproc_per_node N`` run prints each message once. transformers' and
-    datasets' own verbosity follows ``get_process_log_level()`` (``--log_level``; ``passive`` keeps WARNING).
-    """
+    """Log levels per process, as transformers' examples: INFO on the main process (``should_log``), else
+    ``get_process_log_level()`` (``--log_level_replica``), which transformers and datasets follow too."""
     import datasets
     import transformers
 
@@ -489,12 +381,6 @@ def setup_process_logging(training_args: TrainingArguments) -> None:
     main_level = logging.INFO if training_args.log_level == "passive" else level
     logging.getLogger().setLevel(main_level if training_args.should_log else level)
     transformers.utils.logging.set_verbosity(level)
-    # transformers prints through its own handler and, when CI=true (as on GitHub Actions and this project's CI), also
-    # propagates to the root logger, whose handler prints every message a second time: one handler is enough
+    # with CI=true transformers also propagates to the root logger, which would print every message twice
     transformers.utils.logging.disable_propagation()
     datasets.utils.logging.set_verbosity(level)
-
-
-def output_dir_is_finished(output_dir: str) -> bool:
-    """True when ``output_dir`` holds a finished run (``all_results.json``)."""
-    return os.path.isfile(os.path.join(output_dir, "all_results.json"))

@@ -1,55 +1,31 @@
 """The fine-tune recipe's ``Trainer``: length-aware batches and a loss normalised over the global batch.
 
-:class:`GlobalLossTrainer` (the recipe's) = :class:`LengthSortedTrainer` (batches, below) + the loss rule
-(:func:`global_batch_loss`, last section).
+:class:`GlobalLossTrainer` = :class:`LengthSortedTrainer` (batches) + the loss rule (:func:`global_batch_loss`). With
+dynamic padding a batch is as long as its longest feature, so by default:
 
-Padding is wasted compute: with dynamic padding every batch is as long as its longest feature. Two remedies, both on
-by default in ``hf-bert-tasks finetune``:
-
-* **Training** (``--group_by_length``, transformers 5: ``train_sampling_strategy="group_by_length"``): transformers'
-  ``LengthGroupedSampler`` (random mega-batches of 50 batches, sorted by length inside), with two changes —
-  lengths come from the Arrow column in one pass (:func:`feature_lengths`; for SWAG's ``[4, L]`` features the
-  longest choice, which Trainer's own ``len(input_ids)`` would give as 4), and the shuffle is seeded per epoch
-  (``seed + epoch``, :class:`EpochLengthGroupedSampler`) instead of drawn from the global torch RNG, so a resumed run
-  and every process of a distributed run see the same order. The grouping unit is the global batch
-  (per-device batch x gradient accumulation x processes), so 2 processes x batch 4 group like 1 x batch 8.
-* **Evaluation / prediction** (``--sort_eval_by_length``): features are fed longest first
-  (:class:`LengthSortedTrainer`), and the predictions, labels and the ``EvalPrediction`` given to
-  ``compute_metrics`` are put back in the dataset's order, so metrics and prediction files do not depend on it
-  (``tests/test_eval_ordering.py``). transformers 5.24's own eval sampler under ``group_by_length`` is a *random*
-  ``LengthGroupedSampler`` and returns predictions in that shuffled order, which scrambles prediction files and
-  SQuAD / NER post-processing; this Trainer never does that.
-
-What changes with ordering: only float rounding (another batch composition means other padded shapes, so other
-kernel blocking) and, for losses averaged over tokens (NER), ``eval_loss``, which Trainer averages per batch.
-"""
+* **training** (``train_sampling_strategy="group_by_length"``): transformers' ``LengthGroupedSampler`` (random
+  mega-batches of 50 batches, sorted inside), with lengths read from the Arrow column (:func:`feature_lengths`;
+  SWAG ``[4, L]``: the longest choice) and the shuffle seeded with ``seed + epoch``
+  (:class:`EpochLengthGroupedSampler`), so a resumed run and every process see the same order; the grouping unit is
+  the global batch (per-device batch x accumulation x processes);
+* **evaluation / prediction** (``--sort_eval_by_length``): features longest first, and predictions, labels and the
+  ``EvalPrediction`` of ``compute_metrics`` put back in dataset order (``tests/test_eval_ordering.py``), never
+  transformers 5.24's shuffled eval order. Only float rounding and per-batch-averaged ``eval_loss`` (NER) change."""
 
 from __future__ import annotations
 
 import itertools
-import logging
 
 import numpy as np
 import torch
 from transformers import Trainer
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-logger = logging.getLogger(__name__)
-
 
 def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
-    """Token count of every feature, read from the Arrow column in one pass (no per-row decoding).
-
-    Args:
-        dataset: a ``datasets.Dataset`` whose ``column`` holds ``[L]`` token lists (GLUE, SQuAD windows, NER
-            windows) or ``[C, L]`` lists (SWAG's choices).
-        column: the token column.
-
-    Returns:
-        int64 array ``[len(dataset)]``: ``L`` per feature, or for ``[C, L]`` features the longest choice (what the
-        multiple-choice collator pads to); a dataset without ``column`` but with a ``length`` column (the
-        feature cache's rows per example) gives that column; ``None`` for anything else.
-    """
+    """Token count of every feature of a ``datasets.Dataset``, read from the Arrow ``column`` in one pass: int64
+    ``[len(dataset)]``, ``L`` of ``[L]`` token lists or the longest choice of ``[C, L]`` (SWAG); without ``column``,
+    a ``length`` column (the feature cache's) as it is; ``None`` for anything else."""
     import datasets
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -59,7 +35,6 @@ def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
     if column not in dataset.column_names:
         if "length" not in dataset.column_names:
             return None
-        # precomputed lengths, e.g. the feature cache's rows per example (hf_bert_tasks.feature_based.cache)
         return dataset.select_columns(["length"]).with_format("arrow")[:].column("length").to_numpy().astype(np.int64)
     table = dataset.select_columns([column]).with_format("arrow")[:]  # applies an indices mapping (select/shuffle)
     values = table.column(column).combine_chunks()
@@ -76,17 +51,9 @@ def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
 
 
 class EpochLengthGroupedSampler(LengthGroupedSampler):
-    """transformers' ``LengthGroupedSampler`` whose shuffle is seeded with ``seed + epoch``.
-
-    ``Trainer`` calls :meth:`set_epoch` at the start of every epoch (also through accelerate's wrappers), so the order
-    of epoch ``e`` is a function of ``(seed, e, lengths)`` only: a run resumed from a checkpoint replays it, and every
-    process of a distributed run draws the same one (accelerate then shards each global batch).
-
-    Args:
-        batch_size: the grouping unit in features (the global batch).
-        lengths: ``[n]`` token counts (:func:`feature_lengths`).
-        seed: ``--data_seed`` or ``--seed``.
-    """
+    """transformers' ``LengthGroupedSampler`` whose shuffle is seeded with ``seed`` (``--data_seed`` or ``--seed``) +
+    epoch (``Trainer`` calls :meth:`set_epoch`), so the order is the same on resume and on every process.
+    ``batch_size``: the grouping unit (the global batch); ``lengths``: ``[n]`` token counts."""
 
     def __init__(self, batch_size: int, lengths, seed: int):
         super().__init__(batch_size, lengths=[int(x) for x in lengths])
@@ -115,22 +82,14 @@ class IndexSampler(torch.utils.data.Sampler):
 
 
 def length_order(lengths) -> np.ndarray:
-    """Indices that put features longest first; equal lengths keep their dataset order (stable sort).
-
-    Longest first so that an out-of-memory batch shows up at the first step, not at the end of an evaluation.
-    """
+    """Indices that put features longest first (an out-of-memory batch fails at once); ties keep dataset order."""
     return np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
 
 
 def restore_order(values, order: np.ndarray):
-    """Put per-feature ``values`` computed in ``order`` back in dataset order.
-
-    ``values``: an array whose first axis has ``len(order)`` rows (logits ``[n, ...]``, labels ``[n, ...]``), or a
-    tuple / list / dict of such (SQuAD's start and end logits); ``None`` stays ``None``.
-
-    Raises:
-        RuntimeError: an array with another number of rows than ``order`` (e.g. a gather that kept padding rows).
-    """
+    """Put per-feature ``values`` computed in ``order`` back in dataset order: an array ``[len(order), ...]`` or a
+    tuple / list / dict of such (SQuAD's start and end logits); ``None`` stays ``None``. Raises ``RuntimeError`` for
+    an array with another number of rows (e.g. a gather that kept padding rows)."""
     if values is None:
         return None
     if isinstance(values, dict):
@@ -148,14 +107,9 @@ def restore_order(values, order: np.ndarray):
 
 
 class LengthSortedTrainer(Trainer):
-    """``Trainer`` with length-grouped training batches and length-sorted evaluation batches (module docstring).
+    """``Trainer`` with length-grouped training (``args.train_sampling_strategy == "group_by_length"``) and
+    length-sorted evaluation (``args.sort_eval_by_length``, default ``True``) batches (module docstring)."""
 
-    Reads two optional attributes of ``args`` (both present on
-    :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`): ``train_sampling_strategy == "group_by_length"``
-    and ``sort_eval_by_length`` (default ``True`` here too). Everything else is transformers' ``Trainer``.
-    """
-
-    # ------------------------------------------------------------------ training
     def _get_train_sampler(self, train_dataset=None):
         dataset = train_dataset if train_dataset is not None else self.train_dataset
         if self.args.train_sampling_strategy != "group_by_length":
@@ -167,15 +121,11 @@ class LengthSortedTrainer(Trainer):
         seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
         return EpochLengthGroupedSampler(unit, lengths, seed)
 
-    # ---------------------------------------------------------------- evaluation
-    def _sorts_eval(self) -> bool:
-        return (bool(getattr(self.args, "sort_eval_by_length", True)) and self.args.eval_do_concat_batches
-                and not self.args.batch_eval_metrics)
-
     def _get_eval_sampler(self, eval_dataset):
-        lengths = feature_lengths(eval_dataset) if self._sorts_eval() else None
-        if lengths is None:
-            # never transformers' random LengthGroupedSampler (predictions would come back shuffled)
+        sorts = (getattr(self.args, "sort_eval_by_length", True) and self.args.eval_do_concat_batches
+                 and not self.args.batch_eval_metrics)
+        lengths = feature_lengths(eval_dataset) if sorts else None
+        if lengths is None:  # never transformers' random LengthGroupedSampler (shuffled predictions)
             if eval_dataset is None or not hasattr(eval_dataset, "__len__"):
                 return None
             return torch.utils.data.SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
@@ -194,12 +144,8 @@ class LengthSortedTrainer(Trainer):
             from transformers import EvalPrediction
 
             def in_dataset_order(pred, **kwargs):
-                restored = EvalPrediction(
-                    predictions=restore_order(pred.predictions, order),
-                    label_ids=restore_order(pred.label_ids, order),
-                    inputs=restore_order(pred.inputs, order),
-                    losses=restore_order(pred.losses, order),
-                )
+                restored = EvalPrediction(**{k: restore_order(getattr(pred, k), order)
+                                             for k in ("predictions", "label_ids", "inputs", "losses")})
                 scored.append((pred, restored))
                 return compute_metrics(restored, **kwargs)
 
@@ -210,16 +156,15 @@ class LengthSortedTrainer(Trainer):
         finally:
             self.compute_metrics = compute_metrics
         if scored and scored[-1][0].predictions is output.predictions and scored[-1][0].label_ids is output.label_ids:
-            # Trainer returns the arrays it scored (transformers 5.24): already in dataset order, each reordered once
+            # Trainer returns the arrays it scored (transformers 5.24): reuse their dataset-order copies
             return output._replace(predictions=scored[-1][1].predictions, label_ids=scored[-1][1].label_ids)
         return output._replace(predictions=restore_order(output.predictions, order),
                                label_ids=restore_order(output.label_ids, order))
 
 
 def _index_sampler(dataloader) -> IndexSampler | None:
-    """The :class:`IndexSampler` behind ``dataloader`` (plain, or wrapped by accelerate's ``DataLoaderShard`` /
-    ``BatchSamplerShard``), else ``None``. Read from the dataloader itself, so a reused (persistent-workers)
-    dataloader is restored too."""
+    """The :class:`IndexSampler` behind ``dataloader`` (also inside accelerate's ``DataLoaderShard`` /
+    ``BatchSamplerShard``), else ``None``."""
     seen, todo = set(), [dataloader]
     while todo:
         obj = todo.pop()
@@ -232,66 +177,38 @@ def _index_sampler(dataloader) -> IndexSampler | None:
     return None
 
 
-
 # ---------------------------------------------------------------------------------------------------- the loss
-# Trainer with a model that ignores ``num_items_in_batch`` (every BERT head, ``declare_batch_mean_loss``) averages
-# the head's loss per micro-batch, divides it by the accumulation steps, and DDP averages the processes' gradients:
-# a mean of micro-batch means, the global mean only when every micro-batch holds as many loss terms. The recipe's
-# loss of an optimizer step is instead
-#
-#     sum of the loss terms of all micro-batches of all processes / number of those terms
-#
-# so batch 2 x accumulation 1, 1 x 2 and 2 processes x 1 give the same update. transformers 5.24 does the counting
-# when given ``compute_loss_func``: ``get_batch_samples`` sums ``labels != -100`` over the step's micro-batches and,
-# with ``average_tokens_across_devices`` (default), over the processes (one gather per step); ``compute_loss`` pops
-# ``labels``, calls ``compute_loss_func(outputs, labels, num_items_in_batch)`` and multiplies by the number of
-# processes (DDP averages gradients); ``loss_is_scaled_for_ga`` becomes true. That gives the units
-# (:data:`LOSS_UNITS`):
-#
-# * ``"labels"``: one cross-entropy term per label that is not -100 — NER (labelled WordPieces, a number that varies
-#   per sentence: the case that micro-batch means got wrong), GLUE classification and SWAG (-100 = unknown label);
-# * ``"examples"``: STS-B regression (squared error; float labels, never -100, so Trainer's count is the number of
-#   examples) and SQuAD spans (``(CE(start) + CE(end)) / 2`` per window). SQuAD batches have no ``labels`` key, so
-#   Trainer counts nothing for them: the one custom piece left counts their ``start_positions`` rows
-#   (:meth:`GlobalLossTrainer.get_batch_samples`) and rescales the head's batch mean (:meth:`compute_loss`).
-#
-# Evaluation keeps the head's own batch mean (``eval_loss`` as without ``compute_loss_func``).
-# ``--label_smoothing_factor`` or a caller's ``compute_loss_func`` keep Trainer's own path (micro-batch means);
-# ``--average_tokens_across_devices False`` counts per process.
+# Trainer with a model that ignores ``num_items_in_batch`` (``declare_batch_mean_loss``) averages micro-batch means
+# over accumulation steps and processes: the global mean only when every micro-batch has as many loss terms. Here
+# the loss of an optimizer step is the sum of the loss terms of all its micro-batches on all processes / their
+# number, so batch 2 x accumulation 1, 1 x 2 and 2 processes x 1 give the same update. transformers 5.24 counts
+# ``labels != -100`` over the step (and the processes, ``average_tokens_across_devices``) when given
+# ``compute_loss_func``. Units (:data:`LOSS_UNITS`): ``"labels"``, one cross-entropy term per label not -100 (NER
+# WordPieces, GLUE classification, SWAG); ``"examples"``: STS-B (squared error, labels never -100) and SQuAD
+# (``(CE(start) + CE(end)) / 2`` per window; no ``labels`` key, so :meth:`GlobalLossTrainer.get_batch_samples` counts
+# ``start_positions`` rows). Evaluation keeps the head's batch mean; ``--label_smoothing_factor`` or a caller's
+# ``compute_loss_func`` keep Trainer's path.
 
 #: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (comment above).
-LOSS_UNITS = {
-    "token_classification": "labels",
-    "single_label_classification": "labels",
-    "multiple_choice": "labels",
-    "regression": "examples",
-    "question_answering": "examples",
-}
+LOSS_UNITS = {"token_classification": "labels", "single_label_classification": "labels", "multiple_choice": "labels",
+              "regression": "examples", "question_answering": "examples"}
 UNITS = ("labels", "examples")
 #: batch keys holding the training targets, one row per example (first one present is used to count examples).
 TARGET_KEYS = ("labels", "start_positions")
 
 
 def loss_unit(problem_type: str) -> str:
-    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"``.
-
-    Raises:
-        ValueError: an unknown problem type (the message lists the known ones).
-    """
+    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"`` (``ValueError`` for an
+    unknown problem type, listing the known ones)."""
     if problem_type not in LOSS_UNITS:
         raise ValueError(f"problem_type {problem_type!r}: expected one of {sorted(LOSS_UNITS)}")
     return LOSS_UNITS[problem_type]
 
 
 def count_loss_terms(batch, unit: str) -> torch.Tensor:
-    """Number of loss terms in one collated ``batch`` (int64 scalar tensor on the batch's device).
-
-    ``"labels"``: entries of ``batch["labels"]`` (``[B, L]`` per token or ``[B]`` per example) that are not ``-100``.
-    ``"examples"``: rows of the first target present (``labels`` ``[B]``, or SQuAD's ``start_positions`` ``[B]``).
-
-    Raises:
-        KeyError: the batch has no target (``labels`` / ``start_positions``): nothing to train on.
-    """
+    """Number of loss terms in one collated ``batch`` (int64 scalar tensor on the batch's device): ``"labels"``:
+    entries of ``batch["labels"]`` (``[B, L]`` or ``[B]``) not ``-100``; ``"examples"``: rows of the first target
+    present (``labels`` or ``start_positions``, ``[B]``). Raises ``KeyError`` for a batch without either."""
     if unit == "labels":
         return batch["labels"].ne(-100).sum()
     for key in TARGET_KEYS:
@@ -301,16 +218,10 @@ def count_loss_terms(batch, unit: str) -> torch.Tensor:
 
 
 def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Sum of the cross-entropies of the labels that are not ``-100``.
-
-    Args:
-        logits: float ``[B, L', C]`` per token (``L' <= L``: a feature-based head may drop trailing padding rows,
-            whose labels are ``-100``) or ``[B, C]`` per example (``C`` classes or choices).
-        labels: int ``[B, L]`` or ``[B]``.
-
-    Returns:
-        float32 scalar (0 with a graph through ``logits`` when nothing is labelled, so DDP still syncs).
-    """
+    """Sum of the cross-entropies of the labels that are not ``-100``: float32 scalar (0 with a graph through
+    ``logits`` when nothing is labelled, so DDP still syncs). ``logits``: float ``[B, L', C]`` per token (``L' <= L``:
+    a feature-based head may drop trailing padding rows, labelled ``-100``) or ``[B, C]``; ``labels``: int ``[B, L]``
+    or ``[B]``."""
     if labels.dim() >= 2:
         labels = labels[:, : logits.shape[1]]
     return torch.nn.functional.cross_entropy(  # in float32 also for half-precision logits, as transformers' losses
@@ -319,19 +230,10 @@ def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tenso
 
 
 def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
-    """``Trainer(compute_loss_func=...)`` of the recipe: the batch's loss terms summed, divided by
-    ``num_items_in_batch`` (the step's global count of labels that are not -100, counted by Trainer).
-
-    Args:
-        outputs: the model's output without a loss (Trainer popped ``labels``); ``logits`` as
-            :func:`cross_entropy_sum`, or ``[B, 1]`` for regression.
-        labels: int ``[B, L]`` / ``[B]`` (cross-entropy terms) or float ``[B]`` (regression: squared errors, as
-            ``BertForSequenceClassification`` with ``num_labels=1``).
-        num_items_in_batch: scalar tensor or int; ``None`` (a caller without counting) = this batch's own count.
-
-    Returns:
-        float32 scalar: the batch's share of the step's global mean loss.
-    """
+    """``Trainer(compute_loss_func=...)`` of the recipe: the batch's loss terms summed / ``num_items_in_batch`` (the
+    step's global count, by Trainer; ``None``: this batch's own), a float32 scalar. ``outputs``: ``logits`` as
+    :func:`cross_entropy_sum` or ``[B, 1]``; ``labels``: int ``[B, L]`` / ``[B]`` (cross-entropy) or float ``[B]``
+    (squared errors, as ``BertForSequenceClassification`` with ``num_labels=1``)."""
     logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
     if labels.is_floating_point():
         terms = (logits.float().reshape(-1) - labels.to(logits.device).float().reshape(-1)).pow(2).sum()
@@ -343,17 +245,11 @@ def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) ->
 
 def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count, shape: tuple = (),
                         across_processes: bool = True) -> tuple[list, torch.Tensor]:
-    """The micro-batches of one optimizer step and their loss-term count, for ``Trainer.get_batch_samples``.
-
-    Takes up to ``num_batches`` batches from ``epoch_iterator`` (fewer at the end of an epoch) and sums
-    ``count(batch)`` (a long tensor of shape ``shape``) over them; with several processes and ``across_processes``
-    the sum is all-reduced (one collective per step, run by every process even with no batch left, so the processes
-    stay in step). Used for SQuAD by :class:`GlobalLossTrainer` (shape ``()``: examples) and by
-    :class:`hf_bert_tasks.pretraining.PretrainingTrainer` (shape ``(2,)``: predicted MLM tokens, NSP examples).
-
-    Returns:
-        ``(batches, counts)``: the list of batches and a long tensor of shape ``shape`` on ``device``.
-    """
+    """The micro-batches of one optimizer step and their loss-term count, for ``Trainer.get_batch_samples``: up to
+    ``num_batches`` batches of ``epoch_iterator`` and the sum of ``count(batch)`` (long, shape ``shape``), all-reduced
+    with several processes and ``across_processes`` (every process joins, even with no batch left); the rule
+    :class:`hf_bert_tasks.pretraining.PretrainingTrainer` inlines (shape ``(2,)``: MLM tokens, NSP examples).
+    Returns ``(batches, counts)``, ``counts`` on ``device``."""
     batches = list(itertools.islice(epoch_iterator, num_batches))
     total = torch.zeros(shape, dtype=torch.long, device=device)
     for batch in batches:
@@ -364,16 +260,9 @@ def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count
 
 
 class GlobalLossTrainer(LengthSortedTrainer):
-    """:class:`LengthSortedTrainer` whose training loss is normalised by the number of loss terms of the global batch
-    (comment above): ``compute_loss_func=global_batch_loss`` unless the caller gives one or label smoothing is on.
-
-    Args:
-        loss_unit: ``"labels"`` or ``"examples"`` (:func:`loss_unit` of the task's problem type).
-        *args, **kwargs: as ``Trainer``.
-
-    Raises:
-        ValueError: another ``loss_unit``.
-    """
+    """:class:`LengthSortedTrainer` with ``compute_loss_func=global_batch_loss`` (comment above) unless the caller
+    gives one or label smoothing is on. ``loss_unit``: ``"labels"`` or ``"examples"`` (:func:`loss_unit`; another
+    value: ``ValueError``); the rest as ``Trainer``."""
 
     def __init__(self, *args, loss_unit: str = "examples", **kwargs):
         if loss_unit not in UNITS:
@@ -409,9 +298,8 @@ class GlobalLossTrainer(LengthSortedTrainer):
                 return super().compute_loss(model, inputs, return_outputs)
             finally:
                 self.compute_loss_func = global_batch_loss
-        # SQuAD training (no `labels`, Trainer counted nothing): the head's batch mean x local examples x processes /
-        # global examples, written as a division so that it is bitwise the former ``mean / accumulation_steps``
-        # when the micro-batches are equal
+        # SQuAD training: batch mean x local examples x processes / global examples, as one division (bitwise
+        # ``mean / accumulation_steps`` for equal micro-batches)
         self.loss_is_scaled_for_ga = True
         processes = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
         outputs = model(**inputs)

@@ -1,42 +1,19 @@
 """Which ``checkpoint-<step>`` folder a run can resume from: the newest *complete* one.
 
-``Trainer._save_checkpoint`` (transformers 5.24, ``trainer.py``) writes a checkpoint in this order: the model
-(``save_model``: ``config.json``, weights, tokenizer files, ``training_args.bin``), then ``optimizer.pt`` and
-``scheduler.pt`` (``_save_optimizer_and_scheduler``), ``scaler.pt`` (mixed precision only), ``rng_state.pth``
-(``rng_state_<rank>.pth`` with several processes; ``_save_rng_state``) and **last** ``trainer_state.json``. A process
-killed during a save therefore leaves a folder that already has a number but lacks the later files; transformers'
-``get_last_checkpoint`` picks it anyway (it only looks at the folder name) and ``Trainer.train`` then dies with
-``FileNotFoundError`` on ``trainer_state.json``.
+``Trainer._save_checkpoint`` (transformers 5.24) writes the model (``config.json``, weights, tokenizer,
+``training_args.bin``), ``optimizer.pt``, ``scheduler.pt``, ``scaler.pt`` (mixed precision), ``rng_state*.pth`` and
+**last** ``trainer_state.json``; a kill during a save leaves a numbered folder without the later files, which
+``get_last_checkpoint`` (folder names only) still picks. Complete means what resuming reads is there:
+``trainer_state.json``, valid JSON whose ``global_step`` is the folder's (else ``Trainer`` raises
+``FileNotFoundError``); weights: ``model.safetensors``, ``pytorch_model.bin``, a ``*.index.json`` with all its shards,
+a peft adapter or an FSDP / DeepSpeed state folder (else ``ValueError``); ``optimizer.pt`` + ``scheduler.pt`` (else
+AdamW's moments and the schedule silently restart); ``rng_state*.pth`` (else dropout and sampling differ).
 
-What resuming reads (``Trainer.train`` / ``_load_from_checkpoint`` / ``_load_optimizer_and_scheduler`` /
-``_load_rng_state``), and so what a checkpoint needs to be **complete** here:
-
-=========================  =====================================================================================
-file(s)                    without it, ``Trainer`` ...
-=========================  =====================================================================================
-``trainer_state.json``     raises ``FileNotFoundError`` (global step, log history, data position); must be valid
-                           JSON whose ``global_step`` is the folder's step
-weights                    raises ``ValueError("Can't find a valid checkpoint")``: ``model.safetensors``,
-                           ``pytorch_model.bin``, a ``*.index.json`` with every shard it lists, a peft adapter
-                           (``adapter_model.safetensors`` / ``.bin``), or an FSDP / DeepSpeed state folder
-``optimizer.pt`` +         silently restarts AdamW's moments and the learning-rate schedule from step 0 (it loads
-``scheduler.pt``           them only when both exist), so the resumed run is not the interrupted one
-``rng_state*.pth``         only logs "Didn't find an RNG file": dropout and sampling then differ from the
-                           uninterrupted run
-=========================  =====================================================================================
-
-Every required file must also be non-empty (a kill during ``torch.save`` leaves a truncated file). A checkpoint saved
-with ``--save_only_model`` has no optimizer state and is therefore incomplete for resuming (transformers' docs: "you
-won't be able to resume training from checkpoint"). Folders whose name is not ``checkpoint-<digits>`` are not
-checkpoints at all and are ignored (as ``get_last_checkpoint`` does).
-
-``--resume_from_checkpoint auto`` (``True``, transformers' spelling, means the same) resumes from the newest complete
-checkpoint and logs a warning naming every incomplete one and what it lacks. When no checkpoint is complete the run
-starts from step 0 with a warning (``auto`` means "resume if there is something to resume"; an incomplete folder
-holds no resumable state, and a later save at the same step replaces it). An explicit
-``--resume_from_checkpoint PATH`` lacking ``trainer_state.json`` or weights is an error naming them (``Trainer`` could
-not resume it at all); one lacking only optimizer/scheduler/RNG states is resumed with a warning (the user chose it).
-"""
+Every required file must be non-empty (a kill during ``torch.save`` truncates); ``--save_only_model`` checkpoints
+are incomplete; names other than ``checkpoint-<digits>`` are ignored. ``--resume_from_checkpoint auto`` (or
+``True``) resumes from the newest complete checkpoint, warning about incomplete ones, or starts from step 0 when none
+is complete. An explicit path lacking ``trainer_state.json`` or weights is an error; one lacking only
+optimizer/scheduler/RNG states is resumed with a warning."""
 
 from __future__ import annotations
 
@@ -63,11 +40,8 @@ def is_auto(resume) -> bool:
 
 
 def list_checkpoints(output_dir: str) -> list[tuple[int, str]]:
-    """``(step, path)`` of every ``checkpoint-<digits>`` folder in ``output_dir``, newest (highest step) first.
-
-    Other names (``checkpoint-foo``, ``checkpoint-4.tmp``) and plain files are not checkpoints and are left out.
-    A missing ``output_dir`` gives ``[]``.
-    """
+    """``(step, path)`` of every ``checkpoint-<digits>`` folder in ``output_dir`` (other names and files left out),
+    highest step first; ``[]`` for a missing ``output_dir``."""
     if not os.path.isdir(output_dir):
         return []
     found = []
@@ -101,11 +75,8 @@ def _has_weights(folder: str, names: set[str]) -> bool:
 
 
 def checkpoint_problems(folder: str) -> list[str]:
-    """What keeps ``folder`` from being a resumable checkpoint (see the module docstring); ``[]`` when complete.
-
-    Returns:
-        human-readable reasons, e.g. ``["no trainer_state.json", "no optimizer.pt (...)"]``.
-    """
+    """What keeps ``folder`` from being a resumable checkpoint (module docstring), e.g. ``["no trainer_state.json"]``;
+    ``[]`` when complete."""
     return [message for _, message in _problems(folder)]
 
 
@@ -143,15 +114,10 @@ def _problems(folder: str) -> list[tuple[bool, str]]:
 
 
 def last_complete_checkpoint(output_dir: str) -> str | None:
-    """The newest complete ``checkpoint-<step>`` folder of ``output_dir`` (``None`` when there is none).
-
-    Logs a warning naming each incomplete checkpoint passed over (and what it lacks), and one when checkpoints exist
-    but none is complete (the run then starts from step 0).
-    """
-    checkpoints = list_checkpoints(output_dir)
-    skipped = []
-    chosen = None
-    for _, path in checkpoints:
+    """The newest complete ``checkpoint-<step>`` folder of ``output_dir`` (``None`` when there is none), with a
+    warning naming each incomplete one passed over and what it lacks."""
+    skipped, chosen = [], None
+    for _, path in list_checkpoints(output_dir):
         problems = checkpoint_problems(path)
         if not problems:
             chosen = path
@@ -168,20 +134,10 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
 
 
 def resolve_resume(resume, output_dir: str) -> str | None:
-    """The checkpoint folder ``Trainer.train(resume_from_checkpoint=...)`` should get.
-
-    Args:
-        resume: ``--resume_from_checkpoint``: ``None``/``""``/``False`` (no resume), ``auto``/``True`` (the newest
-            complete checkpoint of ``output_dir``), or a checkpoint path.
-        output_dir: the run's output folder.
-
-    Returns:
-        a checkpoint path, or ``None`` for a fresh start (no resume asked, or ``auto`` with no complete checkpoint).
-
-    Raises:
-        FileNotFoundError: an explicit path that does not exist.
-        ValueError: an explicit path to an incomplete checkpoint (names what is missing).
-    """
+    """The checkpoint folder for ``Trainer.train(resume_from_checkpoint=...)``, ``None`` for a fresh start:
+    ``resume`` ``None``/``""``/``False`` gives ``None``, ``auto``/``True`` the newest complete checkpoint of
+    ``output_dir`` (or ``None``), a path itself once checked: ``FileNotFoundError`` when it does not exist,
+    ``ValueError`` (naming what is missing) when it is not a complete checkpoint."""
     if resume is None or resume is False or (isinstance(resume, str) and resume.strip().lower() in ("", "false", "none")):
         return None
     if is_auto(resume):
@@ -207,48 +163,33 @@ def resolve_resume(resume, output_dir: str) -> str | None:
     return path
 
 
+def output_dir_is_finished(output_dir: str) -> bool:
+    """True when ``output_dir`` holds a finished run (``all_results.json``)."""
+    return os.path.isfile(os.path.join(output_dir, "all_results.json"))
+
+
 def check_output_dir(training_args) -> None:
-    """Refuse to write over earlier results in ``training_args.output_dir`` unless a flag says what to do.
-
-    * a finished run (``all_results.json``): needs ``--overwrite_output_dir`` or an explicit checkpoint path in
-      ``--resume_from_checkpoint`` (``auto`` does not count: re-running a finished job must not redo it silently);
-    * checkpoints of an unfinished run (``checkpoint-*`` folders, e.g. after a ``kill -9``): needs
-      ``--resume_from_checkpoint auto|PATH`` to continue it or ``--overwrite_output_dir`` to start again — otherwise a
-      fresh run would overwrite those checkpoints one by one.
-
-    Raises:
-        FileExistsError: in the cases above; the message names the folder and the flags.
-    """
-    from .arguments import output_dir_is_finished
-
+    """Refuse to write over earlier results in ``training_args.output_dir``: a finished run (``all_results.json``)
+    needs ``--overwrite_output_dir`` or an explicit ``--resume_from_checkpoint PATH`` (not ``auto``); checkpoints of
+    an unfinished run need ``--resume_from_checkpoint auto|PATH`` or ``--overwrite_output_dir``; else
+    ``FileExistsError`` naming the folder and the flags."""
     out = training_args.output_dir
     resume = training_args.resume_from_checkpoint
     if training_args.overwrite_output_dir or not os.path.isdir(out):
         return
     if output_dir_is_finished(out) and (not resume or is_auto(resume)):
-        raise FileExistsError(
-            f"--output_dir {out} already holds a finished run (all_results.json); "
-            "pass --overwrite_output_dir to replace it or choose another folder"
-        )
+        raise FileExistsError(f"--output_dir {out} already holds a finished run (all_results.json); "
+                              "pass --overwrite_output_dir to replace it or choose another folder")
     checkpoints = list_checkpoints(out)
     if checkpoints and not resume:
         raise FileExistsError(
             f"--output_dir {out} holds checkpoints of an unfinished run (last: {os.path.basename(checkpoints[0][1])}); "
-            f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again"
-        )
+            f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again")
 
 
 def start_run(training_args) -> str | None:
-    """The output-dir guard of one run, then where it starts: :func:`check_output_dir`, then :func:`resolve_resume`
-    of ``--resume_from_checkpoint`` in ``training_args.output_dir``. Returns the checkpoint ``Trainer.train`` resumes
-    from (``None``: a fresh start). Called before any data is read, so a bad checkpoint path fails as early as an
-    occupied ``output_dir``.
-
-    Raises:
-        FileExistsError: see :func:`check_output_dir`.
-        FileNotFoundError, ValueError: a ``--resume_from_checkpoint`` path that is missing or not a complete
-            checkpoint (:func:`resolve_resume`).
-    """
+    """:func:`check_output_dir` (``FileExistsError``), then :func:`resolve_resume` of ``--resume_from_checkpoint``
+    (``FileNotFoundError``, ``ValueError``): the checkpoint to resume from, ``None`` for a fresh start."""
     check_output_dir(training_args)
     return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
 

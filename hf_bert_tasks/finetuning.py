@@ -1,10 +1,9 @@
 """The fine-tune recipe, top to bottom: ``hf-bert-tasks finetune`` = ``recipes/finetune.py`` = :func:`main`.
 
-One run (:func:`train_evaluate_predict`) reads linearly: the mode builds the model → ``Trainer`` → train → predict
-the test splits → evaluate the dev splits; :func:`run_finetune` wraps it: parse → task defaults → output-dir guard → data,
-tokenizer, collator and metric function (once, checked against the model's config) → one run, or the lr grid x
-seeds as an outer loop (:mod:`hf_bert_tasks.lr_grid`) → ``--push_to_hub``. ``run_info.json`` (the card's record)
-is written while each run trains. Outputs in ``output_dir`` (the conventions of transformers' ``run_glue.py``):
+:func:`run_finetune`: parse → task defaults → output-dir guard → data, tokenizer, collator, metric function (once)
+→ one run (:func:`train_evaluate_predict`: model → ``Trainer`` → train → predict test → evaluate dev), or the lr grid
+x seeds (:mod:`hf_bert_tasks.lr_grid`) → ``--push_to_hub``. Outputs in ``output_dir`` (as transformers'
+``run_glue.py``), with ``run_info.json`` written while training:
 
 * ``all_results.json`` (+ ``train_results.json``, ``eval_results.json``): Trainer's ``train_*`` and ``eval_<metric>``
   keys; extra eval splits get a suffix (MNLI mismatched: ``eval_accuracy_mm``).
@@ -14,11 +13,7 @@ is written while each run trains. Outputs in ``output_dir`` (the conventions of 
 * with ``--lr_grid`` / ``--seeds``: one sub-folder per run (``lr_5e-05/seed_1``), ``lr_grid_results.json``, mean ±
   std over seeds in ``all_results.json``, and the best seed of the selected learning rate copied up.
 
-The ``Trainer`` is :class:`hf_bert_tasks.batching.GlobalLossTrainer`: length-grouped training batches, longest-first
-evaluation, and the loss normalised over the global batch of each optimizer step (per labelled token for
-NER/classification/SWAG, per example for STS-B and SQuAD). Tokenized features are cached on disk by fingerprint
-(:mod:`hf_bert_tasks.tokenized_cache`).
-"""
+The ``Trainer`` is :class:`hf_bert_tasks.batching.GlobalLossTrainer`."""
 
 from __future__ import annotations
 
@@ -27,11 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .checkpoints import AUTO_RESUME, check_output_dir, resolve_resume, start_run  # noqa: F401 - the recipe's names
+from .checkpoints import AUTO_RESUME, check_output_dir, resolve_resume, start_run  # noqa: F401 - re-exported
 from .modes import TRAINING_MODES, declare_batch_mean_loss, load_task_model, mode_of, reinit_top_layers  # noqa: F401
 from .tasks import Task
 
-if TYPE_CHECKING:  # the arguments module imports transformers: inside the functions (the CLI imports this one)
+if TYPE_CHECKING:  # arguments imports transformers: imported inside the functions (the CLI imports this module)
     from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
 
 logger = logging.getLogger(__name__)
@@ -40,12 +35,8 @@ _FROM_ARGS = object()
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    """``hf-bert-tasks finetune``: parse ``argv`` (flags in ``scripts/finetune.py``'s docstring), run the recipe,
-    print the eval metrics on the main process; returns every metric.
-
-    Raises:
-        ValueError: bad flags or data (``docs/bad_inputs.md``); the CLI prints it as one ``error:`` line.
-    """
+    """``hf-bert-tasks finetune``: parse ``argv``, run the recipe, print the eval metrics on the main process;
+    returns every metric. Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
     from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args, setup_process_logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
@@ -60,13 +51,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments):
     """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given).
-
-    Raises:
-        FileExistsError: ``output_dir`` holds a finished run or an unfinished run's checkpoints and the flags do
-            not say to overwrite or resume it (:func:`hf_bert_tasks.checkpoints.start_run`); with
-            ``--lr_grid``/``--seeds``, a finished grid that this command does not extend
-            (:func:`hf_bert_tasks.lr_grid.check_grid_output_dir`).
-    """
+    Raises ``FileExistsError`` for an occupied ``output_dir`` (:func:`hf_bert_tasks.checkpoints.start_run`,
+    :func:`hf_bert_tasks.lr_grid.check_grid_output_dir`)."""
     from transformers import AutoConfig, AutoTokenizer
 
     from .arguments import apply_task_defaults
@@ -79,7 +65,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     if grid:
         from .lr_grid import check_grid_output_dir, run_grid
 
-        extends = check_grid_output_dir(training_args)  # a finished grid may be extended with new lrs/seeds
+        extends = check_grid_output_dir(training_args)  # a finished grid may be extended
     else:
         resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
     push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
@@ -89,14 +75,11 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     hub = {"revision": model_args.model_revision, "cache_dir": model_args.cache_dir}
     tokenizer = AutoTokenizer.from_pretrained(model_args.tokenizer_name or model_args.model_name_or_path, **hub)
     config = AutoConfig.from_pretrained(model_args.model_name_or_path, **hub)
-    # the model's input limit (model_max_length = max_position_embeddings) when the tokenizer has none or a larger
-    # one, so the saved folder truncates long inputs instead of crashing pipeline()
     fit_tokenizer_to_model(tokenizer, config, name=model_args.tokenizer_name or model_args.model_name_or_path)
     check_model_fits(config, tokenizer, data_args.max_seq_length, model_args.model_name_or_path)  # before tokenizing
     prepared = prepare_data(task, raw, tokenizer, data_args, training_args)  # tokenized once for every run
     if not grid:
-        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared,
-                                         resume)
+        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared, resume)
     else:
         results = run_grid(task, model_args, data_args, training_args, extends=extends, run_one=lambda args, resume:
                            train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args, prepared, resume))
@@ -110,17 +93,14 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
 def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args,
                            prepared: PreparedData | None = None, resume: Any = _FROM_ARGS) -> dict[str, float]:
-    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics.
-
-    ``prepared``: splits, features, collator and metric function from :func:`prepare_data` (computed here when
-    ``None``). ``resume``: the checkpoint training resumes from, as :func:`~hf_bert_tasks.checkpoints.start_run`
-    returns it after the output-dir guard (``None``: a fresh start); when not given, resolved here from
-    ``--resume_from_checkpoint`` (:func:`resolve_resume_checkpoint`). The caller checks that the data fits the
-    model (:func:`check_model_fits`; :func:`run_finetune` does, once, from the checkpoint's config).
-    """
+    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics. ``prepared``:
+    :func:`prepare_data`'s result (computed when ``None``); ``resume``: the checkpoint to resume from
+    (:func:`~hf_bert_tasks.checkpoints.start_run`; ``None``: a fresh start; not given: ``--resume_from_checkpoint``).
+    The caller checks the data fits the model (:func:`check_model_fits`)."""
     from transformers import set_seed
 
     from .batching import LOSS_UNITS, GlobalLossTrainer
+    from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
 
     set_seed(training_args.seed)
     data = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
@@ -129,20 +109,16 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         training_args.eval_strategy = "no"
     model = build_model(task, model_args, training_args)
     mode = mode_of(training_args)
-    # e.g. feature-based: the frozen encoder runs once per split and Trainer trains the head on the cached features
     train_dataset, eval_dataset, collator, cache_metrics = mode.prepare_training(
         declare_batch_mean_loss(model), features.get(data.train_split),
         features[data.eval_splits[0]] if data.eval_splits else None, data.collator, data_args, training_args)
     recorded_mode = mode.record(training_args)
     if resume is _FROM_ARGS:
-        resume = resolve_resume_checkpoint(training_args)
-    from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
-
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
     trainer = GlobalLossTrainer(
         loss_unit=LOSS_UNITS[task.problem_type], model=model, args=training_args, train_dataset=train_dataset,
         eval_dataset=eval_dataset, processing_class=tokenizer, data_collator=collator,
         compute_metrics=data.compute_metrics)
-    # the record starts from the arguments the built Trainer runs with (written now), then follows its logs
     trainer.add_callback(RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode,
                                            args=trainer.args))
     results: dict[str, float] = {}
@@ -174,12 +150,8 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
 
 def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
     """The model ``Trainer`` trains for ``task`` in the selected ``--mode`` (full fine-tuning when ``training_args``
-    is ``None``): the registered mode's :meth:`~hf_bert_tasks.modes.TrainingMode.build_model`.
-
-    Raises:
-        ValueError: ``--reinit_layers`` / ``--reinit_pooler`` with a mode that keeps those weights frozen; a
-            checkpoint whose head does not fit the task (the message says which sizes differ).
-    """
+    is ``None``): the registered mode's :meth:`~hf_bert_tasks.modes.TrainingMode.build_model`. Raises
+    ``ValueError`` for ``--reinit_*`` with a mode that keeps those weights frozen, or a head that does not fit."""
     mode = mode_of(training_args)
     if (getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)) \
             and not mode.allows_reinit:
@@ -190,14 +162,9 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
 
 
 def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
-    """Check that the tokenizer's ids and ``max_seq_length`` fit the model's embedding tables (otherwise both
-    mistakes surface as an index or shape error deep inside torch at the first batch). ``model``: the model or its
-    config (the recipe checks the checkpoint's config, before tokenizing).
-
-    Raises:
-        ValueError: ``max_seq_length`` > ``config.max_position_embeddings``, or a tokenizer with more ids than
-            ``config.vocab_size`` (e.g. ``--tokenizer_name`` of another model); the message names both numbers.
-    """
+    """Check that the tokenizer's ids and ``max_seq_length`` fit the embedding tables of ``model`` (a model or its
+    config), before an index error deep inside torch: ``ValueError`` (naming both numbers) for ``max_seq_length`` >
+    ``config.max_position_embeddings`` or a tokenizer with more ids than ``config.vocab_size``."""
     config = getattr(model, "config", model)
     positions, vocab = getattr(config, "max_position_embeddings", None), getattr(config, "vocab_size", None)
     if positions is not None and max_seq_length > positions:
@@ -209,12 +176,8 @@ def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
 
 
 def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str], list[str]]:
-    """Which splits to train / evaluate / predict on. Without any ``--do_train/--do_eval/--do_predict`` flag every
-    available split is used; with flags, a requested split that the data lacks is an error.
-
-    Raises:
-        ValueError: a requested split is missing, or no usable split at all (names the splits found).
-    """
+    """Which splits to train / evaluate / predict on: every available one without ``--do_*`` flags. Raises
+    ``ValueError`` for a requested split the data lacks, or no usable split (names the splits found)."""
     available = list(raw.keys())
     explicit = getattr(training_args, "_explicit_do", None)
     do_train, do_eval, do_predict = explicit or (True, True, True)
@@ -233,14 +196,8 @@ def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str]
 
 @dataclass
 class PreparedData:
-    """The splits of one recipe invocation, their tokenized features and how ``Trainer`` batches and scores them
-    (shared by every run of a grid).
-
-    Attributes:
-        collator: ``task.data_collator``: dynamic padding (to a multiple of 8 under fp16/bf16), or every batch to
-            ``max_seq_length`` with ``--pad_to_max_length``.
-        compute_metrics: ``task.trainer_compute_metrics()``: ``EvalPrediction`` -> metric dict (``None``: none).
-    """
+    """The splits of one recipe invocation, their features, the collator (``task.data_collator``: dynamic padding,
+    to a multiple of 8 under fp16/bf16) and ``task.trainer_compute_metrics()`` (``None``: none)."""
 
     train_split: str | None
     eval_splits: list[str]
@@ -273,9 +230,3 @@ def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> Prepar
                                   max_length=data_args.max_seq_length if data_args.pad_to_max_length else None)
     compute_metrics = task.trainer_compute_metrics()
     return PreparedData(train_split, eval_splits, test_splits, raw, features, collator, compute_metrics)
-
-
-def resolve_resume_checkpoint(training_args) -> str | None:
-    """The checkpoint ``Trainer.train`` resumes from (:func:`hf_bert_tasks.checkpoints.resolve_resume`: an explicit
-    path, checked, or with ``auto`` the newest *complete* ``checkpoint-<step>``; ``None`` = a fresh start)."""
-    return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)

@@ -1,33 +1,17 @@
 """The paper's fine-tuning protocol in one command: a learning-rate grid x random restarts, selected on dev.
 
-BERT §4.1: "we selected the best fine-tuning learning rate (among 5e-5, 4e-5, 3e-5, and 2e-5) on the Dev set" and
-"for BERT-LARGE we found that fine-tuning was sometimes unstable on small datasets, so we ran several random restarts
-and selected the best model on the Dev set". ``--lr_grid 5e-5,4e-5,3e-5,2e-5 --seeds 1,2,3`` runs every
-(learning rate, seed) and:
+BERT §4.1: "we selected the best fine-tuning learning rate (among 5e-5, 4e-5, 3e-5, and 2e-5) on the Dev set" and,
+for unstable small datasets, "ran several random restarts and selected the best model on the Dev set".
+``--lr_grid 5e-5,4e-5,3e-5,2e-5 --seeds 1,2,3`` runs every (learning rate, seed), ranks learning rates by the
+**mean** dev primary metric over seeds (a NaN/inf/missing run makes its mean NaN, which ranks below every finite
+mean: :func:`select_learning_rate`), reports mean ± sample std (``ddof=1``) and copies the best seed of the selected
+learning rate up to ``output_dir``.
 
-* ranks learning rates by the **mean** dev primary metric over the seeds (:func:`select_learning_rate`); a run whose
-  metric is NaN, infinite or missing (a *degenerate* run, e.g. constant predictions: Spearman NaN) makes the mean of
-  its learning rate NaN, and a NaN mean ranks **below every finite mean** — never ignored, never kept by accident
-  (Python's ``max`` keeps a leading NaN, because every comparison with NaN is false);
-* reports mean ± **sample** standard deviation (``ddof=1``, ``statistics.stdev``; ``None`` with one seed) per
-  learning rate;
-* keeps the best seed of the selected learning rate: its files (model, tokenizer, metrics, predictions) are copied
-  up to ``output_dir``.
-
-Layout: ``output_dir/lr_<lr>/seed_<s>/`` (``lr_<lr>/`` alone with ``--lr_grid`` only, ``seed_<s>/`` alone with
-``--seeds`` only), ``lr_grid_results.json`` (every run and the per-lr summary) and ``all_results.json`` (the
-selected run's keys plus ``eval_<metric>_mean`` / ``eval_<metric>_std``, ``selected_learning_rate``,
-``selected_seed``, ``num_seeds``). An interrupted grid is resumed by running the same command again: a sub-run
-whose ``all_results.json`` holds its dev metric is not run again (its metrics are read back), provided it was made
-with the same settings (``grid_run.json``; otherwise the run stops and says which settings differ); one stopped
-between training and evaluation (training metrics only) is trained again, with a warning.
-
-A finished grid is **extended** the same way: the same command with more seeds (restarts) or more learning rates
-(every earlier (lr, seed) kept) trains only the new runs and redoes the selection over all of them
-(:func:`check_grid_output_dir`); ``lr_grid_results.json`` records the earlier grid and its selection under
-``extended_from``. The same runs again, or a list that drops earlier runs, is refused (nothing is redone or
-overwritten silently).
-"""
+Layout: ``output_dir/lr_<lr>/seed_<s>/`` (``lr_<lr>/`` or ``seed_<s>/`` alone with one flag), ``lr_grid_results.json``
+(every run, the per-lr summary) and ``all_results.json`` (the selected run's keys plus ``eval_<metric>_mean`` /
+``_std``, ``selected_learning_rate``, ``selected_seed``, ``num_seeds``). The same command again resumes (a sub-run
+with its dev metric and the same settings, ``grid_run.json``, is reused); more seeds or learning rates extend a
+finished grid (:func:`check_grid_output_dir`)."""
 
 from __future__ import annotations
 
@@ -39,7 +23,10 @@ import os
 import shutil
 import statistics
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
+
+from .checkpoints import check_output_dir, start_run
 
 logger = logging.getLogger(__name__)
 
@@ -62,11 +49,8 @@ def is_degenerate(value: Any) -> bool:
 
 
 def summarize(values: list) -> dict[str, Any]:
-    """Mean and sample standard deviation (``ddof=1``) of one learning rate's metric over its seeds.
-
-    Returns:
-        ``{"mean", "std", "num_runs", "degenerate_runs"}``: ``mean`` is ``None`` (NaN) when any run is degenerate
-        (:func:`is_degenerate`); ``std`` is ``None`` then, or with fewer than two runs.
+    """Mean and sample std (``ddof=1``) of one learning rate's metric over its seeds: ``{"mean", "std", "num_runs",
+    "degenerate_runs"}``; ``mean`` is ``None`` (NaN) when any run :func:`is_degenerate`, ``std`` then or with < 2 runs.
     """
     bad = sum(is_degenerate(v) for v in values)
     ok = [float(v) for v in values if not is_degenerate(v)]
@@ -76,22 +60,12 @@ def summarize(values: list) -> dict[str, Any]:
 
 
 def select_learning_rate(runs: list[dict], key: str) -> tuple[float, list[dict]]:
-    """The §4.1 selection: the learning rate with the highest mean ``key`` over its seeds.
+    """The §4.1 selection: the learning rate with the highest mean ``key`` (``eval_<primary metric>``, all
+    higher-is-better) over its seeds in ``runs`` (``[{"learning_rate": lr, key: value, ...}, ...]``).
 
-    Args:
-        runs: ``[{"learning_rate": lr, key: value, ...}, ...]``, several seeds per learning rate.
-        key: the metric to maximise (``eval_<primary metric>``; every primary metric of the tasks is
-            higher-is-better).
-
-    Returns:
-        ``(selected_lr, per_lr)`` where ``per_lr`` is one :func:`summarize` dict per learning rate (in the order of
-        first appearance) with ``learning_rate`` added. A learning rate with a degenerate run ranks last; among equal
-        means the first one in grid order wins; if every learning rate has a degenerate run, the first one is
-        returned (with a warning).
-
-    Raises:
-        ValueError: ``runs`` is empty.
-    """
+    Returns ``(selected_lr, per_lr)``: one :func:`summarize` dict (+ ``learning_rate``) per learning rate in grid
+    order. A degenerate run ranks its learning rate last; ties go to the first; all degenerate: the first, with a
+    warning. Raises ``ValueError`` for empty ``runs``."""
     if not runs:
         raise ValueError("no runs to select a learning rate from")
     rates = list(dict.fromkeys(float(r["learning_rate"]) for r in runs))
@@ -121,8 +95,6 @@ def run_folder(learning_rate: float, seed: int, with_lr: bool, with_seed: bool) 
 
 def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
     """The settings a sub-run is made with, minus those allowed to change on resume (paths, grid lists, caches)."""
-    from dataclasses import fields
-
     from .model_card import non_default_arguments
 
     out = {f"model.{f.name}": getattr(model_args, f.name) for f in fields(model_args)}
@@ -131,31 +103,18 @@ def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k.split(".", 1)[1] not in _RESUME_FREE}
 
 
-def _json_number(value):
-    return None if is_degenerate(value) else float(value)
-
-
 def _read_json(path: str) -> dict:
     with open(path, encoding="utf-8") as f:
         return json.load(f)
 
 
 def check_grid_output_dir(training_args) -> dict | None:
-    """The output-dir guard of a grid: :func:`hf_bert_tasks.checkpoints.check_output_dir`, except that a finished
-    grid may be extended.
+    """The output-dir guard of a grid: :func:`hf_bert_tasks.checkpoints.check_output_dir`, but a finished grid may
+    be extended.
 
-    Returns:
-        The earlier ``lr_grid_results.json`` when ``output_dir`` holds a finished grid and this command extends it
-        (its (lr, seed) runs are a strict superset of the earlier ones, in the same folder layout); ``None`` when
-        ``output_dir`` holds no finished grid (or ``--overwrite_output_dir``).
-
-    Raises:
-        FileExistsError: ``output_dir`` holds a finished grid and this command repeats the same runs, leaves some of
-            them out, or names its folders differently (``--seeds`` alone vs ``--lr_grid`` + ``--seeds``); or any
-            case of :func:`~hf_bert_tasks.checkpoints.check_output_dir` (a finished single run, checkpoints).
-    """
-    from .checkpoints import check_output_dir
-
+    Returns the earlier ``lr_grid_results.json`` when this command's (lr, seed) runs strictly extend a finished grid
+    in the same folder layout; ``None`` without one (or with ``--overwrite_output_dir``). Raises
+    ``FileExistsError`` when they repeat, leave out or move its runs, or in ``check_output_dir``'s cases."""
     top = training_args.output_dir
     path = os.path.join(top, GRID_RESULTS_FILE)
     finished = os.path.isfile(path) and os.path.isfile(os.path.join(top, "all_results.json"))
@@ -189,28 +148,16 @@ def check_grid_output_dir(training_args) -> dict | None:
 
 def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any, str | None], dict],
              extends: dict | None = None) -> dict[str, Any]:
-    """Run every (learning rate, seed) of ``training_args`` with ``run_one(args, checkpoint) -> metrics``
-    (``checkpoint``: what the sub-run resumes from, :func:`hf_bert_tasks.checkpoints.start_run`; ``None``: a fresh
-    start); select and copy up.
-
-    Finished sub-runs (``all_results.json`` with the primary eval metric) are reused unless ``--overwrite_output_dir``;
-    a sub-run whose ``all_results.json`` has training metrics only (stopped before its evaluation) is trained again
-    with a warning. See the module docstring.
-    ``extends`` is the earlier ``lr_grid_results.json`` of a grid this command extends (:func:`check_grid_output_dir`);
-    its learning rates, seeds and selection are kept in the new file under ``extended_from``.
-
-    Returns:
-        The top-level ``all_results.json`` content (selected run's metrics plus the grid keys).
+    """Run every (learning rate, seed) with ``run_one(args, checkpoint) -> metrics`` (``checkpoint``:
+    :func:`hf_bert_tasks.checkpoints.start_run`'s), reusing finished sub-runs (module docstring), then select and copy
+    up. ``extends``: the earlier ``lr_grid_results.json`` (:func:`check_grid_output_dir`), kept as ``extended_from``.
+    Returns the top-level ``all_results.json`` content (the selected run's metrics plus the grid keys).
 
     Raises:
-        ValueError: no evaluation split (nothing to select on), or ``--resume_from_checkpoint PATH`` with several
-            runs (a checkpoint belongs to one run; ``auto`` resumes each run from its own folder).
-        FileExistsError: a finished sub-run was made with other settings than this command's, or an unfinished
-            sub-run left checkpoints and neither ``--resume_from_checkpoint auto`` nor ``--overwrite_output_dir``
-            says what to do with them (:func:`hf_bert_tasks.checkpoints.start_run`).
-        FileNotFoundError: ``--resume_from_checkpoint PATH`` that does not exist (:func:`~hf_bert_tasks.checkpoints.
-            resolve_resume`).
-    """
+        ValueError: no evaluation split, or ``--resume_from_checkpoint PATH`` with several runs (use ``auto``).
+        FileExistsError: a finished sub-run made with other settings, or an unfinished one's checkpoints without
+            ``--resume_from_checkpoint auto`` / ``--overwrite_output_dir`` (:func:`~.checkpoints.start_run`).
+        FileNotFoundError: a missing ``--resume_from_checkpoint PATH``."""
     from .tasks.base import write_json
 
     key = f"eval_{task.primary_metric}"
@@ -236,15 +183,11 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
                 metrics = _read_json(results_path)
                 if key in metrics:
                     logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
-                else:
-                    # stopped between training and evaluation (train_results.json is written first): the run is
-                    # not finished, and the same settings and seed train the same model again
+                else:  # stopped between training and evaluation: the same settings and seed train it again
                     logger.warning("lr %g seed %d: %s has training results but no %s (stopped before its "
                                    "evaluation); training it again", lr, seed, args.output_dir, key)
                     args.overwrite_output_dir, metrics = True, None
             if metrics is None:
-                from .checkpoints import start_run
-
                 checkpoint = start_run(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
                 if main:
                     write_json(os.path.join(args.output_dir, GRID_RUN_FILE),
@@ -254,10 +197,9 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
             if key not in metrics:
                 raise ValueError(f"--lr_grid/--seeds need an evaluation split to select on; {key} was not computed "
                                  f"(found {sorted(k for k in metrics if k.startswith('eval_'))})")
-            run = {"learning_rate": lr, "seed": seed, "path": rel}
-            run.update({k: _json_number(v) for k, v in metrics.items()
-                        if k.startswith("eval_") and k.removeprefix("eval_") in task.metric_names})
-            runs.append(run)
+            runs.append({"learning_rate": lr, "seed": seed, "path": rel, **{
+                k: None if is_degenerate(v) else float(v) for k, v in metrics.items()
+                if k.startswith("eval_") and k.removeprefix("eval_") in task.metric_names}})
     selected, per_lr = select_learning_rate(runs, key)
     chosen = best_run([r for r in runs if r["learning_rate"] == selected], key)
     names = [m for m in task.metric_names if f"eval_{m}" in runs[0]]
@@ -268,13 +210,9 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
             stats = summarize([r.get(f"eval_{m}") for r in lr_runs])
             summary[f"eval_{m}_mean"], summary[f"eval_{m}_std"] = stats["mean"], stats["std"]
     selected_summary = next(s for s in per_lr if s["learning_rate"] == selected)
-    grid_keys = {
-        "selected_learning_rate": selected,
-        "best_learning_rate": selected,  # the key of earlier versions
-        "selected_seed": chosen["seed"],
-        "selected_run": chosen["path"],
-        "num_seeds": len(seeds),
-        "num_learning_rates": len(rates),
+    grid_keys = {  # best_learning_rate: the key of earlier versions
+        "selected_learning_rate": selected, "best_learning_rate": selected, "selected_seed": chosen["seed"],
+        "selected_run": chosen["path"], "num_seeds": len(seeds), "num_learning_rates": len(rates),
         **{f"eval_{m}_{s}": selected_summary[f"eval_{m}_{s}"] for m in names for s in ("mean", "std")},
     }
     if not main:
@@ -289,10 +227,7 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
         "selection": "highest mean over seeds; a NaN/missing run makes its learning rate rank last (BERT §4.1)",
         "std": "sample standard deviation (ddof=1); null with one seed or a degenerate run",
         **{k: grid_keys[k] for k in ("selected_learning_rate", "best_learning_rate", "selected_seed", "selected_run")},
-        "learning_rates": rates,
-        "seeds": seeds,
-        "per_learning_rate": per_lr,
-        "runs": runs,
+        "learning_rates": rates, "seeds": seeds, "per_learning_rate": per_lr, "runs": runs,
         **({"extended_from": {k: extends.get(k) for k in ("learning_rates", "seeds", "selected_learning_rate",
                                                            "selected_seed")}} if extends else {}),
     })

@@ -1,18 +1,11 @@
 """The run record ``run_info.json``: what a fine-tuning run was, written by a ``TrainerCallback`` while it trains.
 
-setfit's pattern (``ModelCardCallback``): the card's data is filled in as the run happens, never reconstructed later
-from the saved files. :class:`RunRecordCallback` is made right after the model is loaded and writes
-``output_dir/run_info.json`` (main process only; each write replaces the file whole):
-
-* when the ``Trainer`` is built (``on_init_end``, or at once for a callback made with the Trainer's ``args`` and
-  added with ``trainer.add_callback``, as the recipe does): task, base model and where it came from
-  (:func:`model_origin`), dataset, data arguments, training mode, seed, hyperparameters, framework versions;
-* ``on_log``: ``Trainer.state.log_history`` (training loss, eval metrics, each with step and epoch);
-* ``on_evaluate``: the latest metrics of each evaluation, merged under ``metrics``.
-
-Nothing here loads a pickle (``training_args.bin`` is never read) and no Hub token enters the record (every
-``*token*`` argument is dropped). :mod:`hf_bert_tasks.model_card` renders the card from this file.
-"""
+setfit's ``ModelCardCallback`` pattern: the card's data is filled in as the run happens, never reconstructed from the
+saved files. :class:`RunRecordCallback` writes ``output_dir/run_info.json`` (main process; each write replaces the
+file whole) when the ``Trainer`` is built (task, base model and its origin, dataset, data arguments, training mode,
+seed, hyperparameters, framework versions), ``on_log`` (``state.log_history``) and ``on_evaluate`` (metrics merged
+under ``metrics``). No pickle is read and every ``*token*`` argument is dropped. :mod:`hf_bert_tasks.model_card`
+renders the card from this file."""
 
 from __future__ import annotations
 
@@ -58,18 +51,11 @@ def framework_versions() -> dict[str, str]:
 
 
 def model_origin(model_name_or_path: str | None, base_model: str | None = None) -> dict[str, Any]:
-    """Where the checkpoint a run starts from came from; call it when the model is loaded (same process and folder).
-
-    ``from_pretrained`` reads a folder when one of that name exists, so an existing folder is ``"local"``; otherwise
-    the name was a Hub repo id (``huggingface_hub.utils.validate_repo_id``). The answer is recorded, never decided
-    again later from another current directory. A local folder has no Hub id: the card names none (``base_model``
-    ``None``) unless ``base_model`` (``--base_model``) gives it.
-
-    Returns:
-        ``{"model_name_or_path", "model_origin", "base_model", "base_model_source"}``: the name as given for a Hub
-        id, the last two path parts of a local folder (no home directories in a pushed file); ``model_origin`` is
-        ``"hub"``, ``"local"`` or ``"random"``.
-    """
+    """Where the checkpoint a run starts from came from; call it when the model is loaded (same current directory).
+    An existing folder is ``"local"`` (as ``from_pretrained`` reads it), else a valid Hub repo id is ``"hub"``
+    (``huggingface_hub.utils.validate_repo_id``); a local folder has no Hub id unless ``base_model`` gives it.
+    Returns ``{"model_name_or_path", "model_origin" ("hub"/"local"/"random"), "base_model", "base_model_source"}``
+    (a local folder's last two path parts only: no home directories in a pushed file)."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     name = model_name_or_path
@@ -89,12 +75,9 @@ def model_origin(model_name_or_path: str | None, base_model: str | None = None) 
 
 
 def non_default_arguments(training_args) -> dict[str, Any]:
-    """Training arguments whose value differs from ``transformers.TrainingArguments``' own default.
-
-    Paths, logging, Hub plumbing (:data:`HIDDEN_ARGUMENTS`), every ``*token*`` field and private attributes are
-    left out. Fields only our subclasses have (``lr_grid``, a training mode …) count when they differ from their
-    own default. Only plain values (numbers, strings, booleans, ``None``; enums as their value) are returned.
-    """
+    """Training arguments whose plain value (number, string, bool, ``None``; enums as their value) differs from
+    ``transformers.TrainingArguments``' default (a subclass's own field: from its default); :data:`HIDDEN_ARGUMENTS`,
+    ``*token*`` and private fields left out."""
     from transformers import TrainingArguments
 
     def field_default(f):
@@ -120,9 +103,8 @@ def non_default_arguments(training_args) -> dict[str, Any]:
 
 
 def hyperparameters(training_args) -> dict[str, Any]:
-    """``transformers.modelcard.extract_hyperparameters_from_trainer`` (the list on transformers' own cards: learning
-    rate, batch sizes, seed, optimizer, scheduler, warmup, epochs or steps), then every other argument that differs
-    from the default (:func:`non_default_arguments`: weight decay, training mode, LoRA rank …)."""
+    """``transformers.modelcard.extract_hyperparameters_from_trainer`` (transformers' own card list), then every
+    other argument that differs from the default (:func:`non_default_arguments`)."""
     from transformers.modelcard import extract_hyperparameters_from_trainer
 
     out = extract_hyperparameters_from_trainer(SimpleNamespace(args=training_args))  # it reads only trainer.args
@@ -131,21 +113,12 @@ def hyperparameters(training_args) -> dict[str, Any]:
 
 
 class RunRecordCallback(TrainerCallback):
-    """Writes :data:`RUN_INFO_FILE` into ``args.output_dir`` while the ``Trainer`` runs (see the module docstring).
-
-    Args:
-        task: the registered :class:`~hf_bert_tasks.tasks.base.Task`.
-        model_args: ``ModelArguments`` (``model_name_or_path``, ``model_revision``; a ``base_model`` Hub id if it
-            has one, for a run started from a local copy of a Hub model).
-        data_args: ``DataArguments``; the dataset id/config/revision and the arguments that differ from their
-            defaults are recorded.
-        training_mode: ``{"mode", "strategy"}`` of the run (:meth:`TrainingMode.record
-            <hf_bert_tasks.modes.TrainingMode.record>`, as the recipe has it); ``None``: the mode ``args`` select.
-        args: the ``TrainingArguments`` of a ``Trainer`` that already exists: the record is started from them and
-            written now (:meth:`start`), for ``trainer.add_callback``; ``None``: at the Trainer's ``on_init_end``.
-
-    Make it once the model is loaded: :func:`model_origin` is decided here.
-    """
+    """Writes :data:`RUN_INFO_FILE` into ``args.output_dir`` while the ``Trainer`` runs (module docstring); make it
+    once the model is loaded (:func:`model_origin` is decided here). ``task``: the registered
+    :class:`~hf_bert_tasks.tasks.base.Task`; ``model_args`` (an optional ``base_model`` Hub id too) and ``data_args``
+    as parsed; ``training_mode``: ``{"mode", "strategy"}`` (:meth:`hf_bert_tasks.modes.TrainingMode.record`;
+    ``None``: the mode ``args`` select); ``args``: an existing ``Trainer``'s arguments, to start and write the record
+    now (``trainer.add_callback``; ``None``: at ``on_init_end``)."""
 
     def __init__(self, task, model_args, data_args, training_mode: dict | None = None, args=None):
         data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
@@ -168,8 +141,8 @@ class RunRecordCallback(TrainerCallback):
             self.start(args)
 
     def write(self, args) -> None:
-        """Replace ``args.output_dir/run_info.json`` with the record (main process only; a temporary file is
-        renamed, so a kill never leaves half a file)."""
+        """Replace ``args.output_dir/run_info.json`` with the record (main process; written to a temporary file and
+        renamed, so never half a file)."""
         if not args.should_save:
             return
         os.makedirs(args.output_dir, exist_ok=True)
@@ -201,11 +174,8 @@ class RunRecordCallback(TrainerCallback):
 
 
 def read_record(output_dir: str, name: str = RUN_INFO_FILE) -> Any:
-    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none.
-
-    Raises:
-        ValueError: the file is not valid JSON (names the file and line).
-    """
+    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, ``ValueError``
+    (naming the file and line) when it is not valid JSON."""
     path = os.path.join(output_dir, name)
     if not os.path.isfile(path):
         return None

@@ -1,24 +1,16 @@
-"""Training modes (``--mode``): the :class:`TrainingMode` contract and its registry, one module per mode.
+"""Training modes (``--mode``): the :class:`TrainingMode` contract, its lazy registry and the default mode.
 
-* ``finetune`` (:class:`FinetuneMode`, here) — every weight trained, the paper's defaults (§3.2, §4, Appendix
-  A.3); the default mode, with the task model that LoRA wraps too (:func:`load_task_model`, :func:`reinit_top_layers`,
-  :func:`declare_batch_mean_loss`);
-* ``lora`` (:mod:`hf_bert_tasks.lora`) — peft LoRA adapters on the frozen encoder + the task head;
-* ``feature_based`` (:mod:`hf_bert_tasks.feature_based`) — a frozen encoder, a Table 7 layer strategy and a head.
+* ``finetune`` (:class:`FinetuneMode`, here): every weight trained (§3.2, §4, Appendix A.3), with the task model
+  that LoRA wraps too (:func:`load_task_model`, :func:`reinit_top_layers`, :func:`declare_batch_mean_loss`);
+* ``lora`` (:mod:`hf_bert_tasks.lora`): peft LoRA adapters on the frozen encoder + the task head;
+* ``feature_based`` (:mod:`hf_bert_tasks.feature_based`): a frozen encoder, a Table 7 layer strategy and a head.
 
-A mode owns ``build_model``, its default hyperparameters, its model-card text, what happens after training (LoRA
-merges its adapter) and what ``compare`` shows for it. Its flags are a light dataclass in ``modes/<name>.py``
-(``--help`` reads it from the source) that :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments` inherits;
-they are checked from their declarations (``choices`` and the dataclass's ``bounds``), so no mode's code runs for
-another mode's flags. Nothing else in the package branches on a mode's name.
-
-The registry is lazy, like transformers' auto classes: :data:`TRAINING_MODES` maps a built-in name to its module
-path until the mode is first used, then to the instance the module registered (peft's ``register_peft_method``
-pattern). ``--help`` and ``--mode``'s choices list the names without importing any mode, and a run executes only its
-own mode's module. A new built-in mode = one module (a :class:`TrainingMode` subclass +
-:func:`register_training_mode`) + one entry in ``_BUILTIN``; a plug-in just calls :func:`register_training_mode`.
-This module imports nothing heavy (no torch/transformers).
-"""
+A mode's flags are a light dataclass in ``modes/<name>.py`` that
+:class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments` inherits, checked from their declarations (``choices``,
+``bounds``). :data:`TRAINING_MODES` maps a built-in name to its module path until first used, then to the instance
+that module registered (as transformers' auto classes, peft's ``register_peft_method``): ``--help`` and ``--mode``'s
+choices import no mode. A new mode = a :class:`TrainingMode` subclass + :func:`register_training_mode` (+ an entry in
+``_BUILTIN`` for a built-in one). This module imports no torch/transformers."""
 
 from __future__ import annotations
 
@@ -44,36 +36,21 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class TrainingMode(abc.ABC):
-    """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model.
+    """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model. A
+    subclass overrides the class attributes below."""
 
-    Class attributes (override in a subclass):
-        name: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``.
-        help: one line for ``--mode``'s help.
-        card_text: the sentence the model card prints under "Training mode".
-        arguments_class: the dataclass holding the mode's own flags (a base class of
-            :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`), or ``None``.
-        allows_reinit: whether ``--reinit_pooler`` / ``--reinit_layers`` make sense (the mode trains those weights).
-        default_learning_rate: the learning rate used when ``--learning_rate`` is not given; ``None`` = the task's
-            paper default (:class:`~hf_bert_tasks.tasks.base.PaperDefaults`).
-        report_group: the section of the ``compare`` table (Table 7's two approaches).
-        colour: the matplotlib colour of the mode's bars in ``comparison.png``.
-    """
-
-    name: str = ""
-    help: str = ""
-    card_text: str = ""
-    arguments_class: type | None = None
-    allows_reinit: bool = False
-    default_learning_rate: float | None = None
-    report_group: str = "Fine-tuning approach"
-    colour: str = "tab:blue"
+    name: str = ""  #: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``
+    help: str = ""  #: one line for ``--mode``'s help
+    card_text: str = ""  #: the sentence the model card prints under "Training mode"
+    arguments_class: type | None = None  #: dataclass of the mode's flags (a base of ``FinetuneTrainingArguments``)
+    allows_reinit: bool = False  #: ``--reinit_pooler`` / ``--reinit_layers`` allowed (the mode trains those weights)
+    default_learning_rate: float | None = None  #: without ``--learning_rate``; ``None``: the task's paper default
+    report_group: str = "Fine-tuning approach"  #: the section of the ``compare`` table (Table 7's two approaches)
+    colour: str = "tab:blue"  #: the matplotlib colour of the mode's bars in ``comparison.png``
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
-        """Checks of the selected mode beyond its fields' declared ``choices``/``range`` (called at parse time).
-
-        Raises:
-            ValueError: a bad value, naming the flag and what was expected.
-        """
+        """Checks beyond the fields' declared ``choices``/``bounds``, at parse time (``ValueError`` naming the flag
+        and what was expected)."""
 
     def default_hyperparameters(self, task) -> dict[str, Any]:
         """``learning_rate``, ``per_device_train_batch_size``, ``num_train_epochs`` used when the flag is not given:
@@ -89,8 +66,8 @@ class TrainingMode(abc.ABC):
 
     @abc.abstractmethod
     def build_model(self, task, model_args, training_args):
-        """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``). Every mode defines it: a subclass
-        without it cannot be instantiated (``TypeError`` where the mode object is made, long before a run)."""
+        """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``); abstract (``TypeError`` on making a
+        mode without it)."""
 
     def prepare_training(self, model, train_dataset, eval_dataset, data_collator, data_args, training_args):
         """Hook before ``Trainer`` is built; returns ``(train_dataset, eval_dataset, data_collator, metrics)``
@@ -118,11 +95,8 @@ class TrainingMode(abc.ABC):
         return None
 
     def compare_arms(self, strategies: list[str]) -> list[dict]:
-        """The ``compare`` configurations of this mode: ``{"label", "mode", "strategy"}`` dicts.
-
-        Raises:
-            ValueError: a strategy the mode does not know (only modes that use ``strategies``).
-        """
+        """The ``compare`` configurations of this mode: ``{"label", "mode", "strategy"}`` dicts (``ValueError``: a
+        strategy the mode does not know)."""
         return [{"label": self.name, "mode": self.name, "strategy": None}]
 
     def row_name(self, config: dict) -> str:
@@ -139,14 +113,13 @@ class TrainingMode(abc.ABC):
 
 class _Registry(Mapping):
     """``--mode`` value -> :class:`TrainingMode`, in registration order; a built-in entry is its module path until
-    first looked up. ``name in TRAINING_MODES``, iteration and :meth:`names` (argparse ``choices``) never import a
-    mode."""
+    first looked up (``in``, iteration and :meth:`names` import no mode)."""
 
     def __init__(self, lazy: dict[str, str]):
         self._entries: dict[str, TrainingMode | str] = dict(lazy)
 
     def __getitem__(self, name: str) -> TrainingMode:
-        if isinstance(self._entries[name], str):  # its module's register_training_mode replaces the path
+        if isinstance(self._entries[name], str):  # the module's register_training_mode replaces the path
             importlib.import_module(self._entries[name])
         return self._entries[name]
 
@@ -160,13 +133,9 @@ class _Registry(Mapping):
         return len(self._entries)
 
     def names(self):
-        """A live view of the registered names (a ``dict_keys``): ``--mode``'s argparse ``choices``. It follows
-        later registrations, and argparse's membership test and ``--help`` listing read it without running any
-        Python code of this module (nor importing a mode)."""
+        """A live ``dict_keys`` of the registered names: ``--mode``'s argparse ``choices`` (argparse reads it
+        without calling into this module or importing a mode)."""
         return self._entries.keys()
-
-    def pop(self, name: str, default=None):
-        return self._entries.pop(name, default)
 
 
 #: The only central state: ``--mode`` value -> mode (lazy for the built-ins), in registration order.
@@ -174,12 +143,8 @@ TRAINING_MODES: Mapping[str, TrainingMode] = _Registry(_BUILTIN)
 
 
 def register_training_mode(mode: TrainingMode) -> TrainingMode:
-    """Add ``mode`` to :data:`TRAINING_MODES` and return it.
-
-    Raises:
-        TypeError: ``mode`` is not a :class:`TrainingMode` instance.
-        ValueError: the name is not lower-case ``[a-z][a-z0-9_]*`` or is already registered.
-    """
+    """Add ``mode`` to :data:`TRAINING_MODES` and return it. Raises ``TypeError`` for a non-:class:`TrainingMode`,
+    ``ValueError`` for a name not matching ``[a-z][a-z0-9_]*`` or already registered."""
     if not isinstance(mode, TrainingMode):
         raise TypeError(f"register_training_mode: expected a TrainingMode instance, got {type(mode).__name__}")
     if not _NAME_RE.match(mode.name or ""):
@@ -192,16 +157,12 @@ def register_training_mode(mode: TrainingMode) -> TrainingMode:
 
 def unregister_training_mode(name: str) -> None:
     """Remove a registered mode (tests that register a toy mode clean up with it); unknown names are ignored."""
-    TRAINING_MODES.pop(name, None)
+    TRAINING_MODES._entries.pop(name, None)
 
 
 def get_training_mode(name: str | None) -> TrainingMode:
     """The registered mode called ``name`` (:data:`DEFAULT_TRAINING_MODE` for ``None``), its module imported on
-    first use.
-
-    Raises:
-        ValueError: an unknown name; the message suggests the closest one and lists the registered modes.
-    """
+    first use; ``ValueError`` for an unknown name, suggesting the closest and listing the registered modes."""
     name = DEFAULT_TRAINING_MODE if name is None else name
     if name not in TRAINING_MODES:
         close = difflib.get_close_matches(str(name), list(TRAINING_MODES), n=1)
@@ -276,66 +237,40 @@ class FinetuneMode(TrainingMode):
 
 def load_task_model(task, model_args):
     """Load ``model_args.model_name_or_path`` with ``task``'s head (``task.model_class()``) and label names in its
-    config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA.
-
-    Attention runs through ``torch.nn.functional.scaled_dot_product_attention`` (``--attn_implementation sdpa``, the
-    default: fused/flash kernels on GPU, same numbers as ``eager`` up to float rounding); a model class without SDPA
-    support falls back to its default implementation with a warning.
-
-    Raises:
-        ValueError: when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for 2-label MRPC);
-            the message says which sizes differ and how to start from the encoder instead.
-    """
+    config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA. With
+    ``--attn_implementation sdpa`` (default) a model class without SDPA support falls back to its default with a
+    warning. Raises ``ValueError`` when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for
+    2-label MRPC), saying which sizes differ and to start from the encoder instead."""
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(
-        model_args.model_name_or_path, revision=model_args.model_revision, cache_dir=model_args.cache_dir,
-        **task.model_config_kwargs(),
-    )
-    model_class = task.model_class()
+    name = model_args.model_name_or_path
+    hub = {"revision": model_args.model_revision, "cache_dir": model_args.cache_dir}
+    config = AutoConfig.from_pretrained(name, **hub, **task.model_config_kwargs())
     attn = getattr(model_args, "attn_implementation", None)
     try:
         try:
-            return model_class.from_pretrained(
-                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
-                cache_dir=model_args.cache_dir, **({"attn_implementation": attn} if attn else {}),
-            )
-        except ValueError as err:
-            # An architecture without an SDPA kernel refuses attn_implementation="sdpa": use its default instead.
+            return task.model_class().from_pretrained(name, config=config, **hub,
+                                                      **({"attn_implementation": attn} if attn else {}))
+        except ValueError as err:  # an architecture without an SDPA kernel refuses attn_implementation="sdpa"
             if attn != "sdpa" or "sdpa" not in str(err).lower():
                 raise
-            logger.warning("%s does not support SDPA attention; using its default", model_args.model_name_or_path)
-            return model_class.from_pretrained(
-                model_args.model_name_or_path, config=config, revision=model_args.model_revision,
-                cache_dir=model_args.cache_dir,
-            )
-    except RuntimeError as err:
-        # transformers 4 said "size mismatch for classifier.weight ..."; 5.x logs a report and raises
-        # "You set `ignore_mismatched_sizes` to `False` ...": name the sizes ourselves.
+            logger.warning("%s does not support SDPA attention; using its default", name)
+            return task.model_class().from_pretrained(name, config=config, **hub)
+    except RuntimeError as err:  # transformers 4: "size mismatch ..."; 5.x: "... `ignore_mismatched_sizes` ..."
         if "size mismatch" not in str(err) and "ignore_mismatched_sizes" not in str(err):
             raise
-
-        saved = AutoConfig.from_pretrained(model_args.model_name_or_path, revision=model_args.model_revision,
-                                           cache_dir=model_args.cache_dir)
+        saved = AutoConfig.from_pretrained(name, **hub)
         raise ValueError(
-            f"{model_args.model_name_or_path}: its classification head does not fit task {task.name!r} "
-            f"({task.num_labels} label(s)); the checkpoint's head has {saved.num_labels} output(s) "
-            f"({list(saved.id2label.values())}) — fine-tune from the base encoder checkpoint instead"
-        ) from None
+            f"{name}: its classification head does not fit task {task.name!r} ({task.num_labels} label(s)); the "
+            f"checkpoint's head has {saved.num_labels} output(s) ({list(saved.id2label.values())}) — fine-tune "
+            "from the base encoder checkpoint instead") from None
 
 
 def reinit_top_layers(model, n: int, pooler: bool = False):
     """Re-initialise the top ``n`` encoder layers (and the pooler when ``pooler``) of ``model`` as BERT initialises
-    them (every ``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
-    ``model``.
-
-    Source: Zhang et al. 2021, "Revisiting Few-sample BERT Fine-tuning" (ICLR), §5: the pooler and the top layers
-    are specialised to the pretraining objectives (NSP, MLM); re-initialising them speeds up and stabilises
-    fine-tuning on small data. Done by hand: transformers 5's ``_init_weights`` skips loaded tensors.
-
-    Raises:
-        ValueError: ``n`` < 0 or more than the model's ``num_hidden_layers``.
-    """
+    them (``nn.Linear`` weight ~ normal(0, ``config.initializer_range``), biases 0, LayerNorm 1/0); returns
+    ``model``; ``ValueError`` unless 0 <= ``n`` <= ``num_hidden_layers``. Source: Zhang et al. 2021, "Revisiting
+    Few-sample BERT Fine-tuning" (ICLR), §5. By hand: transformers 5's ``_init_weights`` skips loaded tensors."""
     import torch
 
     layers = model.config.num_hidden_layers
@@ -359,16 +294,9 @@ def reinit_top_layers(model, n: int, pooler: bool = False):
 
 def declare_batch_mean_loss(model):
     """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
-
-    BERT's heads (sequence/token classification, QA, multiple choice, pretraining) average their loss over the batch
-    and ignore ``num_items_in_batch``, but their ``forward`` takes ``**kwargs``; ``Trainer`` (transformers 5.24)
-    then passes ``num_items_in_batch`` and multiplies the loss by the number of processes under DDP — 2x gradients
-    and a 2x logged/eval loss on 2 processes. With ``accepts_loss_kwargs = False`` Trainer treats the loss as a
-    per-batch mean, which is what it is. The recipe's trainer then normalises the training loss over the global
-    batch itself (per labelled token for NER, per example otherwise:
-    :class:`hf_bert_tasks.batching.GlobalLossTrainer`). ``tests/test_distributed.py`` compares a
-    2-process run with the 1-process one.
-    """
+    BERT's heads average their loss over the batch and ignore ``num_items_in_batch``, but take ``**kwargs``, so
+    ``Trainer`` (transformers 5.24) would multiply their loss by the number of DDP processes (2x gradients on 2).
+    :class:`hf_bert_tasks.batching.GlobalLossTrainer` then normalises over the global batch itself."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     base.accepts_loss_kwargs = False
     return model
@@ -377,19 +305,6 @@ def declare_batch_mean_loss(model):
 register_training_mode(FinetuneMode())
 
 
-__all__ = [
-    "DEFAULT_TRAINING_MODE",
-    "TRAINING_MODES",
-    "FinetuneMode",
-    "TrainingMode",
-    "arm_from_label",
-    "declare_batch_mean_loss",
-    "get_training_mode",
-    "infer_training_mode",
-    "list_training_modes",
-    "load_task_model",
-    "mode_of",
-    "register_training_mode",
-    "reinit_top_layers",
-    "unregister_training_mode",
-]
+__all__ = ["DEFAULT_TRAINING_MODE", "TRAINING_MODES", "FinetuneMode", "TrainingMode", "arm_from_label",
+           "declare_batch_mean_loss", "get_training_mode", "infer_training_mode", "list_training_modes",
+           "load_task_model", "mode_of", "register_training_mode", "reinit_top_layers", "unregister_training_mode"]

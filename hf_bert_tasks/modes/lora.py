@@ -1,12 +1,6 @@
 """The flags of ``--mode lora`` (peft LoRA adapters on the frozen encoder plus the trained task head; Hu et al.,
-2021). The mode itself (:class:`hf_bert_tasks.lora.LoraMode`) is imported only when ``--mode lora`` is used.
-
-The flags (:class:`LoraArguments`) are peft ``LoraConfig`` fields under a ``lora_`` prefix; the mode builds the
-``peft.LoraConfig`` from them (:func:`hf_bert_tasks.lora.lora_config`). After training the adapter is saved to
-``<output_dir>/lora_adapter`` and merged, so the saved model is a plain ``BertFor...`` checkpoint
-(:func:`hf_bert_tasks.lora.finalize_lora`). Default learning rate 5e-4: LoRA's low-rank updates need a larger step
-than the paper's fine-tuning grid {5e-5 … 2e-5}; an explicit ``--learning_rate`` wins.
-"""
+2021); the mode, :class:`hf_bert_tasks.lora.LoraMode`, is imported only when used. Its default learning rate is
+5e-4 (low-rank updates need a larger step than the fine-tuning grid)."""
 
 from __future__ import annotations
 
@@ -28,6 +22,5 @@ class LoraArguments:
     lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
     lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
     lora_dropout: float = field(default=0.1, metadata={"help": "lora: dropout on the adapter input."})
-    lora_target_modules: str = field(
-        default="query,value", metadata={"help": "lora: comma-separated Linear layer names that get adapters."}
-    )
+    lora_target_modules: str = field(default="query,value", metadata={
+        "help": "lora: comma-separated Linear layer names that get adapters."})
