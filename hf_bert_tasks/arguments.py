@@ -1,12 +1,7 @@
 """Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``).
 
-``FinetuneTrainingArguments`` subclasses ``transformers.TrainingArguments`` (as trl's ``SFTConfig`` does) with the
-paper's fine-tuning defaults (§4, Appendix A.3; transformers' in brackets): ``learning_rate``,
-``per_device_train_batch_size`` and ``num_train_epochs`` from the task's :class:`~hf_bert_tasks.tasks.base.
-PaperDefaults` unless given (:func:`apply_task_defaults`; 5e-5, 8, 3; GLUE: 2e-5 of {5e-5, 4e-5, 3e-5, 2e-5}, 32, 3);
-``warmup_steps`` 0.1, a float < 1 being a ratio of the total steps in v5 (0); ``weight_decay`` 0.01 (0.0);
-``eval_strategy`` / ``save_strategy`` ``epoch`` (``no`` / ``steps``); ``save_total_limit`` 1 (unlimited);
-``logging_steps`` 50 (500); ``train_sampling_strategy`` ``group_by_length`` (``random``; ``--no_group_by_length``)."""
+``FinetuneTrainingArguments`` is ``transformers.TrainingArguments`` with the paper's fine-tuning defaults (§4,
+Appendix A.3; each field's default and help). Why: docs/design.md, 'Fine-tuning defaults'."""
 
 from __future__ import annotations
 
@@ -112,7 +107,7 @@ class DataArguments:
 
 @dataclass
 class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingArguments):
-    """``TrainingArguments`` with the paper's fine-tuning defaults (module docstring) and extras (see each field's
+    """``TrainingArguments`` with the paper's fine-tuning defaults (docs/design.md) and extras (see each field's
     help): ``lr_grid`` x ``seeds``, the §4.1 selection on dev (:mod:`hf_bert_tasks.lr_grid`); length-aware batches
     (:mod:`hf_bert_tasks.batching`); ``mode`` (:mod:`hf_bert_tasks.modes`), whose own flags come from its arguments
     dataclass, a base class of this one (:class:`~hf_bert_tasks.modes.feature_based.FeatureBasedArguments`,
@@ -295,7 +290,7 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
     """Fill what the user did not set: learning rate, batch size, epochs
-    (:meth:`~hf_bert_tasks.modes.base.TrainingMode.default_hyperparameters`), ``max_seq_length`` (the task's), a bare
+    (:meth:`~hf_bert_tasks.modes.TrainingMode.default_hyperparameters`), ``max_seq_length`` (the task's), a bare
     ``--lr_grid`` (the mode's grid), and with ``--load_best_model_at_end`` the task's primary dev metric and its
     :class:`~hf_bert_tasks.tasks.base.MetricSpec` direction (not for tasks without in-training metrics: SQuAD).
     Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""

@@ -1,16 +1,7 @@
 """The fine-tune recipe's ``Trainer``: length-aware batches and a loss normalised over the global batch.
 
-:class:`GlobalLossTrainer` = :class:`LengthSortedTrainer` (batches) + the loss rule (:func:`global_batch_loss`). With
-dynamic padding a batch is as long as its longest feature, so by default:
-
-* **training** (``train_sampling_strategy="group_by_length"``): transformers' ``LengthGroupedSampler`` (random
-  mega-batches of 50 batches, sorted inside), with lengths read from the Arrow column (:func:`feature_lengths`;
-  SWAG ``[4, L]``: the longest choice) and the shuffle seeded with ``seed + epoch``
-  (:class:`EpochLengthGroupedSampler`), so a resumed run and every process see the same order; the grouping unit is
-  the global batch (per-device batch x accumulation x processes);
-* **evaluation / prediction** (``--sort_eval_by_length``): features longest first, and predictions, labels and the
-  ``EvalPrediction`` of ``compute_metrics`` put back in dataset order (``tests/test_eval_ordering.py``), never
-  transformers 5.24's shuffled eval order. Only float rounding and per-batch-averaged ``eval_loss`` (NER) change."""
+:class:`GlobalLossTrainer` = :class:`LengthSortedTrainer` (length-grouped training, length-sorted evaluation put back
+in dataset order) + the loss rule (:func:`global_batch_loss`). Why: docs/design.md, 'Length-aware batches'."""
 
 from __future__ import annotations
 
@@ -108,7 +99,7 @@ def restore_order(values, order: np.ndarray):
 
 class LengthSortedTrainer(Trainer):
     """``Trainer`` with length-grouped training (``args.train_sampling_strategy == "group_by_length"``) and
-    length-sorted evaluation (``args.sort_eval_by_length``, default ``True``) batches (module docstring)."""
+    length-sorted evaluation (``args.sort_eval_by_length``, default ``True``) batches (docs/design.md)."""
 
     def _get_train_sampler(self, train_dataset=None):
         dataset = train_dataset if train_dataset is not None else self.train_dataset
@@ -178,18 +169,10 @@ def _index_sampler(dataloader) -> IndexSampler | None:
 
 
 # ---------------------------------------------------------------------------------------------------- the loss
-# Trainer with a model that ignores ``num_items_in_batch`` (``declare_batch_mean_loss``) averages micro-batch means
-# over accumulation steps and processes: the global mean only when every micro-batch has as many loss terms. Here
-# the loss of an optimizer step is the sum of the loss terms of all its micro-batches on all processes / their
-# number, so batch 2 x accumulation 1, 1 x 2 and 2 processes x 1 give the same update. transformers 5.24 counts
-# ``labels != -100`` over the step (and the processes, ``average_tokens_across_devices``) when given
-# ``compute_loss_func``. Units (:data:`LOSS_UNITS`): ``"labels"``, one cross-entropy term per label not -100 (NER
-# WordPieces, GLUE classification, SWAG); ``"examples"``: STS-B (squared error, labels never -100) and SQuAD
-# (``(CE(start) + CE(end)) / 2`` per window; no ``labels`` key, so :meth:`GlobalLossTrainer.get_batch_samples` counts
-# ``start_positions`` rows). Evaluation keeps the head's batch mean; ``--label_smoothing_factor`` or a caller's
-# ``compute_loss_func`` keep Trainer's path.
+# an optimizer step's loss: its loss terms on all micro-batches and processes / their number (docs/design.md,
+# 'Loss normalisation')
 
-#: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (comment above).
+#: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (docs/design.md).
 LOSS_UNITS = {"token_classification": "labels", "single_label_classification": "labels", "multiple_choice": "labels",
               "regression": "examples", "question_answering": "examples"}
 UNITS = ("labels", "examples")
@@ -260,7 +243,7 @@ def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count
 
 
 class GlobalLossTrainer(LengthSortedTrainer):
-    """:class:`LengthSortedTrainer` with ``compute_loss_func=global_batch_loss`` (comment above) unless the caller
+    """:class:`LengthSortedTrainer` with ``compute_loss_func=global_batch_loss`` (docs/design.md) unless the caller
     gives one or label smoothing is on. ``loss_unit``: ``"labels"`` or ``"examples"`` (:func:`loss_unit`; another
     value: ``ValueError``); the rest as ``Trainer``."""
 
@@ -298,8 +281,7 @@ class GlobalLossTrainer(LengthSortedTrainer):
                 return super().compute_loss(model, inputs, return_outputs)
             finally:
                 self.compute_loss_func = global_batch_loss
-        # SQuAD training: batch mean x local examples x processes / global examples, as one division (bitwise
-        # ``mean / accumulation_steps`` for equal micro-batches)
+        # SQuAD training: batch mean x local examples x processes / global examples, as one division
         self.loss_is_scaled_for_ga = True
         processes = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
         outputs = model(**inputs)

@@ -1,19 +1,5 @@
-"""Which ``checkpoint-<step>`` folder a run can resume from: the newest *complete* one.
-
-``Trainer._save_checkpoint`` (transformers 5.24) writes the model (``config.json``, weights, tokenizer,
-``training_args.bin``), ``optimizer.pt``, ``scheduler.pt``, ``scaler.pt`` (mixed precision), ``rng_state*.pth`` and
-**last** ``trainer_state.json``; a kill during a save leaves a numbered folder without the later files, which
-``get_last_checkpoint`` (folder names only) still picks. Complete means what resuming reads is there:
-``trainer_state.json``, valid JSON whose ``global_step`` is the folder's (else ``Trainer`` raises
-``FileNotFoundError``); weights: ``model.safetensors``, ``pytorch_model.bin``, a ``*.index.json`` with all its shards,
-a peft adapter or an FSDP / DeepSpeed state folder (else ``ValueError``); ``optimizer.pt`` + ``scheduler.pt`` (else
-AdamW's moments and the schedule silently restart); ``rng_state*.pth`` (else dropout and sampling differ).
-
-Every required file must be non-empty (a kill during ``torch.save`` truncates); ``--save_only_model`` checkpoints
-are incomplete; names other than ``checkpoint-<digits>`` are ignored. ``--resume_from_checkpoint auto`` (or
-``True``) resumes from the newest complete checkpoint, warning about incomplete ones, or starts from step 0 when none
-is complete. An explicit path lacking ``trainer_state.json`` or weights is an error; one lacking only
-optimizer/scheduler/RNG states is resumed with a warning."""
+"""Which ``checkpoint-<step>`` folder a run can resume from: the newest *complete* one (what ``Trainer`` reads
+when resuming: state, weights, optimizer, scheduler, RNG). Why: docs/design.md, 'Checkpoint completeness'."""
 
 from __future__ import annotations
 
@@ -75,7 +61,7 @@ def _has_weights(folder: str, names: set[str]) -> bool:
 
 
 def checkpoint_problems(folder: str) -> list[str]:
-    """What keeps ``folder`` from being a resumable checkpoint (module docstring), e.g. ``["no trainer_state.json"]``;
+    """What keeps ``folder`` from being a resumable checkpoint (docs/design.md), e.g. ``["no trainer_state.json"]``;
     ``[]`` when complete."""
     return [message for _, message in _problems(folder)]
 

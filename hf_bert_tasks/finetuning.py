@@ -1,19 +1,8 @@
 """The fine-tune recipe, top to bottom: ``hf-bert-tasks finetune`` = ``recipes/finetune.py`` = :func:`main`.
 
-:func:`run_finetune`: parse → task defaults → output-dir guard → data, tokenizer, collator, metric function (once)
-→ one run (:func:`train_evaluate_predict`: model → ``Trainer`` → train → predict test → evaluate dev), or the lr grid
-x seeds (:mod:`hf_bert_tasks.lr_grid`) → ``--push_to_hub``. Outputs in ``output_dir`` (as transformers'
-``run_glue.py``), with ``run_info.json`` written while training:
-
-* ``all_results.json`` (+ ``train_results.json``, ``eval_results.json``): Trainer's ``train_*`` and ``eval_<metric>``
-  keys; extra eval splits get a suffix (MNLI mismatched: ``eval_accuracy_mm``).
-* ``training_curves.png``: loss and eval metric against step, from ``trainer_state.json`` (:mod:`hf_bert_tasks.plots`).
-* the model (safetensors), tokenizer and config with ``id2label``/``label2id``, loadable by ``pipeline()``.
-* test-split predictions (GLUE: the server's submission files ``MRPC.tsv``, ``MNLI-m.tsv`` …).
-* with ``--lr_grid`` / ``--seeds``: one sub-folder per run (``lr_5e-05/seed_1``), ``lr_grid_results.json``, mean ±
-  std over seeds in ``all_results.json``, and the best seed of the selected learning rate copied up.
-
-The ``Trainer`` is :class:`hf_bert_tasks.batching.GlobalLossTrainer`."""
+:func:`run_finetune`: parse → task defaults → output-dir guard → data → one run (:func:`train_evaluate_predict`,
+with :class:`hf_bert_tasks.batching.GlobalLossTrainer`) or the lr grid x seeds (:mod:`hf_bert_tasks.lr_grid`) →
+``--push_to_hub``. Outputs in ``output_dir``: docs/design.md, 'Recipe outputs'."""
 
 from __future__ import annotations
 

@@ -1,17 +1,8 @@
-"""The paper's fine-tuning protocol in one command: a learning-rate grid x random restarts, selected on dev.
+"""The paper's fine-tuning protocol in one command: a learning-rate grid x random restarts, selected on dev (§4.1).
 
-BERT §4.1: "we selected the best fine-tuning learning rate (among 5e-5, 4e-5, 3e-5, and 2e-5) on the Dev set" and,
-for unstable small datasets, "ran several random restarts and selected the best model on the Dev set".
-``--lr_grid 5e-5,4e-5,3e-5,2e-5 --seeds 1,2,3`` runs every (learning rate, seed), ranks learning rates by the
-**mean** dev primary metric over seeds (a NaN/inf/missing run makes its mean NaN, which ranks below every finite
-mean: :func:`select_learning_rate`), reports mean ± sample std (``ddof=1``) and copies the best seed of the selected
-learning rate up to ``output_dir``.
-
-Layout: ``output_dir/lr_<lr>/seed_<s>/`` (``lr_<lr>/`` or ``seed_<s>/`` alone with one flag), ``lr_grid_results.json``
-(every run, the per-lr summary) and ``all_results.json`` (the selected run's keys plus ``eval_<metric>_mean`` /
-``_std``, ``selected_learning_rate``, ``selected_seed``, ``num_seeds``). The same command again resumes (a sub-run
-with its dev metric and the same settings, ``grid_run.json``, is reused); more seeds or learning rates extend a
-finished grid (:func:`check_grid_output_dir`)."""
+``--lr_grid 5e-5,4e-5,3e-5,2e-5 --seeds 1,2,3`` runs every (learning rate, seed) in ``output_dir/lr_<lr>/seed_<s>/``,
+selects the learning rate with the highest **mean** dev primary metric (:func:`select_learning_rate`) and copies its
+best seed up to ``output_dir``. Layout, resume, extension: docs/design.md, 'Grid layout and resume'."""
 
 from __future__ import annotations
 
@@ -149,7 +140,7 @@ def check_grid_output_dir(training_args) -> dict | None:
 def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any, str | None], dict],
              extends: dict | None = None) -> dict[str, Any]:
     """Run every (learning rate, seed) with ``run_one(args, checkpoint) -> metrics`` (``checkpoint``:
-    :func:`hf_bert_tasks.checkpoints.start_run`'s), reusing finished sub-runs (module docstring), then select and copy
+    :func:`hf_bert_tasks.checkpoints.start_run`'s), reusing finished sub-runs (docs/design.md), then select and copy
     up. ``extends``: the earlier ``lr_grid_results.json`` (:func:`check_grid_output_dir`), kept as ``extended_from``.
     Returns the top-level ``all_results.json`` content (the selected run's metrics plus the grid keys).
 

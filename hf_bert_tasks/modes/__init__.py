@@ -5,12 +5,9 @@
 * ``lora`` (:mod:`hf_bert_tasks.lora`): peft LoRA adapters on the frozen encoder + the task head;
 * ``feature_based`` (:mod:`hf_bert_tasks.feature_based`): a frozen encoder, a Table 7 layer strategy and a head.
 
-A mode's flags are a light dataclass in ``modes/<name>.py`` that
-:class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments` inherits, checked from their declarations (``choices``,
-``bounds``). :data:`TRAINING_MODES` maps a built-in name to its module path until first used, then to the instance
-that module registered (as transformers' auto classes, peft's ``register_peft_method``): ``--help`` and ``--mode``'s
-choices import no mode. A new mode = a :class:`TrainingMode` subclass + :func:`register_training_mode` (+ an entry in
-``_BUILTIN`` for a built-in one). This module imports no torch/transformers."""
+A mode's flags: a dataclass in ``modes/<name>.py`` that ``FinetuneTrainingArguments`` inherits. A new mode = a
+:class:`TrainingMode` subclass + :func:`register_training_mode`. This module imports no torch/transformers. Lazy
+registry: docs/design.md, 'Training modes'."""
 
 from __future__ import annotations
 
@@ -220,11 +217,9 @@ class FinetuneMode(TrainingMode):
 
     def build_model(self, task, model_args, training_args):
         """``task.model_class()`` from ``model_args.model_name_or_path``, with ``--reinit_layers`` /
-        ``--reinit_pooler`` applied and the batch-mean loss declared."""
-        model = load_task_model(task, model_args)
-        model = reinit_top_layers(model, getattr(model_args, "reinit_layers", 0),
-                                  getattr(model_args, "reinit_pooler", False))
-        return declare_batch_mean_loss(model)
+        ``--reinit_pooler`` applied."""
+        return reinit_top_layers(load_task_model(task, model_args), getattr(model_args, "reinit_layers", 0),
+                                 getattr(model_args, "reinit_pooler", False))
 
     def paper_number(self, task, config: dict) -> tuple[float | None, str]:
         """CoNLL-2003: Table 7's fine-tuning row (dev F1, BERT-BASE); other tasks: the task's ``paper_results``
@@ -293,10 +288,8 @@ def reinit_top_layers(model, n: int, pooler: bool = False):
 
 
 def declare_batch_mean_loss(model):
-    """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss; returns ``model``.
-    BERT's heads average their loss over the batch and ignore ``num_items_in_batch``, but take ``**kwargs``, so
-    ``Trainer`` (transformers 5.24) would multiply their loss by the number of DDP processes (2x gradients on 2).
-    :class:`hf_bert_tasks.batching.GlobalLossTrainer` then normalises over the global batch itself."""
+    """Mark ``model`` (or the base model inside a peft wrapper) as returning a batch-mean loss
+    (``accepts_loss_kwargs = False``); returns ``model``. Why: docs/design.md, 'declare_batch_mean_loss'."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     base.accepts_loss_kwargs = False
     return model
