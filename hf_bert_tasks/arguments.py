@@ -244,11 +244,10 @@ def flags_given(names):
 
 
 def gpu_fast_path(args: TrainingArguments) -> str | None:
-    """With a CUDA GPU (not ``--use_cpu``): ``bf16=True`` when supported natively
-    (``torch.cuda.is_bf16_supported(including_emulation=False)``) and ``optim="adamw_torch_fused"``; returns the INFO
-    line it logs (``None``: nothing changed). Call before ``TrainingArguments.__post_init__``. Only flags left open
-    change (:func:`flags_given`; objects built outside it are left alone): the precision stays with ``--bf16`` /
-    ``--fp16`` (any value), ``--deepspeed`` or ``ACCELERATE_MIXED_PRECISION``; the optimizer with ``--optim``."""
+    """With a CUDA GPU (not ``--use_cpu``): ``bf16=True`` when supported natively and ``optim="adamw_torch_fused"``,
+    each unless given (:func:`flags_given`; objects built outside it are left alone); returns the INFO line it logs
+    (``None``: nothing changed). Call before ``TrainingArguments.__post_init__``. Rules: docs/design.md, 'GPU fast
+    path as defaults'."""
     given = _GIVEN_FLAGS.get()
     if given is None or args.use_cpu:
         return None
@@ -278,8 +277,8 @@ def gpu_fast_path(args: TrainingArguments) -> str | None:
 
 def use_cpu_under_launcher(args: TrainingArguments) -> None:
     """Set ``args.use_cpu`` when a launcher started several processes (``WORLD_SIZE`` > 1) on a machine without
-    CUDA, MPS or XPU (before ``TrainingArguments.__post_init__``): transformers 5.24 sets up gloo DDP on CPU only
-    with ``use_cpu=True``, otherwise every process trains alone on all the data."""
+    CUDA, MPS or XPU, before ``TrainingArguments.__post_init__`` (gloo DDP). Why: docs/design.md, 'use_cpu under a
+    CPU launcher'."""
     import torch
 
     mps, xpu = getattr(torch.backends, "mps", None), getattr(torch, "xpu", None)
@@ -352,18 +351,13 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
             raise ValueError(f"{config}: unknown argument(s) {unknown}")
         given = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
         prefix = settings_argv({k: v for k, v in values.items() if k not in given}, parser)
-    with flags_given(_flag_names(prefix + argv)):  # what the user gave, for the GPU defaults (gpu_fast_path)
+    # what the user gave, for gpu_fast_path: ``--a-b=1`` gives ``a_b``, ``--no_x`` gives ``no_x`` and ``x``
+    names = {t[2:].split("=", 1)[0].replace("-", "_") for t in prefix + argv if t.startswith("--") and len(t) > 2}
+    with flags_given(names | {n[3:] for n in names if n.startswith("no_")}):
         *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
     if remaining:
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return tuple(outputs)
-
-
-def _flag_names(tokens: list[str]) -> set[str]:
-    """The flag names among command-line ``tokens``: ``--a-b=1`` gives ``a_b``, ``--no_x`` gives ``no_x`` and ``x``
-    (flags must be spelt in full, :class:`CliArgumentParser`)."""
-    names = {t[2:].split("=", 1)[0].replace("-", "_") for t in tokens if t.startswith("--") and len(t) > 2}
-    return names | {n[3:] for n in names if n.startswith("no_")}
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:

@@ -1,11 +1,6 @@
-"""The run record ``run_info.json``: what a fine-tuning run was, written by a ``TrainerCallback`` while it trains.
-
-setfit's ``ModelCardCallback`` pattern: the card's data is filled in as the run happens, never reconstructed from the
-saved files. :class:`RunRecordCallback` writes ``output_dir/run_info.json`` (main process; each write replaces the
-file whole) when the ``Trainer`` is built (task, base model and its origin, dataset, data arguments, training mode,
-seed, hyperparameters, framework versions), ``on_log`` (``state.log_history``) and ``on_evaluate`` (metrics merged
-under ``metrics``). No pickle is read and every ``*token*`` argument is dropped. :mod:`hf_bert_tasks.model_card`
-renders the card from this file."""
+"""The run record ``run_info.json``: what a fine-tuning run was, written by a ``TrainerCallback`` while it trains
+(:class:`RunRecordCallback`; :mod:`hf_bert_tasks.model_card` renders the card from it). No pickle is read and every
+``*token*`` argument is dropped. Why: docs/design.md, 'Record written while training'."""
 
 from __future__ import annotations
 
@@ -113,7 +108,7 @@ def hyperparameters(training_args) -> dict[str, Any]:
 
 
 class RunRecordCallback(TrainerCallback):
-    """Writes :data:`RUN_INFO_FILE` into ``args.output_dir`` while the ``Trainer`` runs (module docstring); make it
+    """Writes :data:`RUN_INFO_FILE` into ``args.output_dir`` while the ``Trainer`` runs (docs/design.md); make it
     once the model is loaded (:func:`model_origin` is decided here). ``task``: the registered
     :class:`~hf_bert_tasks.tasks.base.Task`; ``model_args`` (an optional ``base_model`` Hub id too) and ``data_args``
     as parsed; ``training_mode``: ``{"mode", "strategy"}`` (:meth:`hf_bert_tasks.modes.TrainingMode.record`;
