@@ -265,9 +265,8 @@ class GlobalLossTrainer(LengthSortedTrainer):
         the rows of ``start_positions``, summed over the processes unless ``average_tokens_across_devices`` is off."""
         batches, count = super().get_batch_samples(epoch_iterator, num_batches, device)
         if count is None and self._count_rows:
-            count = torch.zeros((), dtype=torch.long, device=device)
-            for batch in batches:
-                count += count_loss_terms(batch, "examples").to(device)
+            count = sum((count_loss_terms(batch, "examples").to(device) for batch in batches),
+                        torch.zeros((), dtype=torch.long, device=device))
             if self.args.world_size > 1 and self.args.average_tokens_across_devices:
                 count = self.accelerator.reduce(count, reduction="sum")
         return batches, count

@@ -87,9 +87,8 @@ def _problems(folder: str) -> list[tuple[bool, str]]:
                 problems.append((True, f"trainer_state.json says global_step {step}, the folder name {match.group(1)}"))
     if not _has_weights(folder, names):
         problems.append((True, "no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)"))
-    sharded = any(n.startswith(("pytorch_model_fsdp", "global_step", "optimizer_")) for n in names)
-    if not (_nonempty(os.path.join(folder, "optimizer.pt")) or _nonempty(os.path.join(folder, "optimizer.bin"))
-            or sharded):
+    if not any(_nonempty(os.path.join(folder, n)) for n in ("optimizer.pt", "optimizer.bin")) and not any(
+            n.startswith(("pytorch_model_fsdp", "global_step", "optimizer_")) for n in names):
         problems.append((False, "no optimizer.pt (saved with --save_only_model, or cut short)"))
     if not _nonempty(os.path.join(folder, "scheduler.pt")) and not any(n.startswith("global_step") for n in names):
         problems.append((False, "no scheduler.pt"))
@@ -128,11 +127,8 @@ def resolve_resume(resume, output_dir: str) -> str | None:
         return None
     if is_auto(resume):
         chosen = last_complete_checkpoint(output_dir)
-        if chosen is None:
-            logger.info("--resume_from_checkpoint %s: no complete checkpoint in %s, training from the start",
-                        resume, output_dir)
-        else:
-            logger.info("--resume_from_checkpoint %s: resuming from %s", resume, chosen)
+        logger.info("--resume_from_checkpoint %s: %s", resume, f"resuming from {chosen}" if chosen is not None
+                    else f"no complete checkpoint in {output_dir}, training from the start")
         return chosen
     path = str(resume)
     if not os.path.exists(path):
