@@ -145,7 +145,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         if self.mlm and len(self._ordinary_ids) == 0:
             raise ValueError("the vocabulary has no ordinary (non-special) tokens to draw random replacements from")
         self._base_seed = int(self.seed) if self.seed is not None else int(torch.randint(0, 2**62, (1,)).item())
-        self._calls = 0  # calls without idx in this process: they key the masks (see "Randomness")
+        self._calls = 0  # calls without idx in this process: they key the masks
         # shared memory: DataLoader workers (forked or spawned, persistent or not) read the value set by the trainer
         self._epoch = torch.zeros((), dtype=torch.long).share_memory_()
 

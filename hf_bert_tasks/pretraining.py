@@ -1,10 +1,8 @@
 """The pretraining recipe (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``): :func:`run_pretrain` loads the
-corpus, gets a tokenizer and runs each phase with :func:`run_phase`. Arguments are in
-:mod:`~hf_bert_tasks.pretraining_config`, trainer and loss in :mod:`~hf_bert_tasks.pretraining_trainer`, data in
-:mod:`~hf_bert_tasks.pretraining_data` / :mod:`~hf_bert_tasks.collators`, curves in :mod:`~hf_bert_tasks.plots`
-(their public names are re-exported here). ``output_dir`` gets the ``BertForPreTraining`` weights, the tokenizer,
-``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with ``--phase2_max_steps`` the
-paper's second phase (§A.2: 90 % of the steps at length 128, 10 % at 512) goes from ``output_dir/phase1`` to it.
+corpus, gets a tokenizer and runs each phase with :func:`run_phase` (names of ``pretraining_config``,
+``pretraining_trainer`` and ``plots`` re-exported). ``output_dir`` gets the ``BertForPreTraining`` weights, the
+tokenizer, ``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with
+``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from ``output_dir/phase1`` to it.
 """
 
 from __future__ import annotations
