@@ -43,9 +43,9 @@ def splitmix64(seeds, counters):
 
 
 def example_keys(seed: int, *words):
-    """``numpy.uint64`` masking keys ``mix64(...mix64(mix64(mix64(seed + GOLDEN) ^ words[0]) ^ words[1])...)``:
-    ``words`` are ints or int arrays ``[B]`` (broadcast), ``(epoch, idx)`` or ``(epoch, worker, call, row)``;
-    integers are taken modulo 2**64. Returns an array ``[B]`` (a 0-d array when every word is an int)."""
+    """``numpy.uint64`` masking keys of ``seed`` and ``words`` (ints modulo 2**64 or int arrays ``[B]``, broadcast:
+    ``(epoch, idx)`` or ``(epoch, worker, call, row)``): ``[B]``, 0-d when every word is an int. Formula:
+    docs/design.md, "collators: key and stream formulas"."""
     key = _mix64(np.array((int(seed) + _GOLDEN) % 2**64, dtype=np.uint64))
     for w in words:
         w = np.uint64(w % 2**64) if isinstance(w, int) else np.asarray(w, np.int64).astype(np.uint64)
@@ -54,11 +54,9 @@ def example_keys(seed: int, *words):
 
 
 def keyed_uniforms(seed: int, words, counters):
-    """The masking draws of examples keyed by ``(seed, *words)`` (:func:`example_keys`), no generator state:
-    sub-stream ``s`` (1 select, 2 category, 3 token) is splitmix64 seeded with ``mix64(key ^ s * GOLDEN)``, draw ``n``
-    its output ``n + 1`` (:func:`splitmix64`), top 53 bits / 2**53. ``counters``: ints ``[B or 1, K]``, the position
-    (token or word index) of each draw. Returns ``numpy.float64 [3, B, K]`` in ``[0, 1)``.
-    """
+    """The masking draws (select, category, token) of examples keyed by ``(seed, *words)`` (:func:`example_keys`),
+    no generator state, at ``counters`` (ints ``[B or 1, K]``: token or word index of each draw): ``numpy.float64 [3,
+    B, K]`` in ``[0, 1)``. Formula: docs/design.md, "collators: key and stream formulas"."""
     return _uniforms(example_keys(seed, *words), _STREAM_SALTS, counters)
 
 
