@@ -57,9 +57,8 @@ def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_s
 
     Returns ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and
     ``nsp_ce`` ``float [B]`` (``None`` without NSP labels), both with grad; ``stats`` ``float [B, 6]`` detached,
-    columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels): sums, so metrics are token-weighted (MLM) /
-    example-weighted (NSP) whatever the batching. Raises ``ValueError`` when the logits' rows do not match the
-    MLM targets.
+    columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). Raises ``ValueError`` when the logits' rows do
+    not match the MLM targets.
     """
     import torch
     import torch.nn.functional as F
