@@ -6,11 +6,9 @@
     hf-bert-tasks finetune --task mrpc --output_dir runs/mrpc --config recipes/configs/mrpc.yaml
     hf-bert-tasks --debug finetune ...       # show the traceback of an error
 
-Each subcommand's arguments are parsed by its recipe main in :mod:`hf_bert_tasks.scripts`, so
-``hf-bert-tasks finetune ARGS`` and ``python recipes/finetune.py ARGS`` share code path and error boundary: a
-``ValueError`` or ``OSError`` (``docs/bad_inputs.md``) prints one line ``hf-bert-tasks: error: <message>`` and exits
-with status 2 (``--debug`` re-raises it); any other exception keeps its traceback. Nothing here imports torch or
-transformers before the arguments are parsed, so ``--help`` and usage errors answer at once.
+Each subcommand's arguments are parsed by its recipe main in :mod:`hf_bert_tasks.scripts`; a ``ValueError`` or
+``OSError`` prints one line ``hf-bert-tasks: error: <message>`` and exits with status 2 (``--debug`` re-raises it).
+Why: docs/design.md, "cli: one error boundary".
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ SELECTION_MODES = ("bernoulli", "exact")
 #: feature key of the example index that keys the masking randomness (``datasets.map(..., with_indices=True)``).
 EXAMPLE_INDEX = "idx"
 
-# Keyed randomness: splitmix64 (Steele, Lea & Flood 2014; java.util.SplittableRandom's seeder), vectorised in numpy.
-# numpy's Philox has no multi-key call: one state per example costs 610-711 us per 32 x 128 batch against 291 us.
+# Keyed randomness: splitmix64 (Steele, Lea & Flood 2014). Why: docs/design.md, "collators: keyed randomness".
 _GOLDEN = 0x9E3779B97F4A7C15
 _STREAM_SALTS = np.array([s * _GOLDEN % 2**64 for s in (1, 2, 3)], dtype=np.uint64)  # select, category, token
 
@@ -44,9 +43,9 @@ def splitmix64(seeds, counters):
 
 
 def example_keys(seed: int, *words):
-    """``numpy.uint64`` masking keys ``mix64(...mix64(mix64(mix64(seed + GOLDEN) ^ words[0]) ^ words[1])...)``:
-    ``words`` are ints or int arrays ``[B]`` (broadcast), ``(epoch, idx)`` or ``(epoch, worker, call, row)``;
-    integers are taken modulo 2**64. Returns an array ``[B]`` (a 0-d array when every word is an int)."""
+    """``numpy.uint64`` masking keys of ``seed`` and ``words`` (ints modulo 2**64 or int arrays ``[B]``, broadcast:
+    ``(epoch, idx)`` or ``(epoch, worker, call, row)``): ``[B]``, 0-d when every word is an int. Formula:
+    docs/design.md, "collators: key and stream formulas"."""
     key = _mix64(np.array((int(seed) + _GOLDEN) % 2**64, dtype=np.uint64))
     for w in words:
         w = np.uint64(w % 2**64) if isinstance(w, int) else np.asarray(w, np.int64).astype(np.uint64)
@@ -55,11 +54,9 @@ def example_keys(seed: int, *words):
 
 
 def keyed_uniforms(seed: int, words, counters):
-    """The masking draws of examples keyed by ``(seed, *words)`` (:func:`example_keys`), no generator state:
-    sub-stream ``s`` (1 select, 2 category, 3 token) is splitmix64 seeded with ``mix64(key ^ s * GOLDEN)``, draw ``n``
-    its output ``n + 1`` (:func:`splitmix64`), top 53 bits / 2**53. ``counters``: ints ``[B or 1, K]``, the position
-    (token or word index) of each draw. Returns ``numpy.float64 [3, B, K]`` in ``[0, 1)``.
-    """
+    """The masking draws (select, category, token) of examples keyed by ``(seed, *words)`` (:func:`example_keys`),
+    no generator state, at ``counters`` (ints ``[B or 1, K]``: token or word index of each draw): ``numpy.float64 [3,
+    B, K]`` in ``[0, 1)``. Formula: docs/design.md, "collators: key and stream formulas"."""
     return _uniforms(example_keys(seed, *words), _STREAM_SALTS, counters)
 
 
@@ -90,30 +87,11 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     ``int64 [B, L]`` (0 at padding), ``labels`` ``int64 [B, L]`` (original id where selected, else ``-100``) and
     ``next_sentence_label`` ``int64 [B]`` when the features have it.
 
-    Masking (paper §3.1 and Appendix C.2; google-research/bert ``create_masked_lm_predictions``; transformers
-    ``DataCollatorForLanguageModeling.torch_mask_tokens``), in :meth:`mask_tokens`:
-
-    * candidates are the real tokens not in ``tokenizer.all_special_ids``; the unit is a token, or a word with
-      whole-word masking;
-    * ``selection="bernoulli"`` (transformers'): each unit with probability ``mlm_probability``; ``"exact"``
-      (google's): ``min(max_predictions_per_seq, max(1, round(n * mlm_probability)))`` targets, ``n`` counting the
-      real tokens including ``[CLS]``/``[SEP]``, ``round`` half-up (Python 2's); units in random order, a word that
-      would exceed the count skipped (google's WWM rule, so the count can fall below the target);
-    * a selected unit becomes ``[MASK]`` with probability ``mask_replace_prob``, a random *ordinary* token with
-      ``random_replace_prob`` (google: any token), else stays; decided once per word (google: per piece).
-
-    Randomness: every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)`` at the token's position (or word
-    index): a mask depends on neither batch, padding, worker nor rank, and a resumed run redraws the same masks.
-    :meth:`set_epoch` sets ``epoch`` (shared memory). Without ``idx``, row ``r`` of this process's ``c``-th call is
-    keyed by ``(seed, epoch, worker, c, r)``, ``worker`` = ``get_worker_info().seed + 1`` (0 in the main process).
-
-    Example (vocabulary where ``[PAD]=0 [CLS]=2 [SEP]=3 [MASK]=4``)::
-
-        >>> c = DataCollatorForBertPretraining(tok, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0)
-        >>> c([{"input_ids": [2, 7, 3], "next_sentence_label": 1}, {"input_ids": [2, 7, 9, 3], "next_sentence_label": 0}])
-        {'input_ids': tensor([[2, 4, 3, 0], [2, 4, 4, 3]]), 'token_type_ids': tensor([[0, 0, 0, 0], [0, 0, 0, 0]]),
-         'attention_mask': tensor([[1, 1, 1, 0], [1, 1, 1, 1]]), 'labels': tensor([[-100, 7, -100, -100],
-         [-100, 7, 9, -100]]), 'next_sentence_label': tensor([1, 0])}
+    Masking (paper §3.1, Appendix C.2; google-research/bert ``create_masked_lm_predictions``; transformers
+    ``DataCollatorForLanguageModeling``), in :meth:`mask_tokens`: candidates are real non-special tokens (or words);
+    ``selection`` ``"bernoulli"`` or ``"exact"`` (google's count); then ``[MASK]`` / random ordinary token / kept.
+    Every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)``; :meth:`set_epoch` sets ``epoch``.
+    Rules, keys without ``idx`` and an example: docs/design.md, "collators: masking rules".
 
     Args:
         tokenizer: gives ``pad_token_id``, ``mask_token_id``, ``all_special_ids`` and ``len(tokenizer)``.
@@ -165,7 +143,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         if self.mlm and len(self._ordinary_ids) == 0:
             raise ValueError("the vocabulary has no ordinary (non-special) tokens to draw random replacements from")
         self._base_seed = int(self.seed) if self.seed is not None else int(torch.randint(0, 2**62, (1,)).item())
-        self._calls = 0  # calls without idx in this process: they key the masks (see "Randomness")
+        self._calls = 0  # calls without idx in this process: they key the masks
         # shared memory: DataLoader workers (forked or spawned, persistent or not) read the value set by the trainer
         self._epoch = torch.zeros((), dtype=torch.long).share_memory_()
 
@@ -181,8 +159,8 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         self._epoch.fill_(int(epoch))
 
     def _pad(self, features: list[dict], max_length: int | None, multiple: int | None) -> dict[str, Any]:
-        """Pad every column with one numpy conversion each (``tokenizer.pad`` goes row by row, 12x slower on the
-        32-row batches of ``bench_collator``: 10.5 ms against 0.86 ms; nor can it pad ``word_ids`` or ``labels``)."""
+        """Pad every column with one numpy conversion each; why not ``tokenizer.pad``: docs/design.md, "collators:
+        padding"."""
         import torch
 
         if not features:
@@ -271,9 +249,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     def _exact_count(self, u, sizes, real):
         """google's exact count: ``bool [B * U]`` (flat), the units taken when visiting them in the order of ``u [B,
         U]``, taking each that still fits the row's count (``sizes``: ``int64 [B, U]`` candidate tokens per unit;
-        ``real``: ``bool [B, L]``). Vectorised over rows: a unit too big for the remaining count is skipped at every
-        later turn too (the count only decreases), so each round drops those and takes the longest prefix of the rest
-        that fits; a round leaves less than the size of the unit it stopped at: <= (largest word size + 1) rounds."""
+        ``real``: ``bool [B, L]``). Why rounds: docs/design.md, "collators: exact count"."""
         target = np.floor(real.sum(1, keepdims=True) * self.mlm_probability + 0.5)  # half-up, as Python 2's round
         remaining = np.clip(target, 1, self.max_predictions_per_seq).astype(np.int64)
         order = np.where(sizes == 0, 2.0, u).argsort(axis=1) + np.arange(len(u))[:, None] * u.shape[1]  # flat

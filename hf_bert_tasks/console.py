@@ -102,20 +102,17 @@ def quiet_console(progress_bars: bool | None = None):
     import transformers
 
     bars = interactive() if progress_bars is None else progress_bars
-    states = (not datasets.utils.are_progress_bars_disabled(), transformers.utils.logging.is_progress_bar_enabled(),
-              hub.are_progress_bars_disabled())
+    tf = transformers.utils.logging
+    switches = [(datasets.enable_progress_bars, datasets.disable_progress_bars,
+                 not datasets.utils.are_progress_bars_disabled()),
+                (tf.enable_progress_bar, tf.disable_progress_bar, tf.is_progress_bar_enabled()),
+                (hub.enable_progress_bars, hub.disable_progress_bars, not hub.are_progress_bars_disabled())]
     with log_filters(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-        if not bars:
-            datasets.disable_progress_bars()
-            transformers.utils.logging.disable_progress_bar()
-            hub.disable_progress_bars()
+        for _, disable, _ in [] if bars else switches:
+            disable()
         try:
             yield
         finally:
-            if not bars:
-                (datasets.enable_progress_bars if states[0] else datasets.disable_progress_bars)()
-                (transformers.utils.logging.enable_progress_bar if states[1] else
-                 transformers.utils.logging.disable_progress_bar)()
-                if not states[2]:
-                    hub.enable_progress_bars()
+            for enable, disable, was_on in [] if bars else switches:  # each back as it was
+                (enable if was_on else disable)()

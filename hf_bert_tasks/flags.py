@@ -1,7 +1,7 @@
 """The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`
 (``TrainingArguments``' too, via :func:`source_path`; nothing here imports torch, transformers or datasets): the fast
-``--help`` (:func:`fast_help`) and the checks run before transformers is imported (:func:`check_command_line`), which
-refuse only what the recipe refuses too, with the same messages, in a second or two instead of after the import.
+``--help`` (:func:`fast_help`) and the checks run before transformers is imported (:func:`check_command_line`),
+refusing only what the recipe refuses, with its messages.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]],
 def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
     """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
     a folder, or, offline (``HF_HUB_OFFLINE=1``), a Hub id with no cached snapshot holding a ``config.json`` (read
-    from the cache layout: ``try_to_load_from_cache``'s import takes ~0.4 s). Online, a Hub id is left to the recipe.
+    from the cache layout; why: docs/design.md, "flags: offline model check"). Online, a Hub id is left to the recipe.
 
     Raises:
         FileNotFoundError: naming the flag, the value (``(the default)`` when not ``given``) and a local folder

@@ -1,10 +1,8 @@
 """The pretraining recipe (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``): :func:`run_pretrain` loads the
-corpus, gets a tokenizer and runs each phase with :func:`run_phase`. Arguments are in
-:mod:`~hf_bert_tasks.pretraining_config`, trainer and loss in :mod:`~hf_bert_tasks.pretraining_trainer`, data in
-:mod:`~hf_bert_tasks.pretraining_data` / :mod:`~hf_bert_tasks.collators`, curves in :mod:`~hf_bert_tasks.plots`
-(their public names are re-exported here). ``output_dir`` gets the ``BertForPreTraining`` weights, the tokenizer,
-``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with ``--phase2_max_steps`` the
-paper's second phase (§A.2: 90 % of the steps at length 128, 10 % at 512) goes from ``output_dir/phase1`` to it.
+corpus, gets a tokenizer and runs each phase with :func:`run_phase` (names of ``pretraining_config``,
+``pretraining_trainer`` and ``plots`` re-exported). ``output_dir`` gets the ``BertForPreTraining`` weights, the
+tokenizer, ``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with
+``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from ``output_dir/phase1`` to it.
 """
 
 from __future__ import annotations
@@ -156,12 +154,9 @@ def _corpus_stats(documents) -> dict:
 
 
 def split_documents(documents, percentage: float, seed: int):
-    """Seeded document-level train/eval split of a ``datasets`` table of documents (no text is read).
-
-    ``round(n * percentage / 100)`` documents (at least 2 when ``percentage > 0``: NotNext pairs need two documents)
-    chosen by ``numpy.random.default_rng(seed).permutation(n)`` go to eval; both splits keep corpus order
-    (``Dataset.select`` with sorted indices). Returns ``(train, eval or None)``.
-    """
+    """Seeded document-level train/eval split of a ``datasets`` table of documents (no text is read): ``round(n *
+    percentage / 100)`` documents (>= 2 when ``percentage > 0``) by ``default_rng(seed).permutation(n)`` go to eval;
+    both keep corpus order. Returns ``(train, eval or None)``."""
     import numpy as np
 
     n = len(documents)
@@ -232,12 +227,8 @@ def _phase_resume(resume, phase_dir: str):
 
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
     """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary.
-
-    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``). Training
-    instances get an ``idx`` column keying their masks (see
-    :class:`~hf_bert_tasks.collators.DataCollatorForBertPretraining`); the eval set gets static masks drawn with
-    ``seed + 1``, so evaluations at different steps compare.
-    """
+    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``); training
+    instances get an ``idx`` column keying their masks, the eval set static masks drawn with ``seed + 1``."""
     from datasets import Dataset, IterableDataset
     from transformers import set_seed
 

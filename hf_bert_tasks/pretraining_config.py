@@ -13,10 +13,9 @@ from transformers import TrainingArguments
 
 @dataclass
 class PretrainModelArguments:
-    """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue.
-    ``dropout`` (Cramming: none on a small budget, where the model underfits) sets ``hidden_dropout_prob`` and
-    ``attention_probs_dropout_prob``. Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``.
-    """
+    """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue;
+    ``dropout`` sets both dropout probabilities. Raises ``ValueError`` for an unknown preset or a dropout outside
+    ``[0, 1)``. Why ``--dropout 0``: docs/design.md, "pretraining_config: small-budget options"."""
 
     preset: str = field(default="tiny", metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
                                                   "choices": ["tiny", "mini", "small", "base"]})

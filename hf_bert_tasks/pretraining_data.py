@@ -73,25 +73,12 @@ def create_pretraining_examples(
     """Turn a batch of documents (rows: a ``sentences`` list or a ``text`` string, one sentence per line, split further
     with ``split_sentences``) into pretraining instances; a batched ``datasets`` map function.
 
-    NSP pairs (google-research/bert ``create_instances_from_document``): sentences are tokenized by a *fast*
-    tokenizer (``word_ids`` for whole-word masking), empty ones dropped. Per document the target length is
-    ``max_seq_length - 3``, or with probability ``short_seq_prob`` uniform in ``[2, max_seq_length - 3]``. Sentences
-    fill a chunk up to the target or the document's end; A = its first ``k`` (uniform in ``[1, len(chunk) - 1]``), B =
-    the rest (IsNext, 0) or, with probability ``nsp_probability`` (§3.1), sentences from a random start in another
-    document of the batch (NotNext, 1; the unused ones go back). A one-sentence chunk drawing IsNext takes the next
-    sentence as B; only one at a document's end is forced to NotNext (google forces every one, so its NotNext share
-    exceeds ``nsp_probability``). The pair is trimmed to ``max_seq_length - 3`` tokens, a token of the longer side at
-    a time, front or back at random (``truncate_seq_pair``): ``[CLS] A [SEP] B [SEP]``, ``token_type_ids`` 0 then 1.
-    Everything is repeated ``dupe_factor`` times. The NotNext document is uniform over the batch's *other* documents
-    (use batches of >= 100); a single-document batch has none (``on_single_document``: ``"warn"`` emits IsNext pairs
-    only, ``"error"`` raises). Instances are not shuffled.
-
-    MLM only (``next_sentence_prediction=False``, RoBERTa's FULL-SENTENCES, Liu et al. 2019 §4.2): the batch's tokens
-    packed in order into ``[CLS] ... [SEP]`` blocks of ``max_seq_length``, an extra ``[SEP]`` between documents, a
-    sentence continuing in the next block (fairseq's ``TokenBlockDataset``); ``token_type_ids`` 0, no NSP label.
-
-    One ``random.Random`` per batch, seeded from ``seed`` and the first row index (``indices``) or the batch's text:
-    the same seed and data give the same output, also with ``num_proc``. Returns lists per instance: ``input_ids``
+    NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1; a *fast*
+    tokenizer), label 0 IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not
+    shuffled; a single-document batch warns and emits IsNext only, or raises (``on_single_document="error"``). MLM
+    only (``next_sentence_prediction=False``): RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Seeded per
+    batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining_data: instance rules".
+    Returns lists per instance: ``input_ids``
     (length <= ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index
     from 0 in the instance, ``-1`` for ``[CLS]``/``[SEP]``).
 
@@ -332,13 +319,11 @@ def load_documents(
 ):
     """A corpus as a ``datasets`` table of documents (column ``sentences``: ``list[str]``), never as Python lists.
 
-    Local files (``train_files``: paths or globs, mixed formats, in file order), each run of files of one kind read by
-    one ``load_dataset`` call and one cached ``map``: text (any other suffix; one sentence per line, a blank line
-    between documents, google's format; or with ``document_boundary="heading"``, ``"auto"`` detecting it, a WikiText
-    top-level heading `` = Title = `` starts a document); ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet``: one
-    document per row, a ``sentences`` list or a ``text_column`` string. Or a Hub dataset (``dataset_name``, its config
-    and split). Empty documents are dropped; the caches are keyed by the files' paths, sizes and mtimes and the
-    options. ``streaming=True``: an ``IterableDataset`` (errors surface while iterating).
+    Local files (``train_files``: paths or globs, mixed formats, in file order): text (one sentence per line, a blank
+    line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"`` detects it) or
+    ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset (``dataset_name``, its
+    config and split). ``streaming=True``: an ``IterableDataset``. Reading and cache keys: docs/design.md,
+    "pretraining_data: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)

@@ -1,7 +1,6 @@
 """The pretraining trainer and what it calls each step: the masked-only MLM head, the per-example loss terms, the
-metrics from their sums and the callback that tells the collator the epoch. One module, so that a training step does
-not leave it (``tests/test_pretrain_trace.py``). A batch without ``next_sentence_label`` (MLM only, RoBERTa's
-objective) trains on MLM alone and logs no NSP metrics.
+metrics from their sums and the epoch callback (one module: ``tests/test_pretrain_trace.py``). A batch without
+``next_sentence_label`` (MLM only) trains on MLM alone and logs no NSP metrics.
 """
 
 from __future__ import annotations
@@ -10,14 +9,10 @@ from transformers import BertForPreTraining, Trainer, TrainerCallback
 
 
 class BertForPreTrainingMaskedOnly(BertForPreTraining):
-    """``BertForPreTraining`` whose MLM head runs only on the positions to predict (as google's and NVIDIA's code):
-    the vocabulary projection becomes ``[N, H] x [H, V]`` instead of ``[B, L, H] x [H, V]`` (``N`` ≈ 0.15·B·L).
-    Parameters, names and loss are ``BertForPreTraining``'s; checkpoints are saved as ``BertForPreTraining``.
-
-    ``forward`` takes ``BertForPreTraining.forward``'s arguments; without ``labels`` it is the parent's. With
-    ``labels`` (``int64 [B, L]``), ``prediction_logits`` is ``float [N, V]`` for the positions ``labels != -100`` in
-    row-major order, and ``loss`` = mean MLM cross-entropy over them + NSP cross-entropy (with
-    ``next_sentence_label`` ``int64 [B]``).
+    """``BertForPreTraining`` whose MLM head runs only on the ``N`` positions to predict (as google's and NVIDIA's
+    code); parameters, loss and saved checkpoints are ``BertForPreTraining``'s. With ``labels`` (``int64 [B, L]``),
+    ``prediction_logits`` is ``float [N, V]`` for ``labels != -100`` in row-major order and ``loss`` = mean MLM CE +
+    NSP CE (``next_sentence_label`` ``int64 [B]``); without, the parent's ``forward``.
     """
 
     def forward(self, input_ids=None, labels=None, next_sentence_label=None, **kwargs):
@@ -62,9 +57,8 @@ def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_s
 
     Returns ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and
     ``nsp_ce`` ``float [B]`` (``None`` without NSP labels), both with grad; ``stats`` ``float [B, 6]`` detached,
-    columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels): sums, so metrics are token-weighted (MLM) /
-    example-weighted (NSP) whatever the batching. Raises ``ValueError`` when the logits' rows do not match the
-    MLM targets.
+    columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). Raises ``ValueError`` when the logits' rows do
+    not match the MLM targets.
     """
     import torch
     import torch.nn.functional as F
@@ -121,17 +115,9 @@ class MaskingEpochCallback(TrainerCallback):
 
 class PretrainingTrainer(Trainer):
     """``Trainer`` for MLM + NSP with per-token normalisation; logs ``mlm_loss``, ``nsp_loss``, ``mlm_accuracy`` and
-    ``nsp_accuracy`` (no ``nsp_*`` without ``next_sentence_label``).
-
-    Loss of an optimizer step (the paper's sum of the two objectives, §3.1; google's ``get_masked_lm_output``):
-    ``sum(MLM cross-entropy) / predicted tokens + sum(NSP cross-entropy) / examples``, both counted over the global
-    batch (all micro-batches of all processes, one all-reduce per step in :meth:`get_batch_samples`), so the update
-    does not depend on how the batch is split; each micro-batch's loss is multiplied by the number of processes
-    (DDP averages gradients).
-
-    Metrics: :func:`pretraining_terms`' statistics are summed on the device and all-reduced once per log. Evaluation
-    returns them as "predictions" (gathered by ``gather_for_metrics``): ``eval_mlm_*`` token-weighted, ``eval_nsp_*``
-    example-weighted, ``eval_loss = eval_mlm_loss + eval_nsp_loss``, all independent of the eval batch size.
+    ``nsp_accuracy`` (no ``nsp_*`` without ``next_sentence_label``). Step loss (§3.1; google's
+    ``get_masked_lm_output``): ``sum(MLM CE) / predicted tokens + sum(NSP CE) / examples`` over the global batch;
+    ``eval_loss = eval_mlm_loss + eval_nsp_loss``. Why: docs/design.md, "pretraining_trainer: loss and metrics".
     """
 
     loss_is_scaled_for_ga = True

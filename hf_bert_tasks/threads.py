@@ -1,6 +1,5 @@
 """Intra-op thread count for the small models (the quickstart, the ``tiny``/``mini`` presets): one thread unless the
-user asks for more, since such a model gains nothing from a second thread and slows down many-fold when another
-process holds a core (30 tiny steps: 7.7 s with torch's one thread per core, 0.99 s with one, one of 2 cores busy).
+user asks for more. Why: docs/design.md, "threads: one thread for small models".
 """
 
 from __future__ import annotations

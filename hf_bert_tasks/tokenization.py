@@ -1,6 +1,5 @@
-"""Training a BERT WordPiece vocabulary with ``tokenizers`` (wrapped by ``BertTokenizerFast(tokenizer_object=...)``:
-transformers 5 ignores ``vocab_file=``), and fitting a tokenizer's ``model_max_length`` to a model (a tokenizer built
-without one says ``1e30``, and ``truncation=True`` / ``pipeline()`` then overrun the position embeddings).
+"""Training a BERT WordPiece vocabulary with ``tokenizers`` (wrapped by ``BertTokenizerFast(tokenizer_object=...)``)
+and fitting a tokenizer's ``model_max_length`` to a model. Why: docs/design.md, "tokenization: stack traps".
 """
 
 from __future__ import annotations
@@ -86,9 +85,7 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
         A ``BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the ``[CLS] A [SEP] B [SEP]``
         post-processor (``token_type_ids`` 0 for A, 1 for B).
 
-    Determinism: the trainer creates the ``##c`` pieces while iterating a hash map, so ids and merges change between
-    processes (huggingface/tokenizers#1794); every character's ``##c`` piece is registered up front, in order, and
-    the vocabulary re-loaded with only the five special tokens as special.
+    Determinism (huggingface/tokenizers#1794): docs/design.md, "tokenization: a deterministic vocabulary".
     """
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordPiece
