@@ -5,11 +5,7 @@ Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (``id``, ``title``, 
 official JSON files (``train-v1.1.json``, ``dev-v1.1.json``, v2.0 alike, optional unlabelled ``test-v*.json``), read
 into the Hub's columns. Features: :mod:`hf_bert_tasks.qa`; post-processing: :mod:`hf_bert_tasks.qa_postprocess`;
 scores: :mod:`hf_bert_tasks.squad_metrics` (the official scripts' rules).
-
-The official scripts reproduce every reported number from the written files (``tests/test_recompute_squad.py``):
-v1.1 ``evaluate-v1.1.py dev-v1.1.json predictions.json``; v2.0 ``evaluate-v2.0.py dev-v2.0.json
-best_non_null_predictions.json --na-prob-file null_odds.json --na-prob-thresh TAU`` (``TAU`` =
-``eval_null_score_diff_threshold``). ``predictions.json`` (answers cut at tau) cannot give ``best_*``.
+Recomputing with the official scripts: docs/design.md, 'tasks/squad.py: recomputing SQuAD scores'.
 """
 
 from __future__ import annotations
