@@ -116,6 +116,8 @@ class Conll2003Task(Task):
     hub_revision: str | None = "refs/convert/parquet"
     label_all_tokens: bool = False
     document_context: bool = False
+    #: pads ``input_ids`` and pads ``labels`` with ``-100``
+    collator_class = "DataCollatorForTokenClassification"
 
     def configure(self, data_args) -> Conll2003Task:
         """A copy with ``label_all_tokens`` and ``document_context`` from the recipe's ``DataArguments``."""
@@ -193,14 +195,6 @@ class Conll2003Task(Task):
             document_context=self.document_context)
         logger.info("%s/%s: %d sentences -> %d windows", self.name, split, len(dataset), len(out["input_ids"]))
         return datasets.Dataset.from_dict(out)
-
-    def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-        """``DataCollatorForTokenClassification``: pads ``input_ids`` and pads ``labels`` with ``-100``."""
-        from transformers import DataCollatorForTokenClassification
-
-        if max_length is not None:
-            return DataCollatorForTokenClassification(tokenizer, padding="max_length", max_length=max_length)
-        return DataCollatorForTokenClassification(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
 
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
         """Entity metrics over WordPiece positions not labelled ``-100`` (``[F, L]`` ids; what Trainer sees)."""

@@ -187,7 +187,6 @@ class SquadTask(Task):
         if lengths is not None:
             padding = np.arange(start_logits.shape[1])[None, :] >= lengths[:, None]
             start_logits[padding] = end_logits[padding] = -100.0
-        # column[:] reads the whole Arrow column at once; list(column) formats row by row (~50x slower)
         ids = list(raw["id"][:])
         index, offsets, max_ctx = features_to_arrays(features, ids)
         width = start_logits.shape[1]

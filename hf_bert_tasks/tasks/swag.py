@@ -59,9 +59,8 @@ def _records(path: str):
 
 def read_swag_table(path: str):
     """One swagaf CSV through ``datasets``' ``csv`` loader: a ``pyarrow.Table`` of :data:`SWAG_COLUMNS` (strings,
-    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label). The loader pads short rows and skips
-    blank-only lines, so the commas are counted; a mismatch, a bad label or a loader error reads the file with
-    ``csv`` to name the first bad line.
+    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label); commas counted to catch what the loader
+    pads or skips (docs/design.md, 'tasks/glue.py and tasks/swag.py').
 
     Raises:
         FileNotFoundError: ``path`` missing.
