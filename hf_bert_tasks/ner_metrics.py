@@ -69,8 +69,7 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
         raise ValueError("true_tags and pred_tags must have the same sentences and the same number of words in each")
     if mode not in ("strict", "conlleval"):
         raise ValueError(f"mode {mode!r}: expected 'strict' or 'conlleval'")
-    true_tags = [list(t) for t in true_tags]
-    pred_tags = [list(p) for p in pred_tags]
+    true_tags, pred_tags = [list(t) for t in true_tags], [list(p) for p in pred_tags]
     kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
     report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
     overall = report.pop("micro avg")
@@ -80,10 +79,8 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
     for name, row in sorted(report.items()):
         if name.endswith(" avg"):
             continue
-        out[f"{name}_precision"] = float(row["precision"])
-        out[f"{name}_recall"] = float(row["recall"])
-        out[f"{name}_f1"] = float(row["f1-score"])
-        out[f"{name}_number"] = int(row["support"])
+        out.update({f"{name}_precision": float(row["precision"]), f"{name}_recall": float(row["recall"]),
+                    f"{name}_f1": float(row["f1-score"]), f"{name}_number": int(row["support"])})
     return out
 
 

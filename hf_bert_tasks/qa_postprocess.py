@@ -273,10 +273,7 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
                             n_examples, min(n_best_size, seq_len), max_answer_length)
     null_entries = (_null_entries(start_logits, end_logits, feature_example_index, n_examples)
                     if version_2_with_negative else None)
-    predictions: dict[str, str] = {}
-    nbest: dict[str, list[dict]] = {}
-    null_odds: dict[str, float] = {}
-    non_null: dict[str, str] = {}
+    predictions, nbest, null_odds, non_null = {}, {}, {}, {}
     for ex in range(n_examples):
         null_entry = null_entries[ex] if null_entries is not None else None
         entries, best_non_null = _example_nbest(contexts[ex], cand, cand.bounds[ex], cand.bounds[ex + 1], null_entry,

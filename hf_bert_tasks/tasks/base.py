@@ -169,11 +169,8 @@ class Task(abc.ABC):
 
         if not os.path.isdir(data_dir):
             raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        paths = {}
-        for split, candidates in self.local_files.items():
-            path = next((p for p in (os.path.join(data_dir, n) for n in candidates) if os.path.isfile(p)), None)
-            if path is not None:
-                paths[split] = path
+        paths = {split: path for split, names in self.local_files.items()
+                 if (path := next((p for p in (os.path.join(data_dir, n) for n in names) if os.path.isfile(p)), None))}
         if not paths:
             wanted = sorted({n for names in self.local_files.values() for n in names})
             raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")
@@ -209,9 +206,8 @@ class Task(abc.ABC):
         saved model return label names instead of ``LABEL_0``."""
         kwargs: dict[str, Any] = {}
         if self.label_names:
-            kwargs["num_labels"] = len(self.label_names)
-            kwargs["id2label"] = dict(enumerate(self.label_names))
-            kwargs["label2id"] = {name: i for i, name in enumerate(self.label_names)}
+            kwargs = {"num_labels": len(self.label_names), "id2label": dict(enumerate(self.label_names)),
+                      "label2id": {name: i for i, name in enumerate(self.label_names)}}
         if self.problem_type in ("single_label_classification", "regression"):
             kwargs["problem_type"] = self.problem_type
             kwargs["num_labels"] = self.num_labels

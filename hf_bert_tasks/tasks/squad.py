@@ -44,8 +44,7 @@ class SquadTask(Task):
     null_score_diff_threshold: float | None = None
 
     def configure(self, data_args) -> SquadTask:
-        """A copy holding the recipe's ``doc_stride``, ``max_query_length``, ``n_best_size``, ``max_answer_length``
-        and ``null_score_diff_threshold`` (``DataArguments``)."""
+        """A copy holding the window and post-processing settings of the recipe's ``DataArguments``."""
         keys = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
         return dataclasses.replace(self, **{k: getattr(data_args, k) for k in keys})
 
@@ -179,8 +178,7 @@ class SquadTask(Task):
         keep = [c for c in qa.MODEL_INPUT_COLUMNS if c in features.column_names]
         output = trainer.predict(features.select_columns(keep), metric_key_prefix="eval")
         start_logits, end_logits = (np.array(x, dtype=np.float32) for x in output.predictions[:2])
-        # logits past a feature's own tokens depend on its batch: Trainer's cross-batch pad value makes the n-best
-        # lists independent of batching (tests/test_eval_ordering.py)
+        # padding logits as Trainer's cross-batch pad value (docs/design.md, 'logits past a feature's own tokens')
         from ..batching import feature_lengths
 
         lengths = feature_lengths(features)
