@@ -43,8 +43,8 @@ def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
 
 
 def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
-    """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X``. ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC",
-    "B-LOC"]``."""
+    """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X``.
+    ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC", "B-LOC"]``."""
     return ["B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag
             for previous, tag in zip([None, *tags[:-1]], tags)]
 
