@@ -8,6 +8,7 @@ Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -162,9 +163,7 @@ def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, documen
     for group in groups:
         pool = [(s, w) for s in group for w in range(len(piece_counts[s]))]
         counts = [piece_counts[s][w] for s, w in pool]
-        first = {}
-        for i, (s, w) in enumerate(pool):
-            first.setdefault(s, i)
+        first = dict(zip(group, itertools.accumulate((len(piece_counts[s]) for s in group), initial=0)))
         for s in group:
             for start, end in _chunks(piece_counts[s], max_pieces) if piece_counts[s] else []:
                 left, right = first[s] + start, first[s] + end

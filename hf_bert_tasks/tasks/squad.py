@@ -268,16 +268,13 @@ _V1_SPECS = (MetricSpec("f1", "f1", "F1", scale=100.0),
 #: v2.0: the scores at the applied threshold, on answerable / unanswerable questions, at the best threshold, and the
 #: thresholds themselves (differences of null and best span scores: not metrics).
 _V2_SPECS = _V1_SPECS + (
-    MetricSpec("best_f1", "f1", "F1 (best threshold)", scale=100.0, config="best threshold"),
-    MetricSpec("best_exact_match", "exact_match", "Exact match (best threshold)", scale=100.0,
-               config="best threshold"),
+    *(dataclasses.replace(m, key=f"best_{m.key}", display=f"{m.display} (best threshold)", config="best threshold")
+      for m in _V1_SPECS),
     not_a_metric("best_f1_thresh", "Null-score threshold of the best F1"),
     not_a_metric("best_exact_match_thresh", "Null-score threshold of the best exact match"),
     not_a_metric("null_score_diff_threshold", "Null-score threshold applied"),
-    MetricSpec("HasAns_f1", "f1", "F1 (answerable)", scale=100.0, config="HasAns"),
-    MetricSpec("HasAns_exact_match", "exact_match", "Exact match (answerable)", scale=100.0, config="HasAns"),
-    MetricSpec("NoAns_f1", "f1", "F1 (unanswerable)", scale=100.0, config="NoAns"),
-    MetricSpec("NoAns_exact_match", "exact_match", "Exact match (unanswerable)", scale=100.0, config="NoAns"),
+    *(dataclasses.replace(m, key=f"{config}_{m.key}", display=f"{m.display} ({what})", config=config)
+      for config, what in (("HasAns", "answerable"), ("NoAns", "unanswerable")) for m in _V1_SPECS),
 )
 
 def _squad(name: str, description: str, v2: bool, specs, batch: int, epochs: float, paper: dict, source: str):

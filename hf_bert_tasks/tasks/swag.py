@@ -4,9 +4,8 @@ Hub source: ``allenai/swag``, config ``regular`` (the test split's label is ``-1
 swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index column
 is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas).
 
-Inputs (§4.4: "four input sequences, each containing the concatenation of the given sentence (sentence A) and a
-possible continuation (sentence B)"), as transformers' ``run_swag.py``: segment A ``sent1``, segment B
-``sent2 + " " + ending_i`` (``sent2`` starts the continuation). ``AutoModelForMultipleChoice`` scores each of the
+Inputs (§4.4, as transformers' ``run_swag.py``): segment A ``sent1``, segment B ``sent2 + " " + ending_i``.
+``AutoModelForMultipleChoice`` scores each of the
 ``(batch, 4, L)`` choices with one vector over ``[CLS]``, softmax over the four.
 """
 
