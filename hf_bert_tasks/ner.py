@@ -1,16 +1,14 @@
 """Named-entity recognition features (paper §5.3: "the representation of the first sub-token as the input to the
-token-level classifier over the NER label set"): tag schemes, WordPiece label alignment, windows of whole words.
-
-The original CoNLL-2003 files use IOB1 (``B-X`` only separates two adjacent entities of one type), the Hub IOB2.
-No word is lost to truncation: every word is labelled and predicted in exactly one window of whole words, the rest
-of the window being context (with ``document_context`` from the document's neighbouring sentences, the paper's
-"maximal document context"). Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`.
+token-level classifier over the NER label set"): tag schemes (IOB1 / IOB2), WordPiece label alignment, windows of
+whole words (every word labelled in exactly one window). Why: docs/design.md, 'ner.py: IOB1 / IOB2 and windows'.
+Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`.
 Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences,
 ``W_s`` words of sentence ``s``.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,16 +38,14 @@ def starts_entity_in_iob2_error(previous: str | None, tag: str) -> bool:
 
 def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
     """``"IOB1"`` if any of the tag sequences (one per sentence of a file) has an ``I-X`` that starts an entity, else
-    ``"IOB2"`` (IOB1 as Tjong Kim Sang & De Meulder, 2003; IOB2 as Ratnaparkhi). An IOB1 file without such an
-    ``I-X`` reads the same either way."""
+    ``"IOB2"`` (IOB1 as Tjong Kim Sang & De Meulder, 2003; IOB2 as Ratnaparkhi)."""
     pairs = (pair for tags in sentences for pair in zip([None, *tags[:-1]], tags))
     return "IOB1" if any(starts_entity_in_iob2_error(previous, tag) for previous, tag in pairs) else "IOB2"
 
 
 def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
-    """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X`` (on predictions, the
-    repair conlleval implies). ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC",
-    "B-LOC"]``."""
+    """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X``.
+    ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC", "B-LOC"]``."""
     return ["B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag
             for previous, tag in zip([None, *tags[:-1]], tags)]
 
@@ -145,9 +141,8 @@ def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, documen
             context from the neighbouring sentences of the document (paper §5.3), else from the sentence only.
 
     Returns:
-        Windows in sentence order: a sentence is cut greedily into target ranges of at most ``max_pieces`` pieces
-        (a longer word gets a window of its own, truncated after its first pieces); each window then grows left and
-        right by whole words, alternately, while they fit. A sentence with no words gets no window.
+        Windows in sentence order: greedy target ranges of at most ``max_pieces`` pieces, grown by whole context
+        words left and right (docs/design.md, 'ner.py'). A sentence with no words gets no window.
 
     Raises:
         ValueError: ``max_pieces < 1``, or ``document_context`` without ``document_ids`` / with a negative id
@@ -168,14 +163,12 @@ def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, documen
     for group in groups:
         pool = [(s, w) for s in group for w in range(len(piece_counts[s]))]
         counts = [piece_counts[s][w] for s, w in pool]
-        first = {}
-        for i, (s, w) in enumerate(pool):
-            first.setdefault(s, i)
+        first = dict(zip(group, itertools.accumulate((len(piece_counts[s]) for s in group), initial=0)))
         for s in group:
             for start, end in _chunks(piece_counts[s], max_pieces) if piece_counts[s] else []:
                 left, right = first[s] + start, first[s] + end
                 budget = max_pieces - sum(counts[left:right])
-                grown = True  # a side that cannot grow never can again (the budget only shrinks)
+                grown = True
                 while grown:
                     grown = False
                     if left > 0 and counts[left - 1] <= budget:
@@ -187,11 +180,8 @@ def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, documen
 
 
 def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[int]]:
-    """WordPieces per word (``S`` lists of ``W_s`` ints), each distinct word tokenized once, alone, with
-    ``is_split_into_words=True`` as in the windows (a word's count does not depend on its neighbours; a
-    RoBERTa-style tokenizer adds the same prefix space). A word may have 0 pieces (a lone control character): it is
-    tagged ``O`` by :func:`hf_bert_tasks.ner_metrics.word_predictions`.
-    """
+    """WordPieces per word (``S`` lists of ``W_s`` ints; may be 0), each distinct word tokenized once, alone, with
+    ``is_split_into_words=True`` as in the windows."""
     vocab = sorted({w for words in sentences for w in words})
     singles = [[w] for w in vocab]
     encoded = tokenizer(singles, add_special_tokens=False, is_split_into_words=True)["input_ids"] if vocab else []

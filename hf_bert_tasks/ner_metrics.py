@@ -51,9 +51,8 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
 
     Args:
         true_tags, pred_tags: tag names per word, sentence by sentence (same lengths).
-        mode: ``"strict"``, seqeval's strict IOB2 mode (an entity starts with ``B-X``; an ``I-X`` after ``O`` is
-            none), or ``"conlleval"``, seqeval's default mode, which reproduces conlleval (an ``I-X`` after ``O``
-            starts an entity). Strict mode on ``iob1_to_iob2(pred)`` equals conlleval on ``pred``.
+        mode: ``"strict"`` (seqeval's strict IOB2 mode) or ``"conlleval"`` (seqeval's default mode, as conlleval);
+            docs/design.md, 'ner_metrics.py'.
 
     Returns:
         ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
@@ -70,8 +69,7 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
         raise ValueError("true_tags and pred_tags must have the same sentences and the same number of words in each")
     if mode not in ("strict", "conlleval"):
         raise ValueError(f"mode {mode!r}: expected 'strict' or 'conlleval'")
-    true_tags = [list(t) for t in true_tags]
-    pred_tags = [list(p) for p in pred_tags]
+    true_tags, pred_tags = [list(t) for t in true_tags], [list(p) for p in pred_tags]
     kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
     report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
     overall = report.pop("micro avg")
@@ -81,19 +79,15 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
     for name, row in sorted(report.items()):
         if name.endswith(" avg"):
             continue
-        out[f"{name}_precision"] = float(row["precision"])
-        out[f"{name}_recall"] = float(row["recall"])
-        out[f"{name}_f1"] = float(row["f1-score"])
-        out[f"{name}_number"] = int(row["support"])
+        out.update({f"{name}_precision": float(row["precision"]), f"{name}_recall": float(row["recall"]),
+                    f"{name}_f1": float(row["f1-score"]), f"{name}_number": int(row["support"])})
     return out
 
 
 def token_level_metrics(predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str],
                         mode: str = "strict") -> dict[str, float]:
-    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window), what
-    ``Trainer`` can compute during training (``predictions``/``labels``: ``[F, L]`` ids, or ``[F, L, C]`` logits);
-    an entity cut by a window boundary counts as two. The recipe's final numbers come from :func:`word_predictions`.
-    """
+    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window;
+    ``predictions``/``labels``: ``[F, L]`` ids, or ``[F, L, C]`` logits)."""
     predictions = np.asarray(predictions)
     if predictions.ndim == 3:
         predictions = predictions.argmax(-1)
@@ -110,14 +104,11 @@ def write_conll(path: str, tokens: Sequence[Sequence[str]], pred_tags: Sequence[
                 gold_tags: Sequence[Sequence[str]] | None = None, overwrite: bool = False) -> None:
     """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
 
-    Without ``gold_tags`` the lines are ``token pred``. ``perl conlleval < FILE`` reproduces the recipe's
-    ``accuracy`` and ``conlleval_*`` metrics. conlleval splits on single spaces and reads a first field ``-X-`` as a
-    sentence boundary, so whitespace in a token and an empty token become ``_``, ``-X-`` becomes ``_-X-``. No
-    ``-DOCSTART-`` lines are written (conlleval would count them as tokens).
+    Without ``gold_tags`` the lines are ``token pred``. Whitespace in a token and an empty token become ``_``,
+    ``-X-`` becomes ``_-X-``; no ``-DOCSTART-`` lines (why: docs/design.md, 'ner_metrics.py').
 
     Raises:
-        FileExistsError: ``path`` exists and ``overwrite`` is false (the recipe passes ``overwrite=True``: it already
-            refuses a finished output folder).
+        FileExistsError: ``path`` exists and ``overwrite`` is false.
         ValueError: a sentence whose tag list does not match its words.
     """
     import os

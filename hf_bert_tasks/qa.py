@@ -116,11 +116,9 @@ def create_features(questions: list[str], contexts: list[str], tokenizer, config
     q_ids = tokenizer(list(questions), add_special_tokens=False)["input_ids"]
     # whole contexts may exceed 512 positions before windowing: verbose=False silences the length warning
     ctx = tokenizer(list(contexts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    out: dict[str, list] = {k: [] for k in MODEL_INPUT_COLUMNS}
-    if answers is not None:
-        out["start_positions"], out["end_positions"] = [], []
-    if example_ids is not None:
-        out["example_id"], out["offset_mapping"], out["token_is_max_context"] = [], [], []
+    keys = (*MODEL_INPUT_COLUMNS, *(("start_positions", "end_positions") if answers is not None else ()),
+            *(("example_id", "offset_mapping", "token_is_max_context") if example_ids is not None else ()))
+    out: dict[str, list] = {k: [] for k in keys}
     for i, question_ids in enumerate(q_ids):
         question_ids = question_ids[: config.max_query_length]
         doc_ids, doc_offsets = ctx["input_ids"][i], ctx["offset_mapping"][i]

@@ -29,8 +29,7 @@ def pad_2d(rows: list, width: int, fill, dtype) -> np.ndarray:
 def _arrow_columns(features, names: tuple[str, ...]):
     """``{name: pyarrow.Array}`` of a ``datasets.Dataset``'s columns in row order (indices mapping applied), or
     ``None`` for any other input, or when a ragged column (all but the first) is not ``list<...>`` (e.g. ``Array2D``).
-    ``list(ds[name])`` formats row by row in Python (two thirds of post-processing time on SQuAD dev); Arrow hands
-    the values over as flat buffers."""
+    Why: docs/design.md, 'qa_postprocess.py: why Arrow buffers'."""
     import pyarrow as pa
     from datasets import Dataset
 
@@ -117,11 +116,8 @@ class QAPredictions(NamedTuple):
 
 
 def _top_k(logits: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest values per row, descending; ties keep the lower index first. ``[n, k]``.
-
-    Same result as ``np.argsort(-logits, kind="stable")[:, :k]``, via ``argpartition`` (linear) and a sort of the ``k``
-    picked; rows where the ``k``-th value is tied (the partition may pick any of the tied indices) use the full sort.
-    """
+    """Indices of the ``k`` largest values per row, descending; ties keep the lower index first. ``[n, k]``: as
+    ``np.argsort(-logits, kind="stable")[:, :k]``, via ``argpartition`` (docs/design.md, 'qa_postprocess.py')."""
     width = logits.shape[1]
     if k >= width:
         return np.argsort(-logits, axis=1, kind="stable")
@@ -138,11 +134,8 @@ def _top_k(logits: np.ndarray, k: int) -> np.ndarray:
 
 
 class _Candidates(NamedTuple):
-    """The valid spans of all features (``N`` each), sorted by example, score descending, then feature, start, end.
-
-    Python lists: the per-example scan reads them one at a time (numpy scalar indexing is slow there). ``bounds``
-    (``E + 1`` ints): example ``e``'s spans are ``bounds[e]:bounds[e + 1]``.
-    """
+    """The valid spans of all features (``N`` each, Python lists), sorted by example, score descending, then
+    feature, start, end. ``bounds`` (``E + 1`` ints): example ``e``'s spans are ``bounds[e]:bounds[e + 1]``."""
 
     score: list[float]
     start_logit: list[float]
@@ -280,10 +273,7 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
                             n_examples, min(n_best_size, seq_len), max_answer_length)
     null_entries = (_null_entries(start_logits, end_logits, feature_example_index, n_examples)
                     if version_2_with_negative else None)
-    predictions: dict[str, str] = {}
-    nbest: dict[str, list[dict]] = {}
-    null_odds: dict[str, float] = {}
-    non_null: dict[str, str] = {}
+    predictions, nbest, null_odds, non_null = {}, {}, {}, {}
     for ex in range(n_examples):
         null_entry = null_entries[ex] if null_entries is not None else None
         entries, best_non_null = _example_nbest(contexts[ex], cand, cand.bounds[ex], cand.bounds[ex + 1], null_entry,

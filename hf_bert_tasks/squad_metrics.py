@@ -1,15 +1,6 @@
 """SQuAD v1.1 and v2.0 scoring: a port of the official ``evaluate-v1.1.py`` and ``evaluate-v2.0.py`` (Rajpurkar et
-al., 2016 / 2018) giving **identical** numbers (same normalization, order of summation and threshold-search ties;
-``tests/test_oracle_squad.py`` runs the official scripts on the full dev files and compares every key to 1e-9):
-
-* normalization: lower-case, drop ``string.punctuation``, drop the articles ``a``/``an``/``the``, collapse whitespace;
-* EM: normalized prediction equals a normalized gold answer; F1: bag-of-tokens overlap; both the max over the gold
-  answers, averaged x100 over all questions; v1.1: a question without a prediction scores 0 and still counts;
-* v2.0: a question whose gold answers all normalize to ``""`` has the single gold ``""``; F1 with an empty side is 1
-  when both are empty, else 0. A question whose no-answer odds (``na_probs``: here ``null - best non-null``) exceed
-  ``na_prob_thresh`` is predicted unanswerable; ``best_*`` / ``best_*_thresh`` are the official ``find_best_thresh``.
-  A question without a prediction (or odds) is a ``ValueError`` naming it (the official script: ``KeyError``).
-
+al., 2016 / 2018) giving identical numbers (``tests/test_oracle_squad.py``). The rules: docs/design.md,
+'squad_metrics.py: the official SQuAD rules'. A question without a prediction (or odds) is a ``ValueError``.
 References are the official JSON's ``data`` list or plain ``{id: [gold texts]}`` mappings.
 """
 

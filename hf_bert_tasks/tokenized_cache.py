@@ -1,13 +1,6 @@
 """On-disk cache of tokenized features (``Task.preprocess`` of every family), keyed by a fingerprint of everything
-that determines them.
-
-``datasets``' own ``.map`` cache misses the recipe's cases (in-memory local files with a random fingerprint, NER
-windows from ``Dataset.from_dict``, a closure hash following the tokenizer's state). The key is a SHA-256 over plain
-bytes and JSON (the same in every process) of: the raw split's **content** (Arrow IPC bytes of the rows used, after
-``--max_*_samples``); the **tokenizer** (class, ``tokenizer.json`` without its transient truncation / padding state,
-``model_input_names``, padding / truncation sides); ``max_seq_length``, the split (SQuAD's training and evaluation
-features differ) and every field of the task; the **preprocessing code** (``tasks/*.py`` and :data:`CODE_FILES`) and
-the transformers, tokenizers and datasets versions. Anything else that differs gives a miss, never a stale hit.
+that determines them: the raw split's content, the tokenizer, ``max_seq_length``, the split, the task's fields, the
+preprocessing code and the library versions (why and exactly what: docs/design.md, 'Feature cache key').
 Entries (``Dataset.save_to_disk``, memory-mapped by ``load_from_disk``) go to
 ``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized`` (``--tokenized_cache_dir``; ``--overwrite_cache`` recomputes,
 ``--no_cache_tokenized`` turns it off) through a temporary folder and a rename: no half-written entry.
@@ -30,8 +23,7 @@ CACHE_FORMAT = 1
 #: Written next to the Arrow files of an entry: the key's components (for debugging and ``ls``).
 KEY_FILE = "hf_bert_tasks_key.json"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
-#: Source files whose code decides the features (hashed into the key); ``ner_metrics.py`` holds ``IGNORE_INDEX``,
-#: the label of NER's non-first sub-tokens.
+#: Source files whose code decides the features (hashed into the key).
 CODE_FILES = ("qa.py", "ner.py", "ner_metrics.py")
 
 
@@ -50,7 +42,6 @@ def dataset_content_hash(dataset) -> str:
     table = dataset.with_format("arrow")[:]
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    # fresh buffers: a slice of a bigger table (``select``) and the same rows built directly give the same bytes
     table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -59,7 +50,7 @@ def dataset_content_hash(dataset) -> str:
 
 
 def tokenizer_fingerprint(tokenizer) -> str:
-    """SHA-256 of what decides a tokenizer's output (module docstring); stable across processes and calls."""
+    """SHA-256 of what decides a tokenizer's output ('Feature cache key'); stable across processes and calls."""
     parts: dict = {"class": type(tokenizer).__name__,
                    "model_input_names": list(getattr(tokenizer, "model_input_names", [])),
                    "padding_side": getattr(tokenizer, "padding_side", None),
@@ -67,7 +58,7 @@ def tokenizer_fingerprint(tokenizer) -> str:
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
         spec = json.loads(backend.to_str())
-        spec.pop("truncation", None)  # set and reset by every call with truncation=True / padding
+        spec.pop("truncation", None)
         spec.pop("padding", None)
         parts["backend"] = spec
     else:  # a pure-Python tokenizer: vocabulary and constructor options
@@ -150,8 +141,8 @@ def _load_entry(entry: str, name: str):
 
 
 def _write_entry(features, entry: str, key: dict, name: str):
-    """Save ``features`` (and ``key`` as :data:`KEY_FILE`) into ``entry`` through a temporary folder and a rename,
-    so an interrupted run leaves no half-written entry; returns the entry memory-mapped."""
+    """Save ``features`` (and ``key`` as :data:`KEY_FILE`) into ``entry`` through a temporary folder and a rename;
+    returns the entry memory-mapped."""
     import datasets
 
     os.makedirs(os.path.dirname(entry), exist_ok=True)

@@ -76,8 +76,7 @@ def not_a_metric(key: str, display: str) -> MetricSpec:
 
 @dataclass
 class PaperDefaults:
-    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3); the
-    one place for them (``recipes/configs/*.yaml`` do not repeat them).
+    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
 
     Attributes:
         learning_rate: the recipe's default learning rate.
@@ -136,6 +135,8 @@ class Task(abc.ABC):
     local_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     metric_suffixes: dict[str, str] = field(default_factory=dict)
     metrics: tuple[MetricSpec, ...] = ()
+    #: the ``transformers`` collator class :meth:`data_collator` builds (a class attribute, not a field)
+    collator_class = "DataCollatorWithPadding"
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
         """Read the original task files in ``data_dir`` into canonical splits (:meth:`read_local_splits` with
@@ -168,11 +169,8 @@ class Task(abc.ABC):
 
         if not os.path.isdir(data_dir):
             raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        paths = {}
-        for split, candidates in self.local_files.items():
-            path = next((p for p in (os.path.join(data_dir, n) for n in candidates) if os.path.isfile(p)), None)
-            if path is not None:
-                paths[split] = path
+        paths = {split: path for split, names in self.local_files.items()
+                 if (path := next((p for p in (os.path.join(data_dir, n) for n in names) if os.path.isfile(p)), None))}
         if not paths:
             wanted = sorted({n for names in self.local_files.values() for n in names})
             raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")
@@ -208,9 +206,8 @@ class Task(abc.ABC):
         saved model return label names instead of ``LABEL_0``."""
         kwargs: dict[str, Any] = {}
         if self.label_names:
-            kwargs["num_labels"] = len(self.label_names)
-            kwargs["id2label"] = dict(enumerate(self.label_names))
-            kwargs["label2id"] = {name: i for i, name in enumerate(self.label_names)}
+            kwargs = {"num_labels": len(self.label_names), "id2label": dict(enumerate(self.label_names)),
+                      "label2id": {name: i for i, name in enumerate(self.label_names)}}
         if self.problem_type in ("single_label_classification", "regression"):
             kwargs["problem_type"] = self.problem_type
             kwargs["num_labels"] = self.num_labels
@@ -227,13 +224,14 @@ class Task(abc.ABC):
         """Tokenize one raw split into model features (a ``datasets.Dataset``)."""
 
     def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-        """The batch collator: pads to the longest sequence of the batch, rounded up to ``pad_to_multiple_of``, or
-        with ``max_length`` to it (``run_glue.py``'s ``pad_to_max_length``)."""
-        from transformers import DataCollatorWithPadding
+        """The batch collator (:attr:`collator_class`): pads to the longest sequence of the batch, rounded up to
+        ``pad_to_multiple_of``, or with ``max_length`` to it (``run_glue.py``'s ``pad_to_max_length``)."""
+        import transformers
 
+        collator = getattr(transformers, self.collator_class)
         if max_length is not None:
-            return DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length)
-        return DataCollatorWithPadding(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
+            return collator(tokenizer, padding="max_length", max_length=max_length)
+        return collator(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
 
     @abc.abstractmethod
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
@@ -266,12 +264,9 @@ class Task(abc.ABC):
         return next((m for m in self.metrics if m.key == key), None)
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
-        """Evaluate ``trainer``'s model on one preprocessed split; returns Trainer-style ``eval_*`` metrics.
-
-        ``trainer.predict`` (``trainer.evaluate``'s loop and metrics, logged as it does) also gives the per-example
-        predictions, written to ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`).
-        Families whose predictions need post-processing over raw examples (SQuAD, NER) override this.
-        """
+        """Evaluate ``trainer``'s model on one preprocessed split (``trainer.predict``, logged as ``trainer.evaluate``)
+        and write ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`); returns Trainer-style
+        ``eval_*`` metrics. SQuAD and NER override this."""
         output = trainer.predict(features, metric_key_prefix="eval")
         metrics = dict(output.metrics)
         trainer.log(metrics)  # what trainer.evaluate does: log history and the ``epoch`` key
@@ -290,8 +285,7 @@ class Task(abc.ABC):
         * ``logit_<label name>``: the raw logit of each class (not for regression); ``eval_loss`` is their mean
           cross-entropy (regression: the mean squared error of ``prediction``).
 
-        Floats are written with ``repr`` (exact round trip), so the metrics recomputed from the file equal the
-        reported ones.
+        Floats are written with ``repr`` (exact round trip).
 
         Raises:
             RuntimeError: the number of predictions differs from the number of examples.

@@ -1,15 +1,10 @@
 """CoNLL-2003 English named-entity recognition (BERT paper §5.3, Table 7): a token-classification head.
 
-Hub source: the script-based ``conll2003`` no longer loads in ``datasets`` ≥ 4: the parquet conversion of
-``eriktks/conll2003`` (revision ``refs/convert/parquet``) is read; another mirror (``--dataset_name``) maps its
-``ner_tags`` (or ``tags``) **by name**. The Hub copies lost the ``-DOCSTART-`` lines: ``document_id`` is ``-1``.
-Local source: the original IOB2 (or IOB1, converted) column files ``train.txt``, ``valid.txt``, ``test.txt``, with
-``-DOCSTART-`` lines between documents (kept as ``document_id``, for ``--document_context``).
-
-Evaluation is word-level on ``validation`` and ``test``; ``<split>_predictions.txt`` (``token gold pred``)
-recomputes every metric but ``eval_loss`` (``tests/test_recompute_conll.py``): ``perl conlleval`` prints
-``eval_accuracy`` and ``eval_conlleval_*``; ``eval_precision/recall/f1`` and ``eval_<TYPE>_*`` are seqeval's strict
-IOB2 mode on the same columns; ``eval_<TYPE>_number`` counts the gold ``B-<TYPE>`` tags.
+Hub source: the parquet conversion of ``eriktks/conll2003`` (revision ``refs/convert/parquet``; ``document_id``
+``-1``), or a mirror (``--dataset_name``) whose tags map by name. Local source: the original IOB2 (or IOB1,
+converted) column files ``train.txt``, ``valid.txt``, ``test.txt``, ``-DOCSTART-`` lines kept as ``document_id``.
+Evaluation is word-level on ``validation`` and ``test``. Why, and recomputing with conlleval: docs/design.md,
+'tasks/conll2003.py: Hub source and recomputing CoNLL scores'.
 """
 
 from __future__ import annotations
@@ -95,8 +90,7 @@ def read_conll_file(path: str) -> dict[str, list]:
 
 
 def conll_dataset(cols: dict[str, list]):
-    """Columns of tag *names* (:func:`read_conll_file`) as a ``datasets.Dataset`` in :func:`conll_features`, the tags
-    turned into ids with dicts and the table built by Arrow (``Dataset.from_dict`` encodes every tag in Python)."""
+    """Columns of tag *names* (:func:`read_conll_file`) as a ``datasets.Dataset`` in :func:`conll_features`."""
     import datasets
     import pyarrow as pa
     from datasets.table import InMemoryTable
@@ -122,6 +116,8 @@ class Conll2003Task(Task):
     hub_revision: str | None = "refs/convert/parquet"
     label_all_tokens: bool = False
     document_context: bool = False
+    #: pads ``input_ids`` and pads ``labels`` with ``-100``
+    collator_class = "DataCollatorForTokenClassification"
 
     def configure(self, data_args) -> Conll2003Task:
         """A copy with ``label_all_tokens`` and ``document_context`` from the recipe's ``DataArguments``."""
@@ -134,10 +130,8 @@ class Conll2003Task(Task):
         return self.read_local_splits(data_dir, lambda path, split: conll_dataset(read_conll_file(path)), "CoNLL-2003")
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
-        """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`.
-
-        Default: the parquet export (``conll2003/train/0000.parquet`` …) read with ``data_dir=<config>``, as that
-        branch has no dataset card declaring configs; ``--dataset_name`` loads the mirror as given.
+        """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`
+        (default: the parquet export read with ``data_dir=<config>``; ``--dataset_name`` loads the mirror as given).
 
         Raises:
             ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags`` columns, or with labels that are not
@@ -201,14 +195,6 @@ class Conll2003Task(Task):
             document_context=self.document_context)
         logger.info("%s/%s: %d sentences -> %d windows", self.name, split, len(dataset), len(out["input_ids"]))
         return datasets.Dataset.from_dict(out)
-
-    def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-        """``DataCollatorForTokenClassification``: pads ``input_ids`` and pads ``labels`` with ``-100``."""
-        from transformers import DataCollatorForTokenClassification
-
-        if max_length is not None:
-            return DataCollatorForTokenClassification(tokenizer, padding="max_length", max_length=max_length)
-        return DataCollatorForTokenClassification(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
 
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
         """Entity metrics over WordPiece positions not labelled ``-100`` (``[F, L]`` ids; what Trainer sees)."""

@@ -82,11 +82,9 @@ class GlueTask(Task):
     submission_labels: str = "id"
 
     def _read_tsv(self, path: str):
-        """One GLUE TSV through ``datasets``' ``csv`` loader, tab-separated with quoting **off** (as ``run_glue.py``
-        and google-research/bert's ``run_classifier.py``: a field may open with an unbalanced ``"``). Returns
-        ``(columns, label field, has header)``: Arrow arrays of the text columns, the raw labels and ``idx`` (``None``
-        without a label / ``index``/``id`` column). The loader pads a short row, so the file's tabs are counted and
-        the first line with another number of fields than the header is named.
+        """One GLUE TSV through ``datasets``' ``csv`` loader, tab-separated with quoting **off** (as ``run_glue.py``;
+        docs/design.md, 'tasks/glue.py and tasks/swag.py'). Returns ``(columns, label field, has header)``: Arrow
+        arrays of the text columns, the raw labels and ``idx`` (``None`` without a label / ``index``/``id`` column).
         """
         import csv
 

@@ -57,11 +57,12 @@ def get_task(name: str) -> Task:
         UnknownTaskError: (a ``KeyError`` and ``ValueError``) for an unknown name; the message suggests the closest
             registered names (``difflib``, as argparse's "did you mean") and lists the known tasks.
     """
-    key = name.strip().lower().replace("-", "")
-    for candidate in (name.strip().lower().replace("-", "_"), key):
+    lowered = name.strip().lower()
+    key = lowered.replace("-", "_")
+    for candidate in (key, lowered.replace("-", "")):
         if candidate in TASK_REGISTRY:
             return TASK_REGISTRY[candidate]
-    close = difflib.get_close_matches(name.strip().lower().replace("-", "_"), list_tasks(), n=2, cutoff=0.6)
+    close = difflib.get_close_matches(key, list_tasks(), n=2, cutoff=0.6)
     hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
     raise UnknownTaskError(f"unknown task {name!r}{hint}; known tasks: {', '.join(list_tasks())}")
 

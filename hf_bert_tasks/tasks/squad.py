@@ -5,11 +5,7 @@ Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (``id``, ``title``, 
 official JSON files (``train-v1.1.json``, ``dev-v1.1.json``, v2.0 alike, optional unlabelled ``test-v*.json``), read
 into the Hub's columns. Features: :mod:`hf_bert_tasks.qa`; post-processing: :mod:`hf_bert_tasks.qa_postprocess`;
 scores: :mod:`hf_bert_tasks.squad_metrics` (the official scripts' rules).
-
-The official scripts reproduce every reported number from the written files (``tests/test_recompute_squad.py``):
-v1.1 ``evaluate-v1.1.py dev-v1.1.json predictions.json``; v2.0 ``evaluate-v2.0.py dev-v2.0.json
-best_non_null_predictions.json --na-prob-file null_odds.json --na-prob-thresh TAU`` (``TAU`` =
-``eval_null_score_diff_threshold``). ``predictions.json`` (answers cut at tau) cannot give ``best_*``.
+Recomputing with the official scripts: docs/design.md, 'tasks/squad.py: recomputing SQuAD scores'.
 """
 
 from __future__ import annotations
@@ -48,8 +44,7 @@ class SquadTask(Task):
     null_score_diff_threshold: float | None = None
 
     def configure(self, data_args) -> SquadTask:
-        """A copy holding the recipe's ``doc_stride``, ``max_query_length``, ``n_best_size``, ``max_answer_length``
-        and ``null_score_diff_threshold`` (``DataArguments``)."""
+        """A copy holding the window and post-processing settings of the recipe's ``DataArguments``."""
         keys = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
         return dataclasses.replace(self, **{k: getattr(data_args, k) for k in keys})
 
@@ -183,15 +178,13 @@ class SquadTask(Task):
         keep = [c for c in qa.MODEL_INPUT_COLUMNS if c in features.column_names]
         output = trainer.predict(features.select_columns(keep), metric_key_prefix="eval")
         start_logits, end_logits = (np.array(x, dtype=np.float32) for x in output.predictions[:2])
-        # logits past a feature's own tokens depend on its batch: Trainer's cross-batch pad value makes the n-best
-        # lists independent of batching (tests/test_eval_ordering.py)
+        # padding logits as Trainer's cross-batch pad value (docs/design.md, 'logits past a feature's own tokens')
         from ..batching import feature_lengths
 
         lengths = feature_lengths(features)
         if lengths is not None:
             padding = np.arange(start_logits.shape[1])[None, :] >= lengths[:, None]
             start_logits[padding] = end_logits[padding] = -100.0
-        # column[:] reads the whole Arrow column at once; list(column) formats row by row (~50x slower)
         ids = list(raw["id"][:])
         index, offsets, max_ctx = features_to_arrays(features, ids)
         width = start_logits.shape[1]
@@ -275,16 +268,13 @@ _V1_SPECS = (MetricSpec("f1", "f1", "F1", scale=100.0),
 #: v2.0: the scores at the applied threshold, on answerable / unanswerable questions, at the best threshold, and the
 #: thresholds themselves (differences of null and best span scores: not metrics).
 _V2_SPECS = _V1_SPECS + (
-    MetricSpec("best_f1", "f1", "F1 (best threshold)", scale=100.0, config="best threshold"),
-    MetricSpec("best_exact_match", "exact_match", "Exact match (best threshold)", scale=100.0,
-               config="best threshold"),
+    *(dataclasses.replace(m, key=f"best_{m.key}", display=f"{m.display} (best threshold)", config="best threshold")
+      for m in _V1_SPECS),
     not_a_metric("best_f1_thresh", "Null-score threshold of the best F1"),
     not_a_metric("best_exact_match_thresh", "Null-score threshold of the best exact match"),
     not_a_metric("null_score_diff_threshold", "Null-score threshold applied"),
-    MetricSpec("HasAns_f1", "f1", "F1 (answerable)", scale=100.0, config="HasAns"),
-    MetricSpec("HasAns_exact_match", "exact_match", "Exact match (answerable)", scale=100.0, config="HasAns"),
-    MetricSpec("NoAns_f1", "f1", "F1 (unanswerable)", scale=100.0, config="NoAns"),
-    MetricSpec("NoAns_exact_match", "exact_match", "Exact match (unanswerable)", scale=100.0, config="NoAns"),
+    *(dataclasses.replace(m, key=f"{config}_{m.key}", display=f"{m.display} ({what})", config=config)
+      for config, what in (("HasAns", "answerable"), ("NoAns", "unanswerable")) for m in _V1_SPECS),
 )
 
 def _squad(name: str, description: str, v2: bool, specs, batch: int, epochs: float, paper: dict, source: str):

@@ -4,9 +4,8 @@ Hub source: ``allenai/swag``, config ``regular`` (the test split's label is ``-1
 swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index column
 is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas).
 
-Inputs (§4.4: "four input sequences, each containing the concatenation of the given sentence (sentence A) and a
-possible continuation (sentence B)"), as transformers' ``run_swag.py``: segment A ``sent1``, segment B
-``sent2 + " " + ending_i`` (``sent2`` starts the continuation). ``AutoModelForMultipleChoice`` scores each of the
+Inputs (§4.4, as transformers' ``run_swag.py``): segment A ``sent1``, segment B ``sent2 + " " + ending_i``.
+``AutoModelForMultipleChoice`` scores each of the
 ``(batch, 4, L)`` choices with one vector over ``[CLS]``, softmax over the four.
 """
 
@@ -59,9 +58,8 @@ def _records(path: str):
 
 def read_swag_table(path: str):
     """One swagaf CSV through ``datasets``' ``csv`` loader: a ``pyarrow.Table`` of :data:`SWAG_COLUMNS` (strings,
-    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label). The loader pads short rows and skips
-    blank-only lines, so the commas are counted; a mismatch, a bad label or a loader error reads the file with
-    ``csv`` to name the first bad line.
+    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label); commas counted to catch what the loader
+    pads or skips (docs/design.md, 'tasks/glue.py and tasks/swag.py').
 
     Raises:
         FileNotFoundError: ``path`` missing.
