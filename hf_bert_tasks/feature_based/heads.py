@@ -71,12 +71,6 @@ def head_class(problem_type: str, name: str) -> type[FeatureHead]:
     return heads[name]
 
 
-def head_names() -> tuple[str, ...]:
-    """Every ``--head`` value: ``auto`` then each registered name once."""
-    names = dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in heads)
-    return ("auto", *names)
-
-
 class FeatureHead(nn.Module):
     """Base class: ``view`` (``"tokens"`` or ``"pooled"``) and ``forward(x, row_mask, **targets) -> ModelOutput``."""
 
@@ -210,5 +204,5 @@ for _ptype in ("single_label_classification", "regression"):
     register_head(_ptype, "linear")(SequenceHead)
     register_head(_ptype, "mlp")(SequenceMLPHead)
 
-#: every ``--head`` value (``auto`` first)
-HEADS = head_names()
+#: every ``--head`` value: ``auto`` then each registered name once
+HEADS = ("auto", *dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in heads))
