@@ -1,16 +1,14 @@
-"""Keep Hub tokens (and other secrets) out of everything a recipe writes.
+"""Keep Hub tokens (and other secrets) out of everything a recipe writes, ``training_args.bin`` included.
 
-``Trainer`` pickles its ``TrainingArguments`` whole into every ``training_args.bin`` (transformers 5.24; ``to_dict``
-and ``__repr__`` mask ``*_token`` fields, a pickle does not), so every recipe takes the secrets out first
-(:func:`scrub_secrets`, through :func:`hf_bert_tasks.hub.pop_push_settings`). ``tests/test_no_token_leak.py`` checks.
+Every recipe scrubs them (:func:`scrub_secrets`, through :func:`hf_bert_tasks.hub.pop_push_settings`). Why:
+docs/design.md, "why secrets are scrubbed from TrainingArguments".
 """
 
 from __future__ import annotations
 
 import re
 
-#: Attribute names holding secrets: transformers' rule (names ending in ``_token``) plus API keys and passwords;
-#: ``include_num_input_tokens_seen`` or ``average_tokens_across_devices`` do not match.
+#: Attribute names holding secrets: transformers' rule (names ending in ``_token``) plus API keys and passwords.
 SECRET_NAME = re.compile(r"(^|_)(token|api_key|apikey|secret|password)$", re.IGNORECASE)
 
 

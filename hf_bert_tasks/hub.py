@@ -1,9 +1,9 @@
 """The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
 
 A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; the card's
-``model-index`` results **replace in place** those already on the Hub with the same key
-(``metadata_update(overwrite=True)`` would append one whenever another field differs). The token goes to
-``huggingface_hub`` only, never printed, logged or written; nothing is written into ``output_dir``.
+``model-index`` results **replace in place** those already on the Hub with the same key (why: docs/design.md,
+"model-index merged in place"). The token goes to ``huggingface_hub`` only, never printed, logged or written; nothing
+is written into ``output_dir``.
 """
 
 from __future__ import annotations
@@ -177,12 +177,12 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
 
     From ``config.json``'s architecture (a feature-based model's ``task_problem_type``): sequence classification ->
-    ``text-classification``, truncating (regression: ``function_to_apply="none"``, the raw score); token
-    classification -> ``token-classification`` with ``aggregation_strategy="first"`` (each word takes its first
-    WordPiece's label, as NER is scored, paper §5.3; a saved folder cannot set it); question answering -> the
-    package's ``extractive-question-answering`` (:mod:`hf_bert_tasks.qa_pipeline`); pretraining -> ``fill-mask``
-    (truncating). ``kwargs`` override these options. ``ValueError`` for a multiple-choice or unknown architecture
-    (names it and what to use).
+    ``text-classification``, truncating (regression: ``function_to_apply="none"``); token classification ->
+    ``token-classification`` with ``aggregation_strategy="first"`` (paper §5.3; why: docs/design.md,
+    'pipeline_for uses aggregation_strategy="first"'); question answering -> the package's
+    ``extractive-question-answering`` (:mod:`hf_bert_tasks.qa_pipeline`); pretraining -> ``fill-mask`` (truncating).
+    ``kwargs`` override these options. ``ValueError`` for a multiple-choice or unknown architecture (names it and what
+    to use).
     """
     from transformers import AutoConfig, pipeline
 
@@ -197,7 +197,7 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     options: dict = {}
     if arch.endswith("ForSequenceClassification"):
         task, options["truncation"] = "text-classification", True
-        if getattr(config, "problem_type", None) == "regression" or getattr(config, "task_problem_type", None) == "regression":
+        if "regression" in (getattr(config, "problem_type", None), getattr(config, "task_problem_type", None)):
             options["function_to_apply"] = "none"
     elif arch.endswith("ForTokenClassification"):
         task, options["aggregation_strategy"] = "token-classification", "first"

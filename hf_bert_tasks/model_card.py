@@ -284,11 +284,6 @@ def _files_list(output_dir: str, files: list[str] | None) -> str:
     return "\n".join(f"- `{n}`: {d}" for n, d in described if d) or "- (none)"
 
 
-def _versions_list(versions: dict[str, str], recorded: bool) -> str:
-    head = "" if recorded else "(recorded at push time; the training run did not record them)\n\n"
-    return head + "\n".join(f"- {k} {v}" for k, v in versions.items())
-
-
 def _render(kind: str, output_dir: str, repo_id: str | None, title: str, tags: list[str], files: list[str] | None,
             versions: dict[str, str], recorded: bool, data: dict, **sections):
     """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``sections``, plus what both cards share:
@@ -297,10 +292,11 @@ def _render(kind: str, output_dir: str, repo_id: str | None, title: str, tags: l
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
+    head = "" if recorded else "(recorded at push time; the training run did not record them)\n\n"
     return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
                                    template_path=template_path(kind), title=f"{name}: {title}",
                                    files_list=_files_list(output_dir, files),
-                                   versions_list=_versions_list(versions, recorded),
+                                   versions_list=head + "\n".join(f"- {k} {v}" for k, v in versions.items()),
                                    tool_version=versions.get("hf_bert_tasks", ""), **sections)
 
 

@@ -1,19 +1,10 @@
 """The feature cache: the frozen encoder's rows of one split as a memory-mapped ``datasets.Dataset``.
 
-The encoder runs once per split (``Dataset.map``, eval mode, no autograd) into an Arrow file the head then trains on
-for any number of epochs. Columns, one row per example of the tokenized split:
-
-* ``features``: ``large_binary``, the float16 (``--feature_cache_dtype``) C-order bytes of ``[length, n_layers,
-  hidden]``, the rows of :meth:`BertFeatureBasedModel.encode` (unpadded) for the layers in the file's name. Raw
-  bytes: a nested ``List(float16)`` is read back upcast in Python (measured 6x slower, twice the bytes);
-* ``length``: int64, the rows ``R`` (Trainer's ``group_by_length`` reads it);
-* the split's targets (``labels``, ``label``, ``start_positions``, ``end_positions``), per-token labels cut to
-  ``length``.
-
-Entry: ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow``, ``key`` :func:`cache_key`. The data
-fingerprint hashes the Arrow data, not the split's ``_fingerprint`` (a fast tokenizer gives another in every process,
-so every run and rank would miss). A file with a superset of the layers (``--feature_cache_layers all``) serves every
-strategy; ``Dataset.map`` renames its temporary file when complete, so a crash leaves no usable partial entry.
+Columns, one row per example of the tokenized split: ``features`` (``large_binary``, the float16/float32 C-order
+bytes of ``[length, n_layers, hidden]``, :meth:`BertFeatureBasedModel.encode`'s unpadded rows for the layers in the
+file's name); ``length`` (int64, the rows ``R``, read by ``group_by_length``); the split's targets, per-token labels
+cut to ``length``. Entry: ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow``, ``key``
+:func:`cache_key`. Why: docs/design.md, "Feature cache layout and key".
 """
 
 from __future__ import annotations
@@ -121,8 +112,7 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
     folder = os.path.join(root, encoder_fp[:16])
     found = find_feature_cache(folder, key, layers)
     if found is not None:
-        cached = datasets.Dataset.from_file(found)
-        return cached, _layers_of(found), True
+        return datasets.Dataset.from_file(found), _layers_of(found), True
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"features-{key}-layers_{'_'.join(map(str, layers))}.arrow")
     np_dtype, token_view = DTYPES[dtype], model.view == "tokens"

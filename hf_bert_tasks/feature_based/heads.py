@@ -39,9 +39,6 @@ POOLINGS = ("cls", "mean")
 #: problem type -> head name -> head class; the first name registered for a problem type is its ``auto`` head.
 HEAD_REGISTRY: dict[str, dict[str, type[FeatureHead]]] = {}
 
-#: sentence-level problem types (so called in error messages)
-_SENTENCE_LEVEL = ("single_label_classification", "regression")
-
 
 def register_head(problem_type: str, name: str) -> Callable[[type], type]:
     """Class decorator: register a :class:`FeatureHead` as ``--head name`` for ``problem_type``; ``ValueError`` when
@@ -66,15 +63,10 @@ def head_class(problem_type: str, name: str) -> type[FeatureHead]:
     if name == "auto":
         return next(iter(heads.values()))
     if name not in heads:
-        what = "a sentence-level task" if problem_type in _SENTENCE_LEVEL else problem_type.replace("_", " ")
+        sentence_level = problem_type in ("single_label_classification", "regression")
+        what = "a sentence-level task" if sentence_level else problem_type.replace("_", " ")
         raise ValueError(f"--head {name!r} does not fit {what}; expected {' or '.join(repr(n) for n in heads)}")
     return heads[name]
-
-
-def head_names() -> tuple[str, ...]:
-    """Every ``--head`` value: ``auto`` then each registered name once."""
-    names = dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in heads)
-    return ("auto", *names)
 
 
 class FeatureHead(nn.Module):
@@ -206,9 +198,9 @@ class SequenceMLPHead(SequenceHead):
     kind = "mlp"
 
 
-for _ptype in ("single_label_classification", "regression"):
+for _ptype in ("single_label_classification", "regression"):  # the sentence-level problem types
     register_head(_ptype, "linear")(SequenceHead)
     register_head(_ptype, "mlp")(SequenceMLPHead)
 
-#: every ``--head`` value (``auto`` first)
-HEADS = head_names()
+#: every ``--head`` value: ``auto`` then each registered name once
+HEADS = ("auto", *dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in heads))

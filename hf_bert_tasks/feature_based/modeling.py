@@ -104,7 +104,6 @@ class BertFeatureBasedModel(PreTrainedModel):
         missing, _ = model.encoder.load_state_dict(encoder.state_dict(), strict=False)
         if missing:
             raise ValueError(f"{model_name_or_path}: encoder weights missing {missing[:5]}")
-        model.freeze_encoder()
         return model
 
     @classmethod
@@ -130,8 +129,8 @@ class BertFeatureBasedModel(PreTrainedModel):
         self.encoder.eval()
 
     def train(self, mode: bool = True):
-        """Like ``nn.Module.train`` but the frozen encoder stays in eval mode; only the head's modules are walked
-        (``Trainer`` calls this every step; walking the encoder cost 6.6 ms a step, ~5 % of a small BiLSTM's)."""
+        """Like ``nn.Module.train`` but the frozen encoder stays in eval mode; only the head's modules are walked.
+        Why: docs/design.md, "train() and pooled rows"."""
         self.training = mode
         for name, child in self.named_children():
             if name != "encoder":
@@ -157,15 +156,13 @@ class BertFeatureBasedModel(PreTrainedModel):
         Returns:
             ``(rows, row_mask)``: float ``[batch, R, n_layers, hidden]``, bool ``[batch, R]``; ``R = seq`` (token
             view) or the pooled view's ``2`` ([CLS], mean over unmasked tokens), ``2 * choices`` for multiple choice.
-            Pooling before combining layers is exact: every strategy is linear in the layers.
         """
         layers = self.combiner.layers if layers is None else layers
         shape = input_ids.shape
         multiple_choice = self.config.task_problem_type == "multiple_choice"
         if multiple_choice:
-            input_ids = input_ids.reshape(-1, shape[-1])
-            attention_mask = None if attention_mask is None else attention_mask.reshape(-1, shape[-1])
-            token_type_ids = None if token_type_ids is None else token_type_ids.reshape(-1, shape[-1])
+            input_ids, attention_mask, token_type_ids = (None if t is None else t.reshape(-1, shape[-1])
+                                                         for t in (input_ids, attention_mask, token_type_ids))
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         with torch.no_grad():
@@ -189,8 +186,7 @@ class BertFeatureBasedModel(PreTrainedModel):
         the cache's; computed in the head's dtype) whose hidden_states indices are ``layers`` (default: the
         strategy's), ``row_mask`` bool ``[batch, R]``; targets as for the matching ``BertFor...`` model."""
         layers = self.combiner.layers if layers is None else list(layers)
-        dtype = self.head_dtype
-        x = self.combiner(rows.to(dtype), layers)  # [b, R, d]
+        x = self.combiner(rows.to(self.head_dtype), layers)  # [b, R, d]
         return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
                          end_positions=end_positions)
 

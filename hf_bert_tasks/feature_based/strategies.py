@@ -15,8 +15,7 @@ strategy             hidden_states used         combination
 ``scalar_mix``       ``[0 .. L]``               ELMo scalar mix
 ==================== ========================== ==================
 
-The paper's "weighted sum" gives no weights, so the sums are plain (equal weights); ``scalar_mix`` learns them
-(:class:`ScalarMix`). ``sum_all`` is the ``L`` transformer layers ("all 12 layers" of BERT-BASE), not the embeddings.
+Sums are plain (equal weights). Why: docs/design.md, "Plain sums".
 """
 
 from __future__ import annotations

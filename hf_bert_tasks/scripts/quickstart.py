@@ -7,11 +7,10 @@ docs/results.md#quickstart):
 
 1. a WordPiece vocabulary and a ``tiny`` BERT (L=2, H=128) pretrained with MLM + NSP and whole-word masking on
    ``samples/pretraining/corpus.txt``: held-out MLM accuracy vs the most frequent WordPiece's share, NSP vs chance;
-2. that checkpoint fine-tuned on each sample task, dev metric vs the best constant prediction; the NSP-trained
-   pooler is re-initialised (``--reinit_pooler``, Zhang et al. 2021 §5) and batches are random (with both as they
-   were, fine-tuning often sat at loss 0.69 for epochs);
+2. that checkpoint fine-tuned on each sample task, dev metric vs the best constant prediction (pooler re-initialised,
+   ``--reinit_pooler``, Zhang et al. 2021 §5; random batches);
 3. label efficiency: the checkpoint vs a randomly initialised copy, both fine-tuned on 10 % of the SST-2 sample's
-   labels (with all 1,600 both reach the sample's ceiling);
+   labels;
 4. fine-tuning vs LoRA vs a head on frozen features (paper §5.3) on the SST-2 sample, as the compare report.
 
 It ends with one table (a row "works" when its value beats its baseline by :data:`MARGIN`),
@@ -56,25 +55,22 @@ class TaskRun:
 
 @dataclass(frozen=True)
 class QuickstartPlan:
-    """Sizes of every step (why each: docs/results.md#quickstart). :data:`FULL` is the quickstart."""
+    """Sizes of every step. :data:`FULL` is the quickstart. ``comparison_task`` (one of ``tasks``) is the task of
+    steps 3 and 4; step 3 fine-tunes both encoders on the first ``gain_train_samples`` examples for ``gain_epochs``.
+    Why each value: docs/design.md, "where each plan value came from" (runs: docs/results.md#quickstart).
+    """
 
     vocab_size: int = 2000
-    #: 2,000 steps of 8 pretrain further than 500 of 32 (the same tokens)
     pretrain_steps: int = 2000
     pretrain_batch_size: int = 8
     pretrain_learning_rate: float = 1e-3
     pretrain_max_seq_length: int = 64
-    #: the checkpoint's (so every fine-tune's) dropout (None: BERT's 0.1; 0 let the random init learn 160 labels too)
     dropout: float | None = None
-    #: MRPC 15 epochs: the event comparison is learned late (seed 42: dev F1 0.76 after 10 epochs, 0.94 after 15)
     tasks: tuple[TaskRun, ...] = (TaskRun("sst2", "SST-2", 6, 5e-4), TaskRun("mrpc", "MRPC", 15, 5e-4),
                                   TaskRun("mnli", "MNLI", 4, 5e-4))
-    #: the task of steps 3 and 4 (one of ``tasks``)
     comparison_task: str = "sst2"
-    #: step 3: both encoders on the first ``gain_train_samples`` examples for ``gain_epochs``, same lr and seed
     gain_train_samples: int = 160
     gain_epochs: float = 20
-    #: LoRA leaves the loss-0.69 plateau after 3-6 epochs (B starts at zero); 5 ended on it on some seeds
     lora_epochs: float = 10
     lora_learning_rate: float = 2e-3
     frozen_epochs: float = 30
@@ -83,9 +79,7 @@ class QuickstartPlan:
     frozen_pooling: str = "mean"
     frozen_head: str = "mlp"
     batch_size: int = 16
-    #: fine-tuning re-initialises the pooler (``--reinit_pooler``); LoRA and frozen features keep the checkpoint
     reinit_pooler: bool = True
-    #: random batches, as BERT's run_classifier.py (length-grouped ones would each hold one sample template)
     train_sampling_strategy: str = "random"
     max_train_samples: int | None = None
     max_eval_samples: int | None = None
