@@ -217,9 +217,10 @@ class FinetuneMode(TrainingMode):
 
     def build_model(self, task, model_args, training_args):
         """``task.model_class()`` from ``model_args.model_name_or_path``, with ``--reinit_layers`` /
-        ``--reinit_pooler`` applied."""
-        return reinit_top_layers(load_task_model(task, model_args), getattr(model_args, "reinit_layers", 0),
-                                 getattr(model_args, "reinit_pooler", False))
+        ``--reinit_pooler`` applied and the batch-mean loss declared (:func:`declare_batch_mean_loss`)."""
+        model = reinit_top_layers(load_task_model(task, model_args), getattr(model_args, "reinit_layers", 0),
+                                  getattr(model_args, "reinit_pooler", False))
+        return declare_batch_mean_loss(model)
 
     def paper_number(self, task, config: dict) -> tuple[float | None, str]:
         """CoNLL-2003: Table 7's fine-tuning row (dev F1, BERT-BASE); other tasks: the task's ``paper_results``
