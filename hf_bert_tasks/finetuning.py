@@ -219,3 +219,13 @@ def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> Prepar
                                   max_length=data_args.max_seq_length if data_args.pad_to_max_length else None)
     compute_metrics = task.trainer_compute_metrics()
     return PreparedData(train_split, eval_splits, test_splits, raw, features, collator, compute_metrics)
+
+
+def resolve_resume_checkpoint(training_args) -> str | None:
+    """Deprecated alias: ``checkpoints.resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)``
+    (an explicit path, checked, or with ``auto`` the newest complete ``checkpoint-<step>``; ``None``: a fresh start)."""
+    import warnings
+
+    warnings.warn("hf_bert_tasks.finetuning.resolve_resume_checkpoint is deprecated; use "
+                  "hf_bert_tasks.checkpoints.resolve_resume", DeprecationWarning, stacklevel=2)
+    return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
