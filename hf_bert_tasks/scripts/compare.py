@@ -3,12 +3,10 @@
 The paper's §5.3 / Table 7 protocol: each configuration (a mode; feature-based: one per layer strategy) runs through
 the fine-tune recipe once per seed; feature-based runs share one feature cache holding every layer.
 
-    hf-bert-tasks compare --task conll2003 --data_dir ../shared/data/conll2003 \\
-        --model_name_or_path bert-base-cased --output_dir runs/compare/conll2003 \\
-        --modes finetune,lora,feature_based \\
+    hf-bert-tasks compare --task conll2003 --data_dir ../shared/data/conll2003 --model_name_or_path bert-base-cased \\
+        --output_dir runs/compare/conll2003 --modes finetune,lora,feature_based --seeds 1,2,3 \\
         --strategies embeddings,second_to_last,last,sum_last_four,concat_last_four,sum_all,scalar_mix \\
-        --seeds 1,2,3 --feature_based_args "{num_train_epochs: 10, learning_rate: 1e-3}" \
-        --finetune_args finetune_arm.yaml   # a file holding e.g. "num_train_epochs: 3"
+        --feature_based_args "{num_train_epochs: 10, learning_rate: 1e-3}" --finetune_args finetune_arm.yaml
 
 Any other flag (``--max_train_samples 2000``, ``--config common.yaml`` …) goes to every run; ``--<mode>_args`` only
 to that mode's runs (a YAML/JSON file or inline YAML mapping, :mod:`hf_bert_tasks.config_file`). Every arm's flags are
@@ -22,7 +20,7 @@ and ``comparison.png`` (bar chart).
 from __future__ import annotations
 
 import argparse
-import contextlib
+import itertools
 import json
 import os
 import shlex
@@ -145,28 +143,20 @@ def arm_settings(text: str, option: str, parser=None) -> dict:
 def validate_arms(args, common: dict) -> None:
     """Read every arm's ``--<mode>_args`` into ``args.arm_settings`` and build every configuration's arguments
     before anything runs; ``ValueError``: ``compare: arm 'lora' (--lora_args or the flags common ...): <message>``."""
-    reused = dict(args.reuse_map)
     seed = parse_list(args.seeds, int)[0]
-    configs = [c for c in configurations(parse_list(args.modes), parse_list(args.strategies)) if c["label"] not in reused]
+    configs = [c for c in configurations(parse_list(args.modes), parse_list(args.strategies))
+               if c["label"] not in args.reuse_map]
     args.arm_settings = {}
-    for mode in TRAINING_MODES:
-        label = next((c["label"] for c in configs if c["mode"] == mode), mode)
-        with _naming_the_arm(label, mode):
-            args.arm_settings[mode] = arm_settings(getattr(args, f"{mode}_args", ""), f"--{mode}_args")
-    for config in configs:
-        out = os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
-        with _naming_the_arm(config["label"], config["mode"]):
-            run_arguments(config, seed, args, common, out)
-
-
-@contextlib.contextmanager
-def _naming_the_arm(label: str, mode: str):
-    """Re-raise a ``ValueError`` with the arm's label and where its settings come from."""
     try:
-        yield
-    except ValueError as err:
-        where = f"--{mode}_args or the flags common to every arm"
-        raise ValueError(f"compare: arm {label!r} ({where}): {err}") from err
+        for mode in TRAINING_MODES:
+            label = next((c["label"] for c in configs if c["mode"] == mode), mode)
+            args.arm_settings[mode] = arm_settings(getattr(args, f"{mode}_args", ""), f"--{mode}_args")
+        for config in configs:
+            label, mode = config["label"], config["mode"]
+            out = os.path.join(args.output_dir, label.replace(":", "-"), f"seed{seed}")
+            run_arguments(config, seed, args, common, out)
+    except ValueError as err:  # name the arm and where its settings come from
+        raise ValueError(f"compare: arm {label!r} (--{mode}_args or the flags common to every arm): {err}") from err
 
 
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
@@ -176,7 +166,7 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
     from ..finetuning import run_finetune
     from ..run_record import read_record
 
-    reuse = dict(args.reuse_map).get(config["label"])
+    reuse = args.reuse_map.get(config["label"])
     out = reuse or os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
     timing = os.path.join(out, "compare_wall_seconds.json")
     record = {"seed": None if reuse else seed, "output_dir": out, "reused": bool(reuse)}
@@ -184,17 +174,17 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
         results = read_record(out, "all_results.json")
         wall = read_record(out, os.path.basename(timing))["wall_seconds"] if not reuse else results.get(
             "wall_seconds", results.get("train_runtime"))
-        return {**record, "results": results, "wall_seconds": wall}
-    model_args, data_args, training_args = run_arguments(config, seed, args, common, out)
-    setup_process_logging(training_args)
-    started = time.time()
-    results = run_finetune(model_args, data_args, training_args)
-    wall = time.time() - started
-    if training_args.should_log:  # what `hf-bert-tasks finetune` prints after each run
-        print({k: round(v, 4) if isinstance(v, float) else v for k, v in results.items() if k.startswith("eval_")})
-    os.makedirs(out, exist_ok=True)
-    with open(timing, "w", encoding="utf-8") as f:
-        json.dump({"wall_seconds": wall}, f)
+    else:
+        model_args, data_args, training_args = run_arguments(config, seed, args, common, out)
+        setup_process_logging(training_args)
+        started = time.time()
+        results = run_finetune(model_args, data_args, training_args)
+        wall = time.time() - started
+        if training_args.should_log:  # what `hf-bert-tasks finetune` prints after each run
+            print({k: round(v, 4) if isinstance(v, float) else v for k, v in results.items() if k.startswith("eval_")})
+        os.makedirs(out, exist_ok=True)
+        with open(timing, "w", encoding="utf-8") as f:
+            json.dump({"wall_seconds": wall}, f)
     return {**record, "results": results, "wall_seconds": wall}
 
 
@@ -257,20 +247,17 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
                                 "building or reading the feature cache)."), "",
              f"| System | Paper | Ours (dev {key}) | epochs | lr | trainable params | wall s |",
              "|---|---:|---:|---:|---:|---:|---:|"]
-    section = None
-    for row in rows:
-        group = get_training_mode(row["mode"]).report_group
-        if group != section:
-            lines.append(f"| **{group}** | | | | | | |")
-            section = group
-        split = paper_split(row.get("paper_source") or "")
-        paper = _cell(row, "paper", "{:.1f}") + (f" ({split})" if split and row["paper"] is not None else "")
-        spread = f" ± {row['std']:.1f}" if row["n"] > 1 else ""
-        ours = f"{row['mean']:.1f}{spread} (n={row['n']})" if row["mean"] is not None else "n/a"
-        name = row["name"] + (" (reused)" if row["reused"] else "")
-        cells = [name, paper, ours, _cell(row, "epochs"), _cell(row, "learning_rate"),
-                 _cell(row, "trainable_parameters", "{:,}"), _cell(row, "wall_seconds", "{:.0f}")]
-        lines.append("| " + " | ".join(cells) + " |")
+    for group, members in itertools.groupby(rows, lambda r: get_training_mode(r["mode"]).report_group):
+        lines.append(f"| **{group}** | | | | | | |")
+        for row in members:
+            split = paper_split(row.get("paper_source") or "")
+            paper = _cell(row, "paper", "{:.1f}") + (f" ({split})" if split and row["paper"] is not None else "")
+            spread = f" ± {row['std']:.1f}" if row["n"] > 1 else ""
+            cells = [row["name"] + (" (reused)" if row["reused"] else ""), paper,
+                     f"{row['mean']:.1f}{spread} (n={row['n']})" if row["mean"] is not None else "n/a",
+                     _cell(row, "epochs"), _cell(row, "learning_rate"), _cell(row, "trainable_parameters", "{:,}"),
+                     _cell(row, "wall_seconds", "{:.0f}")]
+            lines.append("| " + " | ".join(cells) + " |")
     sources = sorted({r["paper_source"] for r in rows if r["paper_source"]})
     lines += ["", "Paper numbers: " + ("; ".join(sources) if sources else "none for this task") + ". The paper used "
               "BERT-BASE/LARGE on full data; ours use the model and sizes named above.", ""]
@@ -303,17 +290,13 @@ def run_compare(args, common: dict) -> dict:
     seeds = parse_list(args.seeds, int)
     rows = []
     for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
-        runs = []
-        for seed in seeds:
-            runs.append(run_one(config, seed, args, common))
-            if runs[-1]["reused"]:
-                break
+        reused = bool(args.reuse_map.get(config["label"]))  # a reused run stands for every seed
+        runs = [run_one(config, seed, args, common) for seed in (seeds[:1] if reused else seeds)]
         # on the paper's 0-100 scale (the task's declaration)
         values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
         paper, source = paper_number(task, config)
-        reused = any(r["reused"] for r in runs)
         rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": mean, "std": std,
                      "n": len(values), "values": values, "wall_seconds": statistics.fmean(walls) if walls else None,
                      "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
@@ -363,7 +346,7 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
     common = given_settings(extra)  # the fine-tune flags given for every run
-    args.reuse_map = []
+    args.reuse_map = {}
     labels = [c["label"] for c in configurations(parse_list(args.modes), parse_list(args.strategies))]
     for item in args.reuse:
         if "=" not in item:
@@ -373,7 +356,7 @@ def main(argv: list[str] | None = None) -> dict:
             raise ValueError(f"--reuse {item}: no configuration {label!r} in this comparison; expected one of {labels}")
         if not os.path.isfile(os.path.join(path, "all_results.json")):
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
-        args.reuse_map.append((label, path))
+        args.reuse_map[label] = path
     validate_arms(args, common)  # every arm's settings and arguments, before the first run starts
     summary = run_compare(args, common)
     with open(summary["paths"]["md"], encoding="utf-8") as f:
