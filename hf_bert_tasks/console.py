@@ -80,17 +80,13 @@ class LibraryNoiseFilter(logging.Filter):
 def log_filters():
     """Attach a :class:`LibraryNoiseFilter` to each of :data:`NOISY_LOGGERS` that has none, for the duration of the
     block. Imports nothing (transformers' loggers are plain ``logging.getLogger`` objects)."""
-    added = []
-    for name in NOISY_LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, LibraryNoiseFilter) for f in logger.filters):
-            added.append((logger, LibraryNoiseFilter()))
-            logger.addFilter(added[-1][1])
-    try:
+    with contextlib.ExitStack() as added:
+        for logger in map(logging.getLogger, NOISY_LOGGERS):
+            if not any(isinstance(f, LibraryNoiseFilter) for f in logger.filters):
+                noise_filter = LibraryNoiseFilter()
+                logger.addFilter(noise_filter)
+                added.callback(logger.removeFilter, noise_filter)
         yield
-    finally:
-        for logger, noise_filter in added:
-            logger.removeFilter(noise_filter)
 
 
 @contextlib.contextmanager
@@ -107,12 +103,9 @@ def quiet_console(progress_bars: bool | None = None):
                  not datasets.utils.are_progress_bars_disabled()),
                 (tf.enable_progress_bar, tf.disable_progress_bar, tf.is_progress_bar_enabled()),
                 (hub.enable_progress_bars, hub.disable_progress_bars, not hub.are_progress_bars_disabled())]
-    with log_filters(), warnings.catch_warnings():
+    with log_filters(), warnings.catch_warnings(), contextlib.ExitStack() as restore:
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-        for _, disable, _ in [] if bars else switches:
+        for enable, disable, was_on in [] if bars else switches:
             disable()
-        try:
-            yield
-        finally:
-            for enable, disable, was_on in [] if bars else switches:  # each back as it was
-                (enable if was_on else disable)()
+            restore.callback(enable if was_on else disable)  # each back as it was
+        yield
