@@ -37,8 +37,7 @@ def read_config(source: str, option: str = "--config", inline: bool = False) -> 
     except (ValueError, yaml.YAMLError) as err:  # json.JSONDecodeError is a ValueError
         kind = "JSON" if isinstance(err, ValueError) else "YAML"
         raise ValueError(f"{option} {source!r}: not valid {kind} ({' '.join(str(err).split())})") from None
-    if values is None:
-        return {}
+    values = {} if values is None else values
     if not isinstance(values, dict):
         raise ValueError(f"{option} {source!r}: expected a YAML mapping of flag names to values, e.g. "  # noqa: TRY004
                          f"'{{num_train_epochs: 3, learning_rate: 1e-3}}', got a {type(values).__name__}")

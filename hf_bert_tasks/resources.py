@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from importlib.resources import files
+from pathlib import Path
 
 PACKAGE = "hf_bert_tasks"
 
@@ -32,9 +33,5 @@ def sample_path(*parts: str) -> str:
 def sample_texts() -> list[str]:
     """Every non-empty line of every sample file (``os.walk`` order, files sorted within a folder): the corpus the
     quickstart trains its WordPiece vocabulary on."""
-    texts = []
-    for root, _, names in os.walk(sample_path()):
-        for name in sorted(names):
-            with open(os.path.join(root, name), encoding="utf-8") as f:
-                texts.extend(line for line in f.read().splitlines() if line.strip())
-    return texts
+    paths = [Path(root, name) for root, _, names in os.walk(sample_path()) for name in sorted(names)]
+    return [line for path in paths for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

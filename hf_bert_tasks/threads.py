@@ -18,12 +18,11 @@ def choose_threads(requested: int | None = None, environ: Mapping[str, str] | No
     Raises:
         ValueError: ``requested`` below 1, or ``OMP_NUM_THREADS`` set to something other than a positive integer.
     """
-    environ = os.environ if environ is None else environ
     if requested is not None:
         if requested < 1:
             raise ValueError(f"--threads must be a positive integer, got {requested}")
         return requested, "--threads"
-    value = environ.get("OMP_NUM_THREADS", "").strip()
+    value = (os.environ if environ is None else environ).get("OMP_NUM_THREADS", "").strip()
     if value:
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"OMP_NUM_THREADS must be a positive integer, got {value!r}")
