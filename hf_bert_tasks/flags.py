@@ -26,6 +26,9 @@ _TRAINING_NOTE = (
     "fused AdamW unless --bf16/--fp16 or --optim is given (opt out: --bf16 False, --optim adamw_torch); "
     "--torch_compile compiles the model (off by default)."
 )
+#: choices known only at run time (module, function): ``--task`` the registered tasks, ``--mode`` the training modes
+_DYNAMIC_CHOICES = {"task": ("hf_bert_tasks.tasks", "list_tasks"),
+                    "mode": ("hf_bert_tasks.modes", "list_training_modes")}
 
 
 @dataclasses.dataclass
@@ -119,19 +122,6 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
     return fields
 
 
-def _dynamic_choices(name: str) -> list[str] | None:
-    """Choices known only at run time: ``--task`` lists the registered tasks, ``--mode`` the training modes."""
-    if name == "task":
-        from .tasks import list_tasks
-
-        return list_tasks()
-    if name == "mode":
-        from .modes import list_training_modes
-
-        return list_training_modes()
-    return None
-
-
 def fast_help(prog: str, spec) -> str:
     """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
     built from its dataclasses' source."""
@@ -150,7 +140,8 @@ def fast_help(prog: str, spec) -> str:
     for mod, cls, title in spec.dataclasses:
         group = parser.add_argument_group(title)
         for f in dataclass_fields(mod, cls):
-            choices = f.choices or _dynamic_choices(f.name)
+            dynamic = _DYNAMIC_CHOICES.get(f.name)
+            choices = f.choices or (getattr(importlib.import_module(dynamic[0]), dynamic[1])() if dynamic else None)
             is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
             metavar = "{" + ",".join(map(str, choices)) + "}" if choices else "[BOOL]" if is_bool else f.name.upper()
             text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
@@ -250,9 +241,8 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
         from .pretraining_data import resolve_corpus_files
 
         resolve_corpus_files([str(v) for v in values["train_files"]])
-    if "model_name_or_path" in fields or "model_name_or_path" in known:
-        default = _literal(ast.parse(fields["model_name_or_path"].default or "None", mode="eval").body, None) \
-            if "model_name_or_path" in fields else None
+    if "model_name_or_path" in known:
+        default = _literal(getattr(fields.get("model_name_or_path"), "default", None) or "None", None)
         check_model(last.get("model_name_or_path", default), given="model_name_or_path" in last,
                     cache_dir=last.get("cache_dir"))
     return values
