@@ -102,9 +102,7 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
-        name, annotation = stmt.target.id, ast.unparse(stmt.annotation)
-        default, help_, choices = "", "", None
-        value = stmt.value
+        default, help_, choices, value = "", "", None, stmt.value
         if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
             kwargs = {k.arg: k.value for k in value.keywords}
             if "default" in kwargs:
@@ -113,12 +111,11 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
                 default = ast.unparse(kwargs["default_factory"]) + "()"
             meta = kwargs.get("metadata")
             meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)} if isinstance(meta, ast.Dict) else {}
-            if "help" in meta:
-                help_ = str(_literal(meta["help"], ast.unparse(meta["help"])))
+            help_ = str(_literal(meta["help"], ast.unparse(meta["help"]))) if "help" in meta else ""
             choices = _literal(meta["choices"], None) if "choices" in meta else None
         elif value is not None:
             default = _default_text(value)
-        fields.append(FieldInfo(name, annotation, default, help_, choices))
+        fields.append(FieldInfo(stmt.target.id, ast.unparse(stmt.annotation), default, help_, choices))
     return fields
 
 
