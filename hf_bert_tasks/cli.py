@@ -228,9 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         # Top-level options come before the subcommand; everything after it belongs to the subcommand.
         split = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
-        args, unknown = parser.parse_known_args(argv[: split + 1])
-        if unknown:
-            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
+        args = parser.parse_args(argv[: split + 1])  # UsageError "unrecognized arguments: ..."
         if args.command is None:
             raise UsageError(f"a command is required: one of tasks, {', '.join(SUBCOMMANDS)}")
         with log_filters():
