@@ -151,9 +151,7 @@ def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]],
     """``argv`` as ``{flag name: values after it}`` (``--a-b`` and ``--a_b`` are ``a_b``; ``--no_x`` is ``x`` with
     the value ``false``) and the tokens no flag in ``known`` takes (an unknown flag with the values after it, in
     argparse's order)."""
-    given: dict[str, list[str]] = {}
-    unknown: list[str] = []
-    current = None
+    given, unknown, current = {}, [], None  # {flag: values}, tokens no known flag takes, the flag being read
     for token in argv:
         if token.startswith("--") and len(token) > 2:
             name, eq, value = token[2:].partition("=")
