@@ -146,8 +146,7 @@ def check_output_dir(training_args) -> None:
     needs ``--overwrite_output_dir`` or an explicit ``--resume_from_checkpoint PATH`` (not ``auto``); checkpoints of
     an unfinished run need ``--resume_from_checkpoint auto|PATH`` or ``--overwrite_output_dir``; else
     ``FileExistsError`` naming the folder and the flags."""
-    out = training_args.output_dir
-    resume = training_args.resume_from_checkpoint
+    out, resume = training_args.output_dir, training_args.resume_from_checkpoint
     if training_args.overwrite_output_dir or not os.path.isdir(out):
         return
     if output_dir_is_finished(out) and (not resume or is_auto(resume)):
