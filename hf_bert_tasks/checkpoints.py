@@ -30,32 +30,25 @@ def list_checkpoints(output_dir: str) -> list[tuple[int, str]]:
     highest step first; ``[]`` for a missing ``output_dir``."""
     if not os.path.isdir(output_dir):
         return []
-    found = []
-    for name in os.listdir(output_dir):
-        match = _CHECKPOINT.match(name)
-        path = os.path.join(output_dir, name)
-        if match and os.path.isdir(path):
-            found.append((int(match.group(1)), path))
-    return sorted(found, reverse=True)
+    found = ((_CHECKPOINT.match(n), os.path.join(output_dir, n)) for n in os.listdir(output_dir))
+    return sorted(((int(m.group(1)), path) for m, path in found if m and os.path.isdir(path)), reverse=True)
 
 
-def _nonempty(path: str) -> bool:
-    return os.path.isfile(path) and os.path.getsize(path) > 0
+def _nonempty(folder: str, *names: str) -> bool:
+    return any(os.path.isfile(p := os.path.join(folder, n)) and os.path.getsize(p) > 0 for n in names)
 
 
 def _has_weights(folder: str, names: set[str]) -> bool:
-    if any(_nonempty(os.path.join(folder, w)) for w in _WEIGHTS):
+    if _nonempty(folder, *_WEIGHTS):
         return True
-    for index in _WEIGHT_INDEXES:
-        path = os.path.join(folder, index)
-        if _nonempty(path):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    shards = set(json.load(f)["weight_map"].values())
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                continue
-            if shards and all(_nonempty(os.path.join(folder, s)) for s in shards):
-                return True
+    for index in filter(lambda name: _nonempty(folder, name), _WEIGHT_INDEXES):
+        try:
+            with open(os.path.join(folder, index), encoding="utf-8") as f:
+                shards = set(json.load(f)["weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if shards and all(_nonempty(folder, s) for s in shards):
+            return True
     # FSDP (``pytorch_model_fsdp*``) and DeepSpeed (``global_step*``) keep weights and optimizer in their own folders
     return any(n.startswith(("pytorch_model_fsdp", "global_step")) for n in names)
 
@@ -72,12 +65,11 @@ def _problems(folder: str) -> list[tuple[bool, str]]:
         return [(True, "not a folder")]
     names = set(os.listdir(folder))
     problems = []
-    state_path = os.path.join(folder, "trainer_state.json")
-    if not _nonempty(state_path):
+    if not _nonempty(folder, "trainer_state.json"):
         problems.append((True, "no trainer_state.json"))
     else:
         try:
-            with open(state_path, encoding="utf-8") as f:
+            with open(os.path.join(folder, "trainer_state.json"), encoding="utf-8") as f:
                 step = json.load(f).get("global_step")
         except (OSError, ValueError, AttributeError):
             problems.append((True, "trainer_state.json is not valid JSON (cut short?)"))
@@ -87,14 +79,13 @@ def _problems(folder: str) -> list[tuple[bool, str]]:
                 problems.append((True, f"trainer_state.json says global_step {step}, the folder name {match.group(1)}"))
     if not _has_weights(folder, names):
         problems.append((True, "no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)"))
-    if not any(_nonempty(os.path.join(folder, n)) for n in ("optimizer.pt", "optimizer.bin")) and not any(
-            n.startswith(("pytorch_model_fsdp", "global_step", "optimizer_")) for n in names):
-        problems.append((False, "no optimizer.pt (saved with --save_only_model, or cut short)"))
-    if not _nonempty(os.path.join(folder, "scheduler.pt")) and not any(n.startswith("global_step") for n in names):
-        problems.append((False, "no scheduler.pt"))
-    if not any(n.startswith("rng_state") and n.endswith(".pth") and _nonempty(os.path.join(folder, n))
-               for n in names):
-        problems.append((False, "no rng_state.pth"))
+    # (files, folder-name prefixes that hold it instead (FSDP, DeepSpeed), what is missing) of each resumable part
+    parts = ((("optimizer.pt", "optimizer.bin"), ("pytorch_model_fsdp", "global_step", "optimizer_"),
+              "no optimizer.pt (saved with --save_only_model, or cut short)"),
+             (("scheduler.pt",), ("global_step",), "no scheduler.pt"),
+             ([n for n in names if n.startswith("rng_state") and n.endswith(".pth")], (), "no rng_state.pth"))
+    problems += [(False, message) for files, prefixes, message in parts
+                 if not _nonempty(folder, *files) and not any(n.startswith(prefixes) for n in names)]
     return problems
 
 
@@ -155,8 +146,7 @@ def check_output_dir(training_args) -> None:
     needs ``--overwrite_output_dir`` or an explicit ``--resume_from_checkpoint PATH`` (not ``auto``); checkpoints of
     an unfinished run need ``--resume_from_checkpoint auto|PATH`` or ``--overwrite_output_dir``; else
     ``FileExistsError`` naming the folder and the flags."""
-    out = training_args.output_dir
-    resume = training_args.resume_from_checkpoint
+    out, resume = training_args.output_dir, training_args.resume_from_checkpoint
     if training_args.overwrite_output_dir or not os.path.isdir(out):
         return
     if output_dir_is_finished(out) and (not resume or is_auto(resume)):

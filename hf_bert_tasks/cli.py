@@ -94,15 +94,11 @@ class DeprecatedAlias(argparse.Action):
     """``store``/``store_true`` action that prints a deprecation note for a dashed spelling (``--repo-id``): the
     package's flags use underscores, as ``TrainingArguments``."""
 
-    def __init__(self, option_strings, dest, nargs=None, const=None, **kwargs):
-        self._flag = nargs == 0
-        super().__init__(option_strings, dest, nargs=nargs, const=const, **kwargs)
-
     def __call__(self, parser, namespace, values, option_string=None):
         canonical = self.option_strings[0]  # add_flag puts the underscore spelling first
         if option_string and option_string != canonical:
             warn_deprecated_flag(option_string, canonical)
-        setattr(namespace, self.dest, self.const if self._flag else values)
+        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 
 def add_flag(parser: argparse.ArgumentParser, name: str, *, flag: bool = False, **kwargs) -> argparse.Action:
@@ -163,13 +159,10 @@ def build_parser() -> ArgumentParser:
 def _pop_debug(argv: list[str]) -> bool:
     """Remove our ``--debug`` from ``argv``: any before the subcommand, and a bare one after it (no value follows);
     TrainingArguments' own ``--debug VALUE`` (``underflow_overflow``) stays for the recipe."""
-    command_at = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
-    found = False
-    for i in range(len(argv) - 1, -1, -1):
-        if argv[i] == "--debug" and (i < command_at or i + 1 == len(argv) or argv[i + 1].startswith("-")):
-            del argv[i]
-            found = True
-    return found
+    command_at, count = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv)), len(argv)
+    argv[:] = [a for i, a in enumerate(argv) if not (a == "--debug" and (
+        i < command_at or i + 1 == count or argv[i + 1].startswith("-")))]
+    return len(argv) < count
 
 
 def check_early(command: str, rest: list[str], module) -> list[str]:
@@ -235,9 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         # Top-level options come before the subcommand; everything after it belongs to the subcommand.
         split = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
-        args, unknown = parser.parse_known_args(argv[: split + 1])
-        if unknown:
-            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
+        args = parser.parse_args(argv[: split + 1])  # UsageError "unrecognized arguments: ..."
         if args.command is None:
             raise UsageError(f"a command is required: one of tasks, {', '.join(SUBCOMMANDS)}")
         with log_filters():

@@ -26,6 +26,9 @@ _TRAINING_NOTE = (
     "fused AdamW unless --bf16/--fp16 or --optim is given (opt out: --bf16 False, --optim adamw_torch); "
     "--torch_compile compiles the model (off by default)."
 )
+#: choices known only at run time (module, function): ``--task`` the registered tasks, ``--mode`` the training modes
+_DYNAMIC_CHOICES = {"task": ("hf_bert_tasks.tasks", "list_tasks"),
+                    "mode": ("hf_bert_tasks.modes", "list_training_modes")}
 
 
 @dataclasses.dataclass
@@ -99,9 +102,7 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
-        name, annotation = stmt.target.id, ast.unparse(stmt.annotation)
-        default, help_, choices = "", "", None
-        value = stmt.value
+        default, help_, choices, value = "", "", None, stmt.value
         if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
             kwargs = {k.arg: k.value for k in value.keywords}
             if "default" in kwargs:
@@ -110,26 +111,12 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
                 default = ast.unparse(kwargs["default_factory"]) + "()"
             meta = kwargs.get("metadata")
             meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)} if isinstance(meta, ast.Dict) else {}
-            if "help" in meta:
-                help_ = str(_literal(meta["help"], ast.unparse(meta["help"])))
+            help_ = str(_literal(meta["help"], ast.unparse(meta["help"]))) if "help" in meta else ""
             choices = _literal(meta["choices"], None) if "choices" in meta else None
         elif value is not None:
             default = _default_text(value)
-        fields.append(FieldInfo(name, annotation, default, help_, choices))
+        fields.append(FieldInfo(stmt.target.id, ast.unparse(stmt.annotation), default, help_, choices))
     return fields
-
-
-def _dynamic_choices(name: str) -> list[str] | None:
-    """Choices known only at run time: ``--task`` lists the registered tasks, ``--mode`` the training modes."""
-    if name == "task":
-        from .tasks import list_tasks
-
-        return list_tasks()
-    if name == "mode":
-        from .modes import list_training_modes
-
-        return list_training_modes()
-    return None
 
 
 def fast_help(prog: str, spec) -> str:
@@ -150,7 +137,8 @@ def fast_help(prog: str, spec) -> str:
     for mod, cls, title in spec.dataclasses:
         group = parser.add_argument_group(title)
         for f in dataclass_fields(mod, cls):
-            choices = f.choices or _dynamic_choices(f.name)
+            dynamic = _DYNAMIC_CHOICES.get(f.name)
+            choices = f.choices or (getattr(importlib.import_module(dynamic[0]), dynamic[1])() if dynamic else None)
             is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
             metavar = "{" + ",".join(map(str, choices)) + "}" if choices else "[BOOL]" if is_bool else f.name.upper()
             text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
@@ -163,9 +151,7 @@ def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]],
     """``argv`` as ``{flag name: values after it}`` (``--a-b`` and ``--a_b`` are ``a_b``; ``--no_x`` is ``x`` with
     the value ``false``) and the tokens no flag in ``known`` takes (an unknown flag with the values after it, in
     argparse's order)."""
-    given: dict[str, list[str]] = {}
-    unknown: list[str] = []
-    current = None
+    given, unknown, current = {}, [], None  # {flag: values}, tokens no known flag takes, the flag being read
     for token in argv:
         if token.startswith("--") and len(token) > 2:
             name, eq, value = token[2:].partition("=")
@@ -250,9 +236,8 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
         from .pretraining_data import resolve_corpus_files
 
         resolve_corpus_files([str(v) for v in values["train_files"]])
-    if "model_name_or_path" in fields or "model_name_or_path" in known:
-        default = _literal(ast.parse(fields["model_name_or_path"].default or "None", mode="eval").body, None) \
-            if "model_name_or_path" in fields else None
+    if "model_name_or_path" in known:
+        default = _literal(getattr(fields.get("model_name_or_path"), "default", None) or "None", None)
         check_model(last.get("model_name_or_path", default), given="model_name_or_path" in last,
                     cache_dir=last.get("cache_dir"))
     return values

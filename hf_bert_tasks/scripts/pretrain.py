@@ -26,14 +26,13 @@ def main(argv: list[str] | None = None) -> dict:
     from ..arguments import parse_args, setup_process_logging
     from ..pretraining import run_pretrain
     from ..pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+    from ..threads import use_threads
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = parse_args(
         (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv, prog="hf-bert-tasks pretrain"
     )
     setup_process_logging(training_args)
-    from ..threads import use_threads
-
     if not model_args.model_name_or_path and (threads := use_threads(None, model_args.preset)):
         logging.getLogger(__name__).info(threads)  # tiny/mini: one thread unless OMP_NUM_THREADS says otherwise
     summary = run_pretrain(model_args, data_args, training_args)
