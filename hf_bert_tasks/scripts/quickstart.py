@@ -116,11 +116,11 @@ def constant_baseline(task, raw_dev) -> tuple[float, str]:
     the majority class, F1's the positive class; regression: 0.0, no correlation), and its name."""
     import numpy as np
 
-    labels = np.asarray(raw_dev[task.label_column])
-    key = task.primary_metric
     if task.problem_type == "regression":
         return 0.0, "no correlation"
-    scores = {value: task.compute_metrics(np.full_like(labels, value), labels)[key] for value in set(labels.tolist())}
+    labels = np.asarray(raw_dev[task.label_column])
+    scores = {value: task.compute_metrics(np.full_like(labels, value), labels)[task.primary_metric]
+              for value in set(labels.tolist())}
     best = max(scores, key=scores.get)
     majority = Counter(labels.tolist()).most_common(1)[0][0]
     name = "majority class" if best == majority else f"always {task.label_names[best]!r}"
@@ -129,10 +129,9 @@ def constant_baseline(task, raw_dev) -> tuple[float, str]:
 
 def unigram_baseline(tokenizer, path: str) -> float:
     """Share of the most frequent WordPiece among all pieces of the corpus at ``path`` (MLM's guess-one-token chance)."""
-    counts: Counter = Counter()
     with open(path, encoding="utf-8") as f:
-        for ids in tokenizer([line for line in f.read().splitlines() if line.strip()], add_special_tokens=False)["input_ids"]:
-            counts.update(ids)
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    counts = Counter(i for ids in tokenizer(lines, add_special_tokens=False)["input_ids"] for i in ids)
     return counts.most_common(1)[0][1] / sum(counts.values())
 
 
@@ -257,29 +256,26 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
                     few_labels["pretrained"][key], few_labels["random-init"][key], "random init", kind="gain"))
 
     print(f"== 4. fine-tuning vs LoRA vs frozen features (paper §5.3) on the {run.folder} sample")
+    compare_dir = os.path.join(output_dir, "compare")
+    frozen = {"mode": FEATURE_BASED, "pooling": plan.frozen_pooling, "head": plan.frozen_head,
+              "feature_cache_layers": "all", "feature_cache_dir": os.path.join(compare_dir, "feature_cache"),
+              "epochs": plan.frozen_epochs, "learning_rate": plan.frozen_learning_rate}
+    arm_modes = {LORA: {"mode": LORA, "epochs": plan.lora_epochs, "learning_rate": plan.lora_learning_rate},
+                 **{f"{FEATURE_BASED}:{s}": {**frozen, "feature_strategy": s} for s in plan.frozen_strategies}}
     arms = {DEFAULT_TRAINING_MODE: results[run.task]}
-    arms[LORA] = _finetune(plan, run, model_dir, os.path.join(output_dir, "compare", LORA), seed, mode=LORA,
-                           epochs=plan.lora_epochs, learning_rate=plan.lora_learning_rate)
-    for strategy in plan.frozen_strategies:
-        arms[f"{FEATURE_BASED}:{strategy}"] = _finetune(
-            plan, run, model_dir, os.path.join(output_dir, "compare", f"{FEATURE_BASED}-{strategy}"), seed,
-            mode=FEATURE_BASED, feature_strategy=strategy, pooling=plan.frozen_pooling, head=plan.frozen_head,
-            feature_cache_layers="all", feature_cache_dir=os.path.join(output_dir, "compare", "feature_cache"),
-            epochs=plan.frozen_epochs, learning_rate=plan.frozen_learning_rate)
-    walls["lora + frozen"] = sum(arms[k]["wall_seconds"] for k in arms if k != DEFAULT_TRAINING_MODE)
     majority = next(r for r in rows if r.step == f"fine-tune {run.task}")
-    for label, metrics in arms.items():
-        if label != DEFAULT_TRAINING_MODE:
-            rows.append(Row(f"{label.replace(FEATURE_BASED + ':', 'frozen features: ')} ({run.task})",
-                            f"dev {task.primary_metric}", metrics[key], majority.baseline, majority.baseline_name))
-    compare_paths = write_comparison(task, arms, os.path.join(output_dir, "compare"), key)
+    for label, mode in arm_modes.items():
+        arms[label] = _finetune(plan, run, model_dir, os.path.join(compare_dir, label.replace(":", "-")), seed, **mode)
+        rows.append(Row(f"{label.replace(FEATURE_BASED + ':', 'frozen features: ')} ({run.task})",
+                        f"dev {task.primary_metric}", arms[label][key], majority.baseline, majority.baseline_name))
+    walls["lora + frozen"] = sum(arms[k]["wall_seconds"] for k in arm_modes)
+    compare_paths = write_comparison(task, arms, compare_dir, key)
 
     print("== 5. pipeline() on dev sentences: the sample's label vs the model's answer")
     showcase = dev_showcase(task, run.folder, {
         "pretrained": os.path.join(output_dir, run.task),
         **{f"{name}, {few} labels": os.path.join(output_dir, f"{run.task}-{few}-labels-{name}") for name in few_labels}})
-    for line in showcase.pop("lines"):
-        print(line)
+    print("\n".join(showcase.pop("lines")))
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     summary = {
@@ -328,18 +324,17 @@ def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) 
         return sum(answers[name][i] == gold[i] for i in rows) / max(len(rows), 1)
 
     groups = {"held-out words": sorted(held), "seen words": [i for i in range(len(texts)) if i not in held]}
-    result = {"n_held_out": len(held), "n_seen": len(texts) - len(held),
-              "held_out_accuracy": {name: accuracy(name, groups["held-out words"]) for name in models},
-              "seen_accuracy": {name: accuracy(name, groups["seen words"]) for name in models}}
+    held_acc, seen_acc = ({name: accuracy(name, groups[g]) for name in models} for g in groups)
     first = next(iter(models))
-    result["examples"] = [{"text": texts[i], "label": gold[i], "answer": answers[first][i], "group": group}
-                          for group, rows in groups.items() for i in rows[:per_group]]
-    result["lines"] = [f"  {e['text']!r}: sample's label {e['label']}, {first} model {e['answer']}"
-                       f"{'' if e['answer'] == e['label'] else ' (WRONG)'} [{e['group']}]" for e in result["examples"]]
-    result["lines"].append("  dev accuracy on sentences with a word never seen in training ({}): {}; on the others "
-                           "({}): {}".format(len(held), ", ".join(f"{n} {a:.3f}" for n, a in result["held_out_accuracy"].items()),
-                                             result["n_seen"], ", ".join(f"{n} {a:.3f}" for n, a in result["seen_accuracy"].items())))
-    return result
+    examples = [{"text": texts[i], "label": gold[i], "answer": answers[first][i], "group": group}
+                for group, rows in groups.items() for i in rows[:per_group]]
+    shown = [", ".join(f"{n} {a:.3f}" for n, a in acc.items()) for acc in (held_acc, seen_acc)]
+    lines = [f"  {e['text']!r}: sample's label {e['label']}, {first} model {e['answer']}"
+             f"{'' if e['answer'] == e['label'] else ' (WRONG)'} [{e['group']}]" for e in examples]
+    lines.append(f"  dev accuracy on sentences with a word never seen in training ({len(held)}): {shown[0]}; on the "
+                 f"others ({len(texts) - len(held)}): {shown[1]}")
+    return {"n_held_out": len(held), "n_seen": len(texts) - len(held), "held_out_accuracy": held_acc,
+            "seen_accuracy": seen_acc, "examples": examples, "lines": lines}
 
 
 def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> dict[str, str]:
