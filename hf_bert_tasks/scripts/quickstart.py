@@ -2,8 +2,7 @@
 
     hf-bert-tasks quickstart            (= make quickstart; a new runs/quickstart-<UTC time> each run)
 
-Steps (sizes in :data:`FULL`; the samples are described in ``tools/make_samples.py``, measured runs in
-docs/results.md#quickstart):
+Steps (sizes in :data:`FULL`; samples: ``tools/make_samples.py``; measured runs: docs/results.md#quickstart):
 
 1. a WordPiece vocabulary and a ``tiny`` BERT (L=2, H=128) pretrained with MLM + NSP and whole-word masking on
    ``samples/pretraining/corpus.txt``: held-out MLM accuracy vs the most frequent WordPiece's share, NSP vs chance;
@@ -20,6 +19,7 @@ It ends with one table (a row "works" when its value beats its baseline by :data
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -104,9 +104,8 @@ class Row:
     works: bool = field(init=False, default=False)
 
     def __post_init__(self):
-        margin = MARGIN[self.kind]
+        margin, diff = MARGIN[self.kind], self.value - self.baseline
         self.works = self.value >= self.baseline + margin
-        diff = self.value - self.baseline
         self.verdict = (f"works ({diff:+.3f} vs {self.baseline_name})" if self.works
                         else f"NOT shown: {diff:+.3f} vs {self.baseline_name}, needs {margin:+.2f}")
 
@@ -232,14 +231,13 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     for run in plan.tasks:
         print(f"== 2. fine-tune the pretrained checkpoint on the {run.folder} sample ({run.epochs} epochs, lr {run.learning_rate})")
         task = get_task(run.task)
-        results[run.task] = _finetune(plan, run, model_dir, os.path.join(output_dir, run.task), seed)
+        results[run.task] = metrics = _finetune(plan, run, model_dir, os.path.join(output_dir, run.task), seed)
         dev = task.read_local(sample_path(run.folder))[task.eval_splits[0]]
         if plan.max_eval_samples is not None:  # the examples the run was scored on
             dev = dev.select(range(min(plan.max_eval_samples, len(dev))))
-        baseline, name = constant_baseline(task, dev)
         key = task.primary_metric
-        rows.append(Row(f"fine-tune {run.task}", f"dev {key}", results[run.task][f"eval_{key}"], baseline, name))
-        walls[f"fine-tune {run.task}"] = results[run.task]["wall_seconds"]
+        rows.append(Row(f"fine-tune {run.task}", f"dev {key}", metrics[f"eval_{key}"], *constant_baseline(task, dev)))
+        walls[f"fine-tune {run.task}"] = metrics["wall_seconds"]
 
     run = runs[plan.comparison_task]
     task = get_task(run.task)
@@ -381,11 +379,9 @@ def plot_summary(rows: list[Row], path: str) -> str:
 def new_run_dir(parent: str = "runs", prefix: str = "quickstart", now: float | None = None) -> tuple[str, str | None]:
     """A new folder name ``parent/prefix-YYYYmmdd-HHMMSS`` (UTC at ``now``, ``-2``, ``-3`` ... when taken) and the newest
     earlier ``prefix-*`` folder of ``parent`` holding a finished quickstart (``None`` when there is none)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
-    path, n = os.path.join(parent, f"{prefix}-{stamp}"), 1
-    while os.path.exists(path):
-        n += 1
-        path = os.path.join(parent, f"{prefix}-{stamp}-{n}")
+    base = os.path.join(parent, f"{prefix}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(now))}")
+    candidates = itertools.chain([base], (f"{base}-{n}" for n in itertools.count(2)))
+    path = next(p for p in candidates if not os.path.exists(p))
     earlier = sorted(os.path.join(parent, d) for d in (os.listdir(parent) if os.path.isdir(parent) else [])
                      if d.startswith(prefix + "-") and os.path.isfile(os.path.join(parent, d, "quickstart_summary.json")))
     return path, max(earlier, key=os.path.getmtime) if earlier else None
