@@ -57,8 +57,7 @@ class TaskRun:
 class QuickstartPlan:
     """Sizes of every step. :data:`FULL` is the quickstart. ``comparison_task`` (one of ``tasks``) is the task of
     steps 3 and 4; step 3 fine-tunes both encoders on the first ``gain_train_samples`` examples for ``gain_epochs``.
-    Why each value: docs/design.md, "where each plan value came from" (runs: docs/results.md#quickstart).
-    """
+    Why each value: docs/design.md, "where each plan value came from" (runs: docs/results.md#quickstart)."""
 
     vocab_size: int = 2000
     pretrain_steps: int = 2000
@@ -317,12 +316,9 @@ def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) 
     held = set(held_out_rows(list(raw[task.train_split][text_column]), texts))
     answers = {name: [p["label"] for p in pipeline(task.pipeline_tag, model=path)(texts, batch_size=64)]
                for name, path in models.items()}
-
-    def accuracy(name, rows):
-        return sum(answers[name][i] == gold[i] for i in rows) / max(len(rows), 1)
-
     groups = {"held-out words": sorted(held), "seen words": [i for i in range(len(texts)) if i not in held]}
-    held_acc, seen_acc = ({name: accuracy(name, groups[g]) for name in models} for g in groups)
+    held_acc, seen_acc = ({name: sum(answers[name][i] == gold[i] for i in rows) / max(len(rows), 1) for name in models}
+                          for rows in groups.values())
     first = next(iter(models))
     examples = [{"text": texts[i], "label": gold[i], "answer": answers[first][i], "group": group}
                 for group, rows in groups.items() for i in rows[:per_group]]
