@@ -245,9 +245,10 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     print(f"== 3. label efficiency: the pretrained and a randomly initialised copy (same config, steps, seed) "
           f"fine-tuned on {few} labelled {run.task} examples ({plan.gain_epochs:g} epochs)")
     random_dir = random_init_copy(model_dir, os.path.join(output_dir, "random-init-bert"), seed)
-    few_labels = {name: _finetune(plan, run, path, os.path.join(output_dir, f"{run.task}-{few}-labels-{name}"), seed,
-                                  max_train_samples=few, epochs=plan.gain_epochs)
-                  for name, path in (("pretrained", model_dir), ("random-init", random_dir))}
+    encoders = {"pretrained": model_dir, "random-init": random_dir}
+    few_dirs = {name: os.path.join(output_dir, f"{run.task}-{few}-labels-{name}") for name in encoders}
+    few_labels = {name: _finetune(plan, run, path, few_dirs[name], seed, max_train_samples=few,
+                                  epochs=plan.gain_epochs) for name, path in encoders.items()}
     walls["label efficiency"] = sum(r["wall_seconds"] for r in few_labels.values())
     rows.append(Row(f"pretrained vs random init ({run.task}, {few} labels)", f"dev {task.primary_metric}",
                     few_labels["pretrained"][key], few_labels["random-init"][key], "random init", kind="gain"))
@@ -269,9 +270,8 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     compare_paths = write_comparison(task, arms, compare_dir, key)
 
     print("== 5. pipeline() on dev sentences: the sample's label vs the model's answer")
-    showcase = dev_showcase(task, run.folder, {
-        "pretrained": os.path.join(output_dir, run.task),
-        **{f"{name}, {few} labels": os.path.join(output_dir, f"{run.task}-{few}-labels-{name}") for name in few_labels}})
+    showcase = dev_showcase(task, run.folder, {"pretrained": os.path.join(output_dir, run.task),
+                                               **{f"{name}, {few} labels": path for name, path in few_dirs.items()}})
     print("\n".join(showcase.pop("lines")))
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
