@@ -31,10 +31,8 @@ _RESUME_FREE = {"lr_grid", "seeds", "learning_rate", "seed", "output_dir", "over
 
 def is_degenerate(value: Any) -> bool:
     """True for a metric value that cannot be ranked: ``None``, not a number, NaN or ±inf."""
-    if value is None or isinstance(value, bool):
-        return True
     try:
-        return not math.isfinite(float(value))
+        return isinstance(value, bool) or not math.isfinite(float(value))
     except (TypeError, ValueError):
         return True
 
@@ -60,10 +58,8 @@ def select_learning_rate(runs: list[dict], key: str) -> tuple[float, list[dict]]
     if not runs:
         raise ValueError("no runs to select a learning rate from")
     rates = list(dict.fromkeys(float(r["learning_rate"]) for r in runs))
-    per_lr = []
-    for lr in rates:
-        summary = summarize([r.get(key) for r in runs if float(r["learning_rate"]) == lr])
-        per_lr.append({"learning_rate": lr, **summary})
+    per_lr = [{"learning_rate": lr, **summarize([r.get(key) for r in runs if float(r["learning_rate"]) == lr])}
+              for lr in rates]
     scores = [s["mean"] if s["mean"] is not None else -math.inf for s in per_lr]
     best = scores.index(max(scores))  # first of equal maxima
     if scores[best] == -math.inf:
@@ -88,8 +84,8 @@ def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
     """The settings a sub-run is made with, minus those allowed to change on resume (paths, grid lists, caches)."""
     from .model_card import non_default_arguments
 
-    out = {f"model.{f.name}": getattr(model_args, f.name) for f in fields(model_args)}
-    out.update({f"data.{f.name}": getattr(data_args, f.name) for f in fields(data_args)})
+    out = {f"{part}.{f.name}": getattr(args, f.name) for part, args in (("model", model_args), ("data", data_args))
+           for f in fields(args)}
     out.update({f"training.{k}": v for k, v in non_default_arguments(training_args).items()})
     return {k: v for k, v in out.items() if k.split(".", 1)[1] not in _RESUME_FREE}
 
@@ -161,6 +157,7 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
     top = training_args.output_dir
     main = training_args.process_index == 0
     settings = grid_settings(model_args, data_args, training_args)
+    stored = json.loads(json.dumps(settings))  # tuples -> lists, as on disk
     runs = []
     for lr in rates:
         for seed in seeds:
@@ -170,7 +167,7 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
             results_path = os.path.join(args.output_dir, "all_results.json")
             metrics = None
             if os.path.isfile(results_path) and not training_args.overwrite_output_dir:
-                _check_same_settings(args.output_dir, settings)
+                _check_same_settings(args.output_dir, stored)
                 metrics = _read_json(results_path)
                 if key in metrics:
                     logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
@@ -230,13 +227,12 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
     return results
 
 
-def _check_same_settings(folder: str, settings: dict) -> None:
+def _check_same_settings(folder: str, stored: dict) -> None:
     path = os.path.join(folder, GRID_RUN_FILE)
     if not os.path.isfile(path):
         raise FileExistsError(f"{folder} holds a finished run that no grid made ({GRID_RUN_FILE} missing); "
                               "pass --overwrite_output_dir to redo it or choose another --output_dir")
     recorded = _read_json(path).get("settings", {})
-    stored = json.loads(json.dumps(settings))  # tuples -> lists, as on disk
     diff = sorted(k for k in set(recorded) | set(stored) if recorded.get(k) != stored.get(k))
     if diff:
         shown = ", ".join(f"{k}: {recorded.get(k)!r} then, {stored.get(k)!r} now" for k in diff[:5])

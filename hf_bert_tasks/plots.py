@@ -28,10 +28,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (9
 
 def _number(value) -> float | None:
     """``value`` as a finite float, else ``None`` (bools, strings, NaN and inf are not plotted)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if number else None
 
 
 def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -> dict[str, Any]:
@@ -49,11 +47,11 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
         ``ValueError`` for an entry without an integer ``step`` (not a ``Trainer`` log history).
     """
     skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
-    if metric is not None and not metric.startswith("eval_"):
-        metric = f"eval_{metric}"
     if metric is None:
         metric = next((k for entry in log_history for k in entry
                        if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None), None)
+    elif not metric.startswith("eval_"):
+        metric = f"eval_{metric}"
     series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
     for i, entry in enumerate(log_history):
         step = entry.get("step")
@@ -103,9 +101,8 @@ def write_training_curves(output_dir: str, metric: str | None = None, title: str
     ``output_dir/training_curves.png``; returns the PNG's path."""
     with open(os.path.join(output_dir, STATE_FILE), encoding="utf-8") as f:
         history = json.load(f).get("log_history", [])
-    path = os.path.join(output_dir, CURVES_FILE)
-    plot_training_curves(history, path, metric, title)
-    return path
+    plot_training_curves(history, os.path.join(output_dir, CURVES_FILE), metric, title)
+    return os.path.join(output_dir, CURVES_FILE)
 
 
 def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, title: str | None = None) -> str | None:

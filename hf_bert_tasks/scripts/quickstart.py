@@ -2,8 +2,7 @@
 
     hf-bert-tasks quickstart            (= make quickstart; a new runs/quickstart-<UTC time> each run)
 
-Steps (sizes in :data:`FULL`; the samples are described in ``tools/make_samples.py``, measured runs in
-docs/results.md#quickstart):
+Steps (sizes in :data:`FULL`; samples: ``tools/make_samples.py``; measured runs: docs/results.md#quickstart):
 
 1. a WordPiece vocabulary and a ``tiny`` BERT (L=2, H=128) pretrained with MLM + NSP and whole-word masking on
    ``samples/pretraining/corpus.txt``: held-out MLM accuracy vs the most frequent WordPiece's share, NSP vs chance;
@@ -20,6 +19,7 @@ It ends with one table (a row "works" when its value beats its baseline by :data
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -57,8 +57,7 @@ class TaskRun:
 class QuickstartPlan:
     """Sizes of every step. :data:`FULL` is the quickstart. ``comparison_task`` (one of ``tasks``) is the task of
     steps 3 and 4; step 3 fine-tunes both encoders on the first ``gain_train_samples`` examples for ``gain_epochs``.
-    Why each value: docs/design.md, "where each plan value came from" (runs: docs/results.md#quickstart).
-    """
+    Why each value: docs/design.md, "where each plan value came from" (runs: docs/results.md#quickstart)."""
 
     vocab_size: int = 2000
     pretrain_steps: int = 2000
@@ -104,9 +103,8 @@ class Row:
     works: bool = field(init=False, default=False)
 
     def __post_init__(self):
-        margin = MARGIN[self.kind]
+        margin, diff = MARGIN[self.kind], self.value - self.baseline
         self.works = self.value >= self.baseline + margin
-        diff = self.value - self.baseline
         self.verdict = (f"works ({diff:+.3f} vs {self.baseline_name})" if self.works
                         else f"NOT shown: {diff:+.3f} vs {self.baseline_name}, needs {margin:+.2f}")
 
@@ -116,11 +114,11 @@ def constant_baseline(task, raw_dev) -> tuple[float, str]:
     the majority class, F1's the positive class; regression: 0.0, no correlation), and its name."""
     import numpy as np
 
-    labels = np.asarray(raw_dev[task.label_column])
-    key = task.primary_metric
     if task.problem_type == "regression":
         return 0.0, "no correlation"
-    scores = {value: task.compute_metrics(np.full_like(labels, value), labels)[key] for value in set(labels.tolist())}
+    labels = np.asarray(raw_dev[task.label_column])
+    scores = {value: task.compute_metrics(np.full_like(labels, value), labels)[task.primary_metric]
+              for value in set(labels.tolist())}
     best = max(scores, key=scores.get)
     majority = Counter(labels.tolist()).most_common(1)[0][0]
     name = "majority class" if best == majority else f"always {task.label_names[best]!r}"
@@ -129,10 +127,9 @@ def constant_baseline(task, raw_dev) -> tuple[float, str]:
 
 def unigram_baseline(tokenizer, path: str) -> float:
     """Share of the most frequent WordPiece among all pieces of the corpus at ``path`` (MLM's guess-one-token chance)."""
-    counts: Counter = Counter()
     with open(path, encoding="utf-8") as f:
-        for ids in tokenizer([line for line in f.read().splitlines() if line.strip()], add_special_tokens=False)["input_ids"]:
-            counts.update(ids)
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    counts = Counter(i for ids in tokenizer(lines, add_special_tokens=False)["input_ids"] for i in ids)
     return counts.most_common(1)[0][1] / sum(counts.values())
 
 
@@ -233,14 +230,13 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     for run in plan.tasks:
         print(f"== 2. fine-tune the pretrained checkpoint on the {run.folder} sample ({run.epochs} epochs, lr {run.learning_rate})")
         task = get_task(run.task)
-        results[run.task] = _finetune(plan, run, model_dir, os.path.join(output_dir, run.task), seed)
+        results[run.task] = metrics = _finetune(plan, run, model_dir, os.path.join(output_dir, run.task), seed)
         dev = task.read_local(sample_path(run.folder))[task.eval_splits[0]]
         if plan.max_eval_samples is not None:  # the examples the run was scored on
             dev = dev.select(range(min(plan.max_eval_samples, len(dev))))
-        baseline, name = constant_baseline(task, dev)
         key = task.primary_metric
-        rows.append(Row(f"fine-tune {run.task}", f"dev {key}", results[run.task][f"eval_{key}"], baseline, name))
-        walls[f"fine-tune {run.task}"] = results[run.task]["wall_seconds"]
+        rows.append(Row(f"fine-tune {run.task}", f"dev {key}", metrics[f"eval_{key}"], *constant_baseline(task, dev)))
+        walls[f"fine-tune {run.task}"] = metrics["wall_seconds"]
 
     run = runs[plan.comparison_task]
     task = get_task(run.task)
@@ -249,37 +245,34 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     print(f"== 3. label efficiency: the pretrained and a randomly initialised copy (same config, steps, seed) "
           f"fine-tuned on {few} labelled {run.task} examples ({plan.gain_epochs:g} epochs)")
     random_dir = random_init_copy(model_dir, os.path.join(output_dir, "random-init-bert"), seed)
-    few_labels = {name: _finetune(plan, run, path, os.path.join(output_dir, f"{run.task}-{few}-labels-{name}"), seed,
-                                  max_train_samples=few, epochs=plan.gain_epochs)
-                  for name, path in (("pretrained", model_dir), ("random-init", random_dir))}
+    encoders = {"pretrained": model_dir, "random-init": random_dir}
+    few_dirs = {name: os.path.join(output_dir, f"{run.task}-{few}-labels-{name}") for name in encoders}
+    few_labels = {name: _finetune(plan, run, path, few_dirs[name], seed, max_train_samples=few,
+                                  epochs=plan.gain_epochs) for name, path in encoders.items()}
     walls["label efficiency"] = sum(r["wall_seconds"] for r in few_labels.values())
     rows.append(Row(f"pretrained vs random init ({run.task}, {few} labels)", f"dev {task.primary_metric}",
                     few_labels["pretrained"][key], few_labels["random-init"][key], "random init", kind="gain"))
 
     print(f"== 4. fine-tuning vs LoRA vs frozen features (paper §5.3) on the {run.folder} sample")
+    compare_dir = os.path.join(output_dir, "compare")
+    frozen = {"mode": FEATURE_BASED, "pooling": plan.frozen_pooling, "head": plan.frozen_head,
+              "feature_cache_layers": "all", "feature_cache_dir": os.path.join(compare_dir, "feature_cache"),
+              "epochs": plan.frozen_epochs, "learning_rate": plan.frozen_learning_rate}
+    arm_modes = {LORA: {"mode": LORA, "epochs": plan.lora_epochs, "learning_rate": plan.lora_learning_rate},
+                 **{f"{FEATURE_BASED}:{s}": {**frozen, "feature_strategy": s} for s in plan.frozen_strategies}}
     arms = {DEFAULT_TRAINING_MODE: results[run.task]}
-    arms[LORA] = _finetune(plan, run, model_dir, os.path.join(output_dir, "compare", LORA), seed, mode=LORA,
-                           epochs=plan.lora_epochs, learning_rate=plan.lora_learning_rate)
-    for strategy in plan.frozen_strategies:
-        arms[f"{FEATURE_BASED}:{strategy}"] = _finetune(
-            plan, run, model_dir, os.path.join(output_dir, "compare", f"{FEATURE_BASED}-{strategy}"), seed,
-            mode=FEATURE_BASED, feature_strategy=strategy, pooling=plan.frozen_pooling, head=plan.frozen_head,
-            feature_cache_layers="all", feature_cache_dir=os.path.join(output_dir, "compare", "feature_cache"),
-            epochs=plan.frozen_epochs, learning_rate=plan.frozen_learning_rate)
-    walls["lora + frozen"] = sum(arms[k]["wall_seconds"] for k in arms if k != DEFAULT_TRAINING_MODE)
     majority = next(r for r in rows if r.step == f"fine-tune {run.task}")
-    for label, metrics in arms.items():
-        if label != DEFAULT_TRAINING_MODE:
-            rows.append(Row(f"{label.replace(FEATURE_BASED + ':', 'frozen features: ')} ({run.task})",
-                            f"dev {task.primary_metric}", metrics[key], majority.baseline, majority.baseline_name))
-    compare_paths = write_comparison(task, arms, os.path.join(output_dir, "compare"), key)
+    for label, mode in arm_modes.items():
+        arms[label] = _finetune(plan, run, model_dir, os.path.join(compare_dir, label.replace(":", "-")), seed, **mode)
+        rows.append(Row(f"{label.replace(FEATURE_BASED + ':', 'frozen features: ')} ({run.task})",
+                        f"dev {task.primary_metric}", arms[label][key], majority.baseline, majority.baseline_name))
+    walls["lora + frozen"] = sum(arms[k]["wall_seconds"] for k in arm_modes)
+    compare_paths = write_comparison(task, arms, compare_dir, key)
 
     print("== 5. pipeline() on dev sentences: the sample's label vs the model's answer")
-    showcase = dev_showcase(task, run.folder, {
-        "pretrained": os.path.join(output_dir, run.task),
-        **{f"{name}, {few} labels": os.path.join(output_dir, f"{run.task}-{few}-labels-{name}") for name in few_labels}})
-    for line in showcase.pop("lines"):
-        print(line)
+    showcase = dev_showcase(task, run.folder, {"pretrained": os.path.join(output_dir, run.task),
+                                               **{f"{name}, {few} labels": path for name, path in few_dirs.items()}})
+    print("\n".join(showcase.pop("lines")))
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     summary = {
@@ -323,23 +316,19 @@ def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) 
     held = set(held_out_rows(list(raw[task.train_split][text_column]), texts))
     answers = {name: [p["label"] for p in pipeline(task.pipeline_tag, model=path)(texts, batch_size=64)]
                for name, path in models.items()}
-
-    def accuracy(name, rows):
-        return sum(answers[name][i] == gold[i] for i in rows) / max(len(rows), 1)
-
     groups = {"held-out words": sorted(held), "seen words": [i for i in range(len(texts)) if i not in held]}
-    result = {"n_held_out": len(held), "n_seen": len(texts) - len(held),
-              "held_out_accuracy": {name: accuracy(name, groups["held-out words"]) for name in models},
-              "seen_accuracy": {name: accuracy(name, groups["seen words"]) for name in models}}
+    held_acc, seen_acc = ({name: sum(answers[name][i] == gold[i] for i in rows) / max(len(rows), 1) for name in models}
+                          for rows in groups.values())
     first = next(iter(models))
-    result["examples"] = [{"text": texts[i], "label": gold[i], "answer": answers[first][i], "group": group}
-                          for group, rows in groups.items() for i in rows[:per_group]]
-    result["lines"] = [f"  {e['text']!r}: sample's label {e['label']}, {first} model {e['answer']}"
-                       f"{'' if e['answer'] == e['label'] else ' (WRONG)'} [{e['group']}]" for e in result["examples"]]
-    result["lines"].append("  dev accuracy on sentences with a word never seen in training ({}): {}; on the others "
-                           "({}): {}".format(len(held), ", ".join(f"{n} {a:.3f}" for n, a in result["held_out_accuracy"].items()),
-                                             result["n_seen"], ", ".join(f"{n} {a:.3f}" for n, a in result["seen_accuracy"].items())))
-    return result
+    examples = [{"text": texts[i], "label": gold[i], "answer": answers[first][i], "group": group}
+                for group, rows in groups.items() for i in rows[:per_group]]
+    shown = [", ".join(f"{n} {a:.3f}" for n, a in acc.items()) for acc in (held_acc, seen_acc)]
+    lines = [f"  {e['text']!r}: sample's label {e['label']}, {first} model {e['answer']}"
+             f"{'' if e['answer'] == e['label'] else ' (WRONG)'} [{e['group']}]" for e in examples]
+    lines.append(f"  dev accuracy on sentences with a word never seen in training ({len(held)}): {shown[0]}; on the "
+                 f"others ({len(texts) - len(held)}): {shown[1]}")
+    return {"n_held_out": len(held), "n_seen": len(texts) - len(held), "held_out_accuracy": held_acc,
+            "seen_accuracy": seen_acc, "examples": examples, "lines": lines}
 
 
 def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> dict[str, str]:
@@ -386,11 +375,9 @@ def plot_summary(rows: list[Row], path: str) -> str:
 def new_run_dir(parent: str = "runs", prefix: str = "quickstart", now: float | None = None) -> tuple[str, str | None]:
     """A new folder name ``parent/prefix-YYYYmmdd-HHMMSS`` (UTC at ``now``, ``-2``, ``-3`` ... when taken) and the newest
     earlier ``prefix-*`` folder of ``parent`` holding a finished quickstart (``None`` when there is none)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
-    path, n = os.path.join(parent, f"{prefix}-{stamp}"), 1
-    while os.path.exists(path):
-        n += 1
-        path = os.path.join(parent, f"{prefix}-{stamp}-{n}")
+    base = os.path.join(parent, f"{prefix}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(now))}")
+    candidates = itertools.chain([base], (f"{base}-{n}" for n in itertools.count(2)))
+    path = next(p for p in candidates if not os.path.exists(p))
     earlier = sorted(os.path.join(parent, d) for d in (os.listdir(parent) if os.path.isdir(parent) else [])
                      if d.startswith(prefix + "-") and os.path.isfile(os.path.join(parent, d, "quickstart_summary.json")))
     return path, max(earlier, key=os.path.getmtime) if earlier else None
