@@ -154,9 +154,7 @@ def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int
 def _renumber(words: list[int]) -> list[int]:
     """Batch-unique word ids → 0, 1, 2 … in order of appearance (a word's pieces are contiguous); ``-1``
     (``[CLS]``/``[SEP]``) stays ``-1``."""
-    order = dict.fromkeys(words)
-    order.pop(-1, None)
-    rank = dict(zip(order, range(len(order))))
+    rank = {w: i for i, w in enumerate(w for w in dict.fromkeys(words) if w != -1)}
     rank[-1] = -1
     return list(map(rank.__getitem__, words))
 

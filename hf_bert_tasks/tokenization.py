@@ -5,7 +5,7 @@ and fitting a tokenizer's ``model_max_length`` to a model. Why: docs/design.md, 
 from __future__ import annotations
 
 import logging
-from itertools import filterfalse
+from itertools import chain, filterfalse
 
 logger = logging.getLogger(__name__)
 
@@ -97,10 +97,7 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
     fresh = texts if callable(texts) else lambda: texts
     normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
                                             lowercase=lowercase)
-    raw: set[str] = set()
-    for text in fresh():
-        raw.update(text)
-    # map/filterfalse over C callables: no Python frame per character
+    raw = set(chain.from_iterable(fresh()))  # chain/map/filterfalse over C callables: no Python frame per character
     alphabet = sorted(set(filterfalse(str.isspace, "".join(map(normalizer.normalize_str, raw)))))
 
     trained = Tokenizer(WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))

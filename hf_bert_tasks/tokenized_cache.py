@@ -57,10 +57,7 @@ def tokenizer_fingerprint(tokenizer) -> str:
                    "truncation_side": getattr(tokenizer, "truncation_side", None)}
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
-        spec = json.loads(backend.to_str())
-        spec.pop("truncation", None)
-        spec.pop("padding", None)
-        parts["backend"] = spec
+        parts["backend"] = {k: v for k, v in json.loads(backend.to_str()).items() if k not in ("truncation", "padding")}
     else:  # a pure-Python tokenizer: vocabulary and constructor options
         parts["vocab"] = sorted(tokenizer.get_vocab().items())
         parts["init_kwargs"] = {k: v for k, v in sorted(getattr(tokenizer, "init_kwargs", {}).items())
