@@ -100,10 +100,8 @@ class FeatureBasedMode(TrainingMode):
 register_training_mode(FeatureBasedMode())
 
 
-__all__ = [
-    "HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
-    "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead", "LayerCombiner", "ScalarMix",
-    "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead", "build_feature_based_model",
-    "build_feature_cache", "data_fingerprint", "encoder_fingerprint", "find_feature_cache", "get_strategy",
-    "head_class", "prepare_feature_cache", "register_head"
-]
+__all__ = ["HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
+           "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead",
+           "LayerCombiner", "ScalarMix", "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead",
+           "build_feature_based_model", "build_feature_cache", "data_fingerprint", "encoder_fingerprint",
+           "find_feature_cache", "get_strategy", "head_class", "prepare_feature_cache", "register_head"]

@@ -121,10 +121,8 @@ class TokenLinearHead(FeatureHead):
 
 
 def _token_output(logits: torch.Tensor, labels: torch.Tensor | None) -> TokenClassifierOutput:
-    loss = None
-    if labels is not None:
-        labels = labels[:, : logits.shape[1]]
-        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+    loss = None if labels is None else nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels[:, : logits.shape[1]].reshape(-1), ignore_index=-100)
     return TokenClassifierOutput(loss=loss, logits=logits)
 
 

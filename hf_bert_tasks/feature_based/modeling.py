@@ -33,18 +33,9 @@ class BertFeatureBasedConfig(PretrainedConfig):
 
     model_type = "bert_feature_based"
 
-    def __init__(
-        self,
-        encoder_config: dict | None = None,
-        task_problem_type: str = "single_label_classification",
-        feature_strategy: str = "concat_last_four",
-        head: str = "auto",
-        pooling: str = "cls",
-        head_hidden_size: int = 768,
-        head_num_layers: int = 2,
-        head_dropout: float = 0.1,
-        **kwargs,
-    ):
+    def __init__(self, encoder_config: dict | None = None, task_problem_type: str = "single_label_classification",
+                 feature_strategy: str = "concat_last_four", head: str = "auto", pooling: str = "cls",
+                 head_hidden_size: int = 768, head_num_layers: int = 2, head_dropout: float = 0.1, **kwargs):
         self.encoder_config = encoder_config or {}
         self.task_problem_type = task_problem_type
         self.feature_strategy = feature_strategy
@@ -239,7 +230,5 @@ def build_feature_based_model(task, model_args, training_args=None) -> BertFeatu
         if value is not None:
             kwargs[name] = value
     return BertFeatureBasedModel.from_encoder(
-        model_args.model_name_or_path, task.problem_type,
-        getattr(training_args, "feature_strategy", None) or "concat_last_four",
-        revision=model_args.model_revision, cache_dir=model_args.cache_dir, **kwargs,
-    )
+        model_args.model_name_or_path, task.problem_type, getattr(training_args, "feature_strategy", None)
+        or "concat_last_four", revision=model_args.model_revision, cache_dir=model_args.cache_dir, **kwargs)
