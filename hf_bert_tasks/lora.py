@@ -76,9 +76,8 @@ def finalize_lora(trainer, output_dir: str) -> str:
 
 def trainable_parameter_counts(model) -> tuple[int, int]:
     """``(trainable, total)`` parameter counts of ``model``."""
-    total = sum(p.numel() for p in model.parameters())
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    return trainable, total
+    params = list(model.parameters())
+    return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
 
 
 __all__ = ["PEFT_TASK_TYPES", "LoraMode", "apply_lora", "finalize_lora", "head_module_names", "lora_config",

@@ -70,10 +70,8 @@ def _layers_of(path: str) -> list[int]:
 def find_feature_cache(folder: str, key: str, layers: list[int]) -> str | None:
     """Path of a complete cache file in ``folder`` with ``key`` whose layers include ``layers``, else ``None`` (only
     final names match, not ``Dataset.map``'s ``tmp*`` files)."""
-    for path in sorted(glob.glob(os.path.join(folder, f"features-{key}-layers_*.arrow"))):
-        if set(layers) <= set(_layers_of(path)):
-            return path
-    return None
+    paths = sorted(glob.glob(os.path.join(folder, f"features-{key}-layers_*.arrow")))
+    return next((path for path in paths if set(layers) <= set(_layers_of(path))), None)
 
 
 def build_feature_cache(model, features, collator, root: str, max_seq_length: int | None,

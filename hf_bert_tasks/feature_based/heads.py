@@ -185,11 +185,9 @@ class SequenceHead(FeatureHead):
 
     def forward(self, x, row_mask, labels=None, **_):
         logits = self.net(self.pool(x)[:, 0])
-        loss = None
-        if labels is not None and self.regression:
-            loss = nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1))
-        elif labels is not None:
-            loss = nn.functional.cross_entropy(logits, labels.reshape(-1))
+        loss = None if labels is None else (
+            nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1)) if self.regression
+            else nn.functional.cross_entropy(logits, labels.reshape(-1)))
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
 
