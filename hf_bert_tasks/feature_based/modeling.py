@@ -7,6 +7,7 @@ Registered with the ``Auto`` classes on import (``model_type="bert_feature_based
 from __future__ import annotations
 
 import torch
+import transformers
 from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
 
 from .heads import HEADS, POOLINGS, head_class
@@ -205,17 +206,11 @@ class BertFeatureBasedModel(PreTrainedModel):
                                  end_positions=end_positions)
 
 
-def _register_auto_classes() -> None:
-    """Register the config and model with ``AutoConfig``/``AutoModel`` and the task Auto classes (idempotent)."""
-    import transformers
-
-    AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig, exist_ok=True)
-    for name in ("AutoModel", "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
-                 "AutoModelForQuestionAnswering", "AutoModelForMultipleChoice"):
-        getattr(transformers, name).register(BertFeatureBasedConfig, BertFeatureBasedModel, exist_ok=True)
-
-
-_register_auto_classes()
+# the config and model registered with AutoConfig / AutoModel and the task Auto classes (idempotent)
+AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig, exist_ok=True)
+for _auto in ("AutoModel", "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
+              "AutoModelForQuestionAnswering", "AutoModelForMultipleChoice"):
+    getattr(transformers, _auto).register(BertFeatureBasedConfig, BertFeatureBasedModel, exist_ok=True)
 
 
 def build_feature_based_model(task, model_args, training_args=None) -> BertFeatureBasedModel:
