@@ -14,13 +14,8 @@ from .modes import TrainingMode, has_file, register_training_mode
 from .modes.lora import LoraArguments
 
 #: our problem type -> peft TaskType name (``None``: no peft task type; the head goes through modules_to_save)
-PEFT_TASK_TYPES = {
-    "single_label_classification": "SEQ_CLS",
-    "regression": "SEQ_CLS",
-    "token_classification": "TOKEN_CLS",
-    "question_answering": "QUESTION_ANS",
-    "multiple_choice": None,
-}
+PEFT_TASK_TYPES = {"single_label_classification": "SEQ_CLS", "regression": "SEQ_CLS",
+                   "token_classification": "TOKEN_CLS", "question_answering": "QUESTION_ANS", "multiple_choice": None}
 
 
 def head_module_names(model) -> list[str]:
@@ -81,9 +76,8 @@ def finalize_lora(trainer, output_dir: str) -> str:
 
 def trainable_parameter_counts(model) -> tuple[int, int]:
     """``(trainable, total)`` parameter counts of ``model``."""
-    total = sum(p.numel() for p in model.parameters())
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    return trainable, total
+    params = list(model.parameters())
+    return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
 
 
 __all__ = ["PEFT_TASK_TYPES", "LoraMode", "apply_lora", "finalize_lora", "head_module_names", "lora_config",
@@ -106,11 +100,10 @@ class LoraMode(TrainingMode):
         from .modes import declare_batch_mean_loss, load_task_model
 
         model = declare_batch_mean_loss(load_task_model(task, model_args))
-        return apply_lora(
-            model, task.problem_type, r=getattr(training_args, "lora_r", 8),
-            alpha=getattr(training_args, "lora_alpha", 16), dropout=getattr(training_args, "lora_dropout", 0.1),
-            target_modules=getattr(training_args, "lora_target_modules", "query,value"),
-        )
+        return apply_lora(model, task.problem_type, r=getattr(training_args, "lora_r", 8),
+                          alpha=getattr(training_args, "lora_alpha", 16),
+                          dropout=getattr(training_args, "lora_dropout", 0.1),
+                          target_modules=getattr(training_args, "lora_target_modules", "query,value"))
 
     def finish_training(self, trainer, output_dir: str) -> None:
         """Save the adapter to ``output_dir/lora_adapter`` and merge it (the saved model is then plain)."""

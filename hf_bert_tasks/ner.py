@@ -153,12 +153,8 @@ def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, documen
     if document_context and (document_ids is None or any(d < 0 for d in document_ids)):
         raise ValueError("document_context needs the document of every sentence (document_id >= 0); this data has "
                          "none — read the original CoNLL files (--data_dir) whose -DOCSTART- lines mark documents")
-    groups: list[list[int]] = []  # sentences sharing a context pool
-    for s in range(len(piece_counts)):
-        if document_context and groups and document_ids[groups[-1][-1]] == document_ids[s]:
-            groups[-1].append(s)
-        else:
-            groups.append([s])
+    pool_of = document_ids.__getitem__ if document_context else None  # None: every sentence its own pool
+    groups = [list(g) for _, g in itertools.groupby(range(len(piece_counts)), pool_of)]  # sentences sharing a pool
     windows: list[Window] = []
     for group in groups:
         pool = [(s, w) for s in group for w in range(len(piece_counts[s]))]

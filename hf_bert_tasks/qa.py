@@ -55,8 +55,7 @@ def window_spans(n_tokens: int, window: int, stride: int) -> list[tuple[int, int
 
     Example: ``window_spans(10, 4, 3)`` -> ``[(0, 4), (3, 4), (6, 4)]``.
     """
-    spans = []
-    start = 0
+    spans, start = [], 0
     while True:
         length = min(window, n_tokens - start)
         spans.append((start, length))
@@ -86,9 +85,7 @@ def _token_span(offsets: list[tuple[int, int]], start_char: int, end_char: int) 
             first = i
         if s < end_char:
             last = i
-    if first is None or last is None or last < first:
-        return None
-    return first, last
+    return None if first is None or last is None or last < first else (first, last)
 
 
 def create_features(questions: list[str], contexts: list[str], tokenizer, config: WindowConfig,

@@ -35,7 +35,6 @@ def _arrow_columns(features, names: tuple[str, ...]):
 
     if not isinstance(features, Dataset):
         return None
-
     table = features.select_columns(list(names)).with_format("arrow")[:]
     columns = {name: table.column(name).combine_chunks() for name in names}
     if not all(pa.types.is_list(columns[name].type) for name in names[1:]):
@@ -272,10 +271,9 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
     cand = _span_candidates(start_logits, end_logits, offsets, start_ok, valid_token, feature_example_index,
                             n_examples, min(n_best_size, seq_len), max_answer_length)
     null_entries = (_null_entries(start_logits, end_logits, feature_example_index, n_examples)
-                    if version_2_with_negative else None)
+                    if version_2_with_negative else [None] * n_examples)
     predictions, nbest, null_odds, non_null = {}, {}, {}, {}
-    for ex in range(n_examples):
-        null_entry = null_entries[ex] if null_entries is not None else None
+    for ex, null_entry in enumerate(null_entries):
         entries, best_non_null = _example_nbest(contexts[ex], cand, cand.bounds[ex], cand.bounds[ex + 1], null_entry,
                                                 n_best_size)
         top = max(e[1] for e in entries)

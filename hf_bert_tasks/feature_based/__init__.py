@@ -77,9 +77,8 @@ class FeatureBasedMode(TrainingMode):
 
     def recognizes(self, output_dir: str, config: dict) -> dict | None:
         """A saved ``BertFeatureBasedModel`` (``model_type`` ``bert_feature_based`` in ``config.json``)."""
-        if config.get("model_type") == "bert_feature_based":
-            return {"mode": self.name, "strategy": config.get("feature_strategy")}
-        return None
+        found = config.get("model_type") == "bert_feature_based"
+        return {"mode": self.name, "strategy": config.get("feature_strategy")} if found else None
 
     def compare_arms(self, strategies: list[str]) -> list[dict]:
         """One configuration per layer strategy, labelled ``feature_based:<strategy>``; ``ValueError`` for an unknown
@@ -91,19 +90,15 @@ class FeatureBasedMode(TrainingMode):
 
     def paper_number(self, task, config: dict) -> tuple[float | None, str]:
         """Table 7's row for the strategy (CoNLL-2003 dev F1, BERT-BASE); none for other tasks or ``scalar_mix``."""
-        if task.name != paper.TABLE7_TASK:
-            return None, ""
-        value = paper.TABLE7_FEATURE_BASED_DEV_F1.get(config["strategy"])
+        value = paper.TABLE7_FEATURE_BASED_DEV_F1.get(config["strategy"]) if task.name == paper.TABLE7_TASK else None
         return value, paper.TABLE7_SOURCE if value is not None else ""
 
 
 register_training_mode(FeatureBasedMode())
 
 
-__all__ = [
-    "HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
-    "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead", "LayerCombiner", "ScalarMix",
-    "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead", "build_feature_based_model",
-    "build_feature_cache", "data_fingerprint", "encoder_fingerprint", "find_feature_cache", "get_strategy",
-    "head_class", "prepare_feature_cache", "register_head"
-]
+__all__ = ["HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
+           "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead",
+           "LayerCombiner", "ScalarMix", "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead",
+           "build_feature_based_model", "build_feature_cache", "data_fingerprint", "encoder_fingerprint",
+           "find_feature_cache", "get_strategy", "head_class", "prepare_feature_cache", "register_head"]

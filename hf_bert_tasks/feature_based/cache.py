@@ -70,10 +70,8 @@ def _layers_of(path: str) -> list[int]:
 def find_feature_cache(folder: str, key: str, layers: list[int]) -> str | None:
     """Path of a complete cache file in ``folder`` with ``key`` whose layers include ``layers``, else ``None`` (only
     final names match, not ``Dataset.map``'s ``tmp*`` files)."""
-    for path in sorted(glob.glob(os.path.join(folder, f"features-{key}-layers_*.arrow"))):
-        if set(layers) <= set(_layers_of(path)):
-            return path
-    return None
+    paths = sorted(glob.glob(os.path.join(folder, f"features-{key}-layers_*.arrow")))
+    return next((path for path in paths if set(layers) <= set(_layers_of(path))), None)
 
 
 def build_feature_cache(model, features, collator, root: str, max_seq_length: int | None,
@@ -116,10 +114,8 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"features-{key}-layers_{'_'.join(map(str, layers))}.arrow")
     np_dtype, token_view = DTYPES[dtype], model.view == "tokens"
-    out_features = datasets.Features({
-        "features": datasets.Value("large_binary"), "length": datasets.Value("int64"),
-        **{name: features.features[name] for name in targets},
-    })
+    out_features = datasets.Features({"features": datasets.Value("large_binary"), "length": datasets.Value("int64"),
+                                      **{name: features.features[name] for name in targets}})
 
     def extract(batch: dict[str, list]) -> dict[str, list]:
         n = len(batch["input_ids"])
@@ -142,8 +138,7 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
         cached = features.select_columns(inputs + targets).map(
             extract, batched=True, batch_size=batch_size, remove_columns=inputs, features=out_features,
             cache_file_name=path, new_fingerprint=Hasher.hash([key, layers]), load_from_cache_file=True,
-            desc="Frozen encoder features",
-        )
+            desc="Frozen encoder features")
     finally:
         model.train(was_training)
     return cached, layers, False
@@ -221,9 +216,7 @@ def prepare_feature_cache(model, train_dataset, eval_dataset, collator, data_arg
     splits = {"train": train_dataset, "eval": eval_dataset if evaluates else None}
     started, hits, cache_layers, out = time.perf_counter(), [], None, {}
     with training_args.main_process_first(desc="feature cache"):
-        for name, split in splits.items():
-            if split is None:
-                continue
+        for name, split in ((n, s) for n, s in splits.items() if s is not None):
             out[name], cache_layers, hit = build_feature_cache(
                 model, split, collator, root, data_args.max_seq_length, layers=layers,
                 batch_size=training_args.per_device_eval_batch_size)

@@ -121,10 +121,8 @@ class TokenLinearHead(FeatureHead):
 
 
 def _token_output(logits: torch.Tensor, labels: torch.Tensor | None) -> TokenClassifierOutput:
-    loss = None
-    if labels is not None:
-        labels = labels[:, : logits.shape[1]]
-        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+    loss = None if labels is None else nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels[:, : logits.shape[1]].reshape(-1), ignore_index=-100)
     return TokenClassifierOutput(loss=loss, logits=logits)
 
 
@@ -187,11 +185,9 @@ class SequenceHead(FeatureHead):
 
     def forward(self, x, row_mask, labels=None, **_):
         logits = self.net(self.pool(x)[:, 0])
-        loss = None
-        if labels is not None and self.regression:
-            loss = nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1))
-        elif labels is not None:
-            loss = nn.functional.cross_entropy(logits, labels.reshape(-1))
+        loss = None if labels is None else (
+            nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1)) if self.regression
+            else nn.functional.cross_entropy(logits, labels.reshape(-1)))
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
 

@@ -7,6 +7,7 @@ Registered with the ``Auto`` classes on import (``model_type="bert_feature_based
 from __future__ import annotations
 
 import torch
+import transformers
 from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
 
 from .heads import HEADS, POOLINGS, head_class
@@ -33,18 +34,9 @@ class BertFeatureBasedConfig(PretrainedConfig):
 
     model_type = "bert_feature_based"
 
-    def __init__(
-        self,
-        encoder_config: dict | None = None,
-        task_problem_type: str = "single_label_classification",
-        feature_strategy: str = "concat_last_four",
-        head: str = "auto",
-        pooling: str = "cls",
-        head_hidden_size: int = 768,
-        head_num_layers: int = 2,
-        head_dropout: float = 0.1,
-        **kwargs,
-    ):
+    def __init__(self, encoder_config: dict | None = None, task_problem_type: str = "single_label_classification",
+                 feature_strategy: str = "concat_last_four", head: str = "auto", pooling: str = "cls",
+                 head_hidden_size: int = 768, head_num_layers: int = 2, head_dropout: float = 0.1, **kwargs):
         self.encoder_config = encoder_config or {}
         self.task_problem_type = task_problem_type
         self.feature_strategy = feature_strategy
@@ -214,17 +206,11 @@ class BertFeatureBasedModel(PreTrainedModel):
                                  end_positions=end_positions)
 
 
-def _register_auto_classes() -> None:
-    """Register the config and model with ``AutoConfig``/``AutoModel`` and the task Auto classes (idempotent)."""
-    import transformers
-
-    AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig, exist_ok=True)
-    for name in ("AutoModel", "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
-                 "AutoModelForQuestionAnswering", "AutoModelForMultipleChoice"):
-        getattr(transformers, name).register(BertFeatureBasedConfig, BertFeatureBasedModel, exist_ok=True)
-
-
-_register_auto_classes()
+# the config and model registered with AutoConfig / AutoModel and the task Auto classes (idempotent)
+AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig, exist_ok=True)
+for _auto in ("AutoModel", "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
+              "AutoModelForQuestionAnswering", "AutoModelForMultipleChoice"):
+    getattr(transformers, _auto).register(BertFeatureBasedConfig, BertFeatureBasedModel, exist_ok=True)
 
 
 def build_feature_based_model(task, model_args, training_args=None) -> BertFeatureBasedModel:
@@ -239,7 +225,5 @@ def build_feature_based_model(task, model_args, training_args=None) -> BertFeatu
         if value is not None:
             kwargs[name] = value
     return BertFeatureBasedModel.from_encoder(
-        model_args.model_name_or_path, task.problem_type,
-        getattr(training_args, "feature_strategy", None) or "concat_last_four",
-        revision=model_args.model_revision, cache_dir=model_args.cache_dir, **kwargs,
-    )
+        model_args.model_name_or_path, task.problem_type, getattr(training_args, "feature_strategy", None)
+        or "concat_last_four", revision=model_args.model_revision, cache_dir=model_args.cache_dir, **kwargs)

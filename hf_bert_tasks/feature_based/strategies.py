@@ -53,15 +53,10 @@ class Strategy:
         need = 1 if self.name == "second_to_last" else 0
         if L < need:
             raise ValueError(f"feature strategy {self.name!r} needs an encoder with at least {need} layer(s); it has {L}")
-        return {
-            "embeddings": [0],
-            "last": [L],
-            "second_to_last": [L - 1],
-            "sum_last_four": list(range(max(L - 3, 0), L + 1)),
-            "concat_last_four": list(range(max(L - 3, 0), L + 1)),
-            "sum_all": list(range(1, L + 1)) or [0],
-            "scalar_mix": list(range(L + 1)),
-        }[self.name]
+        four = list(range(max(L - 3, 0), L + 1))
+        return {"embeddings": [0], "last": [L], "second_to_last": [L - 1], "sum_last_four": four,
+                "concat_last_four": four, "sum_all": list(range(1, L + 1)) or [0],
+                "scalar_mix": list(range(L + 1))}[self.name]
 
     def output_size(self, hidden_size: int, num_hidden_layers: int) -> int:
         """Feature width fed to the head: ``hidden_size``, or ``len(layers) * hidden_size`` for concatenation."""
@@ -69,18 +64,9 @@ class Strategy:
 
 
 #: ``--feature_strategy`` choices in Table 7's order, then the learned ELMo mix.
-STRATEGIES: dict[str, Strategy] = {
-    s.name: s
-    for s in (
-        Strategy("embeddings", "single"),
-        Strategy("second_to_last", "single"),
-        Strategy("last", "single"),
-        Strategy("sum_last_four", "sum"),
-        Strategy("concat_last_four", "concat"),
-        Strategy("sum_all", "sum"),
-        Strategy("scalar_mix", "scalar_mix"),
-    )
-}
+STRATEGIES: dict[str, Strategy] = {name: Strategy(name, combine) for name, combine in (
+    ("embeddings", "single"), ("second_to_last", "single"), ("last", "single"), ("sum_last_four", "sum"),
+    ("concat_last_four", "concat"), ("sum_all", "sum"), ("scalar_mix", "scalar_mix"))}
 
 
 def get_strategy(name: str) -> Strategy:
@@ -110,6 +96,10 @@ class ScalarMix(nn.Module):
         return self.gamma.to(stacked.dtype) * torch.einsum("...nh,n->...h", stacked, w)
 
 
+#: ``Strategy.combine`` -> ``[..., n, hidden]`` -> the head's input (``scalar_mix`` is :class:`ScalarMix`)
+_COMBINE = {"single": lambda s: s[..., 0, :], "sum": lambda s: s.sum(dim=-2), "concat": lambda s: s.flatten(-2)}
+
+
 class LayerCombiner(nn.Module):
     """Combine layers into one feature vector per position, as a :class:`Strategy` says.
 
@@ -130,11 +120,4 @@ class LayerCombiner(nn.Module):
             raise ValueError(f"strategy {self.strategy.name!r} needs hidden_states {missing}; only {available} were given")
         if list(available) != self.layers:
             stacked = stacked[..., [available.index(i) for i in self.layers], :]
-        combine = self.strategy.combine
-        if combine == "single":
-            return stacked[..., 0, :]
-        if combine == "sum":
-            return stacked.sum(dim=-2)
-        if combine == "concat":
-            return stacked.flatten(-2)
-        return self.mix(stacked)
+        return self.mix(stacked) if self.mix is not None else _COMBINE[self.strategy.combine](stacked)

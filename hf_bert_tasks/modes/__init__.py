@@ -182,11 +182,8 @@ def mode_of(training_args) -> TrainingMode:
 def infer_training_mode(output_dir: str, config: dict | None = None) -> dict:
     """``{"mode", "strategy"}`` of a saved folder that has no ``run_info.json``: the first registered mode whose
     :meth:`~TrainingMode.recognizes` accepts its files / ``config.json`` (``config``), else the default mode."""
-    for mode in TRAINING_MODES.values():
-        found = mode.recognizes(output_dir, config or {})
-        if found:
-            return found
-    return {"mode": DEFAULT_TRAINING_MODE, "strategy": None}
+    found = (f for mode in TRAINING_MODES.values() if (f := mode.recognizes(output_dir, config or {})))
+    return next(found, {"mode": DEFAULT_TRAINING_MODE, "strategy": None})
 
 
 def arm_from_label(label: str) -> dict:
