@@ -23,11 +23,10 @@ def scrub_secrets(args) -> dict[str, str]:
     ``args``: a ``TrainingArguments`` (any object with a ``__dict__``), changed in place; every instance attribute is
     scanned (a pickle holds them all). Returns ``{name: value}`` of the removed secrets, ``{}`` when none.
     """
-    removed = {}
-    for name, value in list(vars(args).items()):
-        if isinstance(value, str) and value and is_secret_name(name):
-            removed[name] = value
-            setattr(args, name, None)
+    removed = {name: value for name, value in vars(args).items() if isinstance(value, str) and value
+               and is_secret_name(name)}
+    for name in removed:
+        setattr(args, name, None)
     return removed
 
 

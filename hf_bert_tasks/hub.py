@@ -119,10 +119,11 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).
         HubPushError: the Hub refused or could not be reached (message: step, repo, cause); nothing local changed.
     """
-    from huggingface_hub import CommitOperationAdd, HfApi, ModelCard
+    from huggingface_hub import CommitOperationAdd, HfApi, ModelCard, get_token
     from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
 
     from . import model_card
+    from .credentials import redact
 
     check_repo_id(repo_id)
     files = files_to_push(output_dir)
@@ -161,10 +162,6 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         server = getattr(err, "server_message", None)
         if server and server not in cause:
             cause += f" (server: {server.strip()})"
-        from huggingface_hub import get_token
-
-        from .credentials import redact
-
         cause = redact(cause, (token, get_token()))  # the given token, or HF_TOKEN / the stored login
         raise HubPushError(f"push of {output_dir} to {repo_id} (revision {revision}) failed at step '{step}': "
                            f"{type(err).__name__}: {cause}. Nothing in {output_dir} was changed.") from err

@@ -62,8 +62,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 def _display(task, key: str) -> str:
     """The declared display name of ``key`` (the key itself for an undeclared one)."""
-    spec = task.metric_spec(key)
-    return spec.display if spec else key
+    return getattr(task.metric_spec(key), "display", key)
 
 
 # ------------------------------------------------------------------------------------------ eval results
@@ -421,7 +420,6 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
     model_rows = [["preset", model.get("preset", "?")], ["vocab_size", model.get("vocab_size", "?")],
                   ["initialisation", init or "?"]] + [[k, v] for k, v in (model.get("overrides") or {}).items()]
     start = f"`{base}`" if base else "scratch" if init in (None, "random") else "a local checkpoint"
-    target = repo_id or output_dir
     return _render(
         "pretrained", output_dir, repo_id, "BERT pretrained with MLM + NSP",
         ["pretraining", "fill-mask", *(tags or [])], files, framework_versions(), False,
@@ -433,9 +431,7 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
         pretraining_table=pretraining,
         masking_description=masking,
         model_table=_table(["setting", "value"], model_rows),
-        usage=(f'from transformers import pipeline\n\nfill = pipeline("fill-mask", model="{target}")\n'
-               'fill("The capital of France is [MASK].")\n'
-               f"# fine-tune it: hf-bert-tasks finetune --task mrpc --model_name_or_path {target} ..."),
+        target=repo_id or output_dir,
     )
 
 

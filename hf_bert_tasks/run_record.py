@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from contextlib import suppress
 from dataclasses import MISSING, fields
 from types import SimpleNamespace
 from typing import Any
@@ -38,10 +39,8 @@ def framework_versions() -> dict[str, str]:
 
     versions = {"hf_bert_tasks": __version__, "python": platform.python_version()}
     for name in ("transformers", "torch", "datasets", "tokenizers", "accelerate", "peft", "huggingface_hub"):
-        try:
+        with suppress(metadata.PackageNotFoundError):
             versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
     return versions
 
 

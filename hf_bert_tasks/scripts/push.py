@@ -47,11 +47,10 @@ def main(argv: list[str] | None = None) -> int:
     card_kwargs = {"task": args.task, "base_model": args.base_model, "license": args.license}
     if args.seed_runs:
         card_kwargs["seed_runs"] = load_seed_runs([args.output_dir, *args.seed_runs])
-    files = files_to_push(args.output_dir)
     if args.dry_run:
-        card = build_card(args.output_dir, repo_id=args.repo_id, files=files + ["README.md"], **card_kwargs)
-        print(str(card))
-        print("\nfiles to push:", ", ".join(files + ["README.md"]))
+        files = files_to_push(args.output_dir) + ["README.md"]
+        print(str(build_card(args.output_dir, repo_id=args.repo_id, files=files, **card_kwargs)))
+        print("\nfiles to push:", ", ".join(files))
         return 0
     try:
         result = push_output_dir(args.output_dir, args.repo_id, private=args.private, revision=args.revision,
