@@ -78,9 +78,8 @@ def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[st
         references = references_from_json(references)
     if not references:
         raise ValueError("SQuAD v1.1 scoring needs at least one question")
-    em = f1 = total = 0
+    em = f1 = 0
     for qid, golds in references.items():
-        total += 1
         if qid not in predictions:
             continue
         if not golds:
@@ -88,7 +87,7 @@ def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[st
         prediction = predictions[qid]
         em += max(normalize_answer(prediction) == normalize_answer(g) for g in golds)
         f1 += max(f1_v1(prediction, g) for g in golds)
-    return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total}
+    return {"exact_match": 100.0 * em / len(references), "f1": 100.0 * f1 / len(references)}
 
 
 def _eval_dict(exact: Mapping[str, float], f1: Mapping[str, float], qids: list[str] | None = None) -> dict:

@@ -8,6 +8,7 @@ under ``hf_bert_tasks/tasks/`` that calls :func:`hf_bert_tasks.tasks.register_ta
 from __future__ import annotations
 
 import abc
+import itertools
 import json
 import os
 from collections.abc import Callable
@@ -359,7 +360,4 @@ def text_lines(path: str):
 
 def line_of(path: str, row: int, header: bool) -> int:
     """The 1-based line of data row ``row`` (0-based, empty lines skipped as the loaders skip them) of ``path``."""
-    lines = (n for n, text in text_lines(path) if text)
-    for _ in range(row + header):
-        next(lines)
-    return next(lines)
+    return next(itertools.islice((n for n, text in text_lines(path) if text), row + header, None))
