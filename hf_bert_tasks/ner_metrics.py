@@ -76,9 +76,7 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
     out = {"precision": float(overall["precision"]), "recall": float(overall["recall"]),
            "f1": float(overall["f1-score"]),
            "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0}
-    for name, row in sorted(report.items()):
-        if name.endswith(" avg"):
-            continue
+    for name, row in sorted(item for item in report.items() if not item[0].endswith(" avg")):
         out.update({f"{name}_precision": float(row["precision"]), f"{name}_recall": float(row["recall"]),
                     f"{name}_f1": float(row["f1-score"]), f"{name}_number": int(row["support"])})
     return out

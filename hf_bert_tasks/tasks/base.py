@@ -194,13 +194,11 @@ class Task(abc.ABC):
     def model_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``AutoConfig.from_pretrained``: ``id2label``/``label2id`` make ``pipeline()`` of a
         saved model return label names instead of ``LABEL_0``."""
-        kwargs: dict[str, Any] = {}
-        if self.label_names:
-            kwargs = {"num_labels": len(self.label_names), "id2label": dict(enumerate(self.label_names)),
-                      "label2id": {name: i for i, name in enumerate(self.label_names)}}
+        names = self.label_names or ()
+        kwargs: dict[str, Any] = {"num_labels": len(names), "id2label": dict(enumerate(names)),
+                                  "label2id": {n: i for i, n in enumerate(names)}} if names else {}
         if self.problem_type in ("single_label_classification", "regression"):
-            kwargs["problem_type"] = self.problem_type
-            kwargs["num_labels"] = self.num_labels
+            kwargs.update(problem_type=self.problem_type, num_labels=self.num_labels)
         return kwargs
 
     def model_class(self):
