@@ -284,11 +284,9 @@ class Task(abc.ABC):
         with open(path, "w", encoding="utf-8") as f:
             f.write("\t".join(header) + "\n")
             for i in range(len(preds)):
-                row = [str(index[i]), _number(preds[i], regression)]
-                if labels is not None:
-                    row.append(_number(labels[i], regression))
-                row += [repr(float(x)) for x in (logits[i] if names else ())]
-                f.write("\t".join(row) + "\n")
+                gold = [] if labels is None else [_number(labels[i], regression)]
+                scores = [repr(float(x)) for x in logits[i]] if names else []
+                f.write("\t".join([str(index[i]), _number(preds[i], regression), *gold, *scores]) + "\n")
         return path
 
     @abc.abstractmethod
