@@ -39,8 +39,7 @@ def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequenc
             if w >= 0:
                 out[s][w] = int(preds[f, t])
                 seen += 1
-    missing = sum(sentence_lengths) - seen
-    if missing:
+    if missing := sum(sentence_lengths) - seen:
         logger.warning("%d word(s) had no WordPiece and were tagged with label id %d", missing, fill)
     return out
 

@@ -100,8 +100,7 @@ class SquadTask(Task):
                                                         "expected []")),
                               (labelled and not impossible and not answers, ("no answer for an answerable question; "
                                "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)")))
-                    problem = next((message for bad, message in checks if bad), None)
-                    if problem:
+                    if problem := next((message for bad, message in checks if bad), None):
                         raise ValueError(f"{here}: {problem}")
                     seen.add(qid)
                     texts = [_field(ans, "text", str, f"{here}, answer {n}") for n, ans in enumerate(answers)]
