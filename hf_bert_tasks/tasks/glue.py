@@ -24,6 +24,26 @@ from .registry import register_task
 logger = logging.getLogger(__name__)
 
 
+def _header(path: str) -> list[str] | None:
+    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file.
+
+    Raises:
+        FileNotFoundError: ``path`` missing.
+        ValueError: a first line that is not UTF-8 (file, line and column named by ``text_lines``).
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    with open(path, "rb") as f:
+        first = f.readline()
+    if not first:
+        return None
+    try:
+        return first.decode("utf-8-sig").rstrip("\r\n").split("\t")
+    except UnicodeDecodeError:
+        next(text_lines(path))  # raises the line-level error
+        raise
+
+
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):
     """The rows of ``path`` read by ``datasets.load_dataset(builder, data_files=path, **config)``, as a
     ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files). When the loader
@@ -70,8 +90,7 @@ class GlueTask(Task):
 
         import datasets
 
-        first = next(text_lines(path), None)  # FileNotFoundError, or the line-level error of non-UTF-8 bytes
-        header = None if first is None else first[1].split("\t")
+        header = _header(path)
         if header is None:
             raise ValueError(f"{path}: the file is empty; expected a header line and data rows")
         headerless = self.positional is not None and header[0] != "index"  # CoLA train/dev; its test has a header
