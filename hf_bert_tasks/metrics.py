@@ -49,27 +49,25 @@ def matthews_correlation(predictions: np.ndarray, references: np.ndarray) -> flo
     return 0.0 if np.isnan(value) else value
 
 
-def _correlation(fn, name: str, predictions: np.ndarray, references: np.ndarray) -> float:
+def _correlation(fn: str, name: str, predictions: np.ndarray, references: np.ndarray) -> float:
+    import scipy.stats
+
     predictions, references = _check(predictions.astype(np.float64), references.astype(np.float64))
     if predictions.size < 2 or np.all(predictions == predictions[0]) or np.all(references == references[0]):
         warnings.warn(f"{name} is undefined when an input is constant (or has < 2 values); reporting nan", UserWarning)
         return float("nan")
-    return float(fn(predictions, references)[0])
+    return float(getattr(scipy.stats, fn)(predictions, references)[0])
 
 
 def pearson(predictions: np.ndarray, references: np.ndarray) -> float:
     """Pearson correlation (STS-B). Inputs: float arrays ``[n]``. A constant input (undefined) -> ``nan`` with a
     ``UserWarning``."""
-    from scipy.stats import pearsonr
-
-    return _correlation(pearsonr, "Pearson correlation", predictions, references)
+    return _correlation("pearsonr", "Pearson correlation", predictions, references)
 
 
 def spearman(predictions: np.ndarray, references: np.ndarray) -> float:
     """Spearman rank correlation (STS-B). Inputs: float arrays ``[n]``. Constant input -> ``nan`` with a warning."""
-    from scipy.stats import spearmanr
-
-    return _correlation(spearmanr, "Spearman correlation", predictions, references)
+    return _correlation("spearmanr", "Spearman correlation", predictions, references)
 
 
 #: metric name -> function(predictions, references) -> float

@@ -39,8 +39,7 @@ def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequenc
             if w >= 0:
                 out[s][w] = int(preds[f, t])
                 seen += 1
-    missing = sum(sentence_lengths) - seen
-    if missing:
+    if missing := sum(sentence_lengths) - seen:
         logger.warning("%d word(s) had no WordPiece and were tagged with label id %d", missing, fill)
     return out
 
@@ -76,9 +75,7 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
     out = {"precision": float(overall["precision"]), "recall": float(overall["recall"]),
            "f1": float(overall["f1-score"]),
            "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0}
-    for name, row in sorted(report.items()):
-        if name.endswith(" avg"):
-            continue
+    for name, row in sorted(item for item in report.items() if not item[0].endswith(" avg")):
         out.update({f"{name}_precision": float(row["precision"]), f"{name}_recall": float(row["recall"]),
                     f"{name}_f1": float(row["f1-score"]), f"{name}_number": int(row["support"])})
     return out
@@ -92,11 +89,9 @@ def token_level_metrics(predictions: np.ndarray, labels: np.ndarray, label_names
     if predictions.ndim == 3:
         predictions = predictions.argmax(-1)
     labels = np.asarray(labels)
-    true_tags, pred_tags = [], []
-    for pred_row, label_row in zip(predictions, labels):
-        keep = label_row != IGNORE_INDEX
-        true_tags.append([label_names[i] for i in label_row[keep]])
-        pred_tags.append([label_names[i] for i in pred_row[keep]])
+    keep = labels != IGNORE_INDEX
+    true_tags = [[label_names[i] for i in row[k]] for row, k in zip(labels, keep)]
+    pred_tags = [[label_names[i] for i in row[k]] for row, k in zip(predictions, keep)]
     return entity_metrics(true_tags, pred_tags, mode)
 
 
@@ -120,13 +115,9 @@ def write_conll(path: str, tokens: Sequence[Sequence[str]], pred_tags: Sequence[
             gold = gold_tags[s] if gold_tags is not None else None
             if len(pred_tags[s]) != len(words) or (gold is not None and len(gold) != len(words)):
                 raise ValueError(f"sentence {s}: {len(words)} words but a different number of tags")
+            tags = (pred_tags[s],) if gold is None else (gold, pred_tags[s])
             for i, word in enumerate(words):
-                word = _conll_token(word)
-                f.write(f"{word} {gold[i]} {pred_tags[s][i]}\n" if gold is not None else f"{word} {pred_tags[s][i]}\n")
+                # one conlleval field: whitespace runs and an empty token -> ``_``, the boundary mark -X- -> _-X-
+                word = "_".join(word.split()) or "_"
+                f.write(" ".join(["_" + word if word == "-X-" else word, *(t[i] for t in tags)]) + "\n")
             f.write("\n")
-
-
-def _conll_token(word: str) -> str:
-    """``word`` as one conlleval field: whitespace runs -> ``_``, empty -> ``_``, the boundary mark ``-X-`` -> ``_-X-``."""
-    text = "_".join(word.split()) or "_"
-    return "_" + text if text == "-X-" else text

@@ -78,9 +78,8 @@ def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[st
         references = references_from_json(references)
     if not references:
         raise ValueError("SQuAD v1.1 scoring needs at least one question")
-    em = f1 = total = 0
+    em = f1 = 0
     for qid, golds in references.items():
-        total += 1
         if qid not in predictions:
             continue
         if not golds:
@@ -88,7 +87,7 @@ def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[st
         prediction = predictions[qid]
         em += max(normalize_answer(prediction) == normalize_answer(g) for g in golds)
         f1 += max(f1_v1(prediction, g) for g in golds)
-    return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total}
+    return {"exact_match": 100.0 * em / len(references), "f1": 100.0 * f1 / len(references)}
 
 
 def _eval_dict(exact: Mapping[str, float], f1: Mapping[str, float], qids: list[str] | None = None) -> dict:
@@ -114,8 +113,7 @@ def _best_threshold(preds, scores, na_probs, has_ans) -> tuple[float, float]:
 
 def _check_complete(references: Mapping, given: Mapping, what: str, hint: str) -> None:
     """Raise ``ValueError`` naming the questions of ``references`` that are not keys of ``given``."""
-    missing = [qid for qid in references if qid not in given]
-    if missing:
+    if missing := [qid for qid in references if qid not in given]:
         shown = ", ".join(repr(q) for q in missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise ValueError(f"SQuAD v2.0 scoring: {len(missing)} of {len(references)} question(s) lack {what}: {shown}; "
                          f"expected one for every question of the references ({hint}), as the official "
@@ -145,16 +143,11 @@ def squad_v2(references: Mapping[str, list[str]] | list, predictions: Mapping[st
     if na_probs is not None:
         _check_complete(references, na_probs, "no-answer odds (na_probs)", "e.g. the null_odds.json written with them")
     has_ans = {qid: bool(golds) for qid, golds in references.items()}
-    exact_raw: dict[str, int] = {}
-    f1_raw: dict[str, float] = {}
-    for qid, golds in references.items():
-        golds = [g for g in golds if normalize_answer(g)] or [""]
-        pred = predictions[qid]
-        exact_raw[qid] = max(exact_match(g, pred) for g in golds)
-        f1_raw[qid] = max(f1_v2(pred, g) for g in golds)
+    golds = {qid: [g for g in texts if normalize_answer(g)] or [""] for qid, texts in references.items()}
+    exact_raw = {qid: max(exact_match(g, predictions[qid]) for g in texts) for qid, texts in golds.items()}
+    f1_raw = {qid: max(f1_v2(predictions[qid], g) for g in texts) for qid, texts in golds.items()}
     given_odds = na_probs is not None
-    if na_probs is None:
-        na_probs = {k: 0.0 for k in predictions}
+    na_probs = na_probs if given_odds else dict.fromkeys(predictions, 0.0)
 
     def thresholded(scores):
         return {q: float(not has_ans[q]) if na_probs[q] > na_prob_thresh else s for q, s in scores.items()}

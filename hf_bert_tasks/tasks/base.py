@@ -8,6 +8,7 @@ under ``hf_bert_tasks/tasks/`` that calls :func:`hf_bert_tasks.tasks.register_ta
 from __future__ import annotations
 
 import abc
+import itertools
 import json
 import os
 from collections.abc import Callable
@@ -139,32 +140,23 @@ class Task(abc.ABC):
     collator_class = "DataCollatorWithPadding"
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """Read the original task files in ``data_dir`` into canonical splits (:meth:`read_local_splits` with
-        :meth:`read_file`; a family with another layout overrides this).
+        """The original files in ``data_dir`` as canonical splits (:meth:`read_local_splits` of :meth:`read_file`).
 
         Raises:
-            FileNotFoundError: when ``data_dir`` holds none of the files in :attr:`local_files`.
-            ValueError: on a malformed row (the message names file, line and the expected columns), or for a task
-                without a reader of local files.
+            FileNotFoundError: ``data_dir`` holds none of the files in :attr:`local_files`.
+            ValueError: a malformed row (file, line and expected columns named), or no reader of local files.
         """
         return self.read_local_splits(data_dir, self.read_file, self.name)
 
     def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
-        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns.
-
-        Raises:
-            ValueError: this task has no reader for local files (the default).
-        """
+        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns. Raises
+        ``ValueError`` by default: this task has no reader for local files."""
         raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
     def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
         """``DatasetDict`` of ``read_file(path, split) -> datasets.Dataset`` over the first existing file in
         ``data_dir`` of each split of :attr:`local_files` (all found first; splits without a file left out).
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of
-                ``what``).
-        """
+        Raises ``FileNotFoundError``: ``data_dir`` missing, or none of the files in it (listing ``what``'s names)."""
         import datasets
 
         if not os.path.isdir(data_dir):
@@ -197,20 +189,16 @@ class Task(abc.ABC):
     @property
     def num_labels(self) -> int:
         """Size of the classifier output: ``len(label_names)``, 1 for regression."""
-        if self.problem_type == "regression":
-            return 1
-        return len(self.label_names or ())
+        return 1 if self.problem_type == "regression" else len(self.label_names or ())
 
     def model_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``AutoConfig.from_pretrained``: ``id2label``/``label2id`` make ``pipeline()`` of a
         saved model return label names instead of ``LABEL_0``."""
-        kwargs: dict[str, Any] = {}
-        if self.label_names:
-            kwargs = {"num_labels": len(self.label_names), "id2label": dict(enumerate(self.label_names)),
-                      "label2id": {name: i for i, name in enumerate(self.label_names)}}
+        names = self.label_names or ()
+        kwargs: dict[str, Any] = {"num_labels": len(names), "id2label": dict(enumerate(names)),
+                                  "label2id": {n: i for i, n in enumerate(names)}} if names else {}
         if self.problem_type in ("single_label_classification", "regression"):
-            kwargs["problem_type"] = self.problem_type
-            kwargs["num_labels"] = self.num_labels
+            kwargs.update(problem_type=self.problem_type, num_labels=self.num_labels)
         return kwargs
 
     def model_class(self):
@@ -246,18 +234,11 @@ class Task(abc.ABC):
 
     def trainer_compute_metrics(self) -> Callable:
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
-
-        def _compute(eval_pred) -> dict[str, float]:
-            preds = self.logits_to_predictions(eval_pred.predictions)
-            return self.compute_metrics(preds, np.asarray(eval_pred.label_ids))
-
-        return _compute
+        return lambda out: self.compute_metrics(self.logits_to_predictions(out.predictions), np.asarray(out.label_ids))
 
     def split_metric_suffix(self, split: str) -> str:
         """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""
-        if split == self.eval_splits[0]:
-            return ""
-        return self.metric_suffixes.get(split, f"_{split}")
+        return "" if split == self.eval_splits[0] else self.metric_suffixes.get(split, f"_{split}")
 
     def metric_spec(self, key: str) -> MetricSpec | None:
         """The declared :class:`MetricSpec` of ``key`` (no ``eval_`` prefix or split suffix), else ``None``."""
@@ -303,11 +284,9 @@ class Task(abc.ABC):
         with open(path, "w", encoding="utf-8") as f:
             f.write("\t".join(header) + "\n")
             for i in range(len(preds)):
-                row = [str(index[i]), _number(preds[i], regression)]
-                if labels is not None:
-                    row.append(_number(labels[i], regression))
-                row += [repr(float(x)) for x in (logits[i] if names else ())]
-                f.write("\t".join(row) + "\n")
+                gold = [] if labels is None else [_number(labels[i], regression)]
+                scores = [repr(float(x)) for x in logits[i]] if names else []
+                f.write("\t".join([str(index[i]), _number(preds[i], regression), *gold, *scores]) + "\n")
         return path
 
     @abc.abstractmethod
@@ -359,7 +338,4 @@ def text_lines(path: str):
 
 def line_of(path: str, row: int, header: bool) -> int:
     """The 1-based line of data row ``row`` (0-based, empty lines skipped as the loaders skip them) of ``path``."""
-    lines = (n for n, text in text_lines(path) if text)
-    for _ in range(row + header):
-        next(lines)
-    return next(lines)
+    return next(itertools.islice((n for n, text in text_lines(path) if text), row + header, None))

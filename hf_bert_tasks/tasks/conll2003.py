@@ -169,8 +169,7 @@ class Conll2003Task(Task):
             logger.warning("%s [%s]: %r has no label names; reading ids in the Hub order %s",
                            name, split, tag_col, NER_LABELS)
             names = list(NER_LABELS)
-        unknown = sorted(set(names) - set(NER_LABELS))
-        if unknown:
+        if unknown := sorted(set(names) - set(NER_LABELS)):
             raise ValueError(f"{name} [{split}]: labels {unknown} are not CoNLL-2003 labels {NER_LABELS}")
         tokens = ds["tokens"][:]
         cols = {"id": [str(i) for i in (ds["id"][:] if "id" in ds.column_names else range(len(ds)))],

@@ -115,14 +115,12 @@ class GlueTask(Task):
             data = f.read()
         if data.count(b"\t") != (width - 1) * (table.num_rows + (not headerless)):
             check()
-        blank = data.count(b"\n") + (not data.endswith(b"\n")) - table.num_rows - (not headerless)
-        if blank:
+        if blank := data.count(b"\n") + (not data.endswith(b"\n")) - table.num_rows - (not headerless):
             logger.info("%s: skipped %d empty line(s)", path, blank)
         where = ({c: str(i) for c, i in self.positional.items()} if headerless
                  else {c: self.file_columns.get(c, c) for c in self.text_columns})
         label = where.pop(self.label_column) if headerless else self.file_label_column or self.label_column
-        missing = [n for n in where.values() if n not in names]
-        if missing:
+        if missing := [n for n in where.values() if n not in names]:
             raise ValueError(f"{path}, line 1: header {header} lacks column(s) {missing}; expected columns "
                              f"{list(where.values())}")
         cols = {c: table.column(n) for c, n in where.items()}

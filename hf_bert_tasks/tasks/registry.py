@@ -59,9 +59,8 @@ def get_task(name: str) -> Task:
     """
     lowered = name.strip().lower()
     key = lowered.replace("-", "_")
-    for candidate in (key, lowered.replace("-", "")):
-        if candidate in TASK_REGISTRY:
-            return TASK_REGISTRY[candidate]
+    if found := next((TASK_REGISTRY[c] for c in (key, lowered.replace("-", "")) if c in TASK_REGISTRY), None):
+        return found
     close = difflib.get_close_matches(key, list_tasks(), n=2, cutoff=0.6)
     hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
     raise UnknownTaskError(f"unknown task {name!r}{hint}; known tasks: {', '.join(list_tasks())}")

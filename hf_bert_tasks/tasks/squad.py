@@ -100,8 +100,7 @@ class SquadTask(Task):
                                                         "expected []")),
                               (labelled and not impossible and not answers, ("no answer for an answerable question; "
                                "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)")))
-                    problem = next((message for bad, message in checks if bad), None)
-                    if problem:
+                    if problem := next((message for bad, message in checks if bad), None):
                         raise ValueError(f"{here}: {problem}")
                     seen.add(qid)
                     texts = [_field(ans, "text", str, f"{here}, answer {n}") for n, ans in enumerate(answers)]
@@ -188,9 +187,9 @@ class SquadTask(Task):
         ids = list(raw["id"][:])
         index, offsets, max_ctx = features_to_arrays(features, ids)
         width = start_logits.shape[1]
-        if offsets.shape[1] < width:  # Trainer pads logits across batches; offsets of padding are -1
-            offsets = np.concatenate([offsets, np.full((len(offsets), width - offsets.shape[1], 2), -1)], axis=1)
-            max_ctx = np.concatenate([max_ctx, np.zeros((len(max_ctx), width - max_ctx.shape[1]), bool)], axis=1)
+        pad = ((0, 0), (0, max(0, width - offsets.shape[1])))  # Trainer pads logits across batches
+        offsets = np.pad(offsets, (*pad, (0, 0)), constant_values=-1)  # offsets of padding are -1
+        max_ctx = np.pad(max_ctx, pad)
         return postprocess_qa_predictions(
             ids, list(raw["context"][:]), index, start_logits, end_logits, offsets[:, :width], max_ctx[:, :width],
             n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,

@@ -171,9 +171,8 @@ class SwagTask(Task):
         return dataset.map(tokenize, batched=True, remove_columns=list(dataset.column_names),
                            desc=f"Tokenizing {self.name}/{split}")
 
-    def data_collator(self, tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-        """See :func:`multiple_choice_collator`."""
-        return multiple_choice_collator(tokenizer, pad_to_multiple_of, max_length)
+    #: :func:`multiple_choice_collator` (same arguments as :meth:`Task.data_collator`)
+    data_collator = staticmethod(multiple_choice_collator)
 
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
         """Accuracy over rows whose reference is a choice (``-100``/``-1`` rows are skipped). Inputs ``[n]`` ints.
