@@ -140,23 +140,32 @@ class Task(abc.ABC):
     collator_class = "DataCollatorWithPadding"
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """The original files in ``data_dir`` as canonical splits (:meth:`read_local_splits` of :meth:`read_file`).
+        """Read the original task files in ``data_dir`` into canonical splits (:meth:`read_local_splits` with
+        :meth:`read_file`; a family with another layout overrides this).
 
         Raises:
-            FileNotFoundError: ``data_dir`` holds none of the files in :attr:`local_files`.
-            ValueError: a malformed row (file, line and expected columns named), or no reader of local files.
+            FileNotFoundError: when ``data_dir`` holds none of the files in :attr:`local_files`.
+            ValueError: on a malformed row (the message names file, line and the expected columns), or for a task
+                without a reader of local files.
         """
         return self.read_local_splits(data_dir, self.read_file, self.name)
 
     def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
-        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns. Raises
-        ``ValueError`` by default: this task has no reader for local files."""
+        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns.
+
+        Raises:
+            ValueError: this task has no reader for local files (the default).
+        """
         raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
     def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
         """``DatasetDict`` of ``read_file(path, split) -> datasets.Dataset`` over the first existing file in
         ``data_dir`` of each split of :attr:`local_files` (all found first; splits without a file left out).
-        Raises ``FileNotFoundError``: ``data_dir`` missing, or none of the files in it (listing ``what``'s names)."""
+
+        Raises:
+            FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of
+                ``what``).
+        """
         import datasets
 
         if not os.path.isdir(data_dir):
