@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from transformers import HfArgumentParser, TrainingArguments
 
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
-from .cli import UsageError
-from .config_file import read_config as read_config_file  # the --config reader (a public name of arguments)
-from .config_file import settings_argv, unrecognized
+from .cli import ArgumentParser, UsageError
+from .config_file import config_argv, unrecognized
+from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
 from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
 from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
@@ -311,50 +311,33 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         training_args.lr_grid = ",".join(f"{lr:g}" for lr in grid)
 
 
-class CliArgumentParser(HfArgumentParser):
-    """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
-    ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error)."""
-
-    def __init__(self, dataclass_types, **kwargs):
-        super().__init__(dataclass_types, allow_abbrev=False, **kwargs)
-
-    def error(self, message):
-        raise UsageError(message)
+class CliArgumentParser(HfArgumentParser, ArgumentParser):
+    """``HfArgumentParser`` with :class:`hf_bert_tasks.cli.ArgumentParser`'s behaviour: a
+    :class:`~hf_bert_tasks.cli.UsageError` instead of ``SystemExit``, flags spelt in full (``--learning_rat`` is an
+    error)."""
 
 
 def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
-    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins;
-    ``--help_all`` prints every flag (``prog``: the usage line's command, default ``hf-bert-tasks``).
+    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins
+    (:func:`~hf_bert_tasks.config_file.config_argv`); ``--help_all`` prints every flag (``prog``: the usage line's
+    command, default ``hf-bert-tasks``).
 
     Raises:
         ValueError: for a config file that is not a mapping, or with keys no dataclass knows (names them).
         hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
             argparse cannot convert."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
     parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
     if any(a in ("-h", "--help", "--help_all") for a in argv):
         parser.add_argument("--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the "
                             "command line win")
         parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
         parser.parse_args(["--help"])
-    prefix: list[str] = []
-    if "--config" in argv:
-        i = argv.index("--config")
-        if i + 1 >= len(argv):
-            raise ValueError("--config needs a path to a .yaml or .json file")
-        config = argv[i + 1]
-        del argv[i : i + 2]
-        values = read_config_file(config)
-        unknown = sorted(set(values) - {f.name for dc in dataclass_types for f in dataclasses.fields(dc)})
-        if unknown:
-            raise ValueError(f"{config}: unknown argument(s) {unknown}")
-        given = {a.lstrip("-").split("=")[0] for a in argv if a.startswith("--")}
-        prefix = settings_argv({k: v for k, v in values.items() if k not in given}, parser)
+    argv = config_argv(argv, parser)
     # what the user gave, for gpu_fast_path: ``--a-b=1`` gives ``a_b``, ``--no_x`` gives ``no_x`` and ``x``
-    names = {t[2:].split("=", 1)[0].replace("-", "_") for t in prefix + argv if t.startswith("--") and len(t) > 2}
+    names = {t[2:].split("=", 1)[0].replace("-", "_") for t in argv if t.startswith("--") and len(t) > 2}
     with flags_given(names | {n[3:] for n in names if n.startswith("no_")}):
-        *outputs, remaining = parser.parse_args_into_dataclasses(args=prefix + argv, return_remaining_strings=True)
+        *outputs, remaining = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
     if remaining:
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return tuple(outputs)

@@ -1,7 +1,7 @@
 """One reader for settings files (``--config FILE``, ``compare``'s ``--<mode>_args``, the early checks): a YAML or
-JSON mapping of flag names (without ``--``) to plain values or lists. :func:`settings_argv` turns it into command-line
-tokens, so the recipe's own parser converts and checks each value as on the command line (YAML 1.1 reads ``1e-3`` as
-a string). Imports nothing of the package and no heavy library.
+JSON mapping of flag names (without ``--``) to plain values or lists. :func:`config_argv` / :func:`settings_argv`
+turn it into command-line tokens, so the recipe's own parser converts and checks each value as on the command line
+(YAML 1.1 reads ``1e-3`` as a string). Imports nothing of the package and no heavy library.
 """
 
 from __future__ import annotations
@@ -45,6 +45,38 @@ def read_config(source: str, option: str = "--config", inline: bool = False) -> 
         if isinstance(value, dict):
             raise ValueError(f"{option} {source!r}: {key}: expected a plain value or a list, got a mapping")  # noqa: TRY004
     return values
+
+
+def config_argv(argv: list[str], parser) -> list[str]:
+    """``argv`` with its ``--config FILE`` (or ``--config=FILE``) replaced by the file's settings as flag tokens for
+    ``parser`` (:func:`settings_argv`), put first and without the keys ``argv`` gives, so the command line wins.
+
+    Raises:
+        ValueError: ``--config`` without a path, a key that is not a flag of ``parser`` (:func:`check_keys`) or a
+            value :func:`settings_argv` refuses.
+        FileNotFoundError: no such file.
+    """
+    argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
+    if "--config" not in argv:
+        return argv
+    i = argv.index("--config")
+    if i + 1 >= len(argv):
+        raise ValueError("--config needs a path to a .yaml or .json file")
+    path = argv[i + 1]
+    rest = argv[:i] + argv[i + 2 :]
+    values = read_config(path)
+    check_keys(path, values, {a.dest for a in parser._actions if a.option_strings} - {"help"})
+    given = {a.lstrip("-").split("=")[0] for a in rest if a.startswith("--")}
+    return settings_argv({k: v for k, v in values.items() if k not in given}, parser) + rest
+
+
+def check_keys(path: str, values: dict[str, Any], known) -> None:
+    """Raise ``ValueError`` (``FILE: unknown argument(s) [...]``, with the closest of ``known``) for a key of the
+    settings file ``path`` that is not in ``known``."""
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"{path}: unknown argument(s) {unknown}" + did_you_mean(unknown, sorted(known))
+                         + "; the keys of a --config file are flag names without --")
 
 
 def unrecognized(known: list[str], given: list[str]) -> str:

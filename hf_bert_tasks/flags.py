@@ -207,7 +207,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
         FileNotFoundError: ``--config``, ``--data_dir``, ``--train_files`` or ``--model_name_or_path`` that does not
             exist (see :func:`check_model`).
     """
-    from .config_file import did_you_mean, read_config, unrecognized
+    from .config_file import check_keys, read_config, unrecognized
 
     fields = {f.name: f for src in sources for f in dataclass_fields(*src[:2])}
     known = {*fields, "config", "help_all", *extra_flags}
@@ -218,10 +218,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     if given.get("config"):
         path = given["config"][-1]
         config = read_config(path)
-        bad = sorted(set(config) - set(fields))
-        if bad:
-            raise ValueError(f"{path}: unknown argument(s) {bad}" + did_you_mean(bad, sorted(fields))
-                             + "; the keys of a --config file are flag names without --")
+        check_keys(path, config, fields)
         values = {**{k: v if isinstance(v, list) else [v] for k, v in config.items() if v is not None}, **given}
     last = {k: str(v[-1]) for k, v in values.items() if v}
     if "task" in fields:

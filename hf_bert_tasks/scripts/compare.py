@@ -29,7 +29,7 @@ import textwrap
 import time
 
 from ..cli import ArgumentParser, UsageError, warn_deprecated_flag
-from ..config_file import read_config, settings_argv, unrecognized
+from ..config_file import config_argv, read_config, settings_argv, unrecognized
 from ..console import interactive
 from ..modes import TRAINING_MODES, get_training_mode
 
@@ -88,28 +88,16 @@ def finetune_parser():
 
 def given_settings(argv: list[str], parser=None) -> dict:
     """The fine-tune flags given in ``argv`` as ``{name: value}``, converted by the fine-tune parser (no defaults);
-    ``--config FILE``'s mapping comes below the explicit flags. ``ValueError``: an unknown flag (with the closest
-    known one), a value the parser refuses, a bad config file."""
+    ``--config FILE``'s mapping comes below the explicit flags (:func:`~hf_bert_tasks.config_file.config_argv`).
+    ``ValueError``: an unknown flag (with the closest known one), a value the parser refuses, a bad config file."""
     parser = parser or finetune_parser()
-    argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]
-    if "--config" in argv:
-        i = argv.index("--config")
-        if i + 1 >= len(argv):
-            raise ValueError("--config needs a path to a .yaml or .json file")
-        argv = settings_argv(read_config(argv[i + 1]), parser) + argv[:i] + argv[i + 2 :]  # the flags come last, win
+    argv = config_argv(argv, parser)
     for action in parser._actions:  # only what argv gives: no defaults, nothing required
         action.default, action.required = argparse.SUPPRESS, False
     namespace, remaining = parser.parse_known_args(argv)
     if remaining:
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return vars(namespace)
-
-
-def typed_settings(values: dict, option: str, parser=None) -> dict:
-    """``{name: value}`` from a YAML/JSON mapping, converted as the fine-tune parser converts each flag's text
-    (``None`` values left out); ``ValueError`` for an unknown name or a value the flag does not accept."""
-    parser = parser or finetune_parser()
-    return given_settings(settings_argv(values, parser), parser)
 
 
 def run_arguments(config: dict, seed: int, args, common: dict, out: str):
@@ -123,9 +111,10 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
         return tuple(finetune_parser().parse_dict(settings))
 
 
-def arm_settings(text: str, option: str, parser=None) -> dict:
-    """``--<mode>_args`` value -> fine-tune settings ``{name: value}`` (:func:`typed_settings`; ``null`` leaves one
-    out). ``text``: a YAML/JSON file path, an inline YAML mapping or, deprecated, a string of flags.
+def arm_settings(text: str, option: str) -> dict:
+    """``--<mode>_args`` value -> fine-tune settings ``{name: value}``, each converted as the fine-tune parser converts
+    its flag's text (:func:`given_settings`; ``null`` leaves one out). ``text``: a YAML/JSON file path, an inline YAML
+    mapping or, deprecated, a string of flags.
 
     Raises:
         ValueError: unreadable file or YAML, not a mapping of flag names to plain values (names ``option``), or a
@@ -134,10 +123,11 @@ def arm_settings(text: str, option: str, parser=None) -> dict:
     text = (text or "").strip()
     if not text:
         return {}
+    parser = finetune_parser()
     if text.startswith("-"):
         warn_deprecated_flag(f"{option} '--flag value ...'", f"{option} '{{flag: value, ...}}' (YAML)")
         return given_settings(shlex.split(text), parser)
-    return typed_settings(read_config(text, option, inline=True), option, parser)
+    return given_settings(settings_argv(read_config(text, option, inline=True), parser), parser)
 
 
 def validate_arms(args, common: dict) -> None:
