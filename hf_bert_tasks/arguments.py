@@ -99,19 +99,17 @@ class DataArguments:
         self._looked_up = (self.task, get_task(self.task))  # an unknown name fails here, suggesting close names
 
     def registered_task(self):
-        """The registered :class:`~hf_bert_tasks.tasks.base.Task` :attr:`task` names, as looked up when the
-        arguments were made (again if :attr:`task` changed since: ``UnknownTaskError`` for an unknown name)."""
+        """The registered :class:`~hf_bert_tasks.tasks.base.Task` :attr:`task` names (looked up again if it changed
+        since the arguments were made: ``UnknownTaskError`` for an unknown name)."""
         name, task = self._looked_up
         return task if name == self.task else get_task(self.task)
 
 
 @dataclass
 class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingArguments):
-    """``TrainingArguments`` with the paper's fine-tuning defaults (docs/design.md) and extras (see each field's
-    help): ``lr_grid`` x ``seeds``, the §4.1 selection on dev (:mod:`hf_bert_tasks.lr_grid`); length-aware batches
-    (:mod:`hf_bert_tasks.batching`); ``mode`` (:mod:`hf_bert_tasks.modes`), whose own flags come from its arguments
-    dataclass, a base class of this one (:class:`~hf_bert_tasks.modes.feature_based.FeatureBasedArguments`,
-    :class:`~hf_bert_tasks.modes.lora.LoraArguments`)."""
+    """``TrainingArguments`` with the paper's fine-tuning defaults and extras (each field's help): ``lr_grid`` x
+    ``seeds`` (:mod:`hf_bert_tasks.lr_grid`), length-aware batches (:mod:`hf_bert_tasks.batching`) and ``mode``
+    (:mod:`hf_bert_tasks.modes`), whose own flags come from its arguments dataclass, a base class of this one."""
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
     learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
@@ -208,10 +206,9 @@ _TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
 
 
 def check_declared_values(args) -> None:
-    """Check ``args``' fields against their declarations: a field's metadata ``choices`` (also for an object built
-    from a dict, which argparse never checks) and the inherited ``bounds`` tuples (``(flag, lowest, upper bound
-    excluded or None, what is expected)``, e.g. :class:`~hf_bert_tasks.modes.lora.LoraArguments`); ``ValueError``
-    ``--<flag> <value>: expected ...`` otherwise."""
+    """Check ``args``' fields against their metadata ``choices`` (argparse never checks an object built from a dict)
+    and the inherited ``bounds`` tuples ``(flag, lowest, upper bound excluded or None, what is expected)``
+    (e.g. :class:`~hf_bert_tasks.modes.lora.LoraArguments`); ``ValueError`` ``--<flag> <value>: expected ...``."""
     for f in dataclasses.fields(args):
         if f.name in _TRAINER_FIELDS or f.name == "mode":
             continue  # TrainingArguments checks its own; --mode: mode_of
@@ -226,8 +223,8 @@ def check_declared_values(args) -> None:
 
 
 def accelerator_defaults(args: TrainingArguments) -> None:
-    """Both recipes' machine-dependent settings, before ``TrainingArguments.__post_init__``:
-    :func:`use_cpu_under_launcher` and :func:`gpu_fast_path`."""
+    """Both recipes' machine settings, before ``TrainingArguments.__post_init__``: :func:`use_cpu_under_launcher`,
+    then :func:`gpu_fast_path`."""
     use_cpu_under_launcher(args)
     gpu_fast_path(args)
 
@@ -312,15 +309,13 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
 
 
 class CliArgumentParser(HfArgumentParser, ArgumentParser):
-    """``HfArgumentParser`` with :class:`hf_bert_tasks.cli.ArgumentParser`'s behaviour: a
-    :class:`~hf_bert_tasks.cli.UsageError` instead of ``SystemExit``, flags spelt in full (``--learning_rat`` is an
-    error)."""
+    """``HfArgumentParser`` as :class:`hf_bert_tasks.cli.ArgumentParser`: ``UsageError`` instead of ``SystemExit``,
+    flags spelt in full (``--learning_rat`` is an error)."""
 
 
 def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
-    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins
-    (:func:`~hf_bert_tasks.config_file.config_argv`); ``--help_all`` prints every flag (``prog``: the usage line's
-    command, default ``hf-bert-tasks``).
+    """Parse ``argv`` into ``dataclass_types``; ``--config file.yaml|json`` supplies values, the command line wins;
+    ``--help_all`` prints every flag (``prog``: the usage line's command, default ``hf-bert-tasks``).
 
     Raises:
         ValueError: for a config file that is not a mapping, or with keys no dataclass knows (names them).

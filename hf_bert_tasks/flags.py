@@ -26,9 +26,6 @@ _TRAINING_NOTE = (
     "fused AdamW unless --bf16/--fp16 or --optim is given (opt out: --bf16 False, --optim adamw_torch); "
     "--torch_compile compiles the model (off by default)."
 )
-#: choices known only at run time (module, function): ``--task`` the registered tasks, ``--mode`` the training modes
-_DYNAMIC_CHOICES = {"task": ("hf_bert_tasks.tasks", "list_tasks"),
-                    "mode": ("hf_bert_tasks.modes", "list_training_modes")}
 
 
 @dataclasses.dataclass
@@ -49,26 +46,13 @@ def _literal(node, fallback):
         return fallback
 
 
-def _default_text(node, imported: dict[str, str] | None = None) -> str:
-    """``repr`` of a literal default, or of a name imported from a (light: it is imported) module of this package
-    (``imported``: name -> module), else its source text (``list(STRATEGIES)``)."""
-    missing = object()
-    value = _literal(node, missing)
-    if value is missing and isinstance(node, ast.Name) and node.id in (imported or {}):
-        value = getattr(importlib.import_module(imported[node.id]), node.id, missing)
-    return ast.unparse(node) if value is missing else repr(value)
-
-
-def _package_imports(tree: ast.Module, module: str) -> dict[str, str]:
-    """Names imported at the top of ``module`` from modules of this package (``from .modes import X``)."""
-    names = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.ImportFrom):
-            source = importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), module.rpartition(".")[0]) \
-                if stmt.level else stmt.module or ""
-            if source.startswith("hf_bert_tasks"):
-                names.update({alias.asname or alias.name: source for alias in stmt.names})
-    return names
+def _default_text(node, imported: dict[str, str]) -> str:
+    """``repr`` of a literal default or of a constant imported from a (light) module of this package (``imported``:
+    name -> module), else its source text (``list(STRATEGIES)``)."""
+    if isinstance(node, ast.Name) and node.id in imported:
+        return repr(getattr(importlib.import_module(imported[node.id]), node.id))
+    value = _literal(node, node)
+    return ast.unparse(node) if value is node else repr(value)
 
 
 def source_path(module: str) -> str:
@@ -88,40 +72,54 @@ def _parsed(path: str) -> ast.Module:
         return ast.parse(f.read(), filename=path)
 
 
+def _field_info(stmt: ast.AnnAssign, imported: dict[str, str]) -> FieldInfo:
+    """One ``name: T = field(default=..., metadata={...})`` or ``name: T = value`` statement as a :class:`FieldInfo`."""
+    default = ""
+    help_ = ""
+    choices = None
+    if isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", None) == "field":
+        kwargs = {k.arg: k.value for k in stmt.value.keywords}
+        if "default" in kwargs:
+            default = _default_text(kwargs["default"], imported)
+        elif "default_factory" in kwargs:
+            default = ast.unparse(kwargs["default_factory"]) + "()"
+        meta = kwargs.get("metadata")
+        if isinstance(meta, ast.Dict):
+            meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)}
+            help_ = str(_literal(meta["help"], ast.unparse(meta["help"]))) if "help" in meta else ""
+            choices = _literal(meta["choices"], None) if "choices" in meta else None
+    elif stmt.value is not None:
+        default = _default_text(stmt.value, imported)
+    return FieldInfo(stmt.target.id, ast.unparse(stmt.annotation), default, help_, choices)
+
+
 def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
-    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast` (no import):
-    ``name: T = field(default=..., metadata={...})`` and ``name: T = value`` statements; a default or metadata that
-    is not a literal is shown as source text. Raises ``LookupError`` when the module has no class ``class_name``.
+    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast` (no import);
+    a default or metadata that is not a literal is shown as source text.
+
+    Raises:
+        LookupError: the module has no class ``class_name``.
     """
     tree = _parsed(source_path(module))
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     if node is None:
         raise LookupError(f"{module} has no class {class_name}")
-    imported = _package_imports(tree, module)
-    fields = []
-    for stmt in node.body:
-        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-            continue
-        default, help_, choices, value = "", "", None, stmt.value
-        if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
-            kwargs = {k.arg: k.value for k in value.keywords}
-            if "default" in kwargs:
-                default = _default_text(kwargs["default"], imported)
-            elif "default_factory" in kwargs:
-                default = ast.unparse(kwargs["default_factory"]) + "()"
-            meta = kwargs.get("metadata")
-            meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)} if isinstance(meta, ast.Dict) else {}
-            help_ = str(_literal(meta["help"], ast.unparse(meta["help"]))) if "help" in meta else ""
-            choices = _literal(meta["choices"], None) if "choices" in meta else None
-        elif value is not None:
-            default = _default_text(value)
-        fields.append(FieldInfo(stmt.target.id, ast.unparse(stmt.annotation), default, help_, choices))
-    return fields
+    imported = {}  # names the module imports from its own package (``from .modes import X``): name -> module
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.level:
+            source = importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), module.rpartition(".")[0])
+            imported.update({alias.asname or alias.name: source for alias in stmt.names})
+    return [_field_info(stmt, imported) for stmt in node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
 
 
 def fast_help(prog: str, spec) -> str:
     """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
     built from its dataclasses' source."""
+    from .modes import list_training_modes  # light: the registries, not the recipes
+    from .tasks import list_tasks
+
+    known_at_run_time = {"task": list_tasks(), "mode": list_training_modes()}  # the registries' names
     doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{spec.module}"))) or spec.help
     parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
                                      usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
@@ -137,10 +135,11 @@ def fast_help(prog: str, spec) -> str:
     for mod, cls, title in spec.dataclasses:
         group = parser.add_argument_group(title)
         for f in dataclass_fields(mod, cls):
-            dynamic = _DYNAMIC_CHOICES.get(f.name)
-            choices = f.choices or (getattr(importlib.import_module(dynamic[0]), dynamic[1])() if dynamic else None)
-            is_bool = f.annotation in ("bool", "bool | None", "Optional[bool]")
-            metavar = "{" + ",".join(map(str, choices)) + "}" if choices else "[BOOL]" if is_bool else f.name.upper()
+            choices = f.choices or known_at_run_time.get(f.name)
+            if choices:
+                metavar = "{" + ",".join(map(str, choices)) + "}"
+            else:
+                metavar = "[BOOL]" if f.annotation in ("bool", "bool | None", "Optional[bool]") else f.name.upper()
             text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
             group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
     return parser.format_help()
@@ -151,7 +150,9 @@ def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]],
     """``argv`` as ``{flag name: values after it}`` (``--a-b`` and ``--a_b`` are ``a_b``; ``--no_x`` is ``x`` with
     the value ``false``) and the tokens no flag in ``known`` takes (an unknown flag with the values after it, in
     argparse's order)."""
-    given, unknown, current = {}, [], None  # {flag: values}, tokens no known flag takes, the flag being read
+    given = {}  # {flag: values}
+    unknown = []  # tokens no known flag takes
+    current = None  # the flag whose values are being read
     for token in argv:
         if token.startswith("--") and len(token) > 2:
             name, eq, value = token[2:].partition("=")

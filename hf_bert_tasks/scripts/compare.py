@@ -43,8 +43,8 @@ def parse_list(text: str, kind=str) -> list:
 
 
 def configurations(modes: list[str], strategies: list[str]) -> list[dict]:
-    """One ``{"label", "mode", "strategy"}`` per configuration (``strategy`` ``None`` unless feature-based);
-    ``ValueError`` for an unknown mode or strategy (lists the known ones)."""
+    """One ``{"label", "mode", "strategy"}`` per configuration (``strategy``: feature-based only); ``ValueError`` for
+    an unknown mode or strategy (lists the known ones)."""
     configs = []
     for mode in modes:
         if mode not in TRAINING_MODES:
@@ -54,8 +54,7 @@ def configurations(modes: list[str], strategies: list[str]) -> list[dict]:
 
 
 def paper_number(task, config: dict) -> tuple[float | None, str]:
-    """The paper's number for a configuration (x100) and its source, ``(None, "")`` if none: CoNLL-2003's Table 7
-    (dev F1, BERT-BASE) for fine-tuning and each strategy; else ``paper_results["BERT-base"]`` for fine-tuning."""
+    """The paper's number for a configuration (x100) and its source, ``(None, "")`` if none (the mode's rule)."""
     return get_training_mode(config["mode"]).paper_number(task, config)
 
 
@@ -65,8 +64,7 @@ def summarize(values: list[float]) -> tuple[float, float]:
 
 
 def run_settings(config: dict, seed: int, args, out: str) -> dict:
-    """What compare itself sets for one configuration and seed: fine-tune argument names -> values (progress bars
-    only on a terminal)."""
+    """What compare itself sets for one configuration and seed (progress bars only on a terminal)."""
     settings = {"task": args.task, "model_name_or_path": args.model_name_or_path, "output_dir": out, "seed": seed,
                 "mode": config["mode"], "do_train": True, "do_eval": True, "save_strategy": "no",
                 "overwrite_output_dir": True, "report_to": "none", "disable_tqdm": not interactive()}
@@ -87,9 +85,8 @@ def finetune_parser():
 
 
 def given_settings(argv: list[str], parser=None) -> dict:
-    """The fine-tune flags given in ``argv`` as ``{name: value}``, converted by the fine-tune parser (no defaults);
-    ``--config FILE``'s mapping comes below the explicit flags (:func:`~hf_bert_tasks.config_file.config_argv`).
-    ``ValueError``: an unknown flag (with the closest known one), a value the parser refuses, a bad config file."""
+    """The fine-tune flags given in ``argv`` (``--config FILE`` below them) as ``{name: value}``, converted by the
+    fine-tune parser, no defaults. ``ValueError``: an unknown flag, a value the parser refuses, a bad config file."""
     parser = parser or finetune_parser()
     argv = config_argv(argv, parser)
     for action in parser._actions:  # only what argv gives: no defaults, nothing required
@@ -101,8 +98,8 @@ def given_settings(argv: list[str], parser=None) -> dict:
 
 
 def run_arguments(config: dict, seed: int, args, common: dict, out: str):
-    """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed:
-    :func:`run_settings`, then ``common`` (every run's flags), then ``args.arm_settings[mode]``; a later one wins.
+    """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed from
+    :func:`run_settings`, ``common`` (every run's flags) and ``args.arm_settings[mode]``, a later one winning.
     ``ValueError`` when a check of the dataclasses fails (e.g. ``--lora_dropout 1.5``)."""
     from ..arguments import flags_given
 
@@ -112,13 +109,12 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
 
 
 def arm_settings(text: str, option: str) -> dict:
-    """``--<mode>_args`` value -> fine-tune settings ``{name: value}``, each converted as the fine-tune parser converts
-    its flag's text (:func:`given_settings`; ``null`` leaves one out). ``text``: a YAML/JSON file path, an inline YAML
-    mapping or, deprecated, a string of flags.
+    """``--<mode>_args`` (``option``) value -> fine-tune settings, converted as :func:`given_settings` (``null``
+    leaves one out). ``text``: a YAML/JSON file path, an inline YAML mapping or, deprecated, a string of flags.
 
     Raises:
-        ValueError: unreadable file or YAML, not a mapping of flag names to plain values (names ``option``), or a
-            name or value the fine-tune recipe does not accept.
+        ValueError: unreadable file or YAML, not a mapping of flag names to plain values, or a name or value the
+            fine-tune recipe does not accept (names ``option``).
     """
     text = (text or "").strip()
     if not text:
@@ -150,8 +146,7 @@ def validate_arms(args, common: dict) -> None:
 
 
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
-    """Run one configuration with one seed, or read it (``--reuse``, or a finished earlier run without ``--rerun``);
-    returns its record (results, wall seconds, folder)."""
+    """Run one configuration with one seed, or read it (``--reuse``, a finished earlier run without ``--rerun``)."""
     from ..arguments import output_dir_is_finished, setup_process_logging
     from ..finetuning import run_finetune
     from ..run_record import read_record
@@ -179,8 +174,8 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
 
 
 def trainable_parameters(task, model_args, training_args) -> int:
-    """The parameters with ``requires_grad`` of the model the run's mode builds (``finetuning.build_model``; LoRA:
-    adapters and head, feature-based: the head); its load report is not printed (the run prints it)."""
+    """The parameters with ``requires_grad`` of the model the run's mode builds (``finetuning.build_model``), without
+    printing its load report (the run prints it)."""
     import transformers
 
     from ..finetuning import build_model
@@ -213,16 +208,15 @@ def paper_split(source: str) -> str:
     return splits[0] if len(splits) == 1 else ""
 
 
-def _cell(row: dict, key: str, fmt="{}") -> str:
-    return "—" if row.get(key) is None else fmt.format(row[key])
+#: the report's columns, ``(row key, format)``; a missing value is ``—`` (the ``mean`` cell is written apart)
+_COLUMNS = (("name", "{}"), ("paper", "{:.1f}"), ("mean", "{}"), ("epochs", "{}"), ("learning_rate", "{}"),
+            ("trainable_parameters", "{:,}"), ("wall_seconds", "{:.0f}"))
 
 
 def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[str, str]:
-    """Write ``comparison.md``, ``comparison.json`` and ``comparison.png``; returns their paths.
-
-    Each row: ``name``, ``mode``, ``mean``/``std``/``n`` (0-100 scale), ``paper``/``paper_source``, ``wall_seconds``,
-    ``reused``; optional :func:`arm_budget` keys (``—`` when absent). Ours reads ``72.0 ± 1.3 (n=3)``.
-    """
+    """Write ``comparison.md``, ``comparison.json`` and ``comparison.png``; returns their paths. Each row: ``name``,
+    ``mode``, ``mean``/``std``/``n`` (0-100 scale), ``paper``/``paper_source``, ``wall_seconds``, ``reused`` and the
+    :func:`arm_budget` keys (``—`` when absent)."""
     from ..plots import new_figure
 
     key = task.primary_metric
@@ -241,13 +235,12 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
         lines.append(f"| **{group}** | | | | | | |")
         for row in members:
             split = paper_split(row.get("paper_source") or "")
-            paper = _cell(row, "paper", "{:.1f}") + (f" ({split})" if split and row["paper"] is not None else "")
+            cells = {col: "—" if row.get(col) is None else fmt.format(row[col]) for col, fmt in _COLUMNS}
+            cells["name"] += " (reused)" if row["reused"] else ""
+            cells["paper"] += f" ({split})" if split and row["paper"] is not None else ""
             spread = f" ± {row['std']:.1f}" if row["n"] > 1 else ""
-            cells = [row["name"] + (" (reused)" if row["reused"] else ""), paper,
-                     f"{row['mean']:.1f}{spread} (n={row['n']})" if row["mean"] is not None else "n/a",
-                     _cell(row, "epochs"), _cell(row, "learning_rate"), _cell(row, "trainable_parameters", "{:,}"),
-                     _cell(row, "wall_seconds", "{:.0f}")]
-            lines.append("| " + " | ".join(cells) + " |")
+            cells["mean"] = f"{row['mean']:.1f}{spread} (n={row['n']})" if row["mean"] is not None else "n/a"
+            lines.append("| " + " | ".join(cells.values()) + " |")
     sources = sorted({r["paper_source"] for r in rows if r["paper_source"]})
     lines += ["", "Paper numbers: " + ("; ".join(sources) if sources else "none for this task") + ". The paper used "
               "BERT-BASE/LARGE on full data; ours use the model and sizes named above.", ""]
