@@ -45,19 +45,6 @@ def head_swap_text(unexpected, missing) -> str:
     return "head swap (expected): " + ", ".join(p for p in parts if p)
 
 
-def load_report_keys(message: str) -> dict[str, list[str]] | None:
-    """``{status: [key, ...]}`` from the ``key | STATUS | details`` rows of a transformers LOAD REPORT (``None`` when
-    ``message`` is not one)."""
-    if "LOAD REPORT" not in message:
-        return None
-    keys: dict[str, list[str]] = {}
-    for line in _ANSI.sub("", message).splitlines():
-        cells = [c.strip() for c in line.split("|")]
-        if len(cells) >= 2 and cells[1].isupper() and cells[1] != "STATUS":
-            keys.setdefault(cells[1], []).append(cells[0])
-    return keys
-
-
 class LibraryNoiseFilter(logging.Filter):
     """The ``logging.Filter`` described in the module docstring (a filter may rewrite the record it passes)."""
 
@@ -67,12 +54,20 @@ class LibraryNoiseFilter(logging.Filter):
             return not message.startswith(("The following layers were not sharded", "The following TP rules"))
         if record.name.endswith("trainer_utils"):
             return not re.search(r"new PAD/BOS/EOS tokens.*Updated tokens: \{'pad_token_id': [^,}]*\}", message)
-        keys = load_report_keys(message)
-        if keys and set(keys) <= {"UNEXPECTED", "MISSING"} and not any(
-                ENCODER_KEY.search(k) for k in keys.get("UNEXPECTED", [])) and not any(
-                _MISSING_ENCODER_KEY.search(k) for k in keys.get("MISSING", [])):
+        if "LOAD REPORT" not in message:
+            return True
+        keys: dict[str, list[str]] = {}  # {status: [key, ...]} from the report's ``key | STATUS | details`` rows
+        for line in _ANSI.sub("", message).splitlines():
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) >= 2 and cells[1].isupper() and cells[1] != "STATUS":
+                keys.setdefault(cells[1], []).append(cells[0])
+        unexpected = keys.get("UNEXPECTED", [])
+        missing = keys.get("MISSING", [])
+        if (keys and set(keys) <= {"UNEXPECTED", "MISSING"} and not any(ENCODER_KEY.search(k) for k in unexpected)
+                and not any(_MISSING_ENCODER_KEY.search(k) for k in missing)):
             source = _ANSI.sub("", message.splitlines()[0]).replace(" LOAD REPORT from:", " from").strip()
-            record.msg, record.args = f"{source}: {head_swap_text(keys.get('UNEXPECTED', []), keys.get('MISSING', []))}", ()
+            record.msg = f"{source}: {head_swap_text(unexpected, missing)}"
+            record.args = ()
         return True
 
 
