@@ -72,34 +72,10 @@ def _parsed(path: str) -> ast.Module:
         return ast.parse(f.read(), filename=path)
 
 
-def _field_info(stmt: ast.AnnAssign, imported: dict[str, str]) -> FieldInfo:
-    """One ``name: T = field(default=..., metadata={...})`` or ``name: T = value`` statement as a :class:`FieldInfo`."""
-    default = ""
-    help_ = ""
-    choices = None
-    if isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", None) == "field":
-        kwargs = {k.arg: k.value for k in stmt.value.keywords}
-        if "default" in kwargs:
-            default = _default_text(kwargs["default"], imported)
-        elif "default_factory" in kwargs:
-            default = ast.unparse(kwargs["default_factory"]) + "()"
-        meta = kwargs.get("metadata")
-        if isinstance(meta, ast.Dict):
-            meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)}
-            help_ = str(_literal(meta["help"], ast.unparse(meta["help"]))) if "help" in meta else ""
-            choices = _literal(meta["choices"], None) if "choices" in meta else None
-    elif stmt.value is not None:
-        default = _default_text(stmt.value, imported)
-    return FieldInfo(stmt.target.id, ast.unparse(stmt.annotation), default, help_, choices)
-
-
 def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
-    """The fields a dataclass declares in its own body, read from its module's source with :mod:`ast` (no import);
-    a default or metadata that is not a literal is shown as source text.
-
-    Raises:
-        LookupError: the module has no class ``class_name``.
-    """
+    """The fields a dataclass declares in its own body (``name: T = field(default=..., metadata={...})`` or
+    ``name: T = value``), read from its module's source with :mod:`ast`, no import; a default or metadata that is not
+    a literal is shown as source text. Raises ``LookupError`` when the module has no class ``class_name``."""
     tree = _parsed(source_path(module))
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     if node is None:
@@ -109,8 +85,26 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
         if isinstance(stmt, ast.ImportFrom) and stmt.level:
             source = importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), module.rpartition(".")[0])
             imported.update({alias.asname or alias.name: source for alias in stmt.names})
-    return [_field_info(stmt, imported) for stmt in node.body
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
+    fields = []
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        info = FieldInfo(stmt.target.id, ast.unparse(stmt.annotation), default="", help="", choices=None)
+        if isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", None) == "field":
+            kwargs = {k.arg: k.value for k in stmt.value.keywords}
+            if "default" in kwargs:
+                info.default = _default_text(kwargs["default"], imported)
+            elif "default_factory" in kwargs:
+                info.default = ast.unparse(kwargs["default_factory"]) + "()"
+            meta = kwargs.get("metadata")
+            meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)} if isinstance(meta, ast.Dict) else {}
+            if "help" in meta:
+                info.help = str(_literal(meta["help"], ast.unparse(meta["help"])))
+            info.choices = _literal(meta.get("choices"), None)
+        elif stmt.value is not None:
+            info.default = _default_text(stmt.value, imported)
+        fields.append(info)
+    return fields
 
 
 def fast_help(prog: str, spec) -> str:
