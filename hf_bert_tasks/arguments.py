@@ -1,7 +1,5 @@
-"""Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``).
-
-``FinetuneTrainingArguments`` is ``transformers.TrainingArguments`` with the paper's fine-tuning defaults (§4,
-Appendix A.3; each field's default and help). Why: docs/design.md, 'Fine-tuning defaults'."""
+"""Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``);
+the fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning defaults'."""
 
 from __future__ import annotations
 
@@ -273,9 +271,8 @@ def gpu_fast_path(args: TrainingArguments) -> str | None:
 
 
 def use_cpu_under_launcher(args: TrainingArguments) -> None:
-    """Set ``args.use_cpu`` when a launcher started several processes (``WORLD_SIZE`` > 1) on a machine without
-    CUDA, MPS or XPU, before ``TrainingArguments.__post_init__`` (gloo DDP). Why: docs/design.md, 'use_cpu under a
-    CPU launcher'."""
+    """Set ``args.use_cpu`` (gloo DDP) when a launcher started several processes (``WORLD_SIZE`` > 1) on a machine
+    without CUDA, MPS or XPU. Why: docs/design.md, 'use_cpu under a CPU launcher'."""
     import torch
 
     mps, xpu = getattr(torch.backends, "mps", None), getattr(torch, "xpu", None)
@@ -285,10 +282,9 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
 
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
-    """Fill what the user did not set: learning rate, batch size, epochs
-    (:meth:`~hf_bert_tasks.modes.TrainingMode.default_hyperparameters`), ``max_seq_length`` (the task's), a bare
-    ``--lr_grid`` (the mode's grid), and with ``--load_best_model_at_end`` the task's primary dev metric and its
-    :class:`~hf_bert_tasks.tasks.base.MetricSpec` direction (not for tasks without in-training metrics: SQuAD).
+    """Fill what the user did not set: learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
+    ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid) and, with ``--load_best_model_at_end``,
+    the task's primary dev metric and its direction (not for tasks without in-training metrics: SQuAD).
     Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)

@@ -6,9 +6,9 @@
     hf-bert-tasks finetune --task mrpc --output_dir runs/mrpc --config recipes/configs/mrpc.yaml
     hf-bert-tasks --debug finetune ...       # show the traceback of an error
 
-Each subcommand's arguments are parsed by its recipe main in :mod:`hf_bert_tasks.scripts`; a ``ValueError`` or
-``OSError`` prints one line ``hf-bert-tasks: error: <message>`` and exits with status 2 (``--debug`` re-raises it).
-Why: docs/design.md, "cli: one error boundary".
+Each subcommand's ``main(argv)`` in :mod:`hf_bert_tasks.scripts` parses its arguments; a ``ValueError`` or ``OSError``
+prints one line ``hf-bert-tasks: error: <message>``, exit status 2 (``--debug`` re-raises it). Why: docs/design.md,
+"cli: one error boundary".
 """
 
 from __future__ import annotations
@@ -34,10 +34,9 @@ HEAVY = ("finetune", "pretrain", "compare", "quickstart")
 
 @dataclasses.dataclass(frozen=True)
 class Subcommand:
-    """One ``hf-bert-tasks`` subcommand: ``module`` under :mod:`hf_bert_tasks.scripts` (its ``main(argv)`` runs it),
-    ``help`` (one line), ``dataclasses`` (``(module, class name, group title)`` of each argument dataclass of an
-    ``HfArgumentParser`` subcommand, read for the fast ``--help``; empty for plain argparse) and ``required`` (the
-    required flags, for the usage line)."""
+    """One subcommand: ``module`` under :mod:`hf_bert_tasks.scripts` (its ``main(argv)`` runs it), one line of
+    ``help``, ``(module, class name, group title)`` of each argument dataclass of an ``HfArgumentParser`` subcommand
+    (read for the fast ``--help``; none for plain argparse) and the ``required`` flags (for the usage line)."""
 
     module: str
     help: str
@@ -159,16 +158,16 @@ def build_parser() -> ArgumentParser:
 def _pop_debug(argv: list[str]) -> bool:
     """Remove our ``--debug`` from ``argv``: any before the subcommand, and a bare one after it (no value follows);
     TrainingArguments' own ``--debug VALUE`` (``underflow_overflow``) stays for the recipe."""
-    command_at, count = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv)), len(argv)
+    command_at = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
+    count = len(argv)
     argv[:] = [a for i, a in enumerate(argv) if not (a == "--debug" and (
         i < command_at or i + 1 == count or argv[i + 1].startswith("-")))]
     return len(argv) < count
 
 
 def check_early(command: str, rest: list[str], module) -> list[str]:
-    """Check a recipe's command line before it imports transformers (:func:`hf_bert_tasks.flags.check_command_line`);
-    returns the arguments to run: off a terminal, ``finetune``/``pretrain`` get ``--disable_tqdm true`` unless set.
-    ``module``: the subcommand's script module."""
+    """Check a recipe's command line before it imports transformers (:func:`hf_bert_tasks.flags.check_command_line`;
+    ``module``: the script); returns the arguments to run: off a terminal, ``--disable_tqdm true`` unless set."""
     if command == "compare":  # its own flags (module.build_parser) and every fine-tune flag
         extra = [s[2:] for a in module.build_parser()._actions for s in a.option_strings if s.startswith("--")]
         flags.check_command_line(rest, (*SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS), extra)
@@ -201,7 +200,8 @@ def report_error(err: BaseException) -> int:
         message = f"{err.filename}: {err.strerror}"
     message = " ".join(str(message).split()) or type(err).__name__
     print(f"{PROG}: error: {message}", file=sys.stderr)
-    here, frames = os.path.dirname(os.path.abspath(__file__)), traceback.extract_tb(err.__traceback__)
+    frames = traceback.extract_tb(err.__traceback__)
+    here = os.path.dirname(os.path.abspath(__file__))
     if frames and not os.path.abspath(frames[-1].filename).startswith(here) and not isinstance(err, UsageError):
         print(f"{PROG}: ({type(err).__name__} raised by a library; `{PROG} --debug ...` shows the traceback)",
               file=sys.stderr)

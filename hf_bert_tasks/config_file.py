@@ -1,7 +1,6 @@
 """One reader for settings files (``--config FILE``, ``compare``'s ``--<mode>_args``, the early checks): a YAML or
-JSON mapping of flag names (without ``--``) to plain values or lists. :func:`config_argv` / :func:`settings_argv`
-turn it into command-line tokens, so the recipe's own parser converts and checks each value as on the command line
-(YAML 1.1 reads ``1e-3`` as a string). Imports nothing of the package and no heavy library.
+JSON mapping of flag names (without ``--``) to plain values or lists, turned into command-line tokens so the recipe's
+parser converts and checks each value as on the command line (YAML 1.1 reads ``1e-3`` as a string). Light imports.
 """
 
 from __future__ import annotations
@@ -52,8 +51,7 @@ def config_argv(argv: list[str], parser) -> list[str]:
     ``parser`` (:func:`settings_argv`), put first and without the keys ``argv`` gives, so the command line wins.
 
     Raises:
-        ValueError: ``--config`` without a path, a key that is not a flag of ``parser`` (:func:`check_keys`) or a
-            value :func:`settings_argv` refuses.
+        ValueError: ``--config`` without a path, a key no flag of ``parser`` takes, a value settings_argv refuses.
         FileNotFoundError: no such file.
     """
     argv = [part for a in argv for part in (a.split("=", 1) if a.startswith("--config=") else [a])]

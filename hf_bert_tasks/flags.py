@@ -1,7 +1,6 @@
 """The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`
-(``TrainingArguments``' too, via :func:`source_path`; nothing here imports torch, transformers or datasets): the fast
-``--help`` (:func:`fast_help`) and the checks run before transformers is imported (:func:`check_command_line`),
-refusing only what the recipe refuses, with its messages.
+(``TrainingArguments``' too; no torch, transformers or datasets import): the fast ``--help`` (:func:`fast_help`) and
+the early checks (:func:`check_command_line`), refusing only what the recipe refuses, with its messages.
 """
 
 from __future__ import annotations
