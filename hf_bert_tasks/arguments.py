@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from transformers import HfArgumentParser, TrainingArguments
 
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
-from .cli import ArgumentParser, UsageError
+from .cli import UsageError
 from .config_file import config_argv, unrecognized
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
 from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
@@ -304,9 +304,15 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         training_args.lr_grid = ",".join(f"{lr:g}" for lr in grid)
 
 
-class CliArgumentParser(HfArgumentParser, ArgumentParser):
-    """``HfArgumentParser`` as :class:`hf_bert_tasks.cli.ArgumentParser`: ``UsageError`` instead of ``SystemExit``,
-    flags spelt in full (``--learning_rat`` is an error)."""
+class CliArgumentParser(HfArgumentParser):
+    """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
+    ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error)."""
+
+    def __init__(self, dataclass_types, **kwargs):  # not cli.ArgumentParser's: a run stays out of cli.py
+        super().__init__(dataclass_types, allow_abbrev=False, **kwargs)
+
+    def error(self, message):
+        raise UsageError(message)
 
 
 def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None = None):
@@ -324,7 +330,8 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
                             "command line win")
         parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
         parser.parse_args(["--help"])
-    argv = config_argv(argv, parser)
+    if any(a.split("=", 1)[0] == "--config" for a in argv):  # only then: a run without it stays out of config_file
+        argv = config_argv(argv, parser)
     # what the user gave, for gpu_fast_path: ``--a-b=1`` gives ``a_b``, ``--no_x`` gives ``no_x`` and ``x``
     names = {t[2:].split("=", 1)[0].replace("-", "_") for t in argv if t.startswith("--") and len(t) > 2}
     with flags_given(names | {n[3:] for n in names if n.startswith("no_")}):
