@@ -1,6 +1,5 @@
-"""Files installed with the package, found through :mod:`importlib.resources`: the built-in samples
-(``hf_bert_tasks/samples/``, from ``tools/make_samples.py``) that the quickstart and the tests run on offline.
-"""
+"""The built-in samples installed with the package (``hf_bert_tasks/samples/``, from ``tools/make_samples.py``), found
+through :mod:`importlib.resources`: the quickstart and the tests run on them offline."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Intra-op thread count for the small models (the quickstart, the ``tiny``/``mini`` presets): one thread unless the
-user asks for more. Why: docs/design.md, "threads: one thread for small models".
-"""
+"""Intra-op threads for the small models (the quickstart, the ``tiny``/``mini`` presets): one unless the user asks for
+more. Why: docs/design.md, "threads: one thread for small models"."""
 
 from __future__ import annotations
 
@@ -31,8 +30,8 @@ def choose_threads(requested: int | None = None, environ: Mapping[str, str] | No
 
 
 def use_threads(requested: int | None = None, preset: str | None = None) -> str | None:
-    """Apply :func:`choose_threads` with ``torch.set_num_threads`` and return the line to print. ``preset``: a
-    pretraining run's size; only :data:`SMALL_PRESETS` or ``None`` (the quickstart) change, others return ``None``."""
+    """Apply :func:`choose_threads` with ``torch.set_num_threads``; returns the line to print, ``None`` (nothing set)
+    for a pretraining ``preset`` not in :data:`SMALL_PRESETS` (``None``: the quickstart)."""
     if preset is not None and preset not in SMALL_PRESETS:
         return None
     import torch
