@@ -41,12 +41,10 @@ FILE_DESCRIPTIONS = {
 
 def template_path(kind: str) -> str:
     """Path of the card template ``hf_bert_tasks/templates/<kind>.md``; ``FileNotFoundError`` for another ``kind``."""
-    from importlib.resources import files
-
-    path = files("hf_bert_tasks") / "templates" / f"{kind}.md"
-    if not path.is_file():
+    path = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
+    if not os.path.isfile(path):
         raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
-    return str(path)
+    return path
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -153,17 +151,17 @@ def merge_eval_results(existing: list, new: list) -> list:
 
 
 # -------------------------------------------------------------------------------------------- rendering
-def _results_table(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]]) -> str:
-    """Metrics per split as computed (scale noted), then the declared non-metrics as a sentence."""
+def _results_fields(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]]) -> dict:
+    """The table of metrics per split (as computed), its scale and the declared non-metrics; ``{}`` when none."""
     if not per_split:
-        return "No evaluation split was scored in this run."
+        return {}
     names = list(dict.fromkeys(n for v in per_split.values() for n in v))
     rows = [[split] + [v.get(n, "") for n in names] for split, v in per_split.items()]
-    scale = " and ".join("0-1" if s == 1.0 else "0-100" for s in sorted({task.metric_spec(n).scale for n in names}))
-    text = _table(["split"] + [_display(task, n) for n in names], rows) + f"\n\nValues as computed, on a {scale} scale."
-    extra = [f"{_display(task, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
-             for split, vals in others.items() for n, v in vals.items()]
-    return text + (" Also reported (not metrics, so not in `model-index`): " + "; ".join(extra) + "." if extra else "")
+    scales = sorted({task.metric_spec(n).scale for n in names})
+    return {"results_table": _table(["split"] + [_display(task, n) for n in names], rows),
+            "scale": " and ".join("0-1" if s == 1.0 else "0-100" for s in scales),
+            "reported": [f"{_display(task, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
+                         for split, vals in others.items() for n, v in vals.items()]}
 
 
 def _paper_table(task, metrics: dict[str, Any]) -> str:
@@ -242,11 +240,12 @@ def _training_log(log_history: list[dict] | None) -> str:
     return "No training step was logged."
 
 
-def _files_list(output_dir: str, files: list[str] | None) -> str:
+def _files_list(output_dir: str, files: list[str] | None) -> list[tuple[str, str]]:
+    """``(name, description)`` of each of ``files`` (default: the folder's listing) that the card describes."""
     described = [(n, FILE_DESCRIPTIONS.get(n) or ("comparison chart" if n.endswith(".png") else "predictions"
                                                   if n.endswith(".tsv") or "predictions" in n else None))
                  for n in (files if files is not None else sorted(os.listdir(output_dir)))]
-    return "\n".join(f"- `{n}`: {d}" for n, d in described if d) or "- (none)"
+    return [(n, d) for n, d in described if d]
 
 
 def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], files: list[str] | None,
@@ -257,12 +256,10 @@ def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], fi
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
-    head = "" if recorded else "(recorded at push time; the training run did not record them)\n\n"
     return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
                                    template_path=template_path(kind), name=name, target=repo_id or output_dir,
-                                   fmt=_fmt, files_list=_files_list(output_dir, files),
-                                   versions_list=head + "\n".join(f"- {k} {v}" for k, v in versions.items()),
-                                   tool_version=versions.get("hf_bert_tasks", ""), **fields)
+                                   fmt=_fmt, files=_files_list(output_dir, files), versions=versions,
+                                   recorded=recorded, **fields)
 
 
 def build_finetune_card(output_dir: str, *, task: str | None = None, base_model: str | None = None,
@@ -322,7 +319,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         task=the_task, base=base, base_source=base_source, dataset=dataset,
         dataset_name=dataset_display_name(the_task), primary_name=_display(the_task, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
-        results_table=_results_table(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True)),
+        **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True)),
         paper_table=_paper_table(the_task, metrics),
         seed=info.get("seed"), seed_runs=runs, seeds_table=_seeds_table(the_task, runs),
         **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),
