@@ -14,6 +14,7 @@ import math
 import os
 import re
 import statistics
+from fnmatch import fnmatch
 from typing import Any
 
 from transformers.modelcard import make_markdown_table, parse_log_history
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 #: Written by the pretraining recipe (:mod:`hf_bert_tasks.pretraining`).
 PRETRAINING_SUMMARY_FILE = "pretraining_summary.json"
 
-#: Files pushed with a card, described in its file list.
+#: Files pushed with a card, described in its file list (shell patterns; the first that matches wins).
 FILE_DESCRIPTIONS = {
     "model.safetensors": "weights (safetensors)", "adapter_model.safetensors": "LoRA adapter weights (safetensors)",
     "config.json": "model configuration (label names in `id2label`)", "vocab.txt": "WordPiece vocabulary",
@@ -36,6 +37,7 @@ FILE_DESCRIPTIONS = {
     "lr_grid_results.json": "every (learning rate, seed) run of the §4.1 selection, mean ± std per learning rate",
     PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
     "trainer_state.json": "training log history", "training_curves.png": "loss and eval metric against step",
+    "*.png": "comparison chart", "*.tsv": "predictions", "*predictions*": "predictions",
 }
 
 
@@ -240,25 +242,20 @@ def _training_log(log_history: list[dict] | None) -> str:
     return "No training step was logged."
 
 
-def _files_list(output_dir: str, files: list[str] | None) -> list[tuple[str, str]]:
-    """``(name, description)`` of each of ``files`` (default: the folder's listing) that the card describes."""
-    described = [(n, FILE_DESCRIPTIONS.get(n) or ("comparison chart" if n.endswith(".png") else "predictions"
-                                                  if n.endswith(".tsv") or "predictions" in n else None))
-                 for n in (files if files is not None else sorted(os.listdir(output_dir)))]
-    return [(n, d) for n, d in described if d]
-
-
 def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], files: list[str] | None,
             versions: dict[str, str], recorded: bool, data: dict, **fields):
     """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``fields``, plus what both cards share:
-    the name (``repo_id``'s or the folder's), the usage target, tags, file list and versions."""
+    the name (``repo_id``'s or the folder's), the usage target, tags, the described ``files`` (default: the folder's
+    listing) and versions."""
     from huggingface_hub import ModelCard, ModelCardData
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
+    listed = files if files is not None else sorted(os.listdir(output_dir))
+    described = [(n, next((d for p, d in FILE_DESCRIPTIONS.items() if fnmatch(n, p)), None)) for n in listed]
     return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
                                    template_path=template_path(kind), name=name, target=repo_id or output_dir,
-                                   fmt=_fmt, files=_files_list(output_dir, files), versions=versions,
+                                   fmt=_fmt, files=[(n, d) for n, d in described if d], versions=versions,
                                    recorded=recorded, **fields)
 
 
