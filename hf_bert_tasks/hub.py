@@ -130,8 +130,8 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
     files = files_to_push(output_dir)
     if not any(f.endswith(".safetensors") for f in files):  # before the card: its errors are about other files
         raise FileNotFoundError(f"{output_dir}: no *.safetensors weights to push (found {files})")
-    card = card if card is not None else model_card.build_card(output_dir, repo_id=repo_id,
-                                                               files=files + ["README.md"], **(card_kwargs or {}))
+    if card is None:
+        card = model_card.build_card(output_dir, repo_id=repo_id, files=files + ["README.md"], **(card_kwargs or {}))
     revision = revision or "main"
     api = HfApi(token=token)
     step = "create the repo"
