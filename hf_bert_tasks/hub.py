@@ -8,7 +8,6 @@ is written into ``output_dir``.
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import os
 from dataclasses import dataclass, field
@@ -61,10 +60,12 @@ def check_repo_id(repo_id: str) -> str:
 def files_to_push(output_dir: str) -> list[str]:
     """Top-level files of ``output_dir`` that a push uploads (:data:`PUSH_PATTERNS` less :data:`NEVER_PUSH`), sorted;
     ``FileNotFoundError`` when ``output_dir`` is not a folder."""
+    from huggingface_hub.utils import filter_repo_objects
+
     if not os.path.isdir(output_dir):
         raise FileNotFoundError(f"{output_dir}: no such folder (expected a finished run's output dir)")
-    return [n for n in sorted(os.listdir(output_dir)) if os.path.isfile(os.path.join(output_dir, n))
-            and not any(fnmatch.fnmatch(n, p) for p in NEVER_PUSH) and any(fnmatch.fnmatch(n, p) for p in PUSH_PATTERNS)]
+    names = [n for n in sorted(os.listdir(output_dir)) if os.path.isfile(os.path.join(output_dir, n))]
+    return list(filter_repo_objects(names, allow_patterns=list(PUSH_PATTERNS), ignore_patterns=list(NEVER_PUSH)))
 
 
 def pop_push_settings(training_args) -> dict | None:
@@ -129,8 +130,8 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
     files = files_to_push(output_dir)
     if not any(f.endswith(".safetensors") for f in files):  # before the card: its errors are about other files
         raise FileNotFoundError(f"{output_dir}: no *.safetensors weights to push (found {files})")
-    card = card if card is not None else model_card.build_card(output_dir, repo_id=repo_id,
-                                                               files=files + ["README.md"], **(card_kwargs or {}))
+    if card is None:
+        card = model_card.build_card(output_dir, repo_id=repo_id, files=files + ["README.md"], **(card_kwargs or {}))
     revision = revision or "main"
     api = HfApi(token=token)
     step = "create the repo"

@@ -1,6 +1,6 @@
-"""Model cards rendered from a run's records: metrics -> ``EvalResult`` -> ``model-index``, plus logic-free templates.
+"""Model cards from a run's records: metrics -> ``EvalResult`` -> ``model-index``, prose in Jinja templates.
 
-The templates (``hf_bert_tasks/templates/``) are filled by ``ModelCard.from_template``, tables by
+``ModelCard.from_template`` fills ``hf_bert_tasks/templates/<kind>.md``; tables come from
 ``transformers.modelcard.make_markdown_table``. Every declared metric (:attr:`hf_bert_tasks.tasks.base.Task.metrics`)
 of ``all_results.json`` becomes an ``EvalResult``; everything else comes from the run record :data:`RUN_INFO_FILE`
 (nothing is guessed, no pickle is loaded). No network call: merging with the Hub's card is :mod:`hf_bert_tasks.hub`'s.
@@ -14,6 +14,7 @@ import math
 import os
 import re
 import statistics
+from fnmatch import fnmatch
 from typing import Any
 
 from transformers.modelcard import make_markdown_table, parse_log_history
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 #: Written by the pretraining recipe (:mod:`hf_bert_tasks.pretraining`).
 PRETRAINING_SUMMARY_FILE = "pretraining_summary.json"
 
-#: Files pushed with a card, described in its file list.
+#: Files pushed with a card, described in its file list (shell patterns; the first that matches wins).
 FILE_DESCRIPTIONS = {
     "model.safetensors": "weights (safetensors)", "adapter_model.safetensors": "LoRA adapter weights (safetensors)",
     "config.json": "model configuration (label names in `id2label`)", "vocab.txt": "WordPiece vocabulary",
@@ -36,17 +37,16 @@ FILE_DESCRIPTIONS = {
     "lr_grid_results.json": "every (learning rate, seed) run of the §4.1 selection, mean ± std per learning rate",
     PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
     "trainer_state.json": "training log history", "training_curves.png": "loss and eval metric against step",
+    "*.png": "comparison chart", "*.tsv": "predictions", "*predictions*": "predictions",
 }
 
 
 def template_path(kind: str) -> str:
     """Path of the card template ``hf_bert_tasks/templates/<kind>.md``; ``FileNotFoundError`` for another ``kind``."""
-    from importlib.resources import files
-
-    path = files("hf_bert_tasks") / "templates" / f"{kind}.md"
-    if not path.is_file():
+    path = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
+    if not os.path.isfile(path):
         raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
-    return str(path)
+    return path
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -153,24 +153,23 @@ def merge_eval_results(existing: list, new: list) -> list:
 
 
 # -------------------------------------------------------------------------------------------- rendering
-def _results_table(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]]) -> str:
-    """Metrics per split as computed (scale noted), then the declared non-metrics as a sentence."""
+def _results_fields(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]]) -> dict:
+    """The table of metrics per split (as computed), its scale and the declared non-metrics; ``{}`` when none."""
     if not per_split:
-        return "No evaluation split was scored in this run."
+        return {}
     names = list(dict.fromkeys(n for v in per_split.values() for n in v))
     rows = [[split] + [v.get(n, "") for n in names] for split, v in per_split.items()]
-    scale = " and ".join("0-1" if s == 1.0 else "0-100" for s in sorted({task.metric_spec(n).scale for n in names}))
-    text = _table(["split"] + [_display(task, n) for n in names], rows) + f"\n\nValues as computed, on a {scale} scale."
-    extra = [f"{_display(task, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
-             for split, vals in others.items() for n, v in vals.items()]
-    return text + (" Also reported (not metrics, so not in `model-index`): " + "; ".join(extra) + "." if extra else "")
+    scales = sorted({task.metric_spec(n).scale for n in names})
+    return {"results_table": _table(["split"] + [_display(task, n) for n in names], rows),
+            "scale": " and ".join("0-1" if s == 1.0 else "0-100" for s in scales),
+            "reported": [f"{_display(task, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
+                         for split, vals in others.items() for n, v in vals.items()]}
 
 
 def _paper_table(task, metrics: dict[str, Any]) -> str:
-    if not task.paper_results:
-        return "The BERT paper reports no number for this task."
+    """Ours beside :attr:`~hf_bert_tasks.tasks.base.Task.paper_results` (x100); ``""`` when the paper has none."""
     rows = []
-    for label, values in task.paper_results.items():
+    for label, values in (task.paper_results or {}).items():
         for metric, paper in values.items():
             split, base = _split_of_key(task, f"eval_{metric}")
             labelled = re.search(r"\((dev|test|validation)\)", label)  # "BERT-base (test)": compare on test if scored
@@ -181,16 +180,13 @@ def _paper_table(task, metrics: dict[str, Any]) -> str:
             rows.append([label, _display(task, base), split,
                          "" if ours is None or spec is None else f"{spec.to_percent(float(ours)):.1f}",
                          f"{float(paper):.1f}"])
-    note = f"Paper numbers: {task.paper_source}." if task.paper_source else ""
-    return ("### Ours beside the BERT paper (x100)\n\n" + _table(["paper model", "metric", "our split", "ours", "paper"],
-                                                                rows)
-            + f"\n\n{note} Ours: this checkpoint on the split shown (encoder: the base model above).")
+    return _table(["paper model", "metric", "our split", "ours", "paper"], rows) if rows else ""
 
 
-def _seeds_table(task, seed: Any, seed_runs: list[dict] | None) -> str:
-    runs = [r for r in (seed_runs or []) if r]
+def _seeds_table(task, runs: list[dict]) -> str:
+    """Mean ± sample std per split and metric over ``runs`` (``[{"seed", "metrics"}]``); ``""`` for fewer than 2."""
     if len(runs) < 2:
-        return f"Seed: {seed if seed is not None else 'not recorded'} (one run)."
+        return ""
     per_run = [split_metrics(task, r.get("metrics", r)) for r in runs]
     rows = []
     for split in task.eval_splits:
@@ -199,32 +195,27 @@ def _seeds_table(task, seed: Any, seed_runs: list[dict] | None) -> str:
             if len(vals) >= 2:
                 rows.append([split, _display(task, name), f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}",
                              len(vals)])
-    return (f"### Over {len(runs)} seeds ({', '.join(str(r.get('seed', '?')) for r in runs)})\n\nMean ± sample "
-            f"standard deviation; this repository holds the checkpoint of seed {seed}.\n\n"
-            + _table(["split", "metric", "mean ± std", "runs"], rows))
+    return _table(["split", "metric", "mean ± std", "runs"], rows)
 
 
-def _lr_grid_section(task, output_dir: str) -> str:
-    """The §4.1 protocol's table from ``lr_grid_results.json`` (:mod:`hf_bert_tasks.lr_grid`); ``""`` without it."""
+def _lr_grid_fields(task, output_dir: str) -> dict:
+    """The template fields of the §4.1 protocol from ``lr_grid_results.json`` (:mod:`hf_bert_tasks.lr_grid`): the
+    grid, its metric's name and its table; ``{}`` without it."""
     grid = read_record(output_dir, "lr_grid_results.json")
     if not isinstance(grid, dict) or not grid.get("per_learning_rate"):
-        return ""  # no grid, or one written before seeds existed (runs only)
+        return {}  # no grid, or one written before seeds existed (runs only)
     key = grid.get("selected_on", f"eval_{task.primary_metric}")
     metric = _display(task, key.removeprefix("eval_"))
-    selected = grid.get("selected_learning_rate")
     rows = []
     for s in grid["per_learning_rate"]:
         values = [r.get(key) for r in grid.get("runs", []) if r.get("learning_rate") == s["learning_rate"]]
         mean = "NaN (a degenerate run)" if s.get("mean") is None else _fmt(s["mean"])
-        rows.append([f"{s['learning_rate']:g}" + (" (selected)" if s["learning_rate"] == selected else ""),
-                     s.get("num_runs", len(values)), mean if s.get("std") is None else f"{mean} ± {_fmt(s['std'])}",
+        selected = " (selected)" if s["learning_rate"] == grid.get("selected_learning_rate") else ""
+        rows.append([f"{s['learning_rate']:g}{selected}", s.get("num_runs", len(values)),
+                     mean if s.get("std") is None else f"{mean} ± {_fmt(s['std'])}",
                      ", ".join("NaN" if v is None else _fmt(v) for v in values)])
-    return (f"### Learning rate x seeds (BERT §4.1)\n\nEvery learning rate ran with seeds "
-            f"{', '.join(map(str, grid.get('seeds', [])))}; the one with the highest **mean** dev {metric} was "
-            "selected (a run with a NaN or missing score ranks its learning rate last). Mean ± sample standard "
-            f"deviation (ddof=1). This repository holds the checkpoint of seed {grid.get('selected_seed')} at "
-            f"learning rate {selected:g} (`{grid.get('selected_run')}`).\n\n"
-            + _table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows))
+    table = _table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows)
+    return {"grid": grid, "grid_metric": metric, "grid_table": table}
 
 
 def _mode_text(mode: dict | None, output_dir: str, config: dict | None = None) -> str:
@@ -251,52 +242,21 @@ def _training_log(log_history: list[dict] | None) -> str:
     return "No training step was logged."
 
 
-def _usage(task, repo_id: str) -> str:
-    auto = {"multiple-choice": ("AutoModelForMultipleChoice",
-                                "# inputs: (batch, num_choices, seq_len) -> logits (batch, num_choices)"),
-            "question-answering": ("AutoModelForQuestionAnswering",  # transformers 5 has no question-answering pipeline
-                                   ('inputs = tokenizer("Who wrote it?", "It was written by Jane.", return_tensors="pt")\n'
-                                    "out = model(**inputs)  # start_logits, end_logits: (batch, seq_len)\n"
-                                    "# answers with n-best / max_answer_length: hf_bert_tasks.qa.postprocess_qa_predictions"))}
-    if task.pipeline_tag in auto:
-        cls, tail = auto[task.pipeline_tag]
-        return (f'from transformers import {cls}, AutoTokenizer\n\nmodel = {cls}.from_pretrained("{repo_id}")\n'
-                f'tokenizer = AutoTokenizer.from_pretrained("{repo_id}")\n{tail}')
-    if task.pipeline_tag == "token-classification":
-        call = (f'ner = pipeline("token-classification", model="{repo_id}", aggregation_strategy="first")\n'
-                "# 'first': each word takes its first WordPiece's label, as the model was evaluated\n"
-                'ner("George Washington went to Washington.")')
-    elif task.problem_type == "regression":
-        call = (f'scorer = pipeline("text-classification", model="{repo_id}", function_to_apply="none")\n'
-                'scorer({"text": "A man is playing a guitar.", "text_pair": "A man plays guitar."})  # score 0-5')
-    else:
-        call = (f'classifier = pipeline("{task.pipeline_tag}", model="{repo_id}")\n'
-                + ('classifier({"text": "first sentence", "text_pair": "second sentence"})'
-                   if len(task.text_columns) == 2 else 'classifier("a sentence")'))
-    return "from transformers import pipeline\n\n" + call
-
-
-def _files_list(output_dir: str, files: list[str] | None) -> str:
-    described = [(n, FILE_DESCRIPTIONS.get(n) or ("comparison chart" if n.endswith(".png") else "predictions"
-                                                  if n.endswith(".tsv") or "predictions" in n else None))
-                 for n in (files if files is not None else sorted(os.listdir(output_dir)))]
-    return "\n".join(f"- `{n}`: {d}" for n, d in described if d) or "- (none)"
-
-
-def _render(kind: str, output_dir: str, repo_id: str | None, title: str, tags: list[str], files: list[str] | None,
-            versions: dict[str, str], recorded: bool, data: dict, **sections):
-    """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``sections``, plus what both cards share:
-    the name (``repo_id``'s or the folder's), tags, file list and versions."""
+def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], files: list[str] | None,
+            versions: dict[str, str], recorded: bool, data: dict, **fields):
+    """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``fields``, plus what both cards share:
+    the name (``repo_id``'s or the folder's), the usage target, tags, the described ``files`` (default: the folder's
+    listing) and versions."""
     from huggingface_hub import ModelCard, ModelCardData
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
-    head = "" if recorded else "(recorded at push time; the training run did not record them)\n\n"
+    listed = files if files is not None else sorted(os.listdir(output_dir))
+    described = [(n, next((d for p, d in FILE_DESCRIPTIONS.items() if fnmatch(n, p)), None)) for n in listed]
     return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
-                                   template_path=template_path(kind), title=f"{name}: {title}",
-                                   files_list=_files_list(output_dir, files),
-                                   versions_list=head + "\n".join(f"- {k} {v}" for k, v in versions.items()),
-                                   tool_version=versions.get("hf_bert_tasks", ""), **sections)
+                                   template_path=template_path(kind), name=name, target=repo_id or output_dir,
+                                   fmt=_fmt, files=[(n, d) for n, d in described if d], versions=versions,
+                                   recorded=recorded, **fields)
 
 
 def build_finetune_card(output_dir: str, *, task: str | None = None, base_model: str | None = None,
@@ -334,45 +294,36 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
                        "model (name it with --base_model), data arguments, seed, hyperparameters and training log",
                        output_dir, RUN_INFO_FILE)
     the_task = get_task(task or info["task"])
-    base, base_source = ((base_model, "given with --base_model") if base_model else
-                         (info.get("base_model"), info.get("base_model_source", "not recorded by the run")))
+    if base_model:
+        base, base_source = base_model, "given with --base_model"
+    else:
+        base, base_source = info.get("base_model"), info.get("base_model_source", "not recorded by the run")
     versions = info.get("framework_versions") or framework_versions()
     dataset = info.get("dataset") or {"id": the_task.hub_dataset, "config": the_task.hub_config}
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors"))
     per_split = split_metrics(the_task, metrics)
-    primary = per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric)
-    config_text = f", config `{dataset['config']}`" if dataset.get("config") else ""
-    summary = (f"{the_task.description}. This model is "
-               + (f"[`{base}`](https://huggingface.co/{base})" if base else "a local checkpoint")
-               + f" fine-tuned on {dataset_display_name(the_task)} (`{dataset.get('id')}`{config_text})"
-               + (f"; {_display(the_task, the_task.primary_metric)} on {the_task.eval_splits[0]}: **{primary:.4f}**"
-                  if primary is not None else "") + f". Base model: {base_source}.")
-    data_text = (f"Dataset: `{dataset.get('id')}`{config_text}"
-                 + (f", revision `{dataset['revision']}`" if dataset.get("revision") else "") + "."
-                 + (" Read from the original task files with the package's local reader (same splits, labels and "
-                    "features as the Hub dataset)." if dataset.get("local_files") else "")
-                 + (" Data arguments: " + ", ".join(f"`{k}={v}`" for k, v in info["data_arguments"].items()) + "."
-                    if info.get("data_arguments") else ""))
     hyper = info.get("hyperparameters") or {}
+    runs = [r for r in (seed_runs or []) if r]
     return _render(
-        "finetuned", output_dir, repo_id, f"BERT fine-tuned on {the_task.name}",
-        [the_task.name, the_task.pipeline_tag, *(tags or [])], files, versions, "framework_versions" in info,
+        "finetuned", output_dir, repo_id, [the_task.name, the_task.pipeline_tag, *(tags or [])], files, versions,
+        "framework_versions" in info,
         {"base_model": base, "datasets": [dataset.get("id") or the_task.hub_dataset], "license": license,
          "library_name": "peft" if adapter_only else "transformers", "pipeline_tag": the_task.pipeline_tag,
          "metrics": list(dict.fromkeys(the_task.metric_spec(m).hub_id for m in the_task.metric_names)),
          "eval_results": eval_results_from_metrics(the_task, metrics, dataset) or None},
-        summary=summary,
-        results_table=_results_table(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True)),
+        task=the_task, base=base, base_source=base_source, dataset=dataset,
+        dataset_name=dataset_display_name(the_task), primary_name=_display(the_task, the_task.primary_metric),
+        primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
+        **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True)),
         paper_table=_paper_table(the_task, metrics),
-        seeds_table=(_lr_grid_section(the_task, output_dir) if not seed_runs else "")
-        or _seeds_table(the_task, info.get("seed"), seed_runs),
-        usage=_usage(the_task, repo_id or output_dir),
+        seed=info.get("seed"), seed_runs=runs, seeds_table=_seeds_table(the_task, runs),
+        **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),
         training_mode=_mode_text(info.get("training_mode"), output_dir, read_record(output_dir, "config.json")),
-        data_description=data_text,
+        data_arguments=info.get("data_arguments"),
         hyperparameters_table=_table(["argument", "value"], [[k, f"`{v}`"] for k, v in sorted(hyper.items())])
-        if hyper else "Not recorded by the run.",
+        if hyper else "",
         training_log=_training_log(info.get("log_history")),
     )
 
@@ -408,30 +359,18 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
     phase_rows = [[p.get("phase"), p.get("max_seq_length"), p.get("steps"), p.get("batch_size"), p.get("learning_rate"),
                    p.get("train_instances"), p.get("final_eval", {}).get("eval_mlm_accuracy", ""),
                    p.get("final_eval", {}).get("eval_nsp_accuracy", "")] for p in summary.get("phases", [])]
-    pretraining = (_table(["phase", "max_seq_length", "steps", "batch", "learning rate", "train instances", "MLM acc.",
-                           "NSP acc."], phase_rows) if phase_rows else "No phase recorded.")
-    pretraining += (f"\n\nCorpus: {', '.join(f'`{f}`' for f in corpus_files) or 'not recorded'} — "
-                    f"{corpus.get('documents', '?')} documents ({corpus.get('train_documents', '?')} train, "
-                    f"{corpus.get('eval_documents', '?')} held out), {corpus.get('sentences', '?')} sentences. "
-                    f"Objective: {summary.get('objective', 'MLM + NSP')}. Total steps: {summary.get('steps', '?')}. "
-                    f"Seed: {summary.get('seed', '?')}. Tokenizer: {summary.get('tokenizer', 'not recorded')}.")
-    masking = _table(["setting", "value"], [[k, json.dumps(v) if isinstance(v, (list, dict)) else v]
-                                            for k, v in recipe.items()]) if recipe else "Not recorded."
     model_rows = [["preset", model.get("preset", "?")], ["vocab_size", model.get("vocab_size", "?")],
                   ["initialisation", init or "?"]] + [[k, v] for k, v in (model.get("overrides") or {}).items()]
-    start = f"`{base}`" if base else "scratch" if init in (None, "random") else "a local checkpoint"
     return _render(
-        "pretrained", output_dir, repo_id, "BERT pretrained with MLM + NSP",
-        ["pretraining", "fill-mask", *(tags or [])], files, framework_versions(), False,
-        {"base_model": base, "license": license, "library_name": "transformers", "pipeline_tag": "fill-mask",
-         "eval_results": results or None},
-        summary=(f"A BERT encoder with its pretraining heads (`BertForPreTraining`), pretrained from {start} on the "
-                 f"corpus below. Final MLM accuracy {_fmt(summary.get('final_mlm_accuracy', 'n/a'))}, NSP accuracy "
-                 f"{_fmt(summary.get('final_nsp_accuracy', 'n/a'))} on held-out documents."),
-        pretraining_table=pretraining,
-        masking_description=masking,
+        "pretrained", output_dir, repo_id, ["pretraining", "fill-mask", *(tags or [])], files, framework_versions(),
+        False, {"base_model": base, "license": license, "library_name": "transformers", "pipeline_tag": "fill-mask",
+                "eval_results": results or None},
+        summary=summary, corpus=corpus, corpus_files=corpus_files, init=init, base=base,
+        pretraining_table=_table(["phase", "max_seq_length", "steps", "batch", "learning rate", "train instances",
+                                  "MLM acc.", "NSP acc."], phase_rows) if phase_rows else "",
+        masking_table=_table(["setting", "value"], [[k, json.dumps(v) if isinstance(v, (list, dict)) else v]
+                                                    for k, v in recipe.items()]) if recipe else "",
         model_table=_table(["setting", "value"], model_rows),
-        target=repo_id or output_dir,
     )
 
 
