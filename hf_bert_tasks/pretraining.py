@@ -47,8 +47,8 @@ def run_pretrain(
     """Pretrain BERT (MLM + NSP, or MLM only) in one or two phases; returns the summary.
 
     ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH``; ``auto`` (or ``True``) each
-    phase from its newest complete checkpoint (:func:`_phase_resume`); a finished phase (``phase_summary.json``) is
-    not trained again. ``--hub_token`` never reaches ``Trainer`` (:func:`hf_bert_tasks.hub.pop_push_settings`).
+    phase from its newest complete checkpoint (:func:`hf_bert_tasks.checkpoints.resolve_resume`); a finished phase
+    (``phase_summary.json``) is not trained again. ``--hub_token`` never reaches ``Trainer`` (:func:`hf_bert_tasks.hub.pop_push_settings`).
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run, without ``--overwrite_output_dir`` or a resume.
@@ -78,7 +78,12 @@ def run_pretrain(
                "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
     for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
-        t_args.resume_from_checkpoint = _phase_resume(resume, t_args.output_dir)
+        t_args.resume_from_checkpoint = None
+        if resume:  # a checkpoint path resumes only the phase whose folder holds it
+            from .checkpoints import is_auto, resolve_resume
+
+            if is_auto(resume) or os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(t_args.output_dir):
+                t_args.resume_from_checkpoint = resolve_resume(resume, t_args.output_dir)
         if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):  # finished: keep it
             summary["phases"].append(json.loads(pathlib.Path(phase_file).read_text(encoding="utf-8")))
             continue
@@ -115,9 +120,9 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
 
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
             "split_sentences", "streaming")
-    options = {k: getattr(data_args, k) for k in keys}
     files = resolve_corpus_files(data_args.train_files) if data_args.train_files else []  # FileNotFoundError
-    documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir, **options)
+    documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir,
+                               **{k: getattr(data_args, k) for k in keys})
     streamed, n_train = data_args.streaming, data_args.max_train_documents
     stats = _corpus_stats(documents)
     n_docs = stats["documents"]
@@ -141,8 +146,7 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
 
 
 def _corpus_stats(documents) -> dict:
-    """Documents and sentences of a document table, counted by Arrow compute (no Python lists); ``None`` for a
-    stream."""
+    """Documents and sentences of a document table, by Arrow compute (no Python lists); ``None`` for a stream."""
     from datasets import IterableDataset
 
     if isinstance(documents, IterableDataset):
@@ -213,18 +217,6 @@ def _phases(model_args, data_args, training_args) -> list[tuple]:
     return [(args1, data_args, model_args), (args2, data2, model2)]
 
 
-def _phase_resume(resume, phase_dir: str):
-    """``resume_from_checkpoint`` for one phase: a checkpoint path only for the phase whose folder holds it; with
-    ``auto``/``True`` the folder's newest complete checkpoint (:func:`hf_bert_tasks.checkpoints.resolve_resume`)."""
-    if not resume:
-        return None
-    from .checkpoints import is_auto, resolve_resume
-
-    if is_auto(resume) or os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(phase_dir):
-        return resolve_resume(resume, phase_dir)
-    return None
-
-
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
     """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary.
     ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``); training
@@ -239,9 +231,8 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     seed, streaming = training_args.seed, isinstance(train_docs, IterableDataset)
     instances = {"batch_size": data_args.preprocessing_batch_size, "num_proc": data_args.preprocessing_num_workers,
                  "max_seq_length": data_args.max_seq_length, "short_seq_prob": data_args.short_seq_prob,
-                 "nsp_probability": data_args.nsp_probability}
-    if not data_args.next_sentence_prediction:  # the keyword exists only where the data module offers MLM only
-        instances["next_sentence_prediction"] = False
+                 "nsp_probability": data_args.nsp_probability,
+                 "next_sentence_prediction": data_args.next_sentence_prediction}
     masking = {k: getattr(data_args, k) for k in ("mlm_probability", "selection", "max_predictions_per_seq",
                                                   "whole_word_mask")}
     indexed = {"batched": True, "with_indices": True, **({} if streaming else {"desc": "masks and example index"})}

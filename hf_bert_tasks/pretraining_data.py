@@ -1,6 +1,5 @@
-"""Corpora → documents (:func:`load_documents`, ``datasets``' own loaders) → BERT pretraining instances: NSP pairs
-(§3.1 and Appendix A, as google-research/bert ``create_pretraining_data.py``) or MLM-only blocks (RoBERTa). Masking is
-:class:`hf_bert_tasks.collators.DataCollatorForBertPretraining`'s job::
+"""Corpora → documents (:func:`load_documents`, ``datasets``' loaders) → BERT pretraining instances: NSP pairs (§3.1,
+Appendix A; google-research/bert ``create_pretraining_data.py``) or MLM-only blocks (RoBERTa); masking is the collator's::
 
     docs = load_documents(["corpus.txt"])      # google's format: one sentence per line, blank line between documents
     examples = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=0)
@@ -70,17 +69,15 @@ def create_pretraining_examples(
     sentences_column: str = "sentences", text_column: str = "text", split_sentences: bool = False,
     on_single_document: str = "warn", next_sentence_prediction: bool = True,
 ) -> dict[str, list]:
-    """Turn a batch of documents (rows: a ``sentences`` list or a ``text`` string, one sentence per line, split further
-    with ``split_sentences``) into pretraining instances; a batched ``datasets`` map function.
-
-    NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1; a *fast*
-    tokenizer), label 0 IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not
-    shuffled; a single-document batch warns and emits IsNext only, or raises (``on_single_document="error"``). MLM
-    only (``next_sentence_prediction=False``): RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Seeded per
+    """Batched ``datasets`` map function: documents (rows: a ``sentences`` list or a ``text`` string, one sentence per
+    line, split further with ``split_sentences``) → pretraining instances, made with a *fast* tokenizer and seeded per
     batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining_data: instance rules".
-    Returns lists per instance: ``input_ids``
-    (length <= ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index
-    from 0 in the instance, ``-1`` for ``[CLS]``/``[SEP]``).
+
+    NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1), label 0
+    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled; a single-document
+    batch warns and emits IsNext only (``on_single_document="warn"``). MLM only: RoBERTa's FULL-SENTENCES blocks (Liu
+    et al. 2019 §4.2). Returns lists per instance: ``input_ids`` (length <= ``max_seq_length``), ``token_type_ids``,
+    ``next_sentence_label`` (NSP only), ``word_ids`` (word index from 0 in the instance, ``-1`` for ``[CLS]``/``[SEP]``).
 
     Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
     expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
@@ -102,35 +99,38 @@ def create_pretraining_examples(
     tokenized = _tokenize(docs, tokenizer)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
-    if not nsp:
-        del out["next_sentence_label"]
-        for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor:
-            ids, words = zip(*block)
-            out["input_ids"].append([cls_id, *ids, sep_id])
-            out["token_type_ids"].append([0] * (len(ids) + 2))
-            out["word_ids"].append(_renumber([-1, *words, -1]))
-        return out
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
-    if single_sentence_docs and len(tokenized) > 1:
+    if nsp and single_sentence_docs and len(tokenized) > 1:
         warnings.warn(f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they "
                       "only give NotNext pairs (as in google-research/bert); check the document boundaries (blank "
                       "lines) of the corpus", UserWarning, stacklevel=2)
-    if len(tokenized) == 1:
+    if nsp and len(tokenized) == 1:
         msg = ("a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
                "use more documents per batch (batch_size) or a corpus with several documents")
         if on_single_document == "error":
             raise ValueError(msg)
         warnings.warn(msg + "; emitting IsNext pairs only", UserWarning, stacklevel=2)
-    for _ in range(dupe_factor):
-        for doc_index in range(len(tokenized)):
-            for a, b, label in _pairs_from_document(tokenized, doc_index, max_seq_length - 3, short_seq_prob,
-                                                    nsp_probability, rng):
-                (a_ids, a_words), (b_ids, b_words) = zip(*a), zip(*b)
-                out["input_ids"].append([cls_id, *a_ids, sep_id, *b_ids, sep_id])
-                out["token_type_ids"].append([0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1))
-                out["next_sentence_label"].append(label)
-                out["word_ids"].append(_renumber([-1, *a_words, -1, *b_words, -1]))
+    if nsp:  # (A, B, label) per pair, google's loop
+        instances = (pair for _ in range(dupe_factor) for doc_index in range(len(tokenized)) for pair in
+                     _pairs_from_document(tokenized, doc_index, max_seq_length - 3, short_seq_prob, nsp_probability,
+                                          rng))
+    else:
+        del out["next_sentence_label"]
+        instances = ((block, None) for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor)
+    for *segments, label in instances:  # [CLS] A [SEP] (B [SEP]): segment k has token type k
+        ids, types, words = [cls_id], [0], [-1]
+        for token_type, segment in enumerate(segments):
+            segment_ids, segment_words = zip(*segment)
+            ids += [*segment_ids, sep_id]
+            types += [token_type] * (len(segment_ids) + 1)
+            words += [*segment_words, -1]
+        out["input_ids"].append(ids)
+        out["token_type_ids"].append(types)
+        out["word_ids"].append(_renumber(words))
+        if nsp:
+            out["next_sentence_label"].append(label)
     return out
+
 
 
 def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int]]]]:

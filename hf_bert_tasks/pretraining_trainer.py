@@ -147,17 +147,14 @@ class PretrainingTrainer(Trainer):
             total = self.accelerator.reduce(total, reduction="sum")
         return batches, total
 
-    def _forward(self, model, inputs):
+    def _forward(self, model, inputs, num_items_in_batch=None):
+        """``(outputs, loss, stats)``, the loss normalised by the step's global counts (``num_items_in_batch``)."""
         # the masked-only head needs the labels to know which positions to project; the full head gets none
         keep_labels = isinstance(self.accelerator.unwrap_model(model), BertForPreTrainingMaskedOnly)
         outputs = model(**{k: v for k, v in inputs.items()
                            if k != "next_sentence_label" and (keep_labels or k != "labels")})
-        terms = pretraining_terms(outputs.prediction_logits, outputs.seq_relationship_logits, inputs["labels"],
-                                  inputs.get("next_sentence_label"))
-        return outputs, terms
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        outputs, (mlm_ce, nsp_ce, stats) = self._forward(model, inputs)
+        mlm_ce, nsp_ce, stats = pretraining_terms(outputs.prediction_logits, outputs.seq_relationship_logits,
+                                                  inputs["labels"], inputs.get("next_sentence_label"))
         if num_items_in_batch is not None:  # training: global counts of the optimizer step
             (n_mlm, n_nsp), scale = num_items_in_batch, self.accelerator.num_processes
         else:
@@ -165,7 +162,10 @@ class PretrainingTrainer(Trainer):
         loss = mlm_ce.sum() / n_mlm.clamp(min=1)
         if nsp_ce is not None:
             loss = loss + nsp_ce.sum() / n_nsp.clamp(min=1)
-        loss = loss * scale
+        return outputs, loss * scale, stats
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs, loss, stats = self._forward(model, inputs, num_items_in_batch)
         if model.training:
             self._train_sums += stats.sum(0).to(self._train_sums.dtype)
         return (loss, outputs) if return_outputs else loss
@@ -176,8 +176,7 @@ class PretrainingTrainer(Trainer):
 
         inputs = self._prepare_inputs(inputs)
         with torch.no_grad(), self.compute_loss_context_manager():
-            _outputs, (mlm_ce, nsp_ce, stats) = self._forward(model, inputs)
-        loss = mlm_ce.sum() / max(mlm_ce.numel(), 1) + (nsp_ce.mean() if nsp_ce is not None else 0.0)
+            _outputs, loss, stats = self._forward(model, inputs)
         return loss.detach(), stats, None
 
     def log(self, logs, start_time=None):
