@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 from transformers.data.data_collator import DataCollatorMixin
 
 SELECTION_MODES = ("bernoulli", "exact")
@@ -43,9 +44,8 @@ def splitmix64(seeds, counters):
 
 
 def example_keys(seed: int, *words):
-    """``numpy.uint64`` masking keys of ``seed`` and ``words`` (ints modulo 2**64 or int arrays ``[B]``, broadcast:
-    ``(epoch, idx)`` or ``(epoch, worker, call, row)``): ``[B]``, 0-d when every word is an int. Formula:
-    docs/design.md, "collators: key and stream formulas"."""
+    """``numpy.uint64`` masking keys ``[B]`` (0-d when every word is an int) of ``seed`` and ``words`` (ints modulo
+    2**64 or int arrays ``[B]``, broadcast: ``(epoch, idx)`` or ``(epoch, worker, call, row)``)."""
     key = _mix64(np.array((int(seed) + _GOLDEN) % 2**64, dtype=np.uint64))
     for w in words:
         w = np.uint64(w % 2**64) if isinstance(w, int) else np.asarray(w, np.int64).astype(np.uint64)
@@ -54,17 +54,15 @@ def example_keys(seed: int, *words):
 
 
 def keyed_uniforms(seed: int, words, counters):
-    """The masking draws (select, category, token) of examples keyed by ``(seed, *words)`` (:func:`example_keys`),
-    no generator state, at ``counters`` (ints ``[B or 1, K]``: token or word index of each draw): ``numpy.float64 [3,
-    B, K]`` in ``[0, 1)``. Formula: docs/design.md, "collators: key and stream formulas"."""
+    """The masking draws (select, category, token), ``numpy.float64 [3, B, K]`` in ``[0, 1)``, of examples keyed by
+    ``(seed, *words)`` (:func:`example_keys`) at ``counters`` (ints ``[B or 1, K]``: token or word index of each
+    draw); no generator state. Key and stream formulas: docs/design.md, "collators: key and stream formulas"."""
     return _uniforms(example_keys(seed, *words), _STREAM_SALTS, counters)
 
 
 def keyed_uniform(keys, stream: str, counters):
     """One sub-stream (``"select"``, ``"category"`` or ``"token"``) of :func:`keyed_uniforms` for ``keys``
     (``numpy.uint64 [B]``, :func:`example_keys`) at ``counters`` (``int [B, K]``): ``torch.float64 [B, K]``."""
-    import torch
-
     salt = _STREAM_SALTS[("select", "category", "token").index(stream)]
     return torch.from_numpy(_uniforms(keys, salt[None], np.asarray(counters))[0])
 
@@ -122,8 +120,6 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     _epoch: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
-        import torch
-
         p, mask_p, random_p = self.mlm_probability, self.mask_replace_prob, self.random_replace_prob
         sel, cap, tensors, tok = self.selection, self.max_predictions_per_seq, self.return_tensors, self.tokenizer
         for bad, message in (
@@ -159,10 +155,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         self._epoch.fill_(int(epoch))
 
     def _pad(self, features: list[dict], max_length: int | None, multiple: int | None) -> dict[str, Any]:
-        """Pad every column with one numpy conversion each; why not ``tokenizer.pad``: docs/design.md, "collators:
-        padding"."""
-        import torch
-
+        """One numpy conversion per column; why not ``tokenizer.pad``: docs/design.md, "collators: padding"."""
         if not features:
             raise ValueError("cannot collate an empty list of features")
         keys = set(features[0])
@@ -208,10 +201,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         """Choose MLM targets and corrupt the inputs (the class docstring's rules): ``input_ids``, ``attention_mask``
         and ``word_ids`` (``-1`` at special/pad positions) ``int64 [B, L]``; ``example_index`` ``[B]`` row indices
         keying the draws, or ``None``; ``epoch`` (default: :attr:`epoch`). Returns ``(masked_input_ids, labels)``,
-        both ``int64 [B, L]``, ``labels`` ``-100`` where not selected.
-        """
-        import torch
-
+        both ``int64 [B, L]``, ``labels`` ``-100`` where not selected."""
         if self.whole_word_mask and word_ids is None:
             raise ValueError("whole_word_mask=True needs a 'word_ids' list per feature (word index per token, -1 for "
                              "special tokens): create the features with hf_bert_tasks.create_pretraining_examples or "
@@ -277,9 +267,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         return batch
 
     def static_mask_map(self, batch: dict[str, list], indices: list[int] | None = None) -> dict[str, list]:
-        """Batched ``datasets.map`` function storing static masks (google's: each ``dupe_factor`` copy its own): masked
-        ``input_ids`` and ``labels``, unpadded. With ``with_indices=True`` (or an ``idx`` column) row ``i`` is keyed by
-        ``(seed, epoch 0, i)``, the same for any ``batch_size`` and ``num_proc``; without, by the call count."""
+        """Batched ``datasets.map`` function storing static masks (google's: one per ``dupe_factor`` copy), unpadded
+        ``input_ids`` and ``labels``; row ``i`` keyed by ``(seed, epoch 0, i)`` with ``with_indices=True`` or an
+        ``idx`` column (any ``batch_size`` and ``num_proc``), else by the call count."""
         if indices is None and EXAMPLE_INDEX in batch:
             indices = list(batch[EXAMPLE_INDEX])
         rows = [{k: v[i] for k, v in batch.items() if k not in (EXAMPLE_INDEX, "labels")}

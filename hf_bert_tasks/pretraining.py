@@ -16,9 +16,18 @@ import pathlib
 from itertools import chain
 from operator import itemgetter
 
+import numpy as np
+import pyarrow.compute as pc
+import torch
+from datasets import Dataset, IterableDataset
+from transformers import AutoTokenizer, BertConfig, BertForPreTraining, set_seed
+
+from .collators import DataCollatorForBertPretraining
+from .modeling import BERT_PRESETS
 from .plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curves
 from .plots import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+from .pretraining_data import add_example_index, build_pretraining_dataset, load_documents, resolve_corpus_files
 from .pretraining_trainer import (
     STAT_COLUMNS,
     BertForPreTrainingMaskedOnly,
@@ -27,6 +36,7 @@ from .pretraining_trainer import (
     metrics_from_sums,
     pretraining_terms,
 )
+from .tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +58,7 @@ def run_pretrain(
 
     ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH``; ``auto`` (or ``True``) each
     phase from its newest complete checkpoint (:func:`hf_bert_tasks.checkpoints.resolve_resume`); a finished phase
-    (``phase_summary.json``) is not trained again. ``--hub_token`` never reaches ``Trainer`` (:func:`hf_bert_tasks.hub.pop_push_settings`).
+    (``phase_summary.json``) is not trained again. ``--hub_token`` never reaches ``Trainer``.
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run, without ``--overwrite_output_dir`` or a resume.
@@ -63,7 +73,7 @@ def run_pretrain(
     if os.path.isfile(summary_path) and not training_args.overwrite_output_dir and not resume:
         raise FileExistsError(f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
                               "--overwrite_output_dir to replace it or choose another folder")
-    push = pop_push_settings(training_args)  # before any Trainer: our push (and card) replaces Trainer's
+    push = pop_push_settings(training_args)  # before any Trainer (token popped): our push and card replace Trainer's
     train_docs, eval_docs, corpus = _corpus(data_args, training_args.seed)
     os.makedirs(out, exist_ok=True)
     tokenizer, tokenizer_source = _tokenizer(model_args, resume, out, train_docs)
@@ -116,13 +126,11 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     """``(train_docs, eval_docs or None, corpus summary)``: :func:`~hf_bert_tasks.pretraining_data.load_documents`
     split by :func:`split_documents` (streamed: the first ``streaming_eval_documents`` for eval). Raises
     ``ValueError`` for fewer than 2 documents with NSP (NotNext pairs need two)."""
-    from .pretraining_data import load_documents, resolve_corpus_files
-
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
             "split_sentences", "streaming")
+    options = {k: getattr(data_args, k) for k in keys}
     files = resolve_corpus_files(data_args.train_files) if data_args.train_files else []  # FileNotFoundError
-    documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir,
-                               **{k: getattr(data_args, k) for k in keys})
+    documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir, **options)
     streamed, n_train = data_args.streaming, data_args.max_train_documents
     stats = _corpus_stats(documents)
     n_docs = stats["documents"]
@@ -147,22 +155,16 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
 
 def _corpus_stats(documents) -> dict:
     """Documents and sentences of a document table, by Arrow compute (no Python lists); ``None`` for a stream."""
-    from datasets import IterableDataset
-
     if isinstance(documents, IterableDataset):
         return {"documents": None, "sentences": None}
-    import pyarrow.compute as pc
-
     column = documents.data.column("sentences")
     return {"documents": len(documents), "sentences": int(pc.sum(pc.list_value_length(column)).as_py() or 0)}
 
 
 def split_documents(documents, percentage: float, seed: int):
-    """Seeded document-level train/eval split of a ``datasets`` table of documents (no text is read): ``round(n *
-    percentage / 100)`` documents (>= 2 when ``percentage > 0``) by ``default_rng(seed).permutation(n)`` go to eval;
-    both keep corpus order. Returns ``(train, eval or None)``."""
-    import numpy as np
-
+    """``(train, eval or None)``: seeded document-level split of a table of documents (no text read); ``round(n *
+    percentage / 100)`` documents (>= 2 when ``percentage > 0``), by ``default_rng(seed).permutation(n)``, go to
+    eval; both keep corpus order."""
     n = len(documents)
     n_eval = round(n * percentage / 100.0)
     if percentage > 0 and n_eval < 2:
@@ -175,10 +177,8 @@ def split_documents(documents, percentage: float, seed: int):
 
 
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):
-    """``(tokenizer, where it came from)``: ``--tokenizer_name``, else the one a resumed run was trained with (the
-    checkpoint's, else the run's), else the checkpoint's, else a WordPiece vocabulary trained on ``train_docs``."""
-    from transformers import AutoTokenizer
-
+    """``(tokenizer, where it came from)``: ``--tokenizer_name``, else a resumed run's (the checkpoint's, else the
+    run's), else ``model_name_or_path``'s, else a WordPiece vocabulary trained on ``train_docs``."""
     described = (model_args.tokenizer_name or model_args.model_name_or_path
                  or f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, "
                     f"lowercase={model_args.lowercase})")
@@ -191,8 +191,6 @@ def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, trai
     source = model_args.tokenizer_name or saved or model_args.model_name_or_path
     if source:
         return AutoTokenizer.from_pretrained(source), described
-    from .tokenization import train_wordpiece_tokenizer
-
     def sentences():  # read twice (alphabet, then training); no Python frame per sentence
         return chain.from_iterable(chain.from_iterable(map(itemgetter("sentences"), train_docs.iter(batch_size=1000))))
 
@@ -218,15 +216,9 @@ def _phases(model_args, data_args, training_args) -> list[tuple]:
 
 
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
-    """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary.
-    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``); training
-    instances get an ``idx`` column keying their masks, the eval set static masks drawn with ``seed + 1``."""
-    from datasets import Dataset, IterableDataset
-    from transformers import set_seed
-
-    from .collators import DataCollatorForBertPretraining
-    from .pretraining_data import add_example_index, build_pretraining_dataset
-
+    """Build instances at ``data_args.max_seq_length`` from ``datasets`` tables (or streams) of documents, train
+    ``BertForPreTraining`` and save it; returns the summary. Training instances get an ``idx`` column keying their
+    masks, the eval set static masks drawn with ``seed + 1``."""
     set_seed(training_args.seed)
     seed, streaming = training_args.seed, isinstance(train_docs, IterableDataset)
     instances = {"batch_size": data_args.preprocessing_batch_size, "num_proc": data_args.preprocessing_num_workers,
@@ -274,19 +266,13 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
 
 
 def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training_args: PretrainTrainingArguments):
-    """``BertForPreTraining`` (or its masked-only head, ``--masked_only_decoder``): from ``model_name_or_path`` (with
-    ``--dropout`` applied), else randomly initialised (seeded) from the preset, its overrides and the tokenizer's
-    vocabulary. The tokenizer's ``model_max_length`` is fitted to the model's positions.
+    """``BertForPreTraining`` (or its masked-only head, ``--masked_only_decoder``) from ``model_name_or_path`` (with
+    ``--dropout``), else seeded random init from the preset, its overrides and the tokenizer's vocabulary; the
+    tokenizer's ``model_max_length`` is fitted to the model's positions.
 
     Raises:
         ValueError: a checkpoint with fewer positions than ``max_len``.
     """
-    import torch
-    from transformers import BertConfig, BertForPreTraining
-
-    from .modeling import BERT_PRESETS
-    from .tokenization import fit_tokenizer_to_model
-
     cls = BertForPreTrainingMaskedOnly if training_args.masked_only_decoder else BertForPreTraining
     overrides = model_args.config_overrides()
     if model_args.model_name_or_path:
@@ -307,9 +293,8 @@ def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training
 
 
 def masking_recipe(data_args: PretrainDataArguments, collator) -> dict:
-    """The masking settings written to the summary (for the model card), read from the ``collator`` that drew the
-    masks (``DataCollatorForBertPretraining``: probabilities, selection, cap, whole words) and from ``data_args`` for
-    instance creation (NSP, short sequences, passes)."""
+    """The masking settings of the summary (and model card): the ``collator``'s that drew the masks (probabilities,
+    selection, cap, whole words) and ``data_args``' of instance creation (NSP, short sequences, passes)."""
     mask, random, nsp = collator.mask_replace_prob, collator.random_replace_prob, data_args.next_sentence_prediction
     return {"masking": data_args.masking, "mlm_probability": collator.mlm_probability, "selection": collator.selection,
             "max_predictions_per_seq": collator.max_predictions_per_seq, "whole_word_mask": collator.whole_word_mask,

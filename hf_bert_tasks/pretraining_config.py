@@ -1,8 +1,5 @@
 """The pretraining recipe's ``HfArgumentParser`` dataclasses (model, data, ``TrainingArguments`` with the paper's
-defaults); ``hf-bert-tasks pretrain --help`` reads their fields from this source (:mod:`hf_bert_tasks.flags`).
-Small-budget options: ``--mlm_probability`` (Wettig et al. 2022), ``--no_next_sentence_prediction`` (RoBERTa, Liu et
-al. 2019 §4.2), ``--dropout 0`` (Cramming, Geiping & Goldstein 2022).
-"""
+defaults); ``hf-bert-tasks pretrain --help`` reads their fields from this source (:mod:`hf_bert_tasks.flags`)."""
 
 from __future__ import annotations
 
@@ -13,9 +10,10 @@ from transformers import TrainingArguments
 
 @dataclass
 class PretrainModelArguments:
-    """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue;
-    ``dropout`` sets both dropout probabilities. Raises ``ValueError`` for an unknown preset or a dropout outside
-    ``[0, 1)``. Why ``--dropout 0``: docs/design.md, "pretraining_config: small-budget options"."""
+    """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue.
+    Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``. Small-budget options (``--dropout 0``,
+    ``--mlm_probability``, ``--no_next_sentence_prediction``): docs/design.md, "pretraining_config: small-budget
+    options"."""
 
     preset: str = field(default="tiny", metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
                                                   "choices": ["tiny", "mini", "small", "base"]})
@@ -53,7 +51,6 @@ class PretrainModelArguments:
 @dataclass
 class PretrainDataArguments:
     """Corpus, instance creation (google's ``create_pretraining_data.py`` flags) and masking.
-    ``next_sentence_prediction=False``: RoBERTa's FULL-SENTENCES segments without ``next_sentence_label`` (MLM only).
 
     Raises:
         ValueError: neither or both of ``train_files`` / ``dataset_name``, or a validation percentage outside
@@ -109,19 +106,16 @@ class PretrainDataArguments:
                              "parquet) or --dataset_name is required")
         if self.train_files and self.dataset_name:
             raise ValueError("give --train_files or --dataset_name, not both")
-        percentage = self.validation_split_percentage
-        if not 0 <= percentage < 100:
-            raise ValueError(f"--validation_split_percentage must be in [0, 100), got {percentage}")
+        if not 0 <= self.validation_split_percentage < 100:
+            raise ValueError(f"--validation_split_percentage must be in [0, 100), got {self.validation_split_percentage}")
 
 
 @dataclass
 class PretrainTrainingArguments(TrainingArguments):
     """``TrainingArguments`` with the paper's pretraining defaults (§A.2: lr 1e-4, 1 % warmup, weight decay 0.01;
-    google's Adam epsilon 1e-6) scaled to a CPU (batch 32, 1000 steps), plus the two phases. ``remove_unused_columns``
-    is off (``word_ids`` for whole-word masking). On a GPU: bf16 and fused AdamW (``arguments.accelerator_defaults``).
-
-    Raises ``ValueError`` without ``output_dir``, with ``max_steps <= 0`` or ``phase2_max_steps < 0``.
-    """
+    google's Adam epsilon 1e-6) scaled to a CPU (batch 32, 1000 steps), plus the two phases; on a GPU bf16 and fused
+    AdamW (``arguments.accelerator_defaults``). Raises ``ValueError`` without ``output_dir``, with ``max_steps <= 0``
+    or ``phase2_max_steps < 0``."""
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, tokenizer and summary go."})
     learning_rate: float = field(default=1e-4, metadata={"help": "Peak learning rate (paper: 1e-4)."})

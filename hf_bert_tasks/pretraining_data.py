@@ -7,6 +7,7 @@ Appendix A; google-research/bert ``create_pretraining_data.py``) or MLM-only blo
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import itertools
 import os
@@ -32,8 +33,8 @@ def split_into_sentences(text: str) -> list[str]:
 
 def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
                first_row: int = 0, sentences_column: str = "sentences") -> list[list[str]]:
-    """Document rows as sentence lists: a row's ``sentences_column`` list, else its ``text_column`` string split into
-    lines; sentences stripped, empty ones dropped. ``where`` and the row (from ``first_row``) name a bad row."""
+    """Rows as sentence lists (stripped, empty ones dropped): ``sentences_column``, else ``text_column`` split into
+    lines. ``where`` and the row (from ``first_row``) name a bad row."""
     sentences, texts = batch.get(sentences_column), batch.get(text_column)
     if sentences is None and texts is None:
         raise ValueError(f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
@@ -217,9 +218,9 @@ def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_pr
 
 def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, num_proc: int | None = None,
                               next_sentence_prediction: bool = True, **kwargs):
-    """Map :func:`create_pretraining_examples` (``kwargs``: its parameters) over a ``Dataset`` or ``IterableDataset``
-    of documents, ``batch_size`` documents per batch (the NotNext pool), ``num_proc`` workers (``Dataset`` only); a
-    ``Dataset`` is cached under a key of the documents' fingerprint, the tokenizer and the parameters."""
+    """Map :func:`create_pretraining_examples` (``kwargs``: its parameters) over a ``Dataset`` (cached under a key of
+    the documents, tokenizer and parameters; ``num_proc`` workers) or ``IterableDataset`` of documents, ``batch_size``
+    documents per batch (the NotNext pool)."""
     from datasets import IterableDataset
 
     kwargs["next_sentence_prediction"] = next_sentence_prediction
@@ -244,10 +245,8 @@ def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, l
 
 # ------------------------------------------------------------------------------------------- corpora of any size
 def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
-    """Expand local paths and globs (``shards/**/*.parquet``) into a de-duplicated file list (sorted per pattern).
-    Raises ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
-    import glob
-
+    """Local paths and globs (``shards/**/*.parquet``) as a de-duplicated file list (sorted per pattern). Raises
+    ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
@@ -262,8 +261,7 @@ def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
 
 
 def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
-    """``json``, ``parquet``, or for text its document boundary: ``heading`` / ``blank_line`` (``"auto"``: heading when
-    a WikiText heading is among the first 200 lines)."""
+    """``json``, ``parquet``, or text's boundary ``heading`` / ``blank_line`` (``"auto"``: a heading in 200 lines)."""
     if path.lower().endswith((".jsonl", ".json", ".ndjson", ".parquet")):
         return "parquet" if path.lower().endswith(".parquet") else "json"
     if document_boundary == "auto":
@@ -274,9 +272,8 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
 
 
 def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
-    """The map over the ``text`` loader's rows: a paragraph (``sample_by="paragraph"``), also ended at a blank-looking
-    line as google's reader does; or with ``headings`` a whole file (``sample_by="document"``), split at each WikiText
-    heading (kept as the document's first sentence)."""
+    """The map over the ``text`` loader's rows: paragraphs, also ended at a blank-looking line (google's reader); with
+    ``headings`` whole files, split at each WikiText heading (the document's first sentence)."""
     docs: list[list[str]] = []
     for text in batch["text"]:
         docs.append([])
@@ -297,8 +294,7 @@ def _row_documents(batch: dict[str, list], indices, where: str, text_column: str
 
 
 def _decode_error(files: Sequence[str], encoding: str) -> ValueError | None:
-    """The first line of ``files`` that is not ``encoding`` text, as a ``ValueError`` naming file and line (the text
-    loader's ``UnicodeDecodeError`` names neither)."""
+    """A ``ValueError`` naming the first file and line that is not ``encoding`` text (the loader's names neither)."""
     for path in files:
         with open(path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
@@ -315,13 +311,11 @@ def load_documents(
     document_boundary: str = "auto", split_sentences: bool = False, streaming: bool = False,
     cache_dir: str | None = None, encoding: str = "utf-8",
 ):
-    """A corpus as a ``datasets`` table of documents (column ``sentences``: ``list[str]``), never as Python lists.
-
-    Local files (``train_files``: paths or globs, mixed formats, in file order): text (one sentence per line, a blank
-    line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"`` detects it) or
-    ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset (``dataset_name``, its
-    config and split). ``streaming=True``: an ``IterableDataset``. Reading and cache keys: docs/design.md,
-    "pretraining_data: loading documents".
+    """A corpus as a ``datasets`` table (``IterableDataset`` when ``streaming``) of documents (column ``sentences``:
+    ``list[str]``): local files (``train_files``: paths or globs, mixed formats, in file order) of text (one sentence
+    per line, a blank line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"``
+    detects it) or ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset
+    (``dataset_name``, its config and split). Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)

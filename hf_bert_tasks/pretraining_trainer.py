@@ -1,24 +1,25 @@
 """The pretraining trainer and what it calls each step: the masked-only MLM head, the per-example loss terms, the
-metrics from their sums and the epoch callback (one module: ``tests/test_pretrain_trace.py``). A batch without
-``next_sentence_label`` (MLM only) trains on MLM alone and logs no NSP metrics.
-"""
+metrics from their sums and the epoch callback (one module: ``tests/test_pretrain_trace.py``)."""
 
 from __future__ import annotations
 
+import itertools
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
 from transformers import BertForPreTraining, Trainer, TrainerCallback
+from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
 
 
 class BertForPreTrainingMaskedOnly(BertForPreTraining):
     """``BertForPreTraining`` whose MLM head runs only on the ``N`` positions to predict (as google's and NVIDIA's
-    code); parameters, loss and saved checkpoints are ``BertForPreTraining``'s. With ``labels`` (``int64 [B, L]``),
-    ``prediction_logits`` is ``float [N, V]`` for ``labels != -100`` in row-major order and ``loss`` = mean MLM CE +
-    NSP CE (``next_sentence_label`` ``int64 [B]``); without, the parent's ``forward``.
-    """
+    code); parameters, loss and checkpoints are the parent's. With ``labels`` (``int64 [B, L]``), ``prediction_logits``
+    is ``float [N, V]`` for ``labels != -100`` in row-major order, ``loss`` = mean MLM CE + NSP CE
+    (``next_sentence_label`` ``int64 [B]``); without, the parent's ``forward``."""
 
     def forward(self, input_ids=None, labels=None, next_sentence_label=None, **kwargs):
-        import torch.nn.functional as F
-        from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
-
         if labels is None:
             return super().forward(input_ids=input_ids, next_sentence_label=next_sentence_label, **kwargs)
         outputs = self.bert(input_ids, return_dict=True, **kwargs)
@@ -49,8 +50,7 @@ STAT_COLUMNS = ("mlm_loss_sum", "mlm_count", "mlm_correct", "nsp_loss_sum", "nsp
 
 
 def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
-    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, of one batch.
-
+    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, of one batch:
     ``prediction_logits``: ``float [B, L, V]`` (full head) or ``[N, V]`` (masked-only head, rows in the order of
     ``labels[labels != -100]``); ``seq_relationship_logits`` ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100``
     where not predicted); ``next_sentence_label`` ``int64 [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only).
@@ -60,9 +60,6 @@ def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_s
     columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). Raises ``ValueError`` when the logits' rows do
     not match the MLM targets.
     """
-    import torch
-    import torch.nn.functional as F
-
     selected = labels != -100
     targets = labels[selected]
     logits = prediction_logits[selected] if prediction_logits.dim() == 3 else prediction_logits
@@ -101,30 +98,25 @@ def metrics_from_sums(sums, prefix: str = "") -> dict:
 
 
 class MaskingEpochCallback(TrainerCallback):
-    """Tell the collator the epoch at each epoch start, so dynamic masks change with the epoch and a resumed run
-    (``state.epoch`` restored from the checkpoint) redraws the masks of the interrupted epoch."""
+    """Set the collator's epoch at each epoch start: dynamic masks change with the epoch, and a resumed run
+    (``state.epoch`` from the checkpoint) redraws those of the interrupted epoch."""
 
     def __init__(self, collator):
         self.collator = collator
 
     def on_epoch_begin(self, args, state, control, **kwargs):
-        import math
-
         self.collator.set_epoch(math.floor(state.epoch or 0.0))
 
 
 class PretrainingTrainer(Trainer):
-    """``Trainer`` for MLM + NSP with per-token normalisation; logs ``mlm_loss``, ``nsp_loss``, ``mlm_accuracy`` and
-    ``nsp_accuracy`` (no ``nsp_*`` without ``next_sentence_label``). Step loss (§3.1; google's
-    ``get_masked_lm_output``): ``sum(MLM CE) / predicted tokens + sum(NSP CE) / examples`` over the global batch;
-    ``eval_loss = eval_mlm_loss + eval_nsp_loss``. Why: docs/design.md, "pretraining_trainer: loss and metrics".
-    """
+    """``Trainer`` for MLM + NSP (MLM alone without ``next_sentence_label``, no ``nsp_*`` logged); logs ``mlm_loss``,
+    ``nsp_loss``, ``mlm_accuracy``, ``nsp_accuracy``. Step loss (§3.1; google's ``get_masked_lm_output``):
+    ``sum(MLM CE) / predicted tokens + sum(NSP CE) / examples`` over the global batch; ``eval_loss = eval_mlm_loss +
+    eval_nsp_loss``. Why: docs/design.md, "pretraining_trainer: loss and metrics"."""
 
     loss_is_scaled_for_ga = True
 
     def __init__(self, *args, **kwargs):
-        import torch
-
         kwargs.setdefault("compute_metrics", None)
         super().__init__(*args, **kwargs)
         dtype = torch.float32 if self.args.device.type == "mps" else torch.float64
@@ -133,10 +125,6 @@ class PretrainingTrainer(Trainer):
     def get_batch_samples(self, epoch_iterator, num_batches, device):
         """The micro-batches of one optimizer step and ``num_items_in_batch`` = ``int64 [2]`` (predicted MLM tokens,
         NSP examples) summed over them and all processes (one all-reduce, run by every process even with no batch)."""
-        import itertools
-
-        import torch
-
         batches = list(itertools.islice(epoch_iterator, num_batches))
         total = torch.zeros(2, dtype=torch.long, device=device)
         for batch in batches:
@@ -172,8 +160,6 @@ class PretrainingTrainer(Trainer):
 
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
         """``(loss, stats [B, 6], None)``: the per-example statistics are the "predictions" (see the class doc)."""
-        import torch
-
         inputs = self._prepare_inputs(inputs)
         with torch.no_grad(), self.compute_loss_context_manager():
             _outputs, loss, stats = self._forward(model, inputs)
@@ -193,8 +179,6 @@ class PretrainingTrainer(Trainer):
         output = super().evaluation_loop(dataloader, description, prediction_loss_only=False, ignore_keys=ignore_keys,
                                          metric_key_prefix=metric_key_prefix)
         if output.predictions is not None and len(output.predictions):
-            import numpy as np
-
             p = f"{metric_key_prefix}_"
             metrics = metrics_from_sums(np.asarray(output.predictions, dtype=np.float64).sum(0), prefix=p)
             metrics[f"{p}loss"] = metrics.get(f"{p}mlm_loss", 0.0) + metrics.get(f"{p}nsp_loss", 0.0)

@@ -17,30 +17,26 @@ PADDING_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "camembert", "longformer",
 def model_position_limit(config) -> int | None:
     """The longest input, in tokens including ``[CLS]``/``[SEP]``, that a model accepts: ``max_position_embeddings``
     of ``config`` (a ``PretrainedConfig`` or a model) or its ``encoder_config`` (:mod:`hf_bert_tasks.feature_based`),
-    minus the padding offset for :data:`PADDING_OFFSET_POSITIONS`; ``None`` when the config names no limit.
-    """
+    minus the padding offset for :data:`PADDING_OFFSET_POSITIONS`; ``None`` when the config names no limit."""
     config = getattr(config, "config", config)
-    positions = getattr(config, "max_position_embeddings", None)
-    model_type = getattr(config, "model_type", None)
     encoder = getattr(config, "encoder_config", None)
-    if positions is None and isinstance(encoder, dict):
-        positions, model_type = encoder.get("max_position_embeddings"), encoder.get("model_type", model_type)
-        pad = encoder.get("pad_token_id")
+    if getattr(config, "max_position_embeddings", None) is None and isinstance(encoder, dict):
+        values = {"model_type": getattr(config, "model_type", None), **encoder}
     else:
-        pad = getattr(config, "pad_token_id", None)
+        values = {k: getattr(config, k, None) for k in ("max_position_embeddings", "model_type", "pad_token_id")}
+    positions = values.get("max_position_embeddings")
     if not isinstance(positions, int) or positions <= 0:
         return None
-    if model_type in PADDING_OFFSET_POSITIONS:
+    if values.get("model_type") in PADDING_OFFSET_POSITIONS:
+        pad = values.get("pad_token_id")
         positions -= (pad if isinstance(pad, int) else 1) + 1
     return positions
 
 
 def fit_tokenizer_to_model(tokenizer, config, name: str | None = None):
-    """Lower ``tokenizer.model_max_length`` (in place) to what the model (``config`` or the model) accepts,
-    :func:`model_position_limit`, when it has none or a larger one; a smaller limit is kept. Returns ``tokenizer``.
-    ``name``: where the tokenizer came from, for the warning logged when a limit is replaced (transformers'
-    convention: ``bert-base-uncased`` says 512 = ``max_position_embeddings``).
-    """
+    """Lower ``tokenizer.model_max_length`` (in place) to :func:`model_position_limit` of ``config`` (or a model)
+    when it has none or a larger one (transformers' convention: ``bert-base-uncased`` says 512 =
+    ``max_position_embeddings``). ``name``: where the tokenizer came from, for the warning. Returns ``tokenizer``."""
     from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
 
     limit = model_position_limit(config)
@@ -56,8 +52,7 @@ def fit_tokenizer_to_model(tokenizer, config, name: str | None = None):
 
 
 def save_tokenizer_for_model(tokenizer, output_dir: str, config) -> None:
-    """``tokenizer.save_pretrained(output_dir)`` with ``model_max_length`` fitted to ``config`` in the saved files
-    only: the caller's tokenizer object is left as it was."""
+    """``tokenizer.save_pretrained(output_dir)`` with ``model_max_length`` fitted to ``config`` in the files only."""
     before = tokenizer.model_max_length
     try:
         fit_tokenizer_to_model(tokenizer, config)
@@ -70,7 +65,8 @@ SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1,
                               model_max_length: int | None = None):
-    """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``, the same vocabulary every run.
+    """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``, the same vocabulary every run
+    (huggingface/tokenizers#1794: docs/design.md, "tokenization: a deterministic vocabulary").
 
     Args:
         texts: an iterable of strings, or a zero-argument callable returning a fresh one (read twice: alphabet, then
@@ -84,8 +80,6 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
     Returns:
         A ``BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the ``[CLS] A [SEP] B [SEP]``
         post-processor (``token_type_ids`` 0 for A, 1 for B).
-
-    Determinism (huggingface/tokenizers#1794): docs/design.md, "tokenization: a deterministic vocabulary".
     """
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordPiece
