@@ -22,7 +22,9 @@ import torch
 from datasets import Dataset, IterableDataset
 from transformers import AutoTokenizer, BertConfig, BertForPreTraining, set_seed
 
+from .checkpoints import is_auto, resolve_resume
 from .collators import DataCollatorForBertPretraining
+from .hub import pop_push_settings, push_output_dir
 from .modeling import BERT_PRESETS
 from .plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curves
 from .plots import PRETRAINING_CURVES_FILE as CURVES_FILE
@@ -36,6 +38,7 @@ from .pretraining_trainer import (
     metrics_from_sums,
     pretraining_terms,
 )
+from .run_record import model_origin
 from .tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -66,8 +69,6 @@ def run_pretrain(
             ``--push_to_hub`` without ``--hub_model_id``, or a checkpoint that cannot be resumed.
         HubPushError: ``--push_to_hub`` failed (the run is complete; push it with ``hf-bert-tasks push``).
     """
-    from .hub import pop_push_settings
-
     out, resume = training_args.output_dir, training_args.resume_from_checkpoint
     summary_path = os.path.join(out, SUMMARY_FILE)
     if os.path.isfile(summary_path) and not training_args.overwrite_output_dir and not resume:
@@ -77,9 +78,7 @@ def run_pretrain(
     train_docs, eval_docs, corpus = _corpus(data_args, training_args.seed)
     os.makedirs(out, exist_ok=True)
     tokenizer, tokenizer_source = _tokenizer(model_args, resume, out, train_docs)
-    start = model_args.model_name_or_path
-    if start:
-        from .run_record import model_origin  # the Hub id a continued run starts from (None for a local folder)
+    start = model_args.model_name_or_path  # model_origin: the Hub id it starts from (None for a local folder)
     model = {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
              "init": start or "random", "base_model": model_origin(start)["base_model"] if start else None}
     nsp = data_args.next_sentence_prediction
@@ -88,12 +87,10 @@ def run_pretrain(
                "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
     for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
-        t_args.resume_from_checkpoint = None
-        if resume:  # a checkpoint path resumes only the phase whose folder holds it
-            from .checkpoints import is_auto, resolve_resume
-
-            if is_auto(resume) or os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(t_args.output_dir):
-                t_args.resume_from_checkpoint = resolve_resume(resume, t_args.output_dir)
+        # a checkpoint path resumes only the phase whose folder holds it, auto each phase
+        holds = os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(t_args.output_dir)
+        mine = resume and (is_auto(resume) or holds)
+        t_args.resume_from_checkpoint = resolve_resume(resume, t_args.output_dir) if mine else None
         if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):  # finished: keep it
             summary["phases"].append(json.loads(pathlib.Path(phase_file).read_text(encoding="utf-8")))
             continue
@@ -114,8 +111,6 @@ def run_pretrain(
         pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
-            from .hub import push_output_dir
-
             pushed = push_output_dir(out, push["repo_id"], private=push["private"], revision=push["revision"],
                                      token=push["token"])
             logger.info("pushed to %s (commit %s)", pushed.repo_url, pushed.commit_oid)
@@ -179,13 +174,10 @@ def split_documents(documents, percentage: float, seed: int):
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):
     """``(tokenizer, where it came from)``: ``--tokenizer_name``, else a resumed run's (the checkpoint's, else the
     run's), else ``model_name_or_path``'s, else a WordPiece vocabulary trained on ``train_docs``."""
-    described = (model_args.tokenizer_name or model_args.model_name_or_path
-                 or f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, "
-                    f"lowercase={model_args.lowercase})")
+    described = model_args.tokenizer_name or model_args.model_name_or_path or (
+        f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, lowercase={model_args.lowercase})")
     saved = None
     if resume:
-        from .checkpoints import is_auto
-
         folders = ([] if is_auto(resume) else [str(resume)]) + [os.path.join(output_dir, "phase1"), output_dir]
         saved = next((d for d in folders if os.path.isfile(os.path.join(d, "tokenizer.json"))), None)
     source = model_args.tokenizer_name or saved or model_args.model_name_or_path
@@ -221,10 +213,9 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     masks, the eval set static masks drawn with ``seed + 1``."""
     set_seed(training_args.seed)
     seed, streaming = training_args.seed, isinstance(train_docs, IterableDataset)
-    instances = {"batch_size": data_args.preprocessing_batch_size, "num_proc": data_args.preprocessing_num_workers,
-                 "max_seq_length": data_args.max_seq_length, "short_seq_prob": data_args.short_seq_prob,
-                 "nsp_probability": data_args.nsp_probability,
-                 "next_sentence_prediction": data_args.next_sentence_prediction}
+    instances = {k: getattr(data_args, k) for k in ("max_seq_length", "short_seq_prob", "nsp_probability",
+                                                    "next_sentence_prediction")}
+    instances.update(batch_size=data_args.preprocessing_batch_size, num_proc=data_args.preprocessing_num_workers)
     masking = {k: getattr(data_args, k) for k in ("mlm_probability", "selection", "max_predictions_per_seq",
                                                   "whole_word_mask")}
     indexed = {"batched": True, "with_indices": True, **({} if streaming else {"desc": "masks and example index"})}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
 from transformers import TrainingArguments
 
 
@@ -76,9 +77,8 @@ class PretrainDataArguments:
         default=None, metadata={"help": "Processes creating the instances (datasets.map num_proc)."})
     validation_split_percentage: float = field(
         default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."})
-    document_boundary: str = field(default="auto", metadata={
-        "help": "blank_line (google's format), heading (WikiText ' = Title = ' starts a document), auto (per file).",
-        "choices": ["auto", "blank_line", "heading"]})
+    document_boundary: str = field(default="auto", metadata={"choices": ["auto", "blank_line", "heading"], "help":
+        "blank_line (google's format), heading (WikiText ' = Title = ' starts a document), auto (per file)."})
     split_sentences: bool = field(default=False, metadata={"help": "Split lines into sentences after . ! ?"})
     max_train_documents: int | None = field(default=None, metadata={"help": "Keep the first N training documents."})
     max_seq_length: int = field(default=128, metadata={"help": "WordPieces per instance incl. [CLS], [SEP]."})
@@ -93,9 +93,8 @@ class PretrainDataArguments:
     mlm_probability: float = field(default=0.15, metadata={
         "help": "Fraction of tokens to predict (paper: 0.15; higher rates such as 0.4 can be better: Wettig et al. "
                 "2022, on masking rates)."})
-    selection: str = field(default="exact", metadata={
-        "help": "exact (google's count per sequence) or bernoulli (transformers' per-token draw).",
-        "choices": ["exact", "bernoulli"]})
+    selection: str = field(default="exact", metadata={"choices": ["exact", "bernoulli"], "help":
+        "exact (google's count per sequence) or bernoulli (transformers' per-token draw)."})
     max_predictions_per_seq: int = field(default=20, metadata={"help": "Cap of exact selection (google: 20 at 128)."})
     whole_word_mask: bool = field(default=False, metadata={"help": "Mask whole words (all WordPieces of a word)."})
     preprocessing_batch_size: int = field(default=1000, metadata={"help": "Documents per map batch (NotNext pool)."})
@@ -149,8 +148,6 @@ class PretrainTrainingArguments(TrainingArguments):
             raise ValueError(f"--max_steps must be > 0 (pretraining is step-based), got {self.max_steps}")
         if self.phase2_max_steps < 0:
             raise ValueError(f"--phase2_max_steps must be >= 0, got {self.phase2_max_steps}")
-        import torch
-
         from .arguments import accelerator_defaults
 
         if not torch.cuda.is_available():

@@ -111,10 +111,9 @@ def create_pretraining_examples(
         if on_single_document == "error":
             raise ValueError(msg)
         warnings.warn(msg + "; emitting IsNext pairs only", UserWarning, stacklevel=2)
-    if nsp:  # (A, B, label) per pair, google's loop
-        instances = (pair for _ in range(dupe_factor) for doc_index in range(len(tokenized)) for pair in
-                     _pairs_from_document(tokenized, doc_index, max_seq_length - 3, short_seq_prob, nsp_probability,
-                                          rng))
+    if nsp:  # google's loop: (A, B, label) per pair, dupe_factor passes over the documents
+        instances = (pair for _ in range(dupe_factor) for d in range(len(tokenized)) for pair in
+                     _pairs_from_document(tokenized, d, max_seq_length - 3, short_seq_prob, nsp_probability, rng))
     else:
         del out["next_sentence_label"]
         instances = ((block, None) for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor)

@@ -103,10 +103,9 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
                               max_input_chars_per_word=100, continuing_subword_prefix="##"))
     tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
     tok.add_special_tokens(SPECIAL_TOKENS)
-    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(single="[CLS]:0 $A:0 [SEP]:0",
-                                                       pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
-                                                       special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
     tok.decoder = decoders.WordPiece(prefix="##")
     limit = {"model_max_length": model_max_length} if model_max_length is not None else {}
     return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, unk_token="[UNK]", sep_token="[SEP]",
