@@ -86,10 +86,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     ``next_sentence_label`` ``int64 [B]`` when the features have it.
 
     Masking (paper §3.1, Appendix C.2; google-research/bert ``create_masked_lm_predictions``; transformers
-    ``DataCollatorForLanguageModeling``), in :meth:`mask_tokens`: candidates are real non-special tokens (or words);
-    ``selection`` ``"bernoulli"`` or ``"exact"`` (google's count); then ``[MASK]`` / random ordinary token / kept.
-    Every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)``; :meth:`set_epoch` sets ``epoch``.
-    Rules and keys without ``idx``: docs/design.md, "collators: masking rules".
+    ``DataCollatorForLanguageModeling``), in :meth:`mask_tokens`: select among real non-special tokens (or words),
+    then ``[MASK]`` / random ordinary token / kept; every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)``
+    (:meth:`set_epoch`). Rules and keys without ``idx``: docs/design.md, "collators: masking rules".
 
     Args:
         tokenizer: gives ``pad_token_id``, ``mask_token_id``, ``all_special_ids`` and ``len(tokenizer)``.
@@ -256,9 +255,8 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     def torch_call(self, features: list[dict]) -> dict[str, Any]:
         """Collate ``features`` into the tensors listed in the class docstring."""
         example_index = None
-        if features and EXAMPLE_INDEX in features[0]:
+        if features and EXAMPLE_INDEX in features[0]:  # keys the masks; _pad leaves the column out
             example_index = [int(f[EXAMPLE_INDEX]) for f in features]
-            features = [{k: v for k, v in f.items() if k != EXAMPLE_INDEX} for f in features]
         batch = self._pad(features, self.max_length, self.pad_to_multiple_of)
         word_ids = batch.pop("word_ids", None)
         if self.mlm and "labels" not in batch:

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 import torch
 from transformers import TrainingArguments
 
+from .arguments import accelerator_defaults
+from .modeling import BERT_PRESETS
+
 
 @dataclass
 class PretrainModelArguments:
@@ -33,8 +36,6 @@ class PretrainModelArguments:
         "help": "Hidden and attention dropout (default: the config's 0.1; 0 as Cramming, Geiping & Goldstein 2022)."})
 
     def __post_init__(self):
-        from .modeling import BERT_PRESETS
-
         if self.preset not in BERT_PRESETS:
             raise ValueError(f"--preset: unknown BERT preset {self.preset!r}; known: {', '.join(BERT_PRESETS)}")
         if self.dropout is not None and not 0.0 <= self.dropout < 1.0:
@@ -148,8 +149,6 @@ class PretrainTrainingArguments(TrainingArguments):
             raise ValueError(f"--max_steps must be > 0 (pretraining is step-based), got {self.max_steps}")
         if self.phase2_max_steps < 0:
             raise ValueError(f"--phase2_max_steps must be >= 0, got {self.phase2_max_steps}")
-        from .arguments import accelerator_defaults
-
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False
         accelerator_defaults(self)  # CPU under torchrun: gloo DDP; a GPU: bf16 and fused AdamW by default

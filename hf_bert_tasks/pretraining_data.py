@@ -54,16 +54,6 @@ def _documents(batch: dict[str, list], text_column: str = "text", split_sentence
     return docs
 
 
-def _batch_seed(seed: int, indices: Sequence[int] | None, docs: list[list[str]]) -> int:
-    """Per-batch seed: from the row indices when ``datasets`` passes them, else from the batch's text (stable)."""
-    h = hashlib.blake2b(str(seed).encode(), digest_size=8)
-    if indices is not None and len(indices):
-        h.update(f"idx:{indices[0]}:{len(indices)}".encode())
-    else:  # each sentence + "\n", each document + "\0"
-        h.update("".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs).encode("utf-8", "surrogatepass"))
-    return int.from_bytes(h.digest(), "little")
-
-
 def create_pretraining_examples(
     batch: dict[str, list], indices: Sequence[int] | None = None, *, tokenizer, max_seq_length: int = 128,
     short_seq_prob: float = 0.1, nsp_probability: float = 0.5, dupe_factor: int = 1, seed: int = 0,
@@ -75,14 +65,15 @@ def create_pretraining_examples(
     batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining_data: instance rules".
 
     NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1), label 0
-    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled; a single-document
-    batch warns and emits IsNext only (``on_single_document="warn"``). MLM only: RoBERTa's FULL-SENTENCES blocks (Liu
-    et al. 2019 §4.2). Returns lists per instance: ``input_ids`` (length <= ``max_seq_length``), ``token_type_ids``,
-    ``next_sentence_label`` (NSP only), ``word_ids`` (word index from 0 in the instance, ``-1`` for ``[CLS]``/``[SEP]``).
+    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled. MLM only:
+    RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Returns lists per instance: ``input_ids`` (length <=
+    ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index from 0 in
+    the instance, ``-1`` for ``[CLS]``/``[SEP]``). Warns (NSP only) of single-sentence documents and of a
+    single-document batch (then IsNext pairs only).
 
     Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
     expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
-    ``on_single_document="error"``. Warns (NSP only) of single-sentence documents and single-document batches.
+    ``on_single_document="error"``.
     """
     nsp = next_sentence_prediction
     if max_seq_length < (5 if nsp else 3):
@@ -96,7 +87,13 @@ def create_pretraining_examples(
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("create_pretraining_examples needs a fast tokenizer (word_ids for whole-word masking)")
     docs = _documents(batch, text_column, split_sentences, sentences_column=sentences_column)
-    rng = random.Random(_batch_seed(seed, indices, docs))
+    batch_seed = hashlib.blake2b(str(seed).encode(), digest_size=8)  # stable: the row indices, else the text
+    if indices is not None and len(indices):
+        batch_seed.update(f"idx:{indices[0]}:{len(indices)}".encode())
+    else:  # each sentence + "\n", each document + "\0"
+        text = "".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs)
+        batch_seed.update(text.encode("utf-8", "surrogatepass"))
+    rng = random.Random(int.from_bytes(batch_seed.digest(), "little"))
     tokenized = _tokenize(docs, tokenizer)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}

@@ -54,12 +54,10 @@ def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_s
     ``prediction_logits``: ``float [B, L, V]`` (full head) or ``[N, V]`` (masked-only head, rows in the order of
     ``labels[labels != -100]``); ``seq_relationship_logits`` ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100``
     where not predicted); ``next_sentence_label`` ``int64 [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only).
-
     Returns ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and
     ``nsp_ce`` ``float [B]`` (``None`` without NSP labels), both with grad; ``stats`` ``float [B, 6]`` detached,
     columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). Raises ``ValueError`` when the logits' rows do
-    not match the MLM targets.
-    """
+    not match the MLM targets."""
     selected = labels != -100
     targets = labels[selected]
     logits = prediction_logits[selected] if prediction_logits.dim() == 3 else prediction_logits

@@ -74,8 +74,7 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
         vocab_size: target size including the 5 special tokens (can come out smaller for a small corpus).
         lowercase: uncased BERT (lower-case and strip accents), as ``bert-base-uncased``.
         min_frequency: minimum pair frequency for a merge.
-        model_max_length: the model's ``max_position_embeddings``; ``None`` leaves ``1e30`` until
-            :func:`fit_tokenizer_to_model`.
+        model_max_length: the model's positions; ``None`` leaves ``1e30`` until :func:`fit_tokenizer_to_model`.
 
     Returns:
         A ``BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the ``[CLS] A [SEP] B [SEP]``
