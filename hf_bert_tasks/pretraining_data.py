@@ -324,32 +324,31 @@ def load_documents(
         raise ValueError("give exactly one of train_files (local files/globs) and dataset_name (a Hub dataset id)")
     if document_boundary not in ("auto", "blank_line", "heading"):
         raise ValueError(f"document_boundary must be 'auto', 'blank_line' or 'heading', got {document_boundary!r}")
-    runs = [("rows", [], dataset_name, [dataset_name, dataset_config_name], {"split": dataset_split})]
+    groups = [("rows", [])]  # a Hub dataset
     if train_files is not None:
         files = [os.path.abspath(p) for p in resolve_corpus_files(train_files) if os.path.getsize(p)]
         if not files:  # the text loader finds no split in empty files
             raise ValueError(f"no documents (non-blank lines) in {train_files}: the files are empty")
-        runs = []
-        for kind, group in itertools.groupby(files, key=lambda p: _file_kind(p, document_boundary, encoding)):
-            group = list(group)
-            options = {"data_files": group, "split": "train"}
-            if kind in ("heading", "blank_line"):
-                options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
-                               features=Features({"text": Value("string")}))
-            loader = kind if kind in ("json", "parquet") else "text"
-            runs.append((kind, group, group[0] if len(group) == 1 else str(group), [loader], options))
+        groups = [(kind, list(group)) for kind, group in
+                  itertools.groupby(files, key=lambda p: _file_kind(p, document_boundary, encoding))]
     parts = []
-    for kind, group, where, args, options in runs:
+    for kind, group in groups:  # one loader per run of files of one kind; text: paragraphs or whole files
+        where = group[0] if len(group) == 1 else str(group or dataset_name)
+        fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split": split_sentences}
+        args, options = [dataset_name, dataset_config_name], {"split": dataset_split}
+        if group:
+            args, options = [kind], {"data_files": group, "split": "train"}
+        if kind in ("heading", "blank_line"):
+            fn, fn_kwargs = _text_documents, {"headings": kind == "heading", "split_sentences": split_sentences}
+            args = ["text"]
+            options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
+                           features=Features({"text": Value("string")}))
         try:
             raw = load_dataset(*args, streaming=streaming, cache_dir=cache_dir, **options)
         except DatasetGenerationError as err:
             cause = err.__cause__
             named = _decode_error(group, encoding) if isinstance(cause, UnicodeDecodeError) else None
             raise named or ValueError(f"{where}: cannot be read as {args[0]}: {cause}") from None
-        if kind in ("heading", "blank_line"):
-            fn, fn_kwargs = _text_documents, {"headings": kind == "heading", "split_sentences": split_sentences}
-        else:
-            fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split": split_sentences}
         map_kwargs: dict[str, Any] = {"batched": True, "with_indices": True, "fn_kwargs": fn_kwargs,
                                       "remove_columns": raw.column_names,
                                       "features": Features({"sentences": List(Value("string"))})}

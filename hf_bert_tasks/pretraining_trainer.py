@@ -115,7 +115,6 @@ class PretrainingTrainer(Trainer):
     loss_is_scaled_for_ga = True
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("compute_metrics", None)
         super().__init__(*args, **kwargs)
         dtype = torch.float32 if self.args.device.type == "mps" else torch.float64
         self._train_sums = torch.zeros(len(STAT_COLUMNS), dtype=dtype, device=self.args.device)
