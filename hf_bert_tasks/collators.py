@@ -1,6 +1,5 @@
 """Batch collation for BERT pretraining: padding, MLM masking (token or whole-word), NSP labels passed through
-(transformers 5's ``DataCollatorForLanguageModeling(whole_word_mask=True)`` has no 80/10/10 and needs equal lengths).
-"""
+(transformers 5's ``DataCollatorForLanguageModeling(whole_word_mask=True)`` has no 80/10/10, needs equal lengths)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """BERT sizes and the locally built tiny checkpoints of the quickstart and the tests. ``base`` is the paper's BERT-BASE
-(§3: L=12, H=768, A=12); the small ones follow Turc et al. (2019, "Well-Read Students Learn Better")'s names.
-"""
+(§3: L=12, H=768, A=12); the small ones follow Turc et al. (2019, "Well-Read Students Learn Better")'s names."""
 
 from __future__ import annotations
 

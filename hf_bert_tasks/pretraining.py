@@ -2,8 +2,7 @@
 corpus, gets a tokenizer and runs each phase with :func:`run_phase` (names of ``pretraining_config``,
 ``pretraining_trainer`` and ``plots`` re-exported). ``output_dir`` gets the ``BertForPreTraining`` weights, the
 tokenizer, ``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with
-``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from ``output_dir/phase1`` to it.
-"""
+``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from ``output_dir/phase1`` to it."""
 
 from __future__ import annotations
 
@@ -118,9 +117,8 @@ def run_pretrain(
 
 
 def _corpus(data_args: PretrainDataArguments, seed: int):
-    """``(train_docs, eval_docs or None, corpus summary)``: :func:`~hf_bert_tasks.pretraining_data.load_documents`
-    split by :func:`split_documents` (streamed: the first ``streaming_eval_documents`` for eval). Raises
-    ``ValueError`` for fewer than 2 documents with NSP (NotNext pairs need two)."""
+    """``(train_docs, eval_docs or None, corpus summary)``: the documents split by :func:`split_documents` (streamed:
+    the first ``streaming_eval_documents`` for eval). Raises ``ValueError`` for fewer than 2 documents with NSP."""
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
             "split_sentences", "streaming")
     options = {k: getattr(data_args, k) for k in keys}

@@ -1,6 +1,5 @@
 """Training a BERT WordPiece vocabulary with ``tokenizers`` (wrapped by ``BertTokenizerFast(tokenizer_object=...)``)
-and fitting a tokenizer's ``model_max_length`` to a model. Why: docs/design.md, "tokenization: stack traps".
-"""
+and fitting a tokenizer's ``model_max_length`` to a model. Why: docs/design.md, "tokenization: stack traps"."""
 
 from __future__ import annotations
 
