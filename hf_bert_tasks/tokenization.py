@@ -87,8 +87,7 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
     if not callable(texts) and iter(texts) is texts:
         texts = list(texts)  # a one-shot iterator
     fresh = texts if callable(texts) else lambda: texts
-    normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None,
-                                            lowercase=lowercase)
+    normalizer = normalizers.BertNormalizer(lowercase=lowercase)  # cleans text, spaces CJK, accents follow lowercase
     raw = set(chain.from_iterable(fresh()))  # chain/map/filterfalse over C callables: no Python frame per character
     alphabet = sorted(set(filterfalse(str.isspace, "".join(map(normalizer.normalize_str, raw)))))
 
@@ -97,8 +96,7 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
     trained.train_from_iterator(fresh(), trainer=WordPieceTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, continuing_subword_prefix="##",
         special_tokens=SPECIAL_TOKENS + list(map("##".__add__, alphabet))))
-    tok = Tokenizer(WordPiece(vocab=trained.get_vocab(with_added_tokens=False), unk_token="[UNK]",
-                              max_input_chars_per_word=100, continuing_subword_prefix="##"))
+    tok = Tokenizer(WordPiece(vocab=trained.get_vocab(with_added_tokens=False)))  # [UNK], 100 chars, "##": defaults
     tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
     tok.add_special_tokens(SPECIAL_TOKENS)
     tok.post_processor = processors.TemplateProcessing(
@@ -106,5 +104,4 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
         special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
     tok.decoder = decoders.WordPiece(prefix="##")
     limit = {"model_max_length": model_max_length} if model_max_length is not None else {}
-    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, unk_token="[UNK]", sep_token="[SEP]",
-                             pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]", **limit)
+    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, **limit)  # [UNK] [SEP] ...: its defaults
