@@ -55,8 +55,7 @@ class PretrainDataArguments:
     """Corpus, instance creation (google's ``create_pretraining_data.py`` flags) and masking.
 
     Raises:
-        ValueError: neither or both of ``train_files`` / ``dataset_name``, or a validation percentage outside
-            ``[0, 100)``.
+        ValueError: neither or both of ``train_files`` / ``dataset_name``; a validation percentage outside ``[0, 100)``.
     """
 
     train_files: list[str] = field(default=None, metadata={
