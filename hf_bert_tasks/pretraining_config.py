@@ -55,7 +55,7 @@ class PretrainDataArguments:
     """Corpus, instance creation (google's ``create_pretraining_data.py`` flags) and masking.
 
     Raises:
-        ValueError: neither or both of ``train_files`` / ``dataset_name``; a validation percentage outside ``[0, 100)``.
+        ValueError: neither or both of ``train_files`` / ``dataset_name``; a validation percentage not in ``[0, 100)``.
     """
 
     train_files: list[str] = field(default=None, metadata={
@@ -105,8 +105,9 @@ class PretrainDataArguments:
                              "parquet) or --dataset_name is required")
         if self.train_files and self.dataset_name:
             raise ValueError("give --train_files or --dataset_name, not both")
-        if not 0 <= self.validation_split_percentage < 100:
-            raise ValueError(f"--validation_split_percentage must be in [0, 100), got {self.validation_split_percentage}")
+        percentage = self.validation_split_percentage
+        if not 0 <= percentage < 100:
+            raise ValueError(f"--validation_split_percentage must be in [0, 100), got {percentage}")
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Corpora → documents (:func:`load_documents`, ``datasets``' loaders) → BERT pretraining instances: NSP pairs (§3.1,
-Appendix A; google-research/bert ``create_pretraining_data.py``) or MLM-only blocks (RoBERTa); masking is the collator's::
+Appendix A; google-research/bert ``create_pretraining_data.py``) or MLM-only blocks (RoBERTa); the collator masks::
 
     docs = load_documents(["corpus.txt"])      # google's format: one sentence per line, blank line between documents
     examples = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=0)
@@ -311,7 +311,7 @@ def load_documents(
     ``list[str]``): local files (``train_files``: paths or globs, mixed formats, in file order) of text (one sentence
     per line, a blank line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"``
     detects it) or ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset
-    (``dataset_name``, its config and split). Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
+    (``dataset_name``, its config, split). Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)
