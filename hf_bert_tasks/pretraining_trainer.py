@@ -4,7 +4,6 @@ metrics from their sums and the epoch callback (one module: ``tests/test_pretrai
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import torch
@@ -103,7 +102,7 @@ class MaskingEpochCallback(TrainerCallback):
         self.collator = collator
 
     def on_epoch_begin(self, args, state, control, **kwargs):
-        self.collator.set_epoch(math.floor(state.epoch or 0.0))
+        self.collator.set_epoch(int(state.epoch or 0))  # epoch >= 0: int floors it
 
 
 class PretrainingTrainer(Trainer):
