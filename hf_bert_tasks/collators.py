@@ -1,6 +1,5 @@
 """Batch collation for BERT pretraining: padding, MLM masking (token or whole-word), NSP labels passed through
-(transformers 5's ``DataCollatorForLanguageModeling(whole_word_mask=True)`` has no 80/10/10 and needs equal lengths).
-"""
+(transformers 5's ``DataCollatorForLanguageModeling(whole_word_mask=True)`` has no 80/10/10, needs equal lengths)."""
 
 from __future__ import annotations
 
@@ -9,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 from transformers.data.data_collator import DataCollatorMixin
 
 SELECTION_MODES = ("bernoulli", "exact")
@@ -43,9 +43,8 @@ def splitmix64(seeds, counters):
 
 
 def example_keys(seed: int, *words):
-    """``numpy.uint64`` masking keys of ``seed`` and ``words`` (ints modulo 2**64 or int arrays ``[B]``, broadcast:
-    ``(epoch, idx)`` or ``(epoch, worker, call, row)``): ``[B]``, 0-d when every word is an int. Formula:
-    docs/design.md, "collators: key and stream formulas"."""
+    """``numpy.uint64`` masking keys ``[B]`` (0-d when every word is an int) of ``seed`` and ``words`` (ints modulo
+    2**64 or int arrays ``[B]``, broadcast: ``(epoch, idx)`` or ``(epoch, worker, call, row)``)."""
     key = _mix64(np.array((int(seed) + _GOLDEN) % 2**64, dtype=np.uint64))
     for w in words:
         w = np.uint64(w % 2**64) if isinstance(w, int) else np.asarray(w, np.int64).astype(np.uint64)
@@ -54,17 +53,15 @@ def example_keys(seed: int, *words):
 
 
 def keyed_uniforms(seed: int, words, counters):
-    """The masking draws (select, category, token) of examples keyed by ``(seed, *words)`` (:func:`example_keys`),
-    no generator state, at ``counters`` (ints ``[B or 1, K]``: token or word index of each draw): ``numpy.float64 [3,
-    B, K]`` in ``[0, 1)``. Formula: docs/design.md, "collators: key and stream formulas"."""
+    """The masking draws (select, category, token), ``numpy.float64 [3, B, K]`` in ``[0, 1)``, of examples keyed by
+    ``(seed, *words)`` (:func:`example_keys`) at ``counters`` (ints ``[B or 1, K]``: token or word index of each
+    draw); no generator state. Key and stream formulas: docs/design.md, "collators: key and stream formulas"."""
     return _uniforms(example_keys(seed, *words), _STREAM_SALTS, counters)
 
 
 def keyed_uniform(keys, stream: str, counters):
     """One sub-stream (``"select"``, ``"category"`` or ``"token"``) of :func:`keyed_uniforms` for ``keys``
     (``numpy.uint64 [B]``, :func:`example_keys`) at ``counters`` (``int [B, K]``): ``torch.float64 [B, K]``."""
-    import torch
-
     salt = _STREAM_SALTS[("select", "category", "token").index(stream)]
     return torch.from_numpy(_uniforms(keys, salt[None], np.asarray(counters))[0])
 
@@ -88,18 +85,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     ``next_sentence_label`` ``int64 [B]`` when the features have it.
 
     Masking (paper §3.1, Appendix C.2; google-research/bert ``create_masked_lm_predictions``; transformers
-    ``DataCollatorForLanguageModeling``), in :meth:`mask_tokens`: candidates are real non-special tokens (or words);
-    ``selection`` ``"bernoulli"`` or ``"exact"`` (google's count); then ``[MASK]`` / random ordinary token / kept.
-    Every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)``; :meth:`set_epoch` sets ``epoch``.
-    Rules and keys without ``idx``: docs/design.md, "collators: masking rules".
-
-    Example (a vocabulary where ``[PAD]=0 [CLS]=2 [SEP]=3 [MASK]=4``)::
-
-        >>> c = DataCollatorForBertPretraining(tok, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0)
-        >>> c([{"input_ids": [2, 7, 3], "next_sentence_label": 1}, {"input_ids": [2, 7, 9, 3], "next_sentence_label": 0}])
-        {'input_ids': tensor([[2, 4, 3, 0], [2, 4, 4, 3]]), 'token_type_ids': tensor([[0, 0, 0, 0], [0, 0, 0, 0]]),
-         'attention_mask': tensor([[1, 1, 1, 0], [1, 1, 1, 1]]), 'labels': tensor([[-100, 7, -100, -100],
-         [-100, 7, 9, -100]]), 'next_sentence_label': tensor([1, 0])}
+    ``DataCollatorForLanguageModeling``), in :meth:`mask_tokens`: select among real non-special tokens (or words),
+    then ``[MASK]`` / random ordinary token / kept; every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)``
+    (:meth:`set_epoch`). Rules and keys without ``idx``: docs/design.md, "collators: masking rules".
 
     Args:
         tokenizer: gives ``pad_token_id``, ``mask_token_id``, ``all_special_ids`` and ``len(tokenizer)``.
@@ -130,8 +118,6 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     _epoch: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
-        import torch
-
         p, mask_p, random_p = self.mlm_probability, self.mask_replace_prob, self.random_replace_prob
         sel, cap, tensors, tok = self.selection, self.max_predictions_per_seq, self.return_tensors, self.tokenizer
         for bad, message in (
@@ -167,10 +153,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         self._epoch.fill_(int(epoch))
 
     def _pad(self, features: list[dict], max_length: int | None, multiple: int | None) -> dict[str, Any]:
-        """Pad every column with one numpy conversion each; why not ``tokenizer.pad``: docs/design.md, "collators:
-        padding"."""
-        import torch
-
+        """One numpy conversion per column; why not ``tokenizer.pad``: docs/design.md, "collators: padding"."""
         if not features:
             raise ValueError("cannot collate an empty list of features")
         keys = set(features[0])
@@ -216,10 +199,7 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         """Choose MLM targets and corrupt the inputs (the class docstring's rules): ``input_ids``, ``attention_mask``
         and ``word_ids`` (``-1`` at special/pad positions) ``int64 [B, L]``; ``example_index`` ``[B]`` row indices
         keying the draws, or ``None``; ``epoch`` (default: :attr:`epoch`). Returns ``(masked_input_ids, labels)``,
-        both ``int64 [B, L]``, ``labels`` ``-100`` where not selected.
-        """
-        import torch
-
+        both ``int64 [B, L]``, ``labels`` ``-100`` where not selected."""
         if self.whole_word_mask and word_ids is None:
             raise ValueError("whole_word_mask=True needs a 'word_ids' list per feature (word index per token, -1 for "
                              "special tokens): create the features with hf_bert_tasks.create_pretraining_examples or "
@@ -274,9 +254,8 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     def torch_call(self, features: list[dict]) -> dict[str, Any]:
         """Collate ``features`` into the tensors listed in the class docstring."""
         example_index = None
-        if features and EXAMPLE_INDEX in features[0]:
+        if features and EXAMPLE_INDEX in features[0]:  # keys the masks; _pad leaves the column out
             example_index = [int(f[EXAMPLE_INDEX]) for f in features]
-            features = [{k: v for k, v in f.items() if k != EXAMPLE_INDEX} for f in features]
         batch = self._pad(features, self.max_length, self.pad_to_multiple_of)
         word_ids = batch.pop("word_ids", None)
         if self.mlm and "labels" not in batch:
@@ -285,9 +264,9 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         return batch
 
     def static_mask_map(self, batch: dict[str, list], indices: list[int] | None = None) -> dict[str, list]:
-        """Batched ``datasets.map`` function storing static masks (google's: each ``dupe_factor`` copy its own): masked
-        ``input_ids`` and ``labels``, unpadded. With ``with_indices=True`` (or an ``idx`` column) row ``i`` is keyed by
-        ``(seed, epoch 0, i)``, the same for any ``batch_size`` and ``num_proc``; without, by the call count."""
+        """Batched ``datasets.map`` function storing static masks (google's: one per ``dupe_factor`` copy), unpadded
+        ``input_ids`` and ``labels``; row ``i`` keyed by ``(seed, epoch 0, i)`` with ``with_indices=True`` or an
+        ``idx`` column (any ``batch_size`` and ``num_proc``), else by the call count."""
         if indices is None and EXAMPLE_INDEX in batch:
             indices = list(batch[EXAMPLE_INDEX])
         rows = [{k: v[i] for k, v in batch.items() if k not in (EXAMPLE_INDEX, "labels")}

@@ -1,10 +1,7 @@
 """BERT sizes and the locally built tiny checkpoints of the quickstart and the tests. ``base`` is the paper's BERT-BASE
-(§3: L=12, H=768, A=12); the small ones follow Turc et al. (2019, "Well-Read Students Learn Better")'s names.
-"""
+(§3: L=12, H=768, A=12); the small ones follow Turc et al. (2019, "Well-Read Students Learn Better")'s names."""
 
 from __future__ import annotations
-
-import os
 
 #: preset name -> BertConfig sizes (L = num_hidden_layers, H = hidden_size, A = num_attention_heads, 4H feed-forward).
 BERT_PRESETS: dict[str, dict[str, int]] = {
@@ -17,7 +14,7 @@ BERT_PRESETS: dict[str, dict[str, int]] = {
 
 def bert_config(preset: str = "tiny", vocab_size: int = 30522, max_position_embeddings: int = 512, **overrides):
     """A ``BertConfig`` for ``preset`` (:data:`BERT_PRESETS`), ``overrides`` applied last. Raises ``ValueError`` for an
-    unknown preset (listing the known ones)."""
+    unknown preset."""
     from transformers import BertConfig
 
     if preset not in BERT_PRESETS:
@@ -27,9 +24,8 @@ def bert_config(preset: str = "tiny", vocab_size: int = 30522, max_position_embe
 
 
 def build_random_bert(output_dir: str, tokenizer, preset: str = "tiny", seed: int = 0, **overrides) -> str:
-    """Save a randomly initialised ``BertForPreTraining`` and ``tokenizer`` (its saved ``model_max_length`` = the
-    model's ``max_position_embeddings``; the object is not changed) to ``output_dir``, loadable with any
-    ``AutoModelFor...``. Returns ``output_dir``."""
+    """Save a randomly initialised ``BertForPreTraining`` (loadable with any ``AutoModelFor...``) and ``tokenizer``
+    (saved ``model_max_length`` = the model's positions) to ``output_dir``; returns ``output_dir``."""
     import torch
     from transformers import BertForPreTraining
 
@@ -37,8 +33,6 @@ def build_random_bert(output_dir: str, tokenizer, preset: str = "tiny", seed: in
 
     config = bert_config(preset, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **overrides)
     torch.manual_seed(seed)
-    model = BertForPreTraining(config)
-    os.makedirs(output_dir, exist_ok=True)
-    model.save_pretrained(output_dir)
+    BertForPreTraining(config).save_pretrained(output_dir)
     save_tokenizer_for_model(tokenizer, output_dir, config)
     return output_dir

@@ -2,8 +2,7 @@
 corpus, gets a tokenizer and runs each phase with :func:`run_phase` (names of ``pretraining_config``,
 ``pretraining_trainer`` and ``plots`` re-exported). ``output_dir`` gets the ``BertForPreTraining`` weights, the
 tokenizer, ``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with
-``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from ``output_dir/phase1`` to it.
-"""
+``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from ``output_dir/phase1`` to it."""
 
 from __future__ import annotations
 
@@ -16,9 +15,20 @@ import pathlib
 from itertools import chain
 from operator import itemgetter
 
+import numpy as np
+import pyarrow.compute as pc
+import torch
+from datasets import Dataset, IterableDataset
+from transformers import AutoTokenizer, BertConfig, BertForPreTraining, set_seed
+
+from .checkpoints import is_auto, resolve_resume
+from .collators import DataCollatorForBertPretraining
+from .hub import pop_push_settings, push_output_dir
+from .modeling import BERT_PRESETS
 from .plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curves
 from .plots import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+from .pretraining_data import add_example_index, build_pretraining_dataset, load_documents, resolve_corpus_files
 from .pretraining_trainer import (
     STAT_COLUMNS,
     BertForPreTrainingMaskedOnly,
@@ -27,6 +37,8 @@ from .pretraining_trainer import (
     metrics_from_sums,
     pretraining_terms,
 )
+from .run_record import model_origin
+from .tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +59,8 @@ def run_pretrain(
     """Pretrain BERT (MLM + NSP, or MLM only) in one or two phases; returns the summary.
 
     ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH``; ``auto`` (or ``True``) each
-    phase from its newest complete checkpoint (:func:`_phase_resume`); a finished phase (``phase_summary.json``) is
-    not trained again. ``--hub_token`` never reaches ``Trainer`` (:func:`hf_bert_tasks.hub.pop_push_settings`).
+    phase from its newest complete checkpoint (:func:`hf_bert_tasks.checkpoints.resolve_resume`); a finished phase
+    (``phase_summary.json``) is not trained again. ``--hub_token`` never reaches ``Trainer``.
 
     Raises:
         FileExistsError: ``output_dir`` holds a finished run, without ``--overwrite_output_dir`` or a resume.
@@ -56,20 +68,16 @@ def run_pretrain(
             ``--push_to_hub`` without ``--hub_model_id``, or a checkpoint that cannot be resumed.
         HubPushError: ``--push_to_hub`` failed (the run is complete; push it with ``hf-bert-tasks push``).
     """
-    from .hub import pop_push_settings
-
     out, resume = training_args.output_dir, training_args.resume_from_checkpoint
     summary_path = os.path.join(out, SUMMARY_FILE)
     if os.path.isfile(summary_path) and not training_args.overwrite_output_dir and not resume:
         raise FileExistsError(f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
                               "--overwrite_output_dir to replace it or choose another folder")
-    push = pop_push_settings(training_args)  # before any Trainer: our push (and card) replaces Trainer's
+    push = pop_push_settings(training_args)  # before any Trainer (token popped): our push and card replace Trainer's
     train_docs, eval_docs, corpus = _corpus(data_args, training_args.seed)
     os.makedirs(out, exist_ok=True)
     tokenizer, tokenizer_source = _tokenizer(model_args, resume, out, train_docs)
-    start = model_args.model_name_or_path
-    if start:
-        from .run_record import model_origin  # the Hub id a continued run starts from (None for a local folder)
+    start = model_args.model_name_or_path  # model_origin: the Hub id it starts from (None for a local folder)
     model = {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
              "init": start or "random", "base_model": model_origin(start)["base_model"] if start else None}
     nsp = data_args.next_sentence_prediction
@@ -78,7 +86,10 @@ def run_pretrain(
                "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
     for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
-        t_args.resume_from_checkpoint = _phase_resume(resume, t_args.output_dir)
+        # a checkpoint path resumes only the phase whose folder holds it, auto each phase
+        holds = os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(t_args.output_dir)
+        mine = resume and (is_auto(resume) or holds)
+        t_args.resume_from_checkpoint = resolve_resume(resume, t_args.output_dir) if mine else None
         if resume and not t_args.resume_from_checkpoint and os.path.isfile(phase_file):  # finished: keep it
             summary["phases"].append(json.loads(pathlib.Path(phase_file).read_text(encoding="utf-8")))
             continue
@@ -99,8 +110,6 @@ def run_pretrain(
         pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
-            from .hub import push_output_dir
-
             pushed = push_output_dir(out, push["repo_id"], private=push["private"], revision=push["revision"],
                                      token=push["token"])
             logger.info("pushed to %s (commit %s)", pushed.repo_url, pushed.commit_oid)
@@ -108,11 +117,8 @@ def run_pretrain(
 
 
 def _corpus(data_args: PretrainDataArguments, seed: int):
-    """``(train_docs, eval_docs or None, corpus summary)``: :func:`~hf_bert_tasks.pretraining_data.load_documents`
-    split by :func:`split_documents` (streamed: the first ``streaming_eval_documents`` for eval). Raises
-    ``ValueError`` for fewer than 2 documents with NSP (NotNext pairs need two)."""
-    from .pretraining_data import load_documents, resolve_corpus_files
-
+    """``(train_docs, eval_docs or None, corpus summary)``: the documents split by :func:`split_documents` (streamed:
+    the first ``streaming_eval_documents`` for eval). Raises ``ValueError`` for fewer than 2 documents with NSP."""
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
             "split_sentences", "streaming")
     options = {k: getattr(data_args, k) for k in keys}
@@ -141,24 +147,17 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
 
 
 def _corpus_stats(documents) -> dict:
-    """Documents and sentences of a document table, counted by Arrow compute (no Python lists); ``None`` for a
-    stream."""
-    from datasets import IterableDataset
-
+    """Documents and sentences of a document table, by Arrow compute (no Python lists); ``None`` for a stream."""
     if isinstance(documents, IterableDataset):
         return {"documents": None, "sentences": None}
-    import pyarrow.compute as pc
-
     column = documents.data.column("sentences")
     return {"documents": len(documents), "sentences": int(pc.sum(pc.list_value_length(column)).as_py() or 0)}
 
 
 def split_documents(documents, percentage: float, seed: int):
-    """Seeded document-level train/eval split of a ``datasets`` table of documents (no text is read): ``round(n *
-    percentage / 100)`` documents (>= 2 when ``percentage > 0``) by ``default_rng(seed).permutation(n)`` go to eval;
-    both keep corpus order. Returns ``(train, eval or None)``."""
-    import numpy as np
-
+    """``(train, eval or None)``: seeded document-level split of a table of documents (no text read); ``round(n *
+    percentage / 100)`` documents (>= 2 when ``percentage > 0``), by ``default_rng(seed).permutation(n)``, go to
+    eval; both keep corpus order."""
     n = len(documents)
     n_eval = round(n * percentage / 100.0)
     if percentage > 0 and n_eval < 2:
@@ -171,24 +170,17 @@ def split_documents(documents, percentage: float, seed: int):
 
 
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):
-    """``(tokenizer, where it came from)``: ``--tokenizer_name``, else the one a resumed run was trained with (the
-    checkpoint's, else the run's), else the checkpoint's, else a WordPiece vocabulary trained on ``train_docs``."""
-    from transformers import AutoTokenizer
-
-    described = (model_args.tokenizer_name or model_args.model_name_or_path
-                 or f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, "
-                    f"lowercase={model_args.lowercase})")
+    """``(tokenizer, where it came from)``: ``--tokenizer_name``, else a resumed run's (the checkpoint's, else the
+    run's), else ``model_name_or_path``'s, else a WordPiece vocabulary trained on ``train_docs``."""
+    described = model_args.tokenizer_name or model_args.model_name_or_path or (
+        f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, lowercase={model_args.lowercase})")
     saved = None
     if resume:
-        from .checkpoints import is_auto
-
         folders = ([] if is_auto(resume) else [str(resume)]) + [os.path.join(output_dir, "phase1"), output_dir]
         saved = next((d for d in folders if os.path.isfile(os.path.join(d, "tokenizer.json"))), None)
     source = model_args.tokenizer_name or saved or model_args.model_name_or_path
     if source:
         return AutoTokenizer.from_pretrained(source), described
-    from .tokenization import train_wordpiece_tokenizer
-
     def sentences():  # read twice (alphabet, then training); no Python frame per sentence
         return chain.from_iterable(chain.from_iterable(map(itemgetter("sentences"), train_docs.iter(batch_size=1000))))
 
@@ -213,35 +205,15 @@ def _phases(model_args, data_args, training_args) -> list[tuple]:
     return [(args1, data_args, model_args), (args2, data2, model2)]
 
 
-def _phase_resume(resume, phase_dir: str):
-    """``resume_from_checkpoint`` for one phase: a checkpoint path only for the phase whose folder holds it; with
-    ``auto``/``True`` the folder's newest complete checkpoint (:func:`hf_bert_tasks.checkpoints.resolve_resume`)."""
-    if not resume:
-        return None
-    from .checkpoints import is_auto, resolve_resume
-
-    if is_auto(resume) or os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(phase_dir):
-        return resolve_resume(resume, phase_dir)
-    return None
-
-
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
-    """Build instances at ``data_args.max_seq_length``, train ``BertForPreTraining`` and save it; returns the summary.
-    ``train_docs`` / ``eval_docs``: ``datasets`` tables (or streams) of documents (column ``sentences``); training
-    instances get an ``idx`` column keying their masks, the eval set static masks drawn with ``seed + 1``."""
-    from datasets import Dataset, IterableDataset
-    from transformers import set_seed
-
-    from .collators import DataCollatorForBertPretraining
-    from .pretraining_data import add_example_index, build_pretraining_dataset
-
+    """Build instances at ``data_args.max_seq_length`` from ``datasets`` tables (or streams) of documents, train
+    ``BertForPreTraining`` and save it; returns the summary. Training instances get an ``idx`` column keying their
+    masks, the eval set static masks drawn with ``seed + 1``."""
     set_seed(training_args.seed)
     seed, streaming = training_args.seed, isinstance(train_docs, IterableDataset)
-    instances = {"batch_size": data_args.preprocessing_batch_size, "num_proc": data_args.preprocessing_num_workers,
-                 "max_seq_length": data_args.max_seq_length, "short_seq_prob": data_args.short_seq_prob,
-                 "nsp_probability": data_args.nsp_probability}
-    if not data_args.next_sentence_prediction:  # the keyword exists only where the data module offers MLM only
-        instances["next_sentence_prediction"] = False
+    instances = {k: getattr(data_args, k) for k in ("max_seq_length", "short_seq_prob", "nsp_probability",
+                                                    "next_sentence_prediction")}
+    instances.update(batch_size=data_args.preprocessing_batch_size, num_proc=data_args.preprocessing_num_workers)
     masking = {k: getattr(data_args, k) for k in ("mlm_probability", "selection", "max_predictions_per_seq",
                                                   "whole_word_mask")}
     indexed = {"batched": True, "with_indices": True, **({} if streaming else {"desc": "masks and example index"})}
@@ -283,19 +255,13 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
 
 
 def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training_args: PretrainTrainingArguments):
-    """``BertForPreTraining`` (or its masked-only head, ``--masked_only_decoder``): from ``model_name_or_path`` (with
-    ``--dropout`` applied), else randomly initialised (seeded) from the preset, its overrides and the tokenizer's
-    vocabulary. The tokenizer's ``model_max_length`` is fitted to the model's positions.
+    """``BertForPreTraining`` (or its masked-only head, ``--masked_only_decoder``) from ``model_name_or_path`` (with
+    ``--dropout``), else seeded random init from the preset, its overrides and the tokenizer's vocabulary; the
+    tokenizer's ``model_max_length`` is fitted to the model's positions.
 
     Raises:
         ValueError: a checkpoint with fewer positions than ``max_len``.
     """
-    import torch
-    from transformers import BertConfig, BertForPreTraining
-
-    from .modeling import BERT_PRESETS
-    from .tokenization import fit_tokenizer_to_model
-
     cls = BertForPreTrainingMaskedOnly if training_args.masked_only_decoder else BertForPreTraining
     overrides = model_args.config_overrides()
     if model_args.model_name_or_path:
@@ -316,9 +282,8 @@ def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training
 
 
 def masking_recipe(data_args: PretrainDataArguments, collator) -> dict:
-    """The masking settings written to the summary (for the model card), read from the ``collator`` that drew the
-    masks (``DataCollatorForBertPretraining``: probabilities, selection, cap, whole words) and from ``data_args`` for
-    instance creation (NSP, short sequences, passes)."""
+    """The masking settings of the summary (and model card): the ``collator``'s that drew the masks (probabilities,
+    selection, cap, whole words) and ``data_args``' of instance creation (NSP, short sequences, passes)."""
     mask, random, nsp = collator.mask_replace_prob, collator.random_replace_prob, data_args.next_sentence_prediction
     return {"masking": data_args.masking, "mlm_probability": collator.mlm_probability, "selection": collator.selection,
             "max_predictions_per_seq": collator.max_predictions_per_seq, "whole_word_mask": collator.whole_word_mask,

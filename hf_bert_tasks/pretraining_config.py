@@ -1,21 +1,23 @@
 """The pretraining recipe's ``HfArgumentParser`` dataclasses (model, data, ``TrainingArguments`` with the paper's
-defaults); ``hf-bert-tasks pretrain --help`` reads their fields from this source (:mod:`hf_bert_tasks.flags`).
-Small-budget options: ``--mlm_probability`` (Wettig et al. 2022), ``--no_next_sentence_prediction`` (RoBERTa, Liu et
-al. 2019 §4.2), ``--dropout 0`` (Cramming, Geiping & Goldstein 2022).
-"""
+defaults); ``hf-bert-tasks pretrain --help`` reads their fields from this source (:mod:`hf_bert_tasks.flags`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
 from transformers import TrainingArguments
+
+from .arguments import accelerator_defaults
+from .modeling import BERT_PRESETS
 
 
 @dataclass
 class PretrainModelArguments:
-    """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue;
-    ``dropout`` sets both dropout probabilities. Raises ``ValueError`` for an unknown preset or a dropout outside
-    ``[0, 1)``. Why ``--dropout 0``: docs/design.md, "pretraining_config: small-budget options"."""
+    """Model and tokenizer: a preset size (``hf_bert_tasks.modeling.BERT_PRESETS``) or a checkpoint to continue.
+    Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``. Small-budget options (``--dropout 0``,
+    ``--mlm_probability``, ``--no_next_sentence_prediction``): docs/design.md, "pretraining_config: small-budget
+    options"."""
 
     preset: str = field(default="tiny", metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
                                                   "choices": ["tiny", "mini", "small", "base"]})
@@ -34,8 +36,6 @@ class PretrainModelArguments:
         "help": "Hidden and attention dropout (default: the config's 0.1; 0 as Cramming, Geiping & Goldstein 2022)."})
 
     def __post_init__(self):
-        from .modeling import BERT_PRESETS
-
         if self.preset not in BERT_PRESETS:
             raise ValueError(f"--preset: unknown BERT preset {self.preset!r}; known: {', '.join(BERT_PRESETS)}")
         if self.dropout is not None and not 0.0 <= self.dropout < 1.0:
@@ -53,11 +53,9 @@ class PretrainModelArguments:
 @dataclass
 class PretrainDataArguments:
     """Corpus, instance creation (google's ``create_pretraining_data.py`` flags) and masking.
-    ``next_sentence_prediction=False``: RoBERTa's FULL-SENTENCES segments without ``next_sentence_label`` (MLM only).
 
     Raises:
-        ValueError: neither or both of ``train_files`` / ``dataset_name``, or a validation percentage outside
-            ``[0, 100)``.
+        ValueError: neither or both of ``train_files`` / ``dataset_name``; a validation percentage not in ``[0, 100)``.
     """
 
     train_files: list[str] = field(default=None, metadata={
@@ -79,9 +77,8 @@ class PretrainDataArguments:
         default=None, metadata={"help": "Processes creating the instances (datasets.map num_proc)."})
     validation_split_percentage: float = field(
         default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."})
-    document_boundary: str = field(default="auto", metadata={
-        "help": "blank_line (google's format), heading (WikiText ' = Title = ' starts a document), auto (per file).",
-        "choices": ["auto", "blank_line", "heading"]})
+    document_boundary: str = field(default="auto", metadata={"choices": ["auto", "blank_line", "heading"], "help":
+        "blank_line (google's format), heading (WikiText ' = Title = ' starts a document), auto (per file)."})
     split_sentences: bool = field(default=False, metadata={"help": "Split lines into sentences after . ! ?"})
     max_train_documents: int | None = field(default=None, metadata={"help": "Keep the first N training documents."})
     max_seq_length: int = field(default=128, metadata={"help": "WordPieces per instance incl. [CLS], [SEP]."})
@@ -96,9 +93,8 @@ class PretrainDataArguments:
     mlm_probability: float = field(default=0.15, metadata={
         "help": "Fraction of tokens to predict (paper: 0.15; higher rates such as 0.4 can be better: Wettig et al. "
                 "2022, on masking rates)."})
-    selection: str = field(default="exact", metadata={
-        "help": "exact (google's count per sequence) or bernoulli (transformers' per-token draw).",
-        "choices": ["exact", "bernoulli"]})
+    selection: str = field(default="exact", metadata={"choices": ["exact", "bernoulli"], "help":
+        "exact (google's count per sequence) or bernoulli (transformers' per-token draw)."})
     max_predictions_per_seq: int = field(default=20, metadata={"help": "Cap of exact selection (google: 20 at 128)."})
     whole_word_mask: bool = field(default=False, metadata={"help": "Mask whole words (all WordPieces of a word)."})
     preprocessing_batch_size: int = field(default=1000, metadata={"help": "Documents per map batch (NotNext pool)."})
@@ -117,11 +113,9 @@ class PretrainDataArguments:
 @dataclass
 class PretrainTrainingArguments(TrainingArguments):
     """``TrainingArguments`` with the paper's pretraining defaults (§A.2: lr 1e-4, 1 % warmup, weight decay 0.01;
-    google's Adam epsilon 1e-6) scaled to a CPU (batch 32, 1000 steps), plus the two phases. ``remove_unused_columns``
-    is off (``word_ids`` for whole-word masking). On a GPU: bf16 and fused AdamW (``arguments.accelerator_defaults``).
-
-    Raises ``ValueError`` without ``output_dir``, with ``max_steps <= 0`` or ``phase2_max_steps < 0``.
-    """
+    google's Adam epsilon 1e-6) scaled to a CPU (batch 32, 1000 steps), plus the two phases; on a GPU bf16 and fused
+    AdamW (``arguments.accelerator_defaults``). Raises ``ValueError`` without ``output_dir``, with ``max_steps <= 0``
+    or ``phase2_max_steps < 0``."""
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, tokenizer and summary go."})
     learning_rate: float = field(default=1e-4, metadata={"help": "Peak learning rate (paper: 1e-4)."})
@@ -155,10 +149,6 @@ class PretrainTrainingArguments(TrainingArguments):
             raise ValueError(f"--max_steps must be > 0 (pretraining is step-based), got {self.max_steps}")
         if self.phase2_max_steps < 0:
             raise ValueError(f"--phase2_max_steps must be >= 0, got {self.phase2_max_steps}")
-        import torch
-
-        from .arguments import accelerator_defaults
-
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False
         accelerator_defaults(self)  # CPU under torchrun: gloo DDP; a GPU: bf16 and fused AdamW by default

@@ -1,6 +1,5 @@
-"""Corpora → documents (:func:`load_documents`, ``datasets``' own loaders) → BERT pretraining instances: NSP pairs
-(§3.1 and Appendix A, as google-research/bert ``create_pretraining_data.py``) or MLM-only blocks (RoBERTa). Masking is
-:class:`hf_bert_tasks.collators.DataCollatorForBertPretraining`'s job::
+"""Corpora → documents (:func:`load_documents`, ``datasets``' loaders) → BERT pretraining instances: NSP pairs (§3.1,
+Appendix A; google-research/bert ``create_pretraining_data.py``) or MLM-only blocks (RoBERTa); the collator masks::
 
     docs = load_documents(["corpus.txt"])      # google's format: one sentence per line, blank line between documents
     examples = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=0)
@@ -8,6 +7,7 @@
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import itertools
 import os
@@ -33,8 +33,8 @@ def split_into_sentences(text: str) -> list[str]:
 
 def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
                first_row: int = 0, sentences_column: str = "sentences") -> list[list[str]]:
-    """Document rows as sentence lists: a row's ``sentences_column`` list, else its ``text_column`` string split into
-    lines; sentences stripped, empty ones dropped. ``where`` and the row (from ``first_row``) name a bad row."""
+    """Rows as sentence lists (stripped, empty ones dropped): ``sentences_column``, else ``text_column`` split into
+    lines. ``where`` and the row (from ``first_row``) name a bad row."""
     sentences, texts = batch.get(sentences_column), batch.get(text_column)
     if sentences is None and texts is None:
         raise ValueError(f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
@@ -54,37 +54,26 @@ def _documents(batch: dict[str, list], text_column: str = "text", split_sentence
     return docs
 
 
-def _batch_seed(seed: int, indices: Sequence[int] | None, docs: list[list[str]]) -> int:
-    """Per-batch seed: from the row indices when ``datasets`` passes them, else from the batch's text (stable)."""
-    h = hashlib.blake2b(str(seed).encode(), digest_size=8)
-    if indices is not None and len(indices):
-        h.update(f"idx:{indices[0]}:{len(indices)}".encode())
-    else:  # each sentence + "\n", each document + "\0"
-        h.update("".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs).encode("utf-8", "surrogatepass"))
-    return int.from_bytes(h.digest(), "little")
-
-
 def create_pretraining_examples(
     batch: dict[str, list], indices: Sequence[int] | None = None, *, tokenizer, max_seq_length: int = 128,
     short_seq_prob: float = 0.1, nsp_probability: float = 0.5, dupe_factor: int = 1, seed: int = 0,
     sentences_column: str = "sentences", text_column: str = "text", split_sentences: bool = False,
     on_single_document: str = "warn", next_sentence_prediction: bool = True,
 ) -> dict[str, list]:
-    """Turn a batch of documents (rows: a ``sentences`` list or a ``text`` string, one sentence per line, split further
-    with ``split_sentences``) into pretraining instances; a batched ``datasets`` map function.
-
-    NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1; a *fast*
-    tokenizer), label 0 IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not
-    shuffled; a single-document batch warns and emits IsNext only, or raises (``on_single_document="error"``). MLM
-    only (``next_sentence_prediction=False``): RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Seeded per
+    """Batched ``datasets`` map function: documents (rows: a ``sentences`` list or a ``text`` string, one sentence per
+    line, split further with ``split_sentences``) → pretraining instances, made with a *fast* tokenizer and seeded per
     batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining_data: instance rules".
-    Returns lists per instance: ``input_ids``
-    (length <= ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index
-    from 0 in the instance, ``-1`` for ``[CLS]``/``[SEP]``).
+
+    NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1), label 0
+    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled. MLM only:
+    RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Returns lists per instance: ``input_ids`` (length <=
+    ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index from 0 in
+    the instance, ``-1`` for ``[CLS]``/``[SEP]``). Warns (NSP only) of single-sentence documents and of a
+    single-document batch (then IsNext pairs only).
 
     Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
     expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
-    ``on_single_document="error"``. Warns (NSP only) of single-sentence documents and single-document batches.
+    ``on_single_document="error"``.
     """
     nsp = next_sentence_prediction
     if max_seq_length < (5 if nsp else 3):
@@ -98,39 +87,47 @@ def create_pretraining_examples(
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("create_pretraining_examples needs a fast tokenizer (word_ids for whole-word masking)")
     docs = _documents(batch, text_column, split_sentences, sentences_column=sentences_column)
-    rng = random.Random(_batch_seed(seed, indices, docs))
+    batch_seed = hashlib.blake2b(str(seed).encode(), digest_size=8)  # stable: the row indices, else the text
+    if indices is not None and len(indices):
+        batch_seed.update(f"idx:{indices[0]}:{len(indices)}".encode())
+    else:  # each sentence + "\n", each document + "\0"
+        text = "".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs)
+        batch_seed.update(text.encode("utf-8", "surrogatepass"))
+    rng = random.Random(int.from_bytes(batch_seed.digest(), "little"))
     tokenized = _tokenize(docs, tokenizer)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
-    if not nsp:
-        del out["next_sentence_label"]
-        for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor:
-            ids, words = zip(*block)
-            out["input_ids"].append([cls_id, *ids, sep_id])
-            out["token_type_ids"].append([0] * (len(ids) + 2))
-            out["word_ids"].append(_renumber([-1, *words, -1]))
-        return out
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
-    if single_sentence_docs and len(tokenized) > 1:
+    if nsp and single_sentence_docs and len(tokenized) > 1:
         warnings.warn(f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they "
                       "only give NotNext pairs (as in google-research/bert); check the document boundaries (blank "
                       "lines) of the corpus", UserWarning, stacklevel=2)
-    if len(tokenized) == 1:
+    if nsp and len(tokenized) == 1:
         msg = ("a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
                "use more documents per batch (batch_size) or a corpus with several documents")
         if on_single_document == "error":
             raise ValueError(msg)
         warnings.warn(msg + "; emitting IsNext pairs only", UserWarning, stacklevel=2)
-    for _ in range(dupe_factor):
-        for doc_index in range(len(tokenized)):
-            for a, b, label in _pairs_from_document(tokenized, doc_index, max_seq_length - 3, short_seq_prob,
-                                                    nsp_probability, rng):
-                (a_ids, a_words), (b_ids, b_words) = zip(*a), zip(*b)
-                out["input_ids"].append([cls_id, *a_ids, sep_id, *b_ids, sep_id])
-                out["token_type_ids"].append([0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1))
-                out["next_sentence_label"].append(label)
-                out["word_ids"].append(_renumber([-1, *a_words, -1, *b_words, -1]))
+    if nsp:  # google's loop: (A, B, label) per pair, dupe_factor passes over the documents
+        instances = (pair for _ in range(dupe_factor) for d in range(len(tokenized)) for pair in
+                     _pairs_from_document(tokenized, d, max_seq_length - 3, short_seq_prob, nsp_probability, rng))
+    else:
+        del out["next_sentence_label"]
+        instances = ((block, None) for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor)
+    for *segments, label in instances:  # [CLS] A [SEP] (B [SEP]): segment k has token type k
+        ids, types, words = [cls_id], [0], [-1]
+        for token_type, segment in enumerate(segments):
+            segment_ids, segment_words = zip(*segment)
+            ids += [*segment_ids, sep_id]
+            types += [token_type] * (len(segment_ids) + 1)
+            words += [*segment_words, -1]
+        out["input_ids"].append(ids)
+        out["token_type_ids"].append(types)
+        out["word_ids"].append(_renumber(words))
+        if nsp:
+            out["next_sentence_label"].append(label)
     return out
+
 
 
 def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int]]]]:
@@ -217,9 +214,9 @@ def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_pr
 
 def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, num_proc: int | None = None,
                               next_sentence_prediction: bool = True, **kwargs):
-    """Map :func:`create_pretraining_examples` (``kwargs``: its parameters) over a ``Dataset`` or ``IterableDataset``
-    of documents, ``batch_size`` documents per batch (the NotNext pool), ``num_proc`` workers (``Dataset`` only); a
-    ``Dataset`` is cached under a key of the documents' fingerprint, the tokenizer and the parameters."""
+    """Map :func:`create_pretraining_examples` (``kwargs``: its parameters) over a ``Dataset`` (cached under a key of
+    the documents, tokenizer and parameters; ``num_proc`` workers) or ``IterableDataset`` of documents, ``batch_size``
+    documents per batch (the NotNext pool)."""
     from datasets import IterableDataset
 
     kwargs["next_sentence_prediction"] = next_sentence_prediction
@@ -244,10 +241,8 @@ def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, l
 
 # ------------------------------------------------------------------------------------------- corpora of any size
 def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
-    """Expand local paths and globs (``shards/**/*.parquet``) into a de-duplicated file list (sorted per pattern).
-    Raises ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
-    import glob
-
+    """Local paths and globs (``shards/**/*.parquet``) as a de-duplicated file list (sorted per pattern). Raises
+    ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
@@ -262,8 +257,7 @@ def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
 
 
 def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
-    """``json``, ``parquet``, or for text its document boundary: ``heading`` / ``blank_line`` (``"auto"``: heading when
-    a WikiText heading is among the first 200 lines)."""
+    """``json``, ``parquet``, or text's boundary ``heading`` / ``blank_line`` (``"auto"``: a heading in 200 lines)."""
     if path.lower().endswith((".jsonl", ".json", ".ndjson", ".parquet")):
         return "parquet" if path.lower().endswith(".parquet") else "json"
     if document_boundary == "auto":
@@ -274,9 +268,8 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
 
 
 def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
-    """The map over the ``text`` loader's rows: a paragraph (``sample_by="paragraph"``), also ended at a blank-looking
-    line as google's reader does; or with ``headings`` a whole file (``sample_by="document"``), split at each WikiText
-    heading (kept as the document's first sentence)."""
+    """The map over the ``text`` loader's rows: paragraphs, also ended at a blank-looking line (google's reader); with
+    ``headings`` whole files, split at each WikiText heading (the document's first sentence)."""
     docs: list[list[str]] = []
     for text in batch["text"]:
         docs.append([])
@@ -297,8 +290,7 @@ def _row_documents(batch: dict[str, list], indices, where: str, text_column: str
 
 
 def _decode_error(files: Sequence[str], encoding: str) -> ValueError | None:
-    """The first line of ``files`` that is not ``encoding`` text, as a ``ValueError`` naming file and line (the text
-    loader's ``UnicodeDecodeError`` names neither)."""
+    """A ``ValueError`` naming the first file and line that is not ``encoding`` text (the loader's names neither)."""
     for path in files:
         with open(path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
@@ -315,13 +307,11 @@ def load_documents(
     document_boundary: str = "auto", split_sentences: bool = False, streaming: bool = False,
     cache_dir: str | None = None, encoding: str = "utf-8",
 ):
-    """A corpus as a ``datasets`` table of documents (column ``sentences``: ``list[str]``), never as Python lists.
-
-    Local files (``train_files``: paths or globs, mixed formats, in file order): text (one sentence per line, a blank
-    line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"`` detects it) or
-    ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset (``dataset_name``, its
-    config and split). ``streaming=True``: an ``IterableDataset``. Reading and cache keys: docs/design.md,
-    "pretraining_data: loading documents".
+    """A corpus as a ``datasets`` table (``IterableDataset`` when ``streaming``) of documents (column ``sentences``:
+    ``list[str]``): local files (``train_files``: paths or globs, mixed formats, in file order) of text (one sentence
+    per line, a blank line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"``
+    detects it) or ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset
+    (``dataset_name``, its config, split). Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)
@@ -334,32 +324,31 @@ def load_documents(
         raise ValueError("give exactly one of train_files (local files/globs) and dataset_name (a Hub dataset id)")
     if document_boundary not in ("auto", "blank_line", "heading"):
         raise ValueError(f"document_boundary must be 'auto', 'blank_line' or 'heading', got {document_boundary!r}")
-    runs = [("rows", [], dataset_name, [dataset_name, dataset_config_name], {"split": dataset_split})]
+    groups = [("rows", [])]  # a Hub dataset
     if train_files is not None:
         files = [os.path.abspath(p) for p in resolve_corpus_files(train_files) if os.path.getsize(p)]
         if not files:  # the text loader finds no split in empty files
             raise ValueError(f"no documents (non-blank lines) in {train_files}: the files are empty")
-        runs = []
-        for kind, group in itertools.groupby(files, key=lambda p: _file_kind(p, document_boundary, encoding)):
-            group = list(group)
-            options = {"data_files": group, "split": "train"}
-            if kind in ("heading", "blank_line"):
-                options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
-                               features=Features({"text": Value("string")}))
-            loader = kind if kind in ("json", "parquet") else "text"
-            runs.append((kind, group, group[0] if len(group) == 1 else str(group), [loader], options))
+        groups = [(kind, list(group)) for kind, group in
+                  itertools.groupby(files, key=lambda p: _file_kind(p, document_boundary, encoding))]
     parts = []
-    for kind, group, where, args, options in runs:
+    for kind, group in groups:  # one loader per run of files of one kind; text: paragraphs or whole files
+        where = group[0] if len(group) == 1 else str(group or dataset_name)
+        fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split": split_sentences}
+        args, options = [dataset_name, dataset_config_name], {"split": dataset_split}
+        if group:
+            args, options = [kind], {"data_files": group, "split": "train"}
+        if kind in ("heading", "blank_line"):
+            fn, fn_kwargs = _text_documents, {"headings": kind == "heading", "split_sentences": split_sentences}
+            args = ["text"]
+            options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
+                           features=Features({"text": Value("string")}))
         try:
             raw = load_dataset(*args, streaming=streaming, cache_dir=cache_dir, **options)
         except DatasetGenerationError as err:
             cause = err.__cause__
             named = _decode_error(group, encoding) if isinstance(cause, UnicodeDecodeError) else None
             raise named or ValueError(f"{where}: cannot be read as {args[0]}: {cause}") from None
-        if kind in ("heading", "blank_line"):
-            fn, fn_kwargs = _text_documents, {"headings": kind == "heading", "split_sentences": split_sentences}
-        else:
-            fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split": split_sentences}
         map_kwargs: dict[str, Any] = {"batched": True, "with_indices": True, "fn_kwargs": fn_kwargs,
                                       "remove_columns": raw.column_names,
                                       "features": Features({"sentences": List(Value("string"))})}

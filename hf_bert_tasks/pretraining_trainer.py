@@ -1,24 +1,24 @@
 """The pretraining trainer and what it calls each step: the masked-only MLM head, the per-example loss terms, the
-metrics from their sums and the epoch callback (one module: ``tests/test_pretrain_trace.py``). A batch without
-``next_sentence_label`` (MLM only) trains on MLM alone and logs no NSP metrics.
-"""
+metrics from their sums and the epoch callback (one module: ``tests/test_pretrain_trace.py``)."""
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
+import torch
+import torch.nn.functional as F
 from transformers import BertForPreTraining, Trainer, TrainerCallback
+from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
 
 
 class BertForPreTrainingMaskedOnly(BertForPreTraining):
     """``BertForPreTraining`` whose MLM head runs only on the ``N`` positions to predict (as google's and NVIDIA's
-    code); parameters, loss and saved checkpoints are ``BertForPreTraining``'s. With ``labels`` (``int64 [B, L]``),
-    ``prediction_logits`` is ``float [N, V]`` for ``labels != -100`` in row-major order and ``loss`` = mean MLM CE +
-    NSP CE (``next_sentence_label`` ``int64 [B]``); without, the parent's ``forward``.
-    """
+    code); parameters, loss and checkpoints are the parent's. With ``labels`` (``int64 [B, L]``), ``prediction_logits``
+    is ``float [N, V]`` for ``labels != -100`` in row-major order, ``loss`` = mean MLM CE + NSP CE
+    (``next_sentence_label`` ``int64 [B]``); without, the parent's ``forward``."""
 
     def forward(self, input_ids=None, labels=None, next_sentence_label=None, **kwargs):
-        import torch.nn.functional as F
-        from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
-
         if labels is None:
             return super().forward(input_ids=input_ids, next_sentence_label=next_sentence_label, **kwargs)
         outputs = self.bert(input_ids, return_dict=True, **kwargs)
@@ -49,20 +49,14 @@ STAT_COLUMNS = ("mlm_loss_sum", "mlm_count", "mlm_correct", "nsp_loss_sum", "nsp
 
 
 def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
-    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, of one batch.
-
+    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, of one batch:
     ``prediction_logits``: ``float [B, L, V]`` (full head) or ``[N, V]`` (masked-only head, rows in the order of
     ``labels[labels != -100]``); ``seq_relationship_logits`` ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100``
     where not predicted); ``next_sentence_label`` ``int64 [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only).
-
     Returns ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and
     ``nsp_ce`` ``float [B]`` (``None`` without NSP labels), both with grad; ``stats`` ``float [B, 6]`` detached,
     columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). Raises ``ValueError`` when the logits' rows do
-    not match the MLM targets.
-    """
-    import torch
-    import torch.nn.functional as F
-
+    not match the MLM targets."""
     selected = labels != -100
     targets = labels[selected]
     logits = prediction_logits[selected] if prediction_logits.dim() == 3 else prediction_logits
@@ -101,31 +95,25 @@ def metrics_from_sums(sums, prefix: str = "") -> dict:
 
 
 class MaskingEpochCallback(TrainerCallback):
-    """Tell the collator the epoch at each epoch start, so dynamic masks change with the epoch and a resumed run
-    (``state.epoch`` restored from the checkpoint) redraws the masks of the interrupted epoch."""
+    """Set the collator's epoch at each epoch start: dynamic masks change with the epoch, and a resumed run
+    (``state.epoch`` from the checkpoint) redraws those of the interrupted epoch."""
 
     def __init__(self, collator):
         self.collator = collator
 
     def on_epoch_begin(self, args, state, control, **kwargs):
-        import math
-
-        self.collator.set_epoch(math.floor(state.epoch or 0.0))
+        self.collator.set_epoch(int(state.epoch or 0))  # epoch >= 0: int floors it
 
 
 class PretrainingTrainer(Trainer):
-    """``Trainer`` for MLM + NSP with per-token normalisation; logs ``mlm_loss``, ``nsp_loss``, ``mlm_accuracy`` and
-    ``nsp_accuracy`` (no ``nsp_*`` without ``next_sentence_label``). Step loss (§3.1; google's
-    ``get_masked_lm_output``): ``sum(MLM CE) / predicted tokens + sum(NSP CE) / examples`` over the global batch;
-    ``eval_loss = eval_mlm_loss + eval_nsp_loss``. Why: docs/design.md, "pretraining_trainer: loss and metrics".
-    """
+    """``Trainer`` for MLM + NSP (MLM alone without ``next_sentence_label``, no ``nsp_*`` logged); logs ``mlm_loss``,
+    ``nsp_loss``, ``mlm_accuracy``, ``nsp_accuracy``. Step loss (§3.1; google's ``get_masked_lm_output``):
+    ``sum(MLM CE) / predicted tokens + sum(NSP CE) / examples`` over the global batch; ``eval_loss = eval_mlm_loss +
+    eval_nsp_loss``. Why: docs/design.md, "pretraining_trainer: loss and metrics"."""
 
     loss_is_scaled_for_ga = True
 
     def __init__(self, *args, **kwargs):
-        import torch
-
-        kwargs.setdefault("compute_metrics", None)
         super().__init__(*args, **kwargs)
         dtype = torch.float32 if self.args.device.type == "mps" else torch.float64
         self._train_sums = torch.zeros(len(STAT_COLUMNS), dtype=dtype, device=self.args.device)
@@ -133,10 +121,6 @@ class PretrainingTrainer(Trainer):
     def get_batch_samples(self, epoch_iterator, num_batches, device):
         """The micro-batches of one optimizer step and ``num_items_in_batch`` = ``int64 [2]`` (predicted MLM tokens,
         NSP examples) summed over them and all processes (one all-reduce, run by every process even with no batch)."""
-        import itertools
-
-        import torch
-
         batches = list(itertools.islice(epoch_iterator, num_batches))
         total = torch.zeros(2, dtype=torch.long, device=device)
         for batch in batches:
@@ -147,17 +131,14 @@ class PretrainingTrainer(Trainer):
             total = self.accelerator.reduce(total, reduction="sum")
         return batches, total
 
-    def _forward(self, model, inputs):
+    def _forward(self, model, inputs, num_items_in_batch=None):
+        """``(outputs, loss, stats)``, the loss normalised by the step's global counts (``num_items_in_batch``)."""
         # the masked-only head needs the labels to know which positions to project; the full head gets none
         keep_labels = isinstance(self.accelerator.unwrap_model(model), BertForPreTrainingMaskedOnly)
         outputs = model(**{k: v for k, v in inputs.items()
                            if k != "next_sentence_label" and (keep_labels or k != "labels")})
-        terms = pretraining_terms(outputs.prediction_logits, outputs.seq_relationship_logits, inputs["labels"],
-                                  inputs.get("next_sentence_label"))
-        return outputs, terms
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        outputs, (mlm_ce, nsp_ce, stats) = self._forward(model, inputs)
+        mlm_ce, nsp_ce, stats = pretraining_terms(outputs.prediction_logits, outputs.seq_relationship_logits,
+                                                  inputs["labels"], inputs.get("next_sentence_label"))
         if num_items_in_batch is not None:  # training: global counts of the optimizer step
             (n_mlm, n_nsp), scale = num_items_in_batch, self.accelerator.num_processes
         else:
@@ -165,19 +146,19 @@ class PretrainingTrainer(Trainer):
         loss = mlm_ce.sum() / n_mlm.clamp(min=1)
         if nsp_ce is not None:
             loss = loss + nsp_ce.sum() / n_nsp.clamp(min=1)
-        loss = loss * scale
+        return outputs, loss * scale, stats
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs, loss, stats = self._forward(model, inputs, num_items_in_batch)
         if model.training:
             self._train_sums += stats.sum(0).to(self._train_sums.dtype)
         return (loss, outputs) if return_outputs else loss
 
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
         """``(loss, stats [B, 6], None)``: the per-example statistics are the "predictions" (see the class doc)."""
-        import torch
-
         inputs = self._prepare_inputs(inputs)
         with torch.no_grad(), self.compute_loss_context_manager():
-            _outputs, (mlm_ce, nsp_ce, stats) = self._forward(model, inputs)
-        loss = mlm_ce.sum() / max(mlm_ce.numel(), 1) + (nsp_ce.mean() if nsp_ce is not None else 0.0)
+            _outputs, loss, stats = self._forward(model, inputs)
         return loss.detach(), stats, None
 
     def log(self, logs, start_time=None):
@@ -194,8 +175,6 @@ class PretrainingTrainer(Trainer):
         output = super().evaluation_loop(dataloader, description, prediction_loss_only=False, ignore_keys=ignore_keys,
                                          metric_key_prefix=metric_key_prefix)
         if output.predictions is not None and len(output.predictions):
-            import numpy as np
-
             p = f"{metric_key_prefix}_"
             metrics = metrics_from_sums(np.asarray(output.predictions, dtype=np.float64).sum(0), prefix=p)
             metrics[f"{p}loss"] = metrics.get(f"{p}mlm_loss", 0.0) + metrics.get(f"{p}nsp_loss", 0.0)
