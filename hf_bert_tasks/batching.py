@@ -29,15 +29,11 @@ def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
         return dataset.select_columns(["length"]).with_format("arrow")[:].column("length").to_numpy().astype(np.int64)
     table = dataset.select_columns([column]).with_format("arrow")[:]  # applies an indices mapping (select/shuffle)
     values = table.column(column).combine_chunks()
-    outer = pc.list_value_length(values).to_numpy(zero_copy_only=False)
     if not pa.types.is_list(values.type.value_type) and not pa.types.is_large_list(values.type.value_type):
-        return outer.astype(np.int64)
-    inner = pc.list_value_length(pc.list_flatten(values)).to_numpy(zero_copy_only=False).astype(np.int64)
-    lengths = np.zeros(len(outer), dtype=np.int64)
-    has = outer > 0
-    starts = np.concatenate([[0], np.cumsum(outer)[:-1]]).astype(np.int64)
-    if has.any():
-        lengths[has] = np.maximum.reduceat(inner, starts[has])
+        return pc.list_value_length(values).to_numpy(zero_copy_only=False).astype(np.int64)
+    lengths = np.zeros(len(values), dtype=np.int64)  # [C, L] per feature: the longest choice
+    np.maximum.at(lengths, pc.list_parent_indices(values).to_numpy(zero_copy_only=False),
+                  pc.list_value_length(pc.list_flatten(values)).to_numpy(zero_copy_only=False))
     return lengths
 
 
@@ -130,15 +126,13 @@ class LengthSortedTrainer(Trainer):
                                            metric_key_prefix)
         order = np.asarray(sampler.indices, dtype=np.int64)
         compute_metrics = self.compute_metrics
-        scored = []  # (what Trainer gave compute_metrics, the same in dataset order)
         if compute_metrics is not None:
             from transformers import EvalPrediction
 
             def in_dataset_order(pred, **kwargs):
-                restored = EvalPrediction(**{k: restore_order(getattr(pred, k), order)
-                                             for k in ("predictions", "label_ids", "inputs", "losses")})
-                scored.append((pred, restored))
-                return compute_metrics(restored, **kwargs)
+                return compute_metrics(EvalPrediction(**{k: restore_order(getattr(pred, k), order)
+                                                         for k in ("predictions", "label_ids", "inputs", "losses")}),
+                                       **kwargs)
 
             self.compute_metrics = in_dataset_order
         try:
@@ -146,9 +140,6 @@ class LengthSortedTrainer(Trainer):
                                              metric_key_prefix)
         finally:
             self.compute_metrics = compute_metrics
-        if scored and scored[-1][0].predictions is output.predictions and scored[-1][0].label_ids is output.label_ids:
-            # Trainer returns the arrays it scored (transformers 5.24): reuse their dataset-order copies
-            return output._replace(predictions=scored[-1][1].predictions, label_ids=scored[-1][1].label_ids)
         return output._replace(predictions=restore_order(output.predictions, order),
                                label_ids=restore_order(output.label_ids, order))
 
