@@ -126,13 +126,15 @@ class LengthSortedTrainer(Trainer):
                                            metric_key_prefix)
         order = np.asarray(sampler.indices, dtype=np.int64)
         compute_metrics = self.compute_metrics
+        scored = []  # (what Trainer gave compute_metrics, the same in dataset order)
         if compute_metrics is not None:
             from transformers import EvalPrediction
 
             def in_dataset_order(pred, **kwargs):
-                return compute_metrics(EvalPrediction(**{k: restore_order(getattr(pred, k), order)
-                                                         for k in ("predictions", "label_ids", "inputs", "losses")}),
-                                       **kwargs)
+                restored = EvalPrediction(**{k: restore_order(getattr(pred, k), order)
+                                             for k in ("predictions", "label_ids", "inputs", "losses")})
+                scored.append((pred, restored))
+                return compute_metrics(restored, **kwargs)
 
             self.compute_metrics = in_dataset_order
         try:
@@ -140,6 +142,9 @@ class LengthSortedTrainer(Trainer):
                                              metric_key_prefix)
         finally:
             self.compute_metrics = compute_metrics
+        if scored and scored[-1][0].predictions is output.predictions and scored[-1][0].label_ids is output.label_ids:
+            # Trainer returns the arrays it scored (transformers 5.24): reuse their dataset-order copies
+            return output._replace(predictions=scored[-1][1].predictions, label_ids=scored[-1][1].label_ids)
         return output._replace(predictions=restore_order(output.predictions, order),
                                label_ids=restore_order(output.label_ids, order))
 
@@ -159,9 +164,8 @@ def _index_sampler(dataloader) -> IndexSampler | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------------- the loss
-# an optimizer step's loss: its loss terms on all micro-batches and processes / their number (docs/design.md,
-# 'Loss normalisation')
+# ------------------------------------------------------------------------------------------------------ the loss
+# an optimizer step's loss: its loss terms on all micro-batches and processes / their number ('Loss normalisation')
 
 #: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (docs/design.md).
 LOSS_UNITS = {"token_classification": "labels", "single_label_classification": "labels", "multiple_choice": "labels",
@@ -219,11 +223,10 @@ def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) ->
 
 def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count, shape: tuple = (),
                         across_processes: bool = True) -> tuple[list, torch.Tensor]:
-    """The micro-batches of one optimizer step and their loss-term count, for ``Trainer.get_batch_samples``: up to
-    ``num_batches`` batches of ``epoch_iterator`` and the sum of ``count(batch)`` (long, shape ``shape``), all-reduced
-    with several processes and ``across_processes`` (every process joins, even with no batch left); the rule
-    :class:`hf_bert_tasks.pretraining.PretrainingTrainer` inlines (shape ``(2,)``: MLM tokens, NSP examples).
-    Returns ``(batches, counts)``, ``counts`` on ``device``."""
+    """``Trainer.get_batch_samples``' rule: up to ``num_batches`` batches of ``epoch_iterator`` and the sum of
+    ``count(batch)`` (long, shape ``shape``, on ``device``), all-reduced with several processes and ``across_processes``
+    (every process joins, even with no batch left); ``PretrainingTrainer`` inlines it (shape ``(2,)``: MLM tokens, NSP
+    examples). Returns ``(batches, counts)``."""
     batches = list(itertools.islice(epoch_iterator, num_batches))
     total = torch.zeros(shape, dtype=torch.long, device=device)
     for batch in batches:

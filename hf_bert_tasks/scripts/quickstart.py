@@ -237,8 +237,8 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     few = min(n for n in (plan.gain_train_samples, plan.max_train_samples) if n)
     print(f"== 3. label efficiency: the pretrained and a randomly initialised copy (same config, steps, seed) "
           f"fine-tuned on {few} labelled {run.task} examples ({plan.gain_epochs:g} epochs)")
-    random_dir = random_init_copy(model_dir, os.path.join(output_dir, "random-init-bert"), seed)
-    encoders = {"pretrained": model_dir, "random-init": random_dir}
+    encoders = {"pretrained": model_dir,
+                "random-init": random_init_copy(model_dir, os.path.join(output_dir, "random-init-bert"), seed)}
     few_dirs = {name: os.path.join(output_dir, f"{run.task}-{few}-labels-{name}") for name in encoders}
     few_labels = {name: _finetune(plan, run, path, few_dirs[name], seed, max_train_samples=few,
                                   epochs=plan.gain_epochs) for name, path in encoders.items()}
