@@ -99,10 +99,8 @@ class LengthSortedTrainer(Trainer):
 
     def _get_train_sampler(self, train_dataset=None):
         dataset = train_dataset if train_dataset is not None else self.train_dataset
-        if self.args.train_sampling_strategy != "group_by_length":
-            return super()._get_train_sampler(train_dataset)
-        lengths = feature_lengths(dataset)
-        if lengths is None:  # not a datasets.Dataset with input_ids: Trainer measures the lengths itself
+        lengths = feature_lengths(dataset) if self.args.train_sampling_strategy == "group_by_length" else None
+        if lengths is None:  # another strategy, or not a datasets.Dataset with input_ids (Trainer measures them)
             return super()._get_train_sampler(train_dataset)
         unit = self.args.train_batch_size * self.args.gradient_accumulation_steps * max(1, self.args.world_size)
         seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed

@@ -117,7 +117,15 @@ def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir
     root = cache_dir or default_cache_dir()
     keys = {s: features_key(task, raw[s], tokenizer, max_seq_length, s) for s in raw}
     entries = {s: os.path.join(root, f"{task.name}-{s}-{_sha(key)[:24]}") for s, key in keys.items()}
-    found = {s: None if overwrite else _load_entry(entries[s], f"{task.name}/{s}") for s in raw}
+    found = dict.fromkeys(raw)
+    for s, entry in entries.items():
+        if overwrite or not os.path.isdir(entry):
+            continue
+        try:
+            found[s] = datasets.load_from_disk(entry)
+            logger.info("tokenized features of %s/%s loaded from the cache %s", task.name, s, entry)
+        except Exception as err:  # noqa: BLE001 - an unreadable entry is rebuilt, never trusted
+            logger.warning("unreadable cache entry %s (%s); tokenizing again", entry, err)
     computed = {s: task.preprocess(raw[s], tokenizer, max_seq_length, s) for s in raw if found[s] is None}
     for s, features in computed.items():  # into a temporary folder, then a rename: no half-written entry
         entry = entries[s]
@@ -135,21 +143,6 @@ def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir
         logger.info("tokenized %s/%s (%d features); cached in %s", task.name, s, len(features), entry)
         found[s] = datasets.load_from_disk(entry)
     return found
-
-
-def _load_entry(entry: str, name: str):
-    """The features saved in ``entry``, or ``None`` when it is absent or unreadable (then rebuilt, never trusted)."""
-    import datasets
-
-    if not os.path.isdir(entry):
-        return None
-    try:
-        features = datasets.load_from_disk(entry)
-    except Exception as err:  # noqa: BLE001 - an unreadable entry is rebuilt, never trusted
-        logger.warning("unreadable cache entry %s (%s); tokenizing again", entry, err)
-        return None
-    logger.info("tokenized features of %s loaded from the cache %s", name, entry)
-    return features
 
 
 def _sha(obj) -> str:

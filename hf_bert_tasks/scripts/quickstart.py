@@ -296,10 +296,9 @@ def held_out_rows(train_texts: list[str], dev_texts: list[str]) -> list[int]:
 
 
 def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) -> dict:
-    """Classify the dev split of sample ``folder`` with each model of ``models`` (name -> folder); single-sentence
-    classification only. Returns each model's accuracy on the sentences with a word never seen in training
-    (:func:`held_out_rows`) and on the others, the first ``per_group`` of each group with the first model's answer,
-    and ``lines``, the printout."""
+    """Classify the dev split of sample ``folder`` with each single-sentence classifier of ``models`` (name ->
+    folder). Returns each model's accuracy on the sentences with a word never seen in training (:func:`held_out_rows`)
+    and on the others, the first ``per_group`` of each group with the first model's answer, and ``lines`` to print."""
     from transformers import pipeline
 
     raw = task.read_local(sample_path(folder))
