@@ -39,9 +39,7 @@ def dataset_content_hash(dataset) -> str:
     import numpy as np
     import pyarrow as pa
 
-    table = dataset.with_format("arrow")[:]
-    if isinstance(table, pa.RecordBatch):
-        table = pa.Table.from_batches([table])
+    table = dataset.with_format("arrow")[:]  # a pa.Table of the selected rows
     table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:

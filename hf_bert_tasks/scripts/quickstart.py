@@ -33,8 +33,6 @@ from ..resources import sample_path, sample_texts
 
 #: a row "works" when value >= baseline + MARGIN[kind] (metrics on the 0-1 scale)
 MARGIN = {"above": 0.10, "gain": 0.05}
-
-
 #: what the quickstart says when a row misses its margin (pointers to measured runs)
 NOT_SHOWN_GAIN = ("Pretraining's gain grows with pretraining compute and shrinks with the number of labels; "
                   "docs/results.md#quickstart has the measured runs.")
@@ -156,11 +154,12 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
     started = time.time()
     with quiet_load_report():
         metrics = run_finetune(model_args, data_args, training_args)
+    wall = time.time() - started
     # the compare report's budget of this run (as compare.arm_budget gives it)
     budget = {"epochs": f"{training_args.num_train_epochs:g}", "learning_rate": f"{training_args.learning_rate:g}",
               "trainable_parameters": trainable_parameters(get_task(run.task).configure(data_args), model_args,
                                                            training_args)}
-    return {**metrics, "wall_seconds": time.time() - started, "budget": budget}
+    return {**metrics, "wall_seconds": wall, "budget": budget}
 
 
 def random_init_copy(model_dir: str, output_dir: str, seed: int) -> str:
@@ -279,7 +278,10 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     summary["png"] = plot_summary(rows, os.path.join(output_dir, "quickstart_summary.png"))
     with open(os.path.join(output_dir, "quickstart_summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2, default=str)
-    print("\n" + format_table(rows))
+    print(f"\na row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
+          "(vs another run)\n\n| step | metric | value | baseline | verdict |\n|---|---|---:|---:|---|")
+    for r in rows:
+        print(f"| {r.step} | {r.metric} | {r.value:.4f} | {r.baseline:.4f} ({r.baseline_name}) | {r.verdict} |")
     for r in rows:
         if not r.works:
             print(f"NOT shown here: {r.step} ({r.metric}). " + (NOT_SHOWN_GAIN if r.kind == "gain" else NOT_SHOWN))
@@ -336,14 +338,6 @@ def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> 
                      "std": 0.0, "n": 1, "values": [100 * metrics[key]], "wall_seconds": metrics["wall_seconds"],
                      "paper": paper, "paper_source": source, "reused": False, "runs": [], **metrics["budget"]})
     return write_report(task, rows, output_dir, f"Quickstart: {task.name} sample, tiny BERT")
-
-
-def format_table(rows: list[Row]) -> str:
-    """The final table as Markdown (step, metric, value, baseline, verdict)."""
-    head = [(f"a row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
-             "(vs another run)"), "", "| step | metric | value | baseline | verdict |", "|---|---|---:|---:|---|"]
-    return "\n".join(head + [f"| {r.step} | {r.metric} | {r.value:.4f} | {r.baseline:.4f} ({r.baseline_name}) | "
-                             f"{r.verdict} |" for r in rows])
 
 
 def plot_summary(rows: list[Row], path: str) -> str:
