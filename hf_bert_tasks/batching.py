@@ -29,15 +29,11 @@ def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
         return dataset.select_columns(["length"]).with_format("arrow")[:].column("length").to_numpy().astype(np.int64)
     table = dataset.select_columns([column]).with_format("arrow")[:]  # applies an indices mapping (select/shuffle)
     values = table.column(column).combine_chunks()
-    outer = pc.list_value_length(values).to_numpy(zero_copy_only=False)
     if not pa.types.is_list(values.type.value_type) and not pa.types.is_large_list(values.type.value_type):
-        return outer.astype(np.int64)
-    inner = pc.list_value_length(pc.list_flatten(values)).to_numpy(zero_copy_only=False).astype(np.int64)
-    lengths = np.zeros(len(outer), dtype=np.int64)
-    has = outer > 0
-    starts = np.concatenate([[0], np.cumsum(outer)[:-1]]).astype(np.int64)
-    if has.any():
-        lengths[has] = np.maximum.reduceat(inner, starts[has])
+        return pc.list_value_length(values).to_numpy(zero_copy_only=False).astype(np.int64)
+    lengths = np.zeros(len(values), dtype=np.int64)  # [C, L] per feature: the longest choice
+    np.maximum.at(lengths, pc.list_parent_indices(values).to_numpy(zero_copy_only=False),
+                  pc.list_value_length(pc.list_flatten(values)).to_numpy(zero_copy_only=False))
     return lengths
 
 
@@ -103,10 +99,8 @@ class LengthSortedTrainer(Trainer):
 
     def _get_train_sampler(self, train_dataset=None):
         dataset = train_dataset if train_dataset is not None else self.train_dataset
-        if self.args.train_sampling_strategy != "group_by_length":
-            return super()._get_train_sampler(train_dataset)
-        lengths = feature_lengths(dataset)
-        if lengths is None:  # not a datasets.Dataset with input_ids: Trainer measures the lengths itself
+        lengths = feature_lengths(dataset) if self.args.train_sampling_strategy == "group_by_length" else None
+        if lengths is None:  # another strategy, or not a datasets.Dataset with input_ids (Trainer measures them)
             return super()._get_train_sampler(train_dataset)
         unit = self.args.train_batch_size * self.args.gradient_accumulation_steps * max(1, self.args.world_size)
         seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
@@ -168,9 +162,8 @@ def _index_sampler(dataloader) -> IndexSampler | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------------- the loss
-# an optimizer step's loss: its loss terms on all micro-batches and processes / their number (docs/design.md,
-# 'Loss normalisation')
+# ------------------------------------------------------------------------------------------------------ the loss
+# an optimizer step's loss: its loss terms on all micro-batches and processes / their number ('Loss normalisation')
 
 #: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (docs/design.md).
 LOSS_UNITS = {"token_classification": "labels", "single_label_classification": "labels", "multiple_choice": "labels",
@@ -228,11 +221,10 @@ def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) ->
 
 def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count, shape: tuple = (),
                         across_processes: bool = True) -> tuple[list, torch.Tensor]:
-    """The micro-batches of one optimizer step and their loss-term count, for ``Trainer.get_batch_samples``: up to
-    ``num_batches`` batches of ``epoch_iterator`` and the sum of ``count(batch)`` (long, shape ``shape``), all-reduced
-    with several processes and ``across_processes`` (every process joins, even with no batch left); the rule
-    :class:`hf_bert_tasks.pretraining.PretrainingTrainer` inlines (shape ``(2,)``: MLM tokens, NSP examples).
-    Returns ``(batches, counts)``, ``counts`` on ``device``."""
+    """``Trainer.get_batch_samples``' rule: up to ``num_batches`` batches of ``epoch_iterator`` and the sum of
+    ``count(batch)`` (long, shape ``shape``, on ``device``), all-reduced with several processes and ``across_processes``
+    (every process joins, even with no batch left); ``PretrainingTrainer`` inlines it (shape ``(2,)``: MLM tokens, NSP
+    examples). Returns ``(batches, counts)``."""
     batches = list(itertools.islice(epoch_iterator, num_batches))
     total = torch.zeros(shape, dtype=torch.long, device=device)
     for batch in batches:

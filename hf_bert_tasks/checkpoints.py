@@ -54,8 +54,7 @@ def _has_weights(folder: str, names: set[str]) -> bool:
 
 
 def checkpoint_problems(folder: str) -> list[str]:
-    """What keeps ``folder`` from being a resumable checkpoint (docs/design.md), e.g. ``["no trainer_state.json"]``;
-    ``[]`` when complete."""
+    """What keeps ``folder`` from resuming (docs/design.md), e.g. ``["no trainer_state.json"]``; ``[]``: complete."""
     return [message for _, message in _problems(folder)]
 
 
@@ -92,21 +91,20 @@ def _problems(folder: str) -> list[tuple[bool, str]]:
 def last_complete_checkpoint(output_dir: str) -> str | None:
     """The newest complete ``checkpoint-<step>`` folder of ``output_dir`` (``None`` when there is none), with a
     warning naming each incomplete one passed over and what it lacks."""
-    skipped, chosen = [], None
+    skipped = []
     for _, path in list_checkpoints(output_dir):
         problems = checkpoint_problems(path)
         if not problems:
-            chosen = path
-            break
+            if skipped:
+                logger.warning("--resume_from_checkpoint: skipping incomplete checkpoint(s) %s (a run killed while "
+                               "saving?); resuming from %s", ", ".join(skipped), path)
+            return path
         skipped.append(f"{os.path.basename(path)} ({'; '.join(problems)})")
-    if skipped and chosen is not None:
-        logger.warning("--resume_from_checkpoint: skipping incomplete checkpoint(s) %s (a run killed while saving?); "
-                       "resuming from %s", ", ".join(skipped), chosen)
-    elif skipped:
+    if skipped:
         logger.warning("--resume_from_checkpoint: no complete checkpoint in %s — incomplete: %s (a run killed while "
                        "saving?); training starts from step 0 and a save at the same step replaces them",
                        output_dir, ", ".join(skipped))
-    return chosen
+    return None
 
 
 def resolve_resume(resume, output_dir: str) -> str | None:
@@ -142,10 +140,9 @@ def output_dir_is_finished(output_dir: str) -> bool:
 
 
 def check_output_dir(training_args) -> None:
-    """Refuse to write over earlier results in ``training_args.output_dir``: a finished run (``all_results.json``)
-    needs ``--overwrite_output_dir`` or an explicit ``--resume_from_checkpoint PATH`` (not ``auto``); checkpoints of
-    an unfinished run need ``--resume_from_checkpoint auto|PATH`` or ``--overwrite_output_dir``; else
-    ``FileExistsError`` naming the folder and the flags."""
+    """Refuse to write over earlier results in ``training_args.output_dir``: ``FileExistsError`` (naming the flags)
+    for a finished run (``all_results.json``) without ``--overwrite_output_dir`` or an explicit
+    ``--resume_from_checkpoint PATH``, or an unfinished run's checkpoints without ``--resume_from_checkpoint``."""
     out, resume = training_args.output_dir, training_args.resume_from_checkpoint
     if training_args.overwrite_output_dir or not os.path.isdir(out):
         return

@@ -83,9 +83,8 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args,
                            prepared: PreparedData | None = None, resume: Any = _FROM_ARGS) -> dict[str, float]:
     """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics. ``prepared``:
-    :func:`prepare_data`'s result (computed when ``None``); ``resume``: the checkpoint to resume from
-    (:func:`~hf_bert_tasks.checkpoints.start_run`; ``None``: a fresh start; not given: ``--resume_from_checkpoint``).
-    The caller checks the data fits the model (:func:`check_model_fits`)."""
+    :func:`prepare_data`'s result (computed when ``None``); ``resume``: the checkpoint (:func:`.checkpoints.start_run`;
+    ``None``: a fresh start; not given: ``--resume_from_checkpoint``). The caller checks the data fits the model."""
     from transformers import set_seed
 
     from .batching import LOSS_UNITS, GlobalLossTrainer
@@ -222,8 +221,7 @@ def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> Prepar
 
 
 def resolve_resume_checkpoint(training_args) -> str | None:
-    """Deprecated alias: ``checkpoints.resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)``
-    (an explicit path, checked, or with ``auto`` the newest complete ``checkpoint-<step>``; ``None``: a fresh start)."""
+    """Deprecated alias of :func:`hf_bert_tasks.checkpoints.resolve_resume` on ``training_args``' resume and folder."""
     import warnings
 
     warnings.warn("hf_bert_tasks.finetuning.resolve_resume_checkpoint is deprecated; use "

@@ -49,12 +49,11 @@ def summarize(values: list) -> dict[str, Any]:
 
 
 def select_learning_rate(runs: list[dict], key: str) -> tuple[float, list[dict]]:
-    """The §4.1 selection: the learning rate with the highest mean ``key`` (``eval_<primary metric>``, all
-    higher-is-better) over its seeds in ``runs`` (``[{"learning_rate": lr, key: value, ...}, ...]``).
-
-    Returns ``(selected_lr, per_lr)``: one :func:`summarize` dict (+ ``learning_rate``) per learning rate in grid
-    order. A degenerate run ranks its learning rate last; ties go to the first; all degenerate: the first, with a
-    warning. Raises ``ValueError`` for empty ``runs``."""
+    """The §4.1 selection: the learning rate with the highest mean ``key`` (``eval_<primary metric>``, higher is
+    better) over its seeds in ``runs`` (``[{"learning_rate": lr, key: value, ...}, ...]``). Returns ``(selected_lr,
+    per_lr)``, one :func:`summarize` dict (+ ``learning_rate``) per learning rate in grid order. A degenerate run ranks
+    its learning rate last; ties go to the first; all degenerate: the first, with a warning. Raises ``ValueError``
+    for empty ``runs``."""
     if not runs:
         raise ValueError("no runs to select a learning rate from")
     rates = list(dict.fromkeys(float(r["learning_rate"]) for r in runs))
@@ -96,12 +95,10 @@ def _read_json(path: str) -> dict:
 
 
 def check_grid_output_dir(training_args) -> dict | None:
-    """The output-dir guard of a grid: :func:`hf_bert_tasks.checkpoints.check_output_dir`, but a finished grid may
-    be extended.
-
-    Returns the earlier ``lr_grid_results.json`` when this command's (lr, seed) runs strictly extend a finished grid
-    in the same folder layout; ``None`` without one (or with ``--overwrite_output_dir``). Raises
-    ``FileExistsError`` when they repeat, leave out or move its runs, or in ``check_output_dir``'s cases."""
+    """The output-dir guard of a grid (:func:`hf_bert_tasks.checkpoints.check_output_dir`, but a finished grid may be
+    extended): the earlier ``lr_grid_results.json`` when this command's (lr, seed) runs strictly extend a finished
+    grid in the same folder layout, else ``None`` (also with ``--overwrite_output_dir``). Raises ``FileExistsError``
+    when they repeat, leave out or move its runs, or in ``check_output_dir``'s cases."""
     top = training_args.output_dir
     path = os.path.join(top, GRID_RESULTS_FILE)
     finished = os.path.isfile(path) and os.path.isfile(os.path.join(top, "all_results.json"))

@@ -39,9 +39,7 @@ def dataset_content_hash(dataset) -> str:
     import numpy as np
     import pyarrow as pa
 
-    table = dataset.with_format("arrow")[:]
-    if isinstance(table, pa.RecordBatch):
-        table = pa.Table.from_batches([table])
+    table = dataset.with_format("arrow")[:]  # a pa.Table of the selected rows
     table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -112,49 +110,37 @@ def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir
     ``datasets.Dataset``) through the cache under ``cache_dir`` (default :func:`default_cache_dir`): every split's
     lookup first, then the misses tokenized and written (``overwrite``: recompute and replace, ``--overwrite_cache``).
     Each split's features are memory-mapped from its entry, for a hit and a miss alike."""
+    import datasets
+
     root = cache_dir or default_cache_dir()
     keys = {s: features_key(task, raw[s], tokenizer, max_seq_length, s) for s in raw}
     entries = {s: os.path.join(root, f"{task.name}-{s}-{_sha(key)[:24]}") for s, key in keys.items()}
-    found = {s: None if overwrite else _load_entry(entries[s], f"{task.name}/{s}") for s in raw}
+    found = dict.fromkeys(raw)
+    for s, entry in entries.items():
+        if overwrite or not os.path.isdir(entry):
+            continue
+        try:
+            found[s] = datasets.load_from_disk(entry)
+            logger.info("tokenized features of %s/%s loaded from the cache %s", task.name, s, entry)
+        except Exception as err:  # noqa: BLE001 - an unreadable entry is rebuilt, never trusted
+            logger.warning("unreadable cache entry %s (%s); tokenizing again", entry, err)
     computed = {s: task.preprocess(raw[s], tokenizer, max_seq_length, s) for s in raw if found[s] is None}
-    for s, features in computed.items():
-        found[s] = _write_entry(features, entries[s], keys[s], f"{task.name}/{s}")
+    for s, features in computed.items():  # into a temporary folder, then a rename: no half-written entry
+        entry = entries[s]
+        os.makedirs(root, exist_ok=True)
+        tmp = f"{entry}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        features.save_to_disk(tmp)
+        with open(os.path.join(tmp, KEY_FILE), "w", encoding="utf-8") as f:
+            json.dump(keys[s], f, indent=2)
+        if os.path.isdir(entry):  # --overwrite_cache, or an unreadable entry
+            shutil.rmtree(entry, ignore_errors=True)
+        try:
+            os.rename(tmp, entry)
+        except OSError:  # another process wrote the same entry meanwhile: identical content, keep theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+        logger.info("tokenized %s/%s (%d features); cached in %s", task.name, s, len(features), entry)
+        found[s] = datasets.load_from_disk(entry)
     return found
-
-
-def _load_entry(entry: str, name: str):
-    """The features saved in ``entry``, or ``None`` when it is absent or unreadable (then rebuilt, never trusted)."""
-    import datasets
-
-    if not os.path.isdir(entry):
-        return None
-    try:
-        features = datasets.load_from_disk(entry)
-    except Exception as err:  # noqa: BLE001 - an unreadable entry is rebuilt, never trusted
-        logger.warning("unreadable cache entry %s (%s); tokenizing again", entry, err)
-        return None
-    logger.info("tokenized features of %s loaded from the cache %s", name, entry)
-    return features
-
-
-def _write_entry(features, entry: str, key: dict, name: str):
-    """Save ``features`` (and ``key`` as :data:`KEY_FILE`) into ``entry`` through a temporary folder and a rename;
-    returns the entry memory-mapped."""
-    import datasets
-
-    os.makedirs(os.path.dirname(entry), exist_ok=True)
-    tmp = f"{entry}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    features.save_to_disk(tmp)
-    with open(os.path.join(tmp, KEY_FILE), "w", encoding="utf-8") as f:
-        json.dump(key, f, indent=2)
-    if os.path.isdir(entry):  # --overwrite_cache, or an unreadable entry
-        shutil.rmtree(entry, ignore_errors=True)
-    try:
-        os.rename(tmp, entry)
-    except OSError:  # another process wrote the same entry meanwhile: identical content, keep theirs
-        shutil.rmtree(tmp, ignore_errors=True)
-    logger.info("tokenized %s (%d features); cached in %s", name, len(features), entry)
-    return datasets.load_from_disk(entry)
 
 
 def _sha(obj) -> str:

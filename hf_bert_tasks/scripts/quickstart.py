@@ -6,12 +6,10 @@ Steps (sizes in :data:`FULL`; samples: ``tools/make_samples.py``; measured runs:
 
 1. a WordPiece vocabulary and a ``tiny`` BERT (L=2, H=128) pretrained with MLM + NSP and whole-word masking on
    ``samples/pretraining/corpus.txt``: held-out MLM accuracy vs the most frequent WordPiece's share, NSP vs chance;
-2. that checkpoint fine-tuned on each sample task, dev metric vs the best constant prediction (pooler re-initialised,
-   ``--reinit_pooler``, Zhang et al. 2021 §5; random batches);
-3. label efficiency: the checkpoint vs a randomly initialised copy, both fine-tuned on 10 % of the SST-2 sample's
-   labels;
+2. that checkpoint fine-tuned on each sample task, dev metric vs the best constant prediction (``--reinit_pooler``,
+   Zhang et al. 2021 §5; random batches);
+3. label efficiency: the checkpoint vs a randomly initialised copy, both on 10 % of the SST-2 sample's labels;
 4. fine-tuning vs LoRA vs a head on frozen features (paper §5.3) on the SST-2 sample, as the compare report.
-
 It ends with one table (a row "works" when its value beats its baseline by :data:`MARGIN`),
 ``quickstart_summary.json`` and ``quickstart_summary.png`` in ``--output_dir``.
 """
@@ -35,8 +33,6 @@ from ..resources import sample_path, sample_texts
 
 #: a row "works" when value >= baseline + MARGIN[kind] (metrics on the 0-1 scale)
 MARGIN = {"above": 0.10, "gain": 0.05}
-
-
 #: what the quickstart says when a row misses its margin (pointers to measured runs)
 NOT_SHOWN_GAIN = ("Pretraining's gain grows with pretraining compute and shrinks with the number of labels; "
                   "docs/results.md#quickstart has the measured runs.")
@@ -138,9 +134,11 @@ quiet_load_report = log_filters
 
 
 def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: str, seed: int, **mode) -> dict:
+    from .. import get_task
     from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
     from ..finetuning import run_finetune
     from ..modes import get_training_mode
+    from .compare import trainable_parameters
 
     model_args = ModelArguments(model_name_or_path=model_dir,
                                 reinit_pooler=plan.reinit_pooler and get_training_mode(mode.get("mode")).allows_reinit)
@@ -156,18 +154,12 @@ def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: st
     started = time.time()
     with quiet_load_report():
         metrics = run_finetune(model_args, data_args, training_args)
-    return {**metrics, "wall_seconds": time.time() - started, "budget": arm_budget(model_args, data_args, training_args)}
-
-
-def arm_budget(model_args, data_args, training_args) -> dict:
-    """One run's budget for the compare report, as ``compare.arm_budget`` gives it: ``epochs``, peak ``learning_rate``,
-    :func:`~hf_bert_tasks.scripts.compare.trainable_parameters`."""
-    from .. import get_task
-    from .compare import trainable_parameters
-
-    task = get_task(data_args.task).configure(data_args)
-    return {"epochs": f"{training_args.num_train_epochs:g}", "learning_rate": f"{training_args.learning_rate:g}",
-            "trainable_parameters": trainable_parameters(task, model_args, training_args)}
+    wall = time.time() - started
+    # the compare report's budget of this run (as compare.arm_budget gives it)
+    budget = {"epochs": f"{training_args.num_train_epochs:g}", "learning_rate": f"{training_args.learning_rate:g}",
+              "trainable_parameters": trainable_parameters(get_task(run.task).configure(data_args), model_args,
+                                                           training_args)}
+    return {**metrics, "wall_seconds": wall, "budget": budget}
 
 
 def random_init_copy(model_dir: str, output_dir: str, seed: int) -> str:
@@ -244,8 +236,8 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     few = min(n for n in (plan.gain_train_samples, plan.max_train_samples) if n)
     print(f"== 3. label efficiency: the pretrained and a randomly initialised copy (same config, steps, seed) "
           f"fine-tuned on {few} labelled {run.task} examples ({plan.gain_epochs:g} epochs)")
-    random_dir = random_init_copy(model_dir, os.path.join(output_dir, "random-init-bert"), seed)
-    encoders = {"pretrained": model_dir, "random-init": random_dir}
+    encoders = {"pretrained": model_dir,
+                "random-init": random_init_copy(model_dir, os.path.join(output_dir, "random-init-bert"), seed)}
     few_dirs = {name: os.path.join(output_dir, f"{run.task}-{few}-labels-{name}") for name in encoders}
     few_labels = {name: _finetune(plan, run, path, few_dirs[name], seed, max_train_samples=few,
                                   epochs=plan.gain_epochs) for name, path in encoders.items()}
@@ -286,7 +278,10 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     summary["png"] = plot_summary(rows, os.path.join(output_dir, "quickstart_summary.png"))
     with open(os.path.join(output_dir, "quickstart_summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2, default=str)
-    print("\n" + format_table(rows))
+    print(f"\na row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
+          "(vs another run)\n\n| step | metric | value | baseline | verdict |\n|---|---|---:|---:|---|")
+    for r in rows:
+        print(f"| {r.step} | {r.metric} | {r.value:.4f} | {r.baseline:.4f} ({r.baseline_name}) | {r.verdict} |")
     for r in rows:
         if not r.works:
             print(f"NOT shown here: {r.step} ({r.metric}). " + (NOT_SHOWN_GAIN if r.kind == "gain" else NOT_SHOWN))
@@ -303,10 +298,9 @@ def held_out_rows(train_texts: list[str], dev_texts: list[str]) -> list[int]:
 
 
 def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) -> dict:
-    """Classify the dev split of sample ``folder`` with each model of ``models`` (name -> folder); single-sentence
-    classification only. Returns each model's accuracy on the sentences with a word never seen in training
-    (:func:`held_out_rows`) and on the others, the first ``per_group`` of each group with the first model's answer,
-    and ``lines``, the printout."""
+    """Classify the dev split of sample ``folder`` with each single-sentence classifier of ``models`` (name ->
+    folder). Returns each model's accuracy on the sentences with a word never seen in training (:func:`held_out_rows`)
+    and on the others, the first ``per_group`` of each group with the first model's answer, and ``lines`` to print."""
     from transformers import pipeline
 
     raw = task.read_local(sample_path(folder))
@@ -346,15 +340,6 @@ def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> 
     return write_report(task, rows, output_dir, f"Quickstart: {task.name} sample, tiny BERT")
 
 
-def format_table(rows: list[Row]) -> str:
-    """The final table as Markdown (step, metric, value, baseline, verdict)."""
-    lines = [(f"a row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
-              "(vs another run)"), "", "| step | metric | value | baseline | verdict |", "|---|---|---:|---:|---|"]
-    for r in rows:
-        lines.append(f"| {r.step} | {r.metric} | {r.value:.4f} | {r.baseline:.4f} ({r.baseline_name}) | {r.verdict} |")
-    return "\n".join(lines)
-
-
 def plot_summary(rows: list[Row], path: str) -> str:
     """Bar per row (value), a black tick at its baseline, green when the row works; saved as PNG ``path``."""
     from ..plots import new_figure
@@ -383,17 +368,6 @@ def new_run_dir(parent: str = "runs", prefix: str = "quickstart", now: float | N
     return path, max(earlier, key=os.path.getmtime) if earlier else None
 
 
-def link_latest(run_dir: str, link: str) -> bool:
-    """Point the symbolic link ``link`` (e.g. ``runs/quickstart``) at ``run_dir``; a real folder there is left alone
-    (returns False)."""
-    if os.path.exists(link) and not os.path.islink(link):
-        return False
-    if os.path.islink(link):
-        os.remove(link)
-    os.symlink(os.path.relpath(run_dir, os.path.dirname(link) or "."), link)
-    return True
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``quickstart`` flags (errors raise :class:`hf_bert_tasks.cli.UsageError`)."""
     from ..cli import ArgumentParser
@@ -420,7 +394,11 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"quickstart run folder: {output_dir} (a new one each run; "
               + (f"the previous run is kept in {previous})" if previous else "no earlier run)"))
         os.makedirs(output_dir)
-        if link_latest(output_dir, "runs/quickstart"):
+        link = "runs/quickstart"  # the latest run; a real folder there is left alone
+        if os.path.islink(link):
+            os.remove(link)
+        if not os.path.exists(link):
+            os.symlink(os.path.relpath(output_dir, "runs"), link)
             print(f"runs/quickstart -> {output_dir}")
     elif os.path.isfile(os.path.join(output_dir, "quickstart_summary.json")) and not args.overwrite_output_dir:
         raise FileExistsError(f"--output_dir {output_dir} holds a finished quickstart; pass "
