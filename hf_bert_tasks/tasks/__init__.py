@@ -13,5 +13,5 @@ from . import swag, conll2003  # noqa: F401
 from . import squad  # noqa: F401
 # isort: on
 
-__all__ = ["TASK_REGISTRY", "PROBLEM_TYPES", "MetricSpec", "PaperDefaults", "Task", "UnknownTaskError", "get_task",
+__all__ = ["PROBLEM_TYPES", "TASK_REGISTRY", "MetricSpec", "PaperDefaults", "Task", "UnknownTaskError", "get_task",
            "list_tasks", "register_task"]

@@ -1,9 +1,7 @@
-"""The ``Task`` contract, all the recipes know of one of the paper's tasks: where its data lives (Hub dataset or
-original local files), its text columns and labels (in the Hub dataset's order), model head and ``pipeline()`` task,
-how raw rows become features and how predictions are scored. A task family is a :class:`Task` subclass in one module
-under ``hf_bert_tasks/tasks/`` that calls :func:`hf_bert_tasks.tasks.register_task` at import time (as peft's
-``register_peft_method``). Split names are the Hub dataset's (MNLI ``validation_matched`` …), for local files too.
-"""
+"""The ``Task`` contract: all the recipes know of one of the paper's tasks (data source, columns, labels, model head,
+features, scoring). A task family is a :class:`Task` subclass in a module under ``hf_bert_tasks/tasks/`` calling
+:func:`hf_bert_tasks.tasks.register_task` at import time (as peft's ``register_peft_method``). Split names are the
+Hub dataset's (MNLI ``validation_matched`` …), for local files too."""
 
 from __future__ import annotations
 
@@ -29,17 +27,15 @@ TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "sa
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One number a task's evaluation returns, declared by the task (cards, ``model-index`` and reports read this).
+    """One number a task's evaluation returns, as the task declares it (read by cards, ``model-index``, reports).
 
     Attributes:
-        key: the key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
-        hub_id: the Hub's metric id for ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"`` …).
-        display: the name shown on cards and reports (``"Exact match"``).
-        scale: a perfect score as the task computes it: ``1.0`` (GLUE, SWAG, CoNLL; a correlation in [-1, 1]) or
-            ``100.0`` (SQuAD, as the official scripts).
+        key: key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
+        hub_id: the Hub metric id, ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"`` …).
+        display: name on cards and reports (``"Exact match"``).
+        scale: a perfect score: ``1.0`` (GLUE, SWAG, CoNLL; correlations in [-1, 1]) or ``100.0`` (SQuAD's scripts).
         higher_is_better: the direction used to choose among runs.
-        is_metric: ``False`` for thresholds (SQuAD v2's ``best_f1_thresh``) and counts (CoNLL ``<TYPE>_number``);
-            they never reach ``model-index``.
+        is_metric: ``False`` for thresholds (``best_f1_thresh``) and counts (``<TYPE>_number``): not in model-index.
         config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
             ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
 
@@ -140,31 +136,12 @@ class Task(abc.ABC):
     collator_class = "DataCollatorWithPadding"
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """Read the original task files in ``data_dir`` into canonical splits (:meth:`read_local_splits` with
-        :meth:`read_file`; a family with another layout overrides this).
+        """The original task files in ``data_dir`` as canonical splits: :meth:`read_file` of the first existing file
+        of each split of :attr:`local_files` (all found first; a split without a file is left out).
 
         Raises:
-            FileNotFoundError: when ``data_dir`` holds none of the files in :attr:`local_files`.
-            ValueError: on a malformed row (the message names file, line and the expected columns), or for a task
-                without a reader of local files.
-        """
-        return self.read_local_splits(data_dir, self.read_file, self.name)
-
-    def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
-        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns.
-
-        Raises:
-            ValueError: this task has no reader for local files (the default).
-        """
-        raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
-
-    def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
-        """``DatasetDict`` of ``read_file(path, split) -> datasets.Dataset`` over the first existing file in
-        ``data_dir`` of each split of :attr:`local_files` (all found first; splits without a file left out).
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of
-                ``what``).
+            FileNotFoundError: ``data_dir`` missing, or none of the files of :attr:`local_files` in it.
+            ValueError: a malformed row (the message names file, line and what was expected; :meth:`read_file`).
         """
         import datasets
 
@@ -174,8 +151,16 @@ class Task(abc.ABC):
                  if (path := next((p for p in (os.path.join(data_dir, n) for n in names) if os.path.isfile(p)), None))}
         if not paths:
             wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")
-        return datasets.DatasetDict({split: read_file(path, split) for split, path in paths.items()})
+            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {self.name} files {wanted} found")
+        return datasets.DatasetDict({split: self.read_file(path, split) for split, path in paths.items()})
+
+    def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
+        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns.
+
+        Raises:
+            ValueError: this task has no reader for local files (the default).
+        """
+        raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
     def load(self, data_dir: str | None = None, dataset_name: str | None = None,
              dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):
@@ -203,9 +188,11 @@ class Task(abc.ABC):
     def model_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``AutoConfig.from_pretrained``: ``id2label``/``label2id`` make ``pipeline()`` of a
         saved model return label names instead of ``LABEL_0``."""
-        names = self.label_names or ()
-        kwargs: dict[str, Any] = {"num_labels": len(names), "id2label": dict(enumerate(names)),
-                                  "label2id": {n: i for i, n in enumerate(names)}} if names else {}
+        kwargs: dict[str, Any] = {}
+        if self.label_names:
+            kwargs["num_labels"] = len(self.label_names)
+            kwargs["id2label"] = dict(enumerate(self.label_names))
+            kwargs["label2id"] = {name: i for i, name in enumerate(self.label_names)}
         if self.problem_type in ("single_label_classification", "regression"):
             kwargs.update(problem_type=self.problem_type, num_labels=self.num_labels)
         return kwargs
@@ -243,7 +230,12 @@ class Task(abc.ABC):
 
     def trainer_compute_metrics(self) -> Callable:
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
-        return lambda out: self.compute_metrics(self.logits_to_predictions(out.predictions), np.asarray(out.label_ids))
+
+        def compute_metrics(output) -> dict[str, float]:
+            predictions = self.logits_to_predictions(output.predictions)
+            return self.compute_metrics(predictions, np.asarray(output.label_ids))
+
+        return compute_metrics
 
     def split_metric_suffix(self, split: str) -> str:
         """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""
@@ -266,16 +258,11 @@ class Task(abc.ABC):
         return {f"{k}{suffix}": v for k, v in metrics.items()}
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
-        """Write the per-example predictions of an evaluated split as a TSV file (a header line, one row per example
-        in split order); returns ``path``. Columns:
-
-        * ``index``: the example's ``idx`` column when the split has one (GLUE), else its row number;
-        * ``prediction``: the predicted class id (the model's ``id2label`` order), or score for regression (STS-B);
-        * ``label``: the gold class id / score (``-100`` = no label, not scored); absent for an unlabelled split;
-        * ``logit_<label name>``: the raw logit of each class (not for regression); ``eval_loss`` is their mean
-          cross-entropy (regression: the mean squared error of ``prediction``).
-
-        Floats are written with ``repr`` (exact round trip).
+        """Write an evaluated split's predictions to the TSV ``path`` (header, then one row per example in split
+        order; floats as ``repr``, an exact round trip) and return it. Columns: ``index`` (``idx``, else the row
+        number), ``prediction`` (class id in ``id2label`` order, or STS-B's score), ``label`` (gold id / score,
+        ``-100`` = not scored; absent for an unlabelled split), ``logit_<label name>`` per class (not for regression;
+        ``eval_loss`` is their mean cross-entropy, for regression the MSE of ``prediction``).
 
         Raises:
             RuntimeError: the number of predictions differs from the number of examples.
@@ -326,8 +313,8 @@ def write_json(path: str, obj: Any) -> None:
 
 
 def text_lines(path: str):
-    """Yield ``(line number, text)`` for every line of a UTF-8 file (1-based; BOM and ``\\n``/``\\r\\n`` removed):
-    the readers' error path, naming the line of an error; the CoNLL reader (no ``datasets`` loader) reads with it.
+    """``(line number, text)`` of each line of a UTF-8 file (1-based; BOM and line end removed): the readers' error
+    path naming a line, and the CoNLL reader's input (no ``datasets`` loader for it).
 
     Raises:
         FileNotFoundError: ``path`` missing.

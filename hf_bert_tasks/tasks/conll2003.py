@@ -93,14 +93,13 @@ def conll_dataset(cols: dict[str, list]):
     """Columns of tag *names* (:func:`read_conll_file`) as a ``datasets.Dataset`` in :func:`conll_features`."""
     import datasets
     import pyarrow as pa
-    from datasets.table import InMemoryTable
 
     table = {"id": pa.array(cols["id"], pa.string()), "document_id": pa.array(cols["document_id"], pa.int32()),
              "tokens": pa.array(cols["tokens"], pa.list_(pa.string()))}
     for key, names in zip(("pos_tags", "chunk_tags", "ner_tags"), (POS_TAGS, CHUNK_TAGS, NER_LABELS)):
         index = {name: i for i, name in enumerate(names)}
         table[key] = pa.array([[index[t] for t in tags] for tags in cols[key]], pa.list_(pa.int64()))
-    return datasets.Dataset(InMemoryTable(pa.table(table)), info=datasets.DatasetInfo(features=conll_features()))
+    return datasets.Dataset(pa.table(table), info=datasets.DatasetInfo(features=conll_features()))
 
 
 @dataclass
@@ -124,10 +123,9 @@ class Conll2003Task(Task):
         keys = ("label_all_tokens", "document_context")
         return dataclasses.replace(self, **{k: bool(getattr(data_args, k, False)) for k in keys})
 
-    def read_local(self, data_dir: str):
-        """Read ``train.txt`` / ``valid.txt`` / ``test.txt`` (or ``eng.train`` / ``eng.testa`` / ``eng.testb``).
-        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_conll_file`)."""
-        return self.read_local_splits(data_dir, lambda path, split: conll_dataset(read_conll_file(path)), "CoNLL-2003")
+    def read_file(self, path: str, split: str | None = None):
+        """One column file (``train.txt``, ``eng.testa`` …) as a ``datasets.Dataset`` (:func:`read_conll_file`)."""
+        return conll_dataset(read_conll_file(path))
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
         """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`

@@ -25,12 +25,8 @@ logger = logging.getLogger(__name__)
 
 
 def _header(path: str) -> list[str] | None:
-    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file.
-
-    Raises:
-        FileNotFoundError: ``path`` missing.
-        ValueError: a first line that is not UTF-8 (file, line and column named by ``text_lines``).
-    """
+    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file;
+    errors as :func:`~.base.text_lines` (missing file, bytes that are not UTF-8)."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file")
     with open(path, "rb") as f:
@@ -45,10 +41,9 @@ def _header(path: str) -> list[str] | None:
 
 
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):
-    """The rows of ``path`` read by ``datasets.load_dataset(builder, data_files=path, **config)``, as a
-    ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files). When the loader
-    fails, ``check()`` scans the file to raise a ``ValueError`` naming file, line and field, else the loader's error
-    is raised."""
+    """``datasets.load_dataset(builder, data_files=path, **config)`` as a ``pyarrow.Table`` (memory-mapped from the
+    datasets cache, as ``run_glue.py`` reads its files). When the loader fails, ``check()`` scans the file to raise a
+    ``ValueError`` naming file, line and field; else the loader's error is raised."""
     import datasets
 
     try:
@@ -82,10 +77,9 @@ class GlueTask(Task):
     submission_labels: str = "id"
 
     def _read_tsv(self, path: str):
-        """One GLUE TSV through ``datasets``' ``csv`` loader, tab-separated with quoting **off** (as ``run_glue.py``;
-        docs/design.md, 'tasks/glue.py and tasks/swag.py'). Returns ``(columns, label field, has header)``: Arrow
-        arrays of the text columns, the raw labels and ``idx`` (``None`` without a label / ``index``/``id`` column).
-        """
+        """One GLUE TSV through ``datasets``' ``csv`` loader with quoting **off**, as ``run_glue.py`` (docs/design.md,
+        'tasks/glue.py and tasks/swag.py'). Returns ``(columns, label field, has header)``; ``columns``: Arrow arrays
+        of the text columns, raw labels and ``idx`` (``None`` without a label / ``index``/``id`` column)."""
         import csv
 
         import datasets
@@ -102,11 +96,13 @@ class GlueTask(Task):
             rows = [(n, text.split("\t")) for n, text in lines if text]
             if not rows:
                 raise ValueError(f"{path}: no data rows; expected at least one example")
-            line, fields = next(((n, f) for n, f in rows if len(f) != width), (0, None))
-            if fields is not None:
-                raise ValueError(f"{path}, line {line}: found {len(fields)} field(s); expected {width} tab-separated "
-                                 "fields (source, label, note, sentence)" if headerless else f"{path}, line {line}: "
-                                 f"found {len(fields)} field(s), the header has {width}; expected columns {header}")
+            for line, fields in rows:
+                if len(fields) != width and headerless:
+                    raise ValueError(f"{path}, line {line}: found {len(fields)} field(s); expected {width} "
+                                     "tab-separated fields (source, label, note, sentence)")
+                if len(fields) != width:
+                    raise ValueError(f"{path}, line {line}: found {len(fields)} field(s), the header has {width}; "
+                                     f"expected columns {header}")
 
         table = load_rows("csv", path, check, delimiter="\t", quoting=csv.QUOTE_NONE, na_filter=False,
                           features=datasets.Features({n: datasets.Value("string") for n in names}),
@@ -204,7 +200,6 @@ class GlueTask(Task):
         import datasets
         import pyarrow as pa
         import pyarrow.compute as pc
-        from datasets.table import InMemoryTable
 
         jsonl = path.endswith(".jsonl")
         cols, label_column, header = self._read_jsonl(path) if jsonl else self._read_tsv(path)
@@ -222,7 +217,7 @@ class GlueTask(Task):
             logger.warning("%s: %d example(s) with an empty text field (first: data row %d); kept as [CLS] [SEP] "
                            "input", path, pc.sum(empty).as_py(), pc.index(empty, True).as_py() + 1)
         table = pa.table({c: cols[c] for c in self.features()})
-        return datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=self.features()))
+        return datasets.Dataset(table, info=datasets.DatasetInfo(features=self.features()))
 
     def features(self):
         """The ``datasets.Features`` of the Hub dataset (``ClassLabel`` with the Hub's names, ``idx`` int32)."""
@@ -234,12 +229,10 @@ class GlueTask(Task):
         return datasets.Features({**feats, "idx": datasets.Value("int32")})
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``).
-
-        Pairs are truncated longest-first, as google-research/bert's ``_truncate_seq_pair``. Output columns:
-        ``input_ids``, ``token_type_ids``, ``attention_mask`` (lists, unpadded) and ``label``, dropped when the first
-        1000 labels are all -1 (unlabelled test split).
-        """
+        """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``; pairs
+        truncated longest-first, as google-research/bert's ``_truncate_seq_pair``). Output columns: ``input_ids``,
+        ``token_type_ids``, ``attention_mask`` (unpadded lists) and ``label``, dropped when the first 1000 labels are
+        all -1 (an unlabelled test split)."""
         labelled = self.label_column in dataset.column_names and len(dataset) > 0 and bool(
             np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
 
@@ -253,11 +246,11 @@ class GlueTask(Task):
     compute_metrics = M.compute_task_metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): a header
-        ``index\tprediction``, then per example in split order its ``idx`` and the label as the server expects
-        (:attr:`submission_labels`): ``0``/``1``, label names (MNLI, QNLI, RTE), or for STS-B the score with 3
-        decimals **clipped to [0, 5]** (the server's range; dev metrics and ``<split>_predictions.tsv`` keep the raw
-        scores). Raises ``RuntimeError`` when the number of predictions differs from the number of examples."""
+        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): header
+        ``index\tprediction``, then per example in split order ``idx`` and the label as the server expects it
+        (:attr:`submission_labels`; STS-B: 3 decimals **clipped to [0, 5]**, the server's range, while dev metrics and
+        ``<split>_predictions.tsv`` keep raw scores). Raises ``RuntimeError`` when the number of predictions differs
+        from the number of examples."""
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates

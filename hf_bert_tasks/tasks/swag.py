@@ -140,15 +140,11 @@ def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, m
 class SwagTask(Task):
     """SWAG with ``AutoModelForMultipleChoice``; accuracy over labelled rows."""
 
-    def read_local(self, data_dir: str):
-        """Read ``train.csv`` / ``val.csv`` / ``test.csv`` of swagaf into ``train`` / ``validation`` / ``test``.
-        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_swag_table`)."""
+    def read_file(self, path: str, split: str | None = None):
+        """One swagaf CSV (``train.csv``, ``val.csv``, ``test.csv``) as a ``datasets.Dataset`` (:func:`read_swag_table`)."""
         import datasets
-        from datasets.table import InMemoryTable
 
-        info = datasets.DatasetInfo(features=swag_features())
-        return self.read_local_splits(
-            data_dir, lambda path, split: datasets.Dataset(InMemoryTable(read_swag_table(path)), info=info), "SWAG")
+        return datasets.Dataset(read_swag_table(path), info=datasets.DatasetInfo(features=swag_features()))
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first.
