@@ -10,7 +10,7 @@ import itertools
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -19,8 +19,7 @@ import numpy as np
 PROBLEM_TYPES = ("single_label_classification", "regression", "multiple_choice", "token_classification",
                  "question_answering")
 
-#: Trainer's ``eval_*`` keys that are bookkeeping, not scores of the task (``eval_loss`` included): never declared by
-#: a task, never in ``model-index``.
+#: Trainer's ``eval_*`` bookkeeping keys (``eval_loss`` included): never declared by a task, never in model-index.
 TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "samples", "epoch",
                 "model_preparation_time", "jit_compilation_time", "total_flos")
 
@@ -76,8 +75,7 @@ class PaperDefaults:
     """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
 
     Attributes:
-        learning_rate: the recipe's default learning rate.
-        per_device_train_batch_size, num_train_epochs: batch size in sequences and epochs (GLUE: 32 and 3, §4.1).
+        learning_rate, per_device_train_batch_size, num_train_epochs: defaults (batch in sequences; GLUE §4.1: 32, 3).
         max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
         lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
     """
@@ -134,6 +132,8 @@ class Task(abc.ABC):
     metrics: tuple[MetricSpec, ...] = ()
     #: the ``transformers`` collator class :meth:`data_collator` builds (a class attribute, not a field)
     collator_class = "DataCollatorWithPadding"
+    #: the recipe's ``DataArguments`` that :meth:`configure` copies into fields of the task (a class attribute)
+    data_options = ()
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
         """The original task files in ``data_dir`` as canonical splits: :meth:`read_file` of the first existing file
@@ -164,10 +164,9 @@ class Task(abc.ABC):
 
     def load(self, data_dir: str | None = None, dataset_name: str | None = None,
              dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):
-        """The task's raw splits as a ``DatasetDict`` keyed by canonical split names: from ``data_dir`` (the original
-        files, e.g. ``glue_data/MRPC``) when given, else ``datasets.load_dataset`` of ``dataset_name`` /
-        ``dataset_config_name`` (default :attr:`hub_dataset` / :attr:`hub_config`) at ``revision`` into ``cache_dir``.
-        """
+        """The raw splits as a ``DatasetDict`` of canonical split names: :meth:`read_local` of ``data_dir`` when given,
+        else ``datasets.load_dataset`` of ``dataset_name`` / ``dataset_config_name`` (default :attr:`hub_dataset` /
+        :attr:`hub_config`) at ``revision`` into ``cache_dir``."""
         if data_dir is not None:
             return self.read_local(data_dir)
         import datasets
@@ -176,9 +175,11 @@ class Task(abc.ABC):
         return datasets.load_dataset(dataset_name or self.hub_dataset, config, revision=revision, cache_dir=cache_dir)
 
     def configure(self, data_args) -> Task:
-        """The task set up with the recipe's data options (``doc_stride``, ``label_all_tokens`` …): a copy
-        (``dataclasses.replace``), as the registry holds one shared instance per task. The default ignores them."""
-        return self
+        """A copy (``dataclasses.replace``; the registry holds shared instances) holding the :attr:`data_options` of
+        ``data_args`` (``doc_stride``, ``label_all_tokens`` …); the task itself when it has none."""
+        if not self.data_options:
+            return self
+        return replace(self, **{name: getattr(data_args, name) for name in self.data_options})
 
     @property
     def num_labels(self) -> int:

@@ -9,7 +9,6 @@ Evaluation is word-level on ``validation`` and ``test``. Why, and recomputing wi
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from dataclasses import dataclass
@@ -48,11 +47,10 @@ def conll_features():
 
 
 def read_conll_file(path: str) -> dict[str, list]:
-    """Read one CoNLL-2003 column file into columns ``id, document_id, tokens, pos_tags, chunk_tags, ner_tags``.
-
-    Format (Tjong Kim Sang & De Meulder, 2003): one ``token POS chunk NER`` line per word; a blank line ends a
-    sentence; a ``-DOCSTART-`` line starts a new document (sentences before the first one form document 0). Tags
-    are returned as names; NER and chunk columns in IOB1 are converted to IOB2. ``datasets`` has no loader for it.
+    """One CoNLL-2003 column file as columns ``id, document_id, tokens, pos_tags, chunk_tags, ner_tags`` (tag names;
+    IOB1 NER and chunk columns converted to IOB2). Format (Tjong Kim Sang & De Meulder, 2003): a ``token POS chunk
+    NER`` line per word, a blank line ends a sentence, ``-DOCSTART-`` starts a document (sentences before the first
+    form document 0).
 
     Raises:
         FileNotFoundError: ``path`` missing.
@@ -117,23 +115,18 @@ class Conll2003Task(Task):
     document_context: bool = False
     #: pads ``input_ids`` and pads ``labels`` with ``-100``
     collator_class = "DataCollatorForTokenClassification"
-
-    def configure(self, data_args) -> Conll2003Task:
-        """A copy with ``label_all_tokens`` and ``document_context`` from the recipe's ``DataArguments``."""
-        keys = ("label_all_tokens", "document_context")
-        return dataclasses.replace(self, **{k: bool(getattr(data_args, k, False)) for k in keys})
+    data_options = ("label_all_tokens", "document_context")
 
     def read_file(self, path: str, split: str | None = None):
         """One column file (``train.txt``, ``eng.testa`` …) as a ``datasets.Dataset`` (:func:`read_conll_file`)."""
         return conll_dataset(read_conll_file(path))
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
-        """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`
-        (default: the parquet export read with ``data_dir=<config>``; ``--dataset_name`` loads the mirror as given).
+        """Local files when ``data_dir`` is given; else the Hub mirror (default: the parquet export read with
+        ``data_dir=<config>``; ``--dataset_name`` loads a mirror as given) relabelled by name (:meth:`_from_hub`).
 
         Raises:
-            ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags`` columns, or with labels that are not
-                CoNLL-2003's (the message names the dataset and the columns found).
+            ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags``, or with labels not CoNLL-2003's.
         """
         if data_dir is not None:
             return self.read_local(data_dir)

@@ -163,14 +163,14 @@ class GlueTask(Task):
         return cols, self.jsonl_columns.get(self.label_column, ("label",))[0], False
 
     def _label_ids(self, raw, path: str, column: str, header: bool, unlabelled_ok: bool):
-        """Raw labels (strings) -> the Hub's ids by name (``int64``), or float32 scores (STS-B); a missing label is -1
-        where ``unlabelled_ok``. Raises ``ValueError`` naming file, line, field and the allowed values."""
+        """Raw labels (strings) -> the Hub's ids by name (``int64``), or float32 scores (STS-B); a missing label
+        (null) is -1 where ``unlabelled_ok``. Raises ``ValueError`` naming file, line, field and the allowed values."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         if self.problem_type == "regression":
             try:
-                return pc.cast(pc.cast(raw, pa.float64()), pa.float32())
+                return pc.fill_null(pc.cast(pc.cast(raw, pa.float64()), pa.float32()), -1.0)
             except pa.ArrowInvalid:
                 for row, text in enumerate(raw.to_pylist()):
                     try:
@@ -205,11 +205,10 @@ class GlueTask(Task):
         cols, label_column, header = self._read_jsonl(path) if jsonl else self._read_tsv(path)
         n = len(cols[self.text_columns[0]])
         raw = cols[self.label_column]
-        if raw is None:
-            dtype = np.float32 if self.problem_type == "regression" else np.int64
-            cols[self.label_column] = pa.array(np.full(n, -1, dtype))
-        else:
-            cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok=jsonl)
+        unlabelled_ok = jsonl or raw is None
+        if raw is None:  # a file without a label column (a test split): every label is -1
+            raw = pa.nulls(n, pa.string())
+        cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok)
         if cols["idx"] is None:
             cols["idx"] = pa.array(np.arange(n, dtype=np.int32))
         empty = functools.reduce(pc.or_, [pc.equal(pc.utf8_trim_whitespace(cols[c]), "") for c in self.text_columns])

@@ -41,11 +41,7 @@ class SquadTask(Task):
     n_best_size: int = 20
     max_answer_length: int = 30
     null_score_diff_threshold: float | None = None
-
-    def configure(self, data_args) -> SquadTask:
-        """A copy holding the window and post-processing settings of the recipe's ``DataArguments``."""
-        keys = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
-        return dataclasses.replace(self, **{k: getattr(data_args, k) for k in keys})
+    data_options = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
 
     @property
     def tau(self) -> float:

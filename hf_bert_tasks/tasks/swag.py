@@ -2,11 +2,9 @@
 
 Hub source: ``allenai/swag``, config ``regular`` (the test split's label is ``-1``). Local source: the original
 swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index column
-is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas).
-
-Inputs (§4.4, as transformers' ``run_swag.py``): segment A ``sent1``, segment B ``sent2 + " " + ending_i``.
-``AutoModelForMultipleChoice`` scores each of the
-``(batch, 4, L)`` choices with one vector over ``[CLS]``, softmax over the four.
+is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas). Inputs (§4.4, as
+transformers' ``run_swag.py``): segment A ``sent1``, segment B ``sent2 + " " + ending_i``;
+``AutoModelForMultipleChoice`` scores each of the ``(batch, 4, L)`` choices from ``[CLS]``, softmax over the four.
 """
 
 from __future__ import annotations
@@ -58,13 +56,13 @@ def _records(path: str):
 
 def read_swag_table(path: str):
     """One swagaf CSV through ``datasets``' ``csv`` loader: a ``pyarrow.Table`` of :data:`SWAG_COLUMNS` (strings,
-    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label); commas counted to catch what the loader
-    pads or skips (docs/design.md, 'tasks/glue.py and tasks/swag.py').
+    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label); commas are counted to catch what the
+    loader pads or skips (docs/design.md, 'tasks/glue.py and tasks/swag.py').
 
     Raises:
         FileNotFoundError: ``path`` missing.
-        ValueError: a header without :data:`REQUIRED_COLUMNS`, a row with another number of fields than the header,
-            a label that is not 0-3, non-UTF-8 bytes, or no data row; the message names the file and line.
+        ValueError: a header without :data:`REQUIRED_COLUMNS`, a row with another number of fields, a label not
+            0-3, non-UTF-8 bytes, or no data row; the message names the file and line.
     """
     import datasets
     import pyarrow as pa
@@ -114,12 +112,10 @@ def read_swag_csv(path: str) -> dict[str, list]:
 
 
 def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-    """transformers' ``DataCollatorForMultipleChoice``, extended to batches without labels.
-
-    Input: features with ``input_ids`` / ``token_type_ids`` / ``attention_mask`` as ``[C, L_i]`` lists (``C`` = 4
-    choices) and optionally ``label`` (int; ``-100`` = unknown). Output: those as ``(B, C, L)`` int64 tensors padded
-    to the longest choice of the batch (or ``max_length``), plus ``labels`` ``(B,)`` when the features have
-    ``label``; unlabelled features (on which the stock collator raises ``KeyError``) give no ``labels``.
+    """transformers' ``DataCollatorForMultipleChoice``, extended to batches without labels (the stock one raises
+    ``KeyError``). Input: features with ``input_ids`` / ``token_type_ids`` / ``attention_mask`` as ``[C, L_i]`` lists
+    (``C`` = 4 choices), optionally ``label`` (int; ``-100`` = unknown). Output: those as ``(B, C, L)`` int64 tensors
+    padded to the batch's longest choice (or ``max_length``), plus ``labels`` ``(B,)`` when features have ``label``.
     """
     from transformers import DataCollatorForMultipleChoice
 
@@ -147,11 +143,9 @@ class SwagTask(Task):
         return datasets.Dataset(read_swag_table(path), info=datasets.DatasetInfo(features=swag_features()))
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first.
-
-        Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask`` (``[4, L_i]`` lists, unpadded) and
-        ``label`` (``-100`` for rows without one; dropped when no row has one).
-        """
+        """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first: columns
+        ``input_ids``, ``token_type_ids``, ``attention_mask`` (``[4, L_i]`` unpadded lists) and ``label`` (``-100``
+        for a row without one; dropped when no row has one)."""
         labels = np.asarray(dataset["label"]) if "label" in dataset.column_names else np.full(len(dataset), -1)
         labelled = bool(np.any(labels >= 0))
 
