@@ -321,8 +321,6 @@ def text_lines(path: str):
         FileNotFoundError: ``path`` missing.
         ValueError: bytes that are not UTF-8 (names file, line and column).
     """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:

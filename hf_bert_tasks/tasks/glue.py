@@ -27,8 +27,6 @@ logger = logging.getLogger(__name__)
 def _header(path: str) -> list[str] | None:
     """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file;
     errors as :func:`~.base.text_lines` (missing file, bytes that are not UTF-8)."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
     with open(path, "rb") as f:
         first = f.readline()
     if not first:

@@ -28,7 +28,7 @@ from .registry import register_task
 class SquadTask(Task):
     """SQuAD v1.1 / v2.0 with an ``AutoModelForQuestionAnswering`` head (start/end logits over tokens).
 
-    Attributes (besides :class:`Task`'s):
+    Attributes (besides :class:`Task`'s; all but the first are :attr:`data_options`):
         version_2_with_negative: SQuAD 2.0 (unanswerable questions, null answer from ``[CLS]``).
         doc_stride, max_query_length: window settings (see :class:`hf_bert_tasks.qa.WindowConfig`).
         n_best_size, max_answer_length: post-processing settings (20 and 30, google's ``run_squad.py``).
@@ -66,20 +66,14 @@ class SquadTask(Task):
                 that differs from the context at its ``answer_start``, an answerable question without answer, or
                 (v1.1) an unanswerable question; messages name file and question.
         """
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{path}: no such file")
         with open(path, encoding="utf-8-sig") as f:
             try:
                 obj = json.load(f)
             except json.JSONDecodeError as err:
-                where = f"{path}, line {err.lineno}, column {err.colno}"
-                raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
-            raise ValueError(  # noqa: TRY004 - a bad input file, as every reader error
-                f"{path}: expected a JSON object with a 'data' list of articles (official SQuAD format)")
+                raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
         cols: dict[str, list] = {k: [] for k in ("id", "title", "context", "question", "answers")}
         seen: set[str] = set()
-        for a, article in enumerate(obj["data"]):
+        for a, article in enumerate(_field(obj, "data", list, path)):
             for p, paragraph in enumerate(_field(article, "paragraphs", list, f"{path}, article {a}")):
                 where = f"{path}, article {a}, paragraph {p}"
                 context = _field(paragraph, "context", str, where)
@@ -120,8 +114,7 @@ class SquadTask(Task):
         return datasets.Dataset.from_dict(cols, features=self.features())
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Windowed features (:func:`hf_bert_tasks.qa.create_features`, one or more per example); training features
-        for :attr:`train_split`.
+        """Windowed features (:func:`hf_bert_tasks.qa.create_features`; training features for :attr:`train_split`).
 
         Raises:
             ValueError: window settings that leave no room (e.g. ``doc_stride`` too large), slow tokenizer.

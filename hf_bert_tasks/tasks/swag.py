@@ -68,8 +68,6 @@ def read_swag_table(path: str):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
     with contextlib.closing(_records(path)) as records:  # closed here, not by a later garbage collection
         header = next(records, (None, []))[1]
         if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
