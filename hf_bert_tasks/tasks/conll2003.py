@@ -229,17 +229,15 @@ class Conll2003Task(Task):
 
 #: Everything ``Conll2003Task.evaluate`` reports (seqeval, 0-1): strict-IOB2 scores, word accuracy, per-type scores
 #: (``metric_config`` = the type), conlleval-mode scores, per-type gold entity counts (not metrics).
+_PRF = {"precision": "Precision", "recall": "Recall", "f1": "F1"}  # Hub metric id -> display name
 CONLL_METRICS = (
     MetricSpec("f1", "f1", "F1"),
     MetricSpec("precision", "precision", "Precision"),
     MetricSpec("recall", "recall", "Recall"),
     MetricSpec("accuracy", "accuracy", "Accuracy (words)"),
-    *(MetricSpec(f"conlleval_{k}", k, f"{k.capitalize() if k != 'f1' else 'F1'} (conlleval)", config="conlleval")
-      for k in ("precision", "recall", "f1")),
+    *(MetricSpec(f"conlleval_{k}", k, f"{display} (conlleval)", config="conlleval") for k, display in _PRF.items()),
     *(spec for t in ENTITY_TYPES for spec in (
-        MetricSpec(f"{t}_precision", "precision", f"{t} precision", config=t),
-        MetricSpec(f"{t}_recall", "recall", f"{t} recall", config=t),
-        MetricSpec(f"{t}_f1", "f1", f"{t} F1", config=t),
+        *(MetricSpec(f"{t}_{k}", k, f"{t} {display if k == 'f1' else k}", config=t) for k, display in _PRF.items()),
         not_a_metric(f"{t}_number", f"{t} gold entities (count)"),
     )),
 )

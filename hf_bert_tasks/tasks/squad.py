@@ -94,10 +94,9 @@ class SquadTask(Task):
                     texts = [_field(ans, "text", str, f"{here}, answer {n}") for n, ans in enumerate(answers)]
                     starts = [_field(ans, "answer_start", int, f"{here}, answer {n}") for n, ans in enumerate(answers)]
                     for n, (text, start) in enumerate(zip(texts, starts)):
-                        if context[start : start + len(text)] != text:
+                        if (found := context[start : start + len(text)]) != text:
                             raise ValueError(f"{here}, answer {n}: text {text!r} does not match the context at "
-                                             f"answer_start {start} (context has {context[start:start + len(text)]!r} "
-                                             "there)")
+                                             f"answer_start {start} (context has {found!r} there)")
                     question = _field(item, "question", str, here)
                     for key, value in zip(cols, (qid, article.get("title", ""), context, question,
                                                  {"text": texts, "answer_start": starts})):

@@ -70,10 +70,11 @@ def read_swag_table(path: str):
 
     with contextlib.closing(_records(path)) as records:  # closed here, not by a later garbage collection
         header = next(records, (None, []))[1]
+        if not header:
+            raise ValueError(f"{path}: the file is empty; expected a header with columns {list(REQUIRED_COLUMNS)}")
         if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
             raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
-                             f"found {header}" if header else f"{path}: the file is empty; expected a header with "
-                             f"columns {list(REQUIRED_COLUMNS)}")
+                             f"found {header}")
         first = next((row for _, row in records if row), [])
 
     def check():  # the line-level error the loader cannot give
