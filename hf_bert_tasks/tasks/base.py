@@ -275,15 +275,19 @@ class Task(abc.ABC):
         index = list(raw["idx"][:]) if "idx" in raw.column_names else list(range(len(raw)))
         labels = None if output.label_ids is None else np.asarray(output.label_ids)
         regression = self.problem_type == "regression"
+
+        def number(value) -> str:  # ``repr`` of a float (exact round trip), ``str`` of an int
+            return repr(float(value)) if regression else str(int(value))
+
         names = [] if regression else list(self.label_names or range(logits.shape[-1]))
         header = ["index", "prediction"] + (["label"] if labels is not None else []) + [f"logit_{n}" for n in names]
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write("\t".join(header) + "\n")
             for i in range(len(preds)):
-                gold = [] if labels is None else [_number(labels[i], regression)]
+                gold = [] if labels is None else [number(labels[i])]
                 scores = [repr(float(x)) for x in logits[i]] if names else []
-                f.write("\t".join([str(index[i]), _number(preds[i], regression), *gold, *scores]) + "\n")
+                f.write("\t".join([str(index[i]), number(preds[i]), *gold, *scores]) + "\n")
         return path
 
     @abc.abstractmethod
@@ -298,11 +302,6 @@ class Task(abc.ABC):
                 "metric_declarations": [dict(vars(m)) for m in self.metrics], "primary_metric": self.primary_metric,
                 "model_head": self.model_head, "pipeline_tag": self.pipeline_tag,
                 "local_files": {k: list(v) for k, v in self.local_files.items()}}
-
-
-def _number(value, as_float: bool) -> str:
-    """``repr`` of a float (exact round trip) or ``str`` of an int."""
-    return repr(float(value)) if as_float else str(int(value))
 
 
 def write_json(path: str, obj: Any) -> None:

@@ -3,8 +3,7 @@
 Hub source: ``nyu-mll/glue`` (one config per task). Local source: the original GLUE folders (``MRPC/train.tsv``,
 ``dev.tsv``, ``test.tsv``; MNLI ``dev_matched.tsv``/``dev_mismatched.tsv`` or ``.jsonl``) read with quoting off.
 Labels map **by name** to the Hub's ids (MNLI ``entailment=0, neutral=1, contradiction=2``; files coding ``0``/``1``
-use the Hub's ids). STS-B is regression (float score in [0, 5], ``num_labels=1``, MSE loss).
-"""
+use the Hub's ids). STS-B is regression (float score in [0, 5], ``num_labels=1``, MSE loss)."""
 
 from __future__ import annotations
 
@@ -62,8 +61,7 @@ class GlueTask(Task):
         positional: for headerless files (CoLA train/dev): canonical column -> field index; ``"label"`` included.
         jsonl_columns: canonical column -> candidate keys in a ``.jsonl`` file (MNLI exports).
         submission_files: test split -> GLUE-server file name (``"MRPC.tsv"``).
-        submission_labels: ``"id"`` (GLUE expects 0/1), ``"name"`` (MNLI/QNLI/RTE expect label names) or
-            ``"float"`` (STS-B).
+        submission_labels: the labels the server expects: ``"id"`` (0/1), ``"name"`` (MNLI/QNLI/RTE), ``"float"``.
     """
 
     file_columns: dict[str, str] = field(default_factory=dict)

@@ -2,10 +2,8 @@
 
 Hub source: ``allenai/swag``, config ``regular`` (the test split's label is ``-1``). Local source: the original
 swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index column
-is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas). Inputs (§4.4, as
-transformers' ``run_swag.py``): segment A ``sent1``, segment B ``sent2 + " " + ending_i``;
-``AutoModelForMultipleChoice`` scores each of the ``(batch, 4, L)`` choices from ``[CLS]``, softmax over the four.
-"""
+is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas).
+``AutoModelForMultipleChoice`` scores each of the ``(batch, 4, L)`` choices from ``[CLS]``, softmax over the four."""
 
 from __future__ import annotations
 
@@ -142,9 +140,9 @@ class SwagTask(Task):
         return datasets.Dataset(read_swag_table(path), info=datasets.DatasetInfo(features=swag_features()))
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first: columns
-        ``input_ids``, ``token_type_ids``, ``attention_mask`` (``[4, L_i]`` unpadded lists) and ``label`` (``-100``
-        for a row without one; dropped when no row has one)."""
+        """Four ``[CLS] sent1 [SEP] sent2 + " " + ending_i [SEP]`` sequences per example (§4.4, as transformers'
+        ``run_swag.py``), truncated longest-first: columns ``input_ids``, ``token_type_ids``, ``attention_mask``
+        (``[4, L_i]`` unpadded lists) and ``label`` (``-100`` for a row without one; dropped when no row has one)."""
         labels = np.asarray(dataset["label"]) if "label" in dataset.column_names else np.full(len(dataset), -1)
         labelled = bool(np.any(labels >= 0))
 
