@@ -45,15 +45,13 @@ def conll_features():
 
 
 def read_conll_file(path: str) -> dict[str, list]:
-    """One CoNLL-2003 column file as columns ``id, document_id, tokens, pos_tags, chunk_tags, ner_tags`` (tag names;
-    IOB1 NER and chunk columns converted to IOB2). Format (Tjong Kim Sang & De Meulder, 2003): a ``token POS chunk
-    NER`` line per word, a blank line ends a sentence, ``-DOCSTART-`` starts a document (sentences before the first
-    form document 0).
+    """One CoNLL-2003 column file (Tjong Kim Sang & De Meulder, 2003: a ``token POS chunk NER`` line per word, a blank
+    line ends a sentence, ``-DOCSTART-`` a document) as columns ``id, document_id, tokens, pos_tags, chunk_tags,
+    ner_tags`` (tag names, IOB1 converted to IOB2; sentences before a first ``-DOCSTART-`` are document 0).
 
     Raises:
         FileNotFoundError: ``path`` missing.
-        ValueError: a line without exactly 4 fields, an unknown POS / chunk / NER tag, non-UTF-8 bytes, or a file
-            with no sentence; the message names the file and line.
+        ValueError: a line without 4 fields, an unknown tag, non-UTF-8 bytes, no sentence (file and line named).
     """
     cols: dict[str, list] = {k: [] for k in ("id", "document_id", "tokens", *_TAG_COLUMNS)}
     document, sentence = 0, []

@@ -73,9 +73,9 @@ class GlueTask(Task):
     submission_labels: str = "id"
 
     def _read_tsv(self, path: str):
-        """One GLUE TSV through ``datasets``' ``csv`` loader with quoting **off**, as ``run_glue.py`` (docs/design.md,
-        'tasks/glue.py and tasks/swag.py'). Returns ``(columns, label field, has header)``; ``columns``: Arrow arrays
-        of the text columns, raw labels and ``idx`` (``None`` without a label / ``index``/``id`` column)."""
+        """``(columns, label field, has header)`` of one TSV (``csv`` loader, quoting **off** as ``run_glue.py``; tabs
+        counted: docs/design.md, 'tasks/glue.py and tasks/swag.py'). Columns: Arrow arrays of the text columns, raw
+        labels and ``idx`` (``None`` if the file has none)."""
         import csv
 
         import datasets
@@ -122,8 +122,8 @@ class GlueTask(Task):
         return cols, label, not headerless
 
     def _read_jsonl(self, path: str):
-        """One JSON-lines export (MNLI ``dev_matched.jsonl``: ``premise, hypothesis, label``; keys from
-        ``jsonl_columns``) through ``datasets``' ``json`` loader; a ``null`` / ``-1`` label is "unlabelled"."""
+        """As :meth:`_read_tsv` for a JSON-lines export (MNLI, keys from ``jsonl_columns``; ``json`` loader); a
+        ``null`` / ``-1`` label is "unlabelled"."""
         import json
 
         import pyarrow as pa
@@ -311,7 +311,7 @@ _glue("stsb", "STS-B: semantic similarity score 0-5 of a sentence pair (Pearson,
 _glue("qqp", "QQP: are two Quora questions duplicates (F1, accuracy)", ("question1", "question2"),
       ("not_duplicate", "duplicate"), ("f1", "accuracy"), (71.2, 72.1), "QQP.tsv", file_label_column="is_duplicate")
 _glue("mnli", "MNLI: entailment / neutral / contradiction (matched and mismatched accuracy)", ("premise", "hypothesis"),
-      ("entailment", "neutral", "contradiction"), ("accuracy",), (), None,
+      ("entailment", "neutral", "contradiction"), ("accuracy",), (), None,  # matched + mismatched, given below
       paper_results={"BERT-base": {"accuracy": 84.6, "accuracy_mm": 83.4},
                      "BERT-large": {"accuracy": 86.7, "accuracy_mm": 85.9}},
       raw_label_map="names", file_columns={"premise": "sentence1", "hypothesis": "sentence2"},

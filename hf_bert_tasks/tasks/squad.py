@@ -83,8 +83,7 @@ class SquadTask(Task):
                     checks = ((qid in seen, "duplicate question id; expected unique ids"),
                               (impossible and not self.version_2_with_negative, ("is_impossible is true, but SQuAD "
                                "v1.1 has no unanswerable questions; use --task squad_v2 for a v2.0 file")),
-                              (impossible and answers, ("is_impossible is true but 'answers' is not empty; "
-                                                        "expected []")),
+                              (impossible and answers, "is_impossible is true but 'answers' is not empty; expected []"),
                               (labelled and not impossible and not answers, ("no answer for an answerable question; "
                                "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)")))
                     if problem := next((message for bad, message in checks if bad), None):
