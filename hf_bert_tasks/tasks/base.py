@@ -232,11 +232,11 @@ class Task(abc.ABC):
     def trainer_compute_metrics(self) -> Callable:
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
 
-        def compute_metrics(output) -> dict[str, float]:
+        def metrics_of(output) -> dict[str, float]:
             predictions = self.logits_to_predictions(output.predictions)
             return self.compute_metrics(predictions, np.asarray(output.label_ids))
 
-        return compute_metrics
+        return metrics_of
 
     def split_metric_suffix(self, split: str) -> str:
         """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""

@@ -265,16 +265,11 @@ class GlueTask(Task):
 
 _PAIR = ("sentence1", "sentence2")
 _GLUE_FILES = {"train": ("train.tsv",), "validation": ("dev.tsv",), "test": ("test.tsv",)}
-
-
-#: GLUE metric declarations (values as computed by ``metrics.py``, 0-1; correlations in [-1, 1]).
-GLUE_METRICS = {
-    "accuracy": MetricSpec("accuracy", "accuracy", "Accuracy"),
-    "f1": MetricSpec("f1", "f1", "F1"),
-    "matthews_correlation": MetricSpec("matthews_correlation", "matthews_correlation", "Matthews correlation"),
-    "pearson": MetricSpec("pearson", "pearsonr", "Pearson"),
-    "spearmanr": MetricSpec("spearmanr", "spearmanr", "Spearman"),
-}
+#: GLUE metric declarations by key (values as computed by ``metrics.py``, 0-1; correlations in [-1, 1]).
+GLUE_METRICS = {spec.key: spec for spec in (
+    MetricSpec("accuracy", "accuracy", "Accuracy"), MetricSpec("f1", "f1", "F1"),
+    MetricSpec("matthews_correlation", "matthews_correlation", "Matthews correlation"),
+    MetricSpec("pearson", "pearsonr", "Pearson"), MetricSpec("spearmanr", "spearmanr", "Spearman"))}
 
 
 def _glue(name, description, text_columns, label_names, metric_names, paper, server_file, **kw) -> GlueTask:
