@@ -27,10 +27,7 @@ def accuracy(predictions: np.ndarray, references: np.ndarray) -> float:
 
 def binary_f1(predictions: np.ndarray, references: np.ndarray, pos_label: int = 1) -> float:
     """F1 of the positive class (GLUE MRPC/QQP: ``equivalent``/``duplicate`` = 1). Inputs: int arrays ``[n]``.
-
-    Returns 0.0 when there are no positive predictions and no positive references (scikit-learn's
-    ``zero_division=0``).
-    """
+    No positive prediction nor reference gives 0.0 (scikit-learn's ``zero_division=0``)."""
     from sklearn.metrics import f1_score
 
     predictions, references = _check(predictions, references)
@@ -60,8 +57,7 @@ def _correlation(fn: str, name: str, predictions: np.ndarray, references: np.nda
 
 
 def pearson(predictions: np.ndarray, references: np.ndarray) -> float:
-    """Pearson correlation (STS-B). Inputs: float arrays ``[n]``. A constant input (undefined) -> ``nan`` with a
-    ``UserWarning``."""
+    """Pearson correlation (STS-B). Inputs: float arrays ``[n]``. Constant input (undefined) -> ``nan`` with a warning."""
     return _correlation("pearsonr", "Pearson correlation", predictions, references)
 
 
@@ -75,12 +71,7 @@ METRIC_FUNCTIONS = {"accuracy": accuracy, "f1": binary_f1, "matthews_correlation
                     "pearson": pearson, "spearmanr": spearman}
 
 
-def compute(names, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
-    """Compute several named metrics of :data:`METRIC_FUNCTIONS` at once: ``{name: float}``."""
-    return {name: METRIC_FUNCTIONS[name](predictions, references) for name in names}
-
-
 def compute_task_metrics(task, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
-    """:func:`compute` of ``task.metric_names``: the ``compute_metrics`` of a task scored by these functions alone
-    (``GlueTask.compute_metrics`` is this function)."""
-    return compute(task.metric_names, predictions, references)
+    """``{name: float}`` of the :data:`METRIC_FUNCTIONS` named by ``task.metric_names``: the ``compute_metrics`` of a
+    task scored by these functions alone (``GlueTask.compute_metrics`` is this function)."""
+    return {name: METRIC_FUNCTIONS[name](predictions, references) for name in task.metric_names}

@@ -8,10 +8,8 @@ from .base import PROBLEM_TYPES, MetricSpec, PaperDefaults, Task
 from .registry import TASK_REGISTRY, UnknownTaskError, get_task, list_tasks, register_task
 
 # isort: off
-from . import glue  # noqa: F401 - registration order = the order `hf-bert-tasks tasks` shows
-from . import swag, conll2003  # noqa: F401
-from . import squad  # noqa: F401
+from . import glue, swag, conll2003, squad  # noqa: F401 - registration order = the order `hf-bert-tasks tasks` shows
 # isort: on
 
-__all__ = ["TASK_REGISTRY", "PROBLEM_TYPES", "MetricSpec", "PaperDefaults", "Task", "UnknownTaskError", "get_task",
+__all__ = ["PROBLEM_TYPES", "TASK_REGISTRY", "MetricSpec", "PaperDefaults", "Task", "UnknownTaskError", "get_task",
            "list_tasks", "register_task"]

@@ -1,9 +1,7 @@
-"""The ``Task`` contract, all the recipes know of one of the paper's tasks: where its data lives (Hub dataset or
-original local files), its text columns and labels (in the Hub dataset's order), model head and ``pipeline()`` task,
-how raw rows become features and how predictions are scored. A task family is a :class:`Task` subclass in one module
-under ``hf_bert_tasks/tasks/`` that calls :func:`hf_bert_tasks.tasks.register_task` at import time (as peft's
-``register_peft_method``). Split names are the Hub dataset's (MNLI ``validation_matched`` …), for local files too.
-"""
+"""The ``Task`` contract: all the recipes know of one of the paper's tasks (data source, columns, labels, model head,
+features, scoring). A task family is a :class:`Task` subclass in a module under ``hf_bert_tasks/tasks/`` calling
+:func:`hf_bert_tasks.tasks.register_task` at import time (as peft's ``register_peft_method``). Split names are the
+Hub dataset's (MNLI ``validation_matched`` …), for local files too."""
 
 from __future__ import annotations
 
@@ -12,7 +10,7 @@ import itertools
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,25 +19,22 @@ import numpy as np
 PROBLEM_TYPES = ("single_label_classification", "regression", "multiple_choice", "token_classification",
                  "question_answering")
 
-#: Trainer's ``eval_*`` keys that are bookkeeping, not scores of the task (``eval_loss`` included): never declared by
-#: a task, never in ``model-index``.
+#: Trainer's ``eval_*`` bookkeeping keys (``eval_loss`` included): never declared by a task, never in model-index.
 TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "samples", "epoch",
                 "model_preparation_time", "jit_compilation_time", "total_flos")
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One number a task's evaluation returns, declared by the task (cards, ``model-index`` and reports read this).
+    """One number a task's evaluation returns, as the task declares it (read by cards, ``model-index``, reports).
 
     Attributes:
-        key: the key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
-        hub_id: the Hub's metric id for ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"`` …).
-        display: the name shown on cards and reports (``"Exact match"``).
-        scale: a perfect score as the task computes it: ``1.0`` (GLUE, SWAG, CoNLL; a correlation in [-1, 1]) or
-            ``100.0`` (SQuAD, as the official scripts).
+        key: key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
+        hub_id: the Hub metric id, ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"`` …).
+        display: name on cards and reports (``"Exact match"``).
+        scale: a perfect score: ``1.0`` (GLUE, SWAG, CoNLL; correlations in [-1, 1]) or ``100.0`` (SQuAD's scripts).
         higher_is_better: the direction used to choose among runs.
-        is_metric: ``False`` for thresholds (SQuAD v2's ``best_f1_thresh``) and counts (CoNLL ``<TYPE>_number``);
-            they never reach ``model-index``.
+        is_metric: ``False`` for thresholds (``best_f1_thresh``) and counts (``<TYPE>_number``): not in model-index.
         config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
             ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
 
@@ -80,8 +75,7 @@ class PaperDefaults:
     """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
 
     Attributes:
-        learning_rate: the recipe's default learning rate.
-        per_device_train_batch_size, num_train_epochs: batch size in sequences and epochs (GLUE: 32 and 3, §4.1).
+        learning_rate, per_device_train_batch_size, num_train_epochs: defaults (batch in sequences; GLUE §4.1: 32, 3).
         max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
         lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
     """
@@ -138,33 +132,16 @@ class Task(abc.ABC):
     metrics: tuple[MetricSpec, ...] = ()
     #: the ``transformers`` collator class :meth:`data_collator` builds (a class attribute, not a field)
     collator_class = "DataCollatorWithPadding"
+    #: the recipe's ``DataArguments`` that :meth:`configure` copies into fields of the task (a class attribute)
+    data_options = ()
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """Read the original task files in ``data_dir`` into canonical splits (:meth:`read_local_splits` with
-        :meth:`read_file`; a family with another layout overrides this).
+        """The original task files in ``data_dir`` as canonical splits: :meth:`read_file` of the first existing file
+        of each split of :attr:`local_files` (all found first; a split without a file is left out).
 
         Raises:
-            FileNotFoundError: when ``data_dir`` holds none of the files in :attr:`local_files`.
-            ValueError: on a malformed row (the message names file, line and the expected columns), or for a task
-                without a reader of local files.
-        """
-        return self.read_local_splits(data_dir, self.read_file, self.name)
-
-    def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
-        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns.
-
-        Raises:
-            ValueError: this task has no reader for local files (the default).
-        """
-        raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
-
-    def read_local_splits(self, data_dir: str, read_file: Callable[[str, str], Any], what: str):
-        """``DatasetDict`` of ``read_file(path, split) -> datasets.Dataset`` over the first existing file in
-        ``data_dir`` of each split of :attr:`local_files` (all found first; splits without a file left out).
-
-        Raises:
-            FileNotFoundError: ``data_dir`` missing, or none of the files in it (the message lists the names of
-                ``what``).
+            FileNotFoundError: ``data_dir`` missing, or none of the files of :attr:`local_files` in it.
+            ValueError: a malformed row (the message names file, line and what was expected; :meth:`read_file`).
         """
         import datasets
 
@@ -174,15 +151,22 @@ class Task(abc.ABC):
                  if (path := next((p for p in (os.path.join(data_dir, n) for n in names) if os.path.isfile(p)), None))}
         if not paths:
             wanted = sorted({n for names in self.local_files.values() for n in names})
-            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {what} files {wanted} found")
-        return datasets.DatasetDict({split: read_file(path, split) for split, path in paths.items()})
+            raise FileNotFoundError(f"--data_dir {data_dir}: none of the {self.name} files {wanted} found")
+        return datasets.DatasetDict({split: self.read_file(path, split) for split, path in paths.items()})
+
+    def read_file(self, path: str, split: str | None = None) -> datasets.Dataset:  # noqa: F821
+        """One original file of ``split`` as a ``datasets.Dataset`` with the Hub dataset's columns.
+
+        Raises:
+            ValueError: this task has no reader for local files (the default).
+        """
+        raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
     def load(self, data_dir: str | None = None, dataset_name: str | None = None,
              dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):
-        """The task's raw splits as a ``DatasetDict`` keyed by canonical split names: from ``data_dir`` (the original
-        files, e.g. ``glue_data/MRPC``) when given, else ``datasets.load_dataset`` of ``dataset_name`` /
-        ``dataset_config_name`` (default :attr:`hub_dataset` / :attr:`hub_config`) at ``revision`` into ``cache_dir``.
-        """
+        """The raw splits as a ``DatasetDict`` of canonical split names: :meth:`read_local` of ``data_dir`` when given,
+        else ``datasets.load_dataset`` of ``dataset_name`` / ``dataset_config_name`` (default :attr:`hub_dataset` /
+        :attr:`hub_config`) at ``revision`` into ``cache_dir``."""
         if data_dir is not None:
             return self.read_local(data_dir)
         import datasets
@@ -191,9 +175,11 @@ class Task(abc.ABC):
         return datasets.load_dataset(dataset_name or self.hub_dataset, config, revision=revision, cache_dir=cache_dir)
 
     def configure(self, data_args) -> Task:
-        """The task set up with the recipe's data options (``doc_stride``, ``label_all_tokens`` …): a copy
-        (``dataclasses.replace``), as the registry holds one shared instance per task. The default ignores them."""
-        return self
+        """A copy (``dataclasses.replace``; the registry holds shared instances) holding the :attr:`data_options` of
+        ``data_args`` (``doc_stride``, ``label_all_tokens`` …); the task itself when it has none."""
+        if not self.data_options:
+            return self
+        return replace(self, **{name: getattr(data_args, name) for name in self.data_options})
 
     @property
     def num_labels(self) -> int:
@@ -203,9 +189,11 @@ class Task(abc.ABC):
     def model_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``AutoConfig.from_pretrained``: ``id2label``/``label2id`` make ``pipeline()`` of a
         saved model return label names instead of ``LABEL_0``."""
-        names = self.label_names or ()
-        kwargs: dict[str, Any] = {"num_labels": len(names), "id2label": dict(enumerate(names)),
-                                  "label2id": {n: i for i, n in enumerate(names)}} if names else {}
+        kwargs: dict[str, Any] = {}
+        if self.label_names:
+            kwargs["num_labels"] = len(self.label_names)
+            kwargs["id2label"] = dict(enumerate(self.label_names))
+            kwargs["label2id"] = {name: i for i, name in enumerate(self.label_names)}
         if self.problem_type in ("single_label_classification", "regression"):
             kwargs.update(problem_type=self.problem_type, num_labels=self.num_labels)
         return kwargs
@@ -243,7 +231,12 @@ class Task(abc.ABC):
 
     def trainer_compute_metrics(self) -> Callable:
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
-        return lambda out: self.compute_metrics(self.logits_to_predictions(out.predictions), np.asarray(out.label_ids))
+
+        def metrics_of(output) -> dict[str, float]:
+            predictions = self.logits_to_predictions(output.predictions)
+            return self.compute_metrics(predictions, np.asarray(output.label_ids))
+
+        return metrics_of
 
     def split_metric_suffix(self, split: str) -> str:
         """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""
@@ -266,16 +259,11 @@ class Task(abc.ABC):
         return {f"{k}{suffix}": v for k, v in metrics.items()}
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
-        """Write the per-example predictions of an evaluated split as a TSV file (a header line, one row per example
-        in split order); returns ``path``. Columns:
-
-        * ``index``: the example's ``idx`` column when the split has one (GLUE), else its row number;
-        * ``prediction``: the predicted class id (the model's ``id2label`` order), or score for regression (STS-B);
-        * ``label``: the gold class id / score (``-100`` = no label, not scored); absent for an unlabelled split;
-        * ``logit_<label name>``: the raw logit of each class (not for regression); ``eval_loss`` is their mean
-          cross-entropy (regression: the mean squared error of ``prediction``).
-
-        Floats are written with ``repr`` (exact round trip).
+        """Write an evaluated split's predictions to the TSV ``path`` (header, then one row per example in split
+        order; floats as ``repr``, an exact round trip) and return it. Columns: ``index`` (``idx``, else the row
+        number), ``prediction`` (class id in ``id2label`` order, or STS-B's score), ``label`` (gold id / score,
+        ``-100`` = not scored; absent for an unlabelled split), ``logit_<label name>`` per class (not for regression;
+        ``eval_loss`` is their mean cross-entropy, for regression the MSE of ``prediction``).
 
         Raises:
             RuntimeError: the number of predictions differs from the number of examples.
@@ -287,15 +275,19 @@ class Task(abc.ABC):
         index = list(raw["idx"][:]) if "idx" in raw.column_names else list(range(len(raw)))
         labels = None if output.label_ids is None else np.asarray(output.label_ids)
         regression = self.problem_type == "regression"
+
+        def number(value) -> str:  # ``repr`` of a float (exact round trip), ``str`` of an int
+            return repr(float(value)) if regression else str(int(value))
+
         names = [] if regression else list(self.label_names or range(logits.shape[-1]))
         header = ["index", "prediction"] + (["label"] if labels is not None else []) + [f"logit_{n}" for n in names]
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write("\t".join(header) + "\n")
             for i in range(len(preds)):
-                gold = [] if labels is None else [_number(labels[i], regression)]
+                gold = [] if labels is None else [number(labels[i])]
                 scores = [repr(float(x)) for x in logits[i]] if names else []
-                f.write("\t".join([str(index[i]), _number(preds[i], regression), *gold, *scores]) + "\n")
+                f.write("\t".join([str(index[i]), number(preds[i]), *gold, *scores]) + "\n")
         return path
 
     @abc.abstractmethod
@@ -312,11 +304,6 @@ class Task(abc.ABC):
                 "local_files": {k: list(v) for k, v in self.local_files.items()}}
 
 
-def _number(value, as_float: bool) -> str:
-    """``repr`` of a float (exact round trip) or ``str`` of an int."""
-    return repr(float(value)) if as_float else str(int(value))
-
-
 def write_json(path: str, obj: Any) -> None:
     """Write ``obj`` as indented JSON (UTF-8), creating parent folders."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -326,15 +313,13 @@ def write_json(path: str, obj: Any) -> None:
 
 
 def text_lines(path: str):
-    """Yield ``(line number, text)`` for every line of a UTF-8 file (1-based; BOM and ``\\n``/``\\r\\n`` removed):
-    the readers' error path, naming the line of an error; the CoNLL reader (no ``datasets`` loader) reads with it.
+    """``(line number, text)`` of each line of a UTF-8 file (1-based; BOM and line end removed): the readers' error
+    path naming a line, and the CoNLL reader's input (no ``datasets`` loader for it).
 
     Raises:
         FileNotFoundError: ``path`` missing.
         ValueError: bytes that are not UTF-8 (names file, line and column).
     """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:

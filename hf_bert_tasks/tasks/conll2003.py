@@ -1,15 +1,12 @@
 """CoNLL-2003 English named-entity recognition (BERT paper §5.3, Table 7): a token-classification head.
 
-Hub source: the parquet conversion of ``eriktks/conll2003`` (revision ``refs/convert/parquet``; ``document_id``
-``-1``), or a mirror (``--dataset_name``) whose tags map by name. Local source: the original IOB2 (or IOB1,
-converted) column files ``train.txt``, ``valid.txt``, ``test.txt``, ``-DOCSTART-`` lines kept as ``document_id``.
-Evaluation is word-level on ``validation`` and ``test``. Why, and recomputing with conlleval: docs/design.md,
-'tasks/conll2003.py: Hub source and recomputing CoNLL scores'.
-"""
+Hub source: the parquet conversion of ``eriktks/conll2003`` (``document_id`` ``-1``) or a mirror whose tags map by
+name. Local source: the original column files (``train.txt`` …; IOB1 converted), ``-DOCSTART-`` kept as
+``document_id``. Evaluation is word-level on ``validation`` and ``test``. Why, and recomputing with conlleval:
+docs/design.md, 'tasks/conll2003.py: Hub source and recomputing CoNLL scores'."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from dataclasses import dataclass
@@ -33,33 +30,30 @@ POS_TAGS = ('"', "''", "#", "$", "(", ")", ",", ".", ":", "``", "CC", "CD", "DT"
 CHUNK_TAGS = ("O", "B-ADJP", "I-ADJP", "B-ADVP", "I-ADVP", "B-CONJP", "I-CONJP", "B-INTJ", "I-INTJ", "B-LST", "I-LST",
               "B-NP", "I-NP", "B-PP", "I-PP", "B-PRT", "I-PRT", "B-SBAR", "I-SBAR", "B-UCP", "I-UCP", "B-VP", "I-VP")
 DOCSTART = "-DOCSTART-"
-#: The tags each column may hold (POS, chunk, NER), for the reader's checks.
-_KNOWN = (frozenset(POS_TAGS), frozenset(CHUNK_TAGS), frozenset(NER_LABELS))
+#: tag column -> its tag names, in the file's column order (POS, chunk, NER)
+_TAG_COLUMNS = {"pos_tags": POS_TAGS, "chunk_tags": CHUNK_TAGS, "ner_tags": NER_LABELS}
+_KNOWN = tuple(frozenset(names) for names in _TAG_COLUMNS.values())  # for the reader's checks
 
 
 def conll_features():
     """The ``datasets.Features`` of a CoNLL-2003 split: the Hub's columns plus ``document_id`` (``-1`` = unknown)."""
     import datasets
 
-    tags = {key: datasets.List(datasets.ClassLabel(names=list(names)))
-            for key, names in (("pos_tags", POS_TAGS), ("chunk_tags", CHUNK_TAGS), ("ner_tags", NER_LABELS))}
+    tags = {key: datasets.List(datasets.ClassLabel(names=list(names))) for key, names in _TAG_COLUMNS.items()}
     return datasets.Features({"id": datasets.Value("string"), "document_id": datasets.Value("int32"),
                               "tokens": datasets.List(datasets.Value("string")), **tags})
 
 
 def read_conll_file(path: str) -> dict[str, list]:
-    """Read one CoNLL-2003 column file into columns ``id, document_id, tokens, pos_tags, chunk_tags, ner_tags``.
-
-    Format (Tjong Kim Sang & De Meulder, 2003): one ``token POS chunk NER`` line per word; a blank line ends a
-    sentence; a ``-DOCSTART-`` line starts a new document (sentences before the first one form document 0). Tags
-    are returned as names; NER and chunk columns in IOB1 are converted to IOB2. ``datasets`` has no loader for it.
+    """One CoNLL-2003 column file (Tjong Kim Sang & De Meulder, 2003: a ``token POS chunk NER`` line per word, a blank
+    line ends a sentence, ``-DOCSTART-`` a document) as columns ``id, document_id, tokens, pos_tags, chunk_tags,
+    ner_tags`` (tag names, IOB1 converted to IOB2; sentences before a first ``-DOCSTART-`` are document 0).
 
     Raises:
         FileNotFoundError: ``path`` missing.
-        ValueError: a line without exactly 4 fields, an unknown POS / chunk / NER tag, non-UTF-8 bytes, or a file
-            with no sentence; the message names the file and line.
+        ValueError: a line without 4 fields, an unknown tag, non-UTF-8 bytes, no sentence (file and line named).
     """
-    cols: dict[str, list] = {k: [] for k in ("id", "document_id", "tokens", "pos_tags", "chunk_tags", "ner_tags")}
+    cols: dict[str, list] = {k: [] for k in ("id", "document_id", "tokens", *_TAG_COLUMNS)}
     document, sentence = 0, []
     for line, text in [*text_lines(path), (0, "")]:  # a last blank line ends the last sentence
         fields = text.split()
@@ -76,7 +70,7 @@ def read_conll_file(path: str) -> dict[str, list]:
         if sentence:
             cols["id"].append(str(len(cols["id"])))
             cols["document_id"].append(document)
-            for key, column in zip(("tokens", "pos_tags", "chunk_tags", "ner_tags"), zip(*sentence)):
+            for key, column in zip(("tokens", *_TAG_COLUMNS), zip(*sentence)):
                 cols[key].append(list(column))
             sentence = []
         document += bool(fields) and bool(cols["id"])  # -DOCSTART-: a new document after the first sentences
@@ -93,24 +87,23 @@ def conll_dataset(cols: dict[str, list]):
     """Columns of tag *names* (:func:`read_conll_file`) as a ``datasets.Dataset`` in :func:`conll_features`."""
     import datasets
     import pyarrow as pa
-    from datasets.table import InMemoryTable
 
     table = {"id": pa.array(cols["id"], pa.string()), "document_id": pa.array(cols["document_id"], pa.int32()),
              "tokens": pa.array(cols["tokens"], pa.list_(pa.string()))}
-    for key, names in zip(("pos_tags", "chunk_tags", "ner_tags"), (POS_TAGS, CHUNK_TAGS, NER_LABELS)):
+    for key, names in _TAG_COLUMNS.items():
         index = {name: i for i, name in enumerate(names)}
         table[key] = pa.array([[index[t] for t in tags] for tags in cols[key]], pa.list_(pa.int64()))
-    return datasets.Dataset(InMemoryTable(pa.table(table)), info=datasets.DatasetInfo(features=conll_features()))
+    return datasets.Dataset(pa.table(table), info=datasets.DatasetInfo(features=conll_features()))
 
 
 @dataclass
 class Conll2003Task(Task):
-    """CoNLL-2003 NER with ``AutoModelForTokenClassification`` (one label per word, first WordPiece).
+    """CoNLL-2003 NER with ``AutoModelForTokenClassification`` (one label per word, on its first WordPiece).
 
-    Attributes (besides :class:`Task`'s):
+    Attributes (besides :class:`Task`'s; the last two are :attr:`data_options`):
         hub_revision: revision loaded without ``--dataset_name`` / ``--dataset_revision`` (the parquet conversion).
-        label_all_tokens: train on every WordPiece (``B-X`` -> ``I-X`` on later pieces); set by :meth:`configure`.
-        document_context: fill windows with the neighbouring sentences of the document; set by :meth:`configure`.
+        label_all_tokens: train on every WordPiece (``B-X`` -> ``I-X`` on later pieces).
+        document_context: fill windows with the neighbouring sentences of the document.
     """
 
     hub_revision: str | None = "refs/convert/parquet"
@@ -118,24 +111,18 @@ class Conll2003Task(Task):
     document_context: bool = False
     #: pads ``input_ids`` and pads ``labels`` with ``-100``
     collator_class = "DataCollatorForTokenClassification"
+    data_options = ("label_all_tokens", "document_context")
 
-    def configure(self, data_args) -> Conll2003Task:
-        """A copy with ``label_all_tokens`` and ``document_context`` from the recipe's ``DataArguments``."""
-        keys = ("label_all_tokens", "document_context")
-        return dataclasses.replace(self, **{k: bool(getattr(data_args, k, False)) for k in keys})
-
-    def read_local(self, data_dir: str):
-        """Read ``train.txt`` / ``valid.txt`` / ``test.txt`` (or ``eng.train`` / ``eng.testa`` / ``eng.testb``).
-        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_conll_file`)."""
-        return self.read_local_splits(data_dir, lambda path, split: conll_dataset(read_conll_file(path)), "CoNLL-2003")
+    def read_file(self, path: str, split: str | None = None):
+        """One column file (``train.txt``, ``eng.testa`` …) as a ``datasets.Dataset`` (:func:`read_conll_file`)."""
+        return conll_dataset(read_conll_file(path))
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
-        """Local files when ``data_dir`` is given; else the Hub mirror, relabelled by name to :data:`NER_LABELS`
-        (default: the parquet export read with ``data_dir=<config>``; ``--dataset_name`` loads the mirror as given).
+        """Local files when ``data_dir`` is given; else the Hub mirror (default: the parquet export read with
+        ``data_dir=<config>``; ``--dataset_name`` loads a mirror as given) relabelled by name (:meth:`_from_hub`).
 
         Raises:
-            ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags`` columns, or with labels that are not
-                CoNLL-2003's (the message names the dataset and the columns found).
+            ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags``, or with labels not CoNLL-2003's.
         """
         if data_dir is not None:
             return self.read_local(data_dir)
@@ -207,9 +194,8 @@ class Conll2003Task(Task):
         return [[self.label_names[i] for i in row] for row in ids], output
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
-        """Word-level metrics on one split: ``eval_f1``/``eval_precision``/``eval_recall`` (strict IOB2),
-        ``eval_accuracy`` (words), ``eval_<TYPE>_f1`` …, ``eval_conlleval_f1``, plus ``eval_loss``; the test split's
-        keys end in ``_test``. Writes ``<split>_predictions.txt`` (``token gold pred``) into ``output_dir``."""
+        """Word-level :data:`CONLL_METRICS` of one split as ``eval_`` keys (``_test`` suffix for the test split) plus
+        ``eval_loss``; writes ``<split>_predictions.txt`` (``token gold pred``) into ``output_dir``."""
         pred, output = self.word_level(trainer, raw, features, "eval")
         gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
         kept = ("eval_loss", "eval_runtime", "eval_samples_per_second")
@@ -226,8 +212,9 @@ class Conll2003Task(Task):
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Write ``<split>_predictions.txt``: ``token gold pred`` lines (``token pred`` if the split has no tags)."""
         pred, _ = self.word_level(trainer, raw, features, "predict")
-        gold = ([[self.label_names[i] for i in row] for row in raw[self.label_column]]
-                if self.label_column in raw.column_names else None)
+        gold = None
+        if self.label_column in raw.column_names:
+            gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
         path = os.path.join(output_dir, f"{split}_predictions.txt")
         if trainer.is_world_process_zero():
             ner_metrics.write_conll(path, raw["tokens"], pred, gold, overwrite=True)
@@ -237,19 +224,17 @@ class Conll2003Task(Task):
         return [path]
 
 
-#: Everything ``Conll2003Task.evaluate`` reports (seqeval, 0-1): strict-IOB2 overall scores, word accuracy,
-#: per-type scores (``metric_config`` = the type), conlleval-mode scores, and per-type gold entity counts (not metrics).
+#: Everything ``Conll2003Task.evaluate`` reports (seqeval, 0-1): strict-IOB2 scores, word accuracy, per-type scores
+#: (``metric_config`` = the type), conlleval-mode scores, per-type gold entity counts (not metrics).
+_PRF = {"precision": "Precision", "recall": "Recall", "f1": "F1"}  # Hub metric id -> display name
 CONLL_METRICS = (
     MetricSpec("f1", "f1", "F1"),
     MetricSpec("precision", "precision", "Precision"),
     MetricSpec("recall", "recall", "Recall"),
     MetricSpec("accuracy", "accuracy", "Accuracy (words)"),
-    *(MetricSpec(f"conlleval_{k}", k, f"{k.capitalize() if k != 'f1' else 'F1'} (conlleval)", config="conlleval")
-      for k in ("precision", "recall", "f1")),
+    *(MetricSpec(f"conlleval_{k}", k, f"{display} (conlleval)", config="conlleval") for k, display in _PRF.items()),
     *(spec for t in ENTITY_TYPES for spec in (
-        MetricSpec(f"{t}_precision", "precision", f"{t} precision", config=t),
-        MetricSpec(f"{t}_recall", "recall", f"{t} recall", config=t),
-        MetricSpec(f"{t}_f1", "f1", f"{t} F1", config=t),
+        *(MetricSpec(f"{t}_{k}", k, f"{t} {display if k == 'f1' else k}", config=t) for k, display in _PRF.items()),
         not_a_metric(f"{t}_number", f"{t} gold entities (count)"),
     )),
 )

@@ -3,8 +3,7 @@
 Hub source: ``nyu-mll/glue`` (one config per task). Local source: the original GLUE folders (``MRPC/train.tsv``,
 ``dev.tsv``, ``test.tsv``; MNLI ``dev_matched.tsv``/``dev_mismatched.tsv`` or ``.jsonl``) read with quoting off.
 Labels map **by name** to the Hub's ids (MNLI ``entailment=0, neutral=1, contradiction=2``; files coding ``0``/``1``
-use the Hub's ids). STS-B is regression (float score in [0, 5], ``num_labels=1``, MSE loss).
-"""
+use the Hub's ids). STS-B is regression (float score in [0, 5], ``num_labels=1``, MSE loss)."""
 
 from __future__ import annotations
 
@@ -25,14 +24,8 @@ logger = logging.getLogger(__name__)
 
 
 def _header(path: str) -> list[str] | None:
-    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file.
-
-    Raises:
-        FileNotFoundError: ``path`` missing.
-        ValueError: a first line that is not UTF-8 (file, line and column named by ``text_lines``).
-    """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
+    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file;
+    errors as :func:`~.base.text_lines` (missing file, bytes that are not UTF-8)."""
     with open(path, "rb") as f:
         first = f.readline()
     if not first:
@@ -45,10 +38,9 @@ def _header(path: str) -> list[str] | None:
 
 
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):
-    """The rows of ``path`` read by ``datasets.load_dataset(builder, data_files=path, **config)``, as a
-    ``pyarrow.Table`` (memory-mapped from the datasets cache, as ``run_glue.py`` reads its files). When the loader
-    fails, ``check()`` scans the file to raise a ``ValueError`` naming file, line and field, else the loader's error
-    is raised."""
+    """``datasets.load_dataset(builder, data_files=path, **config)`` as a ``pyarrow.Table`` (memory-mapped from the
+    datasets cache, as ``run_glue.py`` reads its files). When the loader fails, ``check()`` scans the file to raise a
+    ``ValueError`` naming file, line and field; else the loader's error is raised."""
     import datasets
 
     try:
@@ -69,8 +61,7 @@ class GlueTask(Task):
         positional: for headerless files (CoLA train/dev): canonical column -> field index; ``"label"`` included.
         jsonl_columns: canonical column -> candidate keys in a ``.jsonl`` file (MNLI exports).
         submission_files: test split -> GLUE-server file name (``"MRPC.tsv"``).
-        submission_labels: ``"id"`` (GLUE expects 0/1), ``"name"`` (MNLI/QNLI/RTE expect label names) or
-            ``"float"`` (STS-B).
+        submission_labels: the labels the server expects: ``"id"`` (0/1), ``"name"`` (MNLI/QNLI/RTE), ``"float"``.
     """
 
     file_columns: dict[str, str] = field(default_factory=dict)
@@ -82,10 +73,9 @@ class GlueTask(Task):
     submission_labels: str = "id"
 
     def _read_tsv(self, path: str):
-        """One GLUE TSV through ``datasets``' ``csv`` loader, tab-separated with quoting **off** (as ``run_glue.py``;
-        docs/design.md, 'tasks/glue.py and tasks/swag.py'). Returns ``(columns, label field, has header)``: Arrow
-        arrays of the text columns, the raw labels and ``idx`` (``None`` without a label / ``index``/``id`` column).
-        """
+        """``(columns, label field, has header)`` of one TSV (``csv`` loader, quoting **off** as ``run_glue.py``; tabs
+        counted: docs/design.md, 'tasks/glue.py and tasks/swag.py'). Columns: Arrow arrays of the text columns, raw
+        labels and ``idx`` (``None`` if the file has none)."""
         import csv
 
         import datasets
@@ -102,11 +92,13 @@ class GlueTask(Task):
             rows = [(n, text.split("\t")) for n, text in lines if text]
             if not rows:
                 raise ValueError(f"{path}: no data rows; expected at least one example")
-            line, fields = next(((n, f) for n, f in rows if len(f) != width), (0, None))
-            if fields is not None:
-                raise ValueError(f"{path}, line {line}: found {len(fields)} field(s); expected {width} tab-separated "
-                                 "fields (source, label, note, sentence)" if headerless else f"{path}, line {line}: "
-                                 f"found {len(fields)} field(s), the header has {width}; expected columns {header}")
+            for line, fields in rows:
+                if len(fields) != width and headerless:
+                    raise ValueError(f"{path}, line {line}: found {len(fields)} field(s); expected {width} "
+                                     "tab-separated fields (source, label, note, sentence)")
+                if len(fields) != width:
+                    raise ValueError(f"{path}, line {line}: found {len(fields)} field(s), the header has {width}; "
+                                     f"expected columns {header}")
 
         table = load_rows("csv", path, check, delimiter="\t", quoting=csv.QUOTE_NONE, na_filter=False,
                           features=datasets.Features({n: datasets.Value("string") for n in names}),
@@ -130,8 +122,8 @@ class GlueTask(Task):
         return cols, label, not headerless
 
     def _read_jsonl(self, path: str):
-        """One JSON-lines export (MNLI ``dev_matched.jsonl``: ``premise, hypothesis, label``; keys from
-        ``jsonl_columns``) through ``datasets``' ``json`` loader; a ``null`` / ``-1`` label is "unlabelled"."""
+        """As :meth:`_read_tsv` for a JSON-lines export (MNLI, keys from ``jsonl_columns``; ``json`` loader); a
+        ``null`` / ``-1`` label is "unlabelled"."""
         import json
 
         import pyarrow as pa
@@ -167,14 +159,14 @@ class GlueTask(Task):
         return cols, self.jsonl_columns.get(self.label_column, ("label",))[0], False
 
     def _label_ids(self, raw, path: str, column: str, header: bool, unlabelled_ok: bool):
-        """Raw labels (strings) -> the Hub's ids by name (``int64``), or float32 scores (STS-B); a missing label is -1
-        where ``unlabelled_ok``. Raises ``ValueError`` naming file, line, field and the allowed values."""
+        """Raw labels (strings) -> the Hub's ids by name (``int64``), or float32 scores (STS-B); a missing label
+        (null) is -1 where ``unlabelled_ok``. Raises ``ValueError`` naming file, line, field and the allowed values."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         if self.problem_type == "regression":
             try:
-                return pc.cast(pc.cast(raw, pa.float64()), pa.float32())
+                return pc.fill_null(pc.cast(pc.cast(raw, pa.float64()), pa.float32()), -1.0)
             except pa.ArrowInvalid:
                 for row, text in enumerate(raw.to_pylist()):
                     try:
@@ -204,17 +196,15 @@ class GlueTask(Task):
         import datasets
         import pyarrow as pa
         import pyarrow.compute as pc
-        from datasets.table import InMemoryTable
 
         jsonl = path.endswith(".jsonl")
         cols, label_column, header = self._read_jsonl(path) if jsonl else self._read_tsv(path)
         n = len(cols[self.text_columns[0]])
         raw = cols[self.label_column]
-        if raw is None:
-            dtype = np.float32 if self.problem_type == "regression" else np.int64
-            cols[self.label_column] = pa.array(np.full(n, -1, dtype))
-        else:
-            cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok=jsonl)
+        unlabelled_ok = jsonl or raw is None
+        if raw is None:  # a file without a label column (a test split): every label is -1
+            raw = pa.nulls(n, pa.string())
+        cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok)
         if cols["idx"] is None:
             cols["idx"] = pa.array(np.arange(n, dtype=np.int32))
         empty = functools.reduce(pc.or_, [pc.equal(pc.utf8_trim_whitespace(cols[c]), "") for c in self.text_columns])
@@ -222,7 +212,7 @@ class GlueTask(Task):
             logger.warning("%s: %d example(s) with an empty text field (first: data row %d); kept as [CLS] [SEP] "
                            "input", path, pc.sum(empty).as_py(), pc.index(empty, True).as_py() + 1)
         table = pa.table({c: cols[c] for c in self.features()})
-        return datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=self.features()))
+        return datasets.Dataset(table, info=datasets.DatasetInfo(features=self.features()))
 
     def features(self):
         """The ``datasets.Features`` of the Hub dataset (``ClassLabel`` with the Hub's names, ``idx`` int32)."""
@@ -234,12 +224,10 @@ class GlueTask(Task):
         return datasets.Features({**feats, "idx": datasets.Value("int32")})
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``).
-
-        Pairs are truncated longest-first, as google-research/bert's ``_truncate_seq_pair``. Output columns:
-        ``input_ids``, ``token_type_ids``, ``attention_mask`` (lists, unpadded) and ``label``, dropped when the first
-        1000 labels are all -1 (unlabelled test split).
-        """
+        """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``; pairs
+        truncated longest-first, as google-research/bert's ``_truncate_seq_pair``). Output columns: ``input_ids``,
+        ``token_type_ids``, ``attention_mask`` (unpadded lists) and ``label``, dropped when the first 1000 labels are
+        all -1 (an unlabelled test split)."""
         labelled = self.label_column in dataset.column_names and len(dataset) > 0 and bool(
             np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
 
@@ -253,11 +241,11 @@ class GlueTask(Task):
     compute_metrics = M.compute_task_metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): a header
-        ``index\tprediction``, then per example in split order its ``idx`` and the label as the server expects
-        (:attr:`submission_labels`): ``0``/``1``, label names (MNLI, QNLI, RTE), or for STS-B the score with 3
-        decimals **clipped to [0, 5]** (the server's range; dev metrics and ``<split>_predictions.tsv`` keep the raw
-        scores). Raises ``RuntimeError`` when the number of predictions differs from the number of examples."""
+        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): header
+        ``index\tprediction``, then per example in split order ``idx`` and the label as the server expects it
+        (:attr:`submission_labels`; STS-B: 3 decimals **clipped to [0, 5]**, the server's range, while dev metrics and
+        ``<split>_predictions.tsv`` keep raw scores). Raises ``RuntimeError`` when the number of predictions differs
+        from the number of examples."""
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
@@ -277,58 +265,50 @@ class GlueTask(Task):
 
 _PAIR = ("sentence1", "sentence2")
 _GLUE_FILES = {"train": ("train.tsv",), "validation": ("dev.tsv",), "test": ("test.tsv",)}
+#: GLUE metric declarations by key (values as computed by ``metrics.py``, 0-1; correlations in [-1, 1]).
+GLUE_METRICS = {spec.key: spec for spec in (
+    MetricSpec("accuracy", "accuracy", "Accuracy"), MetricSpec("f1", "f1", "F1"),
+    MetricSpec("matthews_correlation", "matthews_correlation", "Matthews correlation"),
+    MetricSpec("pearson", "pearsonr", "Pearson"), MetricSpec("spearmanr", "spearmanr", "Spearman"))}
 
 
-#: GLUE metric declarations (values as computed by ``metrics.py``, 0-1; correlations in [-1, 1]).
-GLUE_METRICS = {
-    "accuracy": MetricSpec("accuracy", "accuracy", "Accuracy"),
-    "f1": MetricSpec("f1", "f1", "F1"),
-    "matthews_correlation": MetricSpec("matthews_correlation", "matthews_correlation", "Matthews correlation"),
-    "pearson": MetricSpec("pearson", "pearsonr", "Pearson"),
-    "spearmanr": MetricSpec("spearmanr", "spearmanr", "Spearman"),
-}
-
-
-def _glue(name, description, text_columns, label_names, metric_names, primary, paper, **kw) -> GlueTask:
+def _glue(name, description, text_columns, label_names, metric_names, paper, server_file, **kw) -> GlueTask:
+    """Register a GLUE task; its primary metric is the first of ``metric_names``, ``paper`` its BERT-base and
+    BERT-large scores, ``server_file`` the GLUE-server file of the test split."""
     raw_map = kw.pop("raw_label_map", "ids")
     if raw_map == "ids" and label_names:
         raw_map = {str(i): n for i, n in enumerate(label_names)}
     elif raw_map == "names":
         raw_map = {n: n for n in label_names}
+    paper_results = {model: {metric_names[0]: score} for model, score in zip(("BERT-base", "BERT-large"), paper)}
     return register_task(GlueTask(
         name=name, description=description, hub_dataset="nyu-mll/glue", hub_config=name,
         problem_type=kw.pop("problem_type", "single_label_classification"), text_columns=text_columns,
-        label_names=label_names, metric_names=metric_names, primary_metric=primary,
+        label_names=label_names, metric_names=metric_names, primary_metric=metric_names[0],
         metrics=tuple(GLUE_METRICS[m] for m in metric_names), model_head="AutoModelForSequenceClassification",
-        pipeline_tag="text-classification", paper_defaults=PaperDefaults(), paper_results=paper,
-        paper_source="BERT paper Table 1 (GLUE test server; x100)", local_files=kw.pop("local_files", _GLUE_FILES),
-        raw_label_map=raw_map, **kw))
+        pipeline_tag="text-classification", paper_defaults=PaperDefaults(),
+        paper_results=kw.pop("paper_results", paper_results), paper_source="BERT paper Table 1 (GLUE test server; x100)",
+        local_files=kw.pop("local_files", _GLUE_FILES), raw_label_map=raw_map,
+        submission_files=kw.pop("submission_files", {"test": server_file}), **kw))
 
 
-_glue("cola", "CoLA: grammatical acceptability of one sentence (Matthews corr.)",
-      ("sentence",), ("unacceptable", "acceptable"), ("matthews_correlation",), "matthews_correlation",
-      {"BERT-base": {"matthews_correlation": 52.1}, "BERT-large": {"matthews_correlation": 60.5}},
-      positional={"sentence": 3, "label": 1}, submission_files={"test": "CoLA.tsv"})
-_glue("sst2", "SST-2: binary sentiment of one movie-review sentence (accuracy)",
-      ("sentence",), ("negative", "positive"), ("accuracy",), "accuracy",
-      {"BERT-base": {"accuracy": 93.5}, "BERT-large": {"accuracy": 94.9}}, submission_files={"test": "SST-2.tsv"})
-_glue("mrpc", "MRPC: are two news sentences paraphrases (F1, accuracy)",
-      _PAIR, ("not_equivalent", "equivalent"), ("f1", "accuracy"), "f1",
-      {"BERT-base": {"f1": 88.9}, "BERT-large": {"f1": 89.3}},
-      file_columns={"sentence1": "#1 String", "sentence2": "#2 String"}, file_label_column="Quality",
-      submission_files={"test": "MRPC.tsv"})
-_glue("stsb", "STS-B: semantic similarity score 0-5 of a sentence pair (Pearson, Spearman; regression)",
-      _PAIR, None, ("spearmanr", "pearson"), "spearmanr",
-      {"BERT-base": {"spearmanr": 85.8}, "BERT-large": {"spearmanr": 86.5}},
-      problem_type="regression", raw_label_map=None, file_label_column="score",
-      submission_files={"test": "STS-B.tsv"}, submission_labels="float")
-_glue("qqp", "QQP: are two Quora questions duplicates (F1, accuracy)",
-      ("question1", "question2"), ("not_duplicate", "duplicate"), ("f1", "accuracy"), "f1",
-      {"BERT-base": {"f1": 71.2}, "BERT-large": {"f1": 72.1}},
-      file_label_column="is_duplicate", submission_files={"test": "QQP.tsv"})
-_glue("mnli", "MNLI: entailment / neutral / contradiction (matched and mismatched accuracy)",
-      ("premise", "hypothesis"), ("entailment", "neutral", "contradiction"), ("accuracy",), "accuracy",
-      {"BERT-base": {"accuracy": 84.6, "accuracy_mm": 83.4}, "BERT-large": {"accuracy": 86.7, "accuracy_mm": 85.9}},
+_glue("cola", "CoLA: grammatical acceptability of one sentence (Matthews corr.)", ("sentence",),
+      ("unacceptable", "acceptable"), ("matthews_correlation",), (52.1, 60.5), "CoLA.tsv",
+      positional={"sentence": 3, "label": 1})
+_glue("sst2", "SST-2: binary sentiment of one movie-review sentence (accuracy)", ("sentence",),
+      ("negative", "positive"), ("accuracy",), (93.5, 94.9), "SST-2.tsv")
+_glue("mrpc", "MRPC: are two news sentences paraphrases (F1, accuracy)", _PAIR, ("not_equivalent", "equivalent"),
+      ("f1", "accuracy"), (88.9, 89.3), "MRPC.tsv", file_columns={"sentence1": "#1 String", "sentence2": "#2 String"},
+      file_label_column="Quality")
+_glue("stsb", "STS-B: semantic similarity score 0-5 of a sentence pair (Pearson, Spearman; regression)", _PAIR,
+      None, ("spearmanr", "pearson"), (85.8, 86.5), "STS-B.tsv", problem_type="regression", raw_label_map=None,
+      file_label_column="score", submission_labels="float")
+_glue("qqp", "QQP: are two Quora questions duplicates (F1, accuracy)", ("question1", "question2"),
+      ("not_duplicate", "duplicate"), ("f1", "accuracy"), (71.2, 72.1), "QQP.tsv", file_label_column="is_duplicate")
+_glue("mnli", "MNLI: entailment / neutral / contradiction (matched and mismatched accuracy)", ("premise", "hypothesis"),
+      ("entailment", "neutral", "contradiction"), ("accuracy",), (), None,  # matched + mismatched, given below
+      paper_results={"BERT-base": {"accuracy": 84.6, "accuracy_mm": 83.4},
+                     "BERT-large": {"accuracy": 86.7, "accuracy_mm": 85.9}},
       raw_label_map="names", file_columns={"premise": "sentence1", "hypothesis": "sentence2"},
       file_label_column="gold_label",
       jsonl_columns={"premise": ("premise", "sentence1"), "hypothesis": ("hypothesis", "sentence2"),
@@ -340,13 +320,10 @@ _glue("mnli", "MNLI: entailment / neutral / contradiction (matched and mismatche
                    "validation_mismatched": ("dev_mismatched.tsv", "dev_mismatched.jsonl"),
                    "test_matched": ("test_matched.tsv",), "test_mismatched": ("test_mismatched.tsv",)},
       submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"}, submission_labels="name")
-_glue("qnli", "QNLI: does the sentence answer the question (accuracy)",
-      ("question", "sentence"), ("entailment", "not_entailment"), ("accuracy",), "accuracy",
-      {"BERT-base": {"accuracy": 90.5}, "BERT-large": {"accuracy": 92.7}},
-      raw_label_map="names", submission_files={"test": "QNLI.tsv"}, submission_labels="name")
-_glue("rte", "RTE: textual entailment, 2 classes (accuracy)",
-      _PAIR, ("entailment", "not_entailment"), ("accuracy",), "accuracy",
-      {"BERT-base": {"accuracy": 66.4}, "BERT-large": {"accuracy": 70.1}},
-      raw_label_map="names", submission_files={"test": "RTE.tsv"}, submission_labels="name")
-_glue("wnli", "WNLI: Winograd NLI (accuracy; the paper excludes it from Table 1)",
-      _PAIR, ("not_entailment", "entailment"), ("accuracy",), "accuracy", {}, submission_files={"test": "WNLI.tsv"})
+_glue("qnli", "QNLI: does the sentence answer the question (accuracy)", ("question", "sentence"),
+      ("entailment", "not_entailment"), ("accuracy",), (90.5, 92.7), "QNLI.tsv", raw_label_map="names",
+      submission_labels="name")
+_glue("rte", "RTE: textual entailment, 2 classes (accuracy)", _PAIR, ("entailment", "not_entailment"), ("accuracy",),
+      (66.4, 70.1), "RTE.tsv", raw_label_map="names", submission_labels="name")
+_glue("wnli", "WNLI: Winograd NLI (accuracy; the paper excludes it from Table 1)", _PAIR,
+      ("not_entailment", "entailment"), ("accuracy",), (), "WNLI.tsv")

@@ -26,9 +26,8 @@ def register_task(task: Task) -> Task:
     """Add ``task`` to the registry and return it.
 
     Raises:
-        ValueError: if the name is not lower-case ``[a-z][a-z0-9_]*``, is already registered, the problem type is
-            unknown, the primary metric is not among ``metric_names``, or a name of ``metric_names`` is not declared
-            as a metric in ``metrics`` (a :class:`MetricSpec` each).
+        ValueError: a name not ``[a-z][a-z0-9_]*`` or already registered, an unknown problem type, a primary metric
+            not in ``metric_names``, a metric key declared twice, or a ``metric_names`` entry not declared as a metric.
     """
     if not _NAME_RE.match(task.name):
         raise ValueError(f"task name {task.name!r} must match {_NAME_RE.pattern}")
@@ -51,11 +50,11 @@ def register_task(task: Task) -> Task:
 
 
 def get_task(name: str) -> Task:
-    """Return the registered task called ``name`` (case-insensitive; ``-`` is read as ``_``, so ``sst-2`` works).
+    """The registered task called ``name`` (case-insensitive; ``-`` is read as ``_``, so ``sst-2`` works).
 
     Raises:
-        UnknownTaskError: (a ``KeyError`` and ``ValueError``) for an unknown name; the message suggests the closest
-            registered names (``difflib``, as argparse's "did you mean") and lists the known tasks.
+        UnknownTaskError: an unknown name; the message suggests the closest names (``difflib``, as argparse's "did you
+            mean") and lists the known tasks.
     """
     lowered = name.strip().lower()
     key = lowered.replace("-", "_")

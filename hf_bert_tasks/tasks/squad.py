@@ -1,12 +1,10 @@
 """SQuAD v1.1 and v2.0 (paper §4.2, §4.3; Tables 2 and 3): extractive question answering.
 
-Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (``id``, ``title``, ``context``, ``question``,
-``answers = {"text": [...], "answer_start": [...]}``, empty lists for an unanswerable v2 question). Local source: the
-official JSON files (``train-v1.1.json``, ``dev-v1.1.json``, v2.0 alike, optional unlabelled ``test-v*.json``), read
-into the Hub's columns. Features: :mod:`hf_bert_tasks.qa`; post-processing: :mod:`hf_bert_tasks.qa_postprocess`;
-scores: :mod:`hf_bert_tasks.squad_metrics` (the official scripts' rules).
-Recomputing with the official scripts: docs/design.md, 'tasks/squad.py: recomputing SQuAD scores'.
-"""
+Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (``answers = {"text": [...], "answer_start": [...]}``,
+empty for an unanswerable v2 question). Local source: the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``,
+v2.0 alike, optional unlabelled ``test-v*.json``) read into the Hub's columns. Features: :mod:`hf_bert_tasks.qa`;
+post-processing: :mod:`hf_bert_tasks.qa_postprocess`; scores: :mod:`hf_bert_tasks.squad_metrics` (the official
+scripts' rules; recomputing them: docs/design.md, 'tasks/squad.py: recomputing SQuAD scores')."""
 
 from __future__ import annotations
 
@@ -29,7 +27,7 @@ from .registry import register_task
 class SquadTask(Task):
     """SQuAD v1.1 / v2.0 with an ``AutoModelForQuestionAnswering`` head (start/end logits over tokens).
 
-    Attributes (besides :class:`Task`'s):
+    Attributes (besides :class:`Task`'s; all but the first are :attr:`data_options`):
         version_2_with_negative: SQuAD 2.0 (unanswerable questions, null answer from ``[CLS]``).
         doc_stride, max_query_length: window settings (see :class:`hf_bert_tasks.qa.WindowConfig`).
         n_best_size, max_answer_length: post-processing settings (20 and 30, google's ``run_squad.py``).
@@ -42,11 +40,7 @@ class SquadTask(Task):
     n_best_size: int = 20
     max_answer_length: int = 30
     null_score_diff_threshold: float | None = None
-
-    def configure(self, data_args) -> SquadTask:
-        """A copy holding the window and post-processing settings of the recipe's ``DataArguments``."""
-        keys = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
-        return dataclasses.replace(self, **{k: getattr(data_args, k) for k in keys})
+    data_options = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
 
     @property
     def tau(self) -> float:
@@ -62,30 +56,23 @@ class SquadTask(Task):
         return datasets.Features({"id": text, "title": text, "context": text, "question": text, "answers": answers})
 
     def read_json(self, path: str, labelled: bool = True) -> dict[str, list]:
-        """Read one official SQuAD JSON file (``{"version", "data": [{"title", "paragraphs": [{"context", "qas":
-        [...]}]}]}``) into Hub-style columns; ``labelled``: every answerable question must carry an answer
-        (train/dev; ``False`` for a test file).
+        """One official SQuAD JSON file (``data -> paragraphs -> qas``) as Hub-style columns; ``labelled``: every
+        answerable question must carry an answer (train/dev; ``False`` for a test file).
 
         Raises:
             FileNotFoundError: no such file.
-            ValueError: not JSON (with line and column), a missing field, a duplicate question id, an answer whose
-                text differs from the context at its ``answer_start`` (names the question id), an answerable
-                question without answer, or (v1.1) an unanswerable question; messages name file and question.
+            ValueError: not JSON (line and column named), a missing field, a duplicate question id, an answer text
+                that differs from the context at its ``answer_start``, an answerable question without answer, or
+                (v1.1) an unanswerable question; messages name file and question.
         """
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{path}: no such file")
         with open(path, encoding="utf-8-sig") as f:
             try:
                 obj = json.load(f)
             except json.JSONDecodeError as err:
-                where = f"{path}, line {err.lineno}, column {err.colno}"
-                raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
-            raise ValueError(  # noqa: TRY004 - a bad input file, as every reader error
-                f"{path}: expected a JSON object with a 'data' list of articles (official SQuAD format)")
+                raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
         cols: dict[str, list] = {k: [] for k in ("id", "title", "context", "question", "answers")}
         seen: set[str] = set()
-        for a, article in enumerate(obj["data"]):
+        for a, article in enumerate(_field(obj, "data", list, path)):
             for p, paragraph in enumerate(_field(article, "paragraphs", list, f"{path}, article {a}")):
                 where = f"{path}, article {a}, paragraph {p}"
                 context = _field(paragraph, "context", str, where)
@@ -96,8 +83,7 @@ class SquadTask(Task):
                     checks = ((qid in seen, "duplicate question id; expected unique ids"),
                               (impossible and not self.version_2_with_negative, ("is_impossible is true, but SQuAD "
                                "v1.1 has no unanswerable questions; use --task squad_v2 for a v2.0 file")),
-                              (impossible and answers, ("is_impossible is true but 'answers' is not empty; "
-                                                        "expected []")),
+                              (impossible and answers, "is_impossible is true but 'answers' is not empty; expected []"),
                               (labelled and not impossible and not answers, ("no answer for an answerable question; "
                                "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)")))
                     if problem := next((message for bad, message in checks if bad), None):
@@ -106,10 +92,9 @@ class SquadTask(Task):
                     texts = [_field(ans, "text", str, f"{here}, answer {n}") for n, ans in enumerate(answers)]
                     starts = [_field(ans, "answer_start", int, f"{here}, answer {n}") for n, ans in enumerate(answers)]
                     for n, (text, start) in enumerate(zip(texts, starts)):
-                        if context[start : start + len(text)] != text:
+                        if (found := context[start : start + len(text)]) != text:
                             raise ValueError(f"{here}, answer {n}: text {text!r} does not match the context at "
-                                             f"answer_start {start} (context has {context[start:start + len(text)]!r} "
-                                             "there)")
+                                             f"answer_start {start} (context has {found!r} there)")
                     question = _field(item, "question", str, here)
                     for key, value in zip(cols, (qid, article.get("title", ""), context, question,
                                                  {"text": texts, "answer_start": starts})):
@@ -126,8 +111,7 @@ class SquadTask(Task):
         return datasets.Dataset.from_dict(cols, features=self.features())
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Windowed features (:func:`hf_bert_tasks.qa.create_features`, one or more per example): training features
-        for :attr:`train_split`, evaluation features otherwise.
+        """Windowed features (:func:`hf_bert_tasks.qa.create_features`; training features for :attr:`train_split`).
 
         Raises:
             ValueError: window settings that leave no room (e.g. ``doc_stride`` too large), slow tokenizer.
@@ -150,8 +134,7 @@ class SquadTask(Task):
 
     def compute_metrics(self, predictions, references) -> dict[str, float]:
         """Official SQuAD scores (x100) of ``predictions`` ``{id: text}`` vs ``references`` ``{id: [gold texts]}``:
-        ``f1``, ``exact_match`` (v1.1: a question without a prediction scores 0); v2.0 also ``HasAns_*``/``NoAns_*``
-        (the official v2 script without null odds: ``""`` is no answer).
+        ``f1``, ``exact_match`` (v1.1: no prediction scores 0); v2.0 also ``HasAns_*``/``NoAns_*`` (``""`` = no answer).
 
         Raises:
             ValueError: v2.0 and a question of ``references`` without a prediction (names the count and first ids).
@@ -162,10 +145,9 @@ class SquadTask(Task):
         return _v2_keys(SM.squad_v2(references, predictions))
 
     def score(self, raw, result: QAPredictions) -> dict[str, float]:
-        """Metrics (no ``eval_`` prefix) of post-processed predictions on a labelled split: v1.1 ``f1``,
-        ``exact_match``; v2.0 those, ``HasAns_*``, ``NoAns_*`` at the applied tau (``null_score_diff_threshold``),
-        and ``best_*`` with their thresholds: the official search over ``null_odds`` with the best non-null answers.
-        """
+        """Metrics (no ``eval_`` prefix) of post-processed predictions on a labelled split: :meth:`compute_metrics`'
+        keys at the applied tau, and for v2.0 ``best_*`` with their thresholds (the official search over
+        ``null_odds`` with the best non-null answers)."""
         refs = SM.references_from_rows(raw["id"], raw["answers"])
         if not self.version_2_with_negative:
             return self.compute_metrics(result.predictions, refs)
@@ -197,9 +179,8 @@ class SquadTask(Task):
             null_score_diff_threshold=self.tau if tau is None else tau)
 
     def write_predictions(self, result: QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
-        """Write ``{prefix}predictions.json`` and ``{prefix}nbest_predictions.json``; for v2 also
-        ``{prefix}null_odds.json`` and ``{prefix}best_non_null_predictions.json`` (what ``evaluate-v2.0.py`` needs
-        for every v2 score of :meth:`score`). Returns the paths."""
+        """Write ``{prefix}predictions.json``, ``{prefix}nbest_predictions.json`` and for v2 ``{prefix}null_odds.json``,
+        ``{prefix}best_non_null_predictions.json`` (what ``evaluate-v2.0.py`` needs for each score); returns paths."""
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
             files.update({"null_odds.json": result.null_odds, "best_non_null_predictions.json": result.best_non_null})
@@ -209,10 +190,9 @@ class SquadTask(Task):
         return paths
 
     def record_serving_config(self, trainer, output_dir: str) -> dict:
-        """Make the saved model serve as it was scored: ``version_2_with_negative`` and (v2.0) the applied
-        ``null_score_diff_threshold`` go into the model's config and the ``config.json`` of ``output_dir`` and of
-        every ``checkpoint-*`` in it, defaults of :mod:`hf_bert_tasks.qa_pipeline` (a v2.0 model abstains as in
-        ``predictions.json``). Returns the recorded values."""
+        """Record ``version_2_with_negative`` and (v2.0) the applied ``null_score_diff_threshold`` in the model's
+        config and the ``config.json`` of ``output_dir`` and its ``checkpoint-*``: :mod:`hf_bert_tasks.qa_pipeline`
+        then serves the model as it was scored. Returns the recorded values."""
         v2 = self.version_2_with_negative
         values = {"version_2_with_negative": v2, **({"null_score_diff_threshold": self.tau} if v2 else {})}
         trainer.model.config.update(values)
@@ -225,9 +205,8 @@ class SquadTask(Task):
         return values
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
-        """Predict, post-process, write the prediction files (:meth:`write_predictions`; ``<split>_`` prefix but for
-        the first eval split), record the serving settings (:meth:`record_serving_config`) and score a labelled
-        split: ``eval_``-prefixed keys of :meth:`score`, with the split suffix for extra splits."""
+        """Predict, post-process, write :meth:`write_predictions` (``<split>_`` prefix but for the first eval split)
+        and :meth:`record_serving_config`; returns :meth:`score` as ``eval_`` keys (split suffix for extra splits)."""
         result = self.run_postprocess(trainer, raw, features)
         if output_dir and trainer.is_world_process_zero():
             self.write_predictions(result, output_dir, "" if split == self.eval_splits[0] else f"{split}_")
@@ -236,9 +215,8 @@ class SquadTask(Task):
         return {f"eval_{k}{suffix}": v for k, v in self.score(raw, result).items()}
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Predict a split (answers not needed) with tau = ``--null_score_diff_threshold``: writes
-        :meth:`write_predictions` with a ``<split>_`` prefix (v2's odds let any other tau be applied later) and
-        records the serving settings (:meth:`record_serving_config`)."""
+        """Predict a split (no answers needed) at tau = ``--null_score_diff_threshold``, write :meth:`write_predictions`
+        with a ``<split>_`` prefix (v2's odds let another tau be applied later) and :meth:`record_serving_config`."""
         result = self.run_postprocess(trainer, raw, features)
         if not trainer.is_world_process_zero():
             return []

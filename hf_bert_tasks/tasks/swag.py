@@ -3,11 +3,7 @@
 Hub source: ``allenai/swag``, config ``regular`` (the test split's label is ``-1``). Local source: the original
 swagaf CSV files ``train.csv``, ``val.csv``, ``test.csv`` (rowanz/swagaf ``data/``; a leading unnamed index column
 is allowed, ``test.csv`` has no ``label``): real CSV with quoting (endings contain commas).
-
-Inputs (§4.4, as transformers' ``run_swag.py``): segment A ``sent1``, segment B ``sent2 + " " + ending_i``.
-``AutoModelForMultipleChoice`` scores each of the
-``(batch, 4, L)`` choices with one vector over ``[CLS]``, softmax over the four.
-"""
+``AutoModelForMultipleChoice`` scores each of the ``(batch, 4, L)`` choices from ``[CLS]``, softmax over the four."""
 
 from __future__ import annotations
 
@@ -58,26 +54,25 @@ def _records(path: str):
 
 def read_swag_table(path: str):
     """One swagaf CSV through ``datasets``' ``csv`` loader: a ``pyarrow.Table`` of :data:`SWAG_COLUMNS` (strings,
-    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label); commas counted to catch what the loader
-    pads or skips (docs/design.md, 'tasks/glue.py and tasks/swag.py').
+    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label); commas are counted to catch what the
+    loader pads or skips (docs/design.md, 'tasks/glue.py and tasks/swag.py').
 
     Raises:
         FileNotFoundError: ``path`` missing.
-        ValueError: a header without :data:`REQUIRED_COLUMNS`, a row with another number of fields than the header,
-            a label that is not 0-3, non-UTF-8 bytes, or no data row; the message names the file and line.
+        ValueError: a header without :data:`REQUIRED_COLUMNS`, a row with another number of fields, a label not
+            0-3, non-UTF-8 bytes, or no data row; the message names the file and line.
     """
     import datasets
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
     with contextlib.closing(_records(path)) as records:  # closed here, not by a later garbage collection
         header = next(records, (None, []))[1]
+        if not header:
+            raise ValueError(f"{path}: the file is empty; expected a header with columns {list(REQUIRED_COLUMNS)}")
         if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
             raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
-                             f"found {header}" if header else f"{path}: the file is empty; expected a header with "
-                             f"columns {list(REQUIRED_COLUMNS)}")
+                             f"found {header}")
         first = next((row for _, row in records if row), [])
 
     def check():  # the line-level error the loader cannot give
@@ -114,12 +109,10 @@ def read_swag_csv(path: str) -> dict[str, list]:
 
 
 def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-    """transformers' ``DataCollatorForMultipleChoice``, extended to batches without labels.
-
-    Input: features with ``input_ids`` / ``token_type_ids`` / ``attention_mask`` as ``[C, L_i]`` lists (``C`` = 4
-    choices) and optionally ``label`` (int; ``-100`` = unknown). Output: those as ``(B, C, L)`` int64 tensors padded
-    to the longest choice of the batch (or ``max_length``), plus ``labels`` ``(B,)`` when the features have
-    ``label``; unlabelled features (on which the stock collator raises ``KeyError``) give no ``labels``.
+    """transformers' ``DataCollatorForMultipleChoice``, extended to batches without labels (the stock one raises
+    ``KeyError``). Input: features with ``input_ids`` / ``token_type_ids`` / ``attention_mask`` as ``[C, L_i]`` lists
+    (``C`` = 4 choices), optionally ``label`` (int; ``-100`` = unknown). Output: those as ``(B, C, L)`` int64 tensors
+    padded to the batch's longest choice (or ``max_length``), plus ``labels`` ``(B,)`` when features have ``label``.
     """
     from transformers import DataCollatorForMultipleChoice
 
@@ -140,22 +133,16 @@ def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, m
 class SwagTask(Task):
     """SWAG with ``AutoModelForMultipleChoice``; accuracy over labelled rows."""
 
-    def read_local(self, data_dir: str):
-        """Read ``train.csv`` / ``val.csv`` / ``test.csv`` of swagaf into ``train`` / ``validation`` / ``test``.
-        Raises ``FileNotFoundError`` (no folder or none of the files) and ``ValueError`` (:func:`read_swag_table`)."""
+    def read_file(self, path: str, split: str | None = None):
+        """One swagaf CSV (``train.csv``, ``val.csv``, ``test.csv``) as a ``datasets.Dataset`` (:func:`read_swag_table`)."""
         import datasets
-        from datasets.table import InMemoryTable
 
-        info = datasets.DatasetInfo(features=swag_features())
-        return self.read_local_splits(
-            data_dir, lambda path, split: datasets.Dataset(InMemoryTable(read_swag_table(path)), info=info), "SWAG")
+        return datasets.Dataset(read_swag_table(path), info=datasets.DatasetInfo(features=swag_features()))
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Four ``[CLS] sent1 [SEP] sent2 ending_i [SEP]`` sequences per example, truncated longest-first.
-
-        Output columns: ``input_ids``, ``token_type_ids``, ``attention_mask`` (``[4, L_i]`` lists, unpadded) and
-        ``label`` (``-100`` for rows without one; dropped when no row has one).
-        """
+        """Four ``[CLS] sent1 [SEP] sent2 + " " + ending_i [SEP]`` sequences per example (§4.4, as transformers'
+        ``run_swag.py``), truncated longest-first: columns ``input_ids``, ``token_type_ids``, ``attention_mask``
+        (``[4, L_i]`` unpadded lists) and ``label`` (``-100`` for a row without one; dropped when no row has one)."""
         labels = np.asarray(dataset["label"]) if "label" in dataset.column_names else np.full(len(dataset), -1)
         labelled = bool(np.any(labels >= 0))
 
