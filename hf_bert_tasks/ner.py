@@ -66,21 +66,15 @@ def inside_label_map(label_names: Sequence[str]) -> list[int]:
 
 def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], label_all_tokens: bool = False,
                  inside_map: Sequence[int] | None = None, labelled_words: range | None = None) -> list[int]:
-    """``L`` labels for one tokenized sequence: the word's label on its first piece, ``-100`` on special tokens,
-    context words and (unless ``label_all_tokens``) later pieces.
-
-    Args:
-        word_ids: ``encoding.word_ids()`` of a fast tokenizer, length ``L`` (``None`` for special tokens / padding).
-        word_labels: label id per word of the tokenized word list.
-        label_all_tokens: label the later pieces of a word too (``run_ner.py``'s option) with
-            ``inside_map[label]`` (from :func:`inside_label_map`, required then: ``B-X`` -> ``I-X``).
-        labelled_words: word positions that get labels (the window's targets); ``None`` labels every word.
+    """``L`` labels for one tokenized sequence (``word_ids``: a fast tokenizer's ``word_ids()``, ``None`` for special
+    tokens): ``word_labels[word]`` on a word's first piece, ``-100`` on special tokens, on words outside
+    ``labelled_words`` (the window's targets; ``None``: every word) and on later pieces, which with
+    ``label_all_tokens`` (``run_ner.py``'s option) get ``inside_map[label]`` (:func:`inside_label_map`) instead.
+    ``[CLS] un ##believ ##able york [SEP]`` of words ``[B-MISC, B-LOC]`` -> ``[-100, B-MISC, -100, -100, B-LOC,
+    -100]``; with ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
 
     Raises:
         ValueError: ``label_all_tokens`` without ``inside_map``.
-
-    Example: ``[CLS] un ##believ ##able york [SEP]`` of words labelled ``[B-MISC, B-LOC]`` give ``[-100, B-MISC,
-    -100, -100, B-LOC, -100]``; with ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
     """
     if label_all_tokens and inside_map is None:
         raise ValueError("label_all_tokens needs inside_map (see inside_label_map)")
@@ -132,17 +126,11 @@ def _chunks(counts: Sequence[int], budget: int) -> list[tuple[int, int]]:
 
 def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, document_ids: Sequence[int] | None = None,
                  document_context: bool = False) -> list[Window]:
-    """Plan the windows of a split so that every word is labelled in exactly one window.
-
-    Args:
-        piece_counts: per sentence, the number of WordPieces of each word (``S`` lists).
-        max_pieces: WordPieces available per window (``max_seq_length - 2`` for ``[CLS] ... [SEP]``).
-        document_ids: document of each sentence (consecutive equal ids form a document), for ``document_context``:
-            context from the neighbouring sentences of the document (paper §5.3), else from the sentence only.
-
-    Returns:
-        Windows in sentence order: greedy target ranges of at most ``max_pieces`` pieces, grown by whole context
-        words left and right (docs/design.md, 'ner.py'). A sentence with no words gets no window.
+    """The windows of a split, in sentence order, every word labelled in exactly one: greedy target ranges of at
+    most ``max_pieces`` WordPieces (``max_seq_length - 2``), grown by whole context words left and right
+    (docs/design.md, 'ner.py'); a sentence with no words gets none. ``piece_counts``: ``S`` lists of WordPieces per
+    word. ``document_ids``: each sentence's document (consecutive equal ids), for ``document_context``: context from
+    the document's neighbouring sentences (paper §5.3), else from the sentence only.
 
     Raises:
         ValueError: ``max_pieces < 1``, or ``document_context`` without ``document_ids`` / with a negative id

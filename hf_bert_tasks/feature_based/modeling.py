@@ -20,16 +20,12 @@ class BertFeatureBasedConfig(PretrainedConfig):
     Args:
         encoder_config: the frozen encoder's config as a dict (``BertConfig.to_dict()``).
         task_problem_type: one of :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`.
-        feature_strategy: a :data:`~hf_bert_tasks.feature_based.strategies.STRATEGIES` key.
-        head: ``auto`` (the problem type's first head: BiLSTM for tokens, linear otherwise) or a name in
-            :data:`~.heads.HEAD_REGISTRY` (``linear``, ``mlp``, ``bilstm``).
-        pooling: ``cls`` or ``mean`` (sentence-level and multiple-choice tasks).
-        head_hidden_size: BiLSTM units per direction (paper: 768) or MLP width.
-        head_num_layers: BiLSTM layers (paper: 2).
-        head_dropout: dropout inside the head.
-        num_labels, id2label, label2id: as for any ``PretrainedConfig``.
+        feature_strategy, head, pooling, head_hidden_size: as ``--feature_strategy`` ... ``--head_hidden_size``
+            (:class:`~hf_bert_tasks.modes.feature_based.FeatureBasedArguments`).
+        head_num_layers, head_dropout: BiLSTM layers (paper: 2); dropout inside the head.
 
-    ``ValueError`` for an unknown strategy, head or pooling (checked when ``encoder_config`` is given).
+    Raises:
+        ValueError: an unknown strategy, head or pooling (checked when ``encoder_config`` is given).
     """
 
     model_type = "bert_feature_based"

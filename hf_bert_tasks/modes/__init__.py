@@ -17,6 +17,7 @@ import importlib
 import logging
 import os
 import re
+from collections import UserDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,31 +109,19 @@ class TrainingMode(abc.ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-class _Registry(Mapping):
+class _Registry(UserDict):
     """``--mode`` value -> :class:`TrainingMode`, in registration order; a built-in entry is its module path until
     first looked up (``in``, iteration and :meth:`names` import no mode)."""
 
-    def __init__(self, lazy: dict[str, str]):
-        self._entries: dict[str, TrainingMode | str] = dict(lazy)
-
     def __getitem__(self, name: str) -> TrainingMode:
-        if isinstance(self._entries[name], str):  # the module's register_training_mode replaces the path
-            importlib.import_module(self._entries[name])
-        return self._entries[name]
-
-    def __contains__(self, name) -> bool:
-        return name in self._entries
-
-    def __iter__(self):
-        return iter(list(self._entries))
-
-    def __len__(self) -> int:
-        return len(self._entries)
+        if isinstance(self.data[name], str):  # the module's register_training_mode replaces the path
+            importlib.import_module(self.data[name])
+        return self.data[name]
 
     def names(self):
         """A live ``dict_keys`` of the registered names: ``--mode``'s argparse ``choices`` (argparse reads it
         without calling into this module or importing a mode)."""
-        return self._entries.keys()
+        return self.data.keys()
 
 
 #: The only central state: ``--mode`` value -> mode (lazy for the built-ins), in registration order.
@@ -146,15 +135,15 @@ def register_training_mode(mode: TrainingMode) -> TrainingMode:
         raise TypeError(f"register_training_mode: expected a TrainingMode instance, got {type(mode).__name__}")
     if not _NAME_RE.match(mode.name or ""):
         raise ValueError(f"training mode name {mode.name!r} must match {_NAME_RE.pattern}")
-    if mode.name in TRAINING_MODES and TRAINING_MODES._entries[mode.name] != type(mode).__module__:
+    if mode.name in TRAINING_MODES and TRAINING_MODES.data[mode.name] != type(mode).__module__:
         raise ValueError(f"training mode {mode.name!r} is already registered")
-    TRAINING_MODES._entries[mode.name] = mode
+    TRAINING_MODES.data[mode.name] = mode
     return mode
 
 
 def unregister_training_mode(name: str) -> None:
     """Remove a registered mode (tests that register a toy mode clean up with it); unknown names are ignored."""
-    TRAINING_MODES._entries.pop(name, None)
+    TRAINING_MODES.data.pop(name, None)
 
 
 def get_training_mode(name: str | None) -> TrainingMode:
