@@ -174,13 +174,9 @@ class BertFeatureBasedModel(PreTrainedModel):
         the cache's; computed in the head's dtype) whose hidden_states indices are ``layers`` (default: the
         strategy's), ``row_mask`` bool ``[batch, R]``; targets as for the matching ``BertFor...`` model."""
         layers = self.combiner.layers if layers is None else list(layers)
-        x = self.combiner(rows.to(self.head_dtype), layers)  # [b, R, d]
+        x = self.combiner(rows.to(next(self.head.parameters()).dtype), layers)  # [b, R, d]
         return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
                          end_positions=end_positions)
-
-    @property
-    def head_dtype(self) -> torch.dtype:
-        return next(self.head.parameters()).dtype
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, features=None, labels=None,
                 start_positions=None, end_positions=None, length=None, return_dict: bool | None = None, **kwargs):

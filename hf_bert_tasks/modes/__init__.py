@@ -1,13 +1,8 @@
-"""Training modes (``--mode``): the :class:`TrainingMode` contract, its lazy registry and the default mode.
-
-* ``finetune`` (:class:`FinetuneMode`, here): every weight trained (§3.2, §4, Appendix A.3), with the task model
-  that LoRA wraps too (:func:`load_task_model`, :func:`reinit_top_layers`, :func:`declare_batch_mean_loss`);
-* ``lora`` (:mod:`hf_bert_tasks.lora`): peft LoRA adapters on the frozen encoder + the task head;
-* ``feature_based`` (:mod:`hf_bert_tasks.feature_based`): a frozen encoder, a Table 7 layer strategy and a head.
-
-A mode's flags: a dataclass in ``modes/<name>.py`` that ``FinetuneTrainingArguments`` inherits. A new mode = a
-:class:`TrainingMode` subclass + :func:`register_training_mode`. This module imports no torch/transformers. Lazy
-registry: docs/design.md, 'Training modes'."""
+"""Training modes (``--mode``): the :class:`TrainingMode` contract, its lazy registry and the default mode,
+``finetune`` (:class:`FinetuneMode`, with the task model LoRA wraps too); ``lora`` is in :mod:`hf_bert_tasks.lora`,
+``feature_based`` in :mod:`hf_bert_tasks.feature_based`. A new mode = a :class:`TrainingMode` subclass +
+:func:`register_training_mode`; its flags, a dataclass in ``modes/<name>.py`` that ``FinetuneTrainingArguments``
+inherits. This module imports no torch/transformers. Why lazy: docs/design.md, 'Training modes'."""
 
 from __future__ import annotations
 
@@ -34,8 +29,8 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class TrainingMode(abc.ABC):
-    """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model. A
-    subclass overrides the class attributes below."""
+    """Base class of a training mode (override the class attributes below); the defaults describe full fine-tuning
+    of a plain ``BertFor...`` model."""
 
     name: str = ""  #: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``
     help: str = ""  #: one line for ``--mode``'s help
