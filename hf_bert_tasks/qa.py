@@ -23,17 +23,11 @@ MODEL_INPUT_COLUMNS = ("input_ids", "token_type_ids", "attention_mask")
 
 @dataclass(frozen=True)
 class WindowConfig:
-    """How a (question, context) pair is cut into features.
+    """How a (question, context) pair is cut into features (defaults: the paper's and google's)."""
 
-    Attributes:
-        max_seq_length: WordPieces per feature including ``[CLS]`` and two ``[SEP]`` (paper: 384).
-        doc_stride: context tokens between the starts of two consecutive windows (google's ``doc_stride``: 128).
-        max_query_length: question WordPieces kept (google: 64); longer questions are cut.
-    """
-
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
+    max_seq_length: int = 384  #: WordPieces per feature including ``[CLS]`` and two ``[SEP]``
+    doc_stride: int = 128  #: context tokens between the starts of two consecutive windows (google's ``doc_stride``)
+    max_query_length: int = 64  #: question WordPieces kept; longer questions are cut
 
     def validate(self) -> None:
         """Raise ``ValueError`` when the settings leave no room for context or would skip context tokens."""

@@ -42,8 +42,7 @@ class TrainingMode(abc.ABC):
     colour: str = "tab:blue"  #: the matplotlib colour of the mode's bars in ``comparison.png``
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
-        """Checks beyond the fields' declared ``choices``/``bounds``, at parse time (``ValueError`` naming the flag
-        and what was expected)."""
+        """Checks beyond the flags' declared ``choices``/``bounds``, at parse time; ``ValueError`` names the flag."""
 
     def default_hyperparameters(self, task) -> dict[str, Any]:
         """``learning_rate``, ``per_device_train_batch_size``, ``num_train_epochs`` used when the flag is not given:
@@ -59,8 +58,7 @@ class TrainingMode(abc.ABC):
 
     @abc.abstractmethod
     def build_model(self, task, model_args, training_args):
-        """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``); abstract (``TypeError`` on making a
-        mode without it)."""
+        """The model (a ``torch.nn.Module``) that ``Trainer`` trains for ``task``: the one abstract method."""
 
     def prepare_training(self, model, train_dataset, eval_dataset, data_collator, data_args, training_args):
         """Hook before ``Trainer`` is built; returns ``(train_dataset, eval_dataset, data_collator, metrics)``
