@@ -132,15 +132,11 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
             out[name] = values
         return out
 
-    was_training = model.training
-    model.eval()
-    try:
-        cached = features.select_columns(inputs + targets).map(
-            extract, batched=True, batch_size=batch_size, remove_columns=inputs, features=out_features,
-            cache_file_name=path, new_fingerprint=Hasher.hash([key, layers]), load_from_cache_file=True,
-            desc="Frozen encoder features")
-    finally:
-        model.train(was_training)
+    # no eval()/train() toggle: encode() runs only the encoder, which the model keeps in eval mode
+    cached = features.select_columns(inputs + targets).map(
+        extract, batched=True, batch_size=batch_size, remove_columns=inputs, features=out_features,
+        cache_file_name=path, new_fingerprint=Hasher.hash([key, layers]), load_from_cache_file=True,
+        desc="Frozen encoder features")
     return cached, layers, False
 
 

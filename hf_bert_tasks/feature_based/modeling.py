@@ -168,22 +168,12 @@ class BertFeatureBasedModel(PreTrainedModel):
             rows = rows.reshape(shape[0], shape[1] * 2, *rows.shape[2:])
         return rows, torch.ones(rows.shape[:2], dtype=torch.bool, device=rows.device)
 
-    def head_forward(self, rows, row_mask, layers: list[int] | None = None, labels=None, start_positions=None,
-                     end_positions=None):
-        """The strategy and the head on encoder ``rows`` float ``[batch, R, n_layers, hidden]`` (:meth:`encode`'s or
-        the cache's; computed in the head's dtype) whose hidden_states indices are ``layers`` (default: the
-        strategy's), ``row_mask`` bool ``[batch, R]``; targets as for the matching ``BertFor...`` model."""
-        layers = self.combiner.layers if layers is None else list(layers)
-        x = self.combiner(rows.to(next(self.head.parameters()).dtype), layers)  # [b, R, d]
-        return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
-                         end_positions=end_positions)
-
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, features=None, labels=None,
                 start_positions=None, end_positions=None, length=None, return_dict: bool | None = None, **kwargs):
         """Token inputs through :meth:`encode`, or cached ``features`` (float ``[batch, R, n_layers, hidden]`` of
-        :attr:`layers`, ``attention_mask`` ``[batch, R]`` their row mask, default all rows), then :meth:`head_forward`.
-        ``labels``: ``[batch]``, or ``[batch, seq]`` with -100 for tokens; ``start/end_positions`` ``[batch]``.
-        ``length`` is unused: a parameter so ``Trainer`` keeps the cache's column for ``group_by_length``.
+        :attr:`layers`; ``attention_mask`` ``[batch, R]`` their row mask, default all rows), then the strategy and the
+        head (in its dtype). ``labels``: ``[batch]``, or ``[batch, seq]`` with -100 for tokens; ``start/end_positions``
+        ``[batch]``. ``length`` is unused: a parameter so ``Trainer`` keeps the cache's column for ``group_by_length``.
 
         Returns the matching ``transformers`` output; ``ValueError`` without ``input_ids`` or ``features``.
         """
@@ -194,8 +184,9 @@ class BertFeatureBasedModel(PreTrainedModel):
             rows, row_mask = self.encode(input_ids, attention_mask, token_type_ids)
         else:
             raise ValueError("BertFeatureBasedModel.forward needs input_ids or cached features")
-        return self.head_forward(rows, row_mask, labels=labels, start_positions=start_positions,
-                                 end_positions=end_positions)
+        x = self.combiner(rows.to(next(self.head.parameters()).dtype), self.combiner.layers)  # [b, R, d]
+        return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
+                         end_positions=end_positions)
 
 
 # the config and model registered with AutoConfig / AutoModel and the task Auto classes (idempotent)
