@@ -1,6 +1,5 @@
-"""LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained.
-
-LoRA (Hu et al., 2021) freezes ``W`` and learns ``W + (alpha / r) * B A`` (``A: [r, in]``, ``B: [out, r]``, ``B``
+"""LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained. LoRA
+(Hu et al., 2021) freezes ``W`` and learns ``W + (alpha / r) * B A`` (``A: [r, in]``, ``B: [out, r]``, ``B``
 starting at zero), on ``query`` and ``value`` by default as in the LoRA paper. The head (the top-level modules outside
 the encoder) is in ``modules_to_save`` for every task (peft has no multiple-choice task type). :func:`finalize_lora`
 merges the adapter after training, so ``output_dir`` holds a plain ``BertFor...`` checkpoint.

@@ -1,9 +1,8 @@
 """Named-entity recognition features (paper §5.3: "the representation of the first sub-token as the input to the
 token-level classifier over the NER label set"): tag schemes (IOB1 / IOB2), WordPiece label alignment, windows of
-whole words (every word labelled in exactly one window). Why: docs/design.md, 'ner.py: IOB1 / IOB2 and windows'.
-Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`.
-Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences,
-``W_s`` words of sentence ``s``.
+whole words (every word labelled in exactly one window; why: docs/design.md, 'ner.py: IOB1 / IOB2 and windows').
+Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`. Dimensions: ``F`` features
+(windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences, ``W_s`` words of sentence ``s``.
 """
 
 from __future__ import annotations
@@ -180,12 +179,10 @@ def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_lengt
     """Turn ``S`` sentences of words (``tokens``) into model features, one per :class:`Window` of at most
     ``max_seq_length`` WordPieces, with a *fast* tokenizer (``word_ids()``). ``tags``: label ids per word, or
     ``None`` (no ``labels`` column); ``label_names`` in id order, for ``label_all_tokens`` (:func:`align_labels`);
-    ``document_ids``, ``document_context``: see :func:`plan_windows`.
-
-    Returns:
-        Columns (lists of length ``F``): ``input_ids``, ``token_type_ids`` (all 0), ``attention_mask`` (unpadded,
-        ``L`` each), ``labels`` (``L`` ints, ``-100`` where ignored; only with ``tags``), ``word_index`` (``L`` ints:
-        index in the sentence of the word whose first piece is here, else ``-1``) and ``sentence_index`` (int).
+    ``document_ids``, ``document_context``: see :func:`plan_windows`. Returns ``F``-long columns: ``input_ids``,
+    ``token_type_ids`` (all 0), ``attention_mask`` (unpadded, ``L`` each), ``labels`` (``L`` ints, ``-100`` where
+    ignored; only with ``tags``), ``word_index`` (``L`` ints: index in the sentence of the word whose first piece is
+    here, else ``-1``) and ``sentence_index`` (int).
 
     Raises:
         ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.

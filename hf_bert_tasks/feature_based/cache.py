@@ -77,19 +77,13 @@ def find_feature_cache(folder: str, key: str, layers: list[int]) -> str | None:
 def build_feature_cache(model, features, collator, root: str, max_seq_length: int | None,
                         layers: list[int] | None = None, batch_size: int = 64,
                         dtype: str = "float16"):
-    """Return the cache of ``features`` (a tokenized split) for ``model``'s frozen encoder, computing it on a miss.
-
-    Args:
-        model: a :class:`~.modeling.BertFeatureBasedModel` (only its encoder runs).
-        features: a tokenized ``datasets.Dataset``; its :data:`MODEL_INPUTS` and :data:`TARGETS` columns are used.
-        collator: the task's data collator (pads feature dicts into the encoder's tensors).
-        root: folder of cache entries (one sub-folder per encoder). max_seq_length: part of the key.
-        layers: hidden_states indices to store (default: the strategy's; ``range(L+1)`` serves every strategy).
-        batch_size: encoder batch size. dtype: ``float16`` (half the disk; the head upcasts) or ``float32``.
-
-    Returns:
-        ``(dataset, layers, hit)``: the memory-mapped cache (columns in the module docstring), the hidden_states
-        indices it holds, and whether an existing file was reused.
+    """Return the cache of ``features`` (a tokenized ``datasets.Dataset``: its :data:`MODEL_INPUTS` and
+    :data:`TARGETS` columns) for the frozen encoder of ``model`` (a :class:`~.modeling.BertFeatureBasedModel`),
+    computing it on a miss with ``collator`` (the task's) in batches of ``batch_size``. ``root``: folder of cache
+    entries (one sub-folder per encoder); ``max_seq_length``: part of the key; ``layers``: hidden_states indices to
+    store (default: the strategy's; ``range(L+1)`` serves every strategy); ``dtype``: ``float16`` (half the disk;
+    the head upcasts) or ``float32``. Returns ``(dataset, layers, hit)``: the memory-mapped cache (columns in the
+    module docstring), the hidden_states indices it holds, and whether an existing file was reused.
 
     Raises:
         ValueError: ``features`` has no ``input_ids`` column, or an unknown ``dtype``.
@@ -142,9 +136,8 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
 
 @dataclass
 class FeatureCacheCollator:
-    """Pads cache examples (:func:`build_feature_cache`) into the batch :class:`BertFeatureBasedModel` takes.
-
-    Output: ``features`` float16/float32 ``[batch, R_max, n_layers, hidden]`` (``model_layers`` picked out of
+    """Pads cache examples (:func:`build_feature_cache`) into the batch :class:`BertFeatureBasedModel` takes:
+    ``features`` float16/float32 ``[batch, R_max, n_layers, hidden]`` (``model_layers`` picked out of
     ``cache_layers``; zeros at padded rows), ``attention_mask`` int64 ``[batch, R_max]``, ``labels`` (from ``labels`` /
     ``label`` / ``label_ids``) ``[batch]`` or ``[batch, R_max]`` padded with -100, ``start_positions`` /
     ``end_positions`` ``[batch]``. Examples without ``features`` (token inputs) go to ``fallback``, the task's

@@ -1,8 +1,6 @@
-"""The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head.
-
-Registered with the ``Auto`` classes on import (``model_type="bert_feature_based"``), so a saved model loads back with
-``AutoModel.from_pretrained(dir)`` (or ``AutoModelFor...``) and serves ``pipeline()``.
-"""
+"""The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head. Registered
+with the ``Auto`` classes on import (``model_type="bert_feature_based"``), so a saved model loads back with
+``AutoModel.from_pretrained(dir)`` (or ``AutoModelFor...``) and serves ``pipeline()``."""
 
 from __future__ import annotations
 
@@ -56,12 +54,10 @@ class BertFeatureBasedConfig(PretrainedConfig):
 
 
 class BertFeatureBasedModel(PreTrainedModel):
-    """A frozen encoder + a trained head, for every problem type (paper §5.3).
-
-    The encoder is frozen (``requires_grad=False``), always in eval mode (no dropout: its features equal the cached
-    ones) and runs without autograd, so only the head (and the scalar mix) learn. Build one with :meth:`from_encoder`;
-    load a saved one with ``AutoModel.from_pretrained``.
-    """
+    """A frozen encoder + a trained head, for every problem type (paper §5.3). The encoder is frozen
+    (``requires_grad=False``), always in eval mode (no dropout: its features equal the cached ones) and runs without
+    autograd, so only the head (and the scalar mix) learn. Build one with :meth:`from_encoder`; load a saved one with
+    ``AutoModel.from_pretrained``."""
 
     config_class = BertFeatureBasedConfig
     base_model_prefix = "feature_based"
@@ -139,12 +135,9 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     def encode(self, input_ids, attention_mask=None, token_type_ids=None, layers: list[int] | None = None):
         """Run the frozen encoder (no autograd) on ``[batch, seq]`` inputs (``[batch, choices, seq]`` for multiple
-        choice) and return what the head reads, for ``layers`` (default: the strategy's).
-
-        Returns:
-            ``(rows, row_mask)``: float ``[batch, R, n_layers, hidden]``, bool ``[batch, R]``; ``R = seq`` (token
-            view) or the pooled view's ``2`` ([CLS], mean over unmasked tokens), ``2 * choices`` for multiple choice.
-        """
+        choice); returns what the head reads of ``layers`` (default: the strategy's), ``(rows, row_mask)``: float
+        ``[batch, R, n_layers, hidden]``, bool ``[batch, R]``; ``R = seq`` (token view) or the pooled view's ``2``
+        ([CLS], mean over unmasked tokens), ``2 * choices`` for multiple choice."""
         layers = self.combiner.layers if layers is None else layers
         shape = input_ids.shape
         multiple_choice = self.config.task_problem_type == "multiple_choice"
