@@ -1,6 +1,5 @@
 """Named-entity recognition (paper §5.3) on the model's predictions over :mod:`hf_bert_tasks.ner`'s features:
 WordPiece predictions back to words, seqeval entity metrics, and the CoNLL file ``perl conlleval`` reads.
-
 Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``C`` labels, ``S``
 sentences.
 """
@@ -42,10 +41,9 @@ def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequenc
 
 def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
                    mode: str = "strict") -> dict[str, float]:
-    """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval.
-
-    ``true_tags``, ``pred_tags``: tag names per word, sentence by sentence; ``mode``: ``"strict"`` (seqeval's strict
-    IOB2 mode) or ``"conlleval"`` (seqeval's default mode, as conlleval; docs/design.md, 'ner_metrics.py').
+    """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval, of ``true_tags`` and
+    ``pred_tags`` (tag names per word, sentence by sentence); ``mode``: ``"strict"`` (seqeval's strict IOB2 mode) or
+    ``"conlleval"`` (seqeval's default mode, as conlleval; docs/design.md, 'ner_metrics.py').
 
     Returns:
         ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
@@ -91,9 +89,8 @@ def token_level_metrics(predictions: np.ndarray, labels: np.ndarray, label_names
 
 def write_conll(path: str, tokens: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
                 gold_tags: Sequence[Sequence[str]] | None = None, overwrite: bool = False) -> None:
-    """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
-
-    Without ``gold_tags`` the lines are ``token pred``. Whitespace in a token and an empty token become ``_``,
+    """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word (without ``gold_tags``:
+    ``token pred``), a blank line per sentence. Whitespace in a token and an empty token become ``_``,
     ``-X-`` becomes ``_-X-``; no ``-DOCSTART-`` lines (why: docs/design.md, 'ner_metrics.py').
 
     Raises:

@@ -87,13 +87,10 @@ def create_features(questions: list[str], contexts: list[str], tokenizer, config
     """Cut ``n_examples`` (question, context) pairs into windowed features with a *fast* BERT tokenizer (character
     offsets) and ``config`` (validated here). ``answers``: for training features, one ``{"text": [...],
     "answer_start": [...]}`` per example (the first answer is the label; ``[]``: unanswerable, SQuAD 2.0);
-    ``example_ids``: for evaluation features.
-
-    Returns:
-        Columns of ``n_features`` unpadded lists: ``input_ids``, ``token_type_ids``, ``attention_mask``; with
-        ``answers`` ``start_positions``/``end_positions`` (token indices, 0 = ``[CLS]``); with ``example_ids``
-        ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans into the context, ``[-1, -1]`` outside
-        it) and ``token_is_max_context`` (``[seq_len]`` bool).
+    ``example_ids``: for evaluation features. Returns columns of ``n_features`` unpadded lists: ``input_ids``,
+    ``token_type_ids``, ``attention_mask``; with ``answers`` ``start_positions``/``end_positions`` (token indices, 0 =
+    ``[CLS]``); with ``example_ids`` ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans into the
+    context, ``[-1, -1]`` outside it) and ``token_is_max_context`` (``[seq_len]`` bool).
 
     Raises:
         ValueError: bad window settings; a slow tokenizer or one without ``[CLS]``/``[SEP]``; an answer text that

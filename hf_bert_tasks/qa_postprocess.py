@@ -69,11 +69,9 @@ def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None
 def features_to_arrays(features, example_ids: list[str]):
     """Arrays for :func:`postprocess_qa_predictions` from evaluation features with ``example_id``,
     ``offset_mapping``, ``token_is_max_context`` (:func:`hf_bert_tasks.qa.create_features`): a ``datasets.Dataset``
-    (read through Arrow, in its row order) or a mapping of Python lists.
-
-    Returns:
-        ``(feature_example_index [F] int, offsets [F, L, 2] int, max_context [F, L] bool)``, ``L`` the longest
-        feature; shorter rows padded with ``-1`` offsets and ``False``.
+    (read through Arrow, in its row order) or a mapping of Python lists. Returns ``(feature_example_index [F] int,
+    offsets [F, L, 2] int, max_context [F, L] bool)``, ``L`` the longest feature; shorter rows padded with ``-1``
+    offsets and ``False``.
 
     Raises:
         KeyError: a feature's ``example_id`` is not in ``example_ids``.

@@ -191,10 +191,9 @@ class FeatureCacheCollator:
 def prepare_feature_cache(model, train_dataset, eval_dataset, collator, data_args, training_args):
     """The recipe's hook for ``--feature_cache true``: the training split (and the evaluation split when ``Trainer``
     evaluates during training) swapped for its cache under ``--feature_cache_dir`` (default
-    ``<output_dir>/../feature_cache``), main process first (the other ranks then find the file).
-
-    Returns ``(train_dataset, eval_dataset, collator, metrics)``: the caches, a :class:`FeatureCacheCollator` falling
-    back to ``collator`` for token batches, and ``{"feature_cache_hit": bool, "feature_extraction_runtime": seconds}``.
+    ``<output_dir>/../feature_cache``), main process first (the other ranks then find the file). Returns
+    ``(train_dataset, eval_dataset, collator, metrics)``: the caches, a :class:`FeatureCacheCollator` falling back to
+    ``collator`` for token batches, and ``{"feature_cache_hit": bool, "feature_extraction_runtime": seconds}``.
     """
     layers = None
     if getattr(training_args, "feature_cache_layers", "strategy") == "all":

@@ -1,10 +1,9 @@
-"""Task heads of the feature-based model, in a registry keyed by problem type (paper §5.3 and §4).
-
-Each head owns its ``view`` of the encoder, its pooling and its loss, and returns the matching ``BertFor...`` output.
-Built as ``Head(in_size, config)`` (a :class:`~.modeling.BertFeatureBasedConfig`), called as ``head(x, row_mask,
-labels=None, start_positions=None, end_positions=None)``: ``x`` float ``[batch, R, in_size]`` (the combined layers),
-``row_mask`` bool ``[batch, R]``. View ``"tokens"``: one row per WordPiece (``R = seq``); ``"pooled"``: row 0 the
-[CLS] vector, row 1 the mean over unmasked tokens (``R = 2``, ``2 * choices`` for multiple choice), one picked by
+"""Task heads of the feature-based model, in a registry keyed by problem type (paper §5.3 and §4). Each head owns
+its ``view`` of the encoder, its pooling and its loss, and returns the matching ``BertFor...`` output. Built as
+``Head(in_size, config)`` (a :class:`~.modeling.BertFeatureBasedConfig`), called as ``head(x, row_mask, labels=None,
+start_positions=None, end_positions=None)``: ``x`` float ``[batch, R, in_size]`` (the combined layers), ``row_mask``
+bool ``[batch, R]``. View ``"tokens"``: one row per WordPiece (``R = seq``); ``"pooled"``: row 0 the [CLS] vector,
+row 1 the mean over unmasked tokens (``R = 2``, ``2 * choices`` for multiple choice), one picked by
 ``config.pooling``. Heads by problem type (the first is ``--head auto``); loss:
 
 * ``token_classification``: ``bilstm`` (paper), ``linear``; cross-entropy, ``-100`` ignored

@@ -91,9 +91,8 @@ _COMBINE = {"single": lambda s: s[..., 0, :], "sum": lambda s: s.sum(dim=-2), "c
 
 
 class LayerCombiner(nn.Module):
-    """Combine layers into one feature vector per position, as a :class:`Strategy` says.
-
-    ``forward(stacked, available)``: ``stacked`` float ``[..., n_available, hidden]`` holds the hidden states whose
+    """Combine layers into one feature vector per position, as a :class:`Strategy` says: ``forward(stacked,
+    available)``: ``stacked`` float ``[..., n_available, hidden]`` holds the hidden states whose
     indices are ``available``; returns ``[..., hidden]`` (``[..., n_layers * hidden]`` for concatenation).
     ``ValueError`` when a needed layer is not among ``available``.
     """
