@@ -78,15 +78,13 @@ def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], lab
     if label_all_tokens and inside_map is None:
         raise ValueError("label_all_tokens needs inside_map (see inside_label_map)")
     labels: list[int] = []
-    previous = None
-    for word in word_ids:
+    for word, previous in zip(word_ids, [None, *word_ids[:-1]]):
         if word is None or (labelled_words is not None and word not in labelled_words):
             labels.append(IGNORE_INDEX)
         elif word != previous:
             labels.append(int(word_labels[word]))
         else:
             labels.append(int(inside_map[word_labels[word]]) if label_all_tokens else IGNORE_INDEX)
-        previous = word
     return labels
 
 
