@@ -163,20 +163,6 @@ def _span_candidates(start_logits: np.ndarray, end_logits: np.ndarray, offsets: 
                        np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist())
 
 
-def _null_entries(start_logits: np.ndarray, end_logits: np.ndarray, feature_example_index: np.ndarray,
-                  n_examples: int) -> list[tuple]:
-    """The SQuAD 2.0 null answer of each example: ``E`` entries ``("", score, start_logit, end_logit, 0, 0)``, the
-    score the minimum over its windows of ``start_logits[f, 0] + end_logits[f, 0]`` (``[CLS]``), the logits that
-    window's (google's ``run_squad.py``; the first such window on a tie). Inputs ``[F, L]`` floats twice, ``[F]``."""
-    n_features = start_logits.shape[0]
-    feature_null = start_logits[:, 0] + end_logits[:, 0]
-    by_null = np.lexsort((np.arange(n_features), feature_null, feature_example_index))
-    null_feature = by_null[np.searchsorted(feature_example_index[by_null], np.arange(n_examples))]
-    scores = feature_null[null_feature].tolist()  # each example's first window of least null score
-    return [("", scores[ex], float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
-            for ex, f in enumerate(null_feature)]
-
-
 def _example_nbest(context: str, cand: _Candidates, lo: int, hi: int, null_entry: tuple | None,
                    n_best_size: int) -> tuple[list[tuple], tuple | None]:
     """The n-best list of one example from its sorted spans ``lo:hi`` of ``cand``, and its best non-null entry
@@ -259,8 +245,13 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
     start_ok = valid_token if max_context is None else valid_token & np.asarray(max_context, dtype=bool)
     cand = _span_candidates(start_logits, end_logits, offsets, start_ok, valid_token, feature_example_index,
                             n_examples, min(n_best_size, seq_len), max_answer_length)
-    null_entries = (_null_entries(start_logits, end_logits, feature_example_index, n_examples)
-                    if version_2_with_negative else [None] * n_examples)
+    null_entries = [None] * n_examples
+    if version_2_with_negative:  # ("", score, start_logit, end_logit, 0, 0) of [CLS] in the window of least score
+        feature_null = start_logits[:, 0] + end_logits[:, 0]  # (google's run_squad.py; the first window on a tie)
+        by_null = np.lexsort((np.arange(n_features), feature_null, feature_example_index))
+        null_feature = by_null[np.searchsorted(feature_example_index[by_null], np.arange(n_examples))]
+        null_entries = [("", float(feature_null[f]), float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
+                        for f in null_feature]
     predictions, nbest, null_odds, non_null = {}, {}, {}, {}
     for ex, null_entry in enumerate(null_entries):
         entries, best_non_null = _example_nbest(contexts[ex], cand, cand.bounds[ex], cand.bounds[ex + 1], null_entry,

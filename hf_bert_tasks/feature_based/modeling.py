@@ -47,11 +47,6 @@ class BertFeatureBasedConfig(PretrainedConfig):
             if pooling not in POOLINGS:
                 raise ValueError(f"--pooling {pooling!r}: expected one of {POOLINGS}")
 
-    def build_encoder_config(self) -> PretrainedConfig:
-        """The encoder's ``PretrainedConfig`` rebuilt from :attr:`encoder_config` (``model_type`` picks the class)."""
-        cfg = dict(self.encoder_config)
-        return AutoConfig.for_model(cfg.pop("model_type", "bert"), **cfg)
-
 
 class BertFeatureBasedModel(PreTrainedModel):
     """A frozen encoder + a trained head, for every problem type (paper §5.3). The encoder is frozen
@@ -66,7 +61,8 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     def __init__(self, config: BertFeatureBasedConfig):
         super().__init__(config)
-        enc_config = config.build_encoder_config()
+        encoder_kwargs = dict(config.encoder_config)  # the encoder's config; its model_type picks the class
+        enc_config = AutoConfig.for_model(encoder_kwargs.pop("model_type", "bert"), **encoder_kwargs)
         self.encoder = AutoModel.from_config(enc_config)
         self.num_hidden_layers = enc_config.num_hidden_layers
         self.combiner = LayerCombiner(config.feature_strategy, self.num_hidden_layers)
