@@ -69,19 +69,6 @@ def max_context_mask(spans: list[tuple[int, int]]) -> list[list[bool]]:
     return [(best[s : s + n] == j).tolist() for j, (s, n) in enumerate(spans)]  # argmax: ties go to the first
 
 
-def _token_span(offsets: list[tuple[int, int]], start_char: int, end_char: int) -> tuple[int, int] | None:
-    """First and last context token (indices into ``offsets``) overlapping characters ``[start_char, end_char)``."""
-    first = last = None
-    for i, (s, e) in enumerate(offsets):
-        if e <= s:
-            continue
-        if first is None and e > start_char:
-            first = i
-        if s < end_char:
-            last = i
-    return None if first is None or last is None or last < first else (first, last)
-
-
 def create_features(questions: list[str], contexts: list[str], tokenizer, config: WindowConfig,
                     answers: list[dict] | None = None, example_ids: list[str] | None = None) -> dict[str, list]:
     """Cut ``n_examples`` (question, context) pairs into windowed features with a *fast* BERT tokenizer (character
@@ -119,7 +106,9 @@ def create_features(questions: list[str], contexts: list[str], tokenizer, config
             if contexts[i][start : start + len(text)] != text:
                 raise ValueError(f"example {i}: answer {text!r} does not match the context at answer_start {start} "
                                  f"(found {contexts[i][start : start + len(text)]!r})")
-            answer_tokens = _token_span(doc_offsets, start, start + len(text))
+            # the first and last (non-empty) context token overlapping the answer's characters
+            hits = [t for t, (s, e) in enumerate(doc_offsets) if s < e and e > start and s < start + len(text)]
+            answer_tokens = (hits[0], hits[-1]) if hits else None
         is_max = max_context_mask(spans) if example_ids is not None else None
         prefix = [cls_id, *question_ids, sep_id]
         for w, (start, length) in enumerate(spans):
