@@ -98,9 +98,8 @@ def first_piece_word_index(word_ids: Sequence[int | None], labelled_words: range
 
 @dataclass
 class Window:
-    """One model input: ``words``, the ``(sentence, word)`` positions of a run of whole words (context + target +
-    context), of which the words ``[target_start, target_end)`` of ``sentence`` (from position ``target_offset``)
-    are labelled and predicted."""
+    """One model input: ``words``, the ``(sentence, word)`` positions of whole words (context + target + context);
+    the words ``[target_start, target_end)`` of ``sentence``, from position ``target_offset``, are labelled."""
 
     sentence: int
     target_start: int

@@ -1,10 +1,9 @@
-"""SQuAD windowed features, as google-research/bert ``run_squad.py`` (paper §4.2-4.3): question and context are
-tokenized apart, the question cut to ``max_query_length`` WordPieces, the context into windows of at most
-``max_seq_length - len(question) - 3`` tokens whose starts are ``doc_stride`` apart (google's meaning; the
-tokenizer's ``stride`` is the *overlap*), each ``[CLS] question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1).
-Training labels are the answer's first and last WordPiece, ``[CLS]`` (0, 0) for a window without the whole answer
-and an unanswerable question. Post-processing lives in :mod:`hf_bert_tasks.qa_postprocess`.
-"""
+"""SQuAD windowed features, as google-research/bert ``run_squad.py`` (paper §4.2-4.3; post-processing:
+:mod:`hf_bert_tasks.qa_postprocess`): question and context are tokenized apart, the question cut to
+``max_query_length`` WordPieces, the context into windows of at most ``max_seq_length - len(question) - 3`` tokens
+whose starts are ``doc_stride`` apart (google's meaning; the tokenizer's ``stride`` is the *overlap*), each ``[CLS]
+question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1). Training labels: the answer's first and last WordPiece,
+``[CLS]`` (0, 0) for a window without the whole answer and an unanswerable question."""
 
 from __future__ import annotations
 

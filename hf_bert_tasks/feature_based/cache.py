@@ -1,9 +1,8 @@
-"""The feature cache: the frozen encoder's rows of one split as a memory-mapped ``datasets.Dataset``.
-
-Columns, one row per example of the tokenized split: ``features`` (``large_binary``, the float16/float32 C-order
-bytes of ``[length, n_layers, hidden]``, :meth:`BertFeatureBasedModel.encode`'s unpadded rows for the layers in the
-file's name); ``length`` (int64, the rows ``R``, read by ``group_by_length``); the split's targets, per-token labels
-cut to ``length``. Entry: ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow``, ``key``
+"""The feature cache: the frozen encoder's rows of one split as a memory-mapped ``datasets.Dataset``. Columns, one
+row per example of the tokenized split: ``features`` (``large_binary``, the float16/float32 C-order bytes of
+``[length, n_layers, hidden]``, :meth:`BertFeatureBasedModel.encode`'s unpadded rows for the layers in the file's
+name); ``length`` (int64, the rows ``R``, read by ``group_by_length``); the split's targets, per-token labels cut to
+``length``. Entry: ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow``, ``key``
 :func:`cache_key`. Why: docs/design.md, "Feature cache layout and key".
 """
 
@@ -137,12 +136,11 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
 @dataclass
 class FeatureCacheCollator:
     """Pads cache examples (:func:`build_feature_cache`) into the batch :class:`BertFeatureBasedModel` takes:
-    ``features`` float16/float32 ``[batch, R_max, n_layers, hidden]`` (``model_layers`` picked out of
-    ``cache_layers``; zeros at padded rows), ``attention_mask`` int64 ``[batch, R_max]``, ``labels`` (from ``labels`` /
-    ``label`` / ``label_ids``) ``[batch]`` or ``[batch, R_max]`` padded with -100, ``start_positions`` /
-    ``end_positions`` ``[batch]``. Examples without ``features`` (token inputs) go to ``fallback``, the task's
-    collator. ``ValueError`` when a feature's byte size is not ``length x n_cache x hidden``.
-    """
+    ``features`` float16/float32 ``[batch, R_max, n_layers, hidden]`` (``model_layers`` picked out of ``cache_layers``;
+    zeros at padded rows), ``attention_mask`` int64 ``[batch, R_max]``, ``labels`` (from ``labels`` / ``label`` /
+    ``label_ids``) ``[batch]`` or ``[batch, R_max]`` padded with -100, ``start_positions`` / ``end_positions``
+    ``[batch]``. Examples without ``features`` (token inputs) go to ``fallback``, the task's collator. ``ValueError``
+    when a feature's byte size is not ``length x n_cache x hidden``."""
 
     cache_layers: list[int]
     model_layers: list[int]

@@ -73,9 +73,8 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     @classmethod
     def from_encoder(cls, model_name_or_path: str, task_problem_type: str, feature_strategy: str, **kwargs):
-        """Build a model around the pretrained encoder in ``model_name_or_path`` (the head is new). ``kwargs``:
-        :class:`BertFeatureBasedConfig` fields and ``revision`` / ``cache_dir`` for the encoder download.
-        ``ValueError`` when the checkpoint lacks encoder weights the model needs."""
+        """A model around the pretrained encoder in ``model_name_or_path`` (a new head); ``kwargs``: config fields and
+        ``revision`` / ``cache_dir`` for the download. ``ValueError`` when the checkpoint lacks encoder weights."""
         load_kw = {k: kwargs.pop(k) for k in ("revision", "cache_dir") if k in kwargs}
         encoder = AutoModel.from_pretrained(model_name_or_path, **load_kw)
         config = BertFeatureBasedConfig(encoder_config=encoder.config.to_dict(), task_problem_type=task_problem_type,
