@@ -1,6 +1,5 @@
-"""LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained.
-
-LoRA (Hu et al., 2021) freezes ``W`` and learns ``W + (alpha / r) * B A`` (``A: [r, in]``, ``B: [out, r]``, ``B``
+"""LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained. LoRA
+(Hu et al., 2021) freezes ``W`` and learns ``W + (alpha / r) * B A`` (``A: [r, in]``, ``B: [out, r]``, ``B``
 starting at zero), on ``query`` and ``value`` by default as in the LoRA paper. The head (the top-level modules outside
 the encoder) is in ``modules_to_save`` for every task (peft has no multiple-choice task type). :func:`finalize_lora`
 merges the adapter after training, so ``output_dir`` holds a plain ``BertFor...`` checkpoint.
@@ -30,9 +29,14 @@ def head_module_names(model) -> list[str]:
 
 def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
                 target_modules: str | list[str] = "query,value"):
-    """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type``: the arguments as
-    :func:`apply_lora` takes them, peft's task type, and the task head in ``modules_to_save``. ``ValueError``:
-    unknown ``problem_type``, ``r < 1``, or no head module outside the encoder."""
+    """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type`` (one of
+    :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`): peft's task type, the task head in ``modules_to_save``, rank
+    ``r`` (updates scaled by ``alpha / r``), ``dropout`` on the LoRA input, ``target_modules`` the Linear layers
+    that get adapters (comma-separated names or a list).
+
+    Raises:
+        ValueError: an unknown ``problem_type``, ``r < 1``, or no head module outside the encoder.
+    """
     from peft import LoraConfig, TaskType
 
     if problem_type not in PEFT_TASK_TYPES:
@@ -48,12 +52,8 @@ def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: 
 
 def apply_lora(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
                target_modules: str | list[str] = "query,value"):
-    """Wrap ``model`` (a ``transformers`` task model) in a ``peft.PeftModel`` for ``problem_type`` (one of
-    :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) whose trainable parameters are the adapters and the head.
-
-    ``r``: the LoRA rank, updates scaled by ``alpha / r``; ``dropout`` on the LoRA input; ``target_modules``: the
-    Linear layers that get adapters (comma-separated names or a list). ``ValueError`` as :func:`lora_config`.
-    """
+    """Wrap ``model`` (a ``transformers`` task model) in a ``peft.PeftModel`` whose trainable parameters are the
+    adapters and the head, configured by :func:`lora_config` (the arguments and ``ValueError`` as there)."""
     from peft import get_peft_model
 
     return get_peft_model(model, lora_config(model, problem_type, r, alpha, dropout, target_modules))

@@ -1,9 +1,8 @@
 """Named-entity recognition features (paper §5.3: "the representation of the first sub-token as the input to the
 token-level classifier over the NER label set"): tag schemes (IOB1 / IOB2), WordPiece label alignment, windows of
-whole words (every word labelled in exactly one window). Why: docs/design.md, 'ner.py: IOB1 / IOB2 and windows'.
-Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`.
-Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences,
-``W_s`` words of sentence ``s``.
+whole words (every word labelled in exactly one window; why: docs/design.md, 'ner.py: IOB1 / IOB2 and windows').
+Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.ner_metrics`. Dimensions: ``F`` features
+(windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences, ``W_s`` words of sentence ``s``.
 """
 
 from __future__ import annotations
@@ -66,34 +65,26 @@ def inside_label_map(label_names: Sequence[str]) -> list[int]:
 
 def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], label_all_tokens: bool = False,
                  inside_map: Sequence[int] | None = None, labelled_words: range | None = None) -> list[int]:
-    """``L`` labels for one tokenized sequence: the word's label on its first piece, ``-100`` on special tokens,
-    context words and (unless ``label_all_tokens``) later pieces.
-
-    Args:
-        word_ids: ``encoding.word_ids()`` of a fast tokenizer, length ``L`` (``None`` for special tokens / padding).
-        word_labels: label id per word of the tokenized word list.
-        label_all_tokens: label the later pieces of a word too (``run_ner.py``'s option) with
-            ``inside_map[label]`` (from :func:`inside_label_map`, required then: ``B-X`` -> ``I-X``).
-        labelled_words: word positions that get labels (the window's targets); ``None`` labels every word.
+    """``L`` labels for one tokenized sequence (``word_ids``: a fast tokenizer's ``word_ids()``, ``None`` for special
+    tokens): ``word_labels[word]`` on a word's first piece, ``-100`` on special tokens, on words outside
+    ``labelled_words`` (the window's targets; ``None``: every word) and on later pieces, which with
+    ``label_all_tokens`` (``run_ner.py``'s option) get ``inside_map[label]`` (:func:`inside_label_map`) instead.
+    ``[CLS] un ##believ ##able york [SEP]`` of words ``[B-MISC, B-LOC]`` -> ``[-100, B-MISC, -100, -100, B-LOC,
+    -100]``; with ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
 
     Raises:
         ValueError: ``label_all_tokens`` without ``inside_map``.
-
-    Example: ``[CLS] un ##believ ##able york [SEP]`` of words labelled ``[B-MISC, B-LOC]`` give ``[-100, B-MISC,
-    -100, -100, B-LOC, -100]``; with ``label_all_tokens`` ``[-100, B-MISC, I-MISC, I-MISC, B-LOC, -100]``.
     """
     if label_all_tokens and inside_map is None:
         raise ValueError("label_all_tokens needs inside_map (see inside_label_map)")
     labels: list[int] = []
-    previous = None
-    for word in word_ids:
+    for word, previous in zip(word_ids, [None, *word_ids[:-1]]):
         if word is None or (labelled_words is not None and word not in labelled_words):
             labels.append(IGNORE_INDEX)
         elif word != previous:
             labels.append(int(word_labels[word]))
         else:
             labels.append(int(inside_map[word_labels[word]]) if label_all_tokens else IGNORE_INDEX)
-        previous = word
     return labels
 
 
@@ -107,9 +98,8 @@ def first_piece_word_index(word_ids: Sequence[int | None], labelled_words: range
 
 @dataclass
 class Window:
-    """One model input: ``words``, the ``(sentence, word)`` positions of a run of whole words (context + target +
-    context), of which the words ``[target_start, target_end)`` of ``sentence`` (from position ``target_offset``)
-    are labelled and predicted."""
+    """One model input: ``words``, the ``(sentence, word)`` positions of whole words (context + target + context);
+    the words ``[target_start, target_end)`` of ``sentence``, from position ``target_offset``, are labelled."""
 
     sentence: int
     target_start: int
@@ -132,17 +122,11 @@ def _chunks(counts: Sequence[int], budget: int) -> list[tuple[int, int]]:
 
 def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, document_ids: Sequence[int] | None = None,
                  document_context: bool = False) -> list[Window]:
-    """Plan the windows of a split so that every word is labelled in exactly one window.
-
-    Args:
-        piece_counts: per sentence, the number of WordPieces of each word (``S`` lists).
-        max_pieces: WordPieces available per window (``max_seq_length - 2`` for ``[CLS] ... [SEP]``).
-        document_ids: document of each sentence (consecutive equal ids form a document), for ``document_context``:
-            context from the neighbouring sentences of the document (paper §5.3), else from the sentence only.
-
-    Returns:
-        Windows in sentence order: greedy target ranges of at most ``max_pieces`` pieces, grown by whole context
-        words left and right (docs/design.md, 'ner.py'). A sentence with no words gets no window.
+    """The windows of a split, in sentence order, every word labelled in exactly one: greedy target ranges of at
+    most ``max_pieces`` WordPieces (``max_seq_length - 2``), grown by whole context words left and right
+    (docs/design.md, 'ner.py'); a sentence with no words gets none. ``piece_counts``: ``S`` lists of WordPieces per
+    word. ``document_ids``: each sentence's document (consecutive equal ids), for ``document_context``: context from
+    the document's neighbouring sentences (paper §5.3), else from the sentence only.
 
     Raises:
         ValueError: ``max_pieces < 1``, or ``document_context`` without ``document_ids`` / with a negative id
@@ -192,12 +176,10 @@ def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_lengt
     """Turn ``S`` sentences of words (``tokens``) into model features, one per :class:`Window` of at most
     ``max_seq_length`` WordPieces, with a *fast* tokenizer (``word_ids()``). ``tags``: label ids per word, or
     ``None`` (no ``labels`` column); ``label_names`` in id order, for ``label_all_tokens`` (:func:`align_labels`);
-    ``document_ids``, ``document_context``: see :func:`plan_windows`.
-
-    Returns:
-        Columns (lists of length ``F``): ``input_ids``, ``token_type_ids`` (all 0), ``attention_mask`` (unpadded,
-        ``L`` each), ``labels`` (``L`` ints, ``-100`` where ignored; only with ``tags``), ``word_index`` (``L`` ints:
-        index in the sentence of the word whose first piece is here, else ``-1``) and ``sentence_index`` (int).
+    ``document_ids``, ``document_context``: see :func:`plan_windows`. Returns ``F``-long columns: ``input_ids``,
+    ``token_type_ids`` (all 0), ``attention_mask`` (unpadded, ``L`` each), ``labels`` (``L`` ints, ``-100`` where
+    ignored; only with ``tags``), ``word_index`` (``L`` ints: index in the sentence of the word whose first piece is
+    here, else ``-1``) and ``sentence_index`` (int).
 
     Raises:
         ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.

@@ -1,6 +1,5 @@
 """Named-entity recognition (paper §5.3) on the model's predictions over :mod:`hf_bert_tasks.ner`'s features:
 WordPiece predictions back to words, seqeval entity metrics, and the CoNLL file ``perl conlleval`` reads.
-
 Dimensions: ``F`` features (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``C`` labels, ``S``
 sentences.
 """
@@ -21,13 +20,9 @@ IGNORE_INDEX = -100
 def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequence[int]],
                      sentence_index: Sequence[int], sentence_lengths: Sequence[int], fill: int = 0) -> list[list[int]]:
     """``S`` lists of label ids, ``sentence_lengths[s]`` long: each word's prediction at its first WordPiece.
-
-    Args:
-        token_predictions: ``[F, L']`` int label ids, ``L'`` ≥ every window's length (``Trainer``'s ``-100``
-            padding is fine), or ``[F, L', C]`` logits.
-        word_index, sentence_index: per feature, the columns of :func:`hf_bert_tasks.ner.tokenize_and_align`.
-        sentence_lengths: words per sentence (``S`` ints).
-        fill: label id of words no window predicted (zero WordPieces); default ``0`` (``O``).
+    ``token_predictions``: ``[F, L']`` label ids, ``L'`` ≥ every window's length (``Trainer``'s ``-100`` padding is
+    fine), or ``[F, L', C]`` logits; ``word_index``, ``sentence_index``: the columns of
+    :func:`hf_bert_tasks.ner.tokenize_and_align`; ``fill``: the label id of words without a WordPiece (``0``: ``O``).
     """
     preds = np.asarray(token_predictions)
     if preds.ndim == 3:
@@ -46,17 +41,14 @@ def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequenc
 
 def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
                    mode: str = "strict") -> dict[str, float]:
-    """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval.
-
-    Args:
-        true_tags, pred_tags: tag names per word, sentence by sentence (same lengths).
-        mode: ``"strict"`` (seqeval's strict IOB2 mode) or ``"conlleval"`` (seqeval's default mode, as conlleval);
-            docs/design.md, 'ner_metrics.py'.
+    """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval, of ``true_tags`` and
+    ``pred_tags`` (tag names per word, sentence by sentence); ``mode``: ``"strict"`` (seqeval's strict IOB2 mode) or
+    ``"conlleval"`` (seqeval's default mode, as conlleval; docs/design.md, 'ner_metrics.py').
 
     Returns:
         ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
-        is right), and per entity type ``<TYPE>_precision``, ``<TYPE>_recall``, ``<TYPE>_f1``, ``<TYPE>_number``
-        (gold entities of that type). Types with no gold and no predicted entity are absent.
+        is right), and per entity type with a gold or predicted entity ``<TYPE>_precision``, ``<TYPE>_recall``,
+        ``<TYPE>_f1``, ``<TYPE>_number`` (gold entities of that type).
 
     Raises:
         ValueError: different numbers of sentences or words, or an unknown ``mode``.
@@ -97,9 +89,8 @@ def token_level_metrics(predictions: np.ndarray, labels: np.ndarray, label_names
 
 def write_conll(path: str, tokens: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
                 gold_tags: Sequence[Sequence[str]] | None = None, overwrite: bool = False) -> None:
-    """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word, a blank line per sentence.
-
-    Without ``gold_tags`` the lines are ``token pred``. Whitespace in a token and an empty token become ``_``,
+    """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word (without ``gold_tags``:
+    ``token pred``), a blank line per sentence. Whitespace in a token and an empty token become ``_``,
     ``-X-`` becomes ``_-X-``; no ``-DOCSTART-`` lines (why: docs/design.md, 'ner_metrics.py').
 
     Raises:

@@ -1,10 +1,9 @@
-"""SQuAD windowed features, as google-research/bert ``run_squad.py`` (paper §4.2-4.3): question and context are
-tokenized apart, the question cut to ``max_query_length`` WordPieces, the context into windows of at most
-``max_seq_length - len(question) - 3`` tokens whose starts are ``doc_stride`` apart (google's meaning; the
-tokenizer's ``stride`` is the *overlap*), each ``[CLS] question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1).
-Training labels are the answer's first and last WordPiece, ``[CLS]`` (0, 0) for a window without the whole answer
-and an unanswerable question. Post-processing lives in :mod:`hf_bert_tasks.qa_postprocess`.
-"""
+"""SQuAD windowed features, as google-research/bert ``run_squad.py`` (paper §4.2-4.3; post-processing:
+:mod:`hf_bert_tasks.qa_postprocess`): question and context are tokenized apart, the question cut to
+``max_query_length`` WordPieces, the context into windows of at most ``max_seq_length - len(question) - 3`` tokens
+whose starts are ``doc_stride`` apart (google's meaning; the tokenizer's ``stride`` is the *overlap*), each ``[CLS]
+question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1). Training labels: the answer's first and last WordPiece,
+``[CLS]`` (0, 0) for a window without the whole answer and an unanswerable question."""
 
 from __future__ import annotations
 
@@ -23,17 +22,11 @@ MODEL_INPUT_COLUMNS = ("input_ids", "token_type_ids", "attention_mask")
 
 @dataclass(frozen=True)
 class WindowConfig:
-    """How a (question, context) pair is cut into features.
+    """How a (question, context) pair is cut into features (defaults: the paper's and google's)."""
 
-    Attributes:
-        max_seq_length: WordPieces per feature including ``[CLS]`` and two ``[SEP]`` (paper: 384).
-        doc_stride: context tokens between the starts of two consecutive windows (google's ``doc_stride``: 128).
-        max_query_length: question WordPieces kept (google: 64); longer questions are cut.
-    """
-
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
+    max_seq_length: int = 384  #: WordPieces per feature including ``[CLS]`` and two ``[SEP]``
+    doc_stride: int = 128  #: context tokens between the starts of two consecutive windows (google's ``doc_stride``)
+    max_query_length: int = 64  #: question WordPieces kept; longer questions are cut
 
     def validate(self) -> None:
         """Raise ``ValueError`` when the settings leave no room for context or would skip context tokens."""
@@ -75,31 +68,15 @@ def max_context_mask(spans: list[tuple[int, int]]) -> list[list[bool]]:
     return [(best[s : s + n] == j).tolist() for j, (s, n) in enumerate(spans)]  # argmax: ties go to the first
 
 
-def _token_span(offsets: list[tuple[int, int]], start_char: int, end_char: int) -> tuple[int, int] | None:
-    """First and last context token (indices into ``offsets``) overlapping characters ``[start_char, end_char)``."""
-    first = last = None
-    for i, (s, e) in enumerate(offsets):
-        if e <= s:
-            continue
-        if first is None and e > start_char:
-            first = i
-        if s < end_char:
-            last = i
-    return None if first is None or last is None or last < first else (first, last)
-
-
 def create_features(questions: list[str], contexts: list[str], tokenizer, config: WindowConfig,
                     answers: list[dict] | None = None, example_ids: list[str] | None = None) -> dict[str, list]:
     """Cut ``n_examples`` (question, context) pairs into windowed features with a *fast* BERT tokenizer (character
     offsets) and ``config`` (validated here). ``answers``: for training features, one ``{"text": [...],
     "answer_start": [...]}`` per example (the first answer is the label; ``[]``: unanswerable, SQuAD 2.0);
-    ``example_ids``: for evaluation features.
-
-    Returns:
-        Columns of ``n_features`` unpadded lists: ``input_ids``, ``token_type_ids``, ``attention_mask``; with
-        ``answers`` ``start_positions``/``end_positions`` (token indices, 0 = ``[CLS]``); with ``example_ids``
-        ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans into the context, ``[-1, -1]`` outside
-        it) and ``token_is_max_context`` (``[seq_len]`` bool).
+    ``example_ids``: for evaluation features. Returns columns of ``n_features`` unpadded lists: ``input_ids``,
+    ``token_type_ids``, ``attention_mask``; with ``answers`` ``start_positions``/``end_positions`` (token indices, 0 =
+    ``[CLS]``); with ``example_ids`` ``example_id``, ``offset_mapping`` (``[seq_len, 2]`` character spans into the
+    context, ``[-1, -1]`` outside it) and ``token_is_max_context`` (``[seq_len]`` bool).
 
     Raises:
         ValueError: bad window settings; a slow tokenizer or one without ``[CLS]``/``[SEP]``; an answer text that
@@ -128,7 +105,9 @@ def create_features(questions: list[str], contexts: list[str], tokenizer, config
             if contexts[i][start : start + len(text)] != text:
                 raise ValueError(f"example {i}: answer {text!r} does not match the context at answer_start {start} "
                                  f"(found {contexts[i][start : start + len(text)]!r})")
-            answer_tokens = _token_span(doc_offsets, start, start + len(text))
+            # the first and last (non-empty) context token overlapping the answer's characters
+            hits = [t for t, (s, e) in enumerate(doc_offsets) if s < e and e > start and s < start + len(text)]
+            answer_tokens = (hits[0], hits[-1]) if hits else None
         is_max = max_context_mask(spans) if example_ids is not None else None
         prefix = [cls_id, *question_ids, sep_id]
         for w, (start, length) in enumerate(spans):

@@ -24,17 +24,14 @@ TASK = "extractive-question-answering"
 
 
 class ExtractiveQuestionAnsweringPipeline(Pipeline):
-    """Answer a question from a context with a model that has a QA head (start/end logits).
-
-    Call with ``question=`` and ``context=`` (or a dict with both). Options (defaults = the recipe's): ``max_seq_len``
-    384 (at most the tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64 (at most half
-    of ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1),
+    """Answer a question from a context with a model that has a QA head (start/end logits); call with ``question=``
+    and ``context=`` (or a dict with both). Options (defaults = the recipe's): ``max_seq_len`` 384 (at most the
+    tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64 (at most half of
+    ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1),
     ``handle_impossible_answer`` (SQuAD 2.0: answer ``""`` when ``null - best > null_score_diff_threshold``) and
     ``null_score_diff_threshold``, by default the model config's ``version_2_with_negative`` and
-    ``null_score_diff_threshold`` (``SquadTask.record_serving_config``), else ``False`` and 0.0.
-
-    Returns:
-        ``{"score": probability among the n-best, "start": char, "end": char, "answer": text}``.
+    ``null_score_diff_threshold`` (``SquadTask.record_serving_config``), else ``False`` and 0.0. Returns
+    ``{"score": probability among the n-best, "start": char, "end": char, "answer": text}``.
     """
 
     def _sanitize_parameters(self, **kwargs):

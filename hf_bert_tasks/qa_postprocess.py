@@ -1,9 +1,7 @@
-"""SQuAD post-processing: windowed evaluation features as arrays, and n-best answers from start/end logits.
-
-Pure numpy, in the style of transformers' examples ``utils_qa.py``; the rules are google-research/bert
-``run_squad.py``'s (paper §4.2-4.3). Features are cut in :mod:`hf_bert_tasks.qa`. Dimensions: ``F`` features
-(windows), ``L`` tokens per feature (padded), ``E`` examples, ``k`` candidates per feature (``min(n_best_size, L)``),
-``N`` valid candidate spans.
+"""SQuAD post-processing (features cut in :mod:`hf_bert_tasks.qa`): windowed evaluation features as arrays, and
+n-best answers from start/end logits. Pure numpy, in the style of transformers' examples ``utils_qa.py``; the rules
+are google-research/bert ``run_squad.py``'s (paper §4.2-4.3). Dimensions: ``F`` features (windows), ``L`` tokens per
+feature (padded), ``E`` examples, ``k`` candidates per feature (``min(n_best_size, L)``), ``N`` valid spans.
 """
 
 from __future__ import annotations
@@ -43,8 +41,8 @@ def _arrow_columns(features, names: tuple[str, ...]):
 
 
 def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None, fill, dtype, name: str) -> np.ndarray:
-    """A pyarrow ``list<T>`` (``inner=None``) or ``list<list<T>[inner]>`` column with row lengths ``lengths``
-    ``[n_rows]`` -> ``[n_rows, width(, inner)]``, padded with ``fill`` (``width >= lengths.max()``).
+    """A pyarrow ``list<T>`` (``inner=None``) or ``list<list<T>[inner]>`` column, row lengths ``lengths`` ``[n_rows]``
+    -> ``[n_rows, width(, inner)]`` padded with ``fill`` (``width >= lengths.max()``).
 
     Raises:
         ValueError: a missing row, or an inner list that is not ``inner`` long (names the column and row).
@@ -64,19 +62,16 @@ def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None
                              f"found one of length {int(inner_lengths[bad])}")
         values = values.flatten()
     flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=dtype).reshape(-1, *tail)
-    rows, starts = np.repeat(np.arange(n), lengths), np.cumsum(lengths) - lengths
-    out[rows, np.arange(len(rows)) - np.repeat(starts, lengths)] = flat
+    out[np.arange(width) < lengths[:, None]] = flat  # a boolean mask fills row by row: the ragged order
     return out
 
 
 def features_to_arrays(features, example_ids: list[str]):
     """Arrays for :func:`postprocess_qa_predictions` from evaluation features with ``example_id``,
     ``offset_mapping``, ``token_is_max_context`` (:func:`hf_bert_tasks.qa.create_features`): a ``datasets.Dataset``
-    (read through Arrow, in its row order) or a mapping of Python lists.
-
-    Returns:
-        ``(feature_example_index [F] int, offsets [F, L, 2] int, max_context [F, L] bool)``, ``L`` the longest
-        feature; shorter rows padded with ``-1`` offsets and ``False``.
+    (read through Arrow, in its row order) or a mapping of Python lists. Returns ``(feature_example_index [F] int,
+    offsets [F, L, 2] int, max_context [F, L] bool)``, ``L`` the longest feature; shorter rows padded with ``-1``
+    offsets and ``False``.
 
     Raises:
         KeyError: a feature's ``example_id`` is not in ``example_ids``.
@@ -168,31 +163,13 @@ def _span_candidates(start_logits: np.ndarray, end_logits: np.ndarray, offsets: 
                        np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist())
 
 
-def _null_entries(start_logits: np.ndarray, end_logits: np.ndarray, feature_example_index: np.ndarray,
-                  n_examples: int) -> list[tuple]:
-    """The SQuAD 2.0 null answer of each example: ``E`` entries ``("", score, start_logit, end_logit, 0, 0)``, the
-    score the minimum over its windows of ``start_logits[f, 0] + end_logits[f, 0]`` (``[CLS]``), the logits that
-    window's (google's ``run_squad.py``; the first such window on a tie). Inputs ``[F, L]`` floats twice, ``[F]``."""
-    n_features = start_logits.shape[0]
-    feature_null = start_logits[:, 0] + end_logits[:, 0]
-    null_score = np.full(n_examples, np.inf)
-    np.minimum.at(null_score, feature_example_index, feature_null)
-    by_null = np.lexsort((np.arange(n_features), feature_null, feature_example_index))
-    null_feature = by_null[np.searchsorted(feature_example_index[by_null], np.arange(n_examples))]
-    scores = null_score.tolist()
-    return [("", scores[ex], float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
-            for ex, f in enumerate(null_feature)]
-
-
 def _example_nbest(context: str, cand: _Candidates, lo: int, hi: int, null_entry: tuple | None,
                    n_best_size: int) -> tuple[list[tuple], tuple | None]:
-    """The n-best list of one example from its sorted spans ``lo:hi`` of ``cand``, and its best non-null entry.
-
-    Entries are ``(text, score, start_logit, end_logit, char_start, char_end)``, best first, one per distinct span
-    text, at most ``n_best_size``; ``null_entry`` (SQuAD 2.0, else ``None``) goes in at its score's rank. The scan
-    stops once the list is full and a non-empty text has been seen. An example with no entry gets one empty answer
-    of score 0. The best non-null entry (first non-empty text, else ``None``) may be left out of a full list.
-    """
+    """The n-best list of one example from its sorted spans ``lo:hi`` of ``cand``, and its best non-null entry
+    (first non-empty text, else ``None``; it may be left out of a full list). Entries: ``(text, score, start_logit,
+    end_logit, char_start, char_end)``, best first, one per distinct text, at most ``n_best_size``; ``null_entry``
+    (SQuAD 2.0, else ``None``) at its score's rank; one empty answer of score 0 when there is none. The scan stops
+    once the list is full and a non-empty text has been seen."""
     entries: list[tuple] = []
     seen: set[str] = set()
     best_non_null = None
@@ -232,21 +209,19 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
         example_ids, contexts: ``[E]`` question ids and context strings (offsets index into them).
         feature_example_index: int ``[F]``: the example each feature (window) belongs to.
         start_logits, end_logits: float ``[F, L]`` (padding positions may hold anything, e.g. -100).
-        offsets: int ``[F, L, 2]`` character ``[start, end)`` of each context token; ``-1`` elsewhere (never an
-            answer's start or end).
-        max_context: bool ``[F, L]``: an answer starts only where the token has its maximum context (google's
+        offsets: int ``[F, L, 2]`` character ``[start, end)`` of each context token, ``-1`` elsewhere (never answers).
+        max_context: bool ``[F, L]``: an answer starts only where its token has its maximum context (google's
             rule); ``None`` allows every context token.
         n_best_size, max_answer_length: candidates per feature and side, answers kept (20); longest answer (30).
         version_2_with_negative: SQuAD 2.0: add the null answer from ``[CLS]`` (the minimum over the windows).
         null_score_diff_threshold: tau; predict ``""`` when ``null - best non-null > tau`` (paper §4.3).
 
     Returns:
-        :class:`QAPredictions` ``(predictions, nbest, null_odds, best_non_null)``: ``{id: text}``;
-        ``{id: [{"text", "probability", "start_logit", "end_logit", "offsets"}...]}`` best first, unique texts, at
-        most ``n_best_size`` (probabilities a softmax over them; v2's null answer is text ``""``); v2
-        ``{id: score_diff}`` (``math.inf`` when no valid span exists) else ``{}``; ``{id: best non-empty text}``
-        (``""`` when none: the predictions at tau = +inf, for the official v2 threshold search). An example without
-        any valid span predicts ``""``.
+        :class:`QAPredictions` ``(predictions, nbest, null_odds, best_non_null)``: ``{id: text}`` (``""`` without a
+        valid span); ``{id: [{"text", "probability", "start_logit", "end_logit", "offsets"}...]}``, best first,
+        unique texts, at most ``n_best_size``, probabilities a softmax over them (v2's null answer: text ``""``); v2
+        ``{id: null - best non-null}`` (``math.inf`` without a valid span) else ``{}``; ``{id: best non-empty
+        text}`` (the predictions at tau = +inf, for the official v2 threshold search).
 
     Raises:
         ValueError: when array shapes disagree or an example has no feature.
@@ -270,8 +245,13 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
     start_ok = valid_token if max_context is None else valid_token & np.asarray(max_context, dtype=bool)
     cand = _span_candidates(start_logits, end_logits, offsets, start_ok, valid_token, feature_example_index,
                             n_examples, min(n_best_size, seq_len), max_answer_length)
-    null_entries = (_null_entries(start_logits, end_logits, feature_example_index, n_examples)
-                    if version_2_with_negative else [None] * n_examples)
+    null_entries = [None] * n_examples
+    if version_2_with_negative:  # ("", score, start_logit, end_logit, 0, 0) of [CLS] in the window of least score
+        feature_null = start_logits[:, 0] + end_logits[:, 0]  # (google's run_squad.py; the first window on a tie)
+        by_null = np.lexsort((np.arange(n_features), feature_null, feature_example_index))
+        null_feature = by_null[np.searchsorted(feature_example_index[by_null], np.arange(n_examples))]
+        null_entries = [("", float(feature_null[f]), float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
+                        for f in null_feature]
     predictions, nbest, null_odds, non_null = {}, {}, {}, {}
     for ex, null_entry in enumerate(null_entries):
         entries, best_non_null = _example_nbest(contexts[ex], cand, cand.bounds[ex], cand.bounds[ex + 1], null_entry,

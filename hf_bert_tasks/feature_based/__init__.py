@@ -1,10 +1,8 @@
-"""Feature-based mode (paper §5.3, Table 7): a frozen BERT encoder, chosen layers, and a small trained head.
-
-As the paper's ELMo-style approach on CoNLL-2003 NER: the encoder is frozen and only a task head (the paper's: a
-two-layer BiLSTM) is trained on its layers. By role: :mod:`.strategies` (Table 7 layer strategies, ELMo's scalar mix),
-:mod:`.heads` (task heads by problem type), :mod:`.modeling` (:class:`BertFeatureBasedModel`, ``Auto``-registered)
-and :mod:`.cache` (the feature cache ``Trainer`` trains the head on). The recipe's ``Trainer`` trains and saves the
-whole model, so every checkpoint is what ``pipeline()`` loads.
+"""Feature-based mode (paper §5.3, Table 7; ELMo-style, as the paper's CoNLL-2003 NER): a frozen BERT encoder,
+chosen layers, and a small trained head (the paper's: a two-layer BiLSTM). By role: :mod:`.strategies` (Table 7 layer
+strategies, ELMo's scalar mix), :mod:`.heads` (task heads by problem type), :mod:`.modeling`
+(:class:`BertFeatureBasedModel`, ``Auto``-registered) and :mod:`.cache` (the feature cache ``Trainer`` trains the
+head on). ``Trainer`` trains and saves the whole model, so every checkpoint is what ``pipeline()`` loads.
 """
 
 import logging

@@ -1,9 +1,8 @@
-"""The feature cache: the frozen encoder's rows of one split as a memory-mapped ``datasets.Dataset``.
-
-Columns, one row per example of the tokenized split: ``features`` (``large_binary``, the float16/float32 C-order
-bytes of ``[length, n_layers, hidden]``, :meth:`BertFeatureBasedModel.encode`'s unpadded rows for the layers in the
-file's name); ``length`` (int64, the rows ``R``, read by ``group_by_length``); the split's targets, per-token labels
-cut to ``length``. Entry: ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow``, ``key``
+"""The feature cache: the frozen encoder's rows of one split as a memory-mapped ``datasets.Dataset``. Columns, one
+row per example of the tokenized split: ``features`` (``large_binary``, the float16/float32 C-order bytes of
+``[length, n_layers, hidden]``, :meth:`BertFeatureBasedModel.encode`'s unpadded rows for the layers in the file's
+name); ``length`` (int64, the rows ``R``, read by ``group_by_length``); the split's targets, per-token labels cut to
+``length``. Entry: ``<root>/<encoder fingerprint[:16]>/features-<key>-layers_<i>_<j>.arrow``, ``key``
 :func:`cache_key`. Why: docs/design.md, "Feature cache layout and key".
 """
 
@@ -77,19 +76,13 @@ def find_feature_cache(folder: str, key: str, layers: list[int]) -> str | None:
 def build_feature_cache(model, features, collator, root: str, max_seq_length: int | None,
                         layers: list[int] | None = None, batch_size: int = 64,
                         dtype: str = "float16"):
-    """Return the cache of ``features`` (a tokenized split) for ``model``'s frozen encoder, computing it on a miss.
-
-    Args:
-        model: a :class:`~.modeling.BertFeatureBasedModel` (only its encoder runs).
-        features: a tokenized ``datasets.Dataset``; its :data:`MODEL_INPUTS` and :data:`TARGETS` columns are used.
-        collator: the task's data collator (pads feature dicts into the encoder's tensors).
-        root: folder of cache entries (one sub-folder per encoder). max_seq_length: part of the key.
-        layers: hidden_states indices to store (default: the strategy's; ``range(L+1)`` serves every strategy).
-        batch_size: encoder batch size. dtype: ``float16`` (half the disk; the head upcasts) or ``float32``.
-
-    Returns:
-        ``(dataset, layers, hit)``: the memory-mapped cache (columns in the module docstring), the hidden_states
-        indices it holds, and whether an existing file was reused.
+    """Return the cache of ``features`` (a tokenized ``datasets.Dataset``: its :data:`MODEL_INPUTS` and
+    :data:`TARGETS` columns) for the frozen encoder of ``model`` (a :class:`~.modeling.BertFeatureBasedModel`),
+    computing it on a miss with ``collator`` (the task's) in batches of ``batch_size``. ``root``: folder of cache
+    entries (one sub-folder per encoder); ``max_seq_length``: part of the key; ``layers``: hidden_states indices to
+    store (default: the strategy's; ``range(L+1)`` serves every strategy); ``dtype``: ``float16`` (half the disk;
+    the head upcasts) or ``float32``. Returns ``(dataset, layers, hit)``: the memory-mapped cache (columns in the
+    module docstring), the hidden_states indices it holds, and whether an existing file was reused.
 
     Raises:
         ValueError: ``features`` has no ``input_ids`` column, or an unknown ``dtype``.
@@ -132,28 +125,22 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
             out[name] = values
         return out
 
-    was_training = model.training
-    model.eval()
-    try:
-        cached = features.select_columns(inputs + targets).map(
-            extract, batched=True, batch_size=batch_size, remove_columns=inputs, features=out_features,
-            cache_file_name=path, new_fingerprint=Hasher.hash([key, layers]), load_from_cache_file=True,
-            desc="Frozen encoder features")
-    finally:
-        model.train(was_training)
+    # no eval()/train() toggle: encode() runs only the encoder, which the model keeps in eval mode
+    cached = features.select_columns(inputs + targets).map(
+        extract, batched=True, batch_size=batch_size, remove_columns=inputs, features=out_features,
+        cache_file_name=path, new_fingerprint=Hasher.hash([key, layers]), load_from_cache_file=True,
+        desc="Frozen encoder features")
     return cached, layers, False
 
 
 @dataclass
 class FeatureCacheCollator:
-    """Pads cache examples (:func:`build_feature_cache`) into the batch :class:`BertFeatureBasedModel` takes.
-
-    Output: ``features`` float16/float32 ``[batch, R_max, n_layers, hidden]`` (``model_layers`` picked out of
-    ``cache_layers``; zeros at padded rows), ``attention_mask`` int64 ``[batch, R_max]``, ``labels`` (from ``labels`` /
-    ``label`` / ``label_ids``) ``[batch]`` or ``[batch, R_max]`` padded with -100, ``start_positions`` /
-    ``end_positions`` ``[batch]``. Examples without ``features`` (token inputs) go to ``fallback``, the task's
-    collator. ``ValueError`` when a feature's byte size is not ``length x n_cache x hidden``.
-    """
+    """Pads cache examples (:func:`build_feature_cache`) into the batch :class:`BertFeatureBasedModel` takes:
+    ``features`` float16/float32 ``[batch, R_max, n_layers, hidden]`` (``model_layers`` picked out of ``cache_layers``;
+    zeros at padded rows), ``attention_mask`` int64 ``[batch, R_max]``, ``labels`` (from ``labels`` / ``label`` /
+    ``label_ids``) ``[batch]`` or ``[batch, R_max]`` padded with -100, ``start_positions`` / ``end_positions``
+    ``[batch]``. Examples without ``features`` (token inputs) go to ``fallback``, the task's collator. ``ValueError``
+    when a feature's byte size is not ``length x n_cache x hidden``."""
 
     cache_layers: list[int]
     model_layers: list[int]
@@ -202,10 +189,9 @@ class FeatureCacheCollator:
 def prepare_feature_cache(model, train_dataset, eval_dataset, collator, data_args, training_args):
     """The recipe's hook for ``--feature_cache true``: the training split (and the evaluation split when ``Trainer``
     evaluates during training) swapped for its cache under ``--feature_cache_dir`` (default
-    ``<output_dir>/../feature_cache``), main process first (the other ranks then find the file).
-
-    Returns ``(train_dataset, eval_dataset, collator, metrics)``: the caches, a :class:`FeatureCacheCollator` falling
-    back to ``collator`` for token batches, and ``{"feature_cache_hit": bool, "feature_extraction_runtime": seconds}``.
+    ``<output_dir>/../feature_cache``), main process first (the other ranks then find the file). Returns
+    ``(train_dataset, eval_dataset, collator, metrics)``: the caches, a :class:`FeatureCacheCollator` falling back to
+    ``collator`` for token batches, and ``{"feature_cache_hit": bool, "feature_extraction_runtime": seconds}``.
     """
     layers = None
     if getattr(training_args, "feature_cache_layers", "strategy") == "all":

@@ -1,21 +1,15 @@
-"""Task heads of the feature-based model, in a registry keyed by problem type (paper §5.3 and §4).
+"""Task heads of the feature-based model, in a registry keyed by problem type (paper §5.3 and §4). Each head owns
+its ``view`` of the encoder, its pooling and its loss, and returns the matching ``BertFor...`` output. Built as
+``Head(in_size, config)`` (a :class:`~.modeling.BertFeatureBasedConfig`), called as ``head(x, row_mask, labels=None,
+start_positions=None, end_positions=None)``: ``x`` float ``[batch, R, in_size]`` (the combined layers), ``row_mask``
+bool ``[batch, R]``. View ``"tokens"``: one row per WordPiece (``R = seq``); ``"pooled"``: row 0 the [CLS] vector,
+row 1 the mean over unmasked tokens (``R = 2``, ``2 * choices`` for multiple choice), one picked by
+``config.pooling``. Heads by problem type (the first is ``--head auto``); loss:
 
-Each head owns its ``view`` of the encoder, its pooling and its loss, and returns the matching ``BertFor...`` output.
-Built as ``Head(in_size, config)`` (a :class:`~.modeling.BertFeatureBasedConfig`), called as ``head(x, row_mask,
-labels=None, start_positions=None, end_positions=None)``: ``x`` float ``[batch, R, in_size]`` (the combined layers),
-``row_mask`` bool ``[batch, R]``. View ``"tokens"``: one row per WordPiece (``R = seq``); ``"pooled"``: row 0 the
-[CLS] vector, row 1 the mean over unmasked tokens (``R = 2``, ``2 * choices`` for multiple choice), one picked by
-``config.pooling``.
-
-=============================== ================================ =========================================
-problem type                    heads (first = ``--head auto``)  loss
-=============================== ================================ =========================================
-``token_classification``        ``bilstm`` (paper), ``linear``   cross-entropy, ``-100`` ignored
-``question_answering``          ``linear``                       mean of start/end cross-entropy
-``multiple_choice``             ``linear``                       cross-entropy over choices
-``single_label_classification`` ``linear``, ``mlp``              cross-entropy
-``regression``                  ``linear``, ``mlp``              mean squared error
-=============================== ================================ =========================================
+* ``token_classification``: ``bilstm`` (paper), ``linear``; cross-entropy, ``-100`` ignored
+* ``question_answering``: ``linear``; mean of the start and end cross-entropies
+* ``multiple_choice``: ``linear``; cross-entropy over choices
+* ``single_label_classification`` / ``regression``: ``linear``, ``mlp``; cross-entropy / mean squared error
 
 A new head: a :class:`FeatureHead` subclass decorated with ``@register_head(problem_type, name)``.
 """
@@ -82,11 +76,8 @@ class FeatureHead(nn.Module):
 
 @register_head("token_classification", "bilstm")
 class TokenBiLSTMHead(FeatureHead):
-    """The paper's NER head (§5.3): a two-layer BiLSTM (``head_hidden_size`` per direction, 768 in the paper) + Linear.
-
-    Sequences are packed by length, so padding never enters the recurrence. Logits ``[batch, seq, num_labels]``;
-    loss: cross-entropy over positions whose label is not -100.
-    """
+    """The paper's NER head (§5.3): a two-layer BiLSTM (``head_hidden_size`` per direction, 768 in the paper) + Linear,
+    on sequences packed by length (padding never enters the recurrence). Logits ``[batch, seq, num_labels]``."""
 
     view = "tokens"
 
@@ -128,11 +119,8 @@ def _token_output(logits: torch.Tensor, labels: torch.Tensor | None) -> TokenCla
 
 @register_head("question_answering", "linear")
 class SpanHead(FeatureHead):
-    """SQuAD head (§4.2): one Linear to a start and an end logit per token, ``[batch, seq]`` each.
-
-    Padded positions get logit ``-1e4``. Loss: mean of the start and end cross-entropies; positions outside the
-    sequence are clamped to ``seq`` and ignored (as ``BertForQuestionAnswering``).
-    """
+    """SQuAD head (§4.2): one Linear to a start and an end logit per token, ``[batch, seq]`` each, ``-1e4`` at padded
+    positions; targets outside the sequence are clamped to ``seq`` and ignored (as ``BertForQuestionAnswering``)."""
 
     view = "tokens"
 
@@ -151,7 +139,7 @@ class SpanHead(FeatureHead):
 
 @register_head("multiple_choice", "linear")
 class ChoiceHead(FeatureHead):
-    """SWAG head (§4.4): a Linear scorer over each choice's pooled row. Logits ``[batch, choices]``; cross-entropy."""
+    """SWAG head (§4.4): a Linear scorer over each choice's pooled row. Logits ``[batch, choices]``."""
 
     def __init__(self, in_size: int, config):
         super().__init__()
@@ -166,8 +154,7 @@ class ChoiceHead(FeatureHead):
 
 class SequenceHead(FeatureHead):
     """Sentence / sentence-pair head over the pooled row: ``linear`` (dropout + Linear) or ``mlp``
-    (Linear-tanh-dropout-Linear, ``head_hidden_size`` wide). Logits ``[batch, num_labels]`` (``[batch, 1]`` for
-    regression); loss: cross-entropy, or mean squared error for regression.
+    (Linear-tanh-dropout-Linear, ``head_hidden_size`` wide). Logits ``[batch, num_labels]`` (regression: ``[batch, 1]``).
     """
 
     kind = "linear"

@@ -1,8 +1,6 @@
-"""The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head.
-
-Registered with the ``Auto`` classes on import (``model_type="bert_feature_based"``), so a saved model loads back with
-``AutoModel.from_pretrained(dir)`` (or ``AutoModelFor...``) and serves ``pipeline()``.
-"""
+"""The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head. Registered
+with the ``Auto`` classes on import (``model_type="bert_feature_based"``), so a saved model loads back with
+``AutoModel.from_pretrained(dir)`` (or ``AutoModelFor...``) and serves ``pipeline()``."""
 
 from __future__ import annotations
 
@@ -20,16 +18,12 @@ class BertFeatureBasedConfig(PretrainedConfig):
     Args:
         encoder_config: the frozen encoder's config as a dict (``BertConfig.to_dict()``).
         task_problem_type: one of :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`.
-        feature_strategy: a :data:`~hf_bert_tasks.feature_based.strategies.STRATEGIES` key.
-        head: ``auto`` (the problem type's first head: BiLSTM for tokens, linear otherwise) or a name in
-            :data:`~.heads.HEAD_REGISTRY` (``linear``, ``mlp``, ``bilstm``).
-        pooling: ``cls`` or ``mean`` (sentence-level and multiple-choice tasks).
-        head_hidden_size: BiLSTM units per direction (paper: 768) or MLP width.
-        head_num_layers: BiLSTM layers (paper: 2).
-        head_dropout: dropout inside the head.
-        num_labels, id2label, label2id: as for any ``PretrainedConfig``.
+        feature_strategy, head, pooling, head_hidden_size: as ``--feature_strategy`` ... ``--head_hidden_size``
+            (:class:`~hf_bert_tasks.modes.feature_based.FeatureBasedArguments`).
+        head_num_layers, head_dropout: BiLSTM layers (paper: 2); dropout inside the head.
 
-    ``ValueError`` for an unknown strategy, head or pooling (checked when ``encoder_config`` is given).
+    Raises:
+        ValueError: an unknown strategy, head or pooling (checked when ``encoder_config`` is given).
     """
 
     model_type = "bert_feature_based"
@@ -53,19 +47,12 @@ class BertFeatureBasedConfig(PretrainedConfig):
             if pooling not in POOLINGS:
                 raise ValueError(f"--pooling {pooling!r}: expected one of {POOLINGS}")
 
-    def build_encoder_config(self) -> PretrainedConfig:
-        """The encoder's ``PretrainedConfig`` rebuilt from :attr:`encoder_config` (``model_type`` picks the class)."""
-        cfg = dict(self.encoder_config)
-        return AutoConfig.for_model(cfg.pop("model_type", "bert"), **cfg)
-
 
 class BertFeatureBasedModel(PreTrainedModel):
-    """A frozen encoder + a trained head, for every problem type (paper §5.3).
-
-    The encoder is frozen (``requires_grad=False``), always in eval mode (no dropout: its features equal the cached
-    ones) and runs without autograd, so only the head (and the scalar mix) learn. Build one with :meth:`from_encoder`;
-    load a saved one with ``AutoModel.from_pretrained``.
-    """
+    """A frozen encoder + a trained head, for every problem type (paper §5.3). The encoder is frozen
+    (``requires_grad=False``), always in eval mode (no dropout: its features equal the cached ones) and runs without
+    autograd, so only the head (and the scalar mix) learn. Build one with :meth:`from_encoder`; load a saved one with
+    ``AutoModel.from_pretrained``."""
 
     config_class = BertFeatureBasedConfig
     base_model_prefix = "feature_based"
@@ -74,7 +61,8 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     def __init__(self, config: BertFeatureBasedConfig):
         super().__init__(config)
-        enc_config = config.build_encoder_config()
+        encoder_kwargs = dict(config.encoder_config)  # the encoder's config; its model_type picks the class
+        enc_config = AutoConfig.for_model(encoder_kwargs.pop("model_type", "bert"), **encoder_kwargs)
         self.encoder = AutoModel.from_config(enc_config)
         self.num_hidden_layers = enc_config.num_hidden_layers
         self.combiner = LayerCombiner(config.feature_strategy, self.num_hidden_layers)
@@ -85,9 +73,8 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     @classmethod
     def from_encoder(cls, model_name_or_path: str, task_problem_type: str, feature_strategy: str, **kwargs):
-        """Build a model around the pretrained encoder in ``model_name_or_path`` (the head is new). ``kwargs``:
-        :class:`BertFeatureBasedConfig` fields and ``revision`` / ``cache_dir`` for the encoder download.
-        ``ValueError`` when the checkpoint lacks encoder weights the model needs."""
+        """A model around the pretrained encoder in ``model_name_or_path`` (a new head); ``kwargs``: config fields and
+        ``revision`` / ``cache_dir`` for the download. ``ValueError`` when the checkpoint lacks encoder weights."""
         load_kw = {k: kwargs.pop(k) for k in ("revision", "cache_dir") if k in kwargs}
         encoder = AutoModel.from_pretrained(model_name_or_path, **load_kw)
         config = BertFeatureBasedConfig(encoder_config=encoder.config.to_dict(), task_problem_type=task_problem_type,
@@ -143,12 +130,9 @@ class BertFeatureBasedModel(PreTrainedModel):
 
     def encode(self, input_ids, attention_mask=None, token_type_ids=None, layers: list[int] | None = None):
         """Run the frozen encoder (no autograd) on ``[batch, seq]`` inputs (``[batch, choices, seq]`` for multiple
-        choice) and return what the head reads, for ``layers`` (default: the strategy's).
-
-        Returns:
-            ``(rows, row_mask)``: float ``[batch, R, n_layers, hidden]``, bool ``[batch, R]``; ``R = seq`` (token
-            view) or the pooled view's ``2`` ([CLS], mean over unmasked tokens), ``2 * choices`` for multiple choice.
-        """
+        choice); returns what the head reads of ``layers`` (default: the strategy's), ``(rows, row_mask)``: float
+        ``[batch, R, n_layers, hidden]``, bool ``[batch, R]``; ``R = seq`` (token view) or the pooled view's ``2``
+        ([CLS], mean over unmasked tokens), ``2 * choices`` for multiple choice."""
         layers = self.combiner.layers if layers is None else layers
         shape = input_ids.shape
         multiple_choice = self.config.task_problem_type == "multiple_choice"
@@ -172,26 +156,12 @@ class BertFeatureBasedModel(PreTrainedModel):
             rows = rows.reshape(shape[0], shape[1] * 2, *rows.shape[2:])
         return rows, torch.ones(rows.shape[:2], dtype=torch.bool, device=rows.device)
 
-    def head_forward(self, rows, row_mask, layers: list[int] | None = None, labels=None, start_positions=None,
-                     end_positions=None):
-        """The strategy and the head on encoder ``rows`` float ``[batch, R, n_layers, hidden]`` (:meth:`encode`'s or
-        the cache's; computed in the head's dtype) whose hidden_states indices are ``layers`` (default: the
-        strategy's), ``row_mask`` bool ``[batch, R]``; targets as for the matching ``BertFor...`` model."""
-        layers = self.combiner.layers if layers is None else list(layers)
-        x = self.combiner(rows.to(self.head_dtype), layers)  # [b, R, d]
-        return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
-                         end_positions=end_positions)
-
-    @property
-    def head_dtype(self) -> torch.dtype:
-        return next(self.head.parameters()).dtype
-
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, features=None, labels=None,
                 start_positions=None, end_positions=None, length=None, return_dict: bool | None = None, **kwargs):
         """Token inputs through :meth:`encode`, or cached ``features`` (float ``[batch, R, n_layers, hidden]`` of
-        :attr:`layers`, ``attention_mask`` ``[batch, R]`` their row mask, default all rows), then :meth:`head_forward`.
-        ``labels``: ``[batch]``, or ``[batch, seq]`` with -100 for tokens; ``start/end_positions`` ``[batch]``.
-        ``length`` is unused: a parameter so ``Trainer`` keeps the cache's column for ``group_by_length``.
+        :attr:`layers`; ``attention_mask`` ``[batch, R]`` their row mask, default all rows), then the strategy and the
+        head (in its dtype). ``labels``: ``[batch]``, or ``[batch, seq]`` with -100 for tokens; ``start/end_positions``
+        ``[batch]``. ``length`` is unused: a parameter so ``Trainer`` keeps the cache's column for ``group_by_length``.
 
         Returns the matching ``transformers`` output; ``ValueError`` without ``input_ids`` or ``features``.
         """
@@ -202,8 +172,9 @@ class BertFeatureBasedModel(PreTrainedModel):
             rows, row_mask = self.encode(input_ids, attention_mask, token_type_ids)
         else:
             raise ValueError("BertFeatureBasedModel.forward needs input_ids or cached features")
-        return self.head_forward(rows, row_mask, labels=labels, start_positions=start_positions,
-                                 end_positions=end_positions)
+        x = self.combiner(rows.to(next(self.head.parameters()).dtype), self.combiner.layers)  # [b, R, d]
+        return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
+                         end_positions=end_positions)
 
 
 # the config and model registered with AutoConfig / AutoModel and the task Auto classes (idempotent)

@@ -1,22 +1,10 @@
-"""Layer strategies of the feature-based approach (paper §5.3, Table 7) and ELMo's learned scalar mix.
-
-Strategies index ``hidden_states`` (``output_hidden_states=True``): ``L + 1`` tensors ``[batch, seq, hidden]``,
-**index 0 the embedding output**, index ``i`` transformer layer ``i``. Table 7's F1s are in :mod:`hf_bert_tasks.paper`.
-
-==================== ========================== ==================
-strategy             hidden_states used         combination
-==================== ========================== ==================
-``embeddings``       ``[0]``                    as is
-``second_to_last``   ``[L-1]``                  as is
-``last``             ``[L]``                    as is
-``sum_last_four``    ``[L-3 .. L]``             sum
-``concat_last_four`` ``[L-3 .. L]``             concatenation (4H)
-``sum_all``          ``[1 .. L]``               sum
-``scalar_mix``       ``[0 .. L]``               ELMo scalar mix
-==================== ========================== ==================
-
-Sums are plain (equal weights). Why: docs/design.md, "Plain sums".
-"""
+"""Layer strategies of the feature-based approach (paper §5.3, Table 7; its F1s are in :mod:`hf_bert_tasks.paper`)
+and ELMo's learned scalar mix. Strategies index ``hidden_states`` (``output_hidden_states=True``): ``L + 1`` tensors
+``[batch, seq, hidden]``, **index 0 the embedding output**, index ``i`` transformer layer ``i``. Table 7's rows, as
+``name`` (indices used, combination): ``embeddings`` ([0]), ``second_to_last`` ([L-1]), ``last`` ([L]),
+``sum_last_four`` ([L-3 .. L], sum), ``concat_last_four`` ([L-3 .. L], concatenation: 4H wide), ``sum_all`` ([1 ..
+L], sum); then ``scalar_mix`` ([0 .. L], ELMo's learned mix). Sums are plain (equal weights; why: docs/design.md,
+"Plain sums")."""
 
 from __future__ import annotations
 
@@ -101,9 +89,8 @@ _COMBINE = {"single": lambda s: s[..., 0, :], "sum": lambda s: s.sum(dim=-2), "c
 
 
 class LayerCombiner(nn.Module):
-    """Combine layers into one feature vector per position, as a :class:`Strategy` says.
-
-    ``forward(stacked, available)``: ``stacked`` float ``[..., n_available, hidden]`` holds the hidden states whose
+    """Combine layers into one feature vector per position, as a :class:`Strategy` says: ``forward(stacked,
+    available)``: ``stacked`` float ``[..., n_available, hidden]`` holds the hidden states whose
     indices are ``available``; returns ``[..., hidden]`` (``[..., n_layers * hidden]`` for concatenation).
     ``ValueError`` when a needed layer is not among ``available``.
     """

@@ -1,13 +1,8 @@
-"""Training modes (``--mode``): the :class:`TrainingMode` contract, its lazy registry and the default mode.
-
-* ``finetune`` (:class:`FinetuneMode`, here): every weight trained (§3.2, §4, Appendix A.3), with the task model
-  that LoRA wraps too (:func:`load_task_model`, :func:`reinit_top_layers`, :func:`declare_batch_mean_loss`);
-* ``lora`` (:mod:`hf_bert_tasks.lora`): peft LoRA adapters on the frozen encoder + the task head;
-* ``feature_based`` (:mod:`hf_bert_tasks.feature_based`): a frozen encoder, a Table 7 layer strategy and a head.
-
-A mode's flags: a dataclass in ``modes/<name>.py`` that ``FinetuneTrainingArguments`` inherits. A new mode = a
-:class:`TrainingMode` subclass + :func:`register_training_mode`. This module imports no torch/transformers. Lazy
-registry: docs/design.md, 'Training modes'."""
+"""Training modes (``--mode``): the :class:`TrainingMode` contract, its lazy registry and the default mode,
+``finetune`` (:class:`FinetuneMode`, with the task model LoRA wraps too); ``lora`` is in :mod:`hf_bert_tasks.lora`,
+``feature_based`` in :mod:`hf_bert_tasks.feature_based`. A new mode = a :class:`TrainingMode` subclass +
+:func:`register_training_mode`; its flags, a dataclass in ``modes/<name>.py`` that ``FinetuneTrainingArguments``
+inherits. This module imports no torch/transformers. Why lazy: docs/design.md, 'Training modes'."""
 
 from __future__ import annotations
 
@@ -17,6 +12,7 @@ import importlib
 import logging
 import os
 import re
+from collections import UserDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,8 +29,8 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class TrainingMode(abc.ABC):
-    """Base class of a training mode; the defaults describe full fine-tuning of a plain ``BertFor...`` model. A
-    subclass overrides the class attributes below."""
+    """Base class of a training mode (override the class attributes below); the defaults describe full fine-tuning
+    of a plain ``BertFor...`` model."""
 
     name: str = ""  #: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``
     help: str = ""  #: one line for ``--mode``'s help
@@ -46,8 +42,7 @@ class TrainingMode(abc.ABC):
     colour: str = "tab:blue"  #: the matplotlib colour of the mode's bars in ``comparison.png``
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
-        """Checks beyond the fields' declared ``choices``/``bounds``, at parse time (``ValueError`` naming the flag
-        and what was expected)."""
+        """Checks beyond the flags' declared ``choices``/``bounds``, at parse time; ``ValueError`` names the flag."""
 
     def default_hyperparameters(self, task) -> dict[str, Any]:
         """``learning_rate``, ``per_device_train_batch_size``, ``num_train_epochs`` used when the flag is not given:
@@ -63,8 +58,7 @@ class TrainingMode(abc.ABC):
 
     @abc.abstractmethod
     def build_model(self, task, model_args, training_args):
-        """The model ``Trainer`` trains for ``task`` (a ``torch.nn.Module``); abstract (``TypeError`` on making a
-        mode without it)."""
+        """The model (a ``torch.nn.Module``) that ``Trainer`` trains for ``task``: the one abstract method."""
 
     def prepare_training(self, model, train_dataset, eval_dataset, data_collator, data_args, training_args):
         """Hook before ``Trainer`` is built; returns ``(train_dataset, eval_dataset, data_collator, metrics)``
@@ -108,31 +102,19 @@ class TrainingMode(abc.ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-class _Registry(Mapping):
+class _Registry(UserDict):
     """``--mode`` value -> :class:`TrainingMode`, in registration order; a built-in entry is its module path until
     first looked up (``in``, iteration and :meth:`names` import no mode)."""
 
-    def __init__(self, lazy: dict[str, str]):
-        self._entries: dict[str, TrainingMode | str] = dict(lazy)
-
     def __getitem__(self, name: str) -> TrainingMode:
-        if isinstance(self._entries[name], str):  # the module's register_training_mode replaces the path
-            importlib.import_module(self._entries[name])
-        return self._entries[name]
-
-    def __contains__(self, name) -> bool:
-        return name in self._entries
-
-    def __iter__(self):
-        return iter(list(self._entries))
-
-    def __len__(self) -> int:
-        return len(self._entries)
+        if isinstance(self.data[name], str):  # the module's register_training_mode replaces the path
+            importlib.import_module(self.data[name])
+        return self.data[name]
 
     def names(self):
         """A live ``dict_keys`` of the registered names: ``--mode``'s argparse ``choices`` (argparse reads it
         without calling into this module or importing a mode)."""
-        return self._entries.keys()
+        return self.data.keys()
 
 
 #: The only central state: ``--mode`` value -> mode (lazy for the built-ins), in registration order.
@@ -146,15 +128,15 @@ def register_training_mode(mode: TrainingMode) -> TrainingMode:
         raise TypeError(f"register_training_mode: expected a TrainingMode instance, got {type(mode).__name__}")
     if not _NAME_RE.match(mode.name or ""):
         raise ValueError(f"training mode name {mode.name!r} must match {_NAME_RE.pattern}")
-    if mode.name in TRAINING_MODES and TRAINING_MODES._entries[mode.name] != type(mode).__module__:
+    if mode.name in TRAINING_MODES and TRAINING_MODES.data[mode.name] != type(mode).__module__:
         raise ValueError(f"training mode {mode.name!r} is already registered")
-    TRAINING_MODES._entries[mode.name] = mode
+    TRAINING_MODES.data[mode.name] = mode
     return mode
 
 
 def unregister_training_mode(name: str) -> None:
     """Remove a registered mode (tests that register a toy mode clean up with it); unknown names are ignored."""
-    TRAINING_MODES._entries.pop(name, None)
+    TRAINING_MODES.data.pop(name, None)
 
 
 def get_training_mode(name: str | None) -> TrainingMode:

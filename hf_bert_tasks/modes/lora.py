@@ -11,9 +11,8 @@ NAME = "lora"
 
 @dataclass
 class LoraArguments:
-    """The LoRA mode's flags, each a ``peft.LoraConfig`` field: ``--lora_r`` = ``r``, ``--lora_alpha`` =
-    ``lora_alpha``, ``--lora_dropout`` = ``lora_dropout``, ``--lora_target_modules`` = ``target_modules``
-    (comma-separated). A base class of :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`."""
+    """The LoRA mode's flags, each a ``peft.LoraConfig`` field (``--lora_r`` = ``r``, ``--lora_target_modules`` =
+    ``target_modules``, comma-separated; the others by name); a base of ``FinetuneTrainingArguments``."""
 
     #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
     bounds = (("lora_r", 1, None, "a positive integer"), ("lora_alpha", 1, None, "a positive integer"),
