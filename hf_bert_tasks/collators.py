@@ -89,6 +89,14 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
     then ``[MASK]`` / random ordinary token / kept; every draw is :func:`keyed_uniforms` of ``(seed, epoch, idx)``
     (:meth:`set_epoch`). Rules and keys without ``idx``: docs/design.md, "collators: masking rules".
 
+    Example (a vocabulary where ``[PAD]=0 [CLS]=2 [SEP]=3 [MASK]=4``)::
+
+        >>> c = DataCollatorForBertPretraining(tok, mlm_probability=1.0, mask_replace_prob=1.0, random_replace_prob=0.0)
+        >>> c([{"input_ids": [2, 7, 3], "next_sentence_label": 1}, {"input_ids": [2, 7, 9, 3], "next_sentence_label": 0}])
+        {'input_ids': tensor([[2, 4, 3, 0], [2, 4, 4, 3]]), 'token_type_ids': tensor([[0, 0, 0, 0], [0, 0, 0, 0]]),
+         'attention_mask': tensor([[1, 1, 1, 0], [1, 1, 1, 1]]), 'labels': tensor([[-100, 7, -100, -100],
+         [-100, 7, 9, -100]]), 'next_sentence_label': tensor([1, 0])}
+
     Args:
         tokenizer: gives ``pad_token_id``, ``mask_token_id``, ``all_special_ids`` and ``len(tokenizer)``.
         mlm: choose MLM targets (``False``: only pad).

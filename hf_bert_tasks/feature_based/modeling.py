@@ -4,6 +4,8 @@ with the ``Auto`` classes on import (``model_type="bert_feature_based"``), so a 
 
 from __future__ import annotations
 
+import typing
+
 import torch
 import transformers
 from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
@@ -57,7 +59,7 @@ class BertFeatureBasedModel(PreTrainedModel):
     config_class = BertFeatureBasedConfig
     base_model_prefix = "feature_based"
     supports_gradient_checkpointing = True
-    _no_split_modules = []
+    _no_split_modules: typing.ClassVar[list[str]] = []
 
     def __init__(self, config: BertFeatureBasedConfig):
         super().__init__(config)
