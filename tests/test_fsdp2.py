@@ -34,7 +34,8 @@ def run_worker(kind, out_dir, processes):
         cmd = [sys.executable, WORKER, kind, str(out_dir)]
     else:
         torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable)) or "torchrun"
-        cmd = [torchrun, "--nproc_per_node", str(processes), "--master_port", "29533", WORKER, kind, str(out_dir)]
+        # --standalone: torchrun picks a free rendezvous port, so two suites on one machine do not collide
+        cmd = [torchrun, "--standalone", "--nproc_per_node", str(processes), WORKER, kind, str(out_dir)]
     proc = subprocess.run(cmd, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(os.path.join(out_dir, "losses.json"), encoding="utf-8") as f:
