@@ -34,19 +34,6 @@ def default_cache_dir() -> str:
     return os.path.join(str(datasets.config.HF_DATASETS_CACHE), "hf_bert_tasks", "tokenized")
 
 
-def dataset_content_hash(dataset) -> str:
-    """SHA-256 of the rows of ``dataset`` as Arrow IPC bytes (schema, values and row order; ``select`` applied)."""
-    import numpy as np
-    import pyarrow as pa
-
-    table = dataset.with_format("arrow")[:]  # a pa.Table of the selected rows
-    table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
-
-
 def tokenizer_fingerprint(tokenizer) -> str:
     """SHA-256 of what decides a tokenizer's output ('Feature cache key'); stable across processes and calls."""
     parts: dict = {"class": type(tokenizer).__name__,
@@ -78,21 +65,27 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def task_fingerprint(task) -> str:
-    """SHA-256 of every field of the task dataclass (options such as ``doc_stride`` included)."""
-    fields = dataclasses.asdict(task) if dataclasses.is_dataclass(task) else dict(vars(task))
-    return _sha({"class": f"{type(task).__module__}.{type(task).__qualname__}", "fields": fields})
-
-
 def features_key(task, dataset, tokenizer, max_seq_length: int, split: str) -> dict:
-    """The components of the cache key of ``task.preprocess(dataset, tokenizer, max_seq_length, split)``."""
+    """The components of the cache key of ``task.preprocess(dataset, tokenizer, max_seq_length, split)``: ``data``
+    is the SHA-256 of the rows as Arrow IPC bytes (schema, values, row order; ``select`` applied), ``task_options``
+    that of every field of the task dataclass (``doc_stride`` ...)."""
     import datasets
+    import numpy as np
+    import pyarrow as pa
     import tokenizers
     import transformers
 
+    table = dataset.with_format("arrow")[:]  # a pa.Table of the selected rows
+    table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    fields = dataclasses.asdict(task) if dataclasses.is_dataclass(task) else dict(vars(task))
     return {"format": CACHE_FORMAT, "task": task.name, "split": split, "max_seq_length": int(max_seq_length),
-            "rows": len(dataset), "data": dataset_content_hash(dataset), "tokenizer": tokenizer_fingerprint(tokenizer),
-            "task_options": task_fingerprint(task), "code": code_fingerprint(),
+            "rows": len(dataset), "data": hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest(),
+            "tokenizer": tokenizer_fingerprint(tokenizer),
+            "task_options": _sha({"class": f"{type(task).__module__}.{type(task).__qualname__}", "fields": fields}),
+            "code": code_fingerprint(),
             "versions": {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
                          "datasets": datasets.__version__}}
 
