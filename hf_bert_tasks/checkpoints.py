@@ -18,6 +18,8 @@ AUTO_VALUES = ("auto", "true")
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")  # transformers.trainer_utils._re_checkpoint
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors", "adapter_model.bin")
 _WEIGHT_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+#: what a checkpoint lacks that ``Trainer.train`` can still resume without (not exactly as the interrupted run)
+_RESUMABLE = ("no optimizer.pt (saved with --save_only_model, or cut short)", "no scheduler.pt", "no rng_state.pth")
 
 
 def is_auto(resume) -> bool:
@@ -36,10 +38,6 @@ def list_checkpoints(output_dir: str) -> list[tuple[int, str]]:
 
 def _nonempty(folder: str, *names: str) -> bool:
     return any(os.path.isfile(p := os.path.join(folder, n)) and os.path.getsize(p) > 0 for n in names)
-
-
-#: what a checkpoint lacks that ``Trainer.train`` can still resume without (not exactly as the interrupted run)
-_RESUMABLE = ("no optimizer.pt (saved with --save_only_model, or cut short)", "no scheduler.pt", "no rng_state.pth")
 
 
 def _has_weights(folder: str, names: set[str]) -> bool:
