@@ -27,13 +27,6 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = ("qa.py", "ner.py", "ner_metrics.py")
 
 
-def default_cache_dir() -> str:
-    """``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized`` (``datasets.config.HF_DATASETS_CACHE``)."""
-    import datasets
-
-    return os.path.join(str(datasets.config.HF_DATASETS_CACHE), "hf_bert_tasks", "tokenized")
-
-
 def tokenizer_fingerprint(tokenizer) -> str:
     """SHA-256 of what decides a tokenizer's output ('Feature cache key'); stable across processes and calls."""
     parts: dict = {"class": type(tokenizer).__name__,
@@ -100,12 +93,13 @@ def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str,
 def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir: str | None = None,
                       overwrite: bool = False) -> dict:
     """``{split: task.preprocess(raw[split], tokenizer, max_seq_length, split)}`` (``raw``: split -> raw
-    ``datasets.Dataset``) through the cache under ``cache_dir`` (default :func:`default_cache_dir`): every split's
-    lookup first, then the misses tokenized and written (``overwrite``: recompute and replace, ``--overwrite_cache``).
+    ``datasets.Dataset``) through the cache under ``cache_dir`` (default: the module's, from
+    ``datasets.config.HF_DATASETS_CACHE``): every split's lookup first, then the misses tokenized and written
+    (``overwrite``: recompute and replace, ``--overwrite_cache``).
     Each split's features are memory-mapped from its entry, for a hit and a miss alike."""
     import datasets
 
-    root = cache_dir or default_cache_dir()
+    root = cache_dir or os.path.join(str(datasets.config.HF_DATASETS_CACHE), "hf_bert_tasks", "tokenized")
     keys = {s: features_key(task, raw[s], tokenizer, max_seq_length, s) for s in raw}
     entries = {s: os.path.join(root, f"{task.name}-{s}-{_sha(key)[:24]}") for s, key in keys.items()}
     found = dict.fromkeys(raw)
