@@ -55,17 +55,9 @@ class EpochLengthGroupedSampler(LengthGroupedSampler):
         return super().__iter__()
 
 
-class IndexSampler(torch.utils.data.Sampler):
-    """Yields the given indices in the given order (a fixed, deterministic evaluation order)."""
-
-    def __init__(self, indices):
-        self.indices = [int(i) for i in indices]
-
-    def __iter__(self):
-        return iter(self.indices)
-
-    def __len__(self) -> int:
-        return len(self.indices)
+class IndexSampler(list):
+    """The given indices in the given order (a fixed, deterministic evaluation order): a list of ints, which
+    ``DataLoader`` takes as its ``sampler`` as it is."""
 
 
 def length_order(lengths) -> np.ndarray:
@@ -114,7 +106,7 @@ class LengthSortedTrainer(Trainer):
             if eval_dataset is None or not hasattr(eval_dataset, "__len__"):
                 return None
             return torch.utils.data.SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
-        return IndexSampler(length_order(lengths))
+        return IndexSampler(length_order(lengths).tolist())
 
     def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
                         metric_key_prefix="eval"):
@@ -122,7 +114,7 @@ class LengthSortedTrainer(Trainer):
         if sampler is None:
             return super().evaluation_loop(dataloader, description, prediction_loss_only, ignore_keys,
                                            metric_key_prefix)
-        order = np.asarray(sampler.indices, dtype=np.int64)
+        order = np.asarray(sampler, dtype=np.int64)
         compute_metrics = self.compute_metrics
         scored = []  # (what Trainer gave compute_metrics, the same in dataset order)
         if compute_metrics is not None:

@@ -18,6 +18,8 @@ AUTO_VALUES = ("auto", "true")
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")  # transformers.trainer_utils._re_checkpoint
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors", "adapter_model.bin")
 _WEIGHT_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+#: what a checkpoint lacks that ``Trainer.train`` can still resume without (not exactly as the interrupted run)
+_RESUMABLE = ("no optimizer.pt (saved with --save_only_model, or cut short)", "no scheduler.pt", "no rng_state.pth")
 
 
 def is_auto(resume) -> bool:
@@ -54,36 +56,31 @@ def _has_weights(folder: str, names: set[str]) -> bool:
 
 
 def checkpoint_problems(folder: str) -> list[str]:
-    """What keeps ``folder`` from resuming (docs/design.md), e.g. ``["no trainer_state.json"]``; ``[]``: complete."""
-    return [message for _, message in _problems(folder)]
-
-
-def _problems(folder: str) -> list[tuple[bool, str]]:
-    """``(fatal, message)`` per problem; ``fatal``: ``Trainer.train`` cannot resume at all (it raises)."""
+    """What keeps ``folder`` from resuming (docs/design.md), e.g. ``["no trainer_state.json"]``; ``[]``: complete.
+    Each one but those of :data:`_RESUMABLE` is fatal: ``Trainer.train`` cannot resume at all (it raises)."""
     if not os.path.isdir(folder):
-        return [(True, "not a folder")]
+        return ["not a folder"]
     names = set(os.listdir(folder))
     problems = []
     if not _nonempty(folder, "trainer_state.json"):
-        problems.append((True, "no trainer_state.json"))
+        problems.append("no trainer_state.json")
     else:
         try:
             with open(os.path.join(folder, "trainer_state.json"), encoding="utf-8") as f:
                 step = json.load(f).get("global_step")
         except (OSError, ValueError, AttributeError):
-            problems.append((True, "trainer_state.json is not valid JSON (cut short?)"))
+            problems.append("trainer_state.json is not valid JSON (cut short?)")
         else:
             match = _CHECKPOINT.match(os.path.basename(os.path.normpath(folder)))
             if match and step != int(match.group(1)):
-                problems.append((True, f"trainer_state.json says global_step {step}, the folder name {match.group(1)}"))
+                problems.append(f"trainer_state.json says global_step {step}, the folder name {match.group(1)}")
     if not _has_weights(folder, names):
-        problems.append((True, "no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)"))
-    # (files, folder-name prefixes that hold it instead (FSDP, DeepSpeed), what is missing) of each resumable part
-    parts = ((("optimizer.pt", "optimizer.bin"), ("pytorch_model_fsdp", "global_step", "optimizer_"),
-              "no optimizer.pt (saved with --save_only_model, or cut short)"),
-             (("scheduler.pt",), ("global_step",), "no scheduler.pt"),
-             ([n for n in names if n.startswith("rng_state") and n.endswith(".pth")], (), "no rng_state.pth"))
-    problems += [(False, message) for files, prefixes, message in parts
+        problems.append("no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)")
+    # (files, folder-name prefixes that hold it instead (FSDP, DeepSpeed)) of each resumable part
+    parts = ((("optimizer.pt", "optimizer.bin"), ("pytorch_model_fsdp", "global_step", "optimizer_")),
+             (("scheduler.pt",), ("global_step",)),
+             ([n for n in names if n.startswith("rng_state") and n.endswith(".pth")], ()))
+    problems += [message for (files, prefixes), message in zip(parts, _RESUMABLE)
                  if not _nonempty(folder, *files) and not any(n.startswith(prefixes) for n in names)]
     return problems
 
@@ -122,15 +119,15 @@ def resolve_resume(resume, output_dir: str) -> str | None:
     path = str(resume)
     if not os.path.exists(path):
         raise FileNotFoundError(f"--resume_from_checkpoint {path}: no such checkpoint folder")
-    problems = _problems(path)
-    if any(fatal for fatal, _ in problems):
+    problems = checkpoint_problems(path)
+    if set(problems) - set(_RESUMABLE):
         raise ValueError(f"--resume_from_checkpoint {path}: not a complete checkpoint "
-                         f"({'; '.join(m for _, m in problems)}); expected what Trainer saves (trainer_state.json, "
+                         f"({'; '.join(problems)}); expected what Trainer saves (trainer_state.json, "
                          "weights, optimizer.pt, scheduler.pt, rng_state.pth) — pass an earlier checkpoint or "
                          "--resume_from_checkpoint auto")
     if problems:
         logger.warning("--resume_from_checkpoint %s: %s; Trainer resumes the weights and step but the run will not "
-                       "continue exactly as the interrupted one", path, "; ".join(m for _, m in problems))
+                       "continue exactly as the interrupted one", path, "; ".join(problems))
     return path
 
 

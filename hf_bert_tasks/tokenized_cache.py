@@ -27,26 +27,6 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 CODE_FILES = ("qa.py", "ner.py", "ner_metrics.py")
 
 
-def default_cache_dir() -> str:
-    """``<HF_DATASETS_CACHE>/hf_bert_tasks/tokenized`` (``datasets.config.HF_DATASETS_CACHE``)."""
-    import datasets
-
-    return os.path.join(str(datasets.config.HF_DATASETS_CACHE), "hf_bert_tasks", "tokenized")
-
-
-def dataset_content_hash(dataset) -> str:
-    """SHA-256 of the rows of ``dataset`` as Arrow IPC bytes (schema, values and row order; ``select`` applied)."""
-    import numpy as np
-    import pyarrow as pa
-
-    table = dataset.with_format("arrow")[:]  # a pa.Table of the selected rows
-    table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
-
-
 def tokenizer_fingerprint(tokenizer) -> str:
     """SHA-256 of what decides a tokenizer's output ('Feature cache key'); stable across processes and calls."""
     parts: dict = {"class": type(tokenizer).__name__,
@@ -78,21 +58,27 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def task_fingerprint(task) -> str:
-    """SHA-256 of every field of the task dataclass (options such as ``doc_stride`` included)."""
-    fields = dataclasses.asdict(task) if dataclasses.is_dataclass(task) else dict(vars(task))
-    return _sha({"class": f"{type(task).__module__}.{type(task).__qualname__}", "fields": fields})
-
-
 def features_key(task, dataset, tokenizer, max_seq_length: int, split: str) -> dict:
-    """The components of the cache key of ``task.preprocess(dataset, tokenizer, max_seq_length, split)``."""
+    """The components of the cache key of ``task.preprocess(dataset, tokenizer, max_seq_length, split)``: ``data``
+    is the SHA-256 of the rows as Arrow IPC bytes (schema, values, row order; ``select`` applied), ``task_options``
+    that of every field of the task dataclass (``doc_stride`` ...)."""
     import datasets
+    import numpy as np
+    import pyarrow as pa
     import tokenizers
     import transformers
 
+    table = dataset.with_format("arrow")[:]  # a pa.Table of the selected rows
+    table = table.take(pa.array(np.arange(len(table), dtype=np.int64)))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    fields = dataclasses.asdict(task) if dataclasses.is_dataclass(task) else dict(vars(task))
     return {"format": CACHE_FORMAT, "task": task.name, "split": split, "max_seq_length": int(max_seq_length),
-            "rows": len(dataset), "data": dataset_content_hash(dataset), "tokenizer": tokenizer_fingerprint(tokenizer),
-            "task_options": task_fingerprint(task), "code": code_fingerprint(),
+            "rows": len(dataset), "data": hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest(),
+            "tokenizer": tokenizer_fingerprint(tokenizer),
+            "task_options": _sha({"class": f"{type(task).__module__}.{type(task).__qualname__}", "fields": fields}),
+            "code": code_fingerprint(),
             "versions": {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
                          "datasets": datasets.__version__}}
 
@@ -107,12 +93,13 @@ def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str,
 def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir: str | None = None,
                       overwrite: bool = False) -> dict:
     """``{split: task.preprocess(raw[split], tokenizer, max_seq_length, split)}`` (``raw``: split -> raw
-    ``datasets.Dataset``) through the cache under ``cache_dir`` (default :func:`default_cache_dir`): every split's
-    lookup first, then the misses tokenized and written (``overwrite``: recompute and replace, ``--overwrite_cache``).
+    ``datasets.Dataset``) through the cache under ``cache_dir`` (default: the module's, from
+    ``datasets.config.HF_DATASETS_CACHE``): every split's lookup first, then the misses tokenized and written
+    (``overwrite``: recompute and replace, ``--overwrite_cache``).
     Each split's features are memory-mapped from its entry, for a hit and a miss alike."""
     import datasets
 
-    root = cache_dir or default_cache_dir()
+    root = cache_dir or os.path.join(str(datasets.config.HF_DATASETS_CACHE), "hf_bert_tasks", "tokenized")
     keys = {s: features_key(task, raw[s], tokenizer, max_seq_length, s) for s in raw}
     entries = {s: os.path.join(root, f"{task.name}-{s}-{_sha(key)[:24]}") for s, key in keys.items()}
     found = dict.fromkeys(raw)

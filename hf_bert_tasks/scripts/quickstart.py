@@ -206,6 +206,8 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
     """Run every step into ``output_dir``; returns the summary (also written as ``quickstart_summary.json``).
     ``ValueError`` when ``plan.comparison_task`` is not one of ``plan.tasks``."""
     from .. import get_task
+    from ..modes import arm_from_label, get_training_mode
+    from .compare import paper_number, write_report
 
     runs = {run.task: run for run in plan.tasks}
     if plan.comparison_task not in runs:
@@ -259,7 +261,14 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
         rows.append(Row(f"{label.replace(FEATURE_BASED + ':', 'frozen features: ')} ({run.task})",
                         f"dev {task.primary_metric}", arms[label][key], majority.baseline, majority.baseline_name))
     walls["lora + frozen"] = sum(arms[k]["wall_seconds"] for k in arm_modes)
-    compare_paths = write_comparison(task, arms, compare_dir, key)
+    report = []  # step 4's runs as the compare report (comparison.md/json/png)
+    for label, metrics in arms.items():
+        config = arm_from_label(label)
+        paper, source = paper_number(task, config)
+        report.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": 100 * metrics[key],
+                       "std": 0.0, "n": 1, "values": [100 * metrics[key]], "wall_seconds": metrics["wall_seconds"],
+                       "paper": paper, "paper_source": source, "reused": False, "runs": [], **metrics["budget"]})
+    compare_paths = write_report(task, report, compare_dir, f"Quickstart: {task.name} sample, tiny BERT")
 
     print("== 5. pipeline() on dev sentences: the sample's label vs the model's answer")
     showcase = dev_showcase(task, run.folder, {"pretrained": os.path.join(output_dir, run.task),
@@ -323,21 +332,6 @@ def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) 
                  f"others ({len(texts) - len(held)}): {shown[1]}")
     return {"n_held_out": len(held), "n_seen": len(texts) - len(held), "held_out_accuracy": held_acc,
             "seen_accuracy": seen_acc, "examples": examples, "lines": lines}
-
-
-def write_comparison(task, arms: dict[str, dict], output_dir: str, key: str) -> dict[str, str]:
-    """Step 4's runs as the compare report (``comparison.md/json/png``, :func:`..compare.write_report`)."""
-    from ..modes import arm_from_label, get_training_mode
-    from .compare import paper_number, write_report
-
-    rows = []
-    for label, metrics in arms.items():
-        config = arm_from_label(label)
-        paper, source = paper_number(task, config)
-        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": 100 * metrics[key],
-                     "std": 0.0, "n": 1, "values": [100 * metrics[key]], "wall_seconds": metrics["wall_seconds"],
-                     "paper": paper, "paper_source": source, "reused": False, "runs": [], **metrics["budget"]})
-    return write_report(task, rows, output_dir, f"Quickstart: {task.name} sample, tiny BERT")
 
 
 def plot_summary(rows: list[Row], path: str) -> str:
