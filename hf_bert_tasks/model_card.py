@@ -229,19 +229,6 @@ def _mode_text(mode: dict | None, output_dir: str, config: dict | None = None) -
     return f"Training mode: **{mode['mode']}**." + (f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else "")
 
 
-def _training_log(log_history: list[dict] | None) -> str:
-    """Trainer's log as transformers' cards show it (``parse_log_history``), else the final training loss."""
-    if not log_history:
-        return "Not recorded by the run."
-    train_log, lines, _ = parse_log_history(log_history)
-    if lines:
-        return make_markdown_table(lines).rstrip("\n")
-    if train_log and "train_loss" in train_log:
-        return (f"Final training loss {_fmt(train_log['train_loss'])} after {train_log.get('step', '?')} steps "
-                f"({_fmt(train_log.get('epoch', '?'), 2)} epochs); no evaluation during training.")
-    return "No training step was logged."
-
-
 def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], files: list[str] | None,
             versions: dict[str, str], recorded: bool, data: dict, **fields):
     """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``fields``, plus what both cards share:
@@ -306,6 +293,9 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     per_split = split_metrics(the_task, metrics)
     hyper = info.get("hyperparameters") or {}
     runs = [r for r in (seed_runs or []) if r]
+    log_history = info.get("log_history")
+    # Trainer's log as transformers' cards show it; the template falls back to the final training loss
+    train_log, log_lines, _ = parse_log_history(log_history) if log_history else (None, None, None)
     return _render(
         "finetuned", output_dir, repo_id, [the_task.name, the_task.pipeline_tag, *(tags or [])], files, versions,
         "framework_versions" in info,
@@ -324,7 +314,8 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         data_arguments=info.get("data_arguments"),
         hyperparameters_table=_table(["argument", "value"], [[k, f"`{v}`"] for k, v in sorted(hyper.items())])
         if hyper else "",
-        training_log=_training_log(info.get("log_history")),
+        log_history=log_history, train_log=train_log,
+        log_table=make_markdown_table(log_lines).rstrip("\n") if log_lines else "",
     )
 
 
