@@ -41,14 +41,6 @@ FILE_DESCRIPTIONS = {
 }
 
 
-def template_path(kind: str) -> str:
-    """Path of the card template ``hf_bert_tasks/templates/<kind>.md``; ``FileNotFoundError`` for another ``kind``."""
-    path = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
-    return path
-
-
 def _fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.{digits}g}" if abs(value) < 1e-3 and value else f"{value:.{digits}f}"
@@ -233,15 +225,19 @@ def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], fi
             versions: dict[str, str], recorded: bool, data: dict, **fields):
     """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``fields``, plus what both cards share:
     the name (``repo_id``'s or the folder's), the usage target, tags, the described ``files`` (default: the folder's
-    listing) and versions."""
+    listing) and versions. ``FileNotFoundError`` for a ``kind`` with no template."""
     from huggingface_hub import ModelCard, ModelCardData
+
+    template = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
+    if not os.path.isfile(template):
+        raise FileNotFoundError(f"model card template {kind!r}: {template} not found (expected finetuned or pretrained)")
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
     listed = files if files is not None else sorted(os.listdir(output_dir))
     described = [(n, next((d for p, d in FILE_DESCRIPTIONS.items() if fnmatch(n, p)), None)) for n in listed]
     return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
-                                   template_path=template_path(kind), name=name, target=repo_id or output_dir,
+                                   template_path=template, name=name, target=repo_id or output_dir,
                                    fmt=_fmt, files=[(n, d) for n, d in described if d], versions=versions,
                                    recorded=recorded, **fields)
 
