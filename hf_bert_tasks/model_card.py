@@ -228,16 +228,16 @@ def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], fi
     listing) and versions. ``FileNotFoundError`` for a ``kind`` with no template."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    template = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
-    if not os.path.isfile(template):
-        raise FileNotFoundError(f"model card template {kind!r}: {template} not found (expected finetuned or pretrained)")
+    path = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
     listed = files if files is not None else sorted(os.listdir(output_dir))
     described = [(n, next((d for p, d in FILE_DESCRIPTIONS.items() if fnmatch(n, p)), None)) for n in listed]
     return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
-                                   template_path=template, name=name, target=repo_id or output_dir,
+                                   template_path=path, name=name, target=repo_id or output_dir,
                                    fmt=_fmt, files=[(n, d) for n, d in described if d], versions=versions,
                                    recorded=recorded, **fields)
 
@@ -267,7 +267,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     """
     from .tasks import get_task, list_tasks
 
-    metrics = _all_results(output_dir, "expected a finished fine-tuning run")
+    metrics = read_record(output_dir, "all_results.json", "expected a finished fine-tuning run")
     info = read_record(output_dir) or {}
     if not (task or info.get("task")):
         raise ValueError(f"{output_dir}: no {RUN_INFO_FILE} names the task (a run of an older version, or one "
@@ -326,10 +326,7 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
     """
     from huggingface_hub import EvalResult
 
-    summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE)
-    if summary is None:
-        raise FileNotFoundError(f"{os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)}: not found; expected a "
-                                "finished pretraining run")
+    summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")
     corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
     corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
     init, base = model.get("init"), base_model or model.get("base_model")
@@ -374,13 +371,6 @@ def build_card(output_dir: str, **kwargs):
 def load_seed_runs(output_dirs: list[str]) -> list[dict]:
     """``[{"seed", "metrics"}]`` from finished output dirs (``all_results.json``, the record's seed or ``"?"``);
     ``FileNotFoundError`` for a folder without ``all_results.json``."""
-    return [{"seed": (read_record(d) or {}).get("seed", "?"),
-             "metrics": _all_results(d, "every --seed_runs folder must hold a finished run")} for d in output_dirs]
-
-
-def _all_results(output_dir: str, expected: str) -> dict:
-    """``output_dir/all_results.json``; ``FileNotFoundError`` naming it and ``expected`` when there is none."""
-    metrics = read_record(output_dir, "all_results.json")
-    if metrics is None:
-        raise FileNotFoundError(f"{os.path.join(output_dir, 'all_results.json')}: not found; {expected}")
-    return metrics
+    expected = "every --seed_runs folder must hold a finished run"
+    return [{"seed": (read_record(d) or {}).get("seed", "?"), "metrics": read_record(d, "all_results.json", expected)}
+            for d in output_dirs]
