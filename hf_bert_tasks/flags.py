@@ -181,8 +181,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
 
     fields = {f.name: f for src in sources for f in dataclass_fields(*src[:2])}
     known = {*fields, "config", "help_all", *extra_flags}
-    # argv as {flag name: values after it} (``--a-b`` and ``--a_b`` are ``a_b``; ``--no_x`` is ``x`` with the value
-    # ``false``) and the tokens no known flag takes (an unknown flag with the values after it, in argparse's order)
+    # argv as {flag: values after it} (--a-b is a_b; --no_x is x = false) and the tokens no known flag takes
     given = {}
     unknown = []
     current = None  # the flag whose values are being read
