@@ -41,15 +41,13 @@ class ModelArguments:
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
     attn_implementation: str | None = field(default="sdpa", metadata={
-        "help": "Attention kernel: sdpa (torch scaled_dot_product_attention, default), eager, or another "
-                "transformers attn_implementation.",
+        "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention.",
         "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"]})
     reinit_pooler: bool = field(default=False, metadata={
         "help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, 'Revisiting "
                 "Few-sample BERT Fine-tuning', §5; --mode finetune only)."})
     reinit_layers: int = field(default=0, metadata={
-        "help": "Re-initialise the top N encoder layers before fine-tuning (Zhang et al. 2021, §5; --mode finetune "
-                "only). 0 (default): keep all."})
+        "help": "Re-initialise the top N encoder layers (Zhang et al. 2021, §5; --mode finetune only); 0 keeps all."})
 
 
 @dataclass

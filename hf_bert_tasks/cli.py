@@ -34,11 +34,10 @@ HEAVY = ("finetune", "pretrain", "compare", "quickstart")
 
 @dataclasses.dataclass(frozen=True)
 class Subcommand:
-    """One subcommand: ``module`` under :mod:`hf_bert_tasks.scripts` (its ``main(argv)`` runs it), one line of
-    ``help``, ``(module, class name, group title)`` of each argument dataclass of an ``HfArgumentParser`` subcommand
-    (read for the fast ``--help``; none for plain argparse) and the ``required`` flags (for the usage line)."""
+    """One subcommand (``hf_bert_tasks.scripts.<its name>.main(argv)`` runs it): one line of ``help``, ``(module,
+    class name, group title)`` of each argument dataclass of an ``HfArgumentParser`` subcommand (read for the fast
+    ``--help``; none for plain argparse) and the ``required`` flags (for the usage line)."""
 
-    module: str
     help: str
     dataclasses: tuple[tuple[str, str, str], ...] = ()
     required: str = ""
@@ -47,7 +46,7 @@ class Subcommand:
 _OWN = "training arguments (the package's own and changed defaults)"
 SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
-        "finetune", "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
+        "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
         (("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
          ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
          ("hf_bert_tasks.arguments", "FinetuneTrainingArguments", _OWN),
@@ -55,15 +54,14 @@ SUBCOMMANDS: dict[str, Subcommand] = {
          ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments")),
         "--task TASK --output_dir DIR"),
     "pretrain": Subcommand(
-        "pretrain", "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
+        "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
         (("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
          ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
          ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments", _OWN)),
         "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR"),
-    "quickstart": Subcommand("quickstart", "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
-    "compare": Subcommand("compare",
-                          "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
-    "push": Subcommand("push", "push a finished run to the Hub with a full model card (every metric in model-index)"),
+    "quickstart": Subcommand("offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
+    "compare": Subcommand("fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
+    "push": Subcommand("push a finished run to the Hub with a full model card (every metric in model-index)"),
 }
 
 
@@ -110,7 +108,7 @@ def add_flag(parser: argparse.ArgumentParser, name: str, *, flag: bool = False, 
 
 def fast_help(command: str) -> str:
     """``hf-bert-tasks <command> --help`` for an ``HfArgumentParser`` subcommand, built without importing it."""
-    return flags.fast_help(f"{PROG} {command}", SUBCOMMANDS[command])
+    return flags.fast_help(PROG, command, SUBCOMMANDS[command])
 
 
 # --------------------------------------------------------------------------------------------- commands
@@ -184,7 +182,7 @@ def _dispatch(command: str, rest: list[str]) -> int:
     if spec.dataclasses and helping and "--help_all" not in rest:
         print(fast_help(command))
         return 0
-    module = importlib.import_module(f"hf_bert_tasks.scripts.{spec.module}")  # light: heavy imports are in main()
+    module = importlib.import_module(f"hf_bert_tasks.scripts.{command}")  # light: heavy imports are in main()
     if command in ("finetune", "pretrain", "compare") and not helping:
         rest = check_early(command, rest, module)
     with quiet_console() if command in HEAVY and not helping else contextlib.nullcontext():

@@ -48,7 +48,9 @@ def read_config(source: str, option: str = "--config", inline: bool = False) -> 
 
 def config_argv(argv: list[str], parser) -> list[str]:
     """``argv`` with its ``--config FILE`` (or ``--config=FILE``) replaced by the file's settings as flag tokens for
-    ``parser`` (:func:`settings_argv`), put first and without the keys ``argv`` gives, so the command line wins.
+    ``parser`` (:func:`settings_argv`), put first and without the keys ``argv`` gives, so the command line wins. The
+    accepted keys are ``parser``'s option dests (for an ``HfArgumentParser``: its argument dataclasses' fields), read
+    from ``parser._actions`` on every call.
 
     Raises:
         ValueError: ``--config`` without a path, a key no flag of ``parser`` takes, a value settings_argv refuses.

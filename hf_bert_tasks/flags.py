@@ -106,14 +106,15 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
     return fields
 
 
-def fast_help(prog: str, spec) -> str:
-    """``prog --help`` for an ``HfArgumentParser`` subcommand (``spec``: a :class:`hf_bert_tasks.cli.Subcommand`),
-    built from its dataclasses' source."""
+def fast_help(program: str, command: str, spec) -> str:
+    """``program command --help`` for an ``HfArgumentParser`` subcommand (``spec``: its
+    :class:`hf_bert_tasks.cli.Subcommand`), built from its dataclasses' source and its script's docstring."""
     from .modes import list_training_modes  # light: the registries, not the recipes
     from .tasks import list_tasks
 
     known_at_run_time = {"task": list_tasks(), "mode": list_training_modes()}  # the registries' names
-    doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{spec.module}"))) or spec.help
+    prog = f"{program} {command}"
+    doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{command}"))) or spec.help
     parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
                                      usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
                                      description=doc, epilog=_TRAINING_NOTE.format(prog=prog))
@@ -139,31 +140,6 @@ def fast_help(prog: str, spec) -> str:
 
 
 # --------------------------------------------------------------------------------------------- early checks
-def given_flags(argv: list[str], known: set[str]) -> tuple[dict[str, list[str]], list[str]]:
-    """``argv`` as ``{flag name: values after it}`` (``--a-b`` and ``--a_b`` are ``a_b``; ``--no_x`` is ``x`` with
-    the value ``false``) and the tokens no flag in ``known`` takes (an unknown flag with the values after it, in
-    argparse's order)."""
-    given = {}  # {flag: values}
-    unknown = []  # tokens no known flag takes
-    current = None  # the flag whose values are being read
-    for token in argv:
-        if token.startswith("--") and len(token) > 2:
-            name, eq, value = token[2:].partition("=")
-            name = name.replace("-", "_")
-            negated = name.startswith("no_") and name not in known and name[3:] in known
-            current = name[3:] if negated else name
-            if current in known:
-                given[current] = ["false"] if negated else ([value] if eq else [])
-            else:
-                current = None
-                unknown.append(token)
-        elif current is not None:
-            given[current].append(token)
-        else:
-            unknown.append(token)
-    return given, unknown
-
-
 def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
     """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
     a folder, or, offline (``HF_HUB_OFFLINE=1``), a Hub id with no cached snapshot holding a ``config.json`` (read
@@ -205,7 +181,25 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
 
     fields = {f.name: f for src in sources for f in dataclass_fields(*src[:2])}
     known = {*fields, "config", "help_all", *extra_flags}
-    given, unknown = given_flags(argv, known)
+    # argv as {flag: values after it} (--a-b is a_b; --no_x is x = false) and the tokens no known flag takes
+    given = {}
+    unknown = []
+    current = None  # the flag whose values are being read
+    for token in argv:
+        if token.startswith("--") and len(token) > 2:
+            name, eq, value = token[2:].partition("=")
+            name = name.replace("-", "_")
+            negated = name.startswith("no_") and name not in known and name[3:] in known
+            current = name[3:] if negated else name
+            if current in known:
+                given[current] = ["false"] if negated else ([value] if eq else [])
+            else:
+                current = None
+                unknown.append(token)
+        elif current is not None:
+            given[current].append(token)
+        else:
+            unknown.append(token)
     if unknown:
         raise ValueError(unrecognized(sorted(f"--{k}" for k in known), unknown))
     values = dict(given)

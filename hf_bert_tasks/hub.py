@@ -104,7 +104,8 @@ def finish_run(task, model_args, data_args, training_args, push: dict | None) ->
 def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, revision: str | None = None,
                     token: str | None = None, commit_message: str | None = None, card=None,
                     card_kwargs: dict | None = None) -> PushResult:
-    """Push a finished run to the Hub in one commit, with a generated card whose eval results are merged in place.
+    """Push a finished run to the Hub in one commit, with a generated card whose eval results are merged in place;
+    returns a :class:`PushResult`.
 
     Args:
         output_dir: a fine-tuning (``all_results.json``) or pretraining (``pretraining_summary.json``) output dir.
@@ -113,8 +114,6 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         token: a Hub token; default: ``HF_TOKEN`` or the stored login. Never logged.
         commit_message: default ``"Upload <folder> with hf_bert_tasks"``.
         card: a ready ``ModelCard``; default :func:`hf_bert_tasks.model_card.build_card` with ``card_kwargs``.
-
-    Returns :class:`PushResult`.
 
     Raises:
         FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).

@@ -41,14 +41,6 @@ FILE_DESCRIPTIONS = {
 }
 
 
-def template_path(kind: str) -> str:
-    """Path of the card template ``hf_bert_tasks/templates/<kind>.md``; ``FileNotFoundError`` for another ``kind``."""
-    path = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
-    return path
-
-
 def _fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.{digits}g}" if abs(value) < 1e-3 and value else f"{value:.{digits}f}"
@@ -229,32 +221,23 @@ def _mode_text(mode: dict | None, output_dir: str, config: dict | None = None) -
     return f"Training mode: **{mode['mode']}**." + (f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else "")
 
 
-def _training_log(log_history: list[dict] | None) -> str:
-    """Trainer's log as transformers' cards show it (``parse_log_history``), else the final training loss."""
-    if not log_history:
-        return "Not recorded by the run."
-    train_log, lines, _ = parse_log_history(log_history)
-    if lines:
-        return make_markdown_table(lines).rstrip("\n")
-    if train_log and "train_loss" in train_log:
-        return (f"Final training loss {_fmt(train_log['train_loss'])} after {train_log.get('step', '?')} steps "
-                f"({_fmt(train_log.get('epoch', '?'), 2)} epochs); no evaluation during training.")
-    return "No training step was logged."
-
-
 def _render(kind: str, output_dir: str, repo_id: str | None, tags: list[str], files: list[str] | None,
             versions: dict[str, str], recorded: bool, data: dict, **fields):
     """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``fields``, plus what both cards share:
     the name (``repo_id``'s or the folder's), the usage target, tags, the described ``files`` (default: the folder's
-    listing) and versions."""
+    listing) and versions. ``FileNotFoundError`` for a ``kind`` with no template."""
     from huggingface_hub import ModelCard, ModelCardData
+
+    path = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
     listed = files if files is not None else sorted(os.listdir(output_dir))
     described = [(n, next((d for p, d in FILE_DESCRIPTIONS.items() if fnmatch(n, p)), None)) for n in listed]
     return ModelCard.from_template(ModelCardData(model_name=name, language="en", tags=tags, **data),
-                                   template_path=template_path(kind), name=name, target=repo_id or output_dir,
+                                   template_path=path, name=name, target=repo_id or output_dir,
                                    fmt=_fmt, files=[(n, d) for n, d in described if d], versions=versions,
                                    recorded=recorded, **fields)
 
@@ -284,7 +267,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     """
     from .tasks import get_task, list_tasks
 
-    metrics = _all_results(output_dir, "expected a finished fine-tuning run")
+    metrics = read_record(output_dir, "all_results.json", "expected a finished fine-tuning run")
     info = read_record(output_dir) or {}
     if not (task or info.get("task")):
         raise ValueError(f"{output_dir}: no {RUN_INFO_FILE} names the task (a run of an older version, or one "
@@ -306,6 +289,9 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     per_split = split_metrics(the_task, metrics)
     hyper = info.get("hyperparameters") or {}
     runs = [r for r in (seed_runs or []) if r]
+    log_history = info.get("log_history")
+    # Trainer's log as transformers' cards show it; the template falls back to the final training loss
+    train_log, log_lines, _ = parse_log_history(log_history) if log_history else (None, None, None)
     return _render(
         "finetuned", output_dir, repo_id, [the_task.name, the_task.pipeline_tag, *(tags or [])], files, versions,
         "framework_versions" in info,
@@ -324,7 +310,8 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         data_arguments=info.get("data_arguments"),
         hyperparameters_table=_table(["argument", "value"], [[k, f"`{v}`"] for k, v in sorted(hyper.items())])
         if hyper else "",
-        training_log=_training_log(info.get("log_history")),
+        log_history=log_history, train_log=train_log,
+        log_table=make_markdown_table(log_lines).rstrip("\n") if log_lines else "",
     )
 
 
@@ -339,10 +326,7 @@ def build_pretraining_card(output_dir: str, *, repo_id: str | None = None, licen
     """
     from huggingface_hub import EvalResult
 
-    summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE)
-    if summary is None:
-        raise FileNotFoundError(f"{os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)}: not found; expected a "
-                                "finished pretraining run")
+    summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")
     corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
     corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
     init, base = model.get("init"), base_model or model.get("base_model")
@@ -387,13 +371,6 @@ def build_card(output_dir: str, **kwargs):
 def load_seed_runs(output_dirs: list[str]) -> list[dict]:
     """``[{"seed", "metrics"}]`` from finished output dirs (``all_results.json``, the record's seed or ``"?"``);
     ``FileNotFoundError`` for a folder without ``all_results.json``."""
-    return [{"seed": (read_record(d) or {}).get("seed", "?"),
-             "metrics": _all_results(d, "every --seed_runs folder must hold a finished run")} for d in output_dirs]
-
-
-def _all_results(output_dir: str, expected: str) -> dict:
-    """``output_dir/all_results.json``; ``FileNotFoundError`` naming it and ``expected`` when there is none."""
-    metrics = read_record(output_dir, "all_results.json")
-    if metrics is None:
-        raise FileNotFoundError(f"{os.path.join(output_dir, 'all_results.json')}: not found; {expected}")
-    return metrics
+    expected = "every --seed_runs folder must hold a finished run"
+    return [{"seed": (read_record(d) or {}).get("seed", "?"), "metrics": read_record(d, "all_results.json", expected)}
+            for d in output_dirs]

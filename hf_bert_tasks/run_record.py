@@ -167,11 +167,14 @@ class RunRecordCallback(TrainerCallback):
         self.write(args)
 
 
-def read_record(output_dir: str, name: str = RUN_INFO_FILE) -> Any:
-    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, ``ValueError``
-    (naming the file and line) when it is not valid JSON."""
+def read_record(output_dir: str, name: str = RUN_INFO_FILE, missing: str | None = None) -> Any:
+    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, or with ``missing``
+    ``FileNotFoundError`` (``<path>: not found; <missing>``); ``ValueError`` (naming the file and line) when it is not
+    valid JSON."""
     path = os.path.join(output_dir, name)
     if not os.path.isfile(path):
+        if missing:
+            raise FileNotFoundError(f"{path}: not found; {missing}")
         return None
     try:
         with open(path, encoding="utf-8") as f:

@@ -1,20 +1,17 @@
 """Fine-tuning vs LoRA vs frozen features, on the same task and seeds (``hf-bert-tasks compare`` = ``recipes/compare.py``).
 
 The paper's §5.3 / Table 7 protocol: each configuration (a mode; feature-based: one per layer strategy) runs through
-the fine-tune recipe once per seed; feature-based runs share one feature cache holding every layer.
+the fine-tune recipe once per seed (feature-based runs share one cache of every layer); every arm's flags are checked
+before the first run (docs/design.md, "Command line").
 
-    hf-bert-tasks compare --task conll2003 --data_dir ../shared/data/conll2003 --model_name_or_path bert-base-cased \\
-        --output_dir runs/compare/conll2003 --modes finetune,lora,feature_based --seeds 1,2,3 \\
-        --strategies embeddings,second_to_last,last,sum_last_four,concat_last_four,sum_all,scalar_mix \\
+    hf-bert-tasks compare --task conll2003 --model_name_or_path bert-base-cased --output_dir runs/compare/conll2003 \
+        --modes finetune,lora,feature_based --seeds 1,2,3 --strategies second_to_last,concat_last_four \
         --feature_based_args "{num_train_epochs: 10, learning_rate: 1e-3}" --finetune_args finetune_arm.yaml
 
-Any other flag (``--max_train_samples 2000``, ``--config common.yaml`` …) goes to every run; ``--<mode>_args`` only
-to that mode's runs (a YAML/JSON file or inline YAML mapping, :mod:`hf_bert_tasks.config_file`). Every arm's flags are
-checked before the first run starts. ``--reuse finetune=runs/real/mrpc`` takes a finished run's ``all_results.json``
-instead of running that configuration; finished runs in ``output_dir`` are reused too (``--rerun`` runs them again).
-
-Writes ``comparison.json`` (every run, mean ± sample std, each arm's budget), ``comparison.md`` (laid out like Table 7)
-and ``comparison.png`` (bar chart).
+Any other flag goes to every run; ``--<mode>_args`` (a YAML/JSON file or inline YAML mapping) only to that mode's.
+``--reuse finetune=runs/real/mrpc`` takes a finished run's ``all_results.json``; finished runs in ``output_dir`` are
+reused too (``--rerun`` runs them again). Writes ``comparison.json`` (every run, mean ± sample std, each arm's
+budget), ``comparison.md`` (laid out like Table 7) and ``comparison.png`` (bar chart).
 """
 
 from __future__ import annotations
@@ -263,34 +260,6 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     return paths
 
 
-def run_compare(args, common: dict) -> dict:
-    """Run every configuration x seed and write the report; returns the JSON-able summary."""
-    from .. import get_task
-
-    task = get_task(args.task)
-    key = f"eval_{task.primary_metric}"
-    spec = task.metric_spec(task.primary_metric)
-    seeds = parse_list(args.seeds, int)
-    rows = []
-    for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
-        reused = bool(args.reuse_map.get(config["label"]))  # a reused run stands for every seed
-        runs = [run_one(config, seed, args, common) for seed in (seeds[:1] if reused else seeds)]
-        # on the paper's 0-100 scale (the task's declaration)
-        values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
-        mean, std = summarize(values) if values else (None, 0.0)
-        walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
-        paper, source = paper_number(task, config)
-        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": mean, "std": std,
-                     "n": len(values), "values": values, "wall_seconds": statistics.fmean(walls) if walls else None,
-                     "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
-                     **({} if reused else arm_budget(task, config, seeds[0], args, common)),
-                     "runs": [{k: v for k, v in r.items() if k != "results"} | {"metric": r["results"].get(key)}
-                              for r in runs]})
-    model = os.path.basename(args.model_name_or_path.rstrip("/"))
-    paths = write_report(task, rows, args.output_dir, args.title or f"{task.name}: fine-tuning vs frozen features ({model})")
-    return {"rows": rows, "paths": paths}
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``compare`` flags (argparse; other flags go to every fine-tune run; errors raise ``UsageError``)."""
     parser = ArgumentParser(prog="hf-bert-tasks compare", description=__doc__.split("\n")[0],
@@ -341,10 +310,32 @@ def main(argv: list[str] | None = None) -> dict:
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map[label] = path
     validate_arms(args, common)  # every arm's settings and arguments, before the first run starts
-    summary = run_compare(args, common)
-    with open(summary["paths"]["md"], encoding="utf-8") as f:
+    from .. import get_task
+
+    task = get_task(args.task)
+    key = f"eval_{task.primary_metric}"
+    spec = task.metric_spec(task.primary_metric)
+    seeds = parse_list(args.seeds, int)
+    rows = []
+    for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
+        reused = bool(args.reuse_map.get(config["label"]))  # a reused run stands for every seed
+        runs = [run_one(config, seed, args, common) for seed in (seeds[:1] if reused else seeds)]
+        # on the paper's 0-100 scale (the task's declaration)
+        values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
+        mean, std = summarize(values) if values else (None, 0.0)
+        walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
+        paper, source = paper_number(task, config)
+        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": mean, "std": std,
+                     "n": len(values), "values": values, "wall_seconds": statistics.fmean(walls) if walls else None,
+                     "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
+                     **({} if reused else arm_budget(task, config, seeds[0], args, common)),
+                     "runs": [{k: v for k, v in r.items() if k != "results"} | {"metric": r["results"].get(key)}
+                              for r in runs]})
+    model = os.path.basename(args.model_name_or_path.rstrip("/"))
+    paths = write_report(task, rows, args.output_dir, args.title or f"{task.name}: fine-tuning vs frozen features ({model})")
+    with open(paths["md"], encoding="utf-8") as f:
         print(f.read())
-    return summary
+    return {"rows": rows, "paths": paths}
 
 
 if __name__ == "__main__":
