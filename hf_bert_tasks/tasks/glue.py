@@ -23,20 +23,6 @@ from .registry import register_task
 logger = logging.getLogger(__name__)
 
 
-def _header(path: str) -> list[str] | None:
-    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file;
-    errors as :func:`~.base.text_lines` (missing file, bytes that are not UTF-8)."""
-    with open(path, "rb") as f:
-        first = f.readline()
-    if not first:
-        return None
-    try:
-        return first.decode("utf-8-sig").rstrip("\r\n").split("\t")
-    except UnicodeDecodeError:
-        next(text_lines(path))  # raises the line-level error
-        raise
-
-
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):
     """``datasets.load_dataset(builder, data_files=path, **config)`` as a ``pyarrow.Table`` (memory-mapped from the
     datasets cache, as ``run_glue.py`` reads its files). When the loader fails, ``check()`` scans the file to raise a
@@ -80,9 +66,15 @@ class GlueTask(Task):
 
         import datasets
 
-        header = _header(path)
-        if header is None:
+        with open(path, "rb") as f:
+            data = f.read()
+        if not data:
             raise ValueError(f"{path}: the file is empty; expected a header line and data rows")
+        try:
+            header = data.partition(b"\n")[0].decode("utf-8-sig").rstrip("\r").split("\t")
+        except UnicodeDecodeError:
+            next(text_lines(path))  # raises the line-level error
+            raise
         headerless = self.positional is not None and header[0] != "index"  # CoLA train/dev; its test has a header
         width = max(self.positional.values()) + 1 if headerless else len(header)
         names = [str(i) for i in range(width)] if headerless else header
@@ -103,8 +95,6 @@ class GlueTask(Task):
         table = load_rows("csv", path, check, delimiter="\t", quoting=csv.QUOTE_NONE, na_filter=False,
                           features=datasets.Features({n: datasets.Value("string") for n in names}),
                           **({"header": None, "column_names": names} if headerless else {}))
-        with open(path, "rb") as f:
-            data = f.read()
         if data.count(b"\t") != (width - 1) * (table.num_rows + (not headerless)):
             check()
         if blank := data.count(b"\n") + (not data.endswith(b"\n")) - table.num_rows - (not headerless):
