@@ -26,17 +26,12 @@ TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "sa
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One number a task's evaluation returns, as the task declares it (read by cards, ``model-index``, reports).
-
-    Attributes:
-        key: key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
-        hub_id: the Hub metric id, ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"`` …).
-        display: name on cards and reports (``"Exact match"``).
-        scale: a perfect score: ``1.0`` (GLUE, SWAG, CoNLL; correlations in [-1, 1]) or ``100.0`` (SQuAD's scripts).
-        higher_is_better: the direction used to choose among runs.
-        is_metric: ``False`` for thresholds (``best_f1_thresh``) and counts (``<TYPE>_number``): not in model-index.
-        config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
-            ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
+    """One number a task's evaluation returns, as declared for cards, ``model-index`` and reports: ``key`` in the
+    metric dict (no ``eval_`` / split suffix: ``"HasAns_f1"``), ``hub_id`` (``model-index`` ``metric_type``:
+    ``"pearsonr"``), ``display`` name, ``scale`` of a perfect score (``1.0``; ``100.0`` for SQuAD's scripts),
+    ``higher_is_better`` (to choose among runs), ``is_metric`` (``False`` for thresholds and counts: not in
+    model-index), ``config`` (``metric_config`` telling apart results of one metric id on one split: ``"HasAns"``,
+    ``"conlleval"``, an entity type; ``None`` for the headline number).
 
     Raises:
         ValueError: a ``scale`` other than 1 or 100, or a metric without a Hub id.
@@ -92,15 +87,12 @@ class Task(abc.ABC):
     """Base class of every registered task (the contract of ``tests/test_task_contract.py``).
 
     Attributes:
-        name: registry key, lower-case (``"mrpc"``); also the ``--task`` value of the recipes.
-        description: one line for ``hf-bert-tasks tasks``.
+        name, description: registry key and ``--task`` value (lower-case, ``"mrpc"``); one line for the task list.
         hub_dataset, hub_config: Hub dataset id and config (or ``None``) loaded without ``--data_dir``.
-        problem_type: one of :data:`PROBLEM_TYPES`.
-        text_columns: canonical text columns, segment A first (``("sentence1", "sentence2")``).
+        problem_type, text_columns: one of :data:`PROBLEM_TYPES`; text columns, segment A first.
         label_names: class names in the Hub dataset's label order (``None`` for regression and QA).
         metric_names, primary_metric: the floats of :meth:`compute_metrics`, and the one choosing among runs.
         model_head, pipeline_tag: the ``transformers`` Auto class of the model, the ``pipeline()`` task serving it.
-        train_split, eval_splits, test_splits: canonical split names used by the recipe.
         paper_defaults, paper_results, paper_source: the paper's fine-tuning defaults, its numbers
             (``{"BERT-base": {"accuracy": 84.6}, ...}``, metric keys as ours, x100) and where they come from.
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
@@ -259,11 +251,10 @@ class Task(abc.ABC):
         return {f"{k}{suffix}": v for k, v in metrics.items()}
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
-        """Write an evaluated split's predictions to the TSV ``path`` (header, then one row per example in split
-        order; floats as ``repr``, an exact round trip) and return it. Columns: ``index`` (``idx``, else the row
-        number), ``prediction`` (class id in ``id2label`` order, or STS-B's score), ``label`` (gold id / score,
-        ``-100`` = not scored; absent for an unlabelled split), ``logit_<label name>`` per class (not for regression;
-        ``eval_loss`` is their mean cross-entropy, for regression the MSE of ``prediction``).
+        """Write an evaluated split's predictions to the TSV ``path`` and return it: a header, then per example in
+        split order ``index`` (``idx``, else the row number), ``prediction`` (class id, or STS-B's score), ``label``
+        (gold; ``-100`` = not scored; absent when unlabelled), ``logit_<label name>`` per class (not for regression).
+        Floats are ``repr`` (an exact round trip).
 
         Raises:
             RuntimeError: the number of predictions differs from the number of examples.
@@ -275,19 +266,16 @@ class Task(abc.ABC):
         index = list(raw["idx"][:]) if "idx" in raw.column_names else list(range(len(raw)))
         labels = None if output.label_ids is None else np.asarray(output.label_ids)
         regression = self.problem_type == "regression"
-
-        def number(value) -> str:  # ``repr`` of a float (exact round trip), ``str`` of an int
-            return repr(float(value)) if regression else str(int(value))
-
+        number = repr if regression else int  # a float as ``repr``: an exact round trip
         names = [] if regression else list(self.label_names or range(logits.shape[-1]))
         header = ["index", "prediction"] + (["label"] if labels is not None else []) + [f"logit_{n}" for n in names]
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write("\t".join(header) + "\n")
             for i in range(len(preds)):
-                gold = [] if labels is None else [number(labels[i])]
+                gold = [] if labels is None else [number(labels[i].item())]
                 scores = [repr(float(x)) for x in logits[i]] if names else []
-                f.write("\t".join([str(index[i]), number(preds[i]), *gold, *scores]) + "\n")
+                f.write("\t".join(map(str, [index[i], number(preds[i].item()), *gold, *scores])) + "\n")
         return path
 
     @abc.abstractmethod
