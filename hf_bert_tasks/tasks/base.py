@@ -128,8 +128,8 @@ class Task(abc.ABC):
     data_options = ()
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """The original task files in ``data_dir`` as canonical splits: :meth:`read_file` of the first existing file
-        of each split of :attr:`local_files` (all found first; a split without a file is left out).
+        """:meth:`read_file` of the first existing file of each split of :attr:`local_files` in ``data_dir`` (all found
+        first; a split without a file is left out).
 
         Raises:
             FileNotFoundError: ``data_dir`` missing, or none of the files of :attr:`local_files` in it.
@@ -239,9 +239,8 @@ class Task(abc.ABC):
         return next((m for m in self.metrics if m.key == key), None)
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
-        """Evaluate ``trainer``'s model on one preprocessed split (``trainer.predict``, logged as ``trainer.evaluate``)
-        and write ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`); returns Trainer-style
-        ``eval_*`` metrics. SQuAD and NER override this."""
+        """Trainer-style ``eval_*`` metrics of one preprocessed split (``trainer.predict``, logged as ``evaluate``);
+        writes ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`)."""
         output = trainer.predict(features, metric_key_prefix="eval")
         metrics = dict(output.metrics)
         trainer.log(metrics)  # what trainer.evaluate does: log history and the ``epoch`` key
@@ -301,8 +300,8 @@ def write_json(path: str, obj: Any) -> None:
 
 
 def text_lines(path: str):
-    """``(line number, text)`` of each line of a UTF-8 file (1-based; BOM and line end removed): the readers' error
-    path naming a line, and the CoNLL reader's input (no ``datasets`` loader for it).
+    """``(line number, text)`` of each line of a UTF-8 file (1-based; BOM and line end removed), for errors naming a
+    line and the CoNLL reader (no ``datasets`` loader for it).
 
     Raises:
         FileNotFoundError: ``path`` missing.

@@ -41,13 +41,12 @@ class GlueTask(Task):
     """A GLUE sentence or sentence-pair task with a sequence-classification (or regression) head.
 
     Attributes (besides :class:`Task`'s):
-        file_columns: canonical text column -> column name in the original TSV header.
-        file_label_column: label column name in the TSV header (``None``: positional, see ``positional``).
+        file_columns, file_label_column: canonical text column -> TSV header name; the label's header name.
         raw_label_map: raw label string in the files -> label name (``None`` for STS-B's float scores).
-        positional: for headerless files (CoLA train/dev): canonical column -> field index; ``"label"`` included.
+        positional: for headerless files (CoLA train/dev): canonical column (``"label"`` too) -> field index.
         jsonl_columns: canonical column -> candidate keys in a ``.jsonl`` file (MNLI exports).
-        submission_files: test split -> GLUE-server file name (``"MRPC.tsv"``).
-        submission_labels: the labels the server expects: ``"id"`` (0/1), ``"name"`` (MNLI/QNLI/RTE), ``"float"``.
+        submission_files, submission_labels: test split -> GLUE-server file name (``"MRPC.tsv"``); the labels it
+            expects: ``"id"`` (0/1), ``"name"`` (MNLI/QNLI/RTE) or ``"float"``.
     """
 
     file_columns: dict[str, str] = field(default_factory=dict)
@@ -231,11 +230,9 @@ class GlueTask(Task):
     compute_metrics = M.compute_task_metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): header
-        ``index\tprediction``, then per example in split order ``idx`` and the label as the server expects it
-        (:attr:`submission_labels`; STS-B: 3 decimals **clipped to [0, 5]**, the server's range, while dev metrics and
-        ``<split>_predictions.tsv`` keep raw scores). Raises ``RuntimeError`` when the number of predictions differs
-        from the number of examples."""
+        """Write the GLUE-server file of an unlabelled split (:attr:`submission_files`): ``index\tprediction``, then
+        ``idx`` and label (:attr:`submission_labels`; STS-B: 3 decimals **clipped to [0, 5]**, the server's range;
+        dev metrics keep raw scores) per example. Raises ``RuntimeError``: predictions and examples differ in number."""
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates
