@@ -4,9 +4,8 @@
     glue = evaluate.load(hf_bert_tasks.metric_path("glue"), "mrpc")
     glue.compute(predictions=[1, 0, 1], references=[1, 1, 1])   # {"f1": 0.8, "accuracy": 0.666...}
 
-The configuration is a GLUE task name of the package (the Hub metric's ``mnli_matched``/``mnli_mismatched`` mean
-``mnli``). Results are ``hf_bert_tasks.get_task(config).compute_metrics(predictions, references)``: the recipe's
-``eval_<metric>`` (0-1 scale).
+The configuration is a GLUE task name (the Hub's ``mnli_matched``/``mnli_mismatched`` mean ``mnli``). Results:
+``get_task(config).compute_metrics(predictions, references)``, the recipe's ``eval_<metric>`` (0-1 scale).
 """
 
 import datasets
