@@ -67,12 +67,9 @@ def not_a_metric(key: str, display: str) -> MetricSpec:
 
 @dataclass
 class PaperDefaults:
-    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
-
-    Attributes:
-        learning_rate, per_device_train_batch_size, num_train_epochs: defaults (batch in sequences; GLUE §4.1: 32, 3).
-        max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
-        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
+    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3): the
+    defaults (batch in sequences; GLUE §4.1: 32, 3 epochs), ``max_seq_length`` (WordPieces with special tokens; 128
+    for GLUE) and ``lr_grid``, the rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
     """
 
     learning_rate: float = 2e-5
@@ -183,9 +180,8 @@ class Task(abc.ABC):
         saved model return label names instead of ``LABEL_0``."""
         kwargs: dict[str, Any] = {}
         if self.label_names:
-            kwargs["num_labels"] = len(self.label_names)
-            kwargs["id2label"] = dict(enumerate(self.label_names))
-            kwargs["label2id"] = {name: i for i, name in enumerate(self.label_names)}
+            kwargs.update(num_labels=len(self.label_names), id2label=dict(enumerate(self.label_names)),
+                          label2id={name: i for i, name in enumerate(self.label_names)})
         if self.problem_type in ("single_label_classification", "regression"):
             kwargs.update(problem_type=self.problem_type, num_labels=self.num_labels)
         return kwargs
