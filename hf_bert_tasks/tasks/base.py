@@ -221,8 +221,7 @@ class Task(abc.ABC):
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
 
         def metrics_of(output) -> dict[str, float]:
-            predictions = self.logits_to_predictions(output.predictions)
-            return self.compute_metrics(predictions, np.asarray(output.label_ids))
+            return self.compute_metrics(self.logits_to_predictions(output.predictions), np.asarray(output.label_ids))
 
         return metrics_of
 
