@@ -26,17 +26,12 @@ TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "sa
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One number a task's evaluation returns, as the task declares it (read by cards, ``model-index``, reports).
-
-    Attributes:
-        key: key in the task's metric dict, without ``eval_`` and split suffix (``"f1"``, ``"HasAns_f1"``).
-        hub_id: the Hub metric id, ``model-index`` ``metric_type`` (``"accuracy"``, ``"pearsonr"`` …).
-        display: name on cards and reports (``"Exact match"``).
-        scale: a perfect score: ``1.0`` (GLUE, SWAG, CoNLL; correlations in [-1, 1]) or ``100.0`` (SQuAD's scripts).
-        higher_is_better: the direction used to choose among runs.
-        is_metric: ``False`` for thresholds (``best_f1_thresh``) and counts (``<TYPE>_number``): not in model-index.
-        config: ``model-index`` ``metric_config`` telling apart results of one metric id on one split (``"HasAns"``,
-            ``"best threshold"``, ``"conlleval"``, an entity type); ``None`` for the headline number.
+    """One number a task's evaluation returns, as declared for cards, ``model-index`` and reports: ``key`` in the
+    metric dict (no ``eval_`` / split suffix: ``"HasAns_f1"``), ``hub_id`` (``model-index`` ``metric_type``:
+    ``"pearsonr"``), ``display`` name, ``scale`` of a perfect score (``1.0``; ``100.0`` for SQuAD's scripts),
+    ``higher_is_better`` (to choose among runs), ``is_metric`` (``False`` for thresholds and counts: not in
+    model-index), ``config`` (``metric_config`` telling apart results of one metric id on one split: ``"HasAns"``,
+    ``"conlleval"``, an entity type; ``None`` for the headline number).
 
     Raises:
         ValueError: a ``scale`` other than 1 or 100, or a metric without a Hub id.
@@ -72,12 +67,9 @@ def not_a_metric(key: str, display: str) -> MetricSpec:
 
 @dataclass
 class PaperDefaults:
-    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3).
-
-    Attributes:
-        learning_rate, per_device_train_batch_size, num_train_epochs: defaults (batch in sequences; GLUE §4.1: 32, 3).
-        max_seq_length: maximum WordPiece sequence length including special tokens (128 for GLUE).
-        lr_grid: the learning rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
+    """Fine-tuning hyperparameters from the BERT paper for one task (Devlin et al., 2018, §4 and Appendix A.3): the
+    defaults (batch in sequences; GLUE §4.1: 32, 3 epochs), ``max_seq_length`` (WordPieces with special tokens; 128
+    for GLUE) and ``lr_grid``, the rates the paper selects from on dev (§4.1: {5e-5, 4e-5, 3e-5, 2e-5}; ``--lr_grid``).
     """
 
     learning_rate: float = 2e-5
@@ -92,15 +84,12 @@ class Task(abc.ABC):
     """Base class of every registered task (the contract of ``tests/test_task_contract.py``).
 
     Attributes:
-        name: registry key, lower-case (``"mrpc"``); also the ``--task`` value of the recipes.
-        description: one line for ``hf-bert-tasks tasks``.
+        name, description: registry key and ``--task`` value (lower-case, ``"mrpc"``); one line for the task list.
         hub_dataset, hub_config: Hub dataset id and config (or ``None``) loaded without ``--data_dir``.
-        problem_type: one of :data:`PROBLEM_TYPES`.
-        text_columns: canonical text columns, segment A first (``("sentence1", "sentence2")``).
+        problem_type, text_columns: one of :data:`PROBLEM_TYPES`; text columns, segment A first.
         label_names: class names in the Hub dataset's label order (``None`` for regression and QA).
         metric_names, primary_metric: the floats of :meth:`compute_metrics`, and the one choosing among runs.
         model_head, pipeline_tag: the ``transformers`` Auto class of the model, the ``pipeline()`` task serving it.
-        train_split, eval_splits, test_splits: canonical split names used by the recipe.
         paper_defaults, paper_results, paper_source: the paper's fine-tuning defaults, its numbers
             (``{"BERT-base": {"accuracy": 84.6}, ...}``, metric keys as ours, x100) and where they come from.
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
@@ -136,8 +125,8 @@ class Task(abc.ABC):
     data_options = ()
 
     def read_local(self, data_dir: str) -> datasets.DatasetDict:  # noqa: F821
-        """The original task files in ``data_dir`` as canonical splits: :meth:`read_file` of the first existing file
-        of each split of :attr:`local_files` (all found first; a split without a file is left out).
+        """:meth:`read_file` of the first existing file of each split of :attr:`local_files` in ``data_dir`` (all found
+        first; a split without a file is left out).
 
         Raises:
             FileNotFoundError: ``data_dir`` missing, or none of the files of :attr:`local_files` in it.
@@ -191,9 +180,8 @@ class Task(abc.ABC):
         saved model return label names instead of ``LABEL_0``."""
         kwargs: dict[str, Any] = {}
         if self.label_names:
-            kwargs["num_labels"] = len(self.label_names)
-            kwargs["id2label"] = dict(enumerate(self.label_names))
-            kwargs["label2id"] = {name: i for i, name in enumerate(self.label_names)}
+            kwargs.update(num_labels=len(self.label_names), id2label=dict(enumerate(self.label_names)),
+                          label2id={name: i for i, name in enumerate(self.label_names)})
         if self.problem_type in ("single_label_classification", "regression"):
             kwargs.update(problem_type=self.problem_type, num_labels=self.num_labels)
         return kwargs
@@ -233,8 +221,7 @@ class Task(abc.ABC):
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
 
         def metrics_of(output) -> dict[str, float]:
-            predictions = self.logits_to_predictions(output.predictions)
-            return self.compute_metrics(predictions, np.asarray(output.label_ids))
+            return self.compute_metrics(self.logits_to_predictions(output.predictions), np.asarray(output.label_ids))
 
         return metrics_of
 
@@ -247,9 +234,8 @@ class Task(abc.ABC):
         return next((m for m in self.metrics if m.key == key), None)
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
-        """Evaluate ``trainer``'s model on one preprocessed split (``trainer.predict``, logged as ``trainer.evaluate``)
-        and write ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`); returns Trainer-style
-        ``eval_*`` metrics. SQuAD and NER override this."""
+        """Trainer-style ``eval_*`` metrics of one preprocessed split (``trainer.predict``, logged as ``evaluate``);
+        writes ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`)."""
         output = trainer.predict(features, metric_key_prefix="eval")
         metrics = dict(output.metrics)
         trainer.log(metrics)  # what trainer.evaluate does: log history and the ``epoch`` key
@@ -259,11 +245,10 @@ class Task(abc.ABC):
         return {f"{k}{suffix}": v for k, v in metrics.items()}
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
-        """Write an evaluated split's predictions to the TSV ``path`` (header, then one row per example in split
-        order; floats as ``repr``, an exact round trip) and return it. Columns: ``index`` (``idx``, else the row
-        number), ``prediction`` (class id in ``id2label`` order, or STS-B's score), ``label`` (gold id / score,
-        ``-100`` = not scored; absent for an unlabelled split), ``logit_<label name>`` per class (not for regression;
-        ``eval_loss`` is their mean cross-entropy, for regression the MSE of ``prediction``).
+        """Write an evaluated split's predictions to the TSV ``path`` and return it: a header, then per example in
+        split order ``index`` (``idx``, else the row number), ``prediction`` (class id, or STS-B's score), ``label``
+        (gold; ``-100`` = not scored; absent when unlabelled), ``logit_<label name>`` per class (not for regression).
+        Floats are ``repr`` (an exact round trip).
 
         Raises:
             RuntimeError: the number of predictions differs from the number of examples.
@@ -275,19 +260,16 @@ class Task(abc.ABC):
         index = list(raw["idx"][:]) if "idx" in raw.column_names else list(range(len(raw)))
         labels = None if output.label_ids is None else np.asarray(output.label_ids)
         regression = self.problem_type == "regression"
-
-        def number(value) -> str:  # ``repr`` of a float (exact round trip), ``str`` of an int
-            return repr(float(value)) if regression else str(int(value))
-
+        number = repr if regression else int  # a float as ``repr``: an exact round trip
         names = [] if regression else list(self.label_names or range(logits.shape[-1]))
         header = ["index", "prediction"] + (["label"] if labels is not None else []) + [f"logit_{n}" for n in names]
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write("\t".join(header) + "\n")
             for i in range(len(preds)):
-                gold = [] if labels is None else [number(labels[i])]
+                gold = [] if labels is None else [number(labels[i].item())]
                 scores = [repr(float(x)) for x in logits[i]] if names else []
-                f.write("\t".join([str(index[i]), number(preds[i]), *gold, *scores]) + "\n")
+                f.write("\t".join(map(str, [index[i], number(preds[i].item()), *gold, *scores])) + "\n")
         return path
 
     @abc.abstractmethod
@@ -313,8 +295,8 @@ def write_json(path: str, obj: Any) -> None:
 
 
 def text_lines(path: str):
-    """``(line number, text)`` of each line of a UTF-8 file (1-based; BOM and line end removed): the readers' error
-    path naming a line, and the CoNLL reader's input (no ``datasets`` loader for it).
+    """``(line number, text)`` of each line of a UTF-8 file (1-based; BOM and line end removed), for errors naming a
+    line and the CoNLL reader (no ``datasets`` loader for it).
 
     Raises:
         FileNotFoundError: ``path`` missing.

@@ -212,9 +212,8 @@ class Conll2003Task(Task):
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Write ``<split>_predictions.txt``: ``token gold pred`` lines (``token pred`` if the split has no tags)."""
         pred, _ = self.word_level(trainer, raw, features, "predict")
-        gold = None
-        if self.label_column in raw.column_names:
-            gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
+        labelled = self.label_column in raw.column_names
+        gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]] if labelled else None
         path = os.path.join(output_dir, f"{split}_predictions.txt")
         if trainer.is_world_process_zero():
             ner_metrics.write_conll(path, raw["tokens"], pred, gold, overwrite=True)

@@ -23,20 +23,6 @@ from .registry import register_task
 logger = logging.getLogger(__name__)
 
 
-def _header(path: str) -> list[str] | None:
-    """The tab-separated fields of the first line of ``path`` (BOM and line end removed), ``None`` for an empty file;
-    errors as :func:`~.base.text_lines` (missing file, bytes that are not UTF-8)."""
-    with open(path, "rb") as f:
-        first = f.readline()
-    if not first:
-        return None
-    try:
-        return first.decode("utf-8-sig").rstrip("\r\n").split("\t")
-    except UnicodeDecodeError:
-        next(text_lines(path))  # raises the line-level error
-        raise
-
-
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):
     """``datasets.load_dataset(builder, data_files=path, **config)`` as a ``pyarrow.Table`` (memory-mapped from the
     datasets cache, as ``run_glue.py`` reads its files). When the loader fails, ``check()`` scans the file to raise a
@@ -55,13 +41,12 @@ class GlueTask(Task):
     """A GLUE sentence or sentence-pair task with a sequence-classification (or regression) head.
 
     Attributes (besides :class:`Task`'s):
-        file_columns: canonical text column -> column name in the original TSV header.
-        file_label_column: label column name in the TSV header (``None``: positional, see ``positional``).
+        file_columns, file_label_column: canonical text column -> TSV header name; the label's header name.
         raw_label_map: raw label string in the files -> label name (``None`` for STS-B's float scores).
-        positional: for headerless files (CoLA train/dev): canonical column -> field index; ``"label"`` included.
+        positional: for headerless files (CoLA train/dev): canonical column (``"label"`` too) -> field index.
         jsonl_columns: canonical column -> candidate keys in a ``.jsonl`` file (MNLI exports).
-        submission_files: test split -> GLUE-server file name (``"MRPC.tsv"``).
-        submission_labels: the labels the server expects: ``"id"`` (0/1), ``"name"`` (MNLI/QNLI/RTE), ``"float"``.
+        submission_files, submission_labels: test split -> GLUE-server file name (``"MRPC.tsv"``); the labels it
+            expects: ``"id"`` (0/1), ``"name"`` (MNLI/QNLI/RTE) or ``"float"``.
     """
 
     file_columns: dict[str, str] = field(default_factory=dict)
@@ -80,9 +65,15 @@ class GlueTask(Task):
 
         import datasets
 
-        header = _header(path)
-        if header is None:
+        with open(path, "rb") as f:
+            data = f.read()
+        if not data:
             raise ValueError(f"{path}: the file is empty; expected a header line and data rows")
+        try:
+            header = data.partition(b"\n")[0].decode("utf-8-sig").rstrip("\r").split("\t")
+        except UnicodeDecodeError:
+            next(text_lines(path))  # raises the line-level error
+            raise
         headerless = self.positional is not None and header[0] != "index"  # CoLA train/dev; its test has a header
         width = max(self.positional.values()) + 1 if headerless else len(header)
         names = [str(i) for i in range(width)] if headerless else header
@@ -103,8 +94,6 @@ class GlueTask(Task):
         table = load_rows("csv", path, check, delimiter="\t", quoting=csv.QUOTE_NONE, na_filter=False,
                           features=datasets.Features({n: datasets.Value("string") for n in names}),
                           **({"header": None, "column_names": names} if headerless else {}))
-        with open(path, "rb") as f:
-            data = f.read()
         if data.count(b"\t") != (width - 1) * (table.num_rows + (not headerless)):
             check()
         if blank := data.count(b"\n") + (not data.endswith(b"\n")) - table.num_rows - (not headerless):
@@ -241,11 +230,9 @@ class GlueTask(Task):
     compute_metrics = M.compute_task_metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
-        """Write the GLUE-server submission file of an unlabelled split (:attr:`submission_files`): header
-        ``index\tprediction``, then per example in split order ``idx`` and the label as the server expects it
-        (:attr:`submission_labels`; STS-B: 3 decimals **clipped to [0, 5]**, the server's range, while dev metrics and
-        ``<split>_predictions.tsv`` keep raw scores). Raises ``RuntimeError`` when the number of predictions differs
-        from the number of examples."""
+        """Write the GLUE-server file of an unlabelled split (:attr:`submission_files`): ``index\tprediction``, then
+        ``idx`` and label (:attr:`submission_labels`; STS-B: 3 decimals **clipped to [0, 5]**, the server's range;
+        dev metrics keep raw scores) per example. Raises ``RuntimeError``: predictions and examples differ in number."""
         output = trainer.predict(features, metric_key_prefix="predict")
         preds = self.logits_to_predictions(output.predictions)
         if len(preds) != len(raw):  # e.g. a distributed gather that kept padding duplicates

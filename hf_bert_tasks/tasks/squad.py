@@ -61,9 +61,8 @@ class SquadTask(Task):
 
         Raises:
             FileNotFoundError: no such file.
-            ValueError: not JSON (line and column named), a missing field, a duplicate question id, an answer text
-                that differs from the context at its ``answer_start``, an answerable question without answer, or
-                (v1.1) an unanswerable question; messages name file and question.
+            ValueError: not JSON (line and column named), a missing field, a duplicate id, an answer text not in the
+                context at ``answer_start``, an answerable question without answer, or an unanswerable one in v1.1.
         """
         with open(path, encoding="utf-8-sig") as f:
             try:
@@ -179,8 +178,8 @@ class SquadTask(Task):
             null_score_diff_threshold=self.tau if tau is None else tau)
 
     def write_predictions(self, result: QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
-        """Write ``{prefix}predictions.json``, ``{prefix}nbest_predictions.json`` and for v2 ``{prefix}null_odds.json``,
-        ``{prefix}best_non_null_predictions.json`` (what ``evaluate-v2.0.py`` needs for each score); returns paths."""
+        """Write (and return the paths of) ``{prefix}`` + ``predictions.json``, ``nbest_predictions.json`` and for v2
+        ``null_odds.json``, ``best_non_null_predictions.json`` (what ``evaluate-v2.0.py`` needs for each score)."""
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
             files.update({"null_odds.json": result.null_odds, "best_non_null_predictions.json": result.best_non_null})
@@ -190,9 +189,8 @@ class SquadTask(Task):
         return paths
 
     def record_serving_config(self, trainer, output_dir: str) -> dict:
-        """Record ``version_2_with_negative`` and (v2.0) the applied ``null_score_diff_threshold`` in the model's
-        config and the ``config.json`` of ``output_dir`` and its ``checkpoint-*``: :mod:`hf_bert_tasks.qa_pipeline`
-        then serves the model as it was scored. Returns the recorded values."""
+        """Record (and return) ``version_2_with_negative`` and v2.0's applied ``null_score_diff_threshold`` in the model
+        config and the ``config.json`` of ``output_dir`` and its ``checkpoint-*``: served as it was scored."""
         v2 = self.version_2_with_negative
         values = {"version_2_with_negative": v2, **({"null_score_diff_threshold": self.tau} if v2 else {})}
         trainer.model.config.update(values)

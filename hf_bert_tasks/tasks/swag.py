@@ -53,9 +53,8 @@ def _records(path: str):
 
 
 def read_swag_table(path: str):
-    """One swagaf CSV through ``datasets``' ``csv`` loader: a ``pyarrow.Table`` of :data:`SWAG_COLUMNS` (strings,
-    ``""`` where the file lacks one) + ``label`` (int64, ``-1`` = no label); commas are counted to catch what the
-    loader pads or skips (docs/design.md, 'tasks/glue.py and tasks/swag.py').
+    """One swagaf CSV (``csv`` loader; commas counted to catch what it pads or skips: docs/design.md, 'tasks/glue.py
+    and tasks/swag.py') as a ``pyarrow.Table``: :data:`SWAG_COLUMNS` (``""`` if absent) + ``label`` (int64, -1 = none).
 
     Raises:
         FileNotFoundError: ``path`` missing.
@@ -109,11 +108,9 @@ def read_swag_csv(path: str) -> dict[str, list]:
 
 
 def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
-    """transformers' ``DataCollatorForMultipleChoice``, extended to batches without labels (the stock one raises
-    ``KeyError``). Input: features with ``input_ids`` / ``token_type_ids`` / ``attention_mask`` as ``[C, L_i]`` lists
-    (``C`` = 4 choices), optionally ``label`` (int; ``-100`` = unknown). Output: those as ``(B, C, L)`` int64 tensors
-    padded to the batch's longest choice (or ``max_length``), plus ``labels`` ``(B,)`` when features have ``label``.
-    """
+    """transformers' ``DataCollatorForMultipleChoice`` that also takes batches without ``label`` (the stock one raises
+    ``KeyError``): ``[C, L_i]`` lists of input ids / token types / mask (``C`` = 4 choices) -> ``(B, C, L)`` int64
+    tensors padded to the longest choice (or ``max_length``), plus ``labels`` ``(B,)`` (``-100`` = unknown) if given."""
     from transformers import DataCollatorForMultipleChoice
 
     class _Collator(DataCollatorForMultipleChoice):

@@ -3,9 +3,8 @@
     conll = evaluate.load(hf_bert_tasks.metric_path("conll2003"))
     conll.compute(predictions=[["B-PER", "I-PER", "O"]], references=[["B-PER", "I-PER", "O"]], mode="strict")
 
-Inputs: tag names per word, sentence by sentence (as the Hub's ``seqeval`` metric). Results (0-1 scale) are
-``hf_bert_tasks.ner_metrics.entity_metrics(references, predictions, mode)``: ``mode="strict"`` (default) the
-recipe's ``eval_f1`` …, ``mode="conlleval"`` its ``eval_conlleval_*`` (the conlleval script's rule).
+Inputs: tag names per word and sentence (as the Hub's ``seqeval``). Results: ``ner_metrics.entity_metrics`` (0-1),
+``mode="strict"`` the recipe's ``eval_f1`` …, ``mode="conlleval"`` its ``eval_conlleval_*`` (the script's rule).
 """
 
 import datasets

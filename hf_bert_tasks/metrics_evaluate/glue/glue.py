@@ -4,9 +4,8 @@
     glue = evaluate.load(hf_bert_tasks.metric_path("glue"), "mrpc")
     glue.compute(predictions=[1, 0, 1], references=[1, 1, 1])   # {"f1": 0.8, "accuracy": 0.666...}
 
-The configuration is a GLUE task name of the package (the Hub metric's ``mnli_matched``/``mnli_mismatched`` mean
-``mnli``). Results are ``hf_bert_tasks.get_task(config).compute_metrics(predictions, references)``: the recipe's
-``eval_<metric>`` (0-1 scale).
+The configuration is a GLUE task name (the Hub's ``mnli_matched``/``mnli_mismatched`` mean ``mnli``). Results:
+``get_task(config).compute_metrics(predictions, references)``, the recipe's ``eval_<metric>`` (0-1 scale).
 """
 
 import datasets
@@ -19,18 +18,14 @@ from hf_bert_tasks.tasks.glue import GlueTask
 ALIASES = {"mnli_matched": "mnli", "mnli_mismatched": "mnli"}
 
 
-def glue_tasks():
-    """Names of the registered GLUE tasks."""
-    return [name for name in list_tasks() if isinstance(get_task(name), GlueTask)]
-
-
 class Glue(evaluate.Metric):
     """GLUE task metrics (see the module docstring)."""
 
     def _task(self):
         name = ALIASES.get(self.config_name, self.config_name)
-        if name not in glue_tasks():
-            raise KeyError(f"glue metric: unknown configuration {self.config_name!r}; expected one of {glue_tasks()}")
+        glue_tasks = [known for known in list_tasks() if isinstance(get_task(known), GlueTask)]
+        if name not in glue_tasks:
+            raise KeyError(f"glue metric: unknown configuration {self.config_name!r}; expected one of {glue_tasks}")
         return get_task(name)
 
     def _info(self):

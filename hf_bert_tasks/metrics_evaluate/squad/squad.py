@@ -5,8 +5,7 @@
                   references=[{"id": "q1", "answers": {"text": ["Denver Broncos"], "answer_start": [177]}}])
     # {"f1": 100.0, "exact_match": 100.0}
 
-Inputs as the Hub's ``squad`` metric. Results are ``hf_bert_tasks.get_task("squad_v1").compute_metrics`` (the port
-of the official ``evaluate-v1.1.py`` in ``hf_bert_tasks.squad_metrics``; 0-100 scale).
+Inputs as the Hub's ``squad``. Results: ``get_task("squad_v1").compute_metrics`` (``evaluate-v1.1.py``'s port, 0-100).
 """
 
 import datasets

@@ -4,9 +4,9 @@
     squad_v2.compute(predictions=[{"id": "q1", "prediction_text": "", "no_answer_probability": 2.5}],
                      references=[{"id": "q1", "answers": {"text": [], "answer_start": []}}], no_answer_threshold=1.0)
 
-Inputs and keys as the Hub's ``squad_v2`` metric (0-100 scale); ``no_answer_probability`` is each question's
-no-answer odds (the recipe's ``null_odds.json``), unanswered above ``no_answer_threshold``. Results are
-``hf_bert_tasks.squad_metrics.squad_v2`` (the port of the official ``evaluate-v2.0.py``).
+Inputs and keys as the Hub's ``squad_v2`` (0-100); ``no_answer_probability``: each question's no-answer odds (the
+recipe's ``null_odds.json``), unanswered above ``no_answer_threshold``. Results: ``squad_metrics.squad_v2``
+(``evaluate-v2.0.py``'s port).
 """
 
 import datasets

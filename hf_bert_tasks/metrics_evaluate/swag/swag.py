@@ -3,8 +3,7 @@
     swag = evaluate.load(hf_bert_tasks.metric_path("swag"))
     swag.compute(predictions=[0, 3, 1], references=[0, 3, 2])   # {"accuracy": 0.666...}
 
-Results are ``hf_bert_tasks.get_task("swag").compute_metrics(predictions, references)``: accuracy of the chosen
-ending (ids 0-3) over rows whose reference is a choice (``-1``/``-100`` rows are skipped, as in the recipe).
+Results: ``get_task("swag").compute_metrics``, accuracy of the chosen ending (0-3) over rows with a gold choice.
 """
 
 import datasets
