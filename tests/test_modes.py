@@ -72,6 +72,14 @@ def test_registry_refuses_a_second_mode_of_the_same_name_and_a_bad_name():
     assert type(TRAINING_MODES["lora"]).__name__ == "LoraMode"
 
 
+def test_registry_refuses_item_assignment_and_del():
+    with pytest.raises(TypeError, match="read-only .*register_training_mode"):
+        TRAINING_MODES["lora"] = BiasOnlyMode()
+    with pytest.raises(TypeError, match="read-only .*unregister_training_mode"):
+        del TRAINING_MODES["lora"]
+    assert type(TRAINING_MODES["lora"]).__name__ == "LoraMode"
+
+
 def test_unknown_mode_suggests_the_closest_name():
     with pytest.raises(ValueError, match=r"--mode 'lorra' \(did you mean 'lora'\?\): expected one of finetune, lora"):
         get_training_mode("lorra")

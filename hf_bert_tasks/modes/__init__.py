@@ -104,7 +104,18 @@ class TrainingMode(abc.ABC):
 
 class _Registry(UserDict):
     """``--mode`` value -> :class:`TrainingMode`, in registration order; a built-in entry is its module path until
-    first looked up (``in``, iteration and :meth:`names` import no mode)."""
+    first looked up (``in``, iteration and :meth:`names` import no mode). Read-only: item assignment and ``del``
+    raise ``TypeError`` (they would skip :func:`register_training_mode`'s checks)."""
+
+    def __init__(self, entries: dict[str, str]):
+        super().__init__()
+        self.data = dict(entries)  # not through __setitem__, which refuses
+
+    def __setitem__(self, name: str, *mode):
+        raise TypeError(f"TRAINING_MODES is read-only ({name!r}): add a mode with register_training_mode, remove "
+                        "one with unregister_training_mode")
+
+    __delitem__ = __setitem__
 
     def __getitem__(self, name: str) -> TrainingMode:
         if isinstance(self.data[name], str):  # the module's register_training_mode replaces the path
