@@ -129,7 +129,6 @@ def create_pretraining_examples(
     return out
 
 
-
 def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int]]]]:
     """Every sentence of the batch tokenized in one call, as ``(token id, word id)`` pairs with batch-unique word ids;
     sentences that tokenize to nothing and documents left empty are dropped."""
@@ -267,10 +266,16 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     return document_boundary
 
 
-def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
-    """The map over the ``text`` loader's rows: paragraphs, also ended at a blank-looking line (google's reader); with
-    ``headings`` whole files, split at each WikiText heading (the document's first sentence)."""
-    docs: list[list[str]] = []
+def _text_documents(batch: dict[str, list], indices, kind: str, where: str, text_column: str,
+                    split_sentences: bool) -> dict[str, list]:
+    """The map over a loader's rows, empty documents dropped: ``json`` / ``parquet`` / Hub rows one document each
+    (:func:`_documents`); text paragraphs, also ended at a blank-looking line (google's reader), or (``heading``)
+    whole files split at each WikiText heading (the document's first sentence)."""
+    if kind not in ("heading", "blank_line"):
+        docs = _documents(batch, text_column, split_sentences, where, indices[0] + 1 if indices else 1)
+        return {"sentences": [d for d in docs if d]}
+    headings = kind == "heading"
+    docs = []
     for text in batch["text"]:
         docs.append([])
         for line in text.lstrip("\ufeff").split("\n"):
@@ -280,12 +285,6 @@ def _text_documents(batch: dict[str, list], indices, headings: bool, split_sente
                 docs[-1].extend(split_into_sentences(line) if split_sentences else [line.strip()])
             elif not headings:
                 docs.append([])
-    return {"sentences": [d for d in docs if d]}
-
-
-def _row_documents(batch: dict[str, list], indices, where: str, text_column: str, split: bool) -> dict[str, list]:
-    """The map over the ``json`` / ``parquet`` / Hub loaders' rows: one document per row (:func:`_documents`)."""
-    docs = _documents(batch, text_column, split, where, indices[0] + 1 if indices else 1)
     return {"sentences": [d for d in docs if d]}
 
 
@@ -334,12 +333,11 @@ def load_documents(
     parts = []
     for kind, group in groups:  # one loader per run of files of one kind; text: paragraphs or whole files
         where = group[0] if len(group) == 1 else str(group or dataset_name)
-        fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split": split_sentences}
+        fn_kwargs = {"kind": kind, "where": where, "text_column": text_column, "split_sentences": split_sentences}
         args, options = [dataset_name, dataset_config_name], {"split": dataset_split}
         if group:
             args, options = [kind], {"data_files": group, "split": "train"}
         if kind in ("heading", "blank_line"):
-            fn, fn_kwargs = _text_documents, {"headings": kind == "heading", "split_sentences": split_sentences}
             args = ["text"]
             options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
                            features=Features({"text": Value("string")}))
@@ -356,7 +354,7 @@ def load_documents(
             stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in group]
             key = repr((raw._fingerprint, kind, sorted(fn_kwargs.items()), stats)).encode()
             map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest())
-        parts.append(raw.map(fn, **map_kwargs))
+        parts.append(raw.map(_text_documents, **map_kwargs))
     return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 
 
