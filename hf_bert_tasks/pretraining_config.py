@@ -61,8 +61,7 @@ class PretrainDataArguments:
     train_files: list[str] = field(default=None, metadata={
         "help": "Local corpus files or globs: text (one sentence per line, blank line between documents), .jsonl or "
                 ".parquet (a 'sentences' list or a 'text' string per document).", "nargs": "+"})
-    dataset_name: str | None = field(
-        default=None, metadata={"help": "A Hub dataset id instead of --train_files (one document per row)."})
+    dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id (one document per row)."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Configuration of --dataset_name."})
     dataset_split: str = field(default="train", metadata={"help": "Split of --dataset_name."})
     text_column: str = field(
@@ -100,11 +99,9 @@ class PretrainDataArguments:
     preprocessing_batch_size: int = field(default=1000, metadata={"help": "Documents per map batch (NotNext pool)."})
 
     def __post_init__(self):
-        if not self.train_files and not self.dataset_name:
-            raise ValueError("--train_files (text files, one sentence per line, blank line between documents; jsonl; "
-                             "parquet) or --dataset_name is required")
-        if self.train_files and self.dataset_name:
-            raise ValueError("give --train_files or --dataset_name, not both")
+        if bool(self.train_files) == bool(self.dataset_name):
+            raise ValueError("give exactly one of --train_files (text files, one sentence per line, blank line "
+                             "between documents; jsonl; parquet) and --dataset_name")
         percentage = self.validation_split_percentage
         if not 0 <= percentage < 100:
             raise ValueError(f"--validation_split_percentage must be in [0, 100), got {percentage}")
