@@ -111,9 +111,16 @@ def create_pretraining_examples(
     if nsp:  # google's loop: (A, B, label) per pair, dupe_factor passes over the documents
         instances = (pair for _ in range(dupe_factor) for d in range(len(tokenized)) for pair in
                      _pairs_from_document(tokenized, d, max_seq_length - 3, short_seq_prob, nsp_probability, rng))
-    else:
+    else:  # RoBERTa's FULL-SENTENCES: the tokens in order, an extra [SEP] (word id -1) between two documents (none
+        # at a block start), cut into blocks of max_seq_length - 2 tokens (the last may be shorter)
         del out["next_sentence_label"]
-        instances = ((block, None) for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor)
+        block = max_seq_length - 2
+        stream: list[tuple[int, int]] = []
+        for d, doc in enumerate(tokenized):
+            if d and len(stream) % block:
+                stream.append((sep_id, -1))
+            stream.extend(pair for sentence in doc for pair in sentence)
+        instances = ((stream[i : i + block], None) for _ in range(dupe_factor) for i in range(0, len(stream), block))
     for *segments, label in instances:  # [CLS] A [SEP] (B [SEP]): segment k has token type k
         ids, types, words = [cls_id], [0], [-1]
         for token_type, segment in enumerate(segments):
@@ -123,7 +130,10 @@ def create_pretraining_examples(
             words += [*segment_words, -1]
         out["input_ids"].append(ids)
         out["token_type_ids"].append(types)
-        out["word_ids"].append(_renumber(words))
+        # batch-unique word ids -> 0, 1, 2 ... in order of appearance (a word's pieces are contiguous); -1 stays -1
+        rank = {w: i for i, w in enumerate(w for w in dict.fromkeys(words) if w != -1)}
+        rank[-1] = -1
+        out["word_ids"].append(list(map(rank.__getitem__, words)))
         if nsp:
             out["next_sentence_label"].append(label)
     return out
@@ -145,25 +155,6 @@ def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int
         if sentences:
             tokenized.append(sentences)
     return tokenized
-
-
-def _renumber(words: list[int]) -> list[int]:
-    """Batch-unique word ids → 0, 1, 2 … in order of appearance (a word's pieces are contiguous); ``-1``
-    (``[CLS]``/``[SEP]``) stays ``-1``."""
-    rank = {w: i for i, w in enumerate(w for w in dict.fromkeys(words) if w != -1)}
-    rank[-1] = -1
-    return list(map(rank.__getitem__, words))
-
-
-def _packed_blocks(docs, block: int, sep_id: int) -> list[list[tuple[int, int]]]:
-    """RoBERTa's FULL-SENTENCES packing: the documents' tokens in order, an extra ``[SEP]`` (word id -1) between two
-    documents (none at a block start), cut into blocks of ``block`` tokens (the last may be shorter)."""
-    stream: list[tuple[int, int]] = []
-    for d, doc in enumerate(docs):
-        if d and len(stream) % block:
-            stream.append((sep_id, -1))
-        stream.extend(pair for sentence in doc for pair in sentence)
-    return [stream[i : i + block] for i in range(0, len(stream), block)]
 
 
 def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng):
