@@ -94,7 +94,21 @@ def create_pretraining_examples(
         text = "".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs)
         batch_seed.update(text.encode("utf-8", "surrogatepass"))
     rng = random.Random(int.from_bytes(batch_seed.digest(), "little"))
-    tokenized = _tokenize(docs, tokenizer)
+    # every sentence of the batch in one tokenizer call, as (token id, word id) pairs with batch-unique word ids;
+    # sentences that tokenize to nothing and documents left empty are dropped
+    flat = [s for doc in docs for s in doc]
+    enc = tokenizer(flat, add_special_tokens=False) if flat else {"input_ids": []}
+    tokenized: list[list[list[tuple[int, int]]]] = []
+    next_word = 0
+    for lo, hi in itertools.pairwise(itertools.accumulate(map(len, docs), initial=0)):
+        sentences = []
+        for k in range(lo, hi):
+            if enc["input_ids"][k]:
+                words = [next_word + (w if w is not None else 0) for w in enc.word_ids(k)]
+                next_word = max(words) + 1
+                sentences.append(list(zip(enc["input_ids"][k], words)))
+        if sentences:
+            tokenized.append(sentences)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
@@ -137,24 +151,6 @@ def create_pretraining_examples(
         if nsp:
             out["next_sentence_label"].append(label)
     return out
-
-
-def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int]]]]:
-    """Every sentence of the batch tokenized in one call, as ``(token id, word id)`` pairs with batch-unique word ids;
-    sentences that tokenize to nothing and documents left empty are dropped."""
-    flat = [s for doc in docs for s in doc]
-    enc = tokenizer(flat, add_special_tokens=False) if flat else {"input_ids": []}
-    tokenized, next_word = [], 0
-    for lo, hi in itertools.pairwise(itertools.accumulate(map(len, docs), initial=0)):
-        sentences = []
-        for k in range(lo, hi):
-            if enc["input_ids"][k]:
-                words = [next_word + (w if w is not None else 0) for w in enc.word_ids(k)]
-                next_word = max(words) + 1
-                sentences.append(list(zip(enc["input_ids"][k], words)))
-        if sentences:
-            tokenized.append(sentences)
-    return tokenized
 
 
 def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng):
@@ -262,20 +258,20 @@ def _text_documents(batch: dict[str, list], indices, kind: str, where: str, text
     """The map over a loader's rows, empty documents dropped: ``json`` / ``parquet`` / Hub rows one document each
     (:func:`_documents`); text paragraphs, also ended at a blank-looking line (google's reader), or (``heading``)
     whole files split at each WikiText heading (the document's first sentence)."""
+    headings = kind == "heading"
     if kind not in ("heading", "blank_line"):
         docs = _documents(batch, text_column, split_sentences, where, indices[0] + 1 if indices else 1)
-        return {"sentences": [d for d in docs if d]}
-    headings = kind == "heading"
-    docs = []
-    for text in batch["text"]:
-        docs.append([])
-        for line in text.lstrip("\ufeff").split("\n"):
-            if headings and _WIKITEXT_HEADING.match(line):
-                docs.append([line.strip(" =")])
-            elif line.strip():
-                docs[-1].extend(split_into_sentences(line) if split_sentences else [line.strip()])
-            elif not headings:
-                docs.append([])
+    else:
+        docs = []
+        for text in batch["text"]:
+            docs.append([])
+            for line in text.lstrip("\ufeff").split("\n"):
+                if headings and _WIKITEXT_HEADING.match(line):
+                    docs.append([line.strip(" =")])
+                elif line.strip():
+                    docs[-1].extend(split_into_sentences(line) if split_sentences else [line.strip()])
+                elif not headings:
+                    docs.append([])
     return {"sentences": [d for d in docs if d]}
 
 
