@@ -177,8 +177,7 @@ def split_documents(documents, percentage: float, seed: int):
     if n_eval <= 0:
         return documents, None
     order = np.random.default_rng(seed).permutation(n)
-    eval_idx, train_idx = np.sort(order[:n_eval]), np.sort(order[n_eval:])
-    return documents.select(train_idx), documents.select(eval_idx)
+    return documents.select(np.sort(order[n_eval:])), documents.select(np.sort(order[:n_eval]))
 
 
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):

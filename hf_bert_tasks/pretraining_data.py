@@ -65,11 +65,10 @@ def create_pretraining_examples(
     batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining_data: instance rules".
 
     NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1), label 0
-    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled. MLM only:
-    RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Returns lists per instance: ``input_ids`` (length <=
-    ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index from 0 in
-    the instance, ``-1`` for ``[CLS]``/``[SEP]``). Warns (NSP only) of single-sentence documents and of a
-    single-document batch (then IsNext pairs only).
+    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled; MLM only:
+    RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Lists per instance: ``input_ids`` (<= ``max_seq_length``),
+    ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (from 0 per instance, ``-1`` at ``[CLS]``,
+    ``[SEP]``). Warns (NSP only) of single-sentence documents, of a single-document batch (IsNext pairs only).
 
     Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
     expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
