@@ -84,7 +84,19 @@ def run_pretrain(
     summary = {"corpus": corpus, "model": model, "tokenizer": tokenizer_source, "seed": training_args.seed,
                "phases": [],
                "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
-    for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
+    phases = [(training_args, data_args, model_args)]
+    if training_args.phase2_max_steps:  # phase 1 into output_dir/phase1; phase 2 (its length, cap, batch) from it
+        args1 = copy.deepcopy(training_args)
+        args1.output_dir = os.path.join(out, "phase1")
+        args2 = copy.deepcopy(training_args)
+        args2.max_steps = training_args.phase2_max_steps
+        args2.per_device_train_batch_size = (training_args.phase2_per_device_train_batch_size
+                                             or training_args.per_device_train_batch_size)
+        data2 = dataclasses.replace(data_args, max_seq_length=training_args.phase2_max_seq_length,
+                                    max_predictions_per_seq=training_args.phase2_max_predictions_per_seq)
+        phases = [(args1, data_args, model_args),
+                  (args2, data2, dataclasses.replace(model_args, model_name_or_path=args1.output_dir))]
+    for number, (t_args, d_args, m_args) in enumerate(phases, 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
         # a checkpoint path resumes only the phase whose folder holds it, auto each phase
         holds = os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(t_args.output_dir)
@@ -165,8 +177,7 @@ def split_documents(documents, percentage: float, seed: int):
     if n_eval <= 0:
         return documents, None
     order = np.random.default_rng(seed).permutation(n)
-    eval_idx, train_idx = np.sort(order[:n_eval]), np.sort(order[n_eval:])
-    return documents.select(train_idx), documents.select(eval_idx)
+    return documents.select(np.sort(order[n_eval:])), documents.select(np.sort(order[:n_eval]))
 
 
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):
@@ -186,23 +197,6 @@ def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, trai
 
     return train_wordpiece_tokenizer(sentences,
                                      vocab_size=model_args.vocab_size, lowercase=model_args.lowercase), described
-
-
-def _phases(model_args, data_args, training_args) -> list[tuple]:
-    """``[(training_args, data_args, model_args)]`` per phase: one, or with ``--phase2_max_steps`` phase 1 into
-    ``output_dir/phase1`` and phase 2 (its length, cap and batch) continuing from phase 1's checkpoint."""
-    if not training_args.phase2_max_steps:
-        return [(training_args, data_args, model_args)]
-    args1 = copy.deepcopy(training_args)
-    args1.output_dir = os.path.join(training_args.output_dir, "phase1")
-    args2 = copy.deepcopy(training_args)
-    args2.max_steps = training_args.phase2_max_steps
-    args2.per_device_train_batch_size = (training_args.phase2_per_device_train_batch_size
-                                         or training_args.per_device_train_batch_size)
-    data2 = dataclasses.replace(data_args, max_seq_length=training_args.phase2_max_seq_length,
-                                max_predictions_per_seq=training_args.phase2_max_predictions_per_seq)
-    model2 = dataclasses.replace(model_args, model_name_or_path=args1.output_dir)
-    return [(args1, data_args, model_args), (args2, data2, model2)]
 
 
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:

@@ -21,10 +21,8 @@ class PretrainModelArguments:
 
     preset: str = field(default="tiny", metadata={"help": "BERT size: tiny, mini, small, base (paper's BERT-BASE).",
                                                   "choices": ["tiny", "mini", "small", "base"]})
-    model_name_or_path: str | None = field(
-        default=None, metadata={"help": "Continue pretraining from this checkpoint (e.g. phase 1), not random init."})
-    tokenizer_name: str | None = field(
-        default=None, metadata={"help": "Tokenizer folder/id; default: train a WordPiece vocabulary on the corpus."})
+    model_name_or_path: str | None = field(default=None, metadata={"help": "Checkpoint to continue (e.g. phase 1)."})
+    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer folder/id (default: train one)."})
     vocab_size: int = field(default=8000, metadata={"help": "WordPiece vocabulary size to train (paper: 30522)."})
     lowercase: bool = field(default=True, metadata={"help": "Uncased vocabulary when training one."})
     num_hidden_layers: int | None = field(default=None, metadata={"help": "Override the preset's L."})
@@ -61,20 +59,16 @@ class PretrainDataArguments:
     train_files: list[str] = field(default=None, metadata={
         "help": "Local corpus files or globs: text (one sentence per line, blank line between documents), .jsonl or "
                 ".parquet (a 'sentences' list or a 'text' string per document).", "nargs": "+"})
-    dataset_name: str | None = field(
-        default=None, metadata={"help": "A Hub dataset id instead of --train_files (one document per row)."})
+    dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id (one document per row)."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Configuration of --dataset_name."})
     dataset_split: str = field(default="train", metadata={"help": "Split of --dataset_name."})
-    text_column: str = field(
-        default="text", metadata={"help": "Document column (one sentence per line) of jsonl/parquet/Hub rows."})
-    streaming: bool = field(
-        default=False, metadata={"help": "Stream the corpus (IterableDataset, no cache); eval = the first documents."})
+    text_column: str = field(default="text", metadata={"help": "Row column of documents (one sentence per line)."})
+    streaming: bool = field(default=False, metadata={"help": "Stream the corpus (no cache; eval: first documents)."})
     streaming_eval_documents: int = field(
         default=100, metadata={"help": "With --streaming: the first N documents are the eval set (0: none)."})
     dataset_cache_dir: str | None = field(
         default=None, metadata={"help": "datasets cache folder (default: HF_DATASETS_CACHE)."})
-    preprocessing_num_workers: int | None = field(
-        default=None, metadata={"help": "Processes creating the instances (datasets.map num_proc)."})
+    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes creating the instances."})
     validation_split_percentage: float = field(
         default=5.0, metadata={"help": "Percent of documents held out (seeded) for evaluation (0: none)."})
     document_boundary: str = field(default="auto", metadata={"choices": ["auto", "blank_line", "heading"], "help":
@@ -100,11 +94,9 @@ class PretrainDataArguments:
     preprocessing_batch_size: int = field(default=1000, metadata={"help": "Documents per map batch (NotNext pool)."})
 
     def __post_init__(self):
-        if not self.train_files and not self.dataset_name:
-            raise ValueError("--train_files (text files, one sentence per line, blank line between documents; jsonl; "
-                             "parquet) or --dataset_name is required")
-        if self.train_files and self.dataset_name:
-            raise ValueError("give --train_files or --dataset_name, not both")
+        if bool(self.train_files) == bool(self.dataset_name):
+            raise ValueError("give exactly one of --train_files (text files, one sentence per line, blank line "
+                             "between documents; jsonl; parquet) and --dataset_name")
         percentage = self.validation_split_percentage
         if not 0 <= percentage < 100:
             raise ValueError(f"--validation_split_percentage must be in [0, 100), got {percentage}")

@@ -65,11 +65,10 @@ def create_pretraining_examples(
     batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining_data: instance rules".
 
     NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1), label 0
-    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled. MLM only:
-    RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Returns lists per instance: ``input_ids`` (length <=
-    ``max_seq_length``), ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (word index from 0 in
-    the instance, ``-1`` for ``[CLS]``/``[SEP]``). Warns (NSP only) of single-sentence documents and of a
-    single-document batch (then IsNext pairs only).
+    IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled; MLM only:
+    RoBERTa's FULL-SENTENCES blocks (Liu et al. 2019 §4.2). Lists per instance: ``input_ids`` (<= ``max_seq_length``),
+    ``token_type_ids``, ``next_sentence_label`` (NSP only), ``word_ids`` (from 0 per instance, ``-1`` at ``[CLS]``,
+    ``[SEP]``). Warns (NSP only) of single-sentence documents, of a single-document batch (IsNext pairs only).
 
     Raises ``ValueError`` for bad parameters (``max_seq_length`` < 5 with NSP, < 3 without), a batch without the
     expected column or with non-string sentences, a slow tokenizer, or a single-document batch with
@@ -94,7 +93,21 @@ def create_pretraining_examples(
         text = "".join("".join(s + "\n" for s in doc) + "\x00" for doc in docs)
         batch_seed.update(text.encode("utf-8", "surrogatepass"))
     rng = random.Random(int.from_bytes(batch_seed.digest(), "little"))
-    tokenized = _tokenize(docs, tokenizer)
+    # every sentence of the batch in one tokenizer call, as (token id, word id) pairs with batch-unique word ids;
+    # sentences that tokenize to nothing and documents left empty are dropped
+    flat = [s for doc in docs for s in doc]
+    enc = tokenizer(flat, add_special_tokens=False) if flat else {"input_ids": []}
+    tokenized: list[list[list[tuple[int, int]]]] = []
+    next_word = 0
+    for lo, hi in itertools.pairwise(itertools.accumulate(map(len, docs), initial=0)):
+        sentences = []
+        for k in range(lo, hi):
+            if enc["input_ids"][k]:
+                words = [next_word + (w if w is not None else 0) for w in enc.word_ids(k)]
+                next_word = max(words) + 1
+                sentences.append(list(zip(enc["input_ids"][k], words)))
+        if sentences:
+            tokenized.append(sentences)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
@@ -111,9 +124,16 @@ def create_pretraining_examples(
     if nsp:  # google's loop: (A, B, label) per pair, dupe_factor passes over the documents
         instances = (pair for _ in range(dupe_factor) for d in range(len(tokenized)) for pair in
                      _pairs_from_document(tokenized, d, max_seq_length - 3, short_seq_prob, nsp_probability, rng))
-    else:
+    else:  # RoBERTa's FULL-SENTENCES: the tokens in order, an extra [SEP] (word id -1) between two documents (none
+        # at a block start), cut into blocks of max_seq_length - 2 tokens (the last may be shorter)
         del out["next_sentence_label"]
-        instances = ((block, None) for block in _packed_blocks(tokenized, max_seq_length - 2, sep_id) * dupe_factor)
+        block = max_seq_length - 2
+        stream: list[tuple[int, int]] = []
+        for d, doc in enumerate(tokenized):
+            if d and len(stream) % block:
+                stream.append((sep_id, -1))
+            stream.extend(pair for sentence in doc for pair in sentence)
+        instances = ((stream[i : i + block], None) for _ in range(dupe_factor) for i in range(0, len(stream), block))
     for *segments, label in instances:  # [CLS] A [SEP] (B [SEP]): segment k has token type k
         ids, types, words = [cls_id], [0], [-1]
         for token_type, segment in enumerate(segments):
@@ -123,48 +143,13 @@ def create_pretraining_examples(
             words += [*segment_words, -1]
         out["input_ids"].append(ids)
         out["token_type_ids"].append(types)
-        out["word_ids"].append(_renumber(words))
+        # batch-unique word ids -> 0, 1, 2 ... in order of appearance (a word's pieces are contiguous); -1 stays -1
+        rank = {w: i for i, w in enumerate(w for w in dict.fromkeys(words) if w != -1)}
+        rank[-1] = -1
+        out["word_ids"].append(list(map(rank.__getitem__, words)))
         if nsp:
             out["next_sentence_label"].append(label)
     return out
-
-
-
-def _tokenize(docs: list[list[str]], tokenizer) -> list[list[list[tuple[int, int]]]]:
-    """Every sentence of the batch tokenized in one call, as ``(token id, word id)`` pairs with batch-unique word ids;
-    sentences that tokenize to nothing and documents left empty are dropped."""
-    flat = [s for doc in docs for s in doc]
-    enc = tokenizer(flat, add_special_tokens=False) if flat else {"input_ids": []}
-    tokenized, next_word = [], 0
-    for lo, hi in itertools.pairwise(itertools.accumulate(map(len, docs), initial=0)):
-        sentences = []
-        for k in range(lo, hi):
-            if enc["input_ids"][k]:
-                words = [next_word + (w if w is not None else 0) for w in enc.word_ids(k)]
-                next_word = max(words) + 1
-                sentences.append(list(zip(enc["input_ids"][k], words)))
-        if sentences:
-            tokenized.append(sentences)
-    return tokenized
-
-
-def _renumber(words: list[int]) -> list[int]:
-    """Batch-unique word ids → 0, 1, 2 … in order of appearance (a word's pieces are contiguous); ``-1``
-    (``[CLS]``/``[SEP]``) stays ``-1``."""
-    rank = {w: i for i, w in enumerate(w for w in dict.fromkeys(words) if w != -1)}
-    rank[-1] = -1
-    return list(map(rank.__getitem__, words))
-
-
-def _packed_blocks(docs, block: int, sep_id: int) -> list[list[tuple[int, int]]]:
-    """RoBERTa's FULL-SENTENCES packing: the documents' tokens in order, an extra ``[SEP]`` (word id -1) between two
-    documents (none at a block start), cut into blocks of ``block`` tokens (the last may be shorter)."""
-    stream: list[tuple[int, int]] = []
-    for d, doc in enumerate(docs):
-        if d and len(stream) % block:
-            stream.append((sep_id, -1))
-        stream.extend(pair for sentence in doc for pair in sentence)
-    return [stream[i : i + block] for i in range(0, len(stream), block)]
 
 
 def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_probability, rng):
@@ -267,25 +252,25 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     return document_boundary
 
 
-def _text_documents(batch: dict[str, list], indices, headings: bool, split_sentences: bool) -> dict[str, list]:
-    """The map over the ``text`` loader's rows: paragraphs, also ended at a blank-looking line (google's reader); with
-    ``headings`` whole files, split at each WikiText heading (the document's first sentence)."""
-    docs: list[list[str]] = []
-    for text in batch["text"]:
-        docs.append([])
-        for line in text.lstrip("\ufeff").split("\n"):
-            if headings and _WIKITEXT_HEADING.match(line):
-                docs.append([line.strip(" =")])
-            elif line.strip():
-                docs[-1].extend(split_into_sentences(line) if split_sentences else [line.strip()])
-            elif not headings:
-                docs.append([])
-    return {"sentences": [d for d in docs if d]}
-
-
-def _row_documents(batch: dict[str, list], indices, where: str, text_column: str, split: bool) -> dict[str, list]:
-    """The map over the ``json`` / ``parquet`` / Hub loaders' rows: one document per row (:func:`_documents`)."""
-    docs = _documents(batch, text_column, split, where, indices[0] + 1 if indices else 1)
+def _text_documents(batch: dict[str, list], indices, kind: str, where: str, text_column: str,
+                    split_sentences: bool) -> dict[str, list]:
+    """The map over a loader's rows, empty documents dropped: ``json`` / ``parquet`` / Hub rows one document each
+    (:func:`_documents`); text paragraphs, also ended at a blank-looking line (google's reader), or (``heading``)
+    whole files split at each WikiText heading (the document's first sentence)."""
+    headings = kind == "heading"
+    if kind not in ("heading", "blank_line"):
+        docs = _documents(batch, text_column, split_sentences, where, indices[0] + 1 if indices else 1)
+    else:
+        docs = []
+        for text in batch["text"]:
+            docs.append([])
+            for line in text.lstrip("\ufeff").split("\n"):
+                if headings and _WIKITEXT_HEADING.match(line):
+                    docs.append([line.strip(" =")])
+                elif line.strip():
+                    docs[-1].extend(split_into_sentences(line) if split_sentences else [line.strip()])
+                elif not headings:
+                    docs.append([])
     return {"sentences": [d for d in docs if d]}
 
 
@@ -334,12 +319,11 @@ def load_documents(
     parts = []
     for kind, group in groups:  # one loader per run of files of one kind; text: paragraphs or whole files
         where = group[0] if len(group) == 1 else str(group or dataset_name)
-        fn, fn_kwargs = _row_documents, {"where": where, "text_column": text_column, "split": split_sentences}
+        fn_kwargs = {"kind": kind, "where": where, "text_column": text_column, "split_sentences": split_sentences}
         args, options = [dataset_name, dataset_config_name], {"split": dataset_split}
         if group:
             args, options = [kind], {"data_files": group, "split": "train"}
         if kind in ("heading", "blank_line"):
-            fn, fn_kwargs = _text_documents, {"headings": kind == "heading", "split_sentences": split_sentences}
             args = ["text"]
             options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
                            features=Features({"text": Value("string")}))
@@ -356,7 +340,7 @@ def load_documents(
             stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in group]
             key = repr((raw._fingerprint, kind, sorted(fn_kwargs.items()), stats)).encode()
             map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest())
-        parts.append(raw.map(fn, **map_kwargs))
+        parts.append(raw.map(_text_documents, **map_kwargs))
     return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 
 

@@ -49,14 +49,13 @@ STAT_COLUMNS = ("mlm_loss_sum", "mlm_count", "mlm_correct", "nsp_loss_sum", "nsp
 
 
 def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
-    """Per-token MLM and per-example NSP cross-entropies, and per-example statistics, of one batch:
-    ``prediction_logits``: ``float [B, L, V]`` (full head) or ``[N, V]`` (masked-only head, rows in the order of
-    ``labels[labels != -100]``); ``seq_relationship_logits`` ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100``
-    where not predicted); ``next_sentence_label`` ``int64 [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only).
-    Returns ``(mlm_ce, nsp_ce, stats)``: ``mlm_ce`` ``float [N]`` cross-entropy (nats) per predicted token and
-    ``nsp_ce`` ``float [B]`` (``None`` without NSP labels), both with grad; ``stats`` ``float [B, 6]`` detached,
-    columns :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). Raises ``ValueError`` when the logits' rows do
-    not match the MLM targets."""
+    """``(mlm_ce, nsp_ce, stats)`` of one batch: cross-entropies (nats, with grad) per predicted token ``float [N]``
+    and per example ``float [B]`` (``None`` without NSP labels); ``stats`` ``float [B, 6]`` detached, columns
+    :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). ``prediction_logits`` ``float [B, L, V]`` (full head) or
+    ``[N, V]`` (masked-only head, rows in the order of ``labels[labels != -100]``); ``seq_relationship_logits``
+    ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100`` where not predicted); ``next_sentence_label`` ``int64
+    [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only). Raises ``ValueError`` when the logits' rows do not match
+    the MLM targets."""
     selected = labels != -100
     targets = labels[selected]
     logits = prediction_logits[selected] if prediction_logits.dim() == 3 else prediction_logits
