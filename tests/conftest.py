@@ -23,6 +23,21 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
 SAMPLES = sample_path()  # the package's built-in samples (hf_bert_tasks/samples)
 
+#: the end of every torchrun driver script in the tests. Tear the process group down before the interpreter exits:
+#: without it a gloo thread can still be joinable at exit and the C++ runtime aborts the rank ("terminate called
+#: without an active exception", SIGABRT, after all outputs were written; seen in CI in test_distributed and
+#: test_pretraining_distributed). Then leave without the interpreter's teardown: the abort was seen again after
+#: destroy_process_group (fsdp2 worker).
+TORCHRUN_EXIT = """
+import os, sys
+import torch.distributed as dist
+if dist.is_available() and dist.is_initialized():
+    dist.barrier()
+    dist.destroy_process_group()
+sys.stdout.flush(); sys.stderr.flush()
+os._exit(0)
+"""
+
 #: A written WordPiece vocabulary for exact-tensor tests (ids = line numbers).
 VOCAB = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",

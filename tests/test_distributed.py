@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, SAMPLES, TORCHRUN_EXIT
 
 DRIVER = """
 import json, sys
@@ -34,17 +34,7 @@ for job in jobs:
         pretrain.main(job["argv"])
     else:
         finetune.main(job["argv"])
-# tear the process group down before the interpreter exits: without it a gloo thread can still be joinable at exit
-# and the C++ runtime aborts the rank ("terminate called without an active exception", seen once in CI here)
-import torch.distributed as dist
-if dist.is_available() and dist.is_initialized():
-    dist.barrier()
-    dist.destroy_process_group()
-# and leave without the interpreter's teardown: the abort was seen again after destroy_process_group (fsdp2 worker)
-import os
-sys.stdout.flush(); sys.stderr.flush()
-os._exit(0)
-"""
+""" + TORCHRUN_EXIT
 
 #: (word, tag) pools for the synthetic CoNLL sentences: "<PER> visited <LOC> with <ORG> ."
 _PER, _LOC, _ORG = ["anna", "oskar", "rosa", "maria"], ["paris", "lima", "oslo"], ["acme", "globex"]

@@ -17,13 +17,13 @@ import pytest
 #: torchrun + 3 recipe runs: ~1 min of CPU (3 min wall on the loaded 2-core machine), above the ~30 s default-suite budget
 pytestmark = pytest.mark.slow
 
-from tests.conftest import REPO
+from tests.conftest import REPO, TORCHRUN_EXIT
 
 DRIVER = """
 import sys
 from hf_bert_tasks.scripts import pretrain
 pretrain.main(sys.argv[1:])
-"""
+""" + TORCHRUN_EXIT
 
 NAMES, PLACES = ["anna", "oskar", "rosa", "maria"], ["paris", "lima", "oslo"]
 
