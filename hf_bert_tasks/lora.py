@@ -100,10 +100,8 @@ class LoraMode(TrainingMode):
         from .modes import declare_batch_mean_loss, load_task_model
 
         model = declare_batch_mean_loss(load_task_model(task, model_args))
-        return apply_lora(model, task.problem_type, r=getattr(training_args, "lora_r", 8),
-                          alpha=getattr(training_args, "lora_alpha", 16),
-                          dropout=getattr(training_args, "lora_dropout", 0.1),
-                          target_modules=getattr(training_args, "lora_target_modules", "query,value"))
+        return apply_lora(model, task.problem_type, training_args.lora_r, training_args.lora_alpha,
+                          training_args.lora_dropout, training_args.lora_target_modules)
 
     def finish_training(self, trainer, output_dir: str) -> None:
         """Save the adapter to ``output_dir/lora_adapter`` and merge it (the saved model is then plain)."""

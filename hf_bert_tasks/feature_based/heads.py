@@ -137,21 +137,6 @@ class SpanHead(FeatureHead):
         return QuestionAnsweringModelOutput(loss=loss, start_logits=start, end_logits=end)
 
 
-@register_head("multiple_choice", "linear")
-class ChoiceHead(FeatureHead):
-    """SWAG head (§4.4): a Linear scorer over each choice's pooled row. Logits ``[batch, choices]``."""
-
-    def __init__(self, in_size: int, config):
-        super().__init__()
-        self.pooling_index = POOLINGS.index(config.pooling)
-        self.net = nn.Sequential(nn.Dropout(config.head_dropout), nn.Linear(in_size, 1))
-
-    def forward(self, x, row_mask, labels=None, **_):
-        logits = self.net(self.pool(x)).squeeze(-1)
-        loss = None if labels is None else nn.functional.cross_entropy(logits, labels.reshape(-1))
-        return MultipleChoiceModelOutput(loss=loss, logits=logits)
-
-
 class SequenceHead(FeatureHead):
     """Sentence / sentence-pair head over the pooled row: ``linear`` (dropout + Linear) or ``mlp``
     (Linear-tanh-dropout-Linear, ``head_hidden_size`` wide). Logits ``[batch, num_labels]`` (regression: ``[batch, 1]``).
@@ -163,7 +148,8 @@ class SequenceHead(FeatureHead):
         super().__init__()
         self.pooling_index = POOLINGS.index(config.pooling)
         self.regression = config.task_problem_type == "regression"
-        out, p = 1 if self.regression else config.num_labels, config.head_dropout
+        out = 1 if self.regression or config.task_problem_type == "multiple_choice" else config.num_labels
+        p = config.head_dropout
         if self.kind == "linear":
             self.net = nn.Sequential(nn.Dropout(p), nn.Linear(in_size, out))
         else:
@@ -176,6 +162,17 @@ class SequenceHead(FeatureHead):
             nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1)) if self.regression
             else nn.functional.cross_entropy(logits, labels.reshape(-1)))
         return SequenceClassifierOutput(loss=loss, logits=logits)
+
+
+@register_head("multiple_choice", "linear")
+class ChoiceHead(SequenceHead):
+    """SWAG head (§4.4): the ``linear`` sequence head as a scorer (one output) of each choice's pooled row. Logits
+    ``[batch, choices]``."""
+
+    def forward(self, x, row_mask, labels=None, **_):
+        logits = self.net(self.pool(x)).squeeze(-1)
+        loss = None if labels is None else nn.functional.cross_entropy(logits, labels.reshape(-1))
+        return MultipleChoiceModelOutput(loss=loss, logits=logits)
 
 
 class SequenceMLPHead(SequenceHead):
