@@ -19,12 +19,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import logging
 import os
 import shlex
 import statistics
 import textwrap
 import time
 
+from .. import get_task
 from ..cli import ArgumentParser, UsageError, warn_deprecated_flag
 from ..config_file import config_argv, read_config, settings_argv, unrecognized
 from ..console import interactive
@@ -252,8 +254,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
         ax.scatter(*zip(*paper_pts), marker="D", color="black", zorder=3, label="paper")
     ax.set_yticks(ys, [f"{r['name']} (n={r['n']})" for r in rows])
     values = [r["mean"] for r in rows if r["mean"] is not None] + [p for p, _ in paper_pts]
-    ax.set_xlim(max(0.0, min(values, default=0.0) - 10), 100)
-    ax.set_xlabel(f"dev {display} (0-100)")
+    ax.set(xlim=(max(0.0, min(values, default=0.0) - 10), 100), xlabel=f"dev {display} (0-100)")
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
     fig.savefig(paths["png"], dpi=110)
@@ -293,8 +294,6 @@ def main(argv: list[str] | None = None) -> dict:
             configuration of ``--modes``/``--strategies``.
         FileNotFoundError: a ``--reuse`` folder without ``all_results.json``.
     """
-    import logging
-
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
     common = given_settings(extra)  # the fine-tune flags given for every run
@@ -310,8 +309,6 @@ def main(argv: list[str] | None = None) -> dict:
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map[label] = path
     validate_arms(args, common)  # every arm's settings and arguments, before the first run starts
-    from .. import get_task
-
     task = get_task(args.task)
     key = f"eval_{task.primary_metric}"
     spec = task.metric_spec(task.primary_metric)
