@@ -23,11 +23,12 @@ import logging
 import os
 import shlex
 import statistics
+import sys
 import textwrap
 import time
 
 from .. import get_task
-from ..cli import ArgumentParser, UsageError, warn_deprecated_flag
+from ..cli import ArgumentParser, UsageError, run_subcommand, warn_deprecated_flag
 from ..config_file import config_argv, read_config, settings_argv, unrecognized
 from ..console import interactive
 from ..modes import TRAINING_MODES, get_training_mode
@@ -87,10 +88,9 @@ def given_settings(argv: list[str], parser=None) -> dict:
     """The fine-tune flags given in ``argv`` (``--config FILE`` below them) as ``{name: value}``, converted by the
     fine-tune parser, no defaults. ``ValueError``: an unknown flag, a value the parser refuses, a bad config file."""
     parser = parser or finetune_parser()
-    argv = config_argv(argv, parser)
     for action in parser._actions:  # only what argv gives: no defaults, nothing required
         action.default, action.required = argparse.SUPPRESS, False
-    namespace, remaining = parser.parse_known_args(argv)
+    namespace, remaining = parser.parse_known_args(config_argv(argv, parser))
     if remaining:
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return vars(namespace)
@@ -336,8 +336,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    import sys
-
-    from ..cli import run_subcommand
-
     sys.exit(run_subcommand("compare"))

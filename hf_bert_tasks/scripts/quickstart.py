@@ -21,12 +21,13 @@ import itertools
 import json
 import os
 import resource
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import get_task
-from ..cli import ArgumentParser
+from ..cli import ArgumentParser, run_subcommand
 from ..console import interactive, log_filters
 from ..modes import DEFAULT_TRAINING_MODE, arm_from_label, get_training_mode
 from ..modes.feature_based import NAME as FEATURE_BASED
@@ -120,8 +121,7 @@ def constant_baseline(task, raw_dev) -> tuple[float, str]:
               for value in set(labels.tolist())}
     best = max(scores, key=scores.get)
     majority = Counter(labels.tolist()).most_common(1)[0][0]
-    name = "majority class" if best == majority else f"always {task.label_names[best]!r}"
-    return float(scores[best]), name
+    return float(scores[best]), "majority class" if best == majority else f"always {task.label_names[best]!r}"
 
 
 def unigram_baseline(tokenizer, path: str) -> float:
@@ -394,8 +394,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    import sys
-
-    from ..cli import run_subcommand
-
     sys.exit(run_subcommand("quickstart"))
