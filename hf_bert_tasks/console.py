@@ -61,8 +61,7 @@ class LibraryNoiseFilter(logging.Filter):
             cells = [c.strip() for c in line.split("|")]
             if len(cells) >= 2 and cells[1].isupper() and cells[1] != "STATUS":
                 keys.setdefault(cells[1], []).append(cells[0])
-        unexpected = keys.get("UNEXPECTED", [])
-        missing = keys.get("MISSING", [])
+        unexpected, missing = keys.get("UNEXPECTED", []), keys.get("MISSING", [])
         if (keys and set(keys) <= {"UNEXPECTED", "MISSING"} and not any(ENCODER_KEY.search(k) for k in unexpected)
                 and not any(_MISSING_ENCODER_KEY.search(k) for k in missing)):
             source = _ANSI.sub("", message.splitlines()[0]).replace(" LOAD REPORT from:", " from").strip()
@@ -78,8 +77,7 @@ def log_filters():
     with contextlib.ExitStack() as added:
         for logger in map(logging.getLogger, NOISY_LOGGERS):
             if not any(isinstance(f, LibraryNoiseFilter) for f in logger.filters):
-                noise_filter = LibraryNoiseFilter()
-                logger.addFilter(noise_filter)
+                logger.addFilter(noise_filter := LibraryNoiseFilter())
                 added.callback(logger.removeFilter, noise_filter)
         yield
 

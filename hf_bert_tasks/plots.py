@@ -71,9 +71,7 @@ def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, e
     for label, (steps, values), style in lines:
         if steps:
             ax.plot(steps, values, style, label=label)
-    ax.set_xlabel("step")
-    ax.set_title(title or "")
-    ax.set_ylabel(ylabel or "")
+    ax.set(xlabel="step", title=title or "", ylabel=ylabel or "")
     if ax.lines:
         ax.legend(fontsize=8)
     else:

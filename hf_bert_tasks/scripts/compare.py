@@ -19,13 +19,16 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import logging
 import os
 import shlex
 import statistics
+import sys
 import textwrap
 import time
 
-from ..cli import ArgumentParser, UsageError, warn_deprecated_flag
+from .. import get_task
+from ..cli import ArgumentParser, UsageError, run_subcommand, warn_deprecated_flag
 from ..config_file import config_argv, read_config, settings_argv, unrecognized
 from ..console import interactive
 from ..modes import TRAINING_MODES, get_training_mode
@@ -85,10 +88,9 @@ def given_settings(argv: list[str], parser=None) -> dict:
     """The fine-tune flags given in ``argv`` (``--config FILE`` below them) as ``{name: value}``, converted by the
     fine-tune parser, no defaults. ``ValueError``: an unknown flag, a value the parser refuses, a bad config file."""
     parser = parser or finetune_parser()
-    argv = config_argv(argv, parser)
     for action in parser._actions:  # only what argv gives: no defaults, nothing required
         action.default, action.required = argparse.SUPPRESS, False
-    namespace, remaining = parser.parse_known_args(argv)
+    namespace, remaining = parser.parse_known_args(config_argv(argv, parser))
     if remaining:
         raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
     return vars(namespace)
@@ -252,8 +254,7 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
         ax.scatter(*zip(*paper_pts), marker="D", color="black", zorder=3, label="paper")
     ax.set_yticks(ys, [f"{r['name']} (n={r['n']})" for r in rows])
     values = [r["mean"] for r in rows if r["mean"] is not None] + [p for p, _ in paper_pts]
-    ax.set_xlim(max(0.0, min(values, default=0.0) - 10), 100)
-    ax.set_xlabel(f"dev {display} (0-100)")
+    ax.set(xlim=(max(0.0, min(values, default=0.0) - 10), 100), xlabel=f"dev {display} (0-100)")
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
     ax.legend(loc="lower right", fontsize=8)
     fig.savefig(paths["png"], dpi=110)
@@ -293,8 +294,6 @@ def main(argv: list[str] | None = None) -> dict:
             configuration of ``--modes``/``--strategies``.
         FileNotFoundError: a ``--reuse`` folder without ``all_results.json``.
     """
-    import logging
-
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     args, extra = build_parser().parse_known_args(argv)
     common = given_settings(extra)  # the fine-tune flags given for every run
@@ -310,8 +309,6 @@ def main(argv: list[str] | None = None) -> dict:
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map[label] = path
     validate_arms(args, common)  # every arm's settings and arguments, before the first run starts
-    from .. import get_task
-
     task = get_task(args.task)
     key = f"eval_{task.primary_metric}"
     spec = task.metric_spec(task.primary_metric)
@@ -339,8 +336,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    import sys
-
-    from ..cli import run_subcommand
-
     sys.exit(run_subcommand("compare"))

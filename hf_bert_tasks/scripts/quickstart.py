@@ -21,15 +21,19 @@ import itertools
 import json
 import os
 import resource
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .. import get_task
+from ..cli import ArgumentParser, run_subcommand
 from ..console import interactive, log_filters
-from ..modes import DEFAULT_TRAINING_MODE
+from ..modes import DEFAULT_TRAINING_MODE, arm_from_label, get_training_mode
 from ..modes.feature_based import NAME as FEATURE_BASED
 from ..modes.lora import NAME as LORA
 from ..resources import sample_path, sample_texts
+from .compare import paper_number, trainable_parameters, write_report
 
 #: a row "works" when value >= baseline + MARGIN[kind] (metrics on the 0-1 scale)
 MARGIN = {"above": 0.10, "gain": 0.05}
@@ -117,8 +121,7 @@ def constant_baseline(task, raw_dev) -> tuple[float, str]:
               for value in set(labels.tolist())}
     best = max(scores, key=scores.get)
     majority = Counter(labels.tolist()).most_common(1)[0][0]
-    name = "majority class" if best == majority else f"always {task.label_names[best]!r}"
-    return float(scores[best]), name
+    return float(scores[best]), "majority class" if best == majority else f"always {task.label_names[best]!r}"
 
 
 def unigram_baseline(tokenizer, path: str) -> float:
@@ -134,11 +137,8 @@ quiet_load_report = log_filters
 
 
 def _finetune(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_dir: str, seed: int, **mode) -> dict:
-    from .. import get_task
     from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
     from ..finetuning import run_finetune
-    from ..modes import get_training_mode
-    from .compare import trainable_parameters
 
     model_args = ModelArguments(model_name_or_path=model_dir,
                                 reinit_pooler=plan.reinit_pooler and get_training_mode(mode.get("mode")).allows_reinit)
@@ -205,10 +205,6 @@ def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str
 def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL) -> dict:
     """Run every step into ``output_dir``; returns the summary (also written as ``quickstart_summary.json``).
     ``ValueError`` when ``plan.comparison_task`` is not one of ``plan.tasks``."""
-    from .. import get_task
-    from ..modes import arm_from_label, get_training_mode
-    from .compare import paper_number, write_report
-
     runs = {run.task: run for run in plan.tasks}
     if plan.comparison_task not in runs:
         raise ValueError(f"comparison_task {plan.comparison_task!r} is not among the plan's tasks {list(runs)}")
@@ -291,9 +287,8 @@ def run_quickstart(output_dir: str, seed: int = 42, plan: QuickstartPlan = FULL)
           "(vs another run)\n\n| step | metric | value | baseline | verdict |\n|---|---|---:|---:|---|")
     for r in rows:
         print(f"| {r.step} | {r.metric} | {r.value:.4f} | {r.baseline:.4f} ({r.baseline_name}) | {r.verdict} |")
-    for r in rows:
-        if not r.works:
-            print(f"NOT shown here: {r.step} ({r.metric}). " + (NOT_SHOWN_GAIN if r.kind == "gain" else NOT_SHOWN))
+    for r in [r for r in rows if not r.works]:
+        print(f"NOT shown here: {r.step} ({r.metric}). " + (NOT_SHOWN_GAIN if r.kind == "gain" else NOT_SHOWN))
     print(f"\nwall {summary['total_wall_seconds']:.0f} s, CPU {summary['cpu_seconds']:.0f} s (this process); "
           f"{output_dir}/quickstart_summary.png, {output_dir}/quickstart_summary.json")
     return summary
@@ -343,8 +338,7 @@ def plot_summary(rows: list[Row], path: str) -> str:
     ax.barh(ys, [r.value for r in rows], color=["tab:green" if r.works else "tab:red" for r in rows], alpha=0.8)
     ax.scatter([r.baseline for r in rows], ys, marker="|", s=300, color="black", zorder=3, label="baseline")
     ax.set_yticks(ys, [f"{r.step}: {r.metric}" for r in rows], fontsize=8)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("value (green: beats its baseline by the margin)")
+    ax.set(xlim=(0, 1), xlabel="value (green: beats its baseline by the margin)")
     ax.set_title("hf-bert-tasks quickstart", fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     fig.savefig(path, dpi=110)
@@ -364,8 +358,6 @@ def new_run_dir(parent: str = "runs", prefix: str = "quickstart", now: float | N
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``quickstart`` flags (errors raise :class:`hf_bert_tasks.cli.UsageError`)."""
-    from ..cli import ArgumentParser
-
     parser = ArgumentParser(prog="hf-bert-tasks quickstart", description=__doc__.split("\n")[0])
     parser.add_argument("--output_dir", default=None,
                         help="where every step writes its outputs (default: a new runs/quickstart-<UTC time>, "
@@ -379,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from ..threads import use_threads
+    from ..threads import use_threads  # looked up at call time (tests replace it)
 
     args = build_parser().parse_args(argv)  # before the heavy imports: --help answers at once
     output_dir = args.output_dir
@@ -402,8 +394,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    import sys
-
-    from ..cli import run_subcommand
-
     sys.exit(run_subcommand("quickstart"))
