@@ -180,8 +180,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     fields = {f.name: f for src in sources for f in dataclass_fields(*src[:2])}
     known = {*fields, "config", "help_all", *extra_flags}
     # argv as {flag: values after it} (--a-b is a_b; --no_x is x = false) and the tokens no known flag takes
-    given = {}
-    unknown = []
+    given, unknown = {}, []
     current = None  # the flag whose values are being read
     for token in argv:
         if token.startswith("--") and len(token) > 2:
