@@ -177,9 +177,8 @@ def check_early(command: str, rest: list[str], module) -> list[str]:
 def _dispatch(command: str, rest: list[str]) -> int:
     if command == "tasks":
         return list_tasks_command(rest)
-    spec = SUBCOMMANDS[command]
     helping = any(a in ("-h", "--help", "--help_all") for a in rest)
-    if spec.dataclasses and helping and "--help_all" not in rest:
+    if SUBCOMMANDS[command].dataclasses and helping and "--help_all" not in rest:
         print(fast_help(command))
         return 0
     module = importlib.import_module(f"hf_bert_tasks.scripts.{command}")  # light: heavy imports are in main()

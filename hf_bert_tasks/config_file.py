@@ -48,9 +48,8 @@ def read_config(source: str, option: str = "--config", inline: bool = False) -> 
 
 def config_argv(argv: list[str], parser) -> list[str]:
     """``argv`` with its ``--config FILE`` (or ``--config=FILE``) replaced by the file's settings as flag tokens for
-    ``parser`` (:func:`settings_argv`), put first and without the keys ``argv`` gives, so the command line wins. The
-    accepted keys are ``parser``'s option dests (for an ``HfArgumentParser``: its argument dataclasses' fields), read
-    from ``parser._actions`` on every call.
+    ``parser`` (:func:`settings_argv`), put first and without the keys ``argv`` gives, so the command line wins; the
+    accepted keys are ``parser``'s option dests (an ``HfArgumentParser``'s: its argument dataclasses' fields).
 
     Raises:
         ValueError: ``--config`` without a path, a key no flag of ``parser`` takes, a value settings_argv refuses.
@@ -62,8 +61,7 @@ def config_argv(argv: list[str], parser) -> list[str]:
     i = argv.index("--config")
     if i + 1 >= len(argv):
         raise ValueError("--config needs a path to a .yaml or .json file")
-    path = argv[i + 1]
-    rest = argv[:i] + argv[i + 2 :]
+    path, rest = argv[i + 1], argv[:i] + argv[i + 2 :]
     values = read_config(path)
     check_keys(path, values, {a.dest for a in parser._actions if a.option_strings} - {"help"})
     given = {a.lstrip("-").split("=")[0] for a in rest if a.startswith("--")}

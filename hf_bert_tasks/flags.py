@@ -130,10 +130,8 @@ def fast_help(program: str, command: str, spec) -> str:
         group = parser.add_argument_group(title)
         for f in dataclass_fields(mod, cls):
             choices = f.choices or known_at_run_time.get(f.name)
-            if choices:
-                metavar = "{" + ",".join(map(str, choices)) + "}"
-            else:
-                metavar = "[BOOL]" if f.annotation in ("bool", "bool | None", "Optional[bool]") else f.name.upper()
+            metavar = ("{" + ",".join(map(str, choices)) + "}" if choices else "[BOOL]"
+                       if f.annotation in ("bool", "bool | None", "Optional[bool]") else f.name.upper())
             text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
             group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
     return parser.format_help()
@@ -182,8 +180,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     fields = {f.name: f for src in sources for f in dataclass_fields(*src[:2])}
     known = {*fields, "config", "help_all", *extra_flags}
     # argv as {flag: values after it} (--a-b is a_b; --no_x is x = false) and the tokens no known flag takes
-    given = {}
-    unknown = []
+    given, unknown = {}, []
     current = None  # the flag whose values are being read
     for token in argv:
         if token.startswith("--") and len(token) > 2:

@@ -216,8 +216,7 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
         **({"extended_from": {k: extends.get(k) for k in ("learning_rates", "seeds", "selected_learning_rate",
                                                            "selected_seed")}} if extends else {}),
     })
-    results = _read_json(os.path.join(top, "all_results.json"))
-    results.update(grid_keys)
+    results = {**_read_json(os.path.join(top, "all_results.json")), **grid_keys}
     write_json(os.path.join(top, "all_results.json"), results)
     logger.info("selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s", selected, key,
                 selected_summary["mean"], len(seeds), chosen["seed"], best_dir)

@@ -75,9 +75,8 @@ def non_default_arguments(training_args) -> dict[str, Any]:
     from transformers import TrainingArguments
 
     def field_default(f):
-        if f.default is not MISSING:
-            return f.default
-        return f.default_factory() if f.default_factory is not MISSING else None  # type: ignore[misc]
+        return (f.default if f.default is not MISSING
+                else f.default_factory() if f.default_factory is not MISSING else None)  # type: ignore[misc]
 
     defaults = {f.name: field_default(f) for f in fields(TrainingArguments)}
     out = {}
@@ -147,11 +146,9 @@ class RunRecordCallback(TrainerCallback):
 
     def start(self, args) -> None:
         """Add what the ``Trainer``'s arguments say (training mode, seed, hyperparameters) and write the first record."""
-        training_mode = self.training_mode
-        if training_mode is None:
-            from .modes import mode_of
+        from .modes import mode_of
 
-            training_mode = mode_of(args).record(args)
+        training_mode = mode_of(args).record(args) if self.training_mode is None else self.training_mode
         self.record.update(training_mode=training_mode, seed=args.seed, hyperparameters=hyperparameters(args))
         self.write(args)
 
