@@ -24,22 +24,6 @@ def pad_2d(rows: list, width: int, fill, dtype) -> np.ndarray:
     return out
 
 
-def _arrow_columns(features, names: tuple[str, ...]):
-    """``{name: pyarrow.Array}`` of a ``datasets.Dataset``'s columns in row order (indices mapping applied), or
-    ``None`` for any other input, or when a ragged column (all but the first) is not ``list<...>`` (e.g. ``Array2D``).
-    Why: docs/design.md, 'qa_postprocess.py: why Arrow buffers'."""
-    import pyarrow as pa
-    from datasets import Dataset
-
-    if not isinstance(features, Dataset):
-        return None
-    table = features.select_columns(list(names)).with_format("arrow")[:]
-    columns = {name: table.column(name).combine_chunks() for name in names}
-    if not all(pa.types.is_list(columns[name].type) for name in names[1:]):
-        return None
-    return columns
-
-
 def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None, fill, dtype, name: str) -> np.ndarray:
     """A pyarrow ``list<T>`` (``inner=None``) or ``list<list<T>[inner]>`` column, row lengths ``lengths`` ``[n_rows]``
     -> ``[n_rows, width(, inner)]`` padded with ``fill`` (``width >= lengths.max()``).
@@ -78,8 +62,16 @@ def features_to_arrays(features, example_ids: list[str]):
         ValueError: an ``offset_mapping`` entry is not a ``[start, end]`` pair, or a row's ``offset_mapping`` and
             ``token_is_max_context`` differ in length (Dataset input).
     """
+    import pyarrow as pa
+    from datasets import Dataset
+
     position = {qid: i for i, qid in enumerate(example_ids)}
-    columns = _arrow_columns(features, ("example_id", "offset_mapping", "token_is_max_context"))
+    names, columns = ("example_id", "offset_mapping", "token_is_max_context"), None
+    if isinstance(features, Dataset):  # Arrow buffers: docs/design.md, 'qa_postprocess.py: why Arrow buffers'
+        table = features.select_columns(list(names)).with_format("arrow")[:]
+        columns = {name: table.column(name).combine_chunks() for name in names}
+        if not all(pa.types.is_list(columns[name].type) for name in names[1:]):  # e.g. ``Array2D``: Python lists
+            columns = None
     ids = list(features["example_id"]) if columns is None else columns["example_id"].to_pylist()
     index = np.array([position[q] for q in ids], dtype=np.int64)
     if columns is None:
