@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import re
-from contextlib import suppress
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +40,21 @@ def _nonempty(folder: str, *names: str) -> bool:
     return any(os.path.isfile(p := os.path.join(folder, n)) and os.path.getsize(p) > 0 for n in names)
 
 
+def _has_weights(folder: str, names: set[str]) -> bool:
+    if _nonempty(folder, *_WEIGHTS):
+        return True
+    for index in filter(lambda name: _nonempty(folder, name), _WEIGHT_INDEXES):
+        try:
+            with open(os.path.join(folder, index), encoding="utf-8") as f:
+                shards = set(json.load(f)["weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if shards and all(_nonempty(folder, s) for s in shards):
+            return True
+    # FSDP (``pytorch_model_fsdp*``) and DeepSpeed (``global_step*``) keep weights and optimizer in their own folders
+    return any(n.startswith(("pytorch_model_fsdp", "global_step")) for n in names)
+
+
 def checkpoint_problems(folder: str) -> list[str]:
     """What keeps ``folder`` from resuming (docs/design.md), e.g. ``["no trainer_state.json"]``; ``[]``: complete.
     Each one but those of :data:`_RESUMABLE` is fatal: ``Trainer.train`` cannot resume at all (it raises)."""
@@ -60,14 +74,7 @@ def checkpoint_problems(folder: str) -> list[str]:
             match = _CHECKPOINT.match(os.path.basename(os.path.normpath(folder)))
             if match and step != int(match.group(1)):
                 problems.append(f"trainer_state.json says global_step {step}, the folder name {match.group(1)}")
-    shards = []  # the shard files named by each readable sharded-weights index
-    for index in _WEIGHT_INDEXES:
-        with (suppress(OSError, ValueError, KeyError, TypeError, AttributeError),
-              open(os.path.join(folder, index), encoding="utf-8") as f):
-            shards.append(set(json.load(f)["weight_map"].values()))
-    # FSDP (``pytorch_model_fsdp*``) and DeepSpeed (``global_step*``) keep weights and optimizer in their own folders
-    if not (_nonempty(folder, *_WEIGHTS) or any(s and all(_nonempty(folder, n) for n in s) for s in shards)
-            or any(n.startswith(("pytorch_model_fsdp", "global_step")) for n in names)):
+    if not _has_weights(folder, names):
         problems.append("no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)")
     # (files, folder-name prefixes that hold it instead (FSDP, DeepSpeed)) of each resumable part
     parts = ((("optimizer.pt", "optimizer.bin"), ("pytorch_model_fsdp", "global_step", "optimizer_")),

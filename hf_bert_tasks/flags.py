@@ -130,8 +130,10 @@ def fast_help(program: str, command: str, spec) -> str:
         group = parser.add_argument_group(title)
         for f in dataclass_fields(mod, cls):
             choices = f.choices or known_at_run_time.get(f.name)
-            metavar = ("{" + ",".join(map(str, choices)) + "}" if choices else "[BOOL]"
-                       if f.annotation in ("bool", "bool | None", "Optional[bool]") else f.name.upper())
+            if choices:
+                metavar = "{" + ",".join(map(str, choices)) + "}"
+            else:
+                metavar = "[BOOL]" if f.annotation in ("bool", "bool | None", "Optional[bool]") else f.name.upper()
             text = f.help + (f" (default: {f.default})" if f.default not in ("", "None") else "")
             group.add_argument(f"--{f.name}", metavar=metavar, help=text.replace("%", "%%"))
     return parser.format_help()

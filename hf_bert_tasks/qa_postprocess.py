@@ -131,6 +131,30 @@ class _Candidates(NamedTuple):
     bounds: list[int]
 
 
+def _span_candidates(start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndarray, start_ok: np.ndarray,
+                     end_ok: np.ndarray, feature_example_index: np.ndarray, n_examples: int, k: int,
+                     max_answer_length: int) -> _Candidates:
+    """Top-``k`` starts x top-``k`` ends of every feature (``[F, k, k]``) that form a valid span: start where
+    ``start_ok``, end where ``end_ok`` (bool ``[F, L]``), ``end >= start``, at most ``max_answer_length`` tokens;
+    scored ``start_logit + end_logit``. Logits float ``[F, L]``, offsets int ``[F, L, 2]``, example index ``[F]``."""
+    n_features = start_logits.shape[0]
+    top_s, top_e = _top_k(start_logits, k), _top_k(end_logits, k)
+    rows = np.arange(n_features)[:, None]
+    s_idx = np.broadcast_to(top_s[:, :, None], (n_features, k, k))
+    e_idx = np.broadcast_to(top_e[:, None, :], (n_features, k, k))
+    ok = (start_ok[rows, top_s][:, :, None] & end_ok[rows, top_e][:, None, :] & (e_idx >= s_idx)
+          & (e_idx - s_idx + 1 <= max_answer_length))
+    feat, si, ei = np.nonzero(ok)
+    cs, ce = s_idx[feat, si, ei], e_idx[feat, si, ei]
+    c_start_logit, c_end_logit = start_logits[feat, cs], end_logits[feat, ce]
+    c_score = c_start_logit + c_end_logit
+    c_example = feature_example_index[feat]
+    order = np.lexsort((ce, cs, feat, -c_score, c_example))  # deterministic ties: feature, start, end
+    return _Candidates(c_score[order].tolist(), c_start_logit[order].tolist(), c_end_logit[order].tolist(),
+                       offsets[feat[order], cs[order], 0].tolist(), offsets[feat[order], ce[order], 1].tolist(),
+                       np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist())
+
+
 def _example_nbest(context: str, cand: _Candidates, lo: int, hi: int, null_entry: tuple | None,
                    n_best_size: int) -> tuple[list[tuple], tuple | None]:
     """The n-best list of one example from its sorted spans ``lo:hi`` of ``cand``, and its best non-null entry
@@ -211,24 +235,8 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
         raise ValueError(f"every example needs at least one feature; none for {missing} (or an index is out of range)")
     valid_token = offsets[:, :, 0] >= 0
     start_ok = valid_token if max_context is None else valid_token & np.asarray(max_context, dtype=bool)
-    # the top-k starts x top-k ends of every feature ([F, k, k]) that form a valid span: start where start_ok, end on a
-    # context token, end >= start, at most max_answer_length tokens; scored start_logit + end_logit
-    k = min(n_best_size, seq_len)
-    top_s, top_e = _top_k(start_logits, k), _top_k(end_logits, k)
-    rows = np.arange(n_features)[:, None]
-    s_idx = np.broadcast_to(top_s[:, :, None], (n_features, k, k))
-    e_idx = np.broadcast_to(top_e[:, None, :], (n_features, k, k))
-    ok = (start_ok[rows, top_s][:, :, None] & valid_token[rows, top_e][:, None, :] & (e_idx >= s_idx)
-          & (e_idx - s_idx + 1 <= max_answer_length))
-    feat, si, ei = np.nonzero(ok)
-    cs, ce = s_idx[feat, si, ei], e_idx[feat, si, ei]
-    c_start_logit, c_end_logit = start_logits[feat, cs], end_logits[feat, ce]
-    c_score = c_start_logit + c_end_logit
-    c_example = feature_example_index[feat]
-    order = np.lexsort((ce, cs, feat, -c_score, c_example))  # deterministic ties: feature, start, end
-    cand = _Candidates(c_score[order].tolist(), c_start_logit[order].tolist(), c_end_logit[order].tolist(),
-                       offsets[feat[order], cs[order], 0].tolist(), offsets[feat[order], ce[order], 1].tolist(),
-                       np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist())
+    cand = _span_candidates(start_logits, end_logits, offsets, start_ok, valid_token, feature_example_index,
+                            n_examples, min(n_best_size, seq_len), max_answer_length)
     null_entries = [None] * n_examples
     if version_2_with_negative:  # ("", score, start_logit, end_logit, 0, 0) of [CLS] in the window of least score
         feature_null = start_logits[:, 0] + end_logits[:, 0]  # (google's run_squad.py; the first window on a tie)

@@ -75,8 +75,9 @@ def non_default_arguments(training_args) -> dict[str, Any]:
     from transformers import TrainingArguments
 
     def field_default(f):
-        return (f.default if f.default is not MISSING
-                else f.default_factory() if f.default_factory is not MISSING else None)  # type: ignore[misc]
+        if f.default is not MISSING:
+            return f.default
+        return f.default_factory() if f.default_factory is not MISSING else None  # type: ignore[misc]
 
     defaults = {f.name: field_default(f) for f in fields(TrainingArguments)}
     out = {}

@@ -147,6 +147,33 @@ class GlueTask(Task):
             cols[self.label_column] = pc.if_else(pc.equal(label, "-1"), None, label)
         return cols, self.jsonl_columns.get(self.label_column, ("label",))[0], False
 
+    def _label_ids(self, raw, path: str, column: str, header: bool, unlabelled_ok: bool):
+        """Raw labels (strings) -> the Hub's ids by name (``int64``), or float32 scores (STS-B); a missing label
+        (null) is -1 where ``unlabelled_ok``. Raises ``ValueError`` naming file, line, field and the allowed values."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self.problem_type == "regression":
+            try:
+                return pc.fill_null(pc.cast(pc.cast(raw, pa.float64()), pa.float32()), -1.0)
+            except pa.ArrowInvalid:
+                for row, text in enumerate(raw.to_pylist()):
+                    try:
+                        float(text)
+                    except ValueError:
+                        raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {text!r} "
+                                         "is not a number; expected a float score") from None
+                raise
+        keys = list(self.raw_label_map)
+        at = pc.index_in(raw, value_set=pa.array(keys))
+        unknown = pc.is_null(at) if not unlabelled_ok else pc.and_(pc.is_null(at), pc.is_valid(raw))
+        if pc.any(unknown).as_py():
+            row = pc.index(unknown, True).as_py()
+            raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {raw[row].as_py()!r} "
+                             f"is not a known label; expected one of {sorted(keys)}")
+        ids = pa.array([self.label_names.index(self.raw_label_map[k]) for k in keys], pa.int64())
+        return pc.fill_null(pc.take(ids, at), -1)
+
     def read_file(self, path: str, split: str | None = None):
         """One GLUE file (``.tsv``, or ``.jsonl`` for the MNLI export) as a ``datasets.Dataset`` in :meth:`features`.
 
@@ -160,35 +187,13 @@ class GlueTask(Task):
         import pyarrow.compute as pc
 
         jsonl = path.endswith(".jsonl")
-        cols, column, header = self._read_jsonl(path) if jsonl else self._read_tsv(path)
+        cols, label_column, header = self._read_jsonl(path) if jsonl else self._read_tsv(path)
         n = len(cols[self.text_columns[0]])
         raw = cols[self.label_column]
         unlabelled_ok = jsonl or raw is None
         if raw is None:  # a file without a label column (a test split): every label is -1
             raw = pa.nulls(n, pa.string())
-        # raw label strings -> the Hub's ids by name (int64), or float32 scores (STS-B); null -> -1 where unlabelled_ok
-        if self.problem_type == "regression":
-            try:
-                labels = pc.fill_null(pc.cast(pc.cast(raw, pa.float64()), pa.float32()), -1.0)
-            except pa.ArrowInvalid:
-                for row, text in enumerate(raw.to_pylist()):
-                    try:
-                        float(text)
-                    except ValueError:
-                        raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {text!r} "
-                                         "is not a number; expected a float score") from None
-                raise
-        else:
-            keys = list(self.raw_label_map)
-            at = pc.index_in(raw, value_set=pa.array(keys))
-            unknown = pc.is_null(at) if not unlabelled_ok else pc.and_(pc.is_null(at), pc.is_valid(raw))
-            if pc.any(unknown).as_py():
-                row = pc.index(unknown, True).as_py()
-                raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {raw[row].as_py()!r} "
-                                 f"is not a known label; expected one of {sorted(keys)}")
-            ids = pa.array([self.label_names.index(self.raw_label_map[k]) for k in keys], pa.int64())
-            labels = pc.fill_null(pc.take(ids, at), -1)
-        cols[self.label_column] = labels
+        cols[self.label_column] = self._label_ids(raw, path, label_column, header, unlabelled_ok)
         if cols["idx"] is None:
             cols["idx"] = pa.array(np.arange(n, dtype=np.int32))
         empty = functools.reduce(pc.or_, [pc.equal(pc.utf8_trim_whitespace(cols[c]), "") for c in self.text_columns])
