@@ -13,7 +13,9 @@ environment and thread settings for all):
 * reference, the same script with ``--pad_to_max_length False --train_sampling_strategy group_by_length``
   (transformers' ``LengthGroupedSampler``, the same mega-batch rule as our default): the side that separates what the
   sampler gives from what our code gives;
-* ours, ``hf-bert-tasks finetune`` with whatever our recipe's defaults are.
+* ours, ``hf-bert-tasks finetune`` with our recipe's defaults and ``--group_by_length`` given: the classification
+  default, given so that STS-B (whose recipe default is random batches, chosen by accuracy: docs/results.md) is
+  timed with the same sampler as the side above; the dynamic-padding side is the same-sampler side of a random one.
 
 Every side also records its **step-only limit** (``timed_main.py --time_steps``): the summed wall time of its
 ``Trainer.training_step`` calls (forward + backward) and optimizer steps on the batches it actually trained on, with no
@@ -22,6 +24,8 @@ data loading, collation, evaluation or saving. ``whole / limit`` per side says h
 The shared argument set is ``../shared/baselines/glue/run_one.sh``'s: all-MiniLM-L6-v2, ``--max_seq_length 128
 --per_device_train_batch_size 32 --learning_rate 2e-5 --warmup_steps 0.1 --seed S --save_strategy no
 --logging_steps 50 --report_to none --do_train --do_eval``, ``--num_train_epochs E`` or ``--max_steps N``, plus
+``--weight_decay 0.01`` for both (the paper's and our default; run_glue's is 0.0, and decay costs ~7 ms per AdamW
+step, ``tools/adamw_weight_decay_cost.py``, so equal settings mean equal optimizer work), plus
 ``--eval_strategy no`` (one evaluation on the whole dev set after training, run_glue's default; ours would otherwise
 also evaluate at each epoch end). Data: run_glue reads ``convert_glue.py``'s JSON (made once, untimed), ours reads
 the original TSVs of ``../shared/data/glue``. Every run gets a fresh output folder and a fresh datasets cache (no run
@@ -67,7 +71,8 @@ def shared_args(args, seed: int, output_dir: str) -> list[str]:
     """The argument set both scripts get (run_one.sh's hyper-parameters)."""
     out = ["--model_name_or_path", args.model, "--do_train", "--do_eval", "--max_seq_length", "128",
            "--per_device_train_batch_size", "32", "--learning_rate", args.learning_rate,
-           "--num_train_epochs", str(args.epochs), "--warmup_steps", "0.1", "--seed", str(seed),
+           "--num_train_epochs", str(args.epochs), "--warmup_steps", "0.1", "--weight_decay", args.weight_decay,
+           "--seed", str(seed),
            "--save_strategy", "no", "--eval_strategy", "no", "--logging_steps", "50", "--report_to", "none",
            "--output_dir", output_dir]
     if args.max_steps:
@@ -82,7 +87,7 @@ def side_command(key: str, task: str, seed: int, output_dir: str, report: str, a
     if key == "ours":
         folder = harness.shared_path("data", "glue", TASKS[task][0])
         return wrapper + ["--module", "hf_bert_tasks.cli", "--", "finetune", "--task", task, "--data_dir", folder,
-                          *shared_args(args, seed, output_dir)]
+                          "--group_by_length", *shared_args(args, seed, output_dir)]
     script = harness.shared_path("baselines", "glue", "run_glue.py")
     return wrapper + ["--script", script, "--", "--task_name", task,
                       "--train_file", os.path.join(json_dir, task, "train.json"),
@@ -153,11 +158,13 @@ def one_task(task: str, args, work: str, json_dir: str, env: dict) -> dict:
         f"glue_e2e_{task}", f"GLUE {task.upper()} fine-tune, train + eval (whole process)", measured, comparisons,
         config={"task": task, "model": "all-MiniLM-L6-v2", "seeds": seeds, "repeats_per_seed": args.repeats,
                 "epochs": args.epochs, "max_steps": args.max_steps or None, "learning_rate": args.learning_rate,
-                "batch_size": 32, "max_seq_length": 128, "warmup": "0.1 (fraction)", "metric": metric_key,
+                "batch_size": 32, "max_seq_length": 128, "warmup": "0.1 (fraction)",
+                "weight_decay": args.weight_decay, "metric": metric_key,
                 "max_eval_samples": args.max_eval_samples,
                 "timing": "whole subprocess: start-up, data, tokenization, model load, train, eval, save"},
         notes=["data: run_glue reads convert_glue.py JSON, ours the original TSV files",
-               "each side keeps its other defaults (e.g. eval batch size, weight decay); see the command lines"],
+               "ours is given --group_by_length (the same sampler as the run_glue group side, STS-B too)",
+               "each side keeps its other defaults (e.g. eval batch size); see the command lines"],
     )
     for side in res["sides"].values():
         extras = side["extra"]
@@ -200,6 +207,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--max_steps", type=int, default=8, help="--max_steps for both (0: train --epochs)")
     parser.add_argument("--max_eval_samples", type=int, default=None, help="evaluate on the first N dev examples")
     parser.add_argument("--learning_rate", default="2e-5")
+    parser.add_argument("--weight_decay", default="0.01", help="AdamW weight decay for every side (same optimizer work)")
     parser.add_argument("--sides", default="pad128,dyn,group,ours", help=f"comma-separated, from {list(SIDES)}")
     parser.add_argument("--warmup", type=int, default=0, help="untimed rounds before the timed ones")
     parser.add_argument("--model", default=None, help="checkpoint folder (default: all-MiniLM-L6-v2)")

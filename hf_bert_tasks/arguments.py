@@ -126,11 +126,11 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
         "help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); with "
                 "--lr_grid the best lr is chosen by the mean dev metric over seeds."})
     group_by_length: bool = field(default=True, metadata={
-        "help": "Length-grouped training batches (less padding; the default). Opt out with --no_group_by_length or "
-                "--train_sampling_strategy random."})
+        "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
+                "STS-B: docs/results.md). Opt out with --no_group_by_length or --train_sampling_strategy random."})
     train_sampling_strategy: str | None = field(default=None, metadata={
-        "help": "Training sampler: group_by_length (default, see --group_by_length), random, sequential, "
-                "batch_rebalance. An explicit value wins over --group_by_length.",
+        "help": "Training sampler: group_by_length, random, sequential, batch_rebalance (default: see "
+                "--group_by_length). An explicit value wins over --group_by_length.",
         "choices": ["random", "sequential", "group_by_length", "batch_rebalance"]})
     sort_eval_by_length: bool = field(default=True, metadata={
         "help": "Evaluate/predict longest-first (less padding); predictions are put back in the input order, so "
@@ -149,7 +149,9 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
         # no --do_* flag: every split the data has; kept before Trainer's post-init changes them
         flags = (self.do_train, self.do_eval, self.do_predict)
         self._explicit_do = flags if any(flags) else None
-        # an explicit --train_sampling_strategy wins over --group_by_length (its transformers 5 spelling)
+        # an explicit --train_sampling_strategy wins over --group_by_length; neither: the task's (apply_task_defaults)
+        given = _GIVEN_FLAGS.get() or ()
+        self._sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
         if self.train_sampling_strategy is None:
             self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
         self.group_by_length = self.train_sampling_strategy == "group_by_length"
@@ -281,13 +283,16 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
     """Fill what the user did not set: learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
-    ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid) and, with ``--load_best_model_at_end``,
+    ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
+    batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
     the task's primary dev metric and its direction (not for tasks without in-training metrics: SQuAD).
     Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
     for key in getattr(training_args, "_unset", []):
         setattr(training_args, key, defaults[key])
+    if getattr(training_args, "_sampler_unset", False) and task.problem_type == "regression":
+        training_args.train_sampling_strategy, training_args.group_by_length = "random", False
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
     if (training_args.load_best_model_at_end and getattr(training_args, "_metric_unset", False)

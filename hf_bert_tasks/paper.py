@@ -8,13 +8,6 @@ from __future__ import annotations
 TABLE7_FEATURE_BASED_DEV_F1: dict[str, float] = {"embeddings": 91.0, "second_to_last": 95.6, "last": 94.9,
                                                   "sum_last_four": 95.9, "concat_last_four": 96.1, "sum_all": 95.5}
 
-#: Table 7's row labels for the same strategies (as printed in the paper).
-TABLE7_ROW_NAMES: dict[str, str] = {
-    "embeddings": "Embeddings", "second_to_last": "Second-to-Last Hidden", "last": "Last Hidden",
-    "sum_last_four": "Weighted Sum Last Four Hidden", "concat_last_four": "Concat Last Four Hidden",
-    "sum_all": "Weighted Sum All 12 Layers",
-}
-
 #: Table 7, fine-tuning approach: CoNLL-2003 dev F1 (x100).
 TABLE7_FINETUNE_DEV_F1: dict[str, float] = {"BERT-LARGE": 96.6, "BERT-BASE": 96.4}
 

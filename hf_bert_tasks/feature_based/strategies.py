@@ -29,11 +29,6 @@ class Strategy:
         """Table 7's dev F1 (x100, BERT-BASE, CoNLL-2003) from :mod:`hf_bert_tasks.paper`; ``None`` without a row."""
         return paper.TABLE7_FEATURE_BASED_DEV_F1.get(self.name)
 
-    @property
-    def paper_name(self) -> str:
-        """Table 7's row label (or a description for ``scalar_mix``, which the paper does not have)."""
-        return paper.TABLE7_ROW_NAMES.get(self.name, "Learned scalar mix, all layers (ELMo; not in the paper)")
-
     def layers(self, num_hidden_layers: int) -> list[int]:
         """Indices into ``hidden_states`` (0 = embeddings, ``L`` = last layer) used by this strategy (with ``L < 3``
         the "last four" reach into the embeddings); ``ValueError`` for ``second_to_last`` when ``L = 0``."""
