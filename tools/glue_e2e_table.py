@@ -1,6 +1,7 @@
 """Print the full-size glue_e2e table of docs/results.md ("Speed against run_glue with the same sampler") from
-benchmarks/results.json: one row per task and seed, the four sides' whole-process times, ours' ratio against each
-run_glue side, each side's step-only limit and whole/limit, train padding, and the time outside the timed steps.
+benchmarks/results.json: one row per task and seed, the sides' whole-process times ("—" for a side not run), ours'
+ratio against each run_glue side, each side's step-only limit and whole/limit, train padding, and the time outside
+the timed steps.
 
     python tools/glue_e2e_table.py [benchmarks/results.json] [--labels full_mrpc,full_mrpc_seed43,...]
 """
@@ -41,8 +42,11 @@ def main() -> None:
         pad = {key: 100 * (1 - extra[key]["tokens"]["train"]["real"] / extra[key]["tokens"]["train"]["positions"])
                for key in sides}
         seed = result["config"]["seeds"][0]
-        ratios = " / ".join(f"{whole[k] / whole['ours']:.2f}x" for k in ("pad128", "dyn", "group"))
-        print(f"| {NAMES[result['config']['task']]} ({seed}) | {whole['pad128']:.1f} s | {whole['dyn']:.1f} s | "
+        # a side not run (``--sides group,ours``) shows as "—"
+        ratios = " / ".join(f"{whole[k] / whole['ours']:.2f}x" if k in whole else "—"
+                            for k in ("pad128", "dyn", "group"))
+        pad128, dyn = (f"{whole[k]:.1f} s" if k in whole else "—" for k in ("pad128", "dyn"))
+        print(f"| {NAMES[result['config']['task']]} ({seed}) | {pad128} | {dyn} | "
               f"{whole['group']:.1f} s | {whole['ours']:.1f} s | {ratios} | {limit['group']:.1f} s / "
               f"{limit['ours']:.1f} s | {whole['group'] / limit['group']:.2f} / {whole['ours'] / limit['ours']:.2f} | "
               f"{pad['group']:.1f} % / {pad['ours']:.1f} % | {whole['group'] - limit['group']:.1f} s / "
