@@ -59,6 +59,14 @@ class DataArguments:
         "metavar": "{" + ",".join(list_tasks()) + "}"})
     data_dir: str | None = field(default=None, metadata={
         "help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."})
+    train_file: str | None = field(default=None, metadata={
+        "help": "Your own training file (.csv, .tsv, .jsonl) with the task's columns (`hf-bert-tasks tasks`)."})
+    validation_file: str | None = field(default=None, metadata={"help": "Your own dev file (as --train_file)."})
+    test_file: str | None = field(default=None, metadata={"help": "Your own test file (label column optional)."})
+    text_column_names: str | None = field(default=None, metadata={
+        "help": "Your files' text columns, comma-separated in the task's order (default: the task's names)."})
+    label_column_name: str | None = field(default=None, metadata={
+        "help": "Your files' label column (default: the task's, e.g. label)."})
     dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Hub dataset config overriding the task's."})
     dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})

@@ -174,7 +174,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     Raises:
         ValueError: an unknown flag or ``--config`` key (the recipe's wording, with the closest flag), an unknown or
             missing ``--task`` (when ``task`` is a field).
-        FileNotFoundError: ``--config``, ``--data_dir``, ``--train_files`` or ``--model_name_or_path`` that does not
+        FileNotFoundError: ``--config``, ``--data_dir``, ``--train_file`` (… ``--test_file``), ``--train_files`` or ``--model_name_or_path`` that does not
             exist (see :func:`check_model`).
     """
     from .config_file import check_keys, read_config, unrecognized
@@ -216,6 +216,9 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
         get_task(last["task"])  # UnknownTaskError (a ValueError) with the closest names
     if "data_dir" in last and not os.path.isdir(last["data_dir"]):
         raise FileNotFoundError(f"--data_dir {last['data_dir']}: no such folder")
+    for flag in ("train_file", "validation_file", "test_file"):  # before transformers is imported
+        if flag in fields and flag in last and not os.path.isfile(last[flag]):
+            raise FileNotFoundError(f"--{flag} {last[flag]}: no such file")
     if values.get("train_files"):
         from .pretraining_data import resolve_corpus_files
 

@@ -119,6 +119,10 @@ class Task(abc.ABC):
     local_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     metric_suffixes: dict[str, str] = field(default_factory=dict)
     metrics: tuple[MetricSpec, ...] = ()
+    #: ``--train_file`` / ``--validation_file`` / ``--test_file``: canonical split -> path (set by :meth:`configure`)
+    user_files: dict[str, str] = field(default_factory=dict)
+    #: ``--text_column_names`` / ``--label_column_name``: canonical column -> the file's column (:meth:`configure`)
+    user_columns: dict[str, str] = field(default_factory=dict)
     #: the ``transformers`` collator class :meth:`data_collator` builds (a class attribute, not a field)
     collator_class = "DataCollatorWithPadding"
     #: the recipe's ``DataArguments`` that :meth:`configure` copies into fields of the task (a class attribute)
@@ -155,7 +159,9 @@ class Task(abc.ABC):
              dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):
         """The raw splits as a ``DatasetDict`` of canonical split names: :meth:`read_local` of ``data_dir`` when given,
         else ``datasets.load_dataset`` of ``dataset_name`` / ``dataset_config_name`` (default :attr:`hub_dataset` /
-        :attr:`hub_config`) at ``revision`` into ``cache_dir``."""
+        :attr:`hub_config`) at ``revision`` into ``cache_dir``; :meth:`read_user_files` when :attr:`user_files`."""
+        if self.user_files:
+            return self.read_user_files(data_dir)
         if data_dir is not None:
             return self.read_local(data_dir)
         import datasets
@@ -165,10 +171,95 @@ class Task(abc.ABC):
 
     def configure(self, data_args) -> Task:
         """A copy (``dataclasses.replace``; the registry holds shared instances) holding the :attr:`data_options` of
-        ``data_args`` (``doc_stride``, ``label_all_tokens`` …); the task itself when it has none."""
-        if not self.data_options:
+        ``data_args`` (``doc_stride``, ``label_all_tokens`` …) and its files / column names (:attr:`user_files`,
+        :attr:`user_columns`); the task itself when it has none.
+
+        Raises:
+            ValueError: ``--text_column_names`` with more names than the task has text columns.
+        """
+        files = {split: getattr(data_args, flag, None) for split, flag in (
+            (self.train_split, "train_file"), (self.eval_splits[0], "validation_file"),
+            (self.test_splits[0], "test_file"))}
+        files = {split: path for split, path in files.items() if path}
+        names = [n.strip() for n in (getattr(data_args, "text_column_names", None) or "").split(",") if n.strip()]
+        if len(names) > len(self.text_columns):
+            raise ValueError(f"--text_column_names {','.join(names)}: {len(names)} names, task {self.name!r} has "
+                             f"{len(self.text_columns)} text column(s); expected names for {list(self.text_columns)}")
+        columns = dict(zip(self.text_columns, names))
+        if label := getattr(data_args, "label_column_name", None):
+            columns[self.label_column] = label
+        options = {name: getattr(data_args, name) for name in self.data_options}
+        if not options and not files and not columns:
             return self
-        return replace(self, **{name: getattr(data_args, name) for name in self.data_options})
+        return replace(self, **options, user_files=files, user_columns=columns)
+
+    def required_columns(self) -> dict[str, str]:
+        """Canonical column -> the column a user file must have (:attr:`user_columns`, else the canonical name): the
+        text columns and the label column (the label is optional in a test file)."""
+        return {c: self.user_columns.get(c, c) for c in (*self.text_columns, self.label_column)}
+
+    def read_user_files(self, data_dir: str | None = None) -> datasets.DatasetDict:  # noqa: F821
+        """:meth:`read_user_file` of each of :attr:`user_files` (``--train_file`` … as ``run_glue.py``).
+
+        Raises:
+            ValueError: ``--data_dir`` given as well; a bad file (:meth:`read_user_file`).
+        """
+        import datasets
+
+        if data_dir is not None:
+            raise ValueError(f"--data_dir {data_dir} and --train_file/--validation_file/--test_file were both given; "
+                             "expected one source of data")
+        return datasets.DatasetDict({split: self.read_user_file(path, split) for split, path in self.user_files.items()})
+
+    def read_user_file(self, path: str, split: str) -> datasets.Dataset:  # noqa: F821
+        """One user file of ``split`` (``.csv``, ``.tsv``, ``.json`` / ``.jsonl``: JSON Lines) read by ``datasets``'
+        ``csv`` / ``json`` loaders, its :meth:`required_columns` renamed to the canonical ones, then
+        :meth:`from_user_columns` (the family's label mapping and checks) into the Hub dataset's columns.
+
+        Raises:
+            FileNotFoundError: no such file.
+            ValueError: another extension; a column missing (names the file, the columns found and those expected);
+                a bad value (:meth:`from_user_columns`).
+        """
+        import datasets
+
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{path}: no such file (given as the {split} file)")
+        ext = os.path.splitext(path)[1].lower()
+        builders = {".csv": ("csv", {}), ".tsv": ("csv", {"delimiter": "\t"}), ".json": ("json", {}),
+                    ".jsonl": ("json", {})}
+        if ext not in builders:
+            raise ValueError(f"{path}: extension {ext or '(none)'!r}; expected .csv, .tsv, .json or .jsonl "
+                             "(JSON Lines)")
+        builder, options = builders[ext]
+        if builder == "csv":
+            options.update(na_filter=False)  # "NA" or "null" stays text, as written
+        try:
+            ds = datasets.load_dataset(builder, data_files={split: path}, split=split, **options)
+        except Exception as err:  # the loader's error names no file: name it
+            raise ValueError(f"{path}: could not be read as {ext[1:].upper()} ({type(err).__name__}: {err})") from err
+        wanted = self.required_columns()
+        optional = {self.label_column} if split in self.test_splits else set()
+        missing = [name for c, name in wanted.items() if name not in ds.column_names and c not in optional]
+        if missing:
+            raise ValueError(f"{path}: column(s) {missing} not found; found {ds.column_names}, expected "
+                             f"{list(wanted.values())} for task {self.name!r} (name yours with --text_column_names "
+                             "a,b / --label_column_name c)")
+        rename = {name: c for c, name in wanted.items() if name in ds.column_names and name != c}
+        clash = [c for c in rename.values() if c in ds.column_names and c not in rename]
+        ds = ds.remove_columns(clash).rename_columns(rename)
+        if len(ds) == 0:
+            raise ValueError(f"{path}: no data rows; expected at least one example")
+        return self.from_user_columns(ds, path, split, header=builder == "csv")
+
+    def from_user_columns(self, ds, path: str, split: str, header: bool) -> datasets.Dataset:  # noqa: F821
+        """A user file's rows (canonical column names) in the Hub dataset's columns; ``header``: CSV/TSV (data row
+        ``i`` is on line ``i + 2``), else JSON Lines (line ``i + 1``).
+
+        Raises:
+            ValueError: this task reads no user files (the default).
+        """
+        raise ValueError(f"task {self.name!r} reads no --train_file/--validation_file/--test_file")
 
     @property
     def num_labels(self) -> int:
@@ -283,7 +374,19 @@ class Task(abc.ABC):
         return {**out, "metrics": list(self.metric_names),
                 "metric_declarations": [dict(vars(m)) for m in self.metrics], "primary_metric": self.primary_metric,
                 "model_head": self.model_head, "pipeline_tag": self.pipeline_tag,
-                "local_files": {k: list(v) for k, v in self.local_files.items()}}
+                "local_files": {k: list(v) for k, v in self.local_files.items()},
+                "required_columns": list(self.required_columns().values()),
+                "labels": self.label_description()}
+
+    def label_description(self) -> str:
+        """What a user file's label column holds, for ``hf-bert-tasks tasks``: the label names (or their ids)."""
+        if self.problem_type == "regression":
+            return "a number (float score)"
+        if self.problem_type == "question_answering":
+            return "{'text': [...], 'answer_start': [...]} per question (JSON Lines; [] = no answer)"
+        if self.problem_type == "token_classification":
+            return "a list of tags per row (JSON Lines): " + ", ".join(self.label_names or ())
+        return ", ".join(self.label_names or ()) + " (names or ids 0-" + str(self.num_labels - 1) + ")"
 
 
 def write_json(path: str, obj: Any) -> None:

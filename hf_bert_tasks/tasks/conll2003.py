@@ -117,6 +117,45 @@ class Conll2003Task(Task):
         """One column file (``train.txt``, ``eng.testa`` …) as a ``datasets.Dataset`` (:func:`read_conll_file`)."""
         return conll_dataset(read_conll_file(path))
 
+    def read_user_file(self, path: str, split: str):
+        """A ``.txt`` / ``.conll`` column file (:func:`read_conll_file`), else :meth:`Task.read_user_file` (JSON
+        Lines as ``run_ner.py``: a ``tokens`` list and an ``ner_tags`` list per row)."""
+        if os.path.splitext(path)[1].lower() in (".txt", ".conll", ".testa", ".testb", ".train"):
+            return conll_dataset(read_conll_file(path))
+        return super().read_user_file(path, split)
+
+    def from_user_columns(self, ds, path: str, split: str, header: bool):
+        """A user file's rows (``tokens``: list of words; ``ner_tags``: list of tag names or ids of
+        :data:`NER_LABELS`, as long as ``tokens``; IOB1 converted) in :func:`conll_features`.
+
+        Raises:
+            ValueError: a row whose tokens or tags are not lists, of other lengths, or an unknown tag (file and line).
+        """
+        tokens = ds["tokens"]
+        tags = ds[self.label_column] if self.label_column in ds.column_names else [["O"] * len(t) for t in tokens]
+        names = []
+        for row, (words, labels) in enumerate(zip(tokens, tags)):
+            where = f"{path}, line {row + 1 + header}"
+            if not isinstance(words, list) or not isinstance(labels, list):
+                raise ValueError(f"{where}: tokens and tags must be lists (JSON Lines: "
+                                 '{"tokens": ["EU", "rejects"], "ner_tags": ["B-ORG", "O"]})')
+            if len(words) != len(labels):
+                raise ValueError(f"{where}: {len(words)} tokens but {len(labels)} tags; expected one tag per token")
+            try:
+                names.append([NER_LABELS[t] if isinstance(t, int) and 0 <= t < len(NER_LABELS) else
+                              NER_LABELS[NER_LABELS.index(t)] for t in labels])
+            except ValueError:
+                bad = next(t for t in labels if t not in NER_LABELS)
+                raise ValueError(f"{where}: tag {bad!r} is unknown; expected one of {list(NER_LABELS)} "
+                                 f"(or ids 0-{len(NER_LABELS) - 1})") from None
+        if ner.detect_scheme(names) == "IOB1":
+            names = [ner.iob1_to_iob2(t) for t in names]
+        cols = {"id": [str(i) for i in range(len(ds))], "document_id": [-1] * len(ds),
+                "tokens": [[str(w) for w in words] for words in tokens], "ner_tags": names,
+                "pos_tags": [[POS_TAGS[0]] * len(t) for t in tokens],
+                "chunk_tags": [[CHUNK_TAGS[0]] * len(t) for t in tokens]}
+        return conll_dataset(cols)
+
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
         """Local files when ``data_dir`` is given; else the Hub mirror (default: the parquet export read with
         ``data_dir=<config>``; ``--dataset_name`` loads a mirror as given) relabelled by name (:meth:`_from_hub`).
@@ -124,6 +163,8 @@ class Conll2003Task(Task):
         Raises:
             ValueError: a Hub split without ``tokens`` and ``ner_tags``/``tags``, or with labels not CoNLL-2003's.
         """
+        if self.user_files:
+            return self.read_user_files(data_dir)
         if data_dir is not None:
             return self.read_local(data_dir)
         import datasets

@@ -203,6 +203,47 @@ class GlueTask(Task):
         table = pa.table({c: cols[c] for c in self.features()})
         return datasets.Dataset(table, info=datasets.DatasetInfo(features=self.features()))
 
+    def from_user_columns(self, ds, path: str, split: str, header: bool):
+        """A user file's rows (:meth:`Task.read_user_file`) in :meth:`features`: texts as strings, a label given by
+        name (``positive``), by the GLUE files' raw value (MRPC ``1``) or by id (``0`` .. ``num_labels - 1``); empty
+        or ``-1`` = unlabelled (test split only); STS-B: a float. ``idx`` kept if the file has it, else the row.
+
+        Raises:
+            ValueError: a missing label outside a test file, or a label not in the task's label set (names file,
+                line and value).
+        """
+        import datasets
+
+        cols = {c: ["" if v is None else str(v) for v in ds[c]] for c in self.text_columns}
+        raws = ds[self.label_column] if self.label_column in ds.column_names else [None] * len(ds)
+        by_name = {**{n: i for i, n in enumerate(self.label_names or ())},
+                   **{k: self.label_names.index(v) for k, v in (self.raw_label_map or {}).items()},
+                   **{str(i): i for i in range(self.num_labels)}}
+        labels = []
+        for row, raw in enumerate(raws):
+            text = "" if raw is None else str(raw).strip()
+            line = row + 1 + header
+            if text in ("", "-1"):
+                if split not in self.test_splits:
+                    raise ValueError(f"{path}, line {line}: no label in column "
+                                     f"{self.user_columns.get(self.label_column, self.label_column)!r}; expected "
+                                     f"{self.label_description()}")
+                labels.append(-1)
+            elif self.problem_type == "regression":
+                try:
+                    labels.append(float(text))
+                except ValueError:
+                    raise ValueError(f"{path}, line {line}: label {text!r} is not a number; expected a float "
+                                     "score") from None
+            elif text in by_name or text.endswith(".0") and text[:-2] in by_name:
+                labels.append(by_name.get(text, by_name.get(text[:-2])))
+            else:
+                raise ValueError(f"{path}, line {line}: label {text!r} is not one of task {self.name!r}'s labels; "
+                                 f"expected {self.label_description()}")
+        cols[self.label_column] = labels
+        cols["idx"] = [int(i) for i in ds["idx"]] if "idx" in ds.column_names else list(range(len(ds)))
+        return datasets.Dataset.from_dict(cols, features=self.features())
+
     def features(self):
         """The ``datasets.Features`` of the Hub dataset (``ClassLabel`` with the Hub's names, ``idx`` int32)."""
         import datasets

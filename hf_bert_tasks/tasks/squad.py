@@ -69,6 +69,10 @@ class SquadTask(Task):
                 obj = json.load(f)
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
+        return self.columns_of(obj, path, labelled)
+
+    def columns_of(self, obj, path: str, labelled: bool = True) -> dict[str, list]:
+        """:meth:`read_json`'s columns and checks of the parsed file ``obj`` (``path`` names it in errors)."""
         cols: dict[str, list] = {k: [] for k in ("id", "title", "context", "question", "answers")}
         seen: set[str] = set()
         for a, article in enumerate(_field(obj, "data", list, path)):
@@ -108,6 +112,50 @@ class SquadTask(Task):
 
         cols = self.read_json(path, labelled=split not in self.test_splits)
         return datasets.Dataset.from_dict(cols, features=self.features())
+
+    def read_user_file(self, path: str, split: str):
+        """An official SQuAD JSON file (``{"data": [...]}``: :meth:`read_file`), else :meth:`Task.read_user_file`
+        (JSON Lines / CSV as ``run_qa.py``: ``id``, ``question``, ``context``, ``answers``)."""
+        if path.lower().endswith(".json") and os.path.isfile(path):
+            with open(path, encoding="utf-8-sig") as f:
+                try:
+                    official = "data" in json.load(f)
+                except (json.JSONDecodeError, TypeError):  # JSON Lines, or not an object
+                    official = False
+            if official:
+                return self.read_file(path, split)
+        return super().read_user_file(path, split)
+
+    def from_user_columns(self, ds, path: str, split: str, header: bool):
+        """A user file's rows (``question``, ``context``, ``answers`` = ``{"text": [...], "answer_start": [...]}``;
+        ``id`` and ``title`` optional) checked as :meth:`read_json` checks the official files.
+
+        Raises:
+            ValueError: an answer that is not such a mapping or does not match its context (file and line named).
+        """
+        import datasets
+
+        if self.label_column not in ds.column_names:
+            ds = ds.add_column(self.label_column, [{"text": [], "answer_start": []}] * len(ds))
+        ids = [str(i) for i in ds["id"]] if "id" in ds.column_names else [str(i) for i in range(len(ds))]
+        titles = [str(t) for t in ds["title"]] if "title" in ds.column_names else [""] * len(ds)
+        article = {"data": [{"title": t, "paragraphs": [{"context": c, "qas": [
+            {"id": i, "question": q, "answers": [{"text": x, "answer_start": a} for x, a in
+                                                 zip(ans["text"], ans["answer_start"])],
+             "is_impossible": self.version_2_with_negative and not ans["text"]}]}]}
+            for row, (i, t, q, c, ans) in enumerate(zip(ids, titles, ds["question"], ds["context"], ds[self.label_column]))
+            if self._answers_ok(ans, f"{path}, line {row + 1 + header}")]}
+        cols = self.columns_of(article, path, labelled=split not in self.test_splits)
+        return datasets.Dataset.from_dict(cols, features=self.features())
+
+    @staticmethod
+    def _answers_ok(ans, where: str) -> bool:
+        """``True`` for a ``{"text": [str], "answer_start": [int]}`` mapping of equal lengths, else ``ValueError``."""
+        if not (isinstance(ans, dict) and isinstance(ans.get("text"), list) and isinstance(ans.get("answer_start"), list)
+                and len(ans["text"]) == len(ans["answer_start"])):
+            raise ValueError(f"{where}: answers {ans!r}; expected {{\"text\": [\"...\"], \"answer_start\": [0]}} "
+                             "(lists of equal length; empty lists for no answer)")
+        return True
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Windowed features (:func:`hf_bert_tasks.qa.create_features`; training features for :attr:`train_split`).
