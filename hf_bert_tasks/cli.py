@@ -129,10 +129,16 @@ def list_tasks_command(argv: list[str]) -> int:
         hub = r["hub_dataset"] + (f" ({r['hub_config']})" if r["hub_config"] else "")
         files = sorted({f for names in r["local_files"].values() for f in names})
         table.append((r["name"], r["problem_type"], ", ".join(r["metrics"]), hub, ", ".join(files)))
-    for cells in table:
+    for n, cells in enumerate(table):
         wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(cells, widths)]
         for i in range(max(map(len, wrapped))):
             print(" ".join(f"{col[i] if i < len(col) else '':{w}s}" for col, w in zip(wrapped, widths)).rstrip())
+        if n:  # what --train_file / --validation_file / --test_file must hold
+            r = rows[n - 1]
+            print(textwrap.fill(f"columns: {', '.join(r['required_columns'])}; label: {r['labels']}", 99,
+                                initial_indent=" " * 11, subsequent_indent=" " * 13))
+    print("\nYour own data: --train_file / --validation_file / --test_file (.csv, .tsv, .jsonl) with the columns "
+          "above,\nor name yours with --text_column_names a,b --label_column_name c.")
     return 0
 
 

@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     metrics = run_finetune(model_args, data_args, training_args)
     if training_args.should_log:
         print({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k.startswith("eval_")})
+        from .baselines import report
+
+        report(data_args.registered_task(), metrics)  # a run at chance level ends saying so
     return metrics
 
 
@@ -124,7 +127,10 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     for split in data.eval_splits:
         eval_metrics.update(task.evaluate(trainer, raw[split], features[split], split, training_args.output_dir))
         eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(features[split])
-    if eval_metrics:
+    if eval_metrics:  # beside each dev metric, the best constant answer's score (baselines.py)
+        from .baselines import baseline_metrics
+
+        eval_metrics.update(baseline_metrics(task, {s: raw[s] for s in data.eval_splits}))
         trainer.save_metrics("eval", eval_metrics)
         results.update(eval_metrics)
     if data.train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
