@@ -84,7 +84,7 @@ def split_metrics(task, metrics: dict[str, Any], non_metrics: bool = False) -> d
         if parsed is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         split, name = parsed
-        if name in TRAINER_KEYS or name.endswith("_samples"):
+        if name in TRAINER_KEYS or name.endswith("_samples") or name == "examples":
             continue
         spec = task.metric_spec(name)
         if spec is None:
@@ -105,25 +105,34 @@ def dataset_display_name(task) -> str:
 def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, Any] | None = None) -> list:
     """One ``huggingface_hub.EvalResult`` per metric per evaluated split (MNLI m/mm are two results).
 
-    ``metrics``: ``all_results.json``'s ``eval_<metric>[<split suffix>]`` -> float; ``dataset``: ``{"id",
-    "config", "revision"}`` overriding the task's Hub dataset. ``task_type`` is the pipeline tag, ``metric_type`` the
+    ``metrics``: ``all_results.json``'s ``eval_<metric>[<split suffix>]`` -> float (``eval_examples<suffix>``: the
+    examples scored, stated as ``dataset.args.num_examples``); ``dataset``: ``{"id", "config", "revision"}``
+    overriding the task's Hub dataset, ``user_files`` (split -> file name: the file is the dataset) and
+    ``max_eval_samples`` (the split is then ``validation[:300]``, the ``datasets`` slice actually scored). ``task_type`` is the pipeline tag, ``metric_type`` the
     declared Hub metric id, ``metric_value`` on the declared scale; NaN values are skipped with a warning.
     """
     from huggingface_hub import EvalResult
 
     dataset = dataset or {}
+    files, limit = dataset.get("user_files") or {}, dataset.get("max_eval_samples")
     results = []
     for split, values in split_metrics(task, metrics).items():
+        scored = metrics.get(f"eval_examples{task.split_metric_suffix(split)}")
+        source = {"dataset_type": dataset.get("id") or task.hub_dataset, "dataset_name": dataset_display_name(task),
+                  "dataset_config": dataset.get("config", task.hub_config), "dataset_revision": dataset.get("revision")}
+        if split in files:  # the user's own file: no claim about the Hub dataset
+            ext = os.path.splitext(files[split])[1].lstrip(".").lower()
+            source = {"dataset_type": "json" if ext in ("json", "jsonl") else ext or "csv",
+                      "dataset_name": f"{files[split]} (user file)", "dataset_config": None, "dataset_revision": None}
+        subset = f"{split}[:{int(scored)}]" if limit and scored is not None and int(scored) <= int(limit) else split
         for name, value in values.items():
             if math.isnan(value):
                 logger.warning("%s on %s is NaN; left out of model-index", name, split)
                 continue
             spec = task.metric_spec(name)
             results.append(EvalResult(
-                task_type=task.pipeline_tag, task_name=task.pipeline_tag.replace("-", " ").title(),
-                dataset_type=dataset.get("id") or task.hub_dataset, dataset_name=dataset_display_name(task),
-                dataset_config=dataset.get("config", task.hub_config), dataset_split=split,
-                dataset_revision=dataset.get("revision"),
+                task_type=task.pipeline_tag, task_name=task.pipeline_tag.replace("-", " ").title(), **source,
+                dataset_split=subset, dataset_args={"num_examples": int(scored)} if scored is not None else None,
                 metric_type=spec.hub_id, metric_name=spec.display, metric_config=spec.config,
                 metric_value=round(value, 6),
             ))
@@ -145,12 +154,19 @@ def merge_eval_results(existing: list, new: list) -> list:
 
 
 # -------------------------------------------------------------------------------------------- rendering
-def _results_fields(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]]) -> dict:
-    """The table of metrics per split (as computed), its scale and the declared non-metrics; ``{}`` when none."""
+def _results_fields(task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]],
+                    metrics: dict | None = None) -> dict:
+    """The table of metrics per split (as computed; a ``<split>: trivial baseline`` row from ``metrics``'
+    ``baseline_*`` keys), its scale and the declared non-metrics; ``{}`` when none."""
+    metrics = metrics or {}
     if not per_split:
         return {}
     names = list(dict.fromkeys(n for v in per_split.values() for n in v))
     rows = [[split] + [v.get(n, "") for n in names] for split, v in per_split.items()]
+    for split in per_split:  # the best constant answer on the same split (baselines.py), when recorded
+        suffix = task.split_metric_suffix(split)
+        if any(f"baseline_{n}{suffix}" in metrics for n in names):
+            rows.append([f"{split}: trivial baseline"] + [metrics.get(f"baseline_{n}{suffix}", "") for n in names])
     scales = sorted({task.metric_spec(n).scale for n in names})
     return {"results_table": _table(["split"] + [_display(task, n) for n in names], rows),
             "scale": " and ".join("0-1" if s == 1.0 else "0-100" for s in scales),
@@ -282,7 +298,8 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     else:
         base, base_source = info.get("base_model"), info.get("base_model_source", "not recorded by the run")
     versions = info.get("framework_versions") or framework_versions()
-    dataset = info.get("dataset") or {"id": the_task.hub_dataset, "config": the_task.hub_config}
+    dataset = dict(info.get("dataset") or {"id": the_task.hub_dataset, "config": the_task.hub_config})
+    dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors"))
@@ -295,14 +312,16 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
     return _render(
         "finetuned", output_dir, repo_id, [the_task.name, the_task.pipeline_tag, *(tags or [])], files, versions,
         "framework_versions" in info,
-        {"base_model": base, "datasets": [dataset.get("id") or the_task.hub_dataset], "license": license,
+        {"base_model": base, "datasets": None if dataset.get("user_files") else [dataset.get("id") or the_task.hub_dataset],
+         "license": license,
          "library_name": "peft" if adapter_only else "transformers", "pipeline_tag": the_task.pipeline_tag,
          "metrics": list(dict.fromkeys(the_task.metric_spec(m).hub_id for m in the_task.metric_names)),
          "eval_results": eval_results_from_metrics(the_task, metrics, dataset) or None},
         task=the_task, base=base, base_source=base_source, dataset=dataset,
         dataset_name=dataset_display_name(the_task), primary_name=_display(the_task, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
-        **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True)),
+        **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True), metrics),
+        scored={s: metrics.get(f"eval_examples{the_task.split_metric_suffix(s)}") for s in per_split},
         paper_table=_paper_table(the_task, metrics),
         seed=info.get("seed"), seed_runs=runs, seeds_table=_seeds_table(the_task, runs),
         **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),

@@ -102,6 +102,11 @@ def hyperparameters(training_args) -> dict[str, Any]:
     from transformers.modelcard import extract_hyperparameters_from_trainer
 
     out = extract_hyperparameters_from_trainer(SimpleNamespace(args=training_args))  # it reads only trainer.args
+    if "optimizer" in out:  # its text holds the enum's repr (``OptimizerNames.ADAMW_TORCH``): the plain name instead
+        optim, extra = getattr(training_args.optim, "value", training_args.optim), training_args.optim_args
+        out["optimizer"] = (f"{optim}, betas ({training_args.adam_beta1}, {training_args.adam_beta2}), epsilon "
+                            f"{training_args.adam_epsilon}" if "adam" in str(optim).lower() else str(optim)) + (
+                                f", {extra}" if extra else "")
     out.update({k: v for k, v in non_default_arguments(training_args).items() if k not in EXTRACTED})
     return out
 
@@ -116,8 +121,10 @@ class RunRecordCallback(TrainerCallback):
 
     def __init__(self, task, model_args, data_args, training_mode: dict | None = None, args=None):
         data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
+        files = {split: os.path.basename(path) for split, path in (getattr(task, "user_files", None) or {}).items()}
         changed = {k: getattr(data_args, k) for k in data_defaults if getattr(data_args, k) != data_defaults[k]
-                   and k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision")}
+                   and k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision",
+                                 "train_file", "validation_file", "test_file")}  # no local paths: file names below
         changed.setdefault("max_seq_length", data_args.max_seq_length)
         self.record: dict[str, Any] = {
             "task": task.name,
@@ -126,7 +133,8 @@ class RunRecordCallback(TrainerCallback):
             "dataset": {"id": data_args.dataset_name or task.hub_dataset,
                         "config": task.hub_config if data_args.dataset_config_name is None
                         else data_args.dataset_config_name,
-                        "revision": data_args.dataset_revision, "local_files": bool(data_args.data_dir)},
+                        "revision": data_args.dataset_revision, "local_files": bool(data_args.data_dir),
+                        **({"user_files": files} if files else {})},
             "data_arguments": changed,
             "framework_versions": framework_versions(),
         }
