@@ -161,3 +161,27 @@ def test_finetune_on_own_csv_files_end_to_end(tiny_bert_dir, tmp_path):
     assert results["eval_samples"] == 6
     assert "eval_accuracy" in metrics
     assert results["baseline_accuracy"] == pytest.approx(4 / 6)  # "negative" is 4 of the 6 dev rows
+
+
+def test_card_after_max_eval_samples_states_the_subset_and_the_baseline(tiny_bert_dir, tmp_path):
+    from hf_bert_tasks.finetuning import main
+    from hf_bert_tasks.model_card import build_finetune_card
+
+    rows = "".join(f"{w} film,{lab}\n" for w, lab in [("good", "positive"), ("bad", "negative")] * 5)
+    train = write(tmp_path / "train.csv", "text,y\n" + rows)
+    dev = write(tmp_path / "dev.csv", "text,y\n" + rows)
+    out = tmp_path / "out"
+    main(["--task", "sst2", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out), "--train_file", train,
+          "--validation_file", dev, "--text_column_names", "text", "--label_column_name", "y", "--max_steps", "1",
+          "--max_eval_samples", "3", "--no_cache_tokenized"])
+    card = build_finetune_card(str(out))
+    result = card.data.eval_results[0]
+    assert (result.dataset_split, result.dataset_args, result.dataset_type) == ("validation[:3]", {"num_examples": 3},
+                                                                                "csv")
+    assert result.dataset_name == "dev.csv (user file)" and card.data.datasets is None
+    text = str(card)
+    assert "validation: trivial baseline" in text and "0.6667" in text  # 2 of the first 3 dev rows are positive
+    assert "scored on 3 validation examples" in text and "a subset, not the full split" in text
+    assert "same splits" not in text, text
+    assert "OptimizerNames" not in text, text
+    assert train not in text and dev not in text  # file names, not local paths
