@@ -185,7 +185,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     given, unknown = {}, []
     current = None  # the flag whose values are being read
     for token in argv:
-        if token.startswith("--") and len(token) > 2:
+        if token.startswith("--") and len(token) > 2 and " " not in token:  # with a space: a value (as argparse)
             name, eq, value = token[2:].partition("=")
             name = name.replace("-", "_")
             negated = name.startswith("no_") and name not in known and name[3:] in known
