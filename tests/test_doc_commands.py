@@ -33,6 +33,8 @@ def documented_commands(path: str) -> list[tuple[str, int, list[str]]]:
             logical = logical[:-1]
             continue
         text, logical = logical, ""
+        if text.startswith("#"):
+            continue  # a comment line
         text = re.sub(r"\$\{?(T|TASK)\}?\b", "mrpc", text.split(" #")[0])  # a loop over tasks: one of them
         text = re.sub(r"\$\([^)]*\)|\$\{?\w+\}?", "1", text)
         for found in re.finditer(r"(?:^|[\s/])hf-bert-tasks\s+((?:tasks|finetune|pretrain|compare|push|quickstart|-)"
