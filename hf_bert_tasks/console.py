@@ -1,5 +1,5 @@
 """A quiet console for every recipe: progress bars only on a terminal (:func:`quiet_console`, which also ignores
-peft's use of the deprecated ``is_gradient_checkpointing``) and, through :func:`log_filters`'
+peft's use of the deprecated ``is_gradient_checkpointing`` and shows a repeated warning once: :class:`RepeatFilter`) and, through :func:`log_filters`'
 :class:`LibraryNoiseFilter`, none of the library messages our own load paths trigger but the user cannot act on:
 
 - ``transformers.modeling_utils``: a LOAD REPORT that is an expected head swap (UNEXPECTED checkpoint heads, MISSING
@@ -43,6 +43,24 @@ def head_swap_text(unexpected, missing) -> str:
     parts = [f"{len(unexpected)} checkpoint tensors dropped ({heads(unexpected)})" if unexpected else "",
              f"{len(missing)} new head tensors initialised ({heads(missing)})" if missing else ""]
     return "head swap (expected): " + ", ".join(p for p in parts if p)
+
+
+class RepeatFilter(logging.Filter):
+    """Drops a WARNING (or worse) record whose logger and text were already shown (a warning raised once per batch,
+    per worker or per phase is shown once)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        key = (record.name, record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
 
 
 class LibraryNoiseFilter(logging.Filter):
@@ -97,7 +115,13 @@ def quiet_console(progress_bars: bool | None = None):
                 (tf.enable_progress_bar, tf.disable_progress_bar, tf.is_progress_bar_enabled()),
                 (hub.enable_progress_bars, hub.disable_progress_bars, not hub.are_progress_bars_disabled())]
     with log_filters(), warnings.catch_warnings(), contextlib.ExitStack() as restore:
+        warnings.simplefilter("once")  # a repeated warning (same text and category) is shown once
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+        once = RepeatFilter()  # the same for logged warnings, on the handlers there are (transformers' own included)
+        tf.get_verbosity()  # sets up transformers' handler now, if it has none yet
+        for handler in {h for name in ("", "transformers", "datasets") for h in logging.getLogger(name).handlers}:
+            handler.addFilter(once)
+            restore.callback(handler.removeFilter, once)
         for enable, disable, was_on in [] if bars else switches:
             disable()
             restore.callback(enable if was_on else disable)  # each back as it was

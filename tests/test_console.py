@@ -104,3 +104,21 @@ def test_a_finetune_run_off_a_terminal_prints_no_bar_frames_and_no_load_table(tm
     assert "\r" not in output and "LOAD REPORT" not in output and "| UNEXPECTED |" not in output
     assert output.count("head swap (expected)") == 1
     assert sum(line.startswith("{'loss':") for line in output.splitlines()) == 2  # 16 examples / 8 per step
+
+
+def test_repeated_warnings_are_shown_once():
+    """Issue 44 item 5: the same warning raised many times (per batch, per worker) is shown once."""
+    import logging
+    import warnings
+
+    from hf_bert_tasks.console import RepeatFilter, quiet_console
+
+    with warnings.catch_warnings(record=True) as shown, quiet_console(progress_bars=False):
+        for line in range(16):  # 16 places, as 16 workers or batches would raise it
+            warnings.warn_explicit("the same thing again", UserWarning, "loader.py", line)
+    assert [str(w.message) for w in shown] == ["the same thing again"]
+    once = RepeatFilter()
+    records = [logging.LogRecord("x", logging.WARNING, __file__, 1, "repeat %d", (1,), None) for _ in range(3)]
+    assert [once.filter(r) for r in records] == [True, False, False]
+    info = logging.LogRecord("x", logging.INFO, __file__, 1, "progress", (), None)
+    assert once.filter(info) and once.filter(info)  # INFO lines (progress) are never dropped

@@ -154,7 +154,10 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
     out = reuse or os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
     timing = os.path.join(out, "compare_wall_seconds.json")
     record = {"seed": None if reuse else seed, "output_dir": out, "reused": bool(reuse)}
-    if reuse or (output_dir_is_finished(out) and os.path.isfile(timing) and not args.rerun):
+    finished = reuse or (output_dir_is_finished(out) and os.path.isfile(timing) and not args.rerun)
+    print(f"compare: arm {config['label']!r}, seed {seed}: {'reading the finished run in' if finished else 'running into'}"
+          f" {out}", flush=True)  # which arm is running, before its logs
+    if finished:
         results = read_record(out, "all_results.json")
         wall = read_record(out, os.path.basename(timing))["wall_seconds"] if not reuse else results.get(
             "wall_seconds", results.get("train_runtime"))
