@@ -137,8 +137,8 @@ def list_tasks_command(argv: list[str]) -> int:
             r = rows[n - 1]
             print(textwrap.fill(f"columns: {', '.join(r['required_columns'])}; label: {r['labels']}", 99,
                                 initial_indent=" " * 11, subsequent_indent=" " * 13))
-    print("\nYour own data: --train_file / --validation_file / --test_file (.csv, .tsv, .jsonl) with the columns "
-          "above,\nor name yours with --text_column_names a,b --label_column_name c.")
+    print("\nYour own data: --train_file / --validation_file / --test_file (.csv, .tsv, .jsonl) with the columns\n"
+          "above, or name yours with --text_column_names a,b --label_column_name c.")
     return 0
 
 

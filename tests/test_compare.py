@@ -136,3 +136,26 @@ def test_tiny_comparison_counts_each_arms_trainable_parameters(tmp_path, tiny_be
     finetune, lora = summary["rows"]
     assert (finetune["trainable_parameters"], finetune["learning_rate"], finetune["epochs"]) == (full, "0.0001", "1")
     assert 0 < lora["trainable_parameters"] < full / 4  # adapters and the classifier head only
+
+
+def test_report_and_chart_carry_the_trivial_baseline(tmp_path, monkeypatch):
+    """Issue 44 item 2: the baseline line in comparison.md, the chart's axis from 0 with the baseline marked and one
+    legend entry per bar colour (named as the mode), a title that says what is compared."""
+    import matplotlib.axes
+
+    from hf_bert_tasks.scripts.compare import write_report
+
+    rows = [{"name": n, "mode": m, "mean": v, "std": 0.0, "n": 1, "baseline": 50.9, "paper": None,
+             "paper_source": "", "reused": False, "wall_seconds": 1.0} for n, m, v in
+            (("finetune", "finetune", 51.0), ("lora", "lora", 50.9), ("last", "feature_based", 72.6))]
+    seen = {}
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend",
+                        lambda ax, *a, **k: seen.update(labels=[h.get_label() for h in k["handles"]],
+                                                        xlim=ax.get_xlim(), title=ax.get_title()))
+    paths = write_report(get_task("sst2"), rows, str(tmp_path), "sst2: dev Accuracy of finetune, lora, feature_based")
+    md = open(paths["md"]).read()
+    assert "Trivial baseline" in md and "**50.9**" in md and "learnt next to nothing): finetune, lora." in md
+    assert seen["xlim"][0] == 0.0
+    assert seen["labels"] == ["ours: finetune (mean ± std)", "ours: lora (mean ± std)",
+                              "ours: feature_based (mean ± std)", "trivial baseline (best constant) 50.9"]
+    assert seen["title"].startswith("sst2: dev Accuracy")

@@ -21,6 +21,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import shlex
 import statistics
 import sys
@@ -28,6 +29,7 @@ import textwrap
 import time
 
 from .. import get_task
+from ..baselines import MARGIN, PREFIX
 from ..cli import ArgumentParser, UsageError, run_subcommand, warn_deprecated_flag
 from ..config_file import config_argv, read_config, settings_argv, unrecognized
 from ..console import interactive
@@ -243,23 +245,37 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
             spread = f" ± {row['std']:.1f}" if row["n"] > 1 else ""
             cells["mean"] = f"{row['mean']:.1f}{spread} (n={row['n']})" if row["mean"] is not None else "n/a"
             lines.append("| " + " | ".join(cells.values()) + " |")
+    baselines = sorted({round(r["baseline"], 1) for r in rows if r.get("baseline") is not None})
+    if baselines:  # the best constant answer on the same dev examples (hf_bert_tasks.baselines)
+        near = [r["name"] for r in rows if r["mean"] is not None and r.get("baseline") is not None
+                and r["mean"] - r["baseline"] < MARGIN]
+        lines += ["", f"Trivial baseline (the best constant answer on the same dev examples: majority class, all-O or "
+                  f"empty answer): **{' / '.join(f'{b:.1f}' for b in baselines)}**. "
+                  + (f"Within {MARGIN:g} points of it (learnt next to nothing): {', '.join(near)}." if near
+                     else f"Every arm beats it by {MARGIN:g} points or more.")]
     sources = sorted({r["paper_source"] for r in rows if r["paper_source"]})
     lines += ["", "Paper numbers: " + ("; ".join(sources) if sources else "none for this task") + ". The paper used "
               "BERT-BASE/LARGE on full data; ours use the model and sizes named above.", ""]
     with open(paths["md"], "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
-    fig, ax = new_figure(figsize=(7, 0.45 * len(rows) + 1.5))
+    from matplotlib.patches import Patch
+
+    fig, ax = new_figure(figsize=(7, 0.45 * len(rows) + 1.8))
     ys = list(range(len(rows)))[::-1]
-    ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows], alpha=0.8, label="ours",
+    ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows], alpha=0.8,
             color=[get_training_mode(r["mode"]).colour for r in rows])
+    modes = list(dict.fromkeys(r["mode"] for r in rows))  # one legend entry per bar colour, named as the bars
+    handles = [Patch(color=get_training_mode(m).colour, alpha=0.8, label=f"ours: {m} (mean ± std)") for m in modes]
     paper_pts = [(r["paper"], y) for r, y in zip(rows, ys) if r["paper"] is not None]
     if paper_pts:
-        ax.scatter(*zip(*paper_pts), marker="D", color="black", zorder=3, label="paper")
+        handles.append(ax.scatter(*zip(*paper_pts), marker="D", color="black", zorder=3, label="paper"))
+    for b in baselines:  # the axis starts at 0 and the baseline is marked: gaps are not inflated
+        handles.append(ax.axvline(b, color="grey", linestyle="--", linewidth=1,
+                                  label=f"trivial baseline (best constant) {b:.1f}"))
     ax.set_yticks(ys, [f"{r['name']} (n={r['n']})" for r in rows])
-    values = [r["mean"] for r in rows if r["mean"] is not None] + [p for p, _ in paper_pts]
-    ax.set(xlim=(max(0.0, min(values, default=0.0) - 10), 100), xlabel=f"dev {display} (0-100)")
+    ax.set(xlim=(0.0, 100), xlabel=f"dev {display} (0-100; mean over n seeds)")
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(handles=handles, loc="lower right", fontsize=7)
     fig.savefig(paths["png"], dpi=110)
     return paths
 
@@ -322,17 +338,23 @@ def main(argv: list[str] | None = None) -> dict:
         runs = [run_one(config, seed, args, common) for seed in (seeds[:1] if reused else seeds)]
         # on the paper's 0-100 scale (the task's declaration)
         values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
+        base = next((spec.to_percent(r["results"][f"{PREFIX}{task.primary_metric}"]) for r in runs
+                     if f"{PREFIX}{task.primary_metric}" in r["results"]), None)
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
         paper, source = paper_number(task, config)
         rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": mean, "std": std,
                      "n": len(values), "values": values, "wall_seconds": statistics.fmean(walls) if walls else None,
-                     "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
+                     "baseline": base, "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
                      **({} if reused else arm_budget(task, config, seeds[0], args, common)),
                      "runs": [{k: v for k, v in r.items() if k != "results"} | {"metric": r["results"].get(key)}
                               for r in runs]})
-    model = os.path.basename(args.model_name_or_path.rstrip("/"))
-    paths = write_report(task, rows, args.output_dir, args.title or f"{task.name}: fine-tuning vs frozen features ({model})")
+    parts = [p for p in os.path.normpath(args.model_name_or_path).split(os.sep) if p]
+    model = next((p for p in reversed(parts) if p not in ("model", "snapshots") and not re.fullmatch(r"[0-9a-f]{40}", p)),
+                 args.model_name_or_path)  # a package's or the Hub cache's folder: the model's own name
+    arms = ", ".join(dict.fromkeys(get_training_mode(c["mode"]).name for c in rows))
+    paths = write_report(task, rows, args.output_dir, args.title or f"{task.name}: dev {spec.display} of {arms} "
+                                                                    f"from {model} (seeds {args.seeds})")
     with open(paths["md"], encoding="utf-8") as f:
         print(f.read())
     return {"rows": rows, "paths": paths}
