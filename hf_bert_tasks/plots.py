@@ -79,27 +79,39 @@ def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, e
 
 
 def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: str | None = None,
-                         title: str | None = None) -> dict[str, Any]:
-    """Draw the losses (nats, left) and ``eval_<metric>`` (as logged, right) against step into the PNG ``path``;
-    returns the series."""
+                         title: str | None = None, baseline: float | None = None) -> dict[str, Any]:
+    """Draw the losses (nats, left) and ``eval_<metric>`` (as logged, right) against step (from 0) into the PNG
+    ``path``, the metric's trivial ``baseline`` (:mod:`hf_bert_tasks.baselines`; default: the log's
+    ``baseline_<metric>``) as a dashed line; returns the series."""
     series = curve_series(log_history, metric)
+    name = (series["metric"] or "").removeprefix("eval_")
+    if baseline is None:
+        baseline = next((_number(e[f"baseline_{name}"]) for e in reversed(log_history)
+                         if _number(e.get(f"baseline_{name}")) is not None), None)
     fig, (left, right) = new_figure(1, 2)
+    if baseline is not None and series["eval_metric"][0]:
+        right.axhline(baseline, color="grey", linestyle="--", linewidth=1,
+                      label=f"trivial baseline (best constant) {baseline:.3g}")
     plot_lines(left, [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
                ylabel="loss", empty="no loss logged")
-    plot_lines(right, [(series["metric"], series["eval_metric"], "o-")], ylabel=series["metric"],
+    plot_lines(right, [(f"dev {name}", series["eval_metric"], "o-")], ylabel=series["metric"],
                empty="no evaluation logged")
+    last = max([*series["train_loss"][0], *series["eval_loss"][0], *series["eval_metric"][0], 1])
+    for ax in (left, right):  # one eval point is not drawn on a 190-210 axis
+        ax.set_xlim(0, last * 1.05)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.savefig(path, dpi=100)
     return series
 
 
-def write_training_curves(output_dir: str, metric: str | None = None, title: str | None = None) -> str:
+def write_training_curves(output_dir: str, metric: str | None = None, title: str | None = None,
+                          baseline: float | None = None) -> str:
     """Read ``output_dir/trainer_state.json`` (``FileNotFoundError`` without it) and write
-    ``output_dir/training_curves.png``; returns the PNG's path."""
+    ``output_dir/training_curves.png`` (:func:`plot_training_curves`); returns the PNG's path."""
     with open(os.path.join(output_dir, STATE_FILE), encoding="utf-8") as f:
         history = json.load(f).get("log_history", [])
-    plot_training_curves(history, os.path.join(output_dir, CURVES_FILE), metric, title)
+    plot_training_curves(history, os.path.join(output_dir, CURVES_FILE), metric, title, baseline)
     return os.path.join(output_dir, CURVES_FILE)
 
 
@@ -116,7 +128,7 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
         numbers = {k: v for k, v in eval_metrics.items() if _number(v) is not None}
         state.log_history.append({**numbers, "epoch": state.epoch, "step": step})
     trainer.save_state()
-    return write_training_curves(trainer.args.output_dir, metric, title)
+    return write_training_curves(trainer.args.output_dir, metric, title, _number(eval_metrics.get(f"baseline_{metric}")))
 
 
 def pretraining_curves(summary: dict) -> dict:

@@ -105,3 +105,21 @@ def test_report_to_tensorboard_writes_the_logged_losses(tmp_path, tiny_bert_dir)
     assert [s for s, _ in logged] == expected[0]
     # TensorBoard stores float32 scalars: equal to the logged float64 values up to float32 rounding
     np.testing.assert_allclose([v for _, v in logged], expected[1], rtol=1e-6)
+
+
+def test_training_curves_mark_the_baseline_and_start_at_step_zero(tmp_path, monkeypatch):
+    """Issue 44 item 2: one eval point at step 200 is drawn on an axis from 0, beside the trivial baseline."""
+    import matplotlib.figure
+
+    from hf_bert_tasks.plots import plot_training_curves
+
+    saved = {}
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.update(axes=fig.axes))
+    history = [{"loss": 0.7, "step": 100}, {"loss": 0.69, "step": 200}, {"eval_accuracy": 0.51, "step": 200},
+               {"baseline_accuracy": 0.509, "step": 200}]
+    plot_training_curves(history, str(tmp_path / "c.png"), "accuracy")
+    left, right = saved["axes"]
+    assert left.get_xlim()[0] == 0 and right.get_xlim()[0] == 0
+    lines = {line.get_label(): list(line.get_ydata()) for line in right.lines}
+    assert lines["trivial baseline (best constant) 0.509"] == [0.509, 0.509]
+    assert lines["dev accuracy"] == [0.51]
