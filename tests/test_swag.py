@@ -165,3 +165,24 @@ def test_recipe_learns_evaluates_and_writes_predicted_endings(tmp_path):
     # the written test predictions follow the rule too (gold known by construction; 1 of 8 may miss)
     gold = [int(r[-1]) for r in _swag_rows(8, 2)]
     assert sum(int(r["label"]) == g for r, g in zip(rows, gold)) >= 7
+
+
+@pytest.mark.slow
+def test_real_swag_rows_read_as_they_are():
+    """Issue 43 item 5: the head of SWAG's regular train.csv (UTF-8 BOM, an unnamed index column) reads unchanged;
+    expected values from Python's csv module on the same file."""
+    import csv
+    from collections import Counter
+
+    from hf_bert_tasks.tasks import get_task
+    from tests.conftest import shared_data
+
+    path = shared_data("swag", "train.head999.csv")
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        records = list(csv.DictReader(f))
+    split = get_task("swag").read_file(path, "train")
+    assert len(split) == len(records) == 999
+    assert "" not in split.column_names and "_0" not in split.column_names  # the index column is not kept
+    for column in ("video-id", "sent1", "sent2", "ending0", "ending3"):
+        assert split[column] == [r[column] for r in records], column
+    assert Counter(split["label"]) == Counter(int(r["label"]) for r in records)
