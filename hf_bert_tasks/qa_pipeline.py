@@ -25,9 +25,9 @@ TASK = "extractive-question-answering"
 
 class ExtractiveQuestionAnsweringPipeline(Pipeline):
     """Answer a question from a context with a model that has a QA head (start/end logits); call with ``question=``
-    and ``context=`` (or a dict with both). Options (defaults = the recipe's): ``max_seq_len`` 384 (at most the
-    tokenizer's ``model_max_length``), ``doc_stride`` 128, ``max_question_len`` 64 (at most half of
-    ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1),
+    and ``context=`` (or a dict with both). Options (defaults: the trained values the model config records, else the
+    recipe's): ``max_seq_len`` 384 (at most the tokenizer's ``model_max_length``), ``doc_stride`` 128,
+    ``max_question_len`` 64 (at most half of ``max_seq_len``), ``max_answer_len`` 30, ``top_k`` 1 (answers returned; a list when > 1),
     ``handle_impossible_answer`` (SQuAD 2.0: answer ``""`` when ``null - best > null_score_diff_threshold``) and
     ``null_score_diff_threshold``, by default the model config's ``version_2_with_negative`` and
     ``null_score_diff_threshold`` (``SquadTask.record_serving_config``), else ``False`` and 0.0. Returns
@@ -47,11 +47,20 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
             inputs = {"question": question, "context": context}
         return super().__call__(inputs, **kwargs)
 
-    def preprocess(self, inputs, max_seq_len=384, doc_stride=128, max_question_len=64):
+    def _trained(self, name: str, default: int) -> int:
+        """The window setting ``name`` recorded in the model config at training (``SquadTask.record_serving_config``),
+        else ``default`` (the recipe's)."""
+        value = getattr(self.model.config, name, None)
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else default
+
+    def preprocess(self, inputs, max_seq_len=None, doc_stride=None, max_question_len=None):
         import torch
 
         if not isinstance(inputs, dict) or not {"question", "context"} <= set(inputs):
             raise ValueError(f"expected a dict with 'question' and 'context', got {type(inputs).__name__}")
+        max_seq_len = max_seq_len or self._trained("max_seq_length", 384)  # as trained, when the config says
+        doc_stride = doc_stride or self._trained("doc_stride", 128)
+        max_question_len = max_question_len or self._trained("max_query_length", 64)
         max_seq_len = min(max_seq_len, self.tokenizer.model_max_length)  # a smaller model: its limit, and at most
         max_question_len = min(max_question_len, max_seq_len // 2)  # half of it for the question
         config = qa.WindowConfig(max_seq_len, min(doc_stride, max_seq_len - max_question_len - 3), max_question_len)
@@ -69,8 +78,9 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         out = self.model(**model_inputs)
         return {"start_logits": out.start_logits, "end_logits": out.end_logits, **extra}
 
-    def postprocess(self, model_outputs, max_answer_len=30, top_k=1, handle_impossible_answer=None,
+    def postprocess(self, model_outputs, max_answer_len=None, top_k=1, handle_impossible_answer=None,
                     null_score_diff_threshold=None):
+        max_answer_len = max_answer_len or self._trained("max_answer_length", 30)
         if handle_impossible_answer is None:
             handle_impossible_answer = bool(getattr(self.model.config, "version_2_with_negative", False))
         if null_score_diff_threshold is None:

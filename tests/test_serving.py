@@ -171,3 +171,15 @@ def test_squad_checkpoints_and_the_final_folder_record_the_same_serving_config(r
 def test_a_squad_v1_model_says_so_in_its_config(recipe):
     _, out, _ = recipe("squad_v1")
     assert _json(os.path.join(out, "config.json"))["version_2_with_negative"] is False
+
+
+@pytest.mark.parametrize("name", ["squad_v1", "squad_v2"])
+def test_the_qa_pipeline_serves_the_trained_window_without_being_told(recipe, name):
+    """Issue 44 item 3: the trained max_seq_length / doc_stride / max_query_length are in config.json and the
+    package's QA pipeline reads them back, so its answers are predictions.json's with no window option given."""
+    from hf_bert_tasks.hub import pipeline_for
+
+    task, out, raw = recipe(name)
+    config = _json(os.path.join(out, "config.json"))
+    assert (config["max_seq_length"], config["doc_stride"], config["max_query_length"]) == (MAX_SEQ_LENGTH, 16, 16)
+    assert _serve(pipeline_for(out), raw) == _json(os.path.join(out, "predictions.json"))

@@ -40,7 +40,10 @@ class SquadTask(Task):
     n_best_size: int = 20
     max_answer_length: int = 30
     null_score_diff_threshold: float | None = None
-    data_options = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold")
+    #: the trained window (``--max_seq_length``), recorded for serving (:meth:`record_serving_config`)
+    max_seq_length: int | None = None
+    data_options = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold",
+                    "max_seq_length")
 
     @property
     def tau(self) -> float:
@@ -237,10 +240,14 @@ class SquadTask(Task):
         return paths
 
     def record_serving_config(self, trainer, output_dir: str) -> dict:
-        """Record (and return) ``version_2_with_negative`` and v2.0's applied ``null_score_diff_threshold`` in the model
-        config and the ``config.json`` of ``output_dir`` and its ``checkpoint-*``: served as it was scored."""
+        """Record (and return) ``version_2_with_negative``, v2.0's applied ``null_score_diff_threshold`` and the
+        trained window (``max_seq_length``, ``doc_stride``, ``max_query_length``, ``max_answer_length``) in the model
+        config and the ``config.json`` of ``output_dir`` and its ``checkpoint-*``: served as it was scored
+        (:mod:`hf_bert_tasks.qa_pipeline` reads them back)."""
         v2 = self.version_2_with_negative
-        values = {"version_2_with_negative": v2, **({"null_score_diff_threshold": self.tau} if v2 else {})}
+        values = {"version_2_with_negative": v2, **({"null_score_diff_threshold": self.tau} if v2 else {}),
+                  **{k: getattr(self, k) for k in ("max_seq_length", "doc_stride", "max_query_length",
+                                                   "max_answer_length") if getattr(self, k) is not None}}
         trainer.model.config.update(values)
         for folder in [output_dir, *glob.glob(os.path.join(output_dir, "checkpoint-*"))]:
             path = os.path.join(folder, "config.json")
