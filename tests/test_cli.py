@@ -322,6 +322,16 @@ def test_push_underscore_spelling_prints_no_note(finished_run, capsys):
     assert "deprecated" not in capsys.readouterr().err
 
 
+def test_push_dry_run_suggests_base_model_when_none_is_recorded(finished_run, capsys):
+    """Issue 44 item 3: a card without base_model gets a note naming --base_model; with it, no note."""
+    assert cli.main(["push", finished_run, "--task", "mrpc", "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
+    assert "add --base_model ORG/NAME" in capsys.readouterr().out
+    assert cli.main(["push", finished_run, "--task", "mrpc", "--repo_id", "org/bert-mrpc", "--dry_run",
+                     "--base_model", "google-bert/bert-base-uncased"]) == 0
+    out = capsys.readouterr().out
+    assert "base_model: google-bert/bert-base-uncased" in out and "add --base_model" not in out
+
+
 # ------------------------------------------------------------------------------------------------ compare arms
 def test_arm_settings_inline_yaml_file_and_old_string():
     from hf_bert_tasks.scripts.compare import arm_settings

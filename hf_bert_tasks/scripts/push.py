@@ -49,8 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         card_kwargs["seed_runs"] = load_seed_runs([args.output_dir, *args.seed_runs])
     if args.dry_run:
         files = files_to_push(args.output_dir) + ["README.md"]
-        print(str(build_card(args.output_dir, repo_id=args.repo_id, files=files, **card_kwargs)))
+        card = build_card(args.output_dir, repo_id=args.repo_id, files=files, **card_kwargs)
+        print(str(card))
         print("\nfiles to push:", ", ".join(files))
+        if not card.data.base_model:  # a run from a local folder records no Hub id
+            print("note: the card names no base model (the run started from a local folder); add --base_model "
+                  "ORG/NAME (the Hub id of that checkpoint) so the Hub links the two")
         return 0
     try:
         result = push_output_dir(args.output_dir, args.repo_id, private=args.private, revision=args.revision,
