@@ -8,8 +8,10 @@ is written into ``output_dir``.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 
 logger = logging.getLogger(__name__)
@@ -24,6 +26,52 @@ PUSH_PATTERNS = (
 )
 #: Never pushed: pickles and optimizer/scheduler/RNG states (the card is generated, so a local README is not used).
 NEVER_PUSH = ("training_args.bin", "*.pt", "*.pth", "optimizer*", "scheduler*", "rng_state*", "README.md")
+
+
+#: the last line of every card this package writes: the SHA-256 of the text above it (an edit changes the text)
+CARD_HASH = re.compile(r"<!-- hf_bert_tasks card sha256:([0-9a-f]{64}) -->\n?\Z")
+
+
+def card_text(card) -> str:
+    """``card`` as the ``README.md`` this package uploads: its text, then a line with the text's SHA-256."""
+    text = str(card).rstrip("\n") + "\n"
+    return f"{text}<!-- hf_bert_tasks card sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()} -->\n"
+
+
+def readme_edited(text: str) -> bool:
+    """True when a ``README.md`` was not written by :func:`card_text` or was edited since (its hash line missing or
+    no longer the hash of the text above it)."""
+    found = CARD_HASH.search(text)
+    return not found or hashlib.sha256(text[: found.start()].encode("utf-8")).hexdigest() != found.group(1)
+
+
+def card_to_upload(remote_text: str | None, card, keep_readme: bool | None = None):
+    """The ``README.md`` text to upload over ``remote_text`` (the Hub's, ``None`` if none): :func:`card_text` of
+    ``card`` with the remote ``model-index`` results merged in place, unless the remote README was edited
+    (:func:`readme_edited`): then ``keep_readme=True`` keeps the user's text (its ``model-index`` updated),
+    ``False`` replaces it, and ``None`` raises.
+
+    Raises:
+        ValueError: an edited remote README and no ``keep_readme`` choice (names both flags).
+    """
+    from huggingface_hub import ModelCard
+
+    from . import model_card
+
+    if remote_text is None:
+        return card_text(card)
+    remote = ModelCard(remote_text, ignore_metadata_errors=True)
+    merged = model_card.merge_eval_results(remote.data.eval_results or [], card.data.eval_results or []) or None
+    if readme_edited(remote_text):
+        if keep_readme is None:
+            raise ValueError("the README.md on the Hub was edited after hf_bert_tasks wrote it (or was not written by "
+                             "it); pass --keep_readme to keep it (only its model-index results are updated) or "
+                             "--overwrite_readme to replace it with the generated card")
+        if keep_readme:
+            remote.data.eval_results = merged
+            return str(remote)
+    card.data.eval_results = merged
+    return card_text(card)
 
 
 class HubPushError(RuntimeError):
@@ -103,7 +151,7 @@ def finish_run(task, model_args, data_args, training_args, push: dict | None) ->
 
 def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, revision: str | None = None,
                     token: str | None = None, commit_message: str | None = None, card=None,
-                    card_kwargs: dict | None = None) -> PushResult:
+                    card_kwargs: dict | None = None, keep_readme: bool | None = None) -> PushResult:
     """Push a finished run to the Hub in one commit, with a generated card whose eval results are merged in place;
     returns a :class:`PushResult`.
 
@@ -114,12 +162,14 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         token: a Hub token; default: ``HF_TOKEN`` or the stored login. Never logged.
         commit_message: default ``"Upload <folder> with hf_bert_tasks"``.
         card: a ready ``ModelCard``; default :func:`hf_bert_tasks.model_card.build_card` with ``card_kwargs``.
+        keep_readme: a README.md on the Hub edited since this package wrote it is kept (``True``), replaced
+            (``False``) or, by default, the push stops and says so (:func:`card_to_upload`).
 
     Raises:
         FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).
         HubPushError: the Hub refused or could not be reached (message: step, repo, cause); nothing local changed.
     """
-    from huggingface_hub import CommitOperationAdd, HfApi, ModelCard, get_token
+    from huggingface_hub import CommitOperationAdd, HfApi, get_token
     from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
 
     from . import model_card
@@ -146,15 +196,15 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
             api.create_branch(repo_id, branch=revision, exist_ok=True)
         step = "read the card already on the Hub"
         try:  # its model-index results, each replaced in place by the new one with the same key
-            remote = ModelCard.load(api.hf_hub_download(repo_id, "README.md", revision=revision, token=token),
-                                    ignore_metadata_errors=True).data.eval_results
-            card.data.eval_results = model_card.merge_eval_results(remote or [], card.data.eval_results or []) or None
+            with open(api.hf_hub_download(repo_id, "README.md", revision=revision, token=token), encoding="utf-8") as f:
+                remote_text = f.read()
         except (EntryNotFoundError, RemoteEntryNotFoundError):
-            pass  # no card on the Hub yet
+            remote_text = None  # no card on the Hub yet
+        readme = card_to_upload(remote_text, card, keep_readme)
         step = "upload"
         operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=os.path.join(output_dir, name))
                       for name in files]
-        operations.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=str(card).encode("utf-8")))
+        operations.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=readme.encode("utf-8")))
         message = commit_message or f"Upload {os.path.basename(os.path.normpath(output_dir))} with hf_bert_tasks"
         info = api.create_commit(repo_id, operations, commit_message=message, revision=revision)
     except Exception as err:  # HfHubHTTPError, connection errors, invalid YAML (ValueError) ...

@@ -389,3 +389,43 @@ def test_token_is_never_logged_saved_or_written_into_the_card(session):
 def test_no_request_fell_through_the_local_hub(session):
     _, hub, _ = session
     assert hub.unhandled == []
+
+
+# ------------------------------------------------------------------------------- an edited README on the Hub
+def _card(eval_results=None):
+    from huggingface_hub import ModelCard, ModelCardData
+
+    return ModelCard.from_template(ModelCardData(eval_results=eval_results, model_name="m"),
+                                   template_str="---\n{{ card_data }}\n---\n# m\n\nbody\n")
+
+
+def _result(value):
+    from huggingface_hub import EvalResult
+
+    return EvalResult(task_type="text-classification", dataset_type="nyu-mll/glue", dataset_name="GLUE MRPC",
+                      dataset_split="validation", metric_type="f1", metric_value=value)
+
+
+def test_a_card_we_wrote_is_replaced_with_results_merged():
+    from hf_bert_tasks.hub import card_text, card_to_upload, readme_edited
+
+    ours = card_text(_card([_result(0.5)]))
+    assert not readme_edited(ours)
+    text = card_to_upload(ours, _card([_result(0.75)]))
+    assert "0.75" in text and "0.5\n" not in text and not readme_edited(text)
+
+
+def test_an_edited_readme_stops_the_push_unless_kept_or_overwritten():
+    from huggingface_hub import ModelCard
+
+    from hf_bert_tasks.hub import card_text, card_to_upload, readme_edited
+
+    edited = card_text(_card([_result(0.5)])).replace("body", "my own notes on this model")
+    assert readme_edited(edited) and readme_edited("# a card written by hand\n")
+    with pytest.raises(ValueError, match="--keep_readme .* --overwrite_readme"):
+        card_to_upload(edited, _card([_result(0.75)]))
+    kept = card_to_upload(edited, _card([_result(0.75)]), keep_readme=True)
+    assert "my own notes on this model" in kept
+    assert [r.metric_value for r in ModelCard(kept).data.eval_results] == [0.75]
+    replaced = card_to_upload(edited, _card([_result(0.75)]), keep_readme=False)
+    assert "my own notes" not in replaced and not readme_edited(replaced)

@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
              help="output dirs of the same configuration with other seeds (mean ± std on the card)")
     parser.add_argument("--license", default="apache-2.0", help="license of the card (default apache-2.0)")
     add_flag(parser, "commit_message", default=None, help="commit message (default: a summary of the run)")
+    readme = parser.add_mutually_exclusive_group()
+    add_flag(readme, "keep_readme", flag=True, help="a README.md edited on the Hub is kept (its model-index results "
+             "updated); without this or --overwrite_readme such a push stops and says so")
+    add_flag(readme, "overwrite_readme", flag=True, help="replace a README.md edited on the Hub with the generated card")
     add_flag(parser, "dry_run", flag=True, help="print the card and the files that would be pushed; no network call")
     return parser
 
@@ -58,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         result = push_output_dir(args.output_dir, args.repo_id, private=args.private, revision=args.revision,
-                                 commit_message=args.commit_message, card_kwargs=card_kwargs)
+                                 commit_message=args.commit_message, card_kwargs=card_kwargs,
+                                 keep_readme=True if args.keep_readme else False if args.overwrite_readme else None)
     except HubPushError as err:
         print(f"hf-bert-tasks push: {err}", file=sys.stderr)
         raise SystemExit(1) from None
