@@ -124,7 +124,7 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
             ext = os.path.splitext(files[split])[1].lstrip(".").lower()
             source = {"dataset_type": "json" if ext in ("json", "jsonl") else ext or "csv",
                       "dataset_name": f"{files[split]} (user file)", "dataset_config": None, "dataset_revision": None}
-        subset = f"{split}[:{int(scored)}]" if limit and scored is not None and int(scored) <= int(limit) else split
+        subset = f"{split}[:{int(scored)}]" if limit and scored is not None and int(scored) == int(limit) else split
         for name, value in values.items():
             if math.isnan(value):
                 logger.warning("%s on %s is NaN; left out of model-index", name, split)

@@ -285,8 +285,9 @@ def test_card_holds_every_metric_with_dataset_config_and_split(session):
     record, _, dirs = session
     with open(os.path.join(dirs["mrpc"], "all_results.json")) as f:
         results = json.load(f)
-    expected = sorted([["validation", m, round(results[f"eval_{m}"], 6), "nyu-mll/glue", "mrpc", "text-classification"]
-                       for m in ("f1", "accuracy")])
+    # --max_eval_samples 8 of 400 dev pairs: the split scored is the slice validation[:8] (issue 44 item 3)
+    expected = sorted([["validation[:8]", m, round(results[f"eval_{m}"], 6), "nyu-mll/glue", "mrpc",
+                        "text-classification"] for m in ("f1", "accuracy")])
     assert sorted(record["mrpc_card"]) == expected
     assert record["mrpc_card_data"]["base_model"] == "google-bert/bert-base-uncased"
 
@@ -302,7 +303,7 @@ def test_pushed_files_are_weights_tokenizer_config_card_and_results_only(session
 def test_repush_updates_eval_results_in_place(session):
     record, hub, _ = session
     keys = [tuple(r[:2]) for r in record["repush_card"]]
-    assert sorted(keys) == [("validation", "accuracy"), ("validation", "f1")]
+    assert sorted(keys) == [("validation[:8]", "accuracy"), ("validation[:8]", "f1")]
     assert [r[2] for r in record["repush_card"] if r[1] == "f1"] == [0.123456]
     assert hub.commit_count("org/tiny-mrpc") == 3  # .gitattributes + 2 pushes
 
