@@ -64,12 +64,12 @@ def constant_scores(task, raw) -> dict[str, float]:
 def baseline_metrics(task, raw_splits: dict) -> dict[str, float]:
     """``all_results.json`` keys ``baseline_<metric><split suffix>`` (:meth:`Task.split_metric_suffix`) of
     :func:`constant_scores` on each evaluated raw split of ``raw_splits`` (split name -> ``datasets.Dataset``), and
-    ``eval_examples<suffix>``: the examples scored (sentences, questions; ``eval_samples`` counts features)."""
+    ``examples_scored<suffix>``: the examples scored (sentences, questions; ``eval_samples`` counts features)."""
     out: dict[str, float] = {}
     for split, raw in raw_splits.items():
         suffix = task.split_metric_suffix(split)
         out.update({f"{PREFIX}{m}{suffix}": v for m, v in constant_scores(task, raw).items()})
-        out[f"eval_examples{suffix}"] = len(raw)
+        out[f"examples_scored{suffix}"] = len(raw)
     return out
 
 

@@ -84,7 +84,7 @@ def split_metrics(task, metrics: dict[str, Any], non_metrics: bool = False) -> d
         if parsed is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         split, name = parsed
-        if name in TRAINER_KEYS or name.endswith("_samples") or name == "examples":
+        if name in TRAINER_KEYS or name.endswith("_samples"):
             continue
         spec = task.metric_spec(name)
         if spec is None:
@@ -105,7 +105,7 @@ def dataset_display_name(task) -> str:
 def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, Any] | None = None) -> list:
     """One ``huggingface_hub.EvalResult`` per metric per evaluated split (MNLI m/mm are two results).
 
-    ``metrics``: ``all_results.json``'s ``eval_<metric>[<split suffix>]`` -> float (``eval_examples<suffix>``: the
+    ``metrics``: ``all_results.json``'s ``eval_<metric>[<split suffix>]`` -> float (``examples_scored<suffix>``: the
     examples scored, stated as ``dataset.args.num_examples``); ``dataset``: ``{"id", "config", "revision"}``
     overriding the task's Hub dataset, ``user_files`` (split -> file name: the file is the dataset) and
     ``max_eval_samples`` (the split is then ``validation[:300]``, the ``datasets`` slice actually scored). ``task_type`` is the pipeline tag, ``metric_type`` the
@@ -117,7 +117,7 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
     files, limit = dataset.get("user_files") or {}, dataset.get("max_eval_samples")
     results = []
     for split, values in split_metrics(task, metrics).items():
-        scored = metrics.get(f"eval_examples{task.split_metric_suffix(split)}")
+        scored = metrics.get(f"examples_scored{task.split_metric_suffix(split)}")
         source = {"dataset_type": dataset.get("id") or task.hub_dataset, "dataset_name": dataset_display_name(task),
                   "dataset_config": dataset.get("config", task.hub_config), "dataset_revision": dataset.get("revision")}
         if split in files:  # the user's own file: no claim about the Hub dataset
@@ -321,7 +321,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         dataset_name=dataset_display_name(the_task), primary_name=_display(the_task, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
         **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True), metrics),
-        scored={s: metrics.get(f"eval_examples{the_task.split_metric_suffix(s)}") for s in per_split},
+        scored={s: metrics.get(f"examples_scored{the_task.split_metric_suffix(s)}") for s in per_split},
         paper_table=_paper_table(the_task, metrics),
         seed=info.get("seed"), seed_runs=runs, seeds_table=_seeds_table(the_task, runs),
         **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),

@@ -50,7 +50,7 @@ def test_mnli_mismatched_baseline_gets_the_suffix():
     out = baseline_metrics(task, {"validation_matched": glue_split(task, [0, 0, 2]),
                                   "validation_mismatched": glue_split(task, [1, 2, 2, 2])})
     assert out == {"baseline_accuracy": pytest.approx(2 / 3), "baseline_accuracy_mm": pytest.approx(3 / 4),
-                   "eval_examples": 3, "eval_examples_mm": 4}
+                   "examples_scored": 3, "examples_scored_mm": 4}
 
 
 def test_swag_majority_choice():
