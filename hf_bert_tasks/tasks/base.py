@@ -188,7 +188,7 @@ class Task(abc.ABC):
         columns = dict(zip(self.text_columns, names))
         if label := getattr(data_args, "label_column_name", None):
             columns[self.label_column] = label
-        options = {name: getattr(data_args, name) for name in self.data_options}
+        options = {name: getattr(data_args, name, getattr(self, name)) for name in self.data_options}
         if not options and not files and not columns:
             return self
         return replace(self, **options, user_files=files, user_columns=columns)
