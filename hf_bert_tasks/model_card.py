@@ -322,7 +322,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
         **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True), metrics),
         scored={s: metrics.get(f"examples_scored{the_task.split_metric_suffix(s)}") for s in per_split},
-        paper_table=_paper_table(the_task, metrics),
+        paper_table="" if dataset.get("user_files") else _paper_table(the_task, metrics),  # not the paper's data
         seed=info.get("seed"), seed_runs=runs, seeds_table=_seeds_table(the_task, runs),
         **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),
         training_mode=_mode_text(info.get("training_mode"), output_dir, read_record(output_dir, "config.json")),
