@@ -153,7 +153,8 @@ def test_report_and_chart_carry_the_trivial_baseline(tmp_path, monkeypatch):
                         lambda ax, *a, **k: seen.update(labels=[h.get_label() for h in k["handles"]],
                                                         xlim=ax.get_xlim(), title=ax.get_title()))
     paths = write_report(get_task("sst2"), rows, str(tmp_path), "sst2: dev Accuracy of finetune, lora, feature_based")
-    md = open(paths["md"]).read()
+    with open(paths["md"], encoding="utf-8") as f:
+        md = f.read()
     assert "Trivial baseline" in md and "**50.9**" in md and "learnt next to nothing): finetune, lora." in md
     assert seen["xlim"][0] == 0.0
     assert seen["labels"] == ["ours: finetune (mean ± std)", "ours: lora (mean ± std)",

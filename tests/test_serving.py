@@ -180,7 +180,7 @@ def test_the_qa_pipeline_serves_the_trained_window_without_being_told(recipe, na
     package's QA pipeline reads them back, so its answers are predictions.json's with no window option given."""
     from hf_bert_tasks.hub import pipeline_for
 
-    task, out, raw = recipe(name)
+    _, out, raw = recipe(name)
     config = _json(os.path.join(out, "config.json"))
     assert (config["max_seq_length"], config["doc_stride"], config["max_query_length"]) == (MAX_SEQ_LENGTH, 16, 16)
     assert _serve(pipeline_for(out), raw) == _json(os.path.join(out, "predictions.json"))
@@ -196,7 +196,7 @@ def test_the_cards_how_to_use_code_runs(recipe, name, tmp_path):
 
     from hf_bert_tasks.model_card import build_finetune_card
 
-    task, out, _ = recipe(name)
+    _, out, _ = recipe(name)
     text = str(build_finetune_card(out))
     code = re.search(r"## How to use\n\n```python\n(.*?)```", text, flags=re.DOTALL).group(1)
     script = tmp_path / "how_to_use.py"

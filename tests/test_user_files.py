@@ -12,10 +12,10 @@ from hf_bert_tasks.tasks import get_task
 
 def data_args(**given):
     """The ``DataArguments`` fields ``Task.configure`` reads, defaults as the recipe's."""
-    defaults = dict(train_file=None, validation_file=None, test_file=None, text_column_names=None,
-                    label_column_name=None, doc_stride=128, max_query_length=64, n_best_size=20, max_answer_length=30,
-                    null_score_diff_threshold=None, label_all_tokens=False, document_context=False,
-                    max_seq_length=384)
+    defaults = {"train_file": None, "validation_file": None, "test_file": None, "text_column_names": None,
+                "label_column_name": None, "doc_stride": 128, "max_query_length": 64, "n_best_size": 20,
+                "max_answer_length": 30, "null_score_diff_threshold": None, "label_all_tokens": False,
+                "document_context": False, "max_seq_length": 384}
     return SimpleNamespace(**{**defaults, **given})
 
 

@@ -137,7 +137,7 @@ class Conll2003Task(Task):
         for row, (words, labels) in enumerate(zip(tokens, tags)):
             where = f"{path}, line {row + 1 + header}"
             if not isinstance(words, list) or not isinstance(labels, list):
-                raise ValueError(f"{where}: tokens and tags must be lists (JSON Lines: "
+                raise ValueError(f"{where}: tokens and tags must be lists (JSON Lines: "  # noqa: TRY004 - bad input
                                  '{"tokens": ["EU", "rejects"], "ner_tags": ["B-ORG", "O"]})')
             if len(words) != len(labels):
                 raise ValueError(f"{where}: {len(words)} tokens but {len(labels)} tags; expected one tag per token")
