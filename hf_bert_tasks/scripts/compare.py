@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> dict:
                      if f"{PREFIX}{task.primary_metric}" in r["results"]), None)
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
-        paper, source = paper_number(task, config)
+        paper, source = paper_number(task, config) if not common.get("validation_file") else (None, "")  # own data
         rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": mean, "std": std,
                      "n": len(values), "values": values, "wall_seconds": statistics.fmean(walls) if walls else None,
                      "baseline": base, "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
