@@ -17,8 +17,16 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-#: sentence end: . ! ? (optionally followed by a closing quote/bracket) then whitespace.
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+")
+#: a sentence-end candidate: . ! ? or an ellipsis (repeatable: "?!", "..."), closing quotes/brackets, then whitespace;
+#: group 1 is the word (non-space run) the candidate ends, group 2 the whitespace.
+_SENTENCE_END = re.compile(r"(\S*?(?:[.!?]|\u2026)[\"'\u201d\u2019)\]]*)(\s+)")
+#: abbreviations (lower-cased, without the final dot) after which a period does not end a sentence: titles before
+#: a name, Latin short forms, company words (rules: docs/design.md, "Sentence splitting").
+ABBREVIATIONS = frozenset(
+    "mr mrs ms messrs mme mlle dr prof rev hon st mt ft gen col capt lt sgt cpl maj adm gov sen rep jr sr "
+    "e.g i.e etc cf viz vs a.m p.m ca esp approx inc ltd co bros dept".split())
+#: abbreviations that are also words ("I said no."): not an end only before a digit ("No. 7", "vol. 2").
+NUMBER_ABBREVIATIONS = frozenset("no nos vol vols pp fig ch art sec".split())
 #: WikiText top-level heading `` = Title = `` (sub-headings `` = = Sub = = `` do not start a document).
 _WIKITEXT_HEADING = re.compile(r"^\s*=\s[^=].*[^=]\s=\s*$")
 
@@ -26,9 +34,35 @@ IS_NEXT, NOT_NEXT = 0, 1
 
 
 def split_into_sentences(text: str) -> list[str]:
-    """Split running text after ``.``, ``!`` or ``?`` and whitespace (no abbreviation list), dropping empty pieces:
-    ``split_into_sentences("It rained. We left!  Why?")`` → ``["It rained.", "We left!", "Why?"]``."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """Split running text (a paragraph) into sentences for google's one-sentence-per-line format.
+
+    A sentence ends at ``.``, ``!``, ``?`` or an ellipsis (runs such as ``?!`` and ``...`` stay whole), with any
+    closing quotes or brackets, followed by whitespace, **unless** (rules and the libraries measured against them:
+    docs/design.md, "Sentence splitting")
+
+    * the next character is lower-case (``"Are you coming?" she asked.``, ``And then... nothing``);
+    * the word ends in ``.`` and is an abbreviation of :data:`ABBREVIATIONS` (``Mr. Smith``, ``e.g. apples``), a
+      single letter (``J. Smith``), dotted letters (``U.S. Army``, ``p.m.``; so "at 5 p.m. Then" stays whole), or
+      one of :data:`NUMBER_ABBREVIATIONS` before a digit (``No. 7``).
+
+    ``split_into_sentences('It rained. We left!  Why? "Because." Done')`` ->
+    ``["It rained.", "We left!", "Why?", '"Because."', "Done"]``. Empty pieces are dropped; no error is raised.
+    """
+    sentences, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if end < len(text) and text[end].islower():
+            continue
+        word = match.group(1)
+        if word.endswith(".") and not word.endswith(".."):
+            stem = re.search(r"[\w.]*$", word[:-1]).group().lower()  # '"Mr.' -> "mr", "--M." -> "m"
+            if (stem in ABBREVIATIONS or (len(stem) == 1 and stem.isalpha()) or re.fullmatch(r"(?:[a-z]\.)+[a-z]", stem)
+                    or (stem in NUMBER_ABBREVIATIONS and end < len(text) and text[end].isdigit())):
+                continue
+        sentences.append(text[start:match.start(2)].strip())
+        start = end
+    sentences.append(text[start:].strip())
+    return [s for s in sentences if s]
 
 
 def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
@@ -225,9 +259,23 @@ def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, l
 
 
 # ------------------------------------------------------------------------------------------- corpora of any size
+#: compressions datasets' ``text`` / ``json`` loaders read transparently (by file suffix), with their Python openers.
+COMPRESSED_SUFFIXES = {".xz": "lzma", ".gz": "gzip", ".bz2": "bz2"}
+
+
+def _open_binary(path: str):
+    """``path`` opened for reading bytes, decompressed when its suffix is one of :data:`COMPRESSED_SUFFIXES`."""
+    import importlib
+
+    module = COMPRESSED_SUFFIXES.get(os.path.splitext(path)[1].lower())
+    return importlib.import_module(module).open(path, "rb") if module else open(path, "rb")
+
+
 def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
-    """Local paths and globs (``shards/**/*.parquet``) as a de-duplicated file list (sorted per pattern). Raises
-    ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
+    """Local paths and globs (``shards/**/*.parquet``, ``books/*.txt.xz``) as a de-duplicated file list (sorted per
+    pattern); ``.xz`` / ``.gz`` / ``.bz2`` text or JSON lines are read decompressed (datasets' loaders do it).
+    Raises ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for another compression
+    (``.zst``) or a compressed parquet file."""
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
@@ -236,17 +284,24 @@ def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
             raise FileNotFoundError(f"--train_files: {pattern} does not exist (no file matches)")
         files.extend(m for m in matched if m not in files)
     for f in files:
-        if f.lower().endswith((".gz", ".bz2", ".xz", ".zst")):
-            raise ValueError(f"{f}: compressed corpus files are not read; decompress it or convert it to parquet")
+        stem, suffix = os.path.splitext(f.lower())
+        if suffix == ".zst" or (suffix in COMPRESSED_SUFFIXES and stem.endswith(".parquet")):
+            raise ValueError(f"{f}: this compression is not read (text and JSON lines may be .xz, .gz or .bz2); "
+                             "decompress it or convert it to parquet")
     return files
 
 
 def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     """``json``, ``parquet``, or text's boundary ``heading`` / ``blank_line`` (``"auto"``: a heading in 200 lines)."""
-    if path.lower().endswith((".jsonl", ".json", ".ndjson", ".parquet")):
-        return "parquet" if path.lower().endswith(".parquet") else "json"
+    name = path.lower()
+    if os.path.splitext(name)[1] in COMPRESSED_SUFFIXES:
+        name = os.path.splitext(name)[0]
+    if name.endswith((".jsonl", ".json", ".ndjson", ".parquet")):
+        return "parquet" if name.endswith(".parquet") else "json"
     if document_boundary == "auto":
-        with open(path, encoding=encoding, errors="replace") as f:
+        import io
+
+        with io.TextIOWrapper(_open_binary(path), encoding=encoding, errors="replace") as f:
             heading = any(_WIKITEXT_HEADING.match(line.rstrip("\r\n")) for line in itertools.islice(f, 200))
         return "heading" if heading else "blank_line"
     return document_boundary
@@ -277,7 +332,7 @@ def _text_documents(batch: dict[str, list], indices, kind: str, where: str, text
 def _decode_error(files: Sequence[str], encoding: str) -> ValueError | None:
     """A ``ValueError`` naming the first file and line that is not ``encoding`` text (the loader's names neither)."""
     for path in files:
-        with open(path, "rb") as f:
+        with _open_binary(path) as f:
             for lineno, raw in enumerate(f, 1):
                 try:
                     raw.decode(encoding)
