@@ -130,7 +130,7 @@ def run_pretrain(
 
 def _corpus(data_args: PretrainDataArguments, seed: int):
     """``(train_docs, eval_docs or None, corpus summary)``: the documents split by :func:`split_documents` (streamed:
-    the first ``streaming_eval_documents`` for eval). Raises ``ValueError`` for fewer than 2 documents with NSP."""
+    the first ``streaming_eval_documents`` for eval), or all of them with ``--validation_files`` as eval. Raises ``ValueError`` for fewer than 2 documents with NSP."""
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
             "split_sentences", "streaming")
     options = {k: getattr(data_args, k) for k in keys}
@@ -143,7 +143,13 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
         raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {n_docs} document(s); "
                          "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
                          "--document_boundary heading)")
-    if streamed:
+    if data_args.validation_files:  # a fixed held-out set (e.g. the same documents across corpora); train on all
+        eval_docs = load_documents(data_args.validation_files, cache_dir=data_args.dataset_cache_dir,
+                                   **{**options, "dataset_name": None})
+        train_docs = documents.take(n_train) if streamed and n_train else documents
+        if n_train and not streamed:
+            train_docs = train_docs.select(range(min(n_train, len(train_docs))))
+    elif streamed:
         n_eval = data_args.streaming_eval_documents
         eval_docs = documents.take(n_eval) if n_eval else None
         train_docs = documents.skip(n_eval) if n_eval else documents
@@ -153,8 +159,9 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
         train_docs = train_docs.select(range(min(n_train, len(train_docs)))) if n_train else train_docs
     return train_docs, eval_docs, {
         "files": files, "dataset_name": data_args.dataset_name, "documents": n_docs,
-        "train_documents": None if streamed else len(train_docs), "eval_documents":
-        data_args.streaming_eval_documents if streamed else len(eval_docs or []), "sentences": stats["sentences"],
+        "train_documents": None if streamed else len(train_docs),
+        "eval_documents": (None if data_args.validation_files else data_args.streaming_eval_documents) if streamed
+        else len(eval_docs or []), "validation_files": data_args.validation_files, "sentences": stats["sentences"],
         "document_boundary": data_args.document_boundary}
 
 

@@ -87,3 +87,19 @@ def test_zstd_and_compressed_parquet_are_refused_by_name(tmp_path):
         (tmp_path / name).write_bytes(b"x")
         with pytest.raises(ValueError, match=name.replace(".", r"\.") + ": this compression is not read"):
             resolve_corpus_files(str(tmp_path / name))
+
+
+def test_validation_files_are_the_held_out_set_and_every_training_document_is_trained_on(tmp_path):
+    from hf_bert_tasks.pretraining import _corpus
+    from hf_bert_tasks.pretraining_config import PretrainDataArguments
+
+    train = tmp_path / "train.txt"
+    train.write_text("a one.\na two.\n\nb one.\nb two.\n\nc one.\nc two.\n")
+    held = tmp_path / "heldout.txt"
+    held.write_text("h one.\nh two.\n")
+    args = PretrainDataArguments(train_files=[str(train)], validation_files=[str(held)],
+                                 validation_split_percentage=50, dataset_cache_dir=str(tmp_path / "cache"))
+    train_docs, eval_docs, summary = _corpus(args, seed=0)
+    assert train_docs["sentences"] == [["a one.", "a two."], ["b one.", "b two."], ["c one.", "c two."]]
+    assert eval_docs["sentences"] == [["h one.", "h two."]]
+    assert (summary["train_documents"], summary["eval_documents"]) == (3, 1)
