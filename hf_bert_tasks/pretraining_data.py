@@ -345,13 +345,15 @@ def load_documents(
     train_files: str | Sequence[str] | None = None, *, dataset_name: str | None = None,
     dataset_config_name: str | None = None, dataset_split: str = "train", text_column: str = "text",
     document_boundary: str = "auto", split_sentences: bool = False, streaming: bool = False,
-    cache_dir: str | None = None, encoding: str = "utf-8",
+    cache_dir: str | None = None, encoding: str = "utf-8", num_proc: int | None = None,
 ):
     """A corpus as a ``datasets`` table (``IterableDataset`` when ``streaming``) of documents (column ``sentences``:
     ``list[str]``): local files (``train_files``: paths or globs, mixed formats, in file order) of text (one sentence
     per line, a blank line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"``
     detects it) or ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset
-    (``dataset_name``, its config, split). Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
+    (``dataset_name``, its config, split). Text and JSON lines may be ``.xz`` / ``.gz`` / ``.bz2``. ``num_proc``:
+    worker processes of the loader and the map (not streamed). Reading, cache keys: docs/design.md,
+    "pretraining_data: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)
@@ -383,6 +385,8 @@ def load_documents(
             options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
                            features=Features({"text": Value("string")}))
         try:
+            if num_proc and not streaming:
+                options["num_proc"] = min(num_proc, len(group) or num_proc)  # the loader: one file per process
             raw = load_dataset(*args, streaming=streaming, cache_dir=cache_dir, **options)
         except DatasetGenerationError as err:
             cause = err.__cause__
@@ -394,7 +398,8 @@ def load_documents(
         if not streaming:  # our cache key, not a hash of the function (tests swap the function for a trap)
             stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in group]
             key = repr((raw._fingerprint, kind, sorted(fn_kwargs.items()), stats)).encode()
-            map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest())
+            map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest(),
+                              num_proc=min(num_proc, len(raw)) if num_proc and len(raw) > 1 else None)
         parts.append(raw.map(_text_documents, **map_kwargs))
     return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 
