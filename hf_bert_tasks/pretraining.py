@@ -221,8 +221,9 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     with training_args.main_process_first(desc="pretraining instances"):
         train_ds = build_pretraining_dataset(train_docs, tokenizer, seed=seed, dupe_factor=data_args.dupe_factor,
                                              **instances).map(add_example_index, **indexed)
+        # the held-out set in one process: its instances (batches of documents) do not depend on the worker count
         eval_ds = None if eval_docs is None else build_pretraining_dataset(eval_docs, tokenizer, seed=seed + 1,
-                                                                           **instances)
+                                                                           **{**instances, "num_proc": None})
         collator = DataCollatorForBertPretraining(tokenizer, seed=seed, **masking)
         if data_args.masking == "static":  # keyed by the row index, as the example index: the order does not matter
             train_ds = train_ds.map(collator.static_mask_map, **indexed)
