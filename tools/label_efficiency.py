@@ -214,7 +214,8 @@ def grid_jobs(tasks: list[str], fractions: list[float]) -> list[tuple[str, float
 
 
 def run_grid(out: str, shared: str, model_dir: str, tasks: list[str], fractions: list[float], lr_grid: list[float],
-             seeds: list[int], workers: int, deadline_s: float, kill_s: float, extra: list[str]) -> list[dict]:
+             seeds: list[int], workers: int, deadline_s: float, kill_s: float, extra: list[str],
+             min_steps: int = GRID_MIN_STEPS) -> list[dict]:
     """Fine-tune both arms on every (task, fraction): one ``hf-bert-tasks finetune --lr_grid ... --seeds ...`` process
     per (task, fraction, arm) (the data tokenized once per process), ``workers`` processes at once on one device.
     No process starts after ``deadline_s``; any still running at ``kill_s`` is killed (its finished runs count).
@@ -234,7 +235,7 @@ def run_grid(out: str, shared: str, model_dir: str, tasks: list[str], fractions:
         task, fraction, arm = job
         data_dir, n = subsets[task, fraction]
         batch = batch_for(n)
-        epochs = epochs_for(n, TASKS[task][4], batch, GRID_MIN_STEPS)
+        epochs = epochs_for(n, TASKS[task][4], batch, min_steps)
         run_dir = os.path.join(out, "grid", task, f"frac{fraction:g}", arm)
         record = {"task": task, "fraction": fraction, "arm": arm, "train_examples": n, "batch": batch,
                   "epochs": epochs, "run_dir": run_dir, "status": "not started (deadline)", "wall_s": 0.0}
@@ -281,7 +282,8 @@ def grid_runs(out: str) -> list[dict]:
         key = TASKS[job["task"]][3]
         root = job["run_dir"]
         for lr_dir in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-            for seed_dir in sorted(os.listdir(os.path.join(root, lr_dir))) if lr_dir.startswith("lr_") else []:
+            lr_path = os.path.join(root, lr_dir)
+            for seed_dir in sorted(os.listdir(lr_path)) if lr_dir.startswith("lr_") and os.path.isdir(lr_path) else []:
                 path = os.path.join(root, lr_dir, seed_dir, "all_results.json")
                 if seed_dir.startswith("seed_") and os.path.isfile(path):
                     with open(path) as f:
@@ -323,7 +325,7 @@ def grid_rows(out: str, transfer_dir: str | None, timings: dict[str, float], ste
         rows.append(make_row(step, f"wall: {name}", seconds, "s", "issue 43: the whole group <= 330 s on one H200"))
     for r in grid_runs(out):
         rows.append(make_row(step, f"{r['task']} {100 * r['fraction']:g} % labels, {r['arm']}, lr "
-                             f"{r['learning_rate']:g}, seed {r['seed']}: dev {r['metric'].removeprefix('eval_')}",
+                             f"{r['learning_rate']:.0e}, seed {r['seed']}: dev {r['metric'].removeprefix('eval_')}",
                              r["value"], "%", "the other arm at its own best lr (render)", {"run": r}))
     return rows
 
@@ -369,8 +371,8 @@ def render(rows: list[dict], png: str | None = None) -> str:
                 values = [r["value"] for r in arms[arm]]
                 stats[arm] = _stats(values)
                 lr, _, grid = selected[task, fraction, arm]
-                edge = " (grid edge)" if len(grid) > 1 and lr in (grid[0], grid[-1]) else ""
-                cells.append(f"{lr:g}{edge}: {stats[arm][0]:.1f} ± {stats[arm][1]:.1f} "
+                edge = " (grid edge)" if len(grid) > 2 and lr in (grid[0], grid[-1]) else ""
+                cells.append(f"{lr:.0e}{edge}: {stats[arm][0]:.1f} ± {stats[arm][1]:.1f} "
                              f"({', '.join(f'{v:.2f}' for v in values)})")
             run = next(iter(arms.values()))[0]
             gain = verdict = "-"
@@ -474,6 +476,7 @@ def main(argv=None) -> None:
     grid = parser.add_argument_group("grid / rows / render (the GPU group, benchmarks/gpu_transfer_books.sh)")
     grid.add_argument("--lr_grid", default=",".join(f"{lr:g}" for lr in LR_GRID))
     grid.add_argument("--workers", type=int, default=8, help="fine-tuning processes at once")
+    grid.add_argument("--min_steps", type=int, default=GRID_MIN_STEPS, help="more epochs for small subsets")
     grid.add_argument("--deadline_s", type=float, default=float("inf"), help="start no job after this")
     grid.add_argument("--kill_s", type=float, default=float("inf"), help="kill running jobs at this")
     grid.add_argument("--finetune_flags", default="", help="extra finetune flags (e.g. '--bf16 True')")
@@ -487,7 +490,7 @@ def main(argv=None) -> None:
         run_grid(args.out, args.shared, args.model_dir or os.path.join(args.out, "pretrain"), args.tasks.split(","),
                  [float(x) for x in args.fractions.split(",")], [float(x) for x in args.lr_grid.split(",")],
                  [int(s) for s in args.seeds.split(",")], args.workers, args.deadline_s, args.kill_s,
-                 args.finetune_flags.split())
+                 args.finetune_flags.split(), args.min_steps)
     elif args.stage == "rows":
         sys.path.insert(0, os.path.join(REPO, "benchmarks"))
         from gpu_report import append_rows
