@@ -226,7 +226,7 @@ def build_training_corpus(out_dir: str, extra_files: list[str], keep_text: bool,
     books = book_documents(extra_files, num_proc) if extra_files else []
     split_s = time.time() - split_start
     base = old if keep_text else []
-    # book j goes after old document (j + 1) * len(base) / (len(books) + 1): spread evenly, order kept
+    # book j goes after the first floor((j + 1) * len(base) / (len(books) + 1)) old documents: spread evenly, in order
     keyed = [(i + 1.0, 0, d) for i, d in enumerate(base)]
     keyed += [((j + 1) * len(base) / (len(books) + 1), 1, d) for j, d in enumerate(books)]
     merged = [d for *_, d in sorted(keyed, key=lambda t: t[:2])]
