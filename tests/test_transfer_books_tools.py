@@ -6,8 +6,10 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+from hf_bert_tasks.pretraining_data import read_documents
 from tests.conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "tools"))
@@ -59,13 +61,9 @@ def test_books_plus_text_keeps_the_text_runs_held_out_documents_and_spreads_the_
     books = tmp_path / "books.txt"
     books.write_text("Book one opens. Mr. Gray left.\nAnd so on.\n\nBook two opens.\n")
     stats = transfer.build_training_corpus(str(out), [str(books)], keep_text=True, vocab_size=120)
-    from hf_bert_tasks.pretraining import split_documents
-    from hf_bert_tasks.pretraining_data import read_documents
-
-    documents = read_documents(str(out / "corpus.txt"))
-    expected_held = [old[i] for i in sorted(__import__("numpy").random.default_rng(42).permutation(40)[:2])]
+    # the recipe's rule, written out: round(40 x 5 %) = 2 documents, the first of permutation(40) with seed 42
+    expected_held = [old[i] for i in sorted(np.random.default_rng(42).permutation(40)[:2])]
     assert read_documents(str(out / "heldout.txt")) == expected_held
-    assert len(split_documents(__import__("datasets").Dataset.from_dict({"sentences": documents}), 5.0, 42)[1]) == 2
     train = read_documents(str(out / "train.txt"))
     assert len(train) == 38 + 2 and [d for d in train if d not in old] == [
         ["Book one opens.", "Mr. Gray left.", "And so on."], ["Book two opens."]]
