@@ -5,7 +5,9 @@
 Times ``pretraining_data.split_into_sentences`` (rules) over every paragraph of the shard and, when importable
 (``--lib_path``: a ``pip install --target`` folder, never the project's venv), blingfire's ``text_to_sentences``
 and pysbd's ``Segmenter`` (pysbd on a sample: it is slow); then counts the sampled paragraphs each splitter splits
-exactly as pysbd does (pysbd as the reference: the most careful rules of the three). Prints one JSON object.
+exactly as pysbd does (pysbd as the reference: the most careful rules of the three). With ``--tokenizer DIR`` also
+times the pipeline's reading (``load_documents``, one document per book) and NSP instance creation at 128
+WordPieces (``build_pretraining_dataset``, one process). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ def main(argv=None) -> None:
     parser.add_argument("shard")
     parser.add_argument("--lib_path", default=None)
     parser.add_argument("--sample", type=int, default=3000, help="paragraphs (every 5th) compared with pysbd")
+    parser.add_argument("--tokenizer", default=None, help="also time reading + instance creation with this tokenizer")
     args = parser.parse_args(argv)
     if args.lib_path:
         sys.path.append(args.lib_path)
@@ -64,6 +67,23 @@ def main(argv=None) -> None:
             got = [split(p) for p in sample]
             out["splitters"][name]["same_as_pysbd"] = f"{sum(g == e for g, e in zip(got, expected))} / {len(sample)}"
             out["splitters"][name]["sample_sentences"] = sum(map(len, got))
+    if args.tokenizer:
+        import tempfile
+
+        from transformers import AutoTokenizer
+
+        from hf_bert_tasks.pretraining_data import build_pretraining_dataset, load_documents
+
+        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+        with tempfile.TemporaryDirectory() as cache:
+            start = time.perf_counter()
+            docs = load_documents(args.shard, document_boundary="blank_line", split_sentences=True, cache_dir=cache)
+            read_s = time.perf_counter() - start
+            start = time.perf_counter()
+            instances = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=42)
+            build_s = time.perf_counter() - start
+        out["pipeline"] = {"books": len(docs), "read_and_split_s": round(read_s, 2), "instances": len(instances),
+                           "instances_s": round(build_s, 2), "k_words_per_s_instances": round(words / build_s / 1e3)}
     print(json.dumps(out, indent=1))
 
 
