@@ -130,7 +130,8 @@ def run_pretrain(
 
 def _corpus(data_args: PretrainDataArguments, seed: int):
     """``(train_docs, eval_docs or None, corpus summary)``: the documents split by :func:`split_documents` (streamed:
-    the first ``streaming_eval_documents`` for eval), or all of them with ``--validation_files`` as eval. Raises ``ValueError`` for fewer than 2 documents with NSP."""
+    the first ``streaming_eval_documents`` for eval), or all of them with ``--validation_files`` as eval. Raises
+    ``ValueError`` for fewer than 2 documents with NSP."""
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
             "split_sentences", "streaming")
     options = {k: getattr(data_args, k) for k in keys}

@@ -22,11 +22,12 @@ from typing import Any
 _SENTENCE_END = re.compile(r"(\S*?(?:[.!?]|\u2026)[\"'\u201d\u2019)\]]*)(\s+)")
 #: abbreviations (lower-cased, without the final dot) after which a period does not end a sentence: titles before
 #: a name, Latin short forms, company words (rules: docs/design.md, "Sentence splitting").
-ABBREVIATIONS = frozenset(
-    "mr mrs ms messrs mme mlle dr prof rev hon st mt ft gen col capt lt sgt cpl maj adm gov sen rep jr sr "
-    "e.g i.e etc cf viz vs a.m p.m ca esp approx inc ltd co bros dept".split())
+ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "messrs", "mme", "mlle", "dr", "prof", "rev", "hon", "st", "mt", "ft", "gen", "col", "capt",
+    "lt", "sgt", "cpl", "maj", "adm", "gov", "sen", "rep", "jr", "sr", "e.g", "i.e", "etc", "cf", "viz", "vs", "a.m",
+    "p.m", "ca", "esp", "approx", "inc", "ltd", "co", "bros", "dept"})
 #: abbreviations that are also words ("I said no."): not an end only before a digit ("No. 7", "vol. 2").
-NUMBER_ABBREVIATIONS = frozenset("no nos vol vols pp fig ch art sec".split())
+NUMBER_ABBREVIATIONS = frozenset({"no", "nos", "vol", "vols", "pp", "fig", "ch", "art", "sec"})
 #: WikiText top-level heading `` = Title = `` (sub-headings `` = = Sub = = `` do not start a document).
 _WIKITEXT_HEADING = re.compile(r"^\s*=\s[^=].*[^=]\s=\s*$")
 

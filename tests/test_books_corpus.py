@@ -33,7 +33,8 @@ def test_a_quotation_followed_by_a_lower_case_word_continues_the_sentence():
 
 
 def test_a_closing_quote_after_the_stop_stays_with_its_sentence():
-    assert split_into_sentences("He said, 'Wait here.' Then he went out.") == ["He said, 'Wait here.'", "Then he went out."]
+    assert split_into_sentences("He said, 'Wait here.' Then he went out.") == [
+        "He said, 'Wait here.'", "Then he went out."]
 
 
 def test_runs_of_stops_stay_whole():

@@ -13,8 +13,8 @@ from hf_bert_tasks.pretraining_data import read_documents
 from tests.conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "tools"))
-import label_efficiency as le  # noqa: E402
-import pretraining_transfer as transfer  # noqa: E402
+import label_efficiency as le
+import pretraining_transfer as transfer
 
 SHARED = os.environ.get("HF_BERT_TASKS_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
 
@@ -87,7 +87,8 @@ def test_gpu_group_dry_run_writes_per_run_rows_and_renders_them(tmp_path):
     proc = subprocess.run(["bash", os.path.join(REPO, "benchmarks", "gpu_transfer_books.sh"), "--dry-run"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = json.load(open(tmp_path / "out" / "gpu_results.json"))
+    with open(tmp_path / "out" / "gpu_results.json") as f:
+        rows = json.load(f)
     runs = [r for r in rows if "run" in r["config"]]
     assert len(runs) == 2 * 2 * 2 * 2 * 2  # tasks x fractions x arms x lrs x seeds
     assert {r["metric"] for r in rows} >= {"pretraining: held-out MLM loss", "wall: whole group"}

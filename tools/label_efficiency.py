@@ -118,8 +118,8 @@ def books_file(corpus_dir: str, spec: str, shared: str) -> str:
 def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str] = ()) -> None:
     """``hf-bert-tasks pretrain`` on the ablation corpus's ``train.txt`` (plus ``extra_files``, e.g. :func:`books_file`;
     the held-out documents stay the ablation's, scored by ``evaluate``)."""
-    cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", "--train_files", os.path.join(corpus_dir, "train.txt"),
-           *extra_files,
+    cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", "--train_files",
+           os.path.join(corpus_dir, "train.txt"), *extra_files,
            "--tokenizer_name", os.path.join(corpus_dir, "tokenizer"), "--output_dir", os.path.join(out, "pretrain"),
            "--dataset_cache_dir", os.path.join(corpus_dir, "cache"), *PRETRAIN_FLAGS]
     cmd, env = _pinned(cmd, core)
@@ -358,8 +358,9 @@ def render(rows: list[dict], png: str | None = None) -> str:
     table, selected = table_from_rows(rows)
     if not table:
         raise ValueError("no fine-tuning runs in the rows (did the grid step run?)")
-    lines = ["| task (dev metric, x100) | labels (fraction) | batch x epochs | pretrained: lr, mean ± std (seeds) | "
-             "random init: lr, mean ± std (seeds) | gain | gain > 2 x max seed std |", "|---|---|---|---|---|---|---|"]
+    header = ("| task (dev metric, x100) | labels (fraction) | batch x epochs | pretrained: lr, mean ± std (seeds) | "
+              "random init: lr, mean ± std (seeds) | gain | gain > 2 x max seed std |")
+    lines = [header, "|---|---|---|---|---|---|---|"]
     for task, by_fraction in table.items():
         for fraction in sorted(by_fraction, reverse=True):
             arms = by_fraction[fraction]
