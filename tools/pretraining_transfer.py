@@ -337,6 +337,13 @@ def main(argv=None) -> None:
         if extra or not keep_text:
             stats["training corpus"] = build_training_corpus(args.out, extra, keep_text, args.vocab_size,
                                                              args.num_proc)
+        else:  # text only: an earlier books corpus in this folder must not be what pretrain reads
+            import shutil
+
+            for name in ("train.txt", "heldout.txt", "train.txt.stats.json"):
+                if os.path.exists(os.path.join(args.out, name)):
+                    os.remove(os.path.join(args.out, name))
+            shutil.rmtree(os.path.join(args.out, "tokenizer"), ignore_errors=True)
         print(json.dumps(stats, indent=2))
     elif args.stage == "pretrain":
         corpus = ["--train_files", os.path.join(args.out, "corpus.txt")]
