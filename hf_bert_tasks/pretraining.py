@@ -145,6 +145,7 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
                          "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
                          "--document_boundary heading)")
     if data_args.validation_files:  # a fixed held-out set (e.g. the same documents across corpora); train on all
+        resolve_corpus_files(data_args.validation_files, flag="--validation_files")  # FileNotFoundError naming it
         eval_docs = load_documents(data_args.validation_files, cache_dir=data_args.dataset_cache_dir,
                                    **{**options, "dataset_name": None})
         train_docs = documents.take(n_train) if streamed and n_train else documents

@@ -272,17 +272,17 @@ def _open_binary(path: str):
     return importlib.import_module(module).open(path, "rb") if module else open(path, "rb")
 
 
-def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
+def resolve_corpus_files(patterns: str | Sequence[str], flag: str = "--train_files") -> list[str]:
     """Local paths and globs (``shards/**/*.parquet``, ``books/*.txt.xz``) as a de-duplicated file list (sorted per
     pattern); ``.xz`` / ``.gz`` / ``.bz2`` text or JSON lines are read decompressed (datasets' loaders do it).
-    Raises ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for another compression
-    (``.zst``) or a compressed parquet file."""
+    Raises ``FileNotFoundError`` naming ``flag`` and a pattern that matches no file, ``ValueError`` for another
+    compression (``.zst``) or a compressed parquet file."""
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
         matched = [m for m in matched if os.path.isfile(m)]
         if not matched:
-            raise FileNotFoundError(f"--train_files: {pattern} does not exist (no file matches)")
+            raise FileNotFoundError(f"{flag}: {pattern} does not exist (no file matches)")
         files.extend(m for m in matched if m not in files)
     for f in files:
         stem, suffix = os.path.splitext(f.lower())

@@ -104,3 +104,15 @@ def test_validation_files_are_the_held_out_set_and_every_training_document_is_tr
     assert train_docs["sentences"] == [["a one.", "a two."], ["b one.", "b two."], ["c one.", "c two."]]
     assert eval_docs["sentences"] == [["h one.", "h two."]]
     assert (summary["train_documents"], summary["eval_documents"]) == (3, 1)
+
+
+def test_a_missing_validation_file_is_named_with_its_flag(tmp_path):
+    from hf_bert_tasks.pretraining import _corpus
+    from hf_bert_tasks.pretraining_config import PretrainDataArguments
+
+    train = tmp_path / "train.txt"
+    train.write_text("a one.\na two.\n\nb one.\n")
+    args = PretrainDataArguments(train_files=[str(train)], validation_files=[str(tmp_path / "held*.txt")],
+                                 dataset_cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(FileNotFoundError, match=r"--validation_files: .*held\*\.txt does not exist"):
+        _corpus(args, seed=0)
