@@ -220,6 +220,10 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
         from .pretraining_data import resolve_corpus_files
 
         resolve_corpus_files([str(v) for v in values["train_files"]])
+    if values.get("validation_files"):
+        from .pretraining_data import resolve_corpus_files
+
+        resolve_corpus_files([str(v) for v in values["validation_files"]], flag="--validation_files")
     if "model_name_or_path" in known:
         default = _literal(getattr(fields.get("model_name_or_path"), "default", None) or "None", None)
         check_model(last.get("model_name_or_path", default), given="model_name_or_path" in last,

@@ -116,3 +116,15 @@ def test_a_missing_validation_file_is_named_with_its_flag(tmp_path):
                                  dataset_cache_dir=str(tmp_path / "cache"))
     with pytest.raises(FileNotFoundError, match=r"--validation_files: .*held\*\.txt does not exist"):
         _corpus(args, seed=0)
+
+
+def test_pretrain_cli_names_a_missing_validation_file_before_reading_the_corpus(capsys, tmp_path):
+    from hf_bert_tasks import cli
+
+    train = tmp_path / "train.txt"
+    train.write_text("a one.\n\nb one.\n")
+    argv = ["pretrain", "--train_files", str(train), "--validation_files", str(tmp_path / "none.txt"),
+            "--output_dir", str(tmp_path / "out")]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == (f"hf-bert-tasks: error: --validation_files: {tmp_path / 'none.txt'} does not "
+                                       "exist (no file matches)\n")
