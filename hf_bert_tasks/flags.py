@@ -216,14 +216,11 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
         get_task(last["task"])  # UnknownTaskError (a ValueError) with the closest names
     if "data_dir" in last and not os.path.isdir(last["data_dir"]):
         raise FileNotFoundError(f"--data_dir {last['data_dir']}: no such folder")
-    if values.get("train_files"):
-        from .pretraining_data import resolve_corpus_files
+    for name in ("train_files", "validation_files"):
+        if values.get(name):
+            from .pretraining_data import resolve_corpus_files
 
-        resolve_corpus_files([str(v) for v in values["train_files"]])
-    if values.get("validation_files"):
-        from .pretraining_data import resolve_corpus_files
-
-        resolve_corpus_files([str(v) for v in values["validation_files"]], flag="--validation_files")
+            resolve_corpus_files([str(v) for v in values[name]], flag=f"--{name}")
     if "model_name_or_path" in known:
         default = _literal(getattr(fields.get("model_name_or_path"), "default", None) or "None", None)
         check_model(last.get("model_name_or_path", default), given="model_name_or_path" in last,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import importlib
+import io
 import itertools
 import os
 import random
@@ -17,16 +19,14 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-#: a sentence-end candidate: . ! ? or an ellipsis (repeatable: "?!", "..."), closing quotes/brackets, then whitespace;
-#: group 1 is the word (non-space run) the candidate ends, group 2 the whitespace.
+#: sentence-end candidate: a word ending in . ! ? or an ellipsis (runs: "?!"), closing quotes (group 1), spaces (2)
 _SENTENCE_END = re.compile(r"(\S*?(?:[.!?]|\u2026)[\"'\u201d\u2019)\]]*)(\s+)")
-#: abbreviations (lower-cased, without the final dot) after which a period does not end a sentence: titles before
-#: a name, Latin short forms, company words (rules: docs/design.md, "Sentence splitting").
-ABBREVIATIONS = frozenset({
-    "mr", "mrs", "ms", "messrs", "mme", "mlle", "dr", "prof", "rev", "hon", "st", "mt", "ft", "gen", "col", "capt",
-    "lt", "sgt", "cpl", "maj", "adm", "gov", "sen", "rep", "jr", "sr", "e.g", "i.e", "etc", "cf", "viz", "vs", "a.m",
-    "p.m", "ca", "esp", "approx", "inc", "ltd", "co", "bros", "dept"})
-#: abbreviations that are also words ("I said no."): not an end only before a digit ("No. 7", "vol. 2").
+#: abbreviations (lower case, no final dot) whose period ends no sentence; NUMBER_: words too ("I said no."): not
+#: an end only before a digit ("No. 7"). Rules: docs/design.md, "pretraining_data: sentence splitting".
+ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "messrs", "mme", "mlle", "dr", "prof", "rev", "hon", "st", "mt", "ft",
+                           "gen", "col", "capt", "lt", "sgt", "cpl", "maj", "adm", "gov", "sen", "rep", "jr", "sr", "e.g",
+                           "i.e", "etc", "cf", "viz", "vs", "a.m", "p.m", "ca", "esp", "approx", "inc", "ltd", "co",
+                           "bros", "dept"})
 NUMBER_ABBREVIATIONS = frozenset({"no", "nos", "vol", "vols", "pp", "fig", "ch", "art", "sec"})
 #: WikiText top-level heading `` = Title = `` (sub-headings `` = = Sub = = `` do not start a document).
 _WIKITEXT_HEADING = re.compile(r"^\s*=\s[^=].*[^=]\s=\s*$")
@@ -35,35 +35,22 @@ IS_NEXT, NOT_NEXT = 0, 1
 
 
 def split_into_sentences(text: str) -> list[str]:
-    """Split running text (a paragraph) into sentences for google's one-sentence-per-line format.
-
-    A sentence ends at ``.``, ``!``, ``?`` or an ellipsis (runs such as ``?!`` and ``...`` stay whole), with any
-    closing quotes or brackets, followed by whitespace, **unless** (rules and the libraries measured against them:
-    docs/design.md, "Sentence splitting")
-
-    * the next character is lower-case (``"Are you coming?" she asked.``, ``And then... nothing``);
-    * the word ends in ``.`` and is an abbreviation of :data:`ABBREVIATIONS` (``Mr. Smith``, ``e.g. apples``), a
-      single letter (``J. Smith``), dotted letters (``U.S. Army``, ``p.m.``; so "at 5 p.m. Then" stays whole), or
-      one of :data:`NUMBER_ABBREVIATIONS` before a digit (``No. 7``).
-
-    ``split_into_sentences('It rained. We left!  Why? "Because." Done')`` ->
-    ``["It rained.", "We left!", "Why?", '"Because."', "Done"]``. Empty pieces are dropped; no error is raised.
-    """
+    """A paragraph as sentences (google's format): split after ``.`` ``!`` ``?`` or an ellipsis (+ closing quotes)
+    and whitespace, unless the next character is lower case (``"Late?" she asked``) or the word is an abbreviation
+    (:data:`ABBREVIATIONS`; ``Mr. Smith``), one letter (``J. Smith``), dotted letters (``U.S.``; "5 p.m. Then" stays
+    whole) or ``No.`` ... before a digit. ``split_into_sentences('It rained. We left!  Why? "Because." Done')`` ->
+    ``["It rained.", "We left!", "Why?", '"Because."', "Done"]``; empty pieces dropped (docs/design.md)."""
     sentences, start = [], 0
     for match in _SENTENCE_END.finditer(text):
-        end = match.end()
-        if end < len(text) and text[end].islower():
+        end, word = match.end(), match.group(1)
+        stem = re.search(r"[\w.]*$", word[:-1]).group().lower() if word[-2:-1] != "." else ""  # '"Mr.' -> "mr"
+        if (end < len(text) and text[end].islower()) or word.endswith(".") and (
+                stem in ABBREVIATIONS or (len(stem) == 1 and stem.isalpha()) or re.fullmatch(r"(?:[a-z]\.)+[a-z]", stem)
+                or (stem in NUMBER_ABBREVIATIONS and text[end:end + 1].isdigit())):
             continue
-        word = match.group(1)
-        if word.endswith(".") and not word.endswith(".."):
-            stem = re.search(r"[\w.]*$", word[:-1]).group().lower()  # '"Mr.' -> "mr", "--M." -> "m"
-            if (stem in ABBREVIATIONS or (len(stem) == 1 and stem.isalpha()) or re.fullmatch(r"(?:[a-z]\.)+[a-z]", stem)
-                    or (stem in NUMBER_ABBREVIATIONS and end < len(text) and text[end].isdigit())):
-                continue
         sentences.append(text[start:match.start(2)].strip())
         start = end
-    sentences.append(text[start:].strip())
-    return [s for s in sentences if s]
+    return [s for s in [*sentences, text[start:].strip()] if s]
 
 
 def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
@@ -260,23 +247,19 @@ def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, l
 
 
 # ------------------------------------------------------------------------------------------- corpora of any size
-#: compressions datasets' ``text`` / ``json`` loaders read transparently (by file suffix), with their Python openers.
+#: compressions datasets' ``text`` / ``json`` loaders read by file suffix, and the modules that open them here
 COMPRESSED_SUFFIXES = {".xz": "lzma", ".gz": "gzip", ".bz2": "bz2"}
 
 
 def _open_binary(path: str):
-    """``path`` opened for reading bytes, decompressed when its suffix is one of :data:`COMPRESSED_SUFFIXES`."""
-    import importlib
-
-    module = COMPRESSED_SUFFIXES.get(os.path.splitext(path)[1].lower())
+    module = COMPRESSED_SUFFIXES.get(os.path.splitext(path)[1].lower())  # bytes, decompressed by suffix
     return importlib.import_module(module).open(path, "rb") if module else open(path, "rb")
 
 
 def resolve_corpus_files(patterns: str | Sequence[str], flag: str = "--train_files") -> list[str]:
-    """Local paths and globs (``shards/**/*.parquet``, ``books/*.txt.xz``) as a de-duplicated file list (sorted per
-    pattern); ``.xz`` / ``.gz`` / ``.bz2`` text or JSON lines are read decompressed (datasets' loaders do it).
-    Raises ``FileNotFoundError`` naming ``flag`` and a pattern that matches no file, ``ValueError`` for another
-    compression (``.zst``) or a compressed parquet file."""
+    """Local paths and globs (``shards/**/*.parquet``, ``*.txt.xz``) as a de-duplicated file list (sorted per pattern).
+    Raises ``FileNotFoundError`` naming ``flag`` and a pattern that matches no file, ``ValueError`` for a compression
+    other than :data:`COMPRESSED_SUFFIXES` (text and JSON lines only)."""
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
@@ -294,14 +277,10 @@ def resolve_corpus_files(patterns: str | Sequence[str], flag: str = "--train_fil
 
 def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     """``json``, ``parquet``, or text's boundary ``heading`` / ``blank_line`` (``"auto"``: a heading in 200 lines)."""
-    name = path.lower()
-    if os.path.splitext(name)[1] in COMPRESSED_SUFFIXES:
-        name = os.path.splitext(name)[0]
+    name = os.path.splitext(path.lower())[0] if os.path.splitext(path.lower())[1] in COMPRESSED_SUFFIXES else path.lower()
     if name.endswith((".jsonl", ".json", ".ndjson", ".parquet")):
         return "parquet" if name.endswith(".parquet") else "json"
     if document_boundary == "auto":
-        import io
-
         with io.TextIOWrapper(_open_binary(path), encoding=encoding, errors="replace") as f:
             heading = any(_WIKITEXT_HEADING.match(line.rstrip("\r\n")) for line in itertools.islice(f, 200))
         return "heading" if heading else "blank_line"
@@ -352,9 +331,8 @@ def load_documents(
     ``list[str]``): local files (``train_files``: paths or globs, mixed formats, in file order) of text (one sentence
     per line, a blank line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"``
     detects it) or ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset
-    (``dataset_name``, its config, split). Text and JSON lines may be ``.xz`` / ``.gz`` / ``.bz2``. ``num_proc``:
-    worker processes of the loader and the map (not streamed). Reading, cache keys: docs/design.md,
-    "pretraining_data: loading documents".
+    (``dataset_name``, its config, split); text / JSON lines may be ``.xz`` / ``.gz`` / ``.bz2``; ``num_proc``: map
+    processes. Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)
@@ -386,8 +364,6 @@ def load_documents(
             options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
                            features=Features({"text": Value("string")}))
         try:
-            if num_proc and not streaming:
-                options["num_proc"] = min(num_proc, len(group) or num_proc)  # the loader: one file per process
             raw = load_dataset(*args, streaming=streaming, cache_dir=cache_dir, **options)
         except DatasetGenerationError as err:
             cause = err.__cause__
@@ -400,7 +376,7 @@ def load_documents(
             stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in group]
             key = repr((raw._fingerprint, kind, sorted(fn_kwargs.items()), stats)).encode()
             map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest(),
-                              num_proc=min(num_proc, len(raw)) if num_proc and len(raw) > 1 else None)
+                              num_proc=num_proc)
         parts.append(raw.map(_text_documents, **map_kwargs))
     return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 
