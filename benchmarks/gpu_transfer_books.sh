@@ -21,7 +21,7 @@
 #                   process starts after the deadline, running ones are killed at the limit (finished runs count)
 #   rows       5 s  tools/label_efficiency.py rows: per-run dev metric rows, held-out MLM, timings
 # Needs $HF_BERT_TASKS_SHARED (default ../shared) with data/glue/SST-2, data/conll2003, data/pretraining_text,
-# data/pretraining_books, data/glue/{CoLA,MRPC,RTE,STS-B,WNLI}/train.tsv (the old corpus's text).
+# data/pretraining_books, data/glue/{CoLA,MRPC,RTE,STS-B,WNLI}/train.tsv (the old corpus's text); checked first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -37,9 +37,14 @@ while [ $# -gt 0 ]; do
   shift
 done
 SHARED=${HF_BERT_TASKS_SHARED:-../shared}
-for d in data/glue/SST-2 data/conll2003 data/pretraining_text data/pretraining_books; do
-  if [ ! -d "$SHARED/$d" ]; then
-    echo "gpu_transfer_books.sh: $SHARED/$d is missing: set HF_BERT_TASKS_SHARED to the folder holding data/" >&2
+# every file the stages read, checked before any work (a missing one would otherwise fail after minutes)
+for f in data/glue/SST-2/train.tsv data/glue/SST-2/dev.tsv data/glue/CoLA/train.tsv data/glue/MRPC/train.tsv \
+         data/glue/RTE/train.tsv data/glue/STS-B/train.tsv data/glue/WNLI/train.tsv data/conll2003/train.txt \
+         data/conll2003/valid.txt data/pretraining_text/wikitext-2.valid.tokens \
+         data/pretraining_text/wikitext-2-raw.test.raw data/pretraining_text/tinyshakespeare.txt \
+         data/pretraining_books/books-000.txt.xz; do
+  if [ ! -f "$SHARED/$f" ]; then
+    echo "gpu_transfer_books.sh: $SHARED/$f is missing: set HF_BERT_TASKS_SHARED to the folder holding data/" >&2
     exit 2
   fi
 done
