@@ -19,7 +19,8 @@
 #   grid     150 s  tools/label_efficiency.py grid: 16 finetune processes (2 tasks x 4 fractions x 2 arms), 8 at a
 #                   time, each running lr {3e-4, 1e-3} x seeds {1, 2, 3} on data tokenized once; full data first; no
 #                   process starts after the deadline, running ones are killed at the limit (finished runs count)
-#   rows       5 s  tools/label_efficiency.py rows: per-run dev metric rows, held-out MLM, timings
+#   rows       5 s  tools/label_efficiency.py rows: per-run dev metric rows, held-out MLM, timings; then the
+#                   fine-tuned weights, train.txt and the datasets cache are deleted (KEEP_ARTEFACTS=1 keeps them)
 # Needs $HF_BERT_TASKS_SHARED (default ../shared) with data/glue/SST-2, data/conll2003, data/pretraining_text,
 # data/pretraining_books, data/glue/{CoLA,MRPC,RTE,STS-B,WNLI}/train.tsv (the old corpus's text); checked first.
 set -euo pipefail
@@ -70,7 +71,8 @@ step() {
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-export HF_DATASETS_CACHE=${HF_DATASETS_CACHE:-$OUT/datasets_cache}
+OWN_CACHE=""
+[ -n "${HF_DATASETS_CACHE:-}" ] || { OWN_CACHE=$(mktemp -d); export HF_DATASETS_CACHE=$OWN_CACHE; }
 if [ -z "${GPU_SH_COMMIT:-}" ]; then
   GPU_SH_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   if [ "$GPU_SH_COMMIT" != unknown ] && ! git diff --quiet HEAD 2>/dev/null; then GPU_SH_COMMIT="$GPU_SH_COMMIT+dirty"; fi
@@ -152,4 +154,11 @@ cat "$TR/rows.log"
 step "render" "$TR/render.log" "$PY" tools/label_efficiency.py render --results "$RESULTS" --step "$STEP" \
   --png "$TR/label_efficiency_books.png"
 cat "$TR/render.log"
+# leave $OUT small (it may be fetched from the device): the fine-tuned weights (~45 MB a run), the 66 MB train.txt
+# and our datasets cache go; logs, results, per-run metrics, the pretrained checkpoint stay (KEEP_ARTEFACTS=1: all)
+if [ "${KEEP_ARTEFACTS:-0}" != "1" ]; then
+  find "$TR/le" \( -name "*.safetensors" -o -name "*.bin" -o -name "optimizer.pt" \) -delete
+  rm -rf "$TR/train.txt" "$TR/le/data" ${OWN_CACHE:+"$OWN_CACHE"}
+  du -sh "$TR" || true
+fi
 echo "total $(( $(date +%s) - t0 )) s (budget $BUDGET_S s)"
