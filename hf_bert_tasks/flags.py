@@ -219,10 +219,11 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     for flag in ("train_file", "validation_file", "test_file"):  # before transformers is imported
         if flag in fields and flag in last and not os.path.isfile(last[flag]):
             raise FileNotFoundError(f"--{flag} {last[flag]}: no such file")
-    if values.get("train_files"):
-        from .pretraining_data import resolve_corpus_files
+    for name in ("train_files", "validation_files"):
+        if values.get(name):
+            from .pretraining_data import resolve_corpus_files
 
-        resolve_corpus_files([str(v) for v in values["train_files"]])
+            resolve_corpus_files([str(v) for v in values[name]], flag=f"--{name}")
     if "model_name_or_path" in known:
         default = _literal(getattr(fields.get("model_name_or_path"), "default", None) or "None", None)
         check_model(last.get("model_name_or_path", default), given="model_name_or_path" in last,

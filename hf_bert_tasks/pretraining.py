@@ -130,12 +130,13 @@ def run_pretrain(
 
 def _corpus(data_args: PretrainDataArguments, seed: int):
     """``(train_docs, eval_docs or None, corpus summary)``: the documents split by :func:`split_documents` (streamed:
-    the first ``streaming_eval_documents`` for eval). Raises ``ValueError`` for fewer than 2 documents with NSP."""
+    the first ``streaming_eval_documents`` eval; all train with ``--validation_files``). ``ValueError``: < 2 with NSP."""
     keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
             "split_sentences", "streaming")
     options = {k: getattr(data_args, k) for k in keys}
     files = resolve_corpus_files(data_args.train_files) if data_args.train_files else []  # FileNotFoundError
-    documents = load_documents(data_args.train_files, cache_dir=data_args.dataset_cache_dir, **options)
+    cache = data_args.dataset_cache_dir
+    documents = load_documents(data_args.train_files, cache_dir=cache, **options)
     streamed, n_train = data_args.streaming, data_args.max_train_documents
     stats = _corpus_stats(documents)
     n_docs = stats["documents"]
@@ -143,19 +144,23 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
         raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {n_docs} document(s); "
                          "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
                          "--document_boundary heading)")
-    if streamed:
+    if data_args.validation_files:  # a fixed held-out set (the same documents across corpora); train on all
+        resolve_corpus_files(data_args.validation_files, flag="--validation_files")  # an error naming this flag
+        train_docs, eval_docs = documents, load_documents(data_args.validation_files, cache_dir=cache,
+                                                          **{**options, "dataset_name": None})
+    elif streamed:
         n_eval = data_args.streaming_eval_documents
         eval_docs = documents.take(n_eval) if n_eval else None
         train_docs = documents.skip(n_eval) if n_eval else documents
-        train_docs = train_docs.take(n_train) if n_train else train_docs
     else:
         train_docs, eval_docs = split_documents(documents, data_args.validation_split_percentage, seed)
-        train_docs = train_docs.select(range(min(n_train, len(train_docs)))) if n_train else train_docs
+    if n_train:
+        train_docs = train_docs.take(n_train) if streamed else train_docs.select(range(min(n_train, len(train_docs))))
     return train_docs, eval_docs, {
         "files": files, "dataset_name": data_args.dataset_name, "documents": n_docs,
-        "train_documents": None if streamed else len(train_docs), "eval_documents":
-        data_args.streaming_eval_documents if streamed else len(eval_docs or []), "sentences": stats["sentences"],
-        "document_boundary": data_args.document_boundary}
+        "train_documents": None if streamed else len(train_docs), "eval_documents": len(eval_docs or []) if not
+        streamed else None if data_args.validation_files else data_args.streaming_eval_documents,
+        "sentences": stats["sentences"], "document_boundary": data_args.document_boundary}
 
 
 def _corpus_stats(documents) -> dict:
@@ -215,7 +220,7 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         train_ds = build_pretraining_dataset(train_docs, tokenizer, seed=seed, dupe_factor=data_args.dupe_factor,
                                              **instances).map(add_example_index, **indexed)
         eval_ds = None if eval_docs is None else build_pretraining_dataset(eval_docs, tokenizer, seed=seed + 1,
-                                                                           **instances)
+                                                                           **{**instances, "num_proc": None})
         collator = DataCollatorForBertPretraining(tokenizer, seed=seed, **masking)
         if data_args.masking == "static":  # keyed by the row index, as the example index: the order does not matter
             train_ds = train_ds.map(collator.static_mask_map, **indexed)

@@ -59,6 +59,8 @@ class PretrainDataArguments:
     train_files: list[str] = field(default=None, metadata={
         "help": "Local corpus files or globs: text (one sentence per line, blank line between documents), .jsonl or "
                 ".parquet (a 'sentences' list or a 'text' string per document).", "nargs": "+"})
+    validation_files: list[str] = field(default=None, metadata={"nargs": "+", "help": "Held-out documents (files as "
+        "--train_files); every --train_files document is then trained on (no --validation_split_percentage)."})
     dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id (one document per row)."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Configuration of --dataset_name."})
     dataset_split: str = field(default="train", metadata={"help": "Split of --dataset_name."})

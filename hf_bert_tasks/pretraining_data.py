@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import importlib
+import io
 import itertools
 import os
 import random
@@ -17,8 +19,15 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-#: sentence end: . ! ? (optionally followed by a closing quote/bracket) then whitespace.
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+")
+#: sentence-end candidate: a word ending in . ! ? or an ellipsis (runs: "?!"), closing quotes (group 1), spaces (2)
+_SENTENCE_END = re.compile(r"(\S*?(?:[.!?]|\u2026)[\"'\u201d\u2019)\]]*)(\s+)")
+#: abbreviations (lower case, no final dot) whose period ends no sentence; NUMBER_: words too ("I said no."): not
+#: an end only before a digit ("No. 7"). Rules: docs/design.md, "pretraining_data: sentence splitting".
+ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "messrs", "mme", "mlle", "dr", "prof", "rev", "hon", "st", "mt", "ft",
+                           "gen", "col", "capt", "lt", "sgt", "cpl", "maj", "adm", "gov", "sen", "rep", "jr", "sr", "e.g",
+                           "i.e", "etc", "cf", "viz", "vs", "a.m", "p.m", "ca", "esp", "approx", "inc", "ltd", "co",
+                           "bros", "dept"})
+NUMBER_ABBREVIATIONS = frozenset({"no", "nos", "vol", "vols", "pp", "fig", "ch", "art", "sec"})
 #: WikiText top-level heading `` = Title = `` (sub-headings `` = = Sub = = `` do not start a document).
 _WIKITEXT_HEADING = re.compile(r"^\s*=\s[^=].*[^=]\s=\s*$")
 
@@ -26,9 +35,22 @@ IS_NEXT, NOT_NEXT = 0, 1
 
 
 def split_into_sentences(text: str) -> list[str]:
-    """Split running text after ``.``, ``!`` or ``?`` and whitespace (no abbreviation list), dropping empty pieces:
-    ``split_into_sentences("It rained. We left!  Why?")`` → ``["It rained.", "We left!", "Why?"]``."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """A paragraph as sentences (google's format): split after ``.`` ``!`` ``?`` or an ellipsis (+ closing quotes)
+    and whitespace, unless the next character is lower case (``"Late?" she asked``) or the word is an abbreviation
+    (:data:`ABBREVIATIONS`; ``Mr. Smith``), one letter (``J. Smith``), dotted letters (``U.S.``; "5 p.m. Then" stays
+    whole) or ``No.`` ... before a digit. ``split_into_sentences('It rained. We left!  Why? "Because." Done')`` ->
+    ``["It rained.", "We left!", "Why?", '"Because."', "Done"]``; empty pieces dropped (docs/design.md)."""
+    sentences, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        end, word = match.end(), match.group(1)
+        stem = re.search(r"[\w.]*$", word[:-1]).group().lower() if word[-2:-1] != "." else ""  # '"Mr.' -> "mr"
+        if (end < len(text) and text[end].islower()) or word.endswith(".") and (
+                stem in ABBREVIATIONS or (len(stem) == 1 and stem.isalpha()) or re.fullmatch(r"(?:[a-z]\.)+[a-z]", stem)
+                or (stem in NUMBER_ABBREVIATIONS and text[end:end + 1].isdigit())):
+            continue
+        sentences.append(text[start:match.start(2)].strip())
+        start = end
+    return [s for s in [*sentences, text[start:].strip()] if s]
 
 
 def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
@@ -225,28 +247,41 @@ def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, l
 
 
 # ------------------------------------------------------------------------------------------- corpora of any size
-def resolve_corpus_files(patterns: str | Sequence[str]) -> list[str]:
-    """Local paths and globs (``shards/**/*.parquet``) as a de-duplicated file list (sorted per pattern). Raises
-    ``FileNotFoundError`` naming a pattern that matches no file, ``ValueError`` for a compressed file."""
+#: compressions datasets' ``text`` / ``json`` loaders read by file suffix, and the modules that open them here
+COMPRESSED_SUFFIXES = {".xz": "lzma", ".gz": "gzip", ".bz2": "bz2"}
+
+
+def _open_binary(path: str):
+    module = COMPRESSED_SUFFIXES.get(os.path.splitext(path)[1].lower())  # bytes, decompressed by suffix
+    return importlib.import_module(module).open(path, "rb") if module else open(path, "rb")
+
+
+def resolve_corpus_files(patterns: str | Sequence[str], flag: str = "--train_files") -> list[str]:
+    """Local paths and globs (``shards/**/*.parquet``, ``*.txt.xz``) as a de-duplicated file list (sorted per pattern).
+    Raises ``FileNotFoundError`` naming ``flag`` and a pattern that matches no file, ``ValueError`` for a compression
+    other than :data:`COMPRESSED_SUFFIXES` (text and JSON lines only)."""
     files: list[str] = []
     for pattern in [patterns] if isinstance(patterns, str) else patterns:
         matched = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
         matched = [m for m in matched if os.path.isfile(m)]
         if not matched:
-            raise FileNotFoundError(f"--train_files: {pattern} does not exist (no file matches)")
+            raise FileNotFoundError(f"{flag}: {pattern} does not exist (no file matches)")
         files.extend(m for m in matched if m not in files)
     for f in files:
-        if f.lower().endswith((".gz", ".bz2", ".xz", ".zst")):
-            raise ValueError(f"{f}: compressed corpus files are not read; decompress it or convert it to parquet")
+        stem, suffix = os.path.splitext(f.lower())
+        if suffix == ".zst" or (suffix in COMPRESSED_SUFFIXES and stem.endswith(".parquet")):
+            raise ValueError(f"{f}: this compression is not read (text and JSON lines may be .xz, .gz or .bz2); "
+                             "decompress it or convert it to parquet")
     return files
 
 
 def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     """``json``, ``parquet``, or text's boundary ``heading`` / ``blank_line`` (``"auto"``: a heading in 200 lines)."""
-    if path.lower().endswith((".jsonl", ".json", ".ndjson", ".parquet")):
-        return "parquet" if path.lower().endswith(".parquet") else "json"
+    name = os.path.splitext(path.lower())[0] if os.path.splitext(path.lower())[1] in COMPRESSED_SUFFIXES else path.lower()
+    if name.endswith((".jsonl", ".json", ".ndjson", ".parquet")):
+        return "parquet" if name.endswith(".parquet") else "json"
     if document_boundary == "auto":
-        with open(path, encoding=encoding, errors="replace") as f:
+        with io.TextIOWrapper(_open_binary(path), encoding=encoding, errors="replace") as f:
             heading = any(_WIKITEXT_HEADING.match(line.rstrip("\r\n")) for line in itertools.islice(f, 200))
         return "heading" if heading else "blank_line"
     return document_boundary
@@ -277,7 +312,7 @@ def _text_documents(batch: dict[str, list], indices, kind: str, where: str, text
 def _decode_error(files: Sequence[str], encoding: str) -> ValueError | None:
     """A ``ValueError`` naming the first file and line that is not ``encoding`` text (the loader's names neither)."""
     for path in files:
-        with open(path, "rb") as f:
+        with _open_binary(path) as f:
             for lineno, raw in enumerate(f, 1):
                 try:
                     raw.decode(encoding)
@@ -290,13 +325,14 @@ def load_documents(
     train_files: str | Sequence[str] | None = None, *, dataset_name: str | None = None,
     dataset_config_name: str | None = None, dataset_split: str = "train", text_column: str = "text",
     document_boundary: str = "auto", split_sentences: bool = False, streaming: bool = False,
-    cache_dir: str | None = None, encoding: str = "utf-8",
+    cache_dir: str | None = None, encoding: str = "utf-8", num_proc: int | None = None,
 ):
     """A corpus as a ``datasets`` table (``IterableDataset`` when ``streaming``) of documents (column ``sentences``:
     ``list[str]``): local files (``train_files``: paths or globs, mixed formats, in file order) of text (one sentence
     per line, a blank line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"``
     detects it) or ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset
-    (``dataset_name``, its config, split). Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
+    (``dataset_name``, its config, split); text / JSON lines may be ``.xz`` / ``.gz`` / ``.bz2``; ``num_proc``: map
+    processes. Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)
@@ -339,7 +375,8 @@ def load_documents(
         if not streaming:  # our cache key, not a hash of the function (tests swap the function for a trap)
             stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in group]
             key = repr((raw._fingerprint, kind, sorted(fn_kwargs.items()), stats)).encode()
-            map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest())
+            map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest(),
+                              num_proc=num_proc)
         parts.append(raw.map(_text_documents, **map_kwargs))
     return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 

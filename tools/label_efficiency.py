@@ -55,10 +55,11 @@ PRETRAIN_FLAGS = [
 ]
 
 
-def epochs_for(n_examples: int, full_epochs: int) -> int:
-    """Epochs for a subset of ``n_examples``: ``full_epochs``, or more so that the run has >= MIN_STEPS steps."""
-    steps_per_epoch = math.ceil(n_examples / BATCH)
-    return max(full_epochs, math.ceil(MIN_STEPS / steps_per_epoch))
+def epochs_for(n_examples: int, full_epochs: int, batch: int = BATCH, min_steps: int = MIN_STEPS) -> int:
+    """Epochs for a subset of ``n_examples``: ``full_epochs``, or more so that the run has >= ``min_steps`` steps of
+    ``batch`` examples."""
+    steps_per_epoch = math.ceil(n_examples / batch)
+    return max(full_epochs, math.ceil(min_steps / steps_per_epoch))
 
 
 def _read_examples(task: str, path: str) -> tuple[str, list[str]]:
@@ -100,8 +101,25 @@ def _pinned(cmd: list[str], core: int | None) -> tuple[list[str], dict]:
     return (["taskset", "-c", str(core), *cmd] if core is not None else cmd), env
 
 
-def pretrain(corpus_dir: str, out: str, core: int | None) -> None:
-    cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", "--train_files", os.path.join(corpus_dir, "train.txt"),
+def books_file(corpus_dir: str, spec: str, shared: str) -> str:
+    """``corpus_dir/books.txt``: the book files of ``spec`` (``books`` or comma-separated globs; pretraining_transfer's
+    ``--corpus``) in google's format, one document per book (written once, then reused)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pretraining_transfer as transfer
+
+    path = os.path.join(corpus_dir, "books.txt")
+    if not os.path.isfile(path):
+        _, files = transfer._corpus_files("books" if spec in ("books", "books+text") else spec, shared)
+        transfer._write_documents(path + ".tmp", transfer.book_documents(files))
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str] = ()) -> None:
+    """``hf-bert-tasks pretrain`` on the ablation corpus's ``train.txt`` (plus ``extra_files``, e.g. :func:`books_file`;
+    the held-out documents stay the ablation's, scored by ``evaluate``)."""
+    cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", "--train_files",
+           os.path.join(corpus_dir, "train.txt"), *extra_files,
            "--tokenizer_name", os.path.join(corpus_dir, "tokenizer"), "--output_dir", os.path.join(out, "pretrain"),
            "--dataset_cache_dir", os.path.join(corpus_dir, "cache"), *PRETRAIN_FLAGS]
     cmd, env = _pinned(cmd, core)
@@ -171,6 +189,203 @@ def finetune(out: str, shared: str, arm: str, core: int | None, tasks: list[str]
                                "epochs": epochs, key: value, "wall_s": wall, "model": model}, f, indent=1)
                 print(f"{task} {fraction:g} ({n} examples, {epochs} epochs) {arm} seed {seed}: {key} {value:.4f} "
                       f"({wall:.0f} s)", flush=True)
+
+
+# ------------------------------------------------------------------ the paper's protocol on a GPU (issue 43 item 2)
+#: fine-tuning lr grid per arm and label fraction (BERT-mini, batch 128 or 32, a few hundred steps per run): larger
+#: than the paper's {5e-5 .. 2e-5} for BERT-base, since small models and short runs want larger rates (docs/results.md:
+#: at batch 32 both arms gained from 1e-4 to 3e-4); 3e-4 and 1e-3 bracket the better of those two for batch 128.
+LR_GRID = (3e-4, 1e-3)
+#: the labelled subset of a fraction is drawn once with this seed (the same for both arms and every run seed)
+SUBSET_SEED = 0
+#: a subset of at least this many examples trains at batch 128, a smaller one at 32 (enough steps per epoch)
+LARGE_BATCH, SMALL_BATCH, LARGE_FROM = 128, 32, 10_000
+GRID_MIN_STEPS = 300
+
+
+def batch_for(n_examples: int) -> int:
+    """Batch size for a training set of ``n_examples``: :data:`LARGE_BATCH` from :data:`LARGE_FROM` on, else 32."""
+    return LARGE_BATCH if n_examples >= LARGE_FROM else SMALL_BATCH
+
+
+def grid_jobs(tasks: list[str], fractions: list[float]) -> list[tuple[str, float, str]]:
+    """``(task, fraction, arm)`` in run order: fractions as given (largest first: full data is the priority)."""
+    return [(t, f, arm) for f in fractions for t in tasks for arm in ("pretrained", "random")]
+
+
+def run_grid(out: str, shared: str, model_dir: str, tasks: list[str], fractions: list[float], lr_grid: list[float],
+             seeds: list[int], workers: int, deadline_s: float, kill_s: float, extra: list[str],
+             min_steps: int = GRID_MIN_STEPS) -> list[dict]:
+    """Fine-tune both arms on every (task, fraction): one ``hf-bert-tasks finetune --lr_grid ... --seeds ...`` process
+    per (task, fraction, arm) (the data tokenized once per process), ``workers`` processes at once on one device.
+    No process starts after ``deadline_s``; any still running at ``kill_s`` is killed (its finished runs count).
+    Writes ``OUT/grid/<task>/frac<f>/<arm>/`` and ``OUT/grid_jobs.json``; returns the job records."""
+    import concurrent.futures
+    import signal
+
+    from hf_bert_tasks.scripts.quickstart import random_init_copy
+
+    start = time.time()
+    models = {"pretrained": model_dir, "random": os.path.join(out, "random-init")}
+    if not os.path.isfile(os.path.join(models["random"], "config.json")):
+        random_init_copy(model_dir, models["random"], seed=0)
+    subsets = {(t, f): write_subset(t, shared, out, f, SUBSET_SEED) for t in tasks for f in fractions}  # before
+
+    def one(job):
+        task, fraction, arm = job
+        data_dir, n = subsets[task, fraction]
+        batch = batch_for(n)
+        epochs = epochs_for(n, TASKS[task][4], batch, min_steps)
+        run_dir = os.path.join(out, "grid", task, f"frac{fraction:g}", arm)
+        record = {"task": task, "fraction": fraction, "arm": arm, "train_examples": n, "batch": batch,
+                  "epochs": epochs, "run_dir": run_dir, "status": "not started (deadline)", "wall_s": 0.0}
+        begin = time.time()
+        if begin - start > deadline_s:
+            return record
+        cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", task, "--model_name_or_path",
+               models[arm], "--data_dir", data_dir, "--output_dir", run_dir, "--lr_grid",
+               ",".join(f"{lr:g}" for lr in lr_grid), "--seeds", ",".join(map(str, seeds)),
+               "--per_device_train_batch_size", str(batch), "--per_device_eval_batch_size", "256",
+               "--max_seq_length", "128", "--num_train_epochs", str(epochs), "--eval_strategy", "no",
+               "--save_strategy", "no", "--logging_steps", "50", "--disable_tqdm", "True", "--no_cache_tokenized",
+               "--report_to", "none", *extra]
+        record["command"] = cmd
+        os.makedirs(os.path.dirname(run_dir), exist_ok=True)
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+        with open(run_dir + ".log", "w") as log:
+            proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                code = proc.wait(timeout=max(1.0, kill_s - (time.time() - start)))
+                record["status"] = "finished" if code == 0 else f"failed (exit {code}; see {run_dir}.log)"
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                record["status"] = "killed at the time limit"
+        record["wall_s"] = time.time() - begin
+        print(f"{task} {fraction:g} {arm}: {record['status']} ({record['wall_s']:.0f} s)", flush=True)
+        return record
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        records = list(pool.map(one, grid_jobs(tasks, fractions)))
+    with open(os.path.join(out, "grid_jobs.json"), "w") as f:
+        json.dump({"wall_s": time.time() - start, "jobs": records, "lr_grid": lr_grid, "seeds": seeds}, f, indent=1)
+    return records
+
+
+def grid_runs(out: str) -> list[dict]:
+    """Every finished (task, fraction, arm, lr, seed) run under ``OUT/grid`` with its dev metric (x100)."""
+    with open(os.path.join(out, "grid_jobs.json")) as f:
+        jobs = json.load(f)["jobs"]
+    runs = []
+    for job in jobs:
+        key = TASKS[job["task"]][3]
+        root = job["run_dir"]
+        for lr_dir in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+            lr_path = os.path.join(root, lr_dir)
+            for seed_dir in sorted(os.listdir(lr_path)) if lr_dir.startswith("lr_") and os.path.isdir(lr_path) else []:
+                path = os.path.join(root, lr_dir, seed_dir, "all_results.json")
+                if seed_dir.startswith("seed_") and os.path.isfile(path):
+                    with open(path) as f:
+                        result = json.load(f)
+                    runs.append({**{k: job[k] for k in ("task", "fraction", "arm", "train_examples", "batch",
+                                                        "epochs")},
+                                 "learning_rate": float(lr_dir[3:]), "seed": int(seed_dir[5:]),
+                                 "metric": key, "value": 100 * result[key],
+                                 "train_runtime_s": result.get("train_runtime")})
+    return runs
+
+
+def grid_rows(out: str, transfer_dir: str | None, timings: dict[str, float], step: str) -> list[dict]:
+    """gpu_report rows of the grid: one per fine-tuning run (dev metric x100), held-out MLM of the pretraining
+    (``transfer_dir/pretrain``) and the stage timings (``timings``: name -> seconds)."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    from gpu_report import make_row
+
+    rows = []
+    if transfer_dir:
+        with open(os.path.join(transfer_dir, "pretrain", "pretraining_summary.json")) as f:
+            summary = json.load(f)
+        phase = summary["phases"][-1]
+        final = phase.get("final_eval", {})
+        config = {"steps": summary.get("steps"), "batch_size": phase.get("batch_size"),
+                  "max_seq_length": phase.get("max_seq_length"), "corpus": summary.get("corpus"),
+                  "train_instances": phase.get("train_instances")}
+        first = "first GPU run (text only, 1.9 M words, same held-out documents and vocabulary recipe): "
+        rows.append(make_row(step, "pretraining: held-out MLM loss", final["eval_mlm_loss"], "nats",
+                             first + "5.76 nats", config))
+        rows.append(make_row(step, "pretraining: held-out MLM accuracy", 100 * final["eval_mlm_accuracy"], "%",
+                             first + "18.3 %", config))
+        with open(os.path.join(transfer_dir, "pretrain", "trainer_state.json")) as f:
+            train = [h for h in json.load(f)["log_history"] if "train_runtime" in h]
+        if train:
+            rows.append(make_row(step, "pretraining: Trainer train_runtime", train[-1]["train_runtime"], "s",
+                                 "first GPU run: 88.6 s", config))
+    for name, seconds in timings.items():
+        rows.append(make_row(step, f"wall: {name}", seconds, "s", "issue 43: the whole group <= 330 s on one H200"))
+    for r in grid_runs(out):
+        rows.append(make_row(step, f"{r['task']} {100 * r['fraction']:g} % labels, {r['arm']}, lr "
+                             f"{r['learning_rate']:.0e}, seed {r['seed']}: dev {r['metric'].removeprefix('eval_')}",
+                             r["value"], "%", "the other arm at its own best lr (render)", {"run": r}))
+    return rows
+
+
+def table_from_rows(rows: list[dict]) -> tuple[dict, dict]:
+    """``(table, selected)`` from grid rows: ``table[task][fraction][arm]`` = the runs of the lr chosen on dev (the
+    best mean over seeds, ``lr_grid.select_learning_rate``, the paper's rule) as records with the metric key;
+    ``selected[(task, fraction, arm)]`` = ``(lr, per_lr summaries, grid)``."""
+    from hf_bert_tasks.lr_grid import select_learning_rate
+
+    runs = [r["config"]["run"] for r in rows if "run" in r.get("config", {})]
+    cells: dict = {}
+    for r in runs:
+        cells.setdefault((r["task"], r["fraction"], r["arm"]), []).append(r)
+    table: dict = {}
+    selected = {}
+    for (task, fraction, arm), cell in sorted(cells.items()):
+        key = cell[0]["metric"]
+        lr, per_lr = select_learning_rate([{"learning_rate": r["learning_rate"], key: r["value"]} for r in cell], key)
+        chosen = sorted((r for r in cell if r["learning_rate"] == lr), key=lambda r: r["seed"])
+        table.setdefault(task, {}).setdefault(fraction, {})[arm] = [
+            {**r, key: r["value"] / 100} for r in chosen]
+        selected[task, fraction, arm] = (lr, per_lr, sorted({r["learning_rate"] for r in cell}))
+    return table, selected
+
+
+def render(rows: list[dict], png: str | None = None) -> str:
+    """Markdown table (per task and label fraction: each arm at its own dev-selected lr, mean ± std over seeds with
+    the per-seed values, the gain and whether it exceeds twice the larger seed std) and the PNG (:func:`plot`)."""
+    table, selected = table_from_rows(rows)
+    if not table:
+        raise ValueError("no fine-tuning runs in the rows (did the grid step run?)")
+    header = ("| task (dev metric, x100) | labels (fraction) | batch x epochs | pretrained: lr, mean ± std (seeds) | "
+              "random init: lr, mean ± std (seeds) | gain | gain > 2 x max seed std |")
+    lines = [header, "|---|---|---|---|---|---|---|"]
+    for task, by_fraction in table.items():
+        for fraction in sorted(by_fraction, reverse=True):
+            arms = by_fraction[fraction]
+            cells, stats = [], {}
+            for arm in ("pretrained", "random"):
+                if arm not in arms:
+                    cells.append("not run")
+                    continue
+                values = [r["value"] for r in arms[arm]]
+                stats[arm] = _stats(values)
+                lr, _, grid = selected[task, fraction, arm]
+                edge = " (grid edge)" if len(grid) > 2 and lr in (grid[0], grid[-1]) else ""
+                cells.append(f"{lr:.0e}{edge}: {stats[arm][0]:.1f} ± {stats[arm][1]:.1f} "
+                             f"({', '.join(f'{v:.2f}' for v in values)})")
+            run = next(iter(arms.values()))[0]
+            gain = verdict = "-"
+            if len(stats) == 2:
+                (pm, ps), (qm, qs) = stats["pretrained"], stats["random"]
+                gain = f"{pm - qm:+.1f}"
+                verdict = "yes" if pm - qm > 2 * max(ps, qs) else "no"
+            lines.append(f"| {task} ({run['metric']}) | {run['train_examples']:,} ({100 * fraction:g} %) | "
+                         f"{run['batch']} x {run['epochs']} | {cells[0]} | {cells[1]} | {gain} | {verdict} |")
+    if png:
+        plot({t: {f: {a: v for a, v in arms.items()} for f, arms in bf.items()} for t, bf in table.items()}, png)
+    return "\n".join(lines)
 
 
 def collect(out: str) -> dict:
@@ -246,7 +461,7 @@ def plot(table: dict, path: str) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("stage", choices=["pretrain", "evaluate", "finetune", "report"])
+    parser.add_argument("stage", choices=["pretrain", "evaluate", "finetune", "report", "grid", "rows", "render"])
     parser.add_argument("--out", default="runs/label_eff")
     parser.add_argument("--corpus", default="/tmp/abl/run", help="pretraining_ablation.py corpus's --out folder")
     parser.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
@@ -256,9 +471,43 @@ def main(argv=None) -> None:
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)))
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)))
+    parser.add_argument("--add_corpus", default=None,
+                        help="pretrain: add books (books / books+text) or comma-separated globs of book files "
+                             "(pretraining_transfer.py --corpus) to the ablation corpus's training documents")
+    grid = parser.add_argument_group("grid / rows / render (the GPU group, benchmarks/gpu_transfer_books.sh)")
+    grid.add_argument("--lr_grid", default=",".join(f"{lr:g}" for lr in LR_GRID))
+    grid.add_argument("--workers", type=int, default=8, help="fine-tuning processes at once")
+    grid.add_argument("--min_steps", type=int, default=GRID_MIN_STEPS, help="more epochs for small subsets")
+    grid.add_argument("--deadline_s", type=float, default=float("inf"), help="start no job after this")
+    grid.add_argument("--kill_s", type=float, default=float("inf"), help="kill running jobs at this")
+    grid.add_argument("--finetune_flags", default="", help="extra finetune flags (e.g. '--bf16 True')")
+    grid.add_argument("--results", default=None, help="rows / render: gpu_report's results file")
+    grid.add_argument("--step", default="transfer_books", help="rows / render: the step id of the rows")
+    grid.add_argument("--transfer_dir", default=None, help="rows: pretraining_transfer.py's --out (held-out MLM)")
+    grid.add_argument("--timing", action="append", default=[], help="rows: NAME=SECONDS (repeatable)")
+    grid.add_argument("--png", default=None, help="render: also write the figure here")
     args = parser.parse_args(argv)
-    if args.stage == "pretrain":
-        pretrain(args.corpus, args.out, args.core)
+    if args.stage == "grid":
+        run_grid(args.out, args.shared, args.model_dir or os.path.join(args.out, "pretrain"), args.tasks.split(","),
+                 [float(x) for x in args.fractions.split(",")], [float(x) for x in args.lr_grid.split(",")],
+                 [int(s) for s in args.seeds.split(",")], args.workers, args.deadline_s, args.kill_s,
+                 args.finetune_flags.split(), args.min_steps)
+    elif args.stage == "rows":
+        sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+        from gpu_report import append_rows
+
+        timings = {name: float(value) for name, value in (t.split("=", 1) for t in args.timing)}
+        rows = grid_rows(args.out, args.transfer_dir, timings, args.step)
+        append_rows(args.results, rows)
+        print(f"{len(rows)} rows of step {args.step} -> {args.results}")
+    elif args.stage == "render":
+        sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+        from gpu_report import load_rows
+
+        print(render([r for r in load_rows(args.results) if r["step"] == args.step], args.png))
+    elif args.stage == "pretrain":
+        extra = [books_file(args.corpus, args.add_corpus, args.shared)] if args.add_corpus else []
+        pretrain(args.corpus, args.out, args.core, extra)
     elif args.stage == "evaluate":
         print(json.dumps(evaluate(args.corpus, args.out), indent=1))
     elif args.stage == "finetune":

@@ -13,6 +13,16 @@ unlabelled text in ``../shared/data``: WikiText-2 valid (``.tokens``, ``<unk>`` 
 Shakespeare, and the *training* splits of SST-2, CoLA, MRPC, RTE, STS-B, WNLI and CoNLL-2003 — text only, never a
 label and never a dev/test sentence, so the fine-tuning evaluation stays held out.
 
+``corpus --corpus books+text`` (or ``books``, or comma-separated globs of google-format / ``.txt.xz`` book files)
+adds the Project Gutenberg shards of ``../shared/data/pretraining_books`` (one paragraph per line, a blank line
+between books; read through ``datasets``, xz decompressed, paragraphs split into sentences by
+``pretraining_data.split_into_sentences``: one document per book) and writes, beside ``corpus.txt``:
+``heldout.txt`` (the documents the text-only run held out: ``split_documents(corpus.txt, 5 %, seed 42)``, the
+pretrain recipe's own split), ``train.txt`` (the text-only run's training documents plus the books, the books spread
+evenly so ``--preprocessing_num_workers`` shares them) and ``tokenizer/`` (the WordPiece vocabulary the text-only run
+trains on its training documents: the same vocabulary, so held-out MLM nats compare across corpora at equal tokens).
+``pretrain`` then reads ``train.txt`` with ``--validation_files heldout.txt --tokenizer_name tokenizer``.
+
 ``finetune`` runs SST-2 (full train, dev accuracy) and CoNLL-2003 (entity-level F1 on dev) for both arms with the
 same tokenizer, config, seeds, steps and hyperparameters; the random arm is ``BertForPreTraining`` re-initialised
 from the pretrained folder's config (``hf_bert_tasks.scripts.quickstart.random_init_copy``).
@@ -156,6 +166,82 @@ def build_corpus(shared: str, out: str) -> dict:
     return stats
 
 
+#: the text-only run's held-out split: the pretrain recipe's default 5 % of the documents, seed 42 (gpu.sh's run)
+HELDOUT_PERCENT, HELDOUT_SEED = 5.0, 42
+BOOKS_GLOB = "data/pretraining_books/books-*.txt.xz"
+
+
+def book_documents(files: list[str], num_proc: int | None = None) -> list[list[str]]:
+    """Book shards (one paragraph per line, a blank line between books; ``.xz`` read by ``datasets``) as one document
+    per book, each a list of sentences (``pretraining_data.split_into_sentences``)."""
+    from hf_bert_tasks.pretraining_data import load_documents
+
+    docs = load_documents(files, document_boundary="blank_line", split_sentences=True, num_proc=num_proc)
+    return docs["sentences"]
+
+
+def _corpus_files(spec: str, shared: str) -> tuple[bool, list[str]]:
+    """``--corpus`` → (keep the old text, extra files): ``text``, ``books``, ``books+text`` or comma-separated globs
+    (the old text is kept unless the spec is ``books`` alone). Raises ``FileNotFoundError`` for a glob without files."""
+    import glob
+
+    if spec == "text":
+        return True, []
+    keep_text = spec != "books"
+    patterns = [os.path.join(shared, BOOKS_GLOB)] if spec in ("books", "books+text") else spec.split(",")
+    files = []
+    for pattern in patterns:
+        matched = sorted(glob.glob(pattern))
+        if not matched:
+            raise FileNotFoundError(f"--corpus: {pattern} matches no file")
+        files += matched
+    return keep_text, files
+
+
+def _write_documents(path: str, docs) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines("\n".join(doc) + "\n\n" for doc in docs if doc)
+
+
+def build_training_corpus(out_dir: str, extra_files: list[str], keep_text: bool, vocab_size: int,
+                          num_proc: int | None = None) -> dict:
+    """From ``out_dir/corpus.txt`` (:func:`build_corpus`): ``heldout.txt``, ``train.txt`` (old training documents if
+    ``keep_text``, plus the documents of ``extra_files``: ``.xz`` / ``.txt`` book shards split into sentences),
+    ``tokenizer/`` (WordPiece of ``vocab_size`` trained on the old training documents). Returns statistics."""
+    import itertools
+
+    from hf_bert_tasks.pretraining import split_documents
+    from hf_bert_tasks.pretraining_data import load_documents
+    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+
+    start = time.time()
+    documents = load_documents(os.path.join(out_dir, "corpus.txt"))  # as the pretrain recipe reads it
+    train_docs, eval_docs = split_documents(documents, HELDOUT_PERCENT, HELDOUT_SEED)
+    _write_documents(os.path.join(out_dir, "heldout.txt"), eval_docs["sentences"])
+    old = train_docs["sentences"]
+    tokenizer = train_wordpiece_tokenizer(lambda: itertools.chain.from_iterable(old), vocab_size=vocab_size,
+                                          lowercase=True)
+    tokenizer.save_pretrained(os.path.join(out_dir, "tokenizer"))
+    split_start = time.time()
+    books = book_documents(extra_files, num_proc) if extra_files else []
+    split_s = time.time() - split_start
+    base = old if keep_text else []
+    # book j goes after the first floor((j + 1) * len(base) / (len(books) + 1)) old documents: spread evenly, in order
+    keyed = [(i + 1.0, 0, d) for i, d in enumerate(base)]
+    keyed += [((j + 1) * len(base) / (len(books) + 1), 1, d) for j, d in enumerate(books)]
+    merged = [d for *_, d in sorted(keyed, key=lambda t: t[:2])]
+    _write_documents(os.path.join(out_dir, "train.txt"), merged)
+    words = lambda docs: sum(len(s.split()) for d in docs for s in d)
+    stats = {"heldout": {"documents": len(eval_docs), "words": words(eval_docs["sentences"])},
+             "train_text": {"documents": len(base), "words": words(base)},
+             "books": {"files": extra_files, "documents": len(books), "sentences": sum(map(len, books)),
+                       "words": words(books), "read_and_split_s": round(split_s, 2)},
+             "vocab_size": vocab_size, "wall_s": round(time.time() - start, 2)}
+    with open(os.path.join(out_dir, "train.txt.stats.json"), "w") as f:
+        json.dump(stats, f, indent=2)
+    return stats
+
+
 TASKS = {
     # task -> (metric key in all_results.json, extra fine-tuning flags)
     "sst2": ("eval_accuracy", ["--num_train_epochs", "1"]),
@@ -236,16 +322,36 @@ def main(argv=None) -> None:
     parser.add_argument("--tasks", default="sst2,conll2003")
     parser.add_argument("--learning_rate", type=float, default=1e-4)
     parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--corpus", default="text",
+                        help="corpus: text (the old 1.9 M words), books, books+text, or comma-separated globs of "
+                             "book / google-format files added to the old text")
+    parser.add_argument("--vocab_size", type=int, default=8192, help="corpus with books: the WordPiece vocabulary")
+    parser.add_argument("--num_proc", type=int, default=None, help="corpus: processes reading the book shards")
     parser.add_argument("--finetune_dir", default="finetune",
                         help="sub-folder of --out for the fine-tuning runs (one per learning rate, say)")
     args, rest = parser.parse_known_args(argv)
     rest = rest[1:] if rest[:1] == ["--"] else rest  # pretrain flags after a bare --
     if args.stage == "corpus":
+        keep_text, extra = _corpus_files(args.corpus, args.shared)  # FileNotFoundError before any writing
         stats = build_corpus(args.shared, os.path.join(args.out, "corpus.txt"))
+        if extra or not keep_text:
+            stats["training corpus"] = build_training_corpus(args.out, extra, keep_text, args.vocab_size,
+                                                             args.num_proc)
+        else:  # text only: an earlier books corpus in this folder must not be what pretrain reads
+            import shutil
+
+            for name in ("train.txt", "heldout.txt", "train.txt.stats.json"):
+                if os.path.exists(os.path.join(args.out, name)):
+                    os.remove(os.path.join(args.out, name))
+            shutil.rmtree(os.path.join(args.out, "tokenizer"), ignore_errors=True)
         print(json.dumps(stats, indent=2))
     elif args.stage == "pretrain":
-        cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", "--train_files",
-               os.path.join(args.out, "corpus.txt"), "--output_dir", os.path.join(args.out, "pretrain"), *rest]
+        corpus = ["--train_files", os.path.join(args.out, "corpus.txt")]
+        if os.path.isfile(os.path.join(args.out, "train.txt")):  # corpus --corpus books...: fixed held-out, vocab
+            corpus = ["--train_files", os.path.join(args.out, "train.txt"), "--validation_files",
+                      os.path.join(args.out, "heldout.txt"), "--tokenizer_name", os.path.join(args.out, "tokenizer")]
+        cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", *corpus,
+               "--output_dir", os.path.join(args.out, "pretrain"), *rest]
         os.makedirs(args.out, exist_ok=True)
         wall = _run(cmd, os.path.join(args.out, "pretrain.log"))
         print(f"pretraining: {wall:.0f} s")

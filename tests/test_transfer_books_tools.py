@@ -1,0 +1,95 @@
+"""Issue 43's tools: the fine-tuning grid's plan (order, batch, epochs), its dev-selected table from result rows,
+the books+text training corpus (held-out documents and book spreading), and the GPU group's dry run (slow)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hf_bert_tasks.pretraining_data import read_documents
+from tests.conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import label_efficiency as le
+import pretraining_transfer as transfer
+
+SHARED = os.environ.get("HF_BERT_TASKS_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
+
+
+def test_grid_jobs_run_full_data_first_then_smaller_fractions_both_arms_per_task():
+    assert le.grid_jobs(["sst2", "conll2003"], [1.0, 0.01]) == [
+        ("sst2", 1.0, "pretrained"), ("sst2", 1.0, "random"), ("conll2003", 1.0, "pretrained"),
+        ("conll2003", 1.0, "random"), ("sst2", 0.01, "pretrained"), ("sst2", 0.01, "random"),
+        ("conll2003", 0.01, "pretrained"), ("conll2003", 0.01, "random")]
+
+
+def test_small_subsets_get_a_small_batch_and_enough_epochs_for_the_minimum_steps():
+    assert (le.batch_for(67_349), le.batch_for(9_999)) == (128, 32)
+    assert le.epochs_for(140, 3, batch=32, min_steps=300) == 60  # 5 steps an epoch
+    assert le.epochs_for(67_349, 1, batch=128, min_steps=300) == 1  # 527 steps already
+
+
+def _row(task, fraction, arm, lr, seed, value):
+    run = {"task": task, "fraction": fraction, "arm": arm, "learning_rate": lr, "seed": seed, "value": value,
+           "metric": "eval_accuracy", "train_examples": 673, "batch": 32, "epochs": 14}
+    return {"step": "transfer_books", "metric": f"{arm} {lr} {seed}", "value": value, "config": {"run": run}}
+
+
+def test_each_arm_is_reported_at_the_lr_with_the_best_mean_over_seeds():
+    rows = [_row("sst2", 0.01, "pretrained", 3e-4, s, v) for s, v in ((1, 70.0), (2, 72.0), (3, 74.0))]
+    rows += [_row("sst2", 0.01, "pretrained", 1e-3, s, v) for s, v in ((1, 80.0), (2, 50.0), (3, 50.0))]
+    rows += [_row("sst2", 0.01, "random", 1e-3, s, v) for s, v in ((1, 60.0), (2, 61.0), (3, 62.0))]
+    rows += [_row("sst2", 0.01, "random", 3e-4, s, v) for s, v in ((1, 55.0), (2, 55.0), (3, 55.0))]
+    table, selected = le.table_from_rows(rows)
+    assert selected["sst2", 0.01, "pretrained"][0] == 3e-4  # mean 72 beats 60 although 80 is the best single run
+    assert selected["sst2", 0.01, "random"][0] == 1e-3
+    assert [r["seed"] for r in table["sst2"][0.01]["pretrained"]] == [1, 2, 3]
+    line = le.render(rows).splitlines()[-1]
+    # 72.0 ± 2.0 vs 61.0 ± 1.0: gain +11.0 > 2 x 2.0
+    assert "3e-04: 72.0 ± 2.0 (70.00, 72.00, 74.00)" in line and "1e-03: 61.0 ± 1.0" in line
+    assert line.endswith("| +11.0 | yes |")
+
+
+def test_books_plus_text_keeps_the_text_runs_held_out_documents_and_spreads_the_books(tmp_path):
+    out = tmp_path / "tr"
+    out.mkdir()
+    old = [[f"Doc {i} starts.", f"Doc {i} ends."] for i in range(40)]
+    transfer._write_documents(str(out / "corpus.txt"), old)
+    books = tmp_path / "books.txt"
+    books.write_text("Book one opens. Mr. Gray left.\nAnd so on.\n\nBook two opens.\n")
+    stats = transfer.build_training_corpus(str(out), [str(books)], keep_text=True, vocab_size=120)
+    # the recipe's rule, written out: round(40 x 5 %) = 2 documents, the first of permutation(40) with seed 42
+    expected_held = [old[i] for i in sorted(np.random.default_rng(42).permutation(40)[:2])]
+    assert read_documents(str(out / "heldout.txt")) == expected_held
+    train = read_documents(str(out / "train.txt"))
+    assert len(train) == 38 + 2 and [d for d in train if d not in old] == [
+        ["Book one opens.", "Mr. Gray left.", "And so on."], ["Book two opens."]]
+    positions = [i for i, d in enumerate(train) if d not in old]
+    assert positions == [12, 26]  # after floor(38 / 3) = 12 and floor(2 x 38 / 3) = 25 old documents, in order
+    assert (stats["books"]["documents"], stats["heldout"]["documents"]) == (2, 2)
+    assert os.path.isfile(out / "tokenizer" / "tokenizer.json")
+
+
+def test_corpus_glob_without_files_is_refused_by_name(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothing-here"):
+        transfer._corpus_files(str(tmp_path / "nothing-here*.xz"), str(tmp_path))
+
+
+@pytest.mark.slow
+def test_gpu_group_dry_run_writes_per_run_rows_and_renders_them(tmp_path):
+    if not os.path.isdir(os.path.join(SHARED, "data", "pretraining_books")):
+        pytest.skip(f"{SHARED}/data/pretraining_books is absent: the dry run reads the head of two book shards")
+    env = dict(os.environ, PY=sys.executable, OUT_DIR=str(tmp_path / "out"), OMP_NUM_THREADS="1",
+               HF_BERT_TASKS_SHARED=SHARED, PYTHONPATH=REPO)
+    proc = subprocess.run(["bash", os.path.join(REPO, "benchmarks", "gpu_transfer_books.sh"), "--dry-run"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(tmp_path / "out" / "gpu_results.json") as f:
+        rows = json.load(f)
+    runs = [r for r in rows if "run" in r["config"]]
+    assert len(runs) == 2 * 2 * 2 * 2 * 2  # tasks x fractions x arms x lrs x seeds
+    assert {r["metric"] for r in rows} >= {"pretraining: held-out MLM loss", "wall: whole group"}
+    assert "| sst2 (eval_accuracy) | 100 (100 %) |" in proc.stdout
