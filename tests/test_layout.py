@@ -1,6 +1,7 @@
-"""Issue 22's size rules for the package (``hf_bert_tasks/``, the sample data aside): at most 9,500 lines of Python in
-all, no file over 500 lines, no function or method body over 100 lines (its docstring not counted), no
-``weights_only=False`` anywhere."""
+"""Size rules for the package (``hf_bert_tasks/``, the sample data aside): no file over 500 lines, no function or
+method body over 100 lines (its docstring not counted), no ``weights_only=False`` anywhere. Issue 22's cap on the
+package's total (9,500 lines) is gone (issue 41: a total cap was met by packing lines, not by simplifying); files and
+functions are what a reader has to hold at once."""
 
 import ast
 import os
@@ -32,10 +33,6 @@ def body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 def test_body_lines_leave_the_docstring_out():
     tree = ast.parse('def f():\n    """doc\n    more"""\n    a = 1\n    return a\n')
     assert body_lines(tree.body[0]) == 2
-
-
-def test_package_is_at_most_9500_lines():
-    assert sum(len(_read(rel).splitlines()) for rel in SOURCES) <= 9500
 
 
 @pytest.mark.parametrize("rel", SOURCES)
