@@ -198,9 +198,12 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     n_params = count_parameters(model)
     model.to(device).train()
     model.accepts_loss_kwargs = False
+    if kind == "pretraining" and side == "ours" and args.static_predictions:
+        model.static_predictions = predictions_per_sequence(seq)  # google's masked_lm_positions slots
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=device.type == "cuda")
     scaler = torch.amp.GradScaler(enabled=dtype == torch.float16)
-    step_fn = torch.compile(model, backend=args.compile_backend) if args.compile else model
+    compile_kwargs = {"mode": args.compile_mode} if args.compile_mode else {}
+    step_fn = torch.compile(model, backend=args.compile_backend, **compile_kwargs) if args.compile else model
     batch = synthetic_batch(kind, model.config.vocab_size, batch_size, seq, device)
     autocast = torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
 
@@ -230,6 +233,13 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
         loss = step()
     sync()
     seconds = (time.perf_counter() - start) / args.steps
+    profile = profile_steps(step, args.profile, device, args.profile_top) if args.profile else None
+    if profile is not None:  # time per step as the profile saw it (its overhead included): for the busy fraction
+        print(f"profile ({profile['activity']}, {args.profile} steps): busy {100 * profile['busy']:.1f} % of "
+              f"{profile['wall_ms'] / args.profile:.1f} ms a step; " + ", ".join(
+                  f"{k} {100 * v:.1f} %" for k, v in sorted(profile["families"].items(), key=lambda kv: -kv[1])))
+        for k in profile["top"]:
+            print(f"  {100 * k['share']:5.1f} %  {k['ms'] / args.profile:8.3f} ms/step  x{k['calls']:<5d} {k['name']}")
     tokens_per_s = batch_size * seq / seconds
     fpt = flops_per_token(config, seq, kind, predictions_per_sequence(seq) / seq)
     achieved = fpt * tokens_per_s / 1e12
@@ -237,6 +247,8 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     peak = peak_tflops(device_name, args.peak_tflops)
     row = {"kind": kind, "side": side, "batch": batch_size, "seq": seq, "dtype": str(dtype).replace("torch.", ""),
            "compile": args.compile, "compile_backend": args.compile_backend if args.compile else None,
+           "compile_mode": args.compile_mode if args.compile else None,
+           "static_predictions": bool(args.static_predictions and kind == "pretraining" and side == "ours"),
            "step_s": seconds, "tokens_per_s": tokens_per_s, "sequences_per_s": batch_size / seconds,
            "tflops": achieved, "mfu": achieved / peak if peak else None, "params": n_params,
            "mfu_6n": mfu_6n(n_params, tokens_per_s, peak) if peak else None, "peak_tflops": peak,
@@ -248,7 +260,73 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
            "predictions_per_seq": predictions_per_sequence(seq) if kind == "pretraining" else None}
     if device.type == "cuda":
         row["peak_mem_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
+    if profile is not None:
+        row["profile"] = profile
     return row
+
+
+def profile_steps(step, n_steps: int, device, top: int) -> dict:
+    """Run ``n_steps`` more training steps under ``torch.profiler`` and return what takes the step's time:
+    ``{"steps", "activity", "total_ms" (device time of all kernels / ops over those steps, ms), "top": [{"name",
+    "ms", "share" (fraction of total_ms), "calls"}, ...]}`` for the ``top`` kernels by self device time (CUDA
+    kernels on a GPU; on CPU, operators by self CPU time, which only checks the plumbing). The profiled steps are
+    not in the timed ones."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        start = time.perf_counter()
+        for _ in range(n_steps):
+            step()
+        if cuda:
+            torch.cuda.synchronize()
+        wall_ms = 1000 * (time.perf_counter() - start)
+    events = prof.key_averages()
+    if cuda:  # kernels only (device_type CUDA); self time on the device
+        timed = [(e.key, e.self_device_time_total, e.count) for e in events
+                 if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA and e.self_device_time_total > 0]
+    else:
+        timed = [(e.key, e.self_cpu_time_total, e.count) for e in events if e.self_cpu_time_total > 0]
+    total_us = sum(t for _, t, _ in timed)
+    timed.sort(key=lambda x: -x[1])
+    families: dict[str, float] = {}
+    for name, t, _ in timed:
+        families[kernel_family(name)] = families.get(kernel_family(name), 0.0) + t / max(total_us, 1e-9)
+    return {"steps": n_steps, "activity": "CUDA kernels (self device time)" if cuda else "CPU operators (self CPU time)",
+            "total_ms": total_us / 1000, "wall_ms": wall_ms, "busy": total_us / 1000 / wall_ms if wall_ms else 0.0,
+            "families": families,
+            "top": [{"name": name[:160], "ms": t / 1000, "share": t / total_us if total_us else 0.0, "calls": count}
+                    for name, t, count in timed[:top]]}
+
+
+def kernel_family(name: str) -> str:
+    """A coarse class of a kernel or operator name, for the profile's summary rows: ``matmul`` (GEMMs: cutlass,
+    cublas, sm90 xmma, aten::mm/addmm/bmm), ``attention`` (flash / memory-efficient / SDPA), ``optimizer`` (the
+    fused/multi-tensor AdamW), ``softmax/cross-entropy``, ``elementwise/norm/other``."""
+    n = name.lower()
+    if any(k in n for k in ("flash", "fmha", "attention", "efficient_attention", "sdpa")):
+        return "attention"
+    if any(k in n for k in ("gemm", "cutlass", "cublas", "xmma", "sm90_", "nvjet", "aten::mm", "aten::addmm",
+                            "aten::bmm", "aten::linear", "matmul")):
+        return "matmul"
+    if any(k in n for k in ("adam", "multi_tensor", "foreach")):
+        return "optimizer"
+    if any(k in n for k in ("softmax", "cross_entropy", "nll_loss", "log_softmax")):
+        return "softmax/cross-entropy"
+    return "elementwise/norm/other"
+
+
+def _variant(row: dict) -> str:
+    """The fast-path options of a row, for its metric names: ``""`` (plain eager) or e.g. ``", compiled
+    (reduce-overhead), static slots"``."""
+    parts = []
+    if row.get("compile"):
+        parts.append(f"compiled ({row.get('compile_mode') or 'default'})")
+    if row.get("static_predictions"):
+        parts.append("static slots")
+    return "".join(", " + p for p in parts)
 
 
 def _same_shape(a: dict, b: dict) -> bool:
@@ -271,9 +349,12 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
         if r["mfu_6n"] is None:
             raise ValueError(f"no bf16 peak known for device {r['device_name']!r} (table: {sorted(PEAK_TFLOPS)}); "
                              "pass --peak_tflops")
-        compiled = f", torch.compile ({r['compile_backend']})" if r["compile"] else ""
-        shape = f"seq {r['seq']} x batch {r['batch']}, {r['dtype']}{compiled}"
-        config = {k: r[k] for k in ("kind", "side", "seq", "batch", "dtype", "compile", "compile_backend", "step_s",
+        mode = f", {r['compile_mode']}" if r.get("compile_mode") else ""
+        compiled = f", torch.compile ({r['compile_backend']}{mode})" if r["compile"] else ""
+        static = ", static MLM slots" if r.get("static_predictions") else ""
+        shape = f"seq {r['seq']} x batch {r['batch']}, {r['dtype']}{compiled}{static}"
+        config = {k: r.get(k) for k in ("kind", "side", "seq", "batch", "dtype", "compile", "compile_backend",
+                                        "compile_mode", "static_predictions", "step_s",
                                     "tokens_per_s", "params", "peak_tflops", "peak_source", "first_loss",
                                     "final_loss", "predictions_per_seq", "warmup_s")}
         config["mfu_matmul_attention"] = r["mfu"]
@@ -292,6 +373,30 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
             step, f"{SIDE_LABELS[r['side']]} MFU (6N, N = {r['params'] / 1e6:.1f}M), {shape}", 100 * r["mfu_6n"], "%",
             f"NVIDIA's 580 seq/s = {anchor_mfu:.1f} % by this 6N formula (BERT-large, A100 312 TFLOP/s); MosaicBERT "
             "(Portes et al. 2023) reports its MFU with unpadding and bf16", config))
+        out.append(gpu_report.make_row(
+            step, f"{SIDE_LABELS[r['side']]} MFU (needed FLOPs: gpu_bench.flops_per_token), {shape}", 100 * r["mfu"],
+            "%", "issue 42's goal: 50 % of the FLOPs the step needs (encoder, MLM head on the predicted positions, "
+            "attention)", config))
+    for r in rows:
+        prof = r.get("profile")
+        if not prof:
+            continue
+        shape = f"{r['side']}, seq {r['seq']} x batch {r['batch']}{_variant(r)}"
+        what = "GPU kernels" if prof["activity"].startswith("CUDA") else "CPU operators (dry run)"
+        cfg = {"seq": r["seq"], "side": r["side"], "profile_steps": prof["steps"], "wall_ms": prof["wall_ms"],
+               "total_ms": prof["total_ms"]}
+        out.append(gpu_report.make_row(
+            step, f"profile {shape}: {what} busy (their time / wall time of {prof['steps']} steps)",
+            100 * prof["busy"], "%", "100 % = the device never waits for the host (launch overhead, syncs)", cfg))
+        for family, share in sorted(prof["families"].items(), key=lambda kv: -kv[1]):
+            if share > 0:
+                out.append(gpu_report.make_row(step, f"profile {shape}: share of {what} time, {family}", 100 * share,
+                                               "%", "gpu_bench.kernel_family classes", cfg))
+        for i, k in enumerate(prof["top"], 1):
+            if k["share"] > 0:
+                out.append(gpu_report.make_row(step, f"profile {shape}: #{i} {k['name'][:90]}", 100 * k["share"],
+                                               "%", f"{k['ms'] / prof['steps']:.3f} ms a step, {k['calls']} calls in "
+                                               f"{prof['steps']} steps", cfg))
     for ours in rows:
         if ours["kind"] != "pretraining" or ours["side"] != "ours":
             continue
@@ -322,6 +427,14 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--compile", action="store_true", help="torch.compile the model (Trainer's --torch_compile)")
     parser.add_argument("--compile_backend", default="inductor",
                         help="torch.compile backend (inductor; 'eager' traces with dynamo only: CPU smoke tests)")
+    parser.add_argument("--compile_mode", default=None,
+                        choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
+                        help="torch.compile mode (reduce-overhead: CUDA graphs)")
+    parser.add_argument("--static_predictions", action="store_true",
+                        help="ours: fixed masked-position slots per row (BertForPreTrainingMaskedOnly.static_predictions)")
+    parser.add_argument("--profile", type=int, default=0,
+                        help="after timing, profile this many steps with torch.profiler (top kernels, their share)")
+    parser.add_argument("--profile_top", type=int, default=12, help="kernels listed by --profile")
     parser.add_argument("--tiny", action="store_true", help="tiny BERT (CPU smoke test)")
     parser.add_argument("--seq", type=int, nargs="+", default=[128], help="sequence length(s)")
     parser.add_argument("--pretrain_batch", type=int, nargs="+", default=[256],
