@@ -556,6 +556,35 @@ def _run_logged(cmd: list[str], log: str, env: dict) -> float:
     return time.perf_counter() - start
 
 
+#: the phases of timed_main.py --phases, in the order of a run, with their names in the report
+PHASES = (("interpreter_s", "interpreter start"), ("startup_s", "start-up (imports, data, model, Trainer)"),
+          ("data_s", "data loading + collation (+ logging)"), ("forward_backward_s", "forward + backward + clipping"),
+          ("optimizer_s", "optimizer step"), ("step_end_s", "scheduler + zero_grad"),
+          ("eval_s", "evaluation during training"), ("after_train_s", "after training (save, writes)"))
+
+
+def phase_rows(step: str, results: dict) -> list[dict]:
+    """Result rows of the per-phase breakdown (``results[side]["phases"]``, seconds from timed_main.py --phases):
+    per side and phase its seconds (phases of 0 s get no row), then run_glue / ours per phase where both are > 0;
+    the ``steps`` each side timed go into the rows' config."""
+    out = []
+    for name, label in (("ours", "ours"), ("run_glue", "run_glue.py"), ("ours_compiled", "ours + torch.compile")):
+        if name not in results:
+            continue
+        phases = results[name]["phases"]
+        for key, what in PHASES:
+            if phases.get(key, 0.0) > 0:
+                out.append(gpu_report.make_row(step, f"phase {what}: {label}", phases[key], "s",
+                                               "timed_main.py --phases (Trainer events, CUDA synchronised)",
+                                               {"steps": phases.get("steps")}))
+    ours, theirs = results["ours"]["phases"], results["run_glue"]["phases"]
+    for key, what in PHASES:
+        if ours.get(key, 0.0) > 0 and theirs.get(key, 0.0) > 0:
+            out.append(gpu_report.make_row(step, f"phase {what}: run_glue / ours", theirs[key] / ours[key], "x",
+                                           "> 1: run_glue.py spends longer in this phase", {}))
+    return out
+
+
 def glue_main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(prog="gpu_bench.py glue",
                                      description="GLUE fine-tune throughput: hf-bert-tasks finetune vs run_glue.py")
@@ -569,6 +598,7 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
     parser.add_argument("--results", default=None, help="append gpu.sh result rows to this JSON")
     parser.add_argument("--step", default="glue_vs_run_glue")
+    parser.add_argument("--compiled_side", action="store_true", help="also ours with --torch_compile True")
     args = parser.parse_args(argv)
     shared = _shared_root(args.shared)
     shutil.rmtree(args.work, ignore_errors=True)
@@ -582,28 +612,38 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
               "--warmup_steps", "0.1", "--weight_decay", "0.0", "--seed", "42", "--max_steps", str(args.max_steps),
               "--train_sampling_strategy", "group_by_length", "--save_strategy", "no", "--logging_steps", "50",
               "--report_to", "none", "--disable_tqdm", "True", *precision]
+    timed = [sys.executable, os.path.join(HERE, "timed_main.py"), "--phases"]
     sides = {
-        "run_glue": [sys.executable, os.path.join(shared, "baselines", "glue", "run_glue.py"), "--task_name", "mrpc",
+        "run_glue": ["--script", os.path.join(shared, "baselines", "glue", "run_glue.py"), "--", "--task_name", "mrpc",
                      "--train_file", data["train"], "--validation_file", data["validation"],
                      "--pad_to_max_length", "False", *common],
-        "ours": [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "mrpc", "--data_dir", args.data_dir,
+        "ours": ["--module", "hf_bert_tasks.cli", "--", "finetune", "--task", "mrpc", "--data_dir", args.data_dir,
                  "--eval_strategy", "no", *common],
     }
+    if args.compiled_side:  # ours again with torch.compile: is compiling worth it for fine-tuning (dynamic shapes)?
+        sides["ours_compiled"] = sides["ours"] + ["--torch_compile", "True"]
     results = {}
-    for name, cmd in sides.items():
+    for name, side_args in sides.items():
         out_dir = os.path.join(args.work, name)
         env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                    TOKENIZERS_PARALLELISM="false", HF_DATASETS_CACHE=os.path.join(args.work, f"cache-{name}"),
                    PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
-        wall = _run_logged(cmd + ["--output_dir", out_dir], os.path.join(args.work, f"{name}.log"), env)
+        report = os.path.join(args.work, f"{name}.timed.json")
+        cmd = [*timed, "--report", report, *side_args, "--output_dir", out_dir]
+        wall = _run_logged(cmd, os.path.join(args.work, f"{name}.log"), env)
         path = os.path.join(out_dir, "train_results.json")
         if not os.path.isfile(path):
             raise RuntimeError(f"{name}: {path} is absent after a successful run (see {args.work}/{name}.log)")
         with open(path, encoding="utf-8") as f:
-            results[name] = dict(json.load(f), wall_s=wall, command=cmd + ["--output_dir", out_dir])
+            results[name] = dict(json.load(f), wall_s=wall, command=cmd)
+        with open(report, encoding="utf-8") as f:
+            timing = json.load(f)
         r = results[name]
-        print(f"{name:9s} {r['train_samples_per_second']:9.1f} samples/s  train_runtime {r['train_runtime']:.1f} s  "
+        r["phases"] = dict(timing["phases"], interpreter_s=max(wall - timing["import_s"] - timing["main_s"], 0.0))
+        print(f"{name:13s} {r['train_samples_per_second']:9.1f} samples/s  train_runtime {r['train_runtime']:.1f} s  "
               f"train_loss {r['train_loss']:.4f}  (whole process {wall:.1f} s)", flush=True)
+        print("              phases: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                                   for k, v in r["phases"].items()), flush=True)
     ratio = results["ours"]["train_samples_per_second"] / results["run_glue"]["train_samples_per_second"]
     print(f"ours / run_glue: {ratio:.3f}x")
     rows = []
@@ -617,6 +657,15 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
                                             r["train_samples_per_second"], "samples/s",
                                             "run_glue.py (transformers' example), same data, model and settings",
                                             config))
+        if "ours_compiled" in results:
+            r = results["ours_compiled"]
+            rows.append(gpu_report.make_row(
+                args.step, f"ours + torch.compile train samples/s, {setting}", r["train_samples_per_second"],
+                "samples/s", "the ours row (eager)", {k: r[k] for k in ("train_runtime", "train_loss", "wall_s")}))
+            rows.append(gpu_report.make_row(args.step, "ours torch.compile / eager train samples/s",
+                                            r["train_samples_per_second"] / results["ours"]["train_samples_per_second"],
+                                            "x", "> 1: compile pays for itself within these steps", {}))
+        rows += phase_rows(args.step, results)
         rows.append(gpu_report.make_row(args.step, "ours / run_glue train samples/s", ratio, "x",
                                         "1.0 = as fast as run_glue.py", {}))
         gpu_report.append_rows(args.results, rows)
