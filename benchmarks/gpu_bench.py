@@ -187,7 +187,7 @@ def build_model(kind: str, side: str, config):
 
 
 def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: int | None = None,
-            side: str = "ours") -> dict:
+            side: str = "ours", static: bool = False) -> dict:
     """Train one model (``kind``, ``side``) on one synthetic batch shape; returns the row (keys in main's print)."""
     import torch
 
@@ -198,7 +198,8 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     n_params = count_parameters(model)
     model.to(device).train()
     model.accepts_loss_kwargs = False
-    if kind == "pretraining" and side == "ours" and args.static_predictions:
+    static = static and kind == "pretraining" and side == "ours"
+    if static:
         model.static_predictions = predictions_per_sequence(seq)  # google's masked_lm_positions slots
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=device.type == "cuda")
     scaler = torch.amp.GradScaler(enabled=dtype == torch.float16)
@@ -248,7 +249,7 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     row = {"kind": kind, "side": side, "batch": batch_size, "seq": seq, "dtype": str(dtype).replace("torch.", ""),
            "compile": args.compile, "compile_backend": args.compile_backend if args.compile else None,
            "compile_mode": args.compile_mode if args.compile else None,
-           "static_predictions": bool(args.static_predictions and kind == "pretraining" and side == "ours"),
+           "static_predictions": static,
            "step_s": seconds, "tokens_per_s": tokens_per_s, "sequences_per_s": batch_size / seconds,
            "tflops": achieved, "mfu": achieved / peak if peak else None, "params": n_params,
            "mfu_6n": mfu_6n(n_params, tokens_per_s, peak) if peak else None, "peak_tflops": peak,
@@ -401,7 +402,8 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
         if ours["kind"] != "pretraining" or ours["side"] != "ours":
             continue
         for ref in rows:
-            if ref["side"] == "reference" and ref["compile"] == ours["compile"] and _same_shape(ours, ref):
+            if (ref["side"] == "reference" and ref["compile"] == ours["compile"] and _same_shape(ours, ref)
+                    and not ours.get("static_predictions")):
                 out.append(gpu_report.make_row(
                     step, f"ours / reference sequences/s, seq {ours['seq']} x batch {ours['batch']}",
                     ours["sequences_per_s"] / ref["sequences_per_s"], "x",
@@ -410,9 +412,10 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
             for old in previous:
                 c = old.get("config", {})
                 if (old["units"] == "sequences/s" and c.get("side") == "ours" and not c.get("compile")
-                        and _same_shape(ours, c)):
+                        and not c.get("static_predictions") and _same_shape(ours, c)):
                     out.append(gpu_report.make_row(
-                        step, f"ours torch.compile / eager sequences/s, seq {ours['seq']} x batch {ours['batch']}",
+                        step, f"ours torch.compile / eager sequences/s, seq {ours['seq']} x batch {ours['batch']}"
+                        f"{', static MLM slots (eager: plain head)' if ours.get('static_predictions') else ''}",
                         ours["sequences_per_s"] / old["value"], "x",
                         f"eager row of step {old['step']} (same shape and dtype)", {"seq": ours["seq"]}))
     return out
@@ -430,8 +433,9 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--compile_mode", default=None,
                         choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
                         help="torch.compile mode (reduce-overhead: CUDA graphs)")
-    parser.add_argument("--static_predictions", action="store_true",
-                        help="ours: fixed masked-position slots per row (BertForPreTrainingMaskedOnly.static_predictions)")
+    parser.add_argument("--static_predictions", nargs="?", const="on", default="off", choices=["off", "on", "both"],
+                        help="ours: fixed masked-position slots per row (BertForPreTrainingMaskedOnly."
+                             "static_predictions); both: ours without, then with")
     parser.add_argument("--profile", type=int, default=0,
                         help="after timing, profile this many steps with torch.profiler (top kernels, their share)")
     parser.add_argument("--profile_top", type=int, default=12, help="kernels listed by --profile")
@@ -467,18 +471,20 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
     plan = []
     for kind in [args.only] if args.only else ["pretraining", "finetuning"]:
         if kind == "pretraining":
-            plan += [(kind, seq, batch, side) for seq, batch in zip(args.seq, batches) for side in sides]
+            statics = {"off": [False], "on": [True], "both": [False, True]}[args.static_predictions]
+            plan += [(kind, seq, batch, side, static) for seq, batch in zip(args.seq, batches) for side in sides
+                     for static in (statics if side == "ours" else [False])]
         else:
-            plan += [(kind, seq, args.finetune_batch, "ours") for seq in args.seq]
+            plan += [(kind, seq, args.finetune_batch, "ours", False) for seq in args.seq]
     rows = []
-    for kind, seq, batch, side in plan:
-        row = measure(kind, args, device, dtype, seq=seq, batch_size=batch, side=side)
+    for kind, seq, batch, side, static in plan:
+        row = measure(kind, args, device, dtype, seq=seq, batch_size=batch, side=side, static=static)
         rows.append(row)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the finished side's model and optimizer state are garbage now
         mfu = (f"{100 * row['mfu_6n']:.1f} % (6N), {100 * row['mfu']:.1f} % (matmul+attention)"
                if row["mfu"] is not None else "n/a (no peak for this device)")
-        print(f"{kind:12s} {side:9s} batch {row['batch']:4d} x seq {row['seq']}  {row['dtype']}"
+        print(f"{kind:12s} {side:9s}{' static' if row['static_predictions'] else ''} batch {row['batch']:4d} x seq {row['seq']}  {row['dtype']}"
               f"{' +compile' if row['compile'] else ''}  step {1000 * row['step_s']:8.1f} ms  "
               f"sequences/s {row['sequences_per_s']:9.1f}  tokens/s {row['tokens_per_s']:10.0f}  "
               f"{row['tflops']:7.1f} TFLOP/s  MFU {mfu}  (warmup {row['warmup_s']:.1f} s, loss {row['first_loss']:.3f}"

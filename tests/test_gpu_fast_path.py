@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from hf_bert_tasks.modeling import bert_config
-from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly
+from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly, pretraining_terms
 
 
 def _model_and_batch():
@@ -38,8 +38,12 @@ def test_static_slots_give_the_plain_loss_logits_and_gradients():
     model, batch = _model_and_batch()
     plain, plain_grads = _loss_and_grads(model, batch, 0)
     static, static_grads = _loss_and_grads(model, batch, 4)  # P = 4 > 3, the most predicted in a row
-    assert static.prediction_logits.shape == plain.prediction_logits.shape == (4, 97)
-    torch.testing.assert_close(static.prediction_logits, plain.prediction_logits, atol=1e-5, rtol=1e-4)
+    assert plain.prediction_logits.shape == (4, 97) and static.prediction_logits.shape == (3, 4, 97)
+    # the trainer's per-token terms read both layouts: the same CE per predicted token, the same statistics
+    terms = [pretraining_terms(o.prediction_logits, o.seq_relationship_logits, batch["labels"],
+                               batch["next_sentence_label"]) for o in (plain, static)]
+    torch.testing.assert_close(terms[1][0], terms[0][0], atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(terms[1][2], terms[0][2], atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(static.loss, plain.loss, atol=1e-5, rtol=0)
     assert static_grads.keys() == plain_grads.keys()
     for name, grad in plain_grads.items():
@@ -57,3 +61,14 @@ def test_too_few_static_slots_are_refused():
     model, batch = _model_and_batch()
     with pytest.raises(ValueError, match="3 predicted positions, more than static_predictions=2"):
         _loss_and_grads(model, batch, 2)
+
+
+def test_static_slots_leave_no_graph_break():
+    """What the option is for: torch.compile traces the whole forward (the plain head's boolean index breaks it)."""
+    import torch._dynamo as dynamo
+
+    model, batch = _model_and_batch()
+    model.static_predictions = 4
+    assert dynamo.explain(model)(**batch).graph_break_count == 0
+    model.static_predictions = 0
+    assert dynamo.explain(model)(**batch).graph_break_count > 0
