@@ -36,7 +36,10 @@
 #   pretrain_compiled   120 s  ours at seq 128 with torch.compile (inductor), the plain masked-only head and the
 #                              static-slot one (--static_predictions both), each profiled; ratios to eager
 #   glue_vs_run_glue     90 s  gpu_bench.py glue: random-init BERT-base on the built-in MRPC sample, 200 steps x 32,
-#                              bf16: train samples/s of hf-bert-tasks finetune and of run_glue.py, same settings
+#                              bf16: train samples/s of hf-bert-tasks finetune and of run_glue.py, same settings, and
+#                              each side's per-phase seconds (timed_main.py --phases: start-up, data loading +
+#                              collation, forward + backward, optimizer, evaluation, after training) and their ratios;
+#                              GPU_SH_GLUE_COMPILE=1 adds ours with torch.compile (~+50 s)
 #   transfer            420 s  tools/pretraining_transfer.py: corpus (20 s); pretrain BERT-mini 3,000 steps x 256 x
 #                              128, bf16 (180 s, assumes <= 60 ms a step); fine-tune SST-2 (1 epoch) and CoNLL-2003
 #                              (3 epochs) from the pretrained and from a random init, seed 1 (210 s); report (10 s)
@@ -175,8 +178,10 @@ fi
 if wants glue_vs_run_glue; then
   echo "== glue_vs_run_glue: fine-tune throughput on the MRPC sample, hf-bert-tasks finetune vs run_glue.py"
   ts=$(date +%s)
+  # GPU_SH_GLUE_COMPILE=1: also ours with --torch_compile True (~+50 s: over the finetune group's 100 s budget)
+  GLUE_EXTRA=(); [ "${GPU_SH_GLUE_COMPILE:-0}" = "1" ] && GLUE_EXTRA=(--compiled_side)
   step glue_vs_run_glue "$OUT/glue_vs_run_glue.log" "$PY" benchmarks/gpu_bench.py glue --work "$OUT/glue" \
-    --shared "$SHARED" "${GLUE[@]}" --results "$RESULTS"
+    --shared "$SHARED" "${GLUE[@]}" "${GLUE_EXTRA[@]}" --results "$RESULTS"
   cat "$OUT/glue_vs_run_glue.log"
   wall glue_vs_run_glue "$ts" 90
 fi
