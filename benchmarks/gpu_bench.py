@@ -477,14 +477,25 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
         else:
             plan += [(kind, seq, args.finetune_batch, "ours", False) for seq in args.seq]
     rows = []
+    failed = []
     for kind, seq, batch, side, static in plan:
-        row = measure(kind, args, device, dtype, seq=seq, batch_size=batch, side=side, static=static)
+        try:
+            row = measure(kind, args, device, dtype, seq=seq, batch_size=batch, side=side, static=static)
+        except Exception as error:  # noqa: BLE001 - one failing variant must not take the others' rows with it
+            import traceback
+
+            traceback.print_exc()
+            failed.append(f"{kind} {side}{' static' if static else ''} seq {seq}: {type(error).__name__}: {error}")
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            continue
         rows.append(row)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the finished side's model and optimizer state are garbage now
         mfu = (f"{100 * row['mfu_6n']:.1f} % (6N), {100 * row['mfu']:.1f} % (matmul+attention)"
                if row["mfu"] is not None else "n/a (no peak for this device)")
-        print(f"{kind:12s} {side:9s}{' static' if row['static_predictions'] else ''} batch {row['batch']:4d} x seq {row['seq']}  {row['dtype']}"
+        print(f"{kind:12s} {side:9s}{' static' if row['static_predictions'] else ''} batch {row['batch']:4d} x seq "
+              f"{row['seq']}  {row['dtype']}"
               f"{' +compile' if row['compile'] else ''}  step {1000 * row['step_s']:8.1f} ms  "
               f"sequences/s {row['sequences_per_s']:9.1f}  tokens/s {row['tokens_per_s']:10.0f}  "
               f"{row['tflops']:7.1f} TFLOP/s  MFU {mfu}  (warmup {row['warmup_s']:.1f} s, loss {row['first_loss']:.3f}"
@@ -499,6 +510,8 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
         for r in result:
             if r["units"] == "x":
                 print(f"{r['metric']}: {r['value']:.3f}x")
+    if failed:  # after the others' rows are written
+        raise RuntimeError(f"{len(failed)} of {len(plan)} measurements failed: " + "; ".join(failed))
     return rows
 
 

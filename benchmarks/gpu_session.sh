@@ -4,7 +4,7 @@
 # of all their rows and copies the small result files (JSON, markdown, logs) to $OUT.
 #
 #   bash benchmarks/gpu_pack.sh                                   # here, once: fills .gpu-carry (ignored, < 60 MiB)
-#   bash benchmarks/gpu_session.sh mfu:150 finetune:100 transfer_books:330   # on the device; carry [".gpu-carry"]
+#   bash benchmarks/gpu_session.sh mfu:170 finetune:100 transfer_books:330   # on the device; carry [".gpu-carry"]
 #   bash benchmarks/gpu_session.sh --dry-run mfu finetune         # the same on CPU at toy size (rehearsal)
 #
 # GROUP[:SECONDS]: a gpu.sh group (mfu, finetune, transfer, transfer_books) and its timeout (default: the budget in
@@ -26,7 +26,7 @@ for a in "$@"; do
   esac
 done
 [ ${#GROUPS_ARGS[@]} -gt 0 ] || { echo "gpu_session.sh: name the groups to run, e.g. mfu:150 finetune:100" >&2; exit 2; }
-declare -A DEFAULT_T=([mfu]=150 [finetune]=100 [transfer]=450 [transfer_books]=330)
+declare -A DEFAULT_T=([mfu]=170 [finetune]=100 [transfer]=450 [transfer_books]=330)
 for a in "${GROUPS_ARGS[@]}"; do
   g=${a%%:*}
   [ -n "${DEFAULT_T[$g]:-}" ] || { echo "gpu_session.sh: unknown group '$g' (groups: ${!DEFAULT_T[*]})" >&2; exit 2; }

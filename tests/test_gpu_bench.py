@@ -265,3 +265,23 @@ def test_profile_of_a_tiny_cpu_step_lists_operators(bench):
     assert prof["steps"] == 1 and prof["activity"].startswith("CPU") and 0 < len(prof["top"]) <= 5
     assert sum(prof["families"].values()) == pytest.approx(1.0)
     assert prof["top"][0]["share"] >= prof["top"][-1]["share"] > 0
+
+
+def test_a_failing_variant_keeps_the_other_rows_and_fails_the_run(bench, monkeypatch, tmp_path):
+    real = bench.measure
+
+    def measure(kind, args, device, dtype, seq=None, batch_size=None, side="ours", static=False):
+        if static:
+            raise RuntimeError("inductor failed")
+        return real(kind, args, device, dtype, seq=seq, batch_size=batch_size, side=side, static=static)
+
+    monkeypatch.setattr(bench, "measure", measure)
+    results = tmp_path / "results.json"
+    with pytest.raises(RuntimeError, match=r"1 of 2 measurements failed: pretraining ours static seq 16: "
+                                           r"RuntimeError: inductor failed"):
+        bench.throughput_main(["--device", "cpu", "--tiny", "--dtype", "fp32", "--seq", "16", "--pretrain_batch", "2",
+                               "--steps", "1", "--warmup", "1", "--only", "pretraining", "--static_predictions",
+                               "both", "--peak_tflops", "1", "--results", str(results)])
+    metrics = [r["metric"] for r in json.loads(results.read_text())]
+    assert any(m.startswith("ours (BertForPreTrainingMaskedOnly) sequences/s, seq 16") for m in metrics)
+    assert not any("static" in m for m in metrics)
