@@ -229,9 +229,9 @@ def test_gpu_compile_default_is_logged_with_its_opt_out(monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="hf_bert_tasks.arguments"):
         _fast_path(args, set(), compile_by_default=True)
     assert args.torch_compile is True
-    assert [r.getMessage() for r in caplog.records] == [
-        "GPU present: bf16 (supported), fused AdamW, torch.compile; pass --bf16 False / --optim adamw_torch / "
-        "--torch_compile False to opt out"]
+    expected = ("GPU present: bf16 (supported), fused AdamW, torch.compile; pass --bf16 False / --optim adamw_torch / "
+                "--torch_compile False to opt out")
+    assert [r.getMessage() for r in caplog.records] == [expected]
 
 
 def test_cpu_never_compiles_by_default(monkeypatch):

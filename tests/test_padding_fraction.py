@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-from padding_fraction import padding_fractions  # noqa: E402
+from padding_fraction import padding_fractions
 
 
 def test_fixed_and_one_batch_dynamic_padding():
