@@ -195,12 +195,17 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     batch_size = batch_size or (args.pretrain_batch[0] if kind == "pretraining" else args.finetune_batch)
     config = bench_config(args, seq)
     model = build_model(kind, side, config)
+    static = static and kind == "pretraining" and side == "ours"
+    if static:  # the same weights in the static-slot head (benchmarks/static_slots.py)
+        from static_slots import BertForPreTrainingStaticSlots
+
+        static_model = BertForPreTrainingStaticSlots(config)
+        static_model.load_state_dict(model.state_dict())
+        static_model.static_predictions = predictions_per_sequence(seq)  # google's masked_lm_positions slots
+        model = static_model
     n_params = count_parameters(model)
     model.to(device).train()
     model.accepts_loss_kwargs = False
-    static = static and kind == "pretraining" and side == "ours"
-    if static:
-        model.static_predictions = predictions_per_sequence(seq)  # google's masked_lm_positions slots
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=device.type == "cuda")
     scaler = torch.amp.GradScaler(enabled=dtype == torch.float16)
     compile_kwargs = {"mode": args.compile_mode} if args.compile_mode else {}

@@ -15,18 +15,8 @@ from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
 class BertForPreTrainingMaskedOnly(BertForPreTraining):
     """``BertForPreTraining`` whose MLM head runs only on the ``N`` positions to predict (as google's and NVIDIA's
     code); parameters, loss and checkpoints are the parent's. With ``labels`` (``int64 [B, L]``), ``prediction_logits``
-    is ``float [N, V]`` for ``labels != -100`` in row-major order (``[B, P, V]`` with ``static_predictions``), ``loss``
-    = mean MLM CE + NSP CE (``next_sentence_label`` ``int64 [B]``); without, the parent's ``forward``.
-
-    ``static_predictions`` (``P``, default 0 = off; issue 42's fast path): gather a fixed ``P`` positions per row
-    (the predicted ones first, in order, then padding that the loss ignores) as google's ``masked_lm_positions``
-    (``max_predictions_per_seq`` slots, ``masked_lm_weights`` 0 on padding), so the head's matmul and the
-    cross-entropy have the static shape ``[B * P, V]`` and the forward has no data-dependent shape (no graph break
-    under torch.compile); ``prediction_logits`` is then ``[B, P, V]`` (slots from :func:`static_slots`, which
-    :func:`pretraining_terms` reads). Same loss and gradients as the default path (tests/test_gpu_fast_path.py). Raises ``ValueError`` when a row has more
-    than ``P`` predicted positions (checked outside torch.compile only)."""
-
-    static_predictions: int = 0
+    is ``float [N, V]`` for ``labels != -100`` in row-major order, ``loss`` = mean MLM CE + NSP CE
+    (``next_sentence_label`` ``int64 [B]``); without, the parent's ``forward``."""
 
     def forward(self, input_ids=None, labels=None, next_sentence_label=None, **kwargs):
         if labels is None:
@@ -34,44 +24,16 @@ class BertForPreTrainingMaskedOnly(BertForPreTraining):
         outputs = self.bert(input_ids, return_dict=True, **kwargs)
         sequence_output, pooled_output = outputs[:2]
         selected = labels != -100
-        if self.static_predictions:
-            prediction_scores, loss = self._static_mlm(sequence_output, labels, selected)
-        else:
-            # the tied decoder weight is read only inside the head's own forward (FSDP2 / ZeRO-3 gather it there)
-            prediction_scores = self.cls.predictions(sequence_output[selected])  # [N, V]
-            targets = labels[selected]
-            loss = F.cross_entropy(prediction_scores, targets) if len(targets) else prediction_scores.sum()
+        # the tied decoder weight is read only inside the head's own forward (FSDP2 / ZeRO-3 gather it there)
+        prediction_scores = self.cls.predictions(sequence_output[selected])  # [N, V]
         nsp_scores = self.cls.seq_relationship(pooled_output)  # [B, 2]
+        targets = labels[selected]
+        loss = F.cross_entropy(prediction_scores, targets) if len(targets) else prediction_scores.sum()
         if next_sentence_label is not None:
             loss = loss + F.cross_entropy(nsp_scores.view(-1, 2), next_sentence_label.view(-1))
         return BertForPreTrainingOutput(loss=loss, prediction_logits=prediction_scores,
                                         seq_relationship_logits=nsp_scores, hidden_states=outputs.hidden_states,
                                         attentions=outputs.attentions)
-
-    def _static_mlm(self, sequence_output, labels, selected):
-        """``(prediction_scores [N, V], mean MLM CE)`` through ``P = static_predictions`` slots per row."""
-        slots = self.static_predictions
-        if not torch.compiler.is_compiling():
-            most = int(selected.sum(1).max()) if selected.numel() else 0
-            if most > slots:
-                raise ValueError(f"a row has {most} predicted positions, more than static_predictions={slots} "
-                                 "(set it to the collator's max_predictions_per_seq)")
-        order, valid = static_slots(selected, min(slots, labels.shape[1]))
-        hidden = sequence_output.gather(1, order.unsqueeze(-1).expand(-1, -1, sequence_output.shape[-1]))
-        scores = self.cls.predictions(hidden).flatten(0, 1)  # [B * P, V]
-        targets = labels.gather(1, order).masked_fill(~valid, -100).flatten()  # [B * P]
-        # mean over the predicted slots (ignore_index drops the padding ones; 0 when none is predicted), no sync
-        loss = F.cross_entropy(scores, targets, reduction="sum") / valid.sum().clamp(min=1)
-        return scores.view(*order.shape, -1), loss
-
-
-def static_slots(selected, slots: int):
-    """``(order int64 [B, P], valid bool [B, P])``: per row of ``selected`` (``bool [B, L]``, the positions to
-    predict) its predicted positions first, in position order (a stable sort), then unpredicted ones as padding
-    slots, cut to ``P = slots``; ``valid`` marks the predicted slots. ``x[valid]`` of a ``[B, P, ...]`` tensor is in
-    the row-major order of ``labels[selected]``."""
-    order = torch.sort(selected.to(torch.int8), dim=1, descending=True, stable=True).indices[:, :slots]
-    return order, selected.gather(1, order)
 
     def save_pretrained(self, save_directory, *args, **kwargs):
         """Save as ``BertForPreTraining`` (same weights; ``architectures`` in ``config.json`` names the parent)."""
@@ -90,17 +52,13 @@ def pretraining_terms(prediction_logits, seq_relationship_logits, labels, next_s
     """``(mlm_ce, nsp_ce, stats)`` of one batch: cross-entropies (nats, with grad) per predicted token ``float [N]``
     and per example ``float [B]`` (``None`` without NSP labels); ``stats`` ``float [B, 6]`` detached, columns
     :data:`STAT_COLUMNS` (NSP ones 0 without NSP labels). ``prediction_logits`` ``float [B, L, V]`` (full head) or
-    ``[N, V]`` (masked-only head, rows in the order of ``labels[labels != -100]``) or ``[B, P, V]`` with ``P != L``
-    (the masked-only head's static slots, :func:`static_slots`); ``seq_relationship_logits``
+    ``[N, V]`` (masked-only head, rows in the order of ``labels[labels != -100]``); ``seq_relationship_logits``
     ``float [B, 2]``; ``labels`` ``int64 [B, L]`` (``-100`` where not predicted); ``next_sentence_label`` ``int64
     [B]`` (0 = IsNext, 1 = NotNext) or ``None`` (MLM only). Raises ``ValueError`` when the logits' rows do not match
     the MLM targets."""
     selected = labels != -100
     targets = labels[selected]
-    if prediction_logits.dim() == 3 and prediction_logits.shape[1] != labels.shape[1]:  # static slots [B, P, V]
-        logits = prediction_logits[static_slots(selected, prediction_logits.shape[1])[1]]
-    else:
-        logits = prediction_logits[selected] if prediction_logits.dim() == 3 else prediction_logits
+    logits = prediction_logits[selected] if prediction_logits.dim() == 3 else prediction_logits
     if logits.shape[0] != targets.shape[0]:
         raise ValueError(f"prediction_logits has {logits.shape[0]} rows for {targets.shape[0]} MLM targets")
     mlm_ce = F.cross_entropy(logits.float(), targets, reduction="none")
