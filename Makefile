@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install quickstart test test-slow bench clean
+.PHONY: install quickstart test test-slow test-lowest bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,5 +46,24 @@ bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/report.py
 
+# The default suite against the LOWEST versions pyproject.toml allows for the Hugging Face stack (issue 42): a second
+# venv with the same torch, then the package with transformers, datasets, evaluate, accelerate, peft and
+# huggingface_hub pinned to their lower bounds (read from pyproject.toml by tools/lower_bounds.py, so a raised bound
+# is tested at once). .ci/run runs it after the newest.
+LOWEST_VENV ?= .venv-lowest
+LOWEST_PY := $(LOWEST_VENV)/bin/python
+LOWEST_PKGS := transformers datasets evaluate accelerate peft huggingface_hub
+
+$(LOWEST_VENV)/.installed: pyproject.toml tools/lower_bounds.py
+	$(PYTHON) -m venv $(LOWEST_VENV)
+	$(LOWEST_PY) -m pip install --quiet --upgrade pip
+	$(LOWEST_PY) -m pip install --quiet "$(TORCH)"
+	$(LOWEST_PY) -m pip install --quiet -e ".[dev]" $$($(PYTHON) tools/lower_bounds.py $(LOWEST_PKGS))
+	$(LOWEST_PY) tools/lower_bounds.py --check $(LOWEST_PKGS)
+	touch $@
+
+test-lowest: $(LOWEST_VENV)/.installed
+	$(LOWEST_PY) -m pytest -q
+
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) $(LOWEST_VENV) runs .pytest_cache

@@ -8,6 +8,8 @@
 #   bash benchmarks/gpu.sh                       # one CUDA GPU; results in runs/gpu/ (OUT_DIR=... to change)
 #   bash benchmarks/gpu.sh --only transfer       # only these steps (comma-separated ids below), e.g. to redo a failed
 #                                                # one: its rows replace its earlier rows, the others stay
+#   bash benchmarks/gpu.sh --group mfu,finetune  # the steps of these groups (below; each fits one 8-minute command),
+#                                                # then the table of their rows
 #   bash benchmarks/gpu.sh --dry-run             # every step at toy size on CPU (tiny configs, a few steps, tiny data
 #                                                # subsets: checks the plumbing, no meaningful numbers; CPU_SMOKE=1 is
 #                                                # the old spelling); tests/test_gpu_script.py runs it
@@ -16,17 +18,34 @@
 # if it lives elsewhere). Any failing step fails the script with that step's exit status, naming the step and
 # showing its log's last lines; the report step also fails when a measuring step has no rows in the results file.
 #
-# Steps (id: what; budget on one H100/H200, whole step including process start-up) — 11.5 minutes in all:
+# Groups (issue 42: each fits one 8-minute device command; wall clock measured on one H200 at 96ab215 where known;
+# benchmarks/gpu_session.sh runs groups on the device, each under `timeout`):
+#   mfu             ~160 s  pretrain_throughput (33 s measured) + pretrain_compiled (71 s measured for the plain
+#                           compiled model; now also the static-slot variant and the profiles: ~120 s estimated;
+#                           GPU_SH_COMPILED_VARIANTS=on compiles the static-slot model only, ~45 s less)
+#   finetune        ~100 s  glue_vs_run_glue (88 s measured; the phase breakdown adds a synchronize per event)
+#   transfer        ~440 s  transfer (440 s measured: the one-seed BERT-mini experiment of the first run)
+#   transfer_books  ~330 s  transfer_books (issue 43's benchmarks/gpu_transfer_books.sh: its budget, 3 seeds, lr grid)
+#
+# Steps (id: what; budget on one H100/H200, whole step including process start-up):
 #   pretrain_throughput  90 s  gpu_bench.py: BERT-base MLM+NSP, bf16, SDPA, eager, synthetic batches of seq 128 x 256
 #                              and seq 512 x 64 (32,768 tokens a step each), 5 warm-up + 20 timed steps per side:
 #                              sequences/s and MFU (6 N tokens/s over the bf16 peak) of ours (masked-only decoder)
 #                              and of transformers' BertForPreTraining (full-vocabulary MLM head), and their ratio
-#   pretrain_compiled    75 s  the same for ours at seq 128 with torch.compile (inductor), ratio to eager
+#                              --profile 3: torch.profiler over 3 more steps per row (GPU busy fraction, kernel
+#                              families, top kernels and their share of the step's kernel time)
+#   pretrain_compiled   120 s  ours at seq 128 with torch.compile (inductor), the plain masked-only head and the
+#                              static-slot one (--static_predictions both), each profiled; ratios to eager
 #   glue_vs_run_glue     90 s  gpu_bench.py glue: random-init BERT-base on the built-in MRPC sample, 200 steps x 32,
-#                              bf16: train samples/s of hf-bert-tasks finetune and of run_glue.py, same settings
+#                              bf16: train samples/s of hf-bert-tasks finetune and of run_glue.py, same settings, and
+#                              each side's per-phase seconds (timed_main.py --phases: start-up, data loading +
+#                              collation, forward + backward, optimizer, evaluation, after training) and their ratios;
+#                              GPU_SH_GLUE_COMPILE=1 adds ours with torch.compile (~+50 s)
 #   transfer            420 s  tools/pretraining_transfer.py: corpus (20 s); pretrain BERT-mini 3,000 steps x 256 x
 #                              128, bf16 (180 s, assumes <= 60 ms a step); fine-tune SST-2 (1 epoch) and CoNLL-2003
 #                              (3 epochs) from the pretrained and from a random init, seed 1 (210 s); report (10 s)
+#   transfer_books      330 s  bash benchmarks/gpu_transfer_books.sh (issue 43: books corpus, lr grid, 3 seeds); it
+#                              appends its own rows to the same results file
 #   report                5 s  gpu_report.py render: the markdown table, after checking that every step above has
 #                              rows in the results file (this run's, or an earlier run's for steps --only skipped)
 set -euo pipefail
@@ -34,8 +53,21 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 OUT=${OUT_DIR:-runs/gpu}
-ALL_STEPS="pretrain_throughput,pretrain_compiled,glue_vs_run_glue,transfer,report"
+ALL_STEPS="pretrain_throughput,pretrain_compiled,glue_vs_run_glue,transfer,transfer_books,report"
+# group -> steps (a group's steps run in ALL_STEPS order)
+group_steps() {
+  case "$1" in
+    mfu) echo "pretrain_throughput,pretrain_compiled" ;;
+    finetune) echo "glue_vs_run_glue" ;;
+    transfer) echo "transfer" ;;
+    transfer_books) echo "transfer_books" ;;
+    report) echo "report" ;;
+    *) return 1 ;;
+  esac
+}
+GROUPS_ALL="mfu,finetune,transfer,transfer_books,report"
 ONLY=""
+GROUP=""
 DRY=${CPU_SMOKE:-0}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -43,10 +75,18 @@ while [ $# -gt 0 ]; do
     --only) [ $# -ge 2 ] || { echo "gpu.sh: --only needs a comma-separated list of steps ($ALL_STEPS)" >&2; exit 2; }
             ONLY=$2; shift ;;
     --only=*) ONLY=${1#--only=} ;;
-    *) echo "gpu.sh: unknown argument $1 (expected --dry-run, --only STEP[,STEP])" >&2; exit 2 ;;
+    --group) [ $# -ge 2 ] || { echo "gpu.sh: --group needs a comma-separated list of groups ($GROUPS_ALL)" >&2; exit 2; }
+             GROUP=$2; shift ;;
+    --group=*) GROUP=${1#--group=} ;;
+    *) echo "gpu.sh: unknown argument $1 (expected --dry-run, --only STEP[,STEP], --group GROUP[,GROUP])" >&2; exit 2 ;;
   esac
   shift
 done
+for g in ${GROUP//,/ }; do
+  steps=$(group_steps "$g") || { echo "gpu.sh: unknown group '$g' in --group (groups: $GROUPS_ALL)" >&2; exit 2; }
+  ONLY=${ONLY:+$ONLY,}$steps
+done
+if [ -n "$GROUP" ]; then ONLY=$ONLY,report; fi  # a group run ends with the table of what it measured
 for s in ${ONLY//,/ }; do
   case ",$ALL_STEPS," in *",$s,"*) ;; *) echo "gpu.sh: unknown step '$s' in --only (steps: $ALL_STEPS)" >&2; exit 2 ;; esac
 done
@@ -88,9 +128,10 @@ if [ "$GPU_SH_COMMIT" != unknown ] && ! git diff --quiet HEAD 2>/dev/null; then 
 if [ "$DRY" = "1" ]; then
   GPU_SH_DEVICE="cpu (dry run: toy sizes, not a measurement)"; GPU_SH_DRY_RUN=1
   # --peak_tflops 1: a stand-in peak so the MFU rows are computed and checked on CPU; not a device figure
-  PT=(--device cpu --tiny --dtype fp32 --seq 32 64 --pretrain_batch 4 2 --steps 2 --warmup 1 --peak_tflops 1)
+  PT=(--device cpu --tiny --dtype fp32 --seq 32 64 --pretrain_batch 4 2 --steps 2 --warmup 1 --peak_tflops 1
+      --profile 1)
   PT_COMPILE=(--device cpu --tiny --dtype fp32 --seq 32 --pretrain_batch 4 --steps 2 --warmup 1 --peak_tflops 1
-              --compile --compile_backend eager)
+              --compile --compile_backend eager --static_predictions both --profile 1)
   GLUE=(--preset tiny --vocab_size 0 --max_steps 3 --batch_size 8 --precision fp32)
   # the transfer experiment on a few hundred corpus lines and a few dozen labelled examples: a toy copy of ../shared
   TRANSFER_SHARED=$OUT/toy_shared
@@ -104,8 +145,11 @@ else
   step "preflight: torch sees a CUDA device" "$OUT/preflight.log" "$PY" -c \
     "import sys, torch; sys.exit(0 if torch.cuda.is_available() else f'torch {torch.__version__} sees no CUDA device')"
   GPU_SH_DEVICE=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1); GPU_SH_DRY_RUN=0
-  PT=(--device cuda --dtype bf16 --seq 128 512 --pretrain_batch 256 64 --steps 20 --warmup 5)
-  PT_COMPILE=(--device cuda --dtype bf16 --seq 128 --pretrain_batch 256 --steps 20 --warmup 3 --compile)
+  PT=(--device cuda --dtype bf16 --seq 128 512 --pretrain_batch 256 64 --steps 20 --warmup 5 --profile 3)
+  # GPU_SH_COMPILED_VARIANTS=on: only the static-slot compiled model (~45 s less; the plain one's compiled rate is
+  # then the first run's, not this run's)
+  PT_COMPILE=(--device cuda --dtype bf16 --seq 128 --pretrain_batch 256 --steps 20 --warmup 3 --compile
+              --static_predictions "${GPU_SH_COMPILED_VARIANTS:-both}" --profile 3)
   GLUE=(--preset base --vocab_size 30522 --max_steps 200 --batch_size 32 --precision bf16)
   TRANSFER_SHARED=$SHARED
   TR_PRETRAIN=(--preset mini --vocab_size 8192 --max_seq_length 128 --max_steps 3000 --per_device_train_batch_size 256
@@ -132,13 +176,15 @@ if wants pretrain_compiled; then
   step pretrain_compiled "$OUT/pretrain_compiled.log" "$PY" benchmarks/gpu_bench.py --only pretraining --sides ours \
     "${PT_COMPILE[@]}" --json "$OUT/pretrain_compiled.json" --results "$RESULTS" --step pretrain_compiled
   cat "$OUT/pretrain_compiled.log"
-  wall pretrain_compiled "$ts" 75
+  wall pretrain_compiled "$ts" 120
 fi
 if wants glue_vs_run_glue; then
   echo "== glue_vs_run_glue: fine-tune throughput on the MRPC sample, hf-bert-tasks finetune vs run_glue.py"
   ts=$(date +%s)
+  # GPU_SH_GLUE_COMPILE=1: also ours with --torch_compile True (~+50 s: over the finetune group's 100 s budget)
+  GLUE_EXTRA=(); [ "${GPU_SH_GLUE_COMPILE:-0}" = "1" ] && GLUE_EXTRA=(--compiled_side)
   step glue_vs_run_glue "$OUT/glue_vs_run_glue.log" "$PY" benchmarks/gpu_bench.py glue --work "$OUT/glue" \
-    --shared "$SHARED" "${GLUE[@]}" --results "$RESULTS"
+    --shared "$SHARED" "${GLUE[@]}" "${GLUE_EXTRA[@]}" --results "$RESULTS"
   cat "$OUT/glue_vs_run_glue.log"
   wall glue_vs_run_glue "$ts" 90
 fi
@@ -175,10 +221,25 @@ if wants transfer; then
     --results "$RESULTS" --pretrain_wall_s "$pretrain_s"
   wall transfer "$ts" 420
 fi
+if wants transfer_books; then
+  echo "== transfer_books: issue 43's books transfer experiment (benchmarks/gpu_transfer_books.sh)"
+  ts=$(date +%s)
+  [ -f benchmarks/gpu_transfer_books.sh ] || { echo "gpu.sh: benchmarks/gpu_transfer_books.sh is absent (issue 43's" \
+    "script; this step only calls it)" >&2; exit 2; }
+  BOOKS_ARGS=()
+  [ "$DRY" = "1" ] && BOOKS_ARGS=(--dry-run)
+  step transfer_books "$OUT/transfer_books.log" env OUT_DIR="$OUT" PY="$PY" HF_BERT_TASKS_SHARED="$SHARED" \
+    bash benchmarks/gpu_transfer_books.sh "${BOOKS_ARGS[@]}"
+  cat "$OUT/transfer_books.log"
+  wall transfer_books "$ts" 330
+fi
 if wants report; then
   echo "== report: $OUT/gpu_report.md (for docs/benchmarks.md)"
   # every measuring step must have rows in the file (from this run, or from an earlier one for steps --only skipped)
-  step report "$OUT/report.log" "$PY" benchmarks/gpu_report.py render "$RESULTS" --expect "${ALL_STEPS%,report}" \
+  # the steps this invocation ran (a full run: all; --only report alone: all, from earlier runs)
+  EXPECT=${ALL_STEPS%,report}
+  if [ -n "$ONLY" ] && [ "$ONLY" != report ]; then EXPECT=$(echo "${ONLY//,/ }" | tr ' ' '\n' | grep -vx report | paste -sd,); fi
+  step report "$OUT/report.log" "$PY" benchmarks/gpu_report.py render "$RESULTS" --expect "$EXPECT" \
     --out "$OUT/gpu_report.md"
   cat "$OUT/gpu_report.md"
 fi

@@ -187,7 +187,7 @@ def build_model(kind: str, side: str, config):
 
 
 def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: int | None = None,
-            side: str = "ours") -> dict:
+            side: str = "ours", static: bool = False) -> dict:
     """Train one model (``kind``, ``side``) on one synthetic batch shape; returns the row (keys in main's print)."""
     import torch
 
@@ -195,12 +195,21 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     batch_size = batch_size or (args.pretrain_batch[0] if kind == "pretraining" else args.finetune_batch)
     config = bench_config(args, seq)
     model = build_model(kind, side, config)
+    static = static and kind == "pretraining" and side == "ours"
+    if static:  # the same weights in the static-slot head (benchmarks/static_slots.py)
+        from static_slots import BertForPreTrainingStaticSlots
+
+        static_model = BertForPreTrainingStaticSlots(config)
+        static_model.load_state_dict(model.state_dict())
+        static_model.static_predictions = predictions_per_sequence(seq)  # google's masked_lm_positions slots
+        model = static_model
     n_params = count_parameters(model)
     model.to(device).train()
     model.accepts_loss_kwargs = False
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=device.type == "cuda")
     scaler = torch.amp.GradScaler(enabled=dtype == torch.float16)
-    step_fn = torch.compile(model, backend=args.compile_backend) if args.compile else model
+    compile_kwargs = {"mode": args.compile_mode} if args.compile_mode else {}
+    step_fn = torch.compile(model, backend=args.compile_backend, **compile_kwargs) if args.compile else model
     batch = synthetic_batch(kind, model.config.vocab_size, batch_size, seq, device)
     autocast = torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
 
@@ -230,6 +239,13 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
         loss = step()
     sync()
     seconds = (time.perf_counter() - start) / args.steps
+    profile = profile_steps(step, args.profile, device, args.profile_top) if args.profile else None
+    if profile is not None:  # time per step as the profile saw it (its overhead included): for the busy fraction
+        print(f"profile ({profile['activity']}, {args.profile} steps): busy {100 * profile['busy']:.1f} % of "
+              f"{profile['wall_ms'] / args.profile:.1f} ms a step; " + ", ".join(
+                  f"{k} {100 * v:.1f} %" for k, v in sorted(profile["families"].items(), key=lambda kv: -kv[1])))
+        for k in profile["top"]:
+            print(f"  {100 * k['share']:5.1f} %  {k['ms'] / args.profile:8.3f} ms/step  x{k['calls']:<5d} {k['name']}")
     tokens_per_s = batch_size * seq / seconds
     fpt = flops_per_token(config, seq, kind, predictions_per_sequence(seq) / seq)
     achieved = fpt * tokens_per_s / 1e12
@@ -237,6 +253,8 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     peak = peak_tflops(device_name, args.peak_tflops)
     row = {"kind": kind, "side": side, "batch": batch_size, "seq": seq, "dtype": str(dtype).replace("torch.", ""),
            "compile": args.compile, "compile_backend": args.compile_backend if args.compile else None,
+           "compile_mode": args.compile_mode if args.compile else None,
+           "static_predictions": static,
            "step_s": seconds, "tokens_per_s": tokens_per_s, "sequences_per_s": batch_size / seconds,
            "tflops": achieved, "mfu": achieved / peak if peak else None, "params": n_params,
            "mfu_6n": mfu_6n(n_params, tokens_per_s, peak) if peak else None, "peak_tflops": peak,
@@ -248,7 +266,73 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
            "predictions_per_seq": predictions_per_sequence(seq) if kind == "pretraining" else None}
     if device.type == "cuda":
         row["peak_mem_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
+    if profile is not None:
+        row["profile"] = profile
     return row
+
+
+def profile_steps(step, n_steps: int, device, top: int) -> dict:
+    """Run ``n_steps`` more training steps under ``torch.profiler`` and return what takes the step's time:
+    ``{"steps", "activity", "total_ms" (device time of all kernels / ops over those steps, ms), "top": [{"name",
+    "ms", "share" (fraction of total_ms), "calls"}, ...]}`` for the ``top`` kernels by self device time (CUDA
+    kernels on a GPU; on CPU, operators by self CPU time, which only checks the plumbing). The profiled steps are
+    not in the timed ones."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        start = time.perf_counter()
+        for _ in range(n_steps):
+            step()
+        if cuda:
+            torch.cuda.synchronize()
+        wall_ms = 1000 * (time.perf_counter() - start)
+    events = prof.key_averages()
+    if cuda:  # kernels only (device_type CUDA); self time on the device
+        timed = [(e.key, e.self_device_time_total, e.count) for e in events
+                 if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA and e.self_device_time_total > 0]
+    else:
+        timed = [(e.key, e.self_cpu_time_total, e.count) for e in events if e.self_cpu_time_total > 0]
+    total_us = sum(t for _, t, _ in timed)
+    timed.sort(key=lambda x: -x[1])
+    families: dict[str, float] = {}
+    for name, t, _ in timed:
+        families[kernel_family(name)] = families.get(kernel_family(name), 0.0) + t / max(total_us, 1e-9)
+    return {"steps": n_steps, "activity": "CUDA kernels (self device time)" if cuda else "CPU operators (self CPU time)",
+            "total_ms": total_us / 1000, "wall_ms": wall_ms, "busy": total_us / 1000 / wall_ms if wall_ms else 0.0,
+            "families": families,
+            "top": [{"name": name[:160], "ms": t / 1000, "share": t / total_us if total_us else 0.0, "calls": count}
+                    for name, t, count in timed[:top]]}
+
+
+def kernel_family(name: str) -> str:
+    """A coarse class of a kernel or operator name, for the profile's summary rows: ``matmul`` (GEMMs: cutlass,
+    cublas, sm90 xmma, aten::mm/addmm/bmm), ``attention`` (flash / memory-efficient / SDPA), ``optimizer`` (the
+    fused/multi-tensor AdamW), ``softmax/cross-entropy``, ``elementwise/norm/other``."""
+    n = name.lower()
+    if any(k in n for k in ("flash", "fmha", "attention", "efficient_attention", "sdpa")):
+        return "attention"
+    if any(k in n for k in ("gemm", "cutlass", "cublas", "xmma", "sm90_", "nvjet", "aten::mm", "aten::addmm",
+                            "aten::bmm", "aten::linear", "matmul")):
+        return "matmul"
+    if any(k in n for k in ("adam", "multi_tensor", "foreach")):
+        return "optimizer"
+    if any(k in n for k in ("softmax", "cross_entropy", "nll_loss", "log_softmax")):
+        return "softmax/cross-entropy"
+    return "elementwise/norm/other"
+
+
+def _variant(row: dict) -> str:
+    """The fast-path options of a row, for its metric names: ``""`` (plain eager) or e.g. ``", compiled
+    (reduce-overhead), static slots"``."""
+    parts = []
+    if row.get("compile"):
+        parts.append(f"compiled ({row.get('compile_mode') or 'default'})")
+    if row.get("static_predictions"):
+        parts.append("static slots")
+    return "".join(", " + p for p in parts)
 
 
 def _same_shape(a: dict, b: dict) -> bool:
@@ -271,9 +355,12 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
         if r["mfu_6n"] is None:
             raise ValueError(f"no bf16 peak known for device {r['device_name']!r} (table: {sorted(PEAK_TFLOPS)}); "
                              "pass --peak_tflops")
-        compiled = f", torch.compile ({r['compile_backend']})" if r["compile"] else ""
-        shape = f"seq {r['seq']} x batch {r['batch']}, {r['dtype']}{compiled}"
-        config = {k: r[k] for k in ("kind", "side", "seq", "batch", "dtype", "compile", "compile_backend", "step_s",
+        mode = f", {r['compile_mode']}" if r.get("compile_mode") else ""
+        compiled = f", torch.compile ({r['compile_backend']}{mode})" if r["compile"] else ""
+        static = ", static MLM slots" if r.get("static_predictions") else ""
+        shape = f"seq {r['seq']} x batch {r['batch']}, {r['dtype']}{compiled}{static}"
+        config = {k: r.get(k) for k in ("kind", "side", "seq", "batch", "dtype", "compile", "compile_backend",
+                                        "compile_mode", "static_predictions", "step_s",
                                     "tokens_per_s", "params", "peak_tflops", "peak_source", "first_loss",
                                     "final_loss", "predictions_per_seq", "warmup_s")}
         config["mfu_matmul_attention"] = r["mfu"]
@@ -292,11 +379,36 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
             step, f"{SIDE_LABELS[r['side']]} MFU (6N, N = {r['params'] / 1e6:.1f}M), {shape}", 100 * r["mfu_6n"], "%",
             f"NVIDIA's 580 seq/s = {anchor_mfu:.1f} % by this 6N formula (BERT-large, A100 312 TFLOP/s); MosaicBERT "
             "(Portes et al. 2023) reports its MFU with unpadding and bf16", config))
+        out.append(gpu_report.make_row(
+            step, f"{SIDE_LABELS[r['side']]} MFU (needed FLOPs: gpu_bench.flops_per_token), {shape}", 100 * r["mfu"],
+            "%", "issue 42's goal: 50 % of the FLOPs the step needs (encoder, MLM head on the predicted positions, "
+            "attention)", config))
+    for r in rows:
+        prof = r.get("profile")
+        if not prof:
+            continue
+        shape = f"{r['side']}, seq {r['seq']} x batch {r['batch']}{_variant(r)}"
+        what = "GPU kernels" if prof["activity"].startswith("CUDA") else "CPU operators (dry run)"
+        cfg = {"seq": r["seq"], "side": r["side"], "profile_steps": prof["steps"], "wall_ms": prof["wall_ms"],
+               "total_ms": prof["total_ms"]}
+        out.append(gpu_report.make_row(
+            step, f"profile {shape}: {what} busy (their time / wall time of {prof['steps']} steps)",
+            100 * prof["busy"], "%", "100 % = the device never waits for the host (launch overhead, syncs)", cfg))
+        for family, share in sorted(prof["families"].items(), key=lambda kv: -kv[1]):
+            if share > 0:
+                out.append(gpu_report.make_row(step, f"profile {shape}: share of {what} time, {family}", 100 * share,
+                                               "%", "gpu_bench.kernel_family classes", cfg))
+        for i, k in enumerate(prof["top"], 1):
+            if k["share"] > 0:
+                out.append(gpu_report.make_row(step, f"profile {shape}: #{i} {k['name'][:90]}", 100 * k["share"],
+                                               "%", f"{k['ms'] / prof['steps']:.3f} ms a step, {k['calls']} calls in "
+                                               f"{prof['steps']} steps", cfg))
     for ours in rows:
         if ours["kind"] != "pretraining" or ours["side"] != "ours":
             continue
         for ref in rows:
-            if ref["side"] == "reference" and ref["compile"] == ours["compile"] and _same_shape(ours, ref):
+            if (ref["side"] == "reference" and ref["compile"] == ours["compile"] and _same_shape(ours, ref)
+                    and not ours.get("static_predictions")):
                 out.append(gpu_report.make_row(
                     step, f"ours / reference sequences/s, seq {ours['seq']} x batch {ours['batch']}",
                     ours["sequences_per_s"] / ref["sequences_per_s"], "x",
@@ -305,9 +417,10 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
             for old in previous:
                 c = old.get("config", {})
                 if (old["units"] == "sequences/s" and c.get("side") == "ours" and not c.get("compile")
-                        and _same_shape(ours, c)):
+                        and not c.get("static_predictions") and _same_shape(ours, c)):
                     out.append(gpu_report.make_row(
-                        step, f"ours torch.compile / eager sequences/s, seq {ours['seq']} x batch {ours['batch']}",
+                        step, f"ours torch.compile / eager sequences/s, seq {ours['seq']} x batch {ours['batch']}"
+                        f"{', static MLM slots (eager: plain head)' if ours.get('static_predictions') else ''}",
                         ours["sequences_per_s"] / old["value"], "x",
                         f"eager row of step {old['step']} (same shape and dtype)", {"seq": ours["seq"]}))
     return out
@@ -322,6 +435,15 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--compile", action="store_true", help="torch.compile the model (Trainer's --torch_compile)")
     parser.add_argument("--compile_backend", default="inductor",
                         help="torch.compile backend (inductor; 'eager' traces with dynamo only: CPU smoke tests)")
+    parser.add_argument("--compile_mode", default=None,
+                        choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
+                        help="torch.compile mode (reduce-overhead: CUDA graphs)")
+    parser.add_argument("--static_predictions", nargs="?", const="on", default="off", choices=["off", "on", "both"],
+                        help="ours: fixed masked-position slots per row (BertForPreTrainingMaskedOnly."
+                             "static_predictions); both: ours without, then with")
+    parser.add_argument("--profile", type=int, default=0,
+                        help="after timing, profile this many steps with torch.profiler (top kernels, their share)")
+    parser.add_argument("--profile_top", type=int, default=12, help="kernels listed by --profile")
     parser.add_argument("--tiny", action="store_true", help="tiny BERT (CPU smoke test)")
     parser.add_argument("--seq", type=int, nargs="+", default=[128], help="sequence length(s)")
     parser.add_argument("--pretrain_batch", type=int, nargs="+", default=[256],
@@ -354,18 +476,31 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
     plan = []
     for kind in [args.only] if args.only else ["pretraining", "finetuning"]:
         if kind == "pretraining":
-            plan += [(kind, seq, batch, side) for seq, batch in zip(args.seq, batches) for side in sides]
+            statics = {"off": [False], "on": [True], "both": [False, True]}[args.static_predictions]
+            plan += [(kind, seq, batch, side, static) for seq, batch in zip(args.seq, batches) for side in sides
+                     for static in (statics if side == "ours" else [False])]
         else:
-            plan += [(kind, seq, args.finetune_batch, "ours") for seq in args.seq]
+            plan += [(kind, seq, args.finetune_batch, "ours", False) for seq in args.seq]
     rows = []
-    for kind, seq, batch, side in plan:
-        row = measure(kind, args, device, dtype, seq=seq, batch_size=batch, side=side)
+    failed = []
+    for kind, seq, batch, side, static in plan:
+        try:
+            row = measure(kind, args, device, dtype, seq=seq, batch_size=batch, side=side, static=static)
+        except Exception as error:  # noqa: BLE001 - one failing variant must not take the others' rows with it
+            import traceback
+
+            traceback.print_exc()
+            failed.append(f"{kind} {side}{' static' if static else ''} seq {seq}: {type(error).__name__}: {error}")
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            continue
         rows.append(row)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the finished side's model and optimizer state are garbage now
         mfu = (f"{100 * row['mfu_6n']:.1f} % (6N), {100 * row['mfu']:.1f} % (matmul+attention)"
                if row["mfu"] is not None else "n/a (no peak for this device)")
-        print(f"{kind:12s} {side:9s} batch {row['batch']:4d} x seq {row['seq']}  {row['dtype']}"
+        print(f"{kind:12s} {side:9s}{' static' if row['static_predictions'] else ''} batch {row['batch']:4d} x seq "
+              f"{row['seq']}  {row['dtype']}"
               f"{' +compile' if row['compile'] else ''}  step {1000 * row['step_s']:8.1f} ms  "
               f"sequences/s {row['sequences_per_s']:9.1f}  tokens/s {row['tokens_per_s']:10.0f}  "
               f"{row['tflops']:7.1f} TFLOP/s  MFU {mfu}  (warmup {row['warmup_s']:.1f} s, loss {row['first_loss']:.3f}"
@@ -380,6 +515,8 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
         for r in result:
             if r["units"] == "x":
                 print(f"{r['metric']}: {r['value']:.3f}x")
+    if failed:  # after the others' rows are written
+        raise RuntimeError(f"{len(failed)} of {len(plan)} measurements failed: " + "; ".join(failed))
     return rows
 
 
@@ -443,6 +580,35 @@ def _run_logged(cmd: list[str], log: str, env: dict) -> float:
     return time.perf_counter() - start
 
 
+#: the phases of timed_main.py --phases, in the order of a run, with their names in the report
+PHASES = (("interpreter_s", "interpreter start"), ("startup_s", "start-up (imports, data, model, Trainer)"),
+          ("data_s", "data loading + collation (+ logging)"), ("forward_backward_s", "forward + backward + clipping"),
+          ("optimizer_s", "optimizer step"), ("step_end_s", "scheduler + zero_grad"),
+          ("eval_s", "evaluation during training"), ("after_train_s", "after training (save, writes)"))
+
+
+def phase_rows(step: str, results: dict) -> list[dict]:
+    """Result rows of the per-phase breakdown (``results[side]["phases"]``, seconds from timed_main.py --phases):
+    per side and phase its seconds (phases of 0 s get no row), then run_glue / ours per phase where both are > 0;
+    the ``steps`` each side timed go into the rows' config."""
+    out = []
+    for name, label in (("ours", "ours"), ("run_glue", "run_glue.py"), ("ours_compiled", "ours + torch.compile")):
+        if name not in results:
+            continue
+        phases = results[name]["phases"]
+        for key, what in PHASES:
+            if phases.get(key, 0.0) > 0:
+                out.append(gpu_report.make_row(step, f"phase {what}: {label}", phases[key], "s",
+                                               "timed_main.py --phases (Trainer events, CUDA synchronised)",
+                                               {"steps": phases.get("steps")}))
+    ours, theirs = results["ours"]["phases"], results["run_glue"]["phases"]
+    for key, what in PHASES:
+        if ours.get(key, 0.0) > 0 and theirs.get(key, 0.0) > 0:
+            out.append(gpu_report.make_row(step, f"phase {what}: run_glue / ours", theirs[key] / ours[key], "x",
+                                           "> 1: run_glue.py spends longer in this phase", {}))
+    return out
+
+
 def glue_main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(prog="gpu_bench.py glue",
                                      description="GLUE fine-tune throughput: hf-bert-tasks finetune vs run_glue.py")
@@ -456,6 +622,7 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
     parser.add_argument("--results", default=None, help="append gpu.sh result rows to this JSON")
     parser.add_argument("--step", default="glue_vs_run_glue")
+    parser.add_argument("--compiled_side", action="store_true", help="also ours with --torch_compile True")
     args = parser.parse_args(argv)
     shared = _shared_root(args.shared)
     shutil.rmtree(args.work, ignore_errors=True)
@@ -469,28 +636,38 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
               "--warmup_steps", "0.1", "--weight_decay", "0.0", "--seed", "42", "--max_steps", str(args.max_steps),
               "--train_sampling_strategy", "group_by_length", "--save_strategy", "no", "--logging_steps", "50",
               "--report_to", "none", "--disable_tqdm", "True", *precision]
+    timed = [sys.executable, os.path.join(HERE, "timed_main.py"), "--phases"]
     sides = {
-        "run_glue": [sys.executable, os.path.join(shared, "baselines", "glue", "run_glue.py"), "--task_name", "mrpc",
+        "run_glue": ["--script", os.path.join(shared, "baselines", "glue", "run_glue.py"), "--", "--task_name", "mrpc",
                      "--train_file", data["train"], "--validation_file", data["validation"],
                      "--pad_to_max_length", "False", *common],
-        "ours": [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "mrpc", "--data_dir", args.data_dir,
+        "ours": ["--module", "hf_bert_tasks.cli", "--", "finetune", "--task", "mrpc", "--data_dir", args.data_dir,
                  "--eval_strategy", "no", *common],
     }
+    if args.compiled_side:  # ours again with torch.compile: is compiling worth it for fine-tuning (dynamic shapes)?
+        sides["ours_compiled"] = sides["ours"] + ["--torch_compile", "True"]
     results = {}
-    for name, cmd in sides.items():
+    for name, side_args in sides.items():
         out_dir = os.path.join(args.work, name)
         env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                    TOKENIZERS_PARALLELISM="false", HF_DATASETS_CACHE=os.path.join(args.work, f"cache-{name}"),
                    PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
-        wall = _run_logged(cmd + ["--output_dir", out_dir], os.path.join(args.work, f"{name}.log"), env)
+        report = os.path.join(args.work, f"{name}.timed.json")
+        cmd = [*timed, "--report", report, *side_args, "--output_dir", out_dir]
+        wall = _run_logged(cmd, os.path.join(args.work, f"{name}.log"), env)
         path = os.path.join(out_dir, "train_results.json")
         if not os.path.isfile(path):
             raise RuntimeError(f"{name}: {path} is absent after a successful run (see {args.work}/{name}.log)")
         with open(path, encoding="utf-8") as f:
-            results[name] = dict(json.load(f), wall_s=wall, command=cmd + ["--output_dir", out_dir])
+            results[name] = dict(json.load(f), wall_s=wall, command=cmd)
+        with open(report, encoding="utf-8") as f:
+            timing = json.load(f)
         r = results[name]
-        print(f"{name:9s} {r['train_samples_per_second']:9.1f} samples/s  train_runtime {r['train_runtime']:.1f} s  "
+        r["phases"] = dict(timing["phases"], interpreter_s=max(wall - timing["import_s"] - timing["main_s"], 0.0))
+        print(f"{name:13s} {r['train_samples_per_second']:9.1f} samples/s  train_runtime {r['train_runtime']:.1f} s  "
               f"train_loss {r['train_loss']:.4f}  (whole process {wall:.1f} s)", flush=True)
+        print("              phases: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                                   for k, v in r["phases"].items()), flush=True)
     ratio = results["ours"]["train_samples_per_second"] / results["run_glue"]["train_samples_per_second"]
     print(f"ours / run_glue: {ratio:.3f}x")
     rows = []
@@ -504,6 +681,15 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
                                             r["train_samples_per_second"], "samples/s",
                                             "run_glue.py (transformers' example), same data, model and settings",
                                             config))
+        if "ours_compiled" in results:
+            r = results["ours_compiled"]
+            rows.append(gpu_report.make_row(
+                args.step, f"ours + torch.compile train samples/s, {setting}", r["train_samples_per_second"],
+                "samples/s", "the ours row (eager)", {k: r[k] for k in ("train_runtime", "train_loss", "wall_s")}))
+            rows.append(gpu_report.make_row(args.step, "ours torch.compile / eager train samples/s",
+                                            r["train_samples_per_second"] / results["ours"]["train_samples_per_second"],
+                                            "x", "> 1: compile pays for itself within these steps", {}))
+        rows += phase_rows(args.step, results)
         rows.append(gpu_report.make_row(args.step, "ours / run_glue train samples/s", ratio, "x",
                                         "1.0 = as fast as run_glue.py", {}))
         gpu_report.append_rows(args.results, rows)

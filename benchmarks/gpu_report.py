@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 #: gpu.sh's steps, in the order the report shows them.
-STEPS = ("pretrain_throughput", "pretrain_compiled", "glue_vs_run_glue", "transfer")
+STEPS = ("pretrain_throughput", "pretrain_compiled", "glue_vs_run_glue", "transfer", "transfer_books")
 WALL_STEP = "wall_time"
 UNITS = ("sequences/s", "samples/s", "%", "x", "s", "nats", "points")
 #: the transfer experiment's tasks: key in tools/pretraining_transfer.py's transfer_results.json -> (name, metric,

@@ -18,8 +18,23 @@ micro-batch) and every optimizer step (torch's global optimizer step hooks): the
 run cannot go below with these batches and this model (no data loading, collation, evaluation, logging or saving),
 the limit that the whole-process time is compared with.
 
+``--phases`` (issue 42 item 2) adds a ``TrainerCallback`` (:class:`PhaseTimer`) to every Trainer the target builds
+and splits the run into phases by the Trainer's own events (``torch.cuda.synchronize()`` at each on CUDA, so a phase
+holds its kernels; the same for both sides of a comparison):
+
+* ``startup_s``: this wrapper's start -> ``on_train_begin`` (imports, argument parsing, data loading and
+  tokenization, model load, Trainer construction);
+* ``data_s``: ``on_train_begin`` / ``on_step_end`` -> the next ``on_step_begin``, less evaluation: fetching and
+  collating the next batch (and the loop's logging, which runs there too);
+* ``forward_backward_s``: ``on_step_begin`` -> ``on_pre_optimizer_step`` (forward, backward, gradient clipping);
+* ``optimizer_s``: ``on_pre_optimizer_step`` -> ``on_optimizer_step`` (the optimizer step);
+* ``step_end_s``: ``on_optimizer_step`` -> ``on_step_end`` (scheduler step, zero_grad);
+* ``eval_s``: the ``eval_runtime`` of every ``on_evaluate`` during training;
+* ``after_train_s``: the last ``on_step_end`` -> the target's ``main()`` returning (final save, evaluation, writes).
+
 The report (JSON) has ``import_s``, ``main_s`` and, with ``--count_tokens``, ``tokens``; with ``--time_steps``,
-``step_limit_s``, ``training_step_s``, ``optimizer_step_s`` and ``training_steps``.
+``step_limit_s``, ``training_step_s``, ``optimizer_step_s`` and ``training_steps``; with ``--phases``, ``phases``
+(the seconds above and ``steps``).
 """
 
 from __future__ import annotations
@@ -56,6 +71,81 @@ def install_token_counter(counts: dict) -> None:
             self.model._bench_counted = True
 
     transformers.Trainer.__init__ = counting_init
+
+
+def phase_timer_class():
+    """The :class:`PhaseTimer` callback class (built on first use: importing transformers is part of what is timed)."""
+    import torch
+    from transformers import TrainerCallback
+
+    class PhaseTimer(TrainerCallback):
+        """Adds each phase's seconds to ``phases`` (see the module doc); one instance per Trainer."""
+
+        def __init__(self, phases: dict, start: float):
+            self.phases, self.start = phases, start
+            self.mark = None  # (event, time) of the last event
+            self.eval_since_mark = 0.0
+
+        def _now(self, args) -> float:
+            if torch.cuda.is_available() and getattr(args, "device", None) is not None and args.device.type == "cuda":
+                torch.cuda.synchronize()
+            return time.perf_counter()
+
+        def _close(self, phase: str, now: float) -> None:
+            if self.mark is not None:
+                self.phases[phase] += now - self.mark[1]
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            now = self._now(args)
+            self.phases["startup_s"] += now - self.start
+            self.mark = ("train_begin", now)
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            now = self._now(args)
+            if self.mark is not None:
+                self.phases["data_s"] += now - self.mark[1] - self.eval_since_mark
+            self.eval_since_mark = 0.0
+            self.mark = ("step_begin", now)
+
+        def on_pre_optimizer_step(self, args, state, control, **kwargs):
+            now = self._now(args)
+            self._close("forward_backward_s", now)
+            self.mark = ("pre_optimizer", now)
+
+        def on_optimizer_step(self, args, state, control, **kwargs):
+            now = self._now(args)
+            self._close("optimizer_s", now)
+            self.mark = ("optimizer", now)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            now = self._now(args)
+            self._close("step_end_s", now)
+            self.phases["steps"] += 1
+            self.mark = ("step_end", now)
+            self.phases["_last_step_end"] = now
+
+        def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+            seconds = float((metrics or {}).get("eval_runtime", 0.0))  # any prefix: first *_runtime key
+            if not seconds:
+                seconds = next((float(v) for k, v in (metrics or {}).items() if k.endswith("_runtime")), 0.0)
+            self.phases["eval_s"] += seconds
+            self.eval_since_mark += seconds
+
+    return PhaseTimer
+
+
+def install_phase_timer(phases: dict, start: float) -> None:
+    """Patch ``transformers.Trainer.__init__`` to add a :class:`PhaseTimer` to every Trainer (module doc)."""
+    import transformers
+
+    timer_cls = phase_timer_class()
+    init = transformers.Trainer.__init__
+
+    def timed_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.add_callback(timer_cls(phases, start))
+
+    transformers.Trainer.__init__ = timed_init
 
 
 def install_step_timer(times: dict) -> None:
@@ -96,6 +186,7 @@ def main() -> None:
     parser.add_argument("--report", required=True, help="JSON file written at the end")
     parser.add_argument("--count_tokens", action="store_true")
     parser.add_argument("--time_steps", action="store_true", help="time training steps and optimizer steps")
+    parser.add_argument("--phases", action="store_true", help="per-phase seconds by Trainer events (module doc)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="-- then the target's arguments")
     opts = parser.parse_args()
     args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
@@ -106,6 +197,10 @@ def main() -> None:
     steps = {"training_step_s": 0.0, "optimizer_step_s": 0.0, "training_steps": 0}
     if opts.time_steps:
         install_step_timer(steps)
+    phases = dict.fromkeys(("startup_s", "data_s", "forward_backward_s", "optimizer_s", "step_end_s", "eval_s"), 0.0)
+    phases["steps"] = 0
+    if opts.phases:
+        install_phase_timer(phases, start)
     if opts.script:
         path = os.path.abspath(opts.script)
         sys.path.insert(0, os.path.dirname(path))
@@ -124,6 +219,10 @@ def main() -> None:
         report["tokens"] = counts
     if opts.time_steps:
         report.update(steps, step_limit_s=steps["training_step_s"] + steps["optimizer_step_s"])
+    if opts.phases:
+        last = phases.pop("_last_step_end", None)
+        phases["after_train_s"] = done - last if last is not None else 0.0
+        report["phases"] = phases
     with open(opts.report, "w", encoding="utf-8") as f:
         json.dump(report, f)
     if isinstance(status, int) and status:

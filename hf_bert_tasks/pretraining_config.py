@@ -107,8 +107,8 @@ class PretrainDataArguments:
 @dataclass
 class PretrainTrainingArguments(TrainingArguments):
     """``TrainingArguments`` with the paper's pretraining defaults (§A.2: lr 1e-4, 1 % warmup, weight decay 0.01;
-    google's Adam epsilon 1e-6) scaled to a CPU (batch 32, 1000 steps), plus the two phases; on a GPU bf16 and fused
-    AdamW (``arguments.accelerator_defaults``). Raises ``ValueError`` without ``output_dir``, with ``max_steps <= 0``
+    google's Adam epsilon 1e-6) scaled to a CPU (batch 32, 1000 steps), plus the two phases; on a GPU bf16, fused
+    AdamW and torch.compile (``arguments.accelerator_defaults``). Raises ``ValueError`` without ``output_dir``, with ``max_steps <= 0``
     or ``phase2_max_steps < 0``."""
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, tokenizer and summary go."})
@@ -145,6 +145,7 @@ class PretrainTrainingArguments(TrainingArguments):
             raise ValueError(f"--phase2_max_steps must be >= 0, got {self.phase2_max_steps}")
         if not torch.cuda.is_available():
             self.dataloader_pin_memory = False
-        accelerator_defaults(self)  # CPU under torchrun: gloo DDP; a GPU: bf16 and fused AdamW by default
+        # CPU under torchrun: gloo DDP; a GPU: bf16, fused AdamW and torch.compile by default
+        accelerator_defaults(self, compile_by_default=True)
         self.label_names = ["labels", "next_sentence_label"]
         super().__post_init__()

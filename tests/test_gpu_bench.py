@@ -127,8 +127,10 @@ def test_throughput_rows_give_the_ratios(bench, monkeypatch):
     rows = bench.throughput_result_rows(measured, "pretrain_throughput", [])
     ratios = [r for r in rows if r["units"] == "x"]
     assert [(r["metric"], r["value"]) for r in ratios] == [("ours / reference sequences/s, seq 128 x batch 4", 1.5)]
-    mfu = [r for r in rows if r["units"] == "%"]
+    mfu = [r for r in rows if r["units"] == "%" and "MFU (6N" in r["metric"]]
     assert len(mfu) == 3 and mfu[0]["value"] == pytest.approx(100 * 6 * 1000 * 300 * 128 / 989e12)
+    needed = [r for r in rows if r["units"] == "%" and "MFU (needed FLOPs" in r["metric"]]
+    assert [r["value"] for r in needed] == [pytest.approx(10.0)] * 3  # the rows' mfu 0.1
     assert {r["device"] for r in rows} == {"NVIDIA H200"} and {r["commit"] for r in rows} == {"abc1234"}
     compiled = bench.throughput_result_rows([_measured("ours", 128, 360.0, compile=True)], "pretrain_compiled", rows)
     assert [r["value"] for r in compiled if r["units"] == "x"] == [pytest.approx(1.2)]
@@ -226,3 +228,60 @@ def test_transfer_rows_from_the_tools_outputs(report, tmp_path):
     (tmp_path / "finetune" / "transfer_results.json").write_text(json.dumps({}))
     with pytest.raises(ValueError, match="no 'sst2' entry"):
         report.transfer_rows(str(tmp_path), env=ENV)
+
+
+def test_kernel_families_of_literal_kernel_names(bench):
+    assert bench.kernel_family("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64") == "matmul"
+    assert bench.kernel_family("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT") == "matmul"
+    assert bench.kernel_family("pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64>>") == "attention"
+    assert bench.kernel_family("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamW>") == \
+        "optimizer"
+    assert bench.kernel_family("void at::native::cunn_SoftMaxForward<4, float>") == "softmax/cross-entropy"
+    assert bench.kernel_family("triton_per_fused_add_native_layer_norm_3") == "elementwise/norm/other"
+
+
+def test_profile_rows_give_busy_fraction_families_and_top_kernels(bench, monkeypatch):
+    for key, value in {"GPU_SH_DEVICE": "NVIDIA H200", "GPU_SH_COMMIT": "abc1234", "GPU_SH_DRY_RUN": "0"}.items():
+        monkeypatch.setenv(key, value)
+    profile = {"steps": 2, "activity": "CUDA kernels (self device time)", "total_ms": 80.0, "wall_ms": 100.0,
+               "busy": 0.8, "families": {"matmul": 0.75, "attention": 0.25, "optimizer": 0.0},
+               "top": [{"name": "gemm_a", "ms": 60.0, "share": 0.75, "calls": 10},
+                       {"name": "flash_fwd", "ms": 20.0, "share": 0.25, "calls": 4}]}
+    rows = bench.throughput_result_rows([dict(_measured("ours", 128, 300.0), profile=profile)], "mfu", [])
+    prof = {r["metric"]: r["value"] for r in rows if r["metric"].startswith("profile ")}
+    assert prof == {
+        "profile ours, seq 128 x batch 4: GPU kernels busy (their time / wall time of 2 steps)": pytest.approx(80.0),
+        "profile ours, seq 128 x batch 4: share of GPU kernels time, matmul": pytest.approx(75.0),
+        "profile ours, seq 128 x batch 4: share of GPU kernels time, attention": pytest.approx(25.0),
+        "profile ours, seq 128 x batch 4: #1 gemm_a": pytest.approx(75.0),
+        "profile ours, seq 128 x batch 4: #2 flash_fwd": pytest.approx(25.0)}  # a 0 % family gets no row
+
+
+def test_profile_of_a_tiny_cpu_step_lists_operators(bench):
+    rows = bench.throughput_main(["--device", "cpu", "--tiny", "--dtype", "fp32", "--seq", "16", "--pretrain_batch",
+                                  "2", "--steps", "1", "--warmup", "1", "--only", "pretraining", "--profile", "1",
+                                  "--profile_top", "5", "--peak_tflops", "1"])
+    prof = rows[0]["profile"]
+    assert prof["steps"] == 1 and prof["activity"].startswith("CPU") and 0 < len(prof["top"]) <= 5
+    assert sum(prof["families"].values()) == pytest.approx(1.0)
+    assert prof["top"][0]["share"] >= prof["top"][-1]["share"] > 0
+
+
+def test_a_failing_variant_keeps_the_other_rows_and_fails_the_run(bench, monkeypatch, tmp_path):
+    real = bench.measure
+
+    def measure(kind, args, device, dtype, seq=None, batch_size=None, side="ours", static=False):
+        if static:
+            raise RuntimeError("inductor failed")
+        return real(kind, args, device, dtype, seq=seq, batch_size=batch_size, side=side, static=static)
+
+    monkeypatch.setattr(bench, "measure", measure)
+    results = tmp_path / "results.json"
+    with pytest.raises(RuntimeError, match=r"1 of 2 measurements failed: pretraining ours static seq 16: "
+                                           r"RuntimeError: inductor failed"):
+        bench.throughput_main(["--device", "cpu", "--tiny", "--dtype", "fp32", "--seq", "16", "--pretrain_batch", "2",
+                               "--steps", "1", "--warmup", "1", "--only", "pretraining", "--static_predictions",
+                               "both", "--peak_tflops", "1", "--results", str(results)])
+    metrics = [r["metric"] for r in json.loads(results.read_text())]
+    assert any(m.startswith("ours (BertForPreTrainingMaskedOnly) sequences/s, seq 16") for m in metrics)
+    assert not any("static" in m for m in metrics)

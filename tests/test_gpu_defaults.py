@@ -47,14 +47,23 @@ def _fake_gpu(monkeypatch, bf16: bool = True):
 
 def _args(**values):
     """The fields ``gpu_fast_path`` reads and sets, at transformers' defaults unless given."""
-    return types.SimpleNamespace(**{"bf16": False, "fp16": False, "optim": "adamw_torch", "use_cpu": False, **values})
+    return types.SimpleNamespace(**{"bf16": False, "fp16": False, "optim": "adamw_torch", "use_cpu": False,
+                                    "torch_compile": False, **values})
 
 
-def _fast_path(args, given):
+def _fast_path(args, given, compile_by_default=False):
     from hf_bert_tasks.arguments import flags_given, gpu_fast_path
 
     with flags_given(given):
-        return gpu_fast_path(args)
+        return gpu_fast_path(args, compile_by_default=compile_by_default)
+
+
+class _Seen(list):
+    """(bf16, optim) per call; ``compiled``: torch_compile per call."""
+
+    def __init__(self):
+        super().__init__()
+        self.compiled = []
 
 
 def _gpu_only_in_fast_path(monkeypatch, bf16: bool = True) -> list:
@@ -64,14 +73,15 @@ def _gpu_only_in_fast_path(monkeypatch, bf16: bool = True) -> list:
 
     from hf_bert_tasks import arguments
 
-    real, seen = arguments.gpu_fast_path, []
+    real, seen = arguments.gpu_fast_path, _Seen()
 
-    def on_gpu(args):
+    def on_gpu(args, compile_by_default=False):
         with monkeypatch.context() as m:
             m.setattr(torch.cuda, "is_available", lambda: True)
             m.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: bf16)
-            real(args)
+            real(args, compile_by_default=compile_by_default)
         seen.append((args.bf16, str(args.optim)))
+        seen.compiled.append(args.torch_compile)
         args.bf16 = False
 
     monkeypatch.setattr(arguments, "gpu_fast_path", on_gpu)
@@ -81,7 +91,7 @@ def _gpu_only_in_fast_path(monkeypatch, bf16: bool = True) -> list:
 def _without_fast_path(monkeypatch):
     from hf_bert_tasks import arguments
 
-    monkeypatch.setattr(arguments, "gpu_fast_path", lambda args: None)
+    monkeypatch.setattr(arguments, "gpu_fast_path", lambda args, compile_by_default=False: None)
 
 
 # ------------------------------------------------------------------------------------------------------ on CPU
@@ -194,6 +204,7 @@ def test_finetune_command_line_without_precision_or_optim_gets_the_defaults(monk
     seen = _gpu_only_in_fast_path(monkeypatch)
     _finetune_args(FINETUNE)
     assert seen == [(True, "adamw_torch_fused")]
+    assert seen.compiled == [False]  # fine-tuning: dynamic padding, compile not measured faster yet (issue 42)
 
 
 def test_pretrain_command_line_without_precision_or_optim_gets_the_defaults(monkeypatch, tmp_path):
@@ -201,6 +212,34 @@ def test_pretrain_command_line_without_precision_or_optim_gets_the_defaults(monk
     seen = _gpu_only_in_fast_path(monkeypatch)
     _pretrain_args(PRETRAIN)
     assert seen == [(True, "adamw_torch_fused")]
+    assert seen.compiled == [True]
+
+
+def test_pretrain_compile_opt_out_is_kept(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    seen = _gpu_only_in_fast_path(monkeypatch)
+    args = _pretrain_args([*PRETRAIN, "--torch_compile", "False"])
+    assert seen.compiled == [False] and args.torch_compile is False
+
+
+def test_gpu_compile_default_is_logged_with_its_opt_out(monkeypatch, caplog):
+    _fake_gpu(monkeypatch)
+    monkeypatch.delenv("RANK", raising=False)
+    args = _args()
+    with caplog.at_level(logging.INFO, logger="hf_bert_tasks.arguments"):
+        _fast_path(args, set(), compile_by_default=True)
+    assert args.torch_compile is True
+    expected = ("GPU present: bf16 (supported), fused AdamW, torch.compile; pass --bf16 False / --optim adamw_torch / "
+                "--torch_compile False to opt out")
+    assert [r.getMessage() for r in caplog.records] == [expected]
+
+
+def test_cpu_never_compiles_by_default(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    args = _args()
+    assert _fast_path(args, set(), compile_by_default=True) is None and args.torch_compile is False
 
 
 def test_command_line_opt_outs_are_kept(monkeypatch, tmp_path):

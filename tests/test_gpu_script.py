@@ -32,8 +32,9 @@ def run_gpu_sh(tmp_path, python, *args, **env_extra):
 
 
 def test_dry_run_runs_every_step_and_reports_it(tmp_path):
+    """Every group but transfer_books (issue 43's script, tested below where present)."""
     needs_shared()
-    proc = run_gpu_sh(tmp_path, sys.executable, "--dry-run")
+    proc = run_gpu_sh(tmp_path, sys.executable, "--dry-run", "--group", "mfu,finetune,transfer")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for heading in STEPS + ("report",):
         assert f"== {heading}:" in proc.stdout
@@ -55,7 +56,11 @@ def test_dry_run_runs_every_step_and_reports_it(tmp_path):
         assert sum(f"seq {seq} x" in m and "sequences/s" in m and ("ours" in m or "reference" in m)
                    for m in metrics["pretrain_throughput"]) == 3
         assert sum(f"seq {seq} x" in m and "MFU (6N" in m for m in metrics["pretrain_throughput"]) == 2
-    assert any("torch.compile / eager" in m for m in metrics["pretrain_compiled"])
+    assert sum("torch.compile / eager" in m for m in metrics["pretrain_compiled"]) == 2  # plain and static slots
+    for step in ("pretrain_throughput", "pretrain_compiled"):  # the profile rows (--profile 1 in the dry run)
+        assert any(m.startswith("profile ") and " busy " in m for m in metrics[step])
+    assert any(m.startswith("phase forward + backward") and m.endswith("run_glue / ours")
+               for m in metrics["glue_vs_run_glue"])
     assert metrics["glue_vs_run_glue"][-1] == "ours / run_glue train samples/s"
     for task in ("SST-2", "CoNLL-2003"):
         assert sum(m.startswith(task) for m in metrics["transfer"]) == 3  # pretrained, random init, gain
@@ -100,3 +105,50 @@ def test_bad_arguments_are_refused(tmp_path):
     assert proc.returncode == 2 and "unknown step 'transfr'" in proc.stderr
     proc = run_gpu_sh(tmp_path, sys.executable, "--dry-run", HF_BERT_TASKS_SHARED=str(tmp_path / "nowhere"))
     assert proc.returncode == 2 and "HF_BERT_TASKS_SHARED" in proc.stderr
+
+
+def test_groups_select_their_steps_and_unknown_groups_are_refused(tmp_path):
+    proc = run_gpu_sh(tmp_path, sys.executable, "--dry-run", "--group", "mfu,nope")
+    assert proc.returncode == 2 and "unknown group 'nope'" in proc.stderr
+
+
+def test_transfer_books_step_runs_issue_43s_script(tmp_path):
+    needs_shared()
+    if not os.path.isfile(os.path.join(REPO, "benchmarks", "gpu_transfer_books.sh")):
+        pytest.skip("benchmarks/gpu_transfer_books.sh (issue 43) is not in this checkout")
+    proc = run_gpu_sh(tmp_path, sys.executable, "--dry-run", "--group", "transfer_books")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = json.loads((tmp_path / "out" / "gpu_results.json").read_text())
+    assert {r["step"] for r in rows} >= {"transfer_books", "wall_time"}
+
+
+SESSION = os.path.join(REPO, "benchmarks", "gpu_session.sh")
+
+
+def run_session(tmp_path, *args, **env_extra):
+    env = dict(os.environ, PY=sys.executable, OUT=str(tmp_path / "session"), OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p), **env_extra)
+    return subprocess.run(["bash", SESSION, *args], check=False, cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_session_dry_run_runs_a_group_and_copies_its_results(tmp_path):
+    needs_shared()
+    proc = run_session(tmp_path, "--dry-run", "mfu:300", HF_BERT_TASKS_SHARED=SHARED)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = tmp_path / "session"
+    rows = json.loads((out / "gpu_results.json").read_text())
+    assert {r["step"] for r in rows} == {"pretrain_throughput", "pretrain_compiled", "wall_time"}
+    assert (out / "gpu_report.md").read_text().startswith("**Dry run**")
+    assert "group mfu exit 0" in (out / "session.log").read_text()
+
+
+def test_session_skips_groups_past_its_budget_and_says_so(tmp_path):
+    proc = run_session(tmp_path, "--dry-run", "mfu", "finetune", SESSION_BUDGET_S="30", HF_BERT_TASKS_SHARED=SHARED)
+    assert proc.returncode == 124, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "group mfu NOT RUN: " in proc.stdout and "group finetune NOT RUN: " in proc.stdout
+
+
+def test_session_refuses_unknown_groups(tmp_path):
+    proc = run_session(tmp_path, "--dry-run", "mfu", "pretrain")
+    assert proc.returncode == 2 and "unknown group 'pretrain'" in proc.stderr

@@ -169,7 +169,7 @@ def test_squad_v1_learns_and_writes_predictions_nbest_and_metrics_and_serves_a_p
     import hf_bert_tasks.qa_pipeline  # noqa: F401  (registers "extractive-question-answering")
 
     # transformers 5 removed pipeline("question-answering"); the saved model serves through our registered task
-    with pytest.raises(KeyError, match="question-answering has been removed"):
+    with pytest.raises(KeyError, match="question-answering( has been removed|, available tasks)"):  # 5.25 | 5.17
         pipeline("question-answering", model=str(out))
     qa = pipeline("extractive-question-answering", model=str(out))
     qid = "d0a"
