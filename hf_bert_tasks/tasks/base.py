@@ -218,12 +218,20 @@ class Task(abc.ABC):
         return np.argmax(logits, axis=-1)
 
     def trainer_compute_metrics(self) -> Callable:
-        """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
+        """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> :meth:`compute_metrics` of
+        :meth:`logits_to_predictions`; a :class:`hf_bert_tasks.batching.TaskMetrics`, so it also takes separate
+        batches (``--eval_do_concat_batches False``) and ``compute_result`` (``--batch_eval_metrics``)."""
+        from ..batching import TaskMetrics
 
-        def metrics_of(output) -> dict[str, float]:
-            return self.compute_metrics(self.logits_to_predictions(output.predictions), np.asarray(output.label_ids))
+        def metrics_of(predictions, label_ids) -> dict[str, float]:
+            return self.compute_metrics(self.logits_to_predictions(predictions), np.asarray(label_ids))
 
-        return metrics_of
+        return TaskMetrics(metrics_of)
+
+    def build_trainer(self, trainer_class, eval_raw=None, eval_features=None, **kwargs):
+        """The recipe's ``Trainer`` for this task: ``trainer_class(**kwargs)`` (SQuAD: a subclass that evaluates
+        with post-processing over ``eval_raw``, the raw examples of the windows ``eval_features``)."""
+        return trainer_class(**kwargs)
 
     def split_metric_suffix(self, split: str) -> str:
         """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""
