@@ -245,12 +245,12 @@ class Task(abc.ABC):
         """Trainer-style ``eval_*`` metrics of one preprocessed split (``trainer.predict``, logged as ``evaluate``);
         writes ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`)."""
         output = trainer.predict(features, metric_key_prefix="eval")
-        metrics = dict(output.metrics)
-        trainer.log(metrics)  # what trainer.evaluate does: log history and the ``epoch`` key
+        suffix = self.split_metric_suffix(split)
+        metrics = {f"{k}{suffix}": v for k, v in output.metrics.items()}
+        trainer.log(metrics)  # what trainer.evaluate does (history, ``epoch``); an extra split's keys suffixed
         if output_dir and trainer.is_world_process_zero():
             self.write_eval_predictions(raw, output, os.path.join(output_dir, f"{split}_predictions.tsv"))
-        suffix = self.split_metric_suffix(split)
-        return {f"{k}{suffix}": v for k, v in metrics.items()}
+        return metrics
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
         """Write an evaluated split's predictions to the TSV ``path`` and return it: a header, then per example in

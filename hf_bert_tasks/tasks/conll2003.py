@@ -203,12 +203,13 @@ class Conll2003Task(Task):
         metrics.update({f"eval_{k}": v for k, v in ner_metrics.entity_metrics(gold, pred, mode="strict").items()})
         lenient = ner_metrics.entity_metrics(gold, pred, mode="conlleval")
         metrics.update({f"eval_conlleval_{k}": lenient[k] for k in ("precision", "recall", "f1")})
-        trainer.log(metrics)  # once, as Trainer's evaluate logs (history, console)
         if output_dir and trainer.is_world_process_zero():
             ner_metrics.write_conll(os.path.join(output_dir, f"{split}_predictions.txt"), raw["tokens"], pred, gold,
                                     overwrite=True)
         suffix = self.split_metric_suffix(split)
-        return {f"{k}{suffix}": v for k, v in metrics.items()}
+        metrics = {f"{k}{suffix}": v for k, v in metrics.items()}
+        trainer.log(metrics)  # once, as Trainer's evaluate logs (history, console); an extra split's keys suffixed
+        return metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Write ``<split>_predictions.txt``: ``token gold pred`` lines (``token pred`` if the split has no tags)."""

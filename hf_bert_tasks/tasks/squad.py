@@ -230,10 +230,10 @@ class SquadTask(Task):
         if output_dir and trainer.is_world_process_zero():
             self.write_predictions(result, output_dir, "" if split == self.eval_splits[0] else f"{split}_")
             self.record_serving_config(trainer, output_dir)
-        metrics = {f"eval_{k}": v for k, v in self.score(raw, result).items()}
-        trainer.log(metrics)  # once, as Trainer's evaluate logs (history, console)
         suffix = self.split_metric_suffix(split)
-        return {f"{k}{suffix}": v for k, v in metrics.items()}
+        metrics = {f"eval_{k}{suffix}": v for k, v in self.score(raw, result).items()}
+        trainer.log(metrics)  # once, as Trainer's evaluate logs (history, console); an extra split's keys suffixed
+        return metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Predict a split (no answers needed) at tau = ``--null_score_diff_threshold``, write :meth:`write_predictions`
