@@ -21,6 +21,7 @@ from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
 from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
 from .tasks import get_task, list_tasks
+from .trainer_flags import REFUSED_FLAGS
 
 logger = logging.getLogger(__name__)
 
@@ -153,9 +154,10 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
         given = _GIVEN_FLAGS.get() or ()
         # checkpoints the user asked for stay after the run; else the saved model is its one copy (remove_checkpoints)
         self._checkpoints_asked = _GIVEN_FLAGS.get() is None or bool(set(given) & CHECKPOINT_FLAGS)
-        from .trainer_flags import check_refused_flags
-
-        check_refused_flags(self)  # refused TrainingArguments flags: one line, before any model or data is loaded
+        # refused TrainingArguments flags (trainer_flags.TABLE): one line, before any model or data is loaded
+        for name, reason in REFUSED_FLAGS.items():
+            if getattr(self, name, None) not in (_REFUSED_DEFAULTS.get(name), None, "", [], ()):
+                raise ValueError(reason)
         self._sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
         if self.train_sampling_strategy is None:
             self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
@@ -206,6 +208,8 @@ def _parse_list(flag: str, text, convert, kind: str, distinct: str, example: str
 
 
 _TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
+#: transformers' default of each refused field (any other value is refused)
+_REFUSED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainingArguments) if f.name in REFUSED_FLAGS}
 #: flags that ask for checkpoints: given, the run's ``checkpoint-*`` folders stay (else: finetuning.remove_checkpoints)
 CHECKPOINT_FLAGS = frozenset({"save_strategy", "save_steps", "save_total_limit", "load_best_model_at_end",
                               "save_only_model", "resume_from_checkpoint"})

@@ -7,6 +7,7 @@ with :class:`hf_bert_tasks.batching.GlobalLossTrainer`) or the lr grid x seeds (
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,11 +48,13 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     from .arguments import apply_task_defaults
     from .hub import finish_run, pop_push_settings
     from .tokenization import fit_tokenizer_to_model
-    from .trainer_flags import check_task_flags
+    from .trainer_flags import TASK_REFUSALS
 
     task = data_args.registered_task()  # looked up once, when the arguments were made
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
-    check_task_flags(task, training_args)  # flags this task refuses, before any data is read
+    for (problem_type, name), message in TASK_REFUSALS.items():  # flags this task refuses, before any data is read
+        if task.problem_type == problem_type and getattr(training_args, name, None):
+            raise ValueError(message.format(value=getattr(training_args, name), task=task.name))
     grid = bool(training_args.lr_grid or training_args.seeds)
     if grid:
         from .lr_grid import check_grid_output_dir, run_grid
@@ -158,13 +161,14 @@ def remove_checkpoints(output_dir: str, trainer=None) -> list[str]:
     saved in ``output_dir`` is the run's one copy (issue 44: an MRPC folder held the final model twice, once with its
     optimizer). They exist while training, so an interrupted run still resumes. Returns the removed paths (main
     process only; others: ``[]``)."""
+    import glob
+    import re
     import shutil
-
-    from .checkpoints import list_checkpoints
 
     if trainer is not None and not trainer.is_world_process_zero():
         return []
-    removed = [path for _, path in list_checkpoints(output_dir)]
+    removed = sorted(p for p in glob.glob(os.path.join(output_dir, "checkpoint-*"))
+                     if re.fullmatch(r"checkpoint-\d+", os.path.basename(p)) and os.path.isdir(p))
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     return removed

@@ -183,46 +183,26 @@ TABLE: dict[str, Flag] = {
 }
 
 
+#: refused field -> the line a user sees (:data:`TABLE`'s refused rows): ``FinetuneTrainingArguments.__post_init__``
+#: raises it for any value but transformers' default, while the flags are parsed (before any model or data is loaded)
+REFUSED_FLAGS: dict[str, str] = {name: flag.note for name, flag in TABLE.items() if flag.status == REFUSED}
+
+
 def flags_with(status: str) -> list[str]:
     """Field names of :data:`TABLE` with ``status``, in table order."""
     return [name for name, flag in TABLE.items() if flag.status == status]
 
 
-def _field_defaults() -> dict:
-    import dataclasses
-
-    from transformers import TrainingArguments
-
-    return {f.name: f.default for f in dataclasses.fields(TrainingArguments)
-            if f.default is not dataclasses.MISSING}
-
-
-def check_refused_flags(args) -> None:
-    """Raise ``ValueError`` with the table's one-line reason for the first :data:`REFUSED` field of ``args`` (a
-    ``TrainingArguments``) that differs from transformers' default. Called while the flags are parsed
-    (``FinetuneTrainingArguments.__post_init__``), before any model or data is loaded."""
-    defaults = _field_defaults()
-    for name in flags_with(REFUSED):
-        value, default = getattr(args, name, defaults.get(name)), defaults.get(name)
-        empty = value in (None, "", [], ()) and default in (None, "", [], ())  # --debug parses to [] when absent
-        if name in defaults and not empty and value != default:
-            raise ValueError(TABLE[name].note)
-
-
-def check_task_flags(task, args) -> None:
-    """The refusals that depend on the task, once it is known and before its data is loaded (``run_finetune``).
-
-    Raises:
-        ValueError: ``--label_smoothing_factor`` > 0 on a regression task (STS-B: a smoothed one-hot over one
-            output is meaningless, and Trainer's label smoother would index the float scores; refused rather than
-            ignored so a user does not believe it was applied), or ``--prediction_loss_only`` on SQuAD (its
-            evaluation windows carry no answer positions, so there is no loss, and its scores need predictions).
-    """
-    if task.problem_type == "regression" and args.label_smoothing_factor:
-        raise ValueError(f"--label_smoothing_factor {args.label_smoothing_factor}: task {task.name!r} is a regression "
-                         "(one real-valued output, mean squared error); label smoothing applies to class labels; "
-                         "expected 0")
-    if task.problem_type == "question_answering" and args.prediction_loss_only:
-        raise ValueError(f"--prediction_loss_only: task {task.name!r} evaluates post-processed answers; its "
-                         "evaluation windows carry no answer positions, so there is no loss to report; expected "
-                         "the flag left out")
+#: ``(problem type, field) -> the line a user sees`` when a task of that type is given the flag (a truthy value),
+#: checked by ``run_finetune`` once the task is known and before its data is loaded. Label smoothing on regression
+#: (STS-B) is refused rather than ignored: a smoothed one-hot over one real output means nothing and Trainer's label
+#: smoother would index the float scores; a user must not believe it was applied. ``--prediction_loss_only`` on
+#: SQuAD: its evaluation windows carry no answer positions, so there is no loss, and its scores need predictions.
+TASK_REFUSALS: dict[tuple[str, str], str] = {
+    ("regression", "label_smoothing_factor"): (
+        "--label_smoothing_factor {value}: task {task!r} is a regression (one real-valued output, mean squared "
+        "error); label smoothing applies to class labels; expected 0"),
+    ("question_answering", "prediction_loss_only"): (
+        "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no "
+        "answer positions, so there is no loss to report; expected the flag left out"),
+}

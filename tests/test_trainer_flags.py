@@ -62,7 +62,7 @@ def _finetune(capsys, *argv):
 def test_a_refused_flag_is_one_line_and_exit_2_before_loading(capsys, tmp_path, tiny_bert_dir, no_loading, argv):
     name = argv[0][2:]
     # loading is forbidden and the data folder is empty: any loading would fail with another message
-    status, out, err = _finetune(capsys, "--task", "mrpc", "--model_name_or_path", tiny_bert_dir,
+    status, _out, err = _finetune(capsys, "--task", "mrpc", "--model_name_or_path", tiny_bert_dir,
                                  "--data_dir", str(tmp_path), "--output_dir", str(tmp_path / "out"), *argv)
     assert status == 2
     assert err.count("\n") == 1 and TABLE[name].note in err
@@ -75,7 +75,7 @@ def test_a_refused_flag_is_one_line_and_exit_2_before_loading(capsys, tmp_path, 
 ])
 def test_a_flag_the_task_refuses_is_one_line_and_exit_2_before_loading(capsys, tmp_path, tiny_bert_dir, no_loading,
                                                                       task, argv, expected):
-    status, out, err = _finetune(capsys, "--task", task, "--model_name_or_path", tiny_bert_dir,
+    status, _out, err = _finetune(capsys, "--task", task, "--model_name_or_path", tiny_bert_dir,
                                  "--data_dir", str(tmp_path), "--output_dir", str(tmp_path / "out"), *argv)
     assert status == 2
     assert err.count("\n") == 1 and expected in err and argv[0] in err

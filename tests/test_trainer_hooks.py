@@ -94,7 +94,7 @@ def test_separate_batches_and_batch_metrics_score_like_whole_split(capsys, tmp_p
 
 def test_prediction_loss_only_gives_the_loss_says_so_and_writes_no_predictions(capsys, caplog, tmp_path,
                                                                                tiny_bert_dir):
-    results, captured = finetune(capsys, tmp_path / "o", "--prediction_loss_only", "True", "--max_steps", "2",
+    results, _ = finetune(capsys, tmp_path / "o", "--prediction_loss_only", "True", "--max_steps", "2",
                                  model=tiny_bert_dir)
     assert "eval_loss" in results and "eval_accuracy" not in results and "eval_f1" not in results
     assert not [n for n in os.listdir(tmp_path / "o") if "predictions" in n or n == "MRPC.tsv"]
