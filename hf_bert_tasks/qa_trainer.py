@@ -50,7 +50,9 @@ class QuestionAnsweringTrainer(GlobalLossTrainer):
         start = time.time()
         compute_metrics, self.compute_metrics = self.compute_metrics, None  # scored after post-processing
         try:
-            output = self.evaluation_loop(loader, description="Evaluation", prediction_loss_only=False,
+            # "Prediction": Trainer keeps every batch's logits also under --batch_eval_metrics (post-processing
+            # needs whole examples, whose windows may span two batches)
+            output = self.evaluation_loop(loader, description="Prediction", prediction_loss_only=False,
                                           ignore_keys=ignore_keys, metric_key_prefix=metric_key_prefix)
         finally:
             self.compute_metrics = compute_metrics

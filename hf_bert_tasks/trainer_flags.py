@@ -72,7 +72,7 @@ TABLE: dict[str, Flag] = {
     "adam_epsilon": works("--adam_epsilon", "1e-7"),
     "max_grad_norm": works("--max_grad_norm", "0.5"),
     "label_smoothing_factor": works("--label_smoothing_factor", "0.1", group="epochs",
-                                    note="refused for regression (STS-B): trainer_flags.check_task_flags"),
+                                    note="refused for regression (STS-B): TASK_REFUSALS"),
     "average_tokens_across_devices": works("--average_tokens_across_devices", "False"),
     "neftune_noise_alpha": works("--neftune_noise_alpha", "5.0", group="epochs"),
     # precision and compilation
