@@ -326,11 +326,12 @@ class GlobalLossTrainer(LengthSortedTrainer):
         return batches, count
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        # Trainer's path with our compute_loss_func: in evaluation Trainer passes no num_items_in_batch, so
-        # global_batch_loss is the batch's own mean (the head's loss); batches without labels (SQuAD evaluation)
-        # get the head's loss, or none
-        if not self._ours or "labels" in inputs or not model.training:
+        if not self._ours or (model.training and "labels" in inputs):  # Trainer's path (with our function or not)
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        if not model.training:  # evaluation: the head's own batch mean on this process, as Trainer without a
+            outputs = model(**inputs)  # compute_loss_func (Trainer's would divide by the count of all processes)
+            loss = outputs["loss"] if isinstance(outputs, dict) else outputs[0]
+            return (loss, outputs) if return_outputs else loss
         # SQuAD training: batch mean x local examples x processes / global examples, as one division
         self.loss_is_scaled_for_ga = True
         processes = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
