@@ -21,6 +21,7 @@ from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
 from .modes.feature_based import FeatureBasedArguments
 from .modes.lora import LoraArguments
 from .tasks import get_task, list_tasks
+from .trainer_flags import REFUSED_FLAGS
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +160,12 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
         self._explicit_do = flags if any(flags) else None
         # an explicit --train_sampling_strategy wins over --group_by_length; neither: the task's (apply_task_defaults)
         given = _GIVEN_FLAGS.get() or ()
+        # checkpoints the user asked for stay after the run; else the saved model is its one copy (remove_checkpoints)
+        self._checkpoints_asked = _GIVEN_FLAGS.get() is None or bool(set(given) & CHECKPOINT_FLAGS)
+        # refused TrainingArguments flags (trainer_flags.TABLE): one line, before any model or data is loaded
+        for name, reason in REFUSED_FLAGS.items():
+            if getattr(self, name, None) not in (_REFUSED_DEFAULTS.get(name), None, "", [], ()):
+                raise ValueError(reason)
         self._sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
         if self.train_sampling_strategy is None:
             self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
@@ -209,6 +216,11 @@ def _parse_list(flag: str, text, convert, kind: str, distinct: str, example: str
 
 
 _TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
+#: transformers' default of each refused field (any other value is refused)
+_REFUSED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainingArguments) if f.name in REFUSED_FLAGS}
+#: flags that ask for checkpoints: given, the run's ``checkpoint-*`` folders stay (else: finetuning.remove_checkpoints)
+CHECKPOINT_FLAGS = frozenset({"save_strategy", "save_steps", "save_total_limit", "load_best_model_at_end",
+                              "save_only_model", "resume_from_checkpoint"})
 
 
 def check_declared_values(args) -> None:
@@ -298,7 +310,7 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     """Fill what the user did not set: learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
     ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
     batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
-    the task's primary dev metric and its direction (not for tasks without in-training metrics: SQuAD).
+    the task's primary dev metric and its direction (SQuAD's F1 too: its Trainer evaluates with post-processing).
     Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
@@ -308,8 +320,7 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         training_args.train_sampling_strategy, training_args.group_by_length = "random", False
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
-    if (training_args.load_best_model_at_end and getattr(training_args, "_metric_unset", False)
-            and task.trainer_compute_metrics() is not None):
+    if training_args.load_best_model_at_end and getattr(training_args, "_metric_unset", False):  # SQuAD too
         training_args.metric_for_best_model = task.primary_metric  # Trainer reads it as eval_<metric>
         training_args.greater_is_better = task.metric_spec(task.primary_metric).higher_is_better
     if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:

@@ -5,11 +5,12 @@ in dataset order) + the loss rule (:func:`global_batch_loss`). Why: docs/design.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
 import torch
-from transformers import Trainer
+from transformers import Trainer, TrainerCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
 
@@ -85,9 +86,78 @@ def restore_order(values, order: np.ndarray):
     return out
 
 
+def join_batches(values, pad_index: int = -100):
+    """One array from what ``Trainer`` gathered per batch: ``values`` as given when already joined (an array, a tuple
+    of arrays, ``None``); a list of per-batch arrays / tensors (``--eval_do_concat_batches False``, or the batches
+    collected under ``--batch_eval_metrics``) concatenated along rows, a ragged second dimension padded with
+    ``pad_index`` (``Trainer``'s own cross-batch pad); a list of per-batch tuples (SQuAD's start and end logits)
+    joined per element. Shapes: ``[b_i, L_i, ...]`` -> ``[sum b_i, max L_i, ...]``."""
+    if values is None or not isinstance(values, list):
+        return values
+    if not values:
+        return None
+    if isinstance(values[0], (tuple, list)):
+        return type(values[0])(join_batches(list(parts), pad_index) for parts in zip(*values))
+    arrays = [v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else np.asarray(v) for v in values]
+    if arrays[0].ndim < 2:
+        return np.concatenate(arrays)
+    width = max(a.shape[1] for a in arrays)
+    return np.concatenate([np.pad(a, [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2),
+                                  constant_values=pad_index) for a in arrays])
+
+
+class TaskMetrics:
+    """``Trainer(compute_metrics=...)`` of a task's ``score(predictions, label_ids) -> {name: float}`` for every
+    evaluation layout Trainer has: whole-split arrays (``compute_result`` not given), separate per-batch arrays
+    (``--eval_do_concat_batches False``: joined by :func:`join_batches`) and ``--batch_eval_metrics`` (Trainer passes
+    ``compute_result``: each batch's tensors are kept on the CPU, the split is scored when it is ``True``; the
+    metrics of the paper's tasks, F1 / Matthews / Spearman / span F1, do not decompose into batch sums). The
+    contract is transformers' (``Trainer`` docstring, ``compute_metrics``)."""
+
+    def __init__(self, score):
+        self.score = score
+        self._batches: list[tuple] = []
+
+    def __call__(self, eval_pred, compute_result: bool | None = None) -> dict[str, float]:
+        predictions, label_ids = eval_pred.predictions, eval_pred.label_ids
+        if compute_result is None:
+            return self.score(join_batches(predictions), join_batches(label_ids))
+        self._batches.append((predictions, label_ids))
+        if not compute_result:
+            return {}
+        batches, self._batches = self._batches, []
+        return self.score(join_batches([b[0] for b in batches]), join_batches([b[1] for b in batches]))
+
+
+@contextlib.contextmanager
+def _keeping_last_batch(args):
+    """``args.dataloader_drop_last`` off inside the block: it is a training setting; an evaluation that dropped the
+    last partial batch would score a subset of the split."""
+    drop = args.dataloader_drop_last
+    args.dataloader_drop_last = False
+    try:
+        yield
+    finally:
+        args.dataloader_drop_last = drop
+
+
 class LengthSortedTrainer(Trainer):
     """``Trainer`` with length-grouped training (``args.train_sampling_strategy == "group_by_length"``) and
-    length-sorted evaluation (``args.sort_eval_by_length``, default ``True``) batches (docs/design.md)."""
+    length-sorted evaluation (``args.sort_eval_by_length``, default ``True``) batches (docs/design.md). Evaluation
+    and prediction score every row whatever ``--dataloader_drop_last`` says, and :meth:`predict` returns joined
+    arrays (also with ``--eval_do_concat_batches False``) for the tasks' post-processing."""
+
+    def get_eval_dataloader(self, eval_dataset=None):
+        with _keeping_last_batch(self.args):
+            return super().get_eval_dataloader(eval_dataset)
+
+    def get_test_dataloader(self, test_dataset):
+        with _keeping_last_batch(self.args):
+            return super().get_test_dataloader(test_dataset)
+
+    def predict(self, test_dataset, ignore_keys=None, metric_key_prefix: str = "test"):
+        output = super().predict(test_dataset, ignore_keys=ignore_keys, metric_key_prefix=metric_key_prefix)
+        return output._replace(predictions=join_batches(output.predictions), label_ids=join_batches(output.label_ids))
 
     def _get_train_sampler(self, train_dataset=None):
         dataset = train_dataset if train_dataset is not None else self.train_dataset
@@ -258,12 +328,10 @@ class GlobalLossTrainer(LengthSortedTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if not self._ours or (model.training and "labels" in inputs):  # Trainer's path (with our function or not)
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-        if not model.training:  # evaluation: the head's own batch mean, as Trainer without compute_loss_func
-            self.compute_loss_func = None
-            try:
-                return super().compute_loss(model, inputs, return_outputs)
-            finally:
-                self.compute_loss_func = global_batch_loss
+        if not model.training:  # evaluation: the head's own batch mean on this process, as Trainer without a
+            outputs = model(**inputs)  # compute_loss_func (Trainer's would divide by the count of all processes)
+            loss = outputs["loss"] if isinstance(outputs, dict) else outputs[0]
+            return (loss, outputs) if return_outputs else loss
         # SQuAD training: batch mean x local examples x processes / global examples, as one division
         self.loss_is_scaled_for_ga = True
         processes = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
@@ -272,3 +340,18 @@ class GlobalLossTrainer(LengthSortedTrainer):
         local = count_loss_terms(inputs, "examples").to(mean.device)
         loss = mean / (num_items_in_batch.clamp(min=1).to(mean.dtype) / (local * processes).to(mean.dtype))
         return (loss, outputs) if return_outputs else loss
+
+
+class SkipLastStepEvaluation(TrainerCallback):
+    """No in-training evaluation at the last step (``--eval_strategy epoch|steps``): the recipe's final evaluation
+    (``Task.evaluate``, with prediction files) scores that same model right after ``train()``; evaluating it twice
+    cost a second pass over the dev set and printed the numbers twice (issue 44). Kept with
+    ``--load_best_model_at_end``, where Trainer compares the last checkpoint's metric with the best one."""
+
+    def _skip(self, args, state, control, **kwargs):
+        if state.max_steps and state.global_step >= state.max_steps and not args.load_best_model_at_end:
+            control.should_evaluate = False
+        return control
+
+    on_step_end = _skip
+    on_epoch_end = _skip

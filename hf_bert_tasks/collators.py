@@ -72,6 +72,30 @@ def _uniforms(keys, salts, counters):
     return bits.astype(np.float64) * (1.0 / 2**53)  # exact: a power of two
 
 
+def segment_word_units(word_ids: np.ndarray, candidate: np.ndarray, boundary: np.ndarray) -> np.ndarray:
+    """Whole-word units that never group tokens across a segment boundary (google-research/bert
+    ``create_pretraining_data.py``: words are built per segment, ``[CLS]``/``[SEP]`` end a word). ``word_ids``: word
+    index per token ``int64 [B, L]`` (``-1`` at special/pad positions; ids may restart at 0 in segment B, as
+    ``BatchEncoding.word_ids(i)`` of a fast tokenizer on a pair); ``candidate``: ``bool [B, L]`` tokens that may be
+    masked; ``boundary``: ``bool [B, L]`` real non-candidate tokens (``[CLS]``/``[SEP]``) that start a new segment.
+    Returns ``int64 [B, L]`` unit ids >= 0 (0 where not a candidate): a segment whose word ids do not already exceed
+    every id of the earlier segments of its row is shifted past them, so ids that continue across segments (the
+    pretraining features) keep their values and restarting ids get distinct ones."""
+    words = np.where(candidate, word_ids, -1).astype(np.int64)
+    segment = boundary.cumsum(1)
+    unit = np.maximum(words, 0)
+    seen_max = np.full(len(words), -1, dtype=np.int64)
+    for s in range(int(segment.max(initial=0)) + 1):
+        inside = (segment == s) & (words >= 0)
+        if not inside.any():
+            continue
+        lowest = np.where(inside, words, np.iinfo(np.int64).max).min(1)
+        shift = np.where(inside.any(1), np.maximum(seen_max + 1 - lowest, 0), 0)[:, None]
+        unit = np.where(inside, words + shift, unit)
+        seen_max = np.maximum(seen_max, np.where(inside, words + shift, -1).max(1))
+    return unit
+
+
 @dataclass
 class DataCollatorForBertPretraining(DataCollatorMixin):
     """Pad pretraining instances and choose MLM targets: the output is exactly what ``BertForPreTraining`` takes.
@@ -216,7 +240,11 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         n_vocab, n_rows = len(self._is_special), ids.shape[0]
         candidate = real & (ids < n_vocab) & ~self._is_special[np.clip(ids, 0, n_vocab - 1)]
         position = np.maximum(real.cumsum(1) - 1, 0)  # index in its own example, whatever the padding
-        unit = np.maximum(np.where(candidate, np.asarray(word_ids), 0), 0) if self.whole_word_mask else position
+        if self.whole_word_mask:  # a word never spans a [SEP]: each segment's word ids made distinct
+            boundary = real & ~candidate
+            unit = segment_word_units(np.asarray(word_ids), candidate, boundary)
+        else:
+            unit = position
         width = max(ids.shape[1], int(unit.max(initial=0)) + 1)
         words = [self.epoch if epoch is None else epoch, example_index]
         if example_index is None:  # issue 24: DataLoader workers and epochs must not repeat one stream

@@ -7,6 +7,7 @@ with :class:`hf_bert_tasks.batching.GlobalLossTrainer`) or the lr grid x seeds (
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,8 +25,8 @@ _FROM_ARGS = object()
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    """``hf-bert-tasks finetune``: parse ``argv``, run the recipe, print the eval metrics on the main process;
-    returns every metric. Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
+    """``hf-bert-tasks finetune``: parse ``argv``, run the recipe (its final evaluation logs the eval metrics once),
+    end with the line ``outputs in <output_dir>`` on the main process; returns every metric. Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
     from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args, setup_process_logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
@@ -33,11 +34,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         (ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog="hf-bert-tasks finetune")
     setup_process_logging(training_args)
     metrics = run_finetune(model_args, data_args, training_args)
-    if training_args.should_log:
-        print({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items() if k.startswith("eval_")})
+    if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
         from .baselines import report
 
         report(data_args.registered_task(), metrics)  # a run at chance level ends saying so
+        print(f"outputs in {training_args.output_dir}")
     return metrics
 
 
@@ -50,9 +51,13 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     from .arguments import apply_task_defaults
     from .hub import finish_run, pop_push_settings
     from .tokenization import fit_tokenizer_to_model
+    from .trainer_flags import TASK_REFUSALS
 
     task = data_args.registered_task()  # looked up once, when the arguments were made
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
+    for (problem_type, name), message in TASK_REFUSALS.items():  # flags this task refuses, before any data is read
+        if task.problem_type == problem_type and getattr(training_args, name, None):
+            raise ValueError(message.format(value=getattr(training_args, name), task=task.name))
     grid = bool(training_args.lr_grid or training_args.seeds)
     if grid:
         from .lr_grid import check_grid_output_dir, run_grid
@@ -90,7 +95,7 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     ``None``: a fresh start; not given: ``--resume_from_checkpoint``). The caller checks the data fits the model."""
     from transformers import set_seed
 
-    from .batching import LOSS_UNITS, GlobalLossTrainer
+    from .batching import LOSS_UNITS, GlobalLossTrainer, SkipLastStepEvaluation
     from .run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
 
     set_seed(training_args.seed)
@@ -106,12 +111,15 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     recorded_mode = mode.record(training_args)
     if resume is _FROM_ARGS:
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
-    trainer = GlobalLossTrainer(
+    first_eval = data.eval_splits[0] if data.eval_splits else None
+    trainer = task.build_trainer(
+        GlobalLossTrainer, eval_raw=raw.get(first_eval), eval_features=features.get(first_eval),
         loss_unit=LOSS_UNITS[task.problem_type], model=model, args=training_args, train_dataset=train_dataset,
         eval_dataset=eval_dataset, processing_class=tokenizer, data_collator=collator,
         compute_metrics=data.compute_metrics)
     trainer.add_callback(RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode,
                                            args=trainer.args))
+    trainer.add_callback(SkipLastStepEvaluation())  # the final evaluation below scores the last step's model
     results: dict[str, float] = {}
     if data.train_split is not None:
         train_result = trainer.train(resume_from_checkpoint=resume)
@@ -120,12 +128,23 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         trainer.save_metrics("train", results)
         trainer.save_state()
     trainer.save_model()
-    for split in data.test_splits:  # before the dev results: all_results.json with a dev metric = a finished run
+    if data.train_split is not None and not getattr(training_args, "_checkpoints_asked", True):
+        remove_checkpoints(training_args.output_dir, trainer)  # the saved model is the run's one copy
+    loss_only = training_args.prediction_loss_only
+    if loss_only and (data.test_splits or data.eval_splits):
+        logger.warning("--prediction_loss_only: evaluation reports the loss only; no metric and no prediction "
+                       "file is written")
+    for split in [] if loss_only else data.test_splits:  # before the dev results: all_results.json = finished
         for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
             logger.info("wrote %s", path)
     eval_metrics: dict[str, float] = {}
     for split in data.eval_splits:
-        eval_metrics.update(task.evaluate(trainer, raw[split], features[split], split, training_args.output_dir))
+        if loss_only:  # Trainer's loss-only evaluation (the task's scoring needs predictions)
+            suffix = task.split_metric_suffix(split)
+            scored = trainer.evaluate(features[split])
+            eval_metrics.update({f"{k}{suffix}": v for k, v in scored.items()})
+        else:
+            eval_metrics.update(task.evaluate(trainer, raw[split], features[split], split, training_args.output_dir))
         eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(features[split])
     if eval_metrics:  # beside each dev metric, the best constant answer's score (baselines.py)
         from .baselines import baseline_metrics
@@ -140,6 +159,25 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     if not results:  # predictions only: all_results.json (the finished-run marker) comes last
         trainer.save_metrics("all", {})
     return results
+
+
+def remove_checkpoints(output_dir: str, trainer=None) -> list[str]:
+    """Delete the ``checkpoint-<step>`` folders of a finished run whose user did not ask for checkpoints (no
+    ``--save_strategy`` / ``--save_steps`` / ``--save_total_limit`` / ``--load_best_model_at_end`` given): the model
+    saved in ``output_dir`` is the run's one copy (issue 44: an MRPC folder held the final model twice, once with its
+    optimizer). They exist while training, so an interrupted run still resumes. Returns the removed paths (main
+    process only; others: ``[]``)."""
+    import glob
+    import re
+    import shutil
+
+    if trainer is not None and not trainer.is_world_process_zero():
+        return []
+    removed = sorted(p for p in glob.glob(os.path.join(output_dir, "checkpoint-*"))
+                     if re.fullmatch(r"checkpoint-\d+", os.path.basename(p)) and os.path.isdir(p))
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
 
 
 def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):

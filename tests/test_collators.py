@@ -635,3 +635,34 @@ def test_without_idx_worker_masks_are_reproducible_under_torch_manual_seed(big_t
         torch.manual_seed(1)
         runs.append(_loader_patterns(DataCollatorForBertPretraining(big_tokenizer, seed=0), rows, 2))
     assert runs[0] == runs[1]
+
+
+def test_segment_word_units_shift_restarting_word_ids_of_segment_b():
+    import numpy as np
+
+    from hf_bert_tasks.collators import segment_word_units
+
+    # [CLS] w0 w0 w1 [SEP] w0 w1 w1 [SEP]: B's ids restart at 0 (a fast tokenizer's word_ids on a pair)
+    words = np.array([[-1, 0, 0, 1, -1, 0, 1, 1, -1]])
+    candidate = words >= 0
+    boundary = ~candidate
+    # by hand: A keeps 0,0,1; B's first id 0 <= A's max 1, so B moves past it by 2: 2,3,3
+    assert segment_word_units(words, candidate, boundary).tolist() == [[0, 0, 0, 1, 0, 2, 3, 3, 0]]
+    # ids that already continue across the [SEP] (create_pretraining_examples) keep their values
+    words = np.array([[-1, 0, 1, -1, 2, 2, -1]])
+    assert segment_word_units(words, words >= 0, words < 0).tolist() == [[0, 0, 1, 0, 2, 2, 0]]
+
+
+def test_whole_word_masking_selects_pair_segments_words_independently(vocab_tokenizer):
+    """Pair word ids from a fast tokenizer restart at 0 in segment B; google's create_pretraining_data.py builds
+    words per segment, so A's word 0 and B's word 0 must be drawn independently (not tied)."""
+    enc = vocab_tokenizer(["the cat sat"] * 300, ["dog ran on"] * 300)
+    feats = [{"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
+              "word_ids": [-1 if w is None else w for w in enc.word_ids(i)], "idx": i} for i in range(300)]
+    assert feats[0]["word_ids"] == [-1, 0, 1, 2, -1, 0, 1, 2, -1]
+    out = DataCollatorForBertPretraining(vocab_tokenizer, seed=3, whole_word_mask=True, mlm_probability=0.5)(feats)
+    selected = out["labels"] != -100
+    tied = (selected[:, 1:4] == selected[:, 5:8]).all(dim=1)  # A's word k and B's word k chosen alike in a row
+    # independent draws at p=0.5: a row agrees on all 3 words with probability 1/8 (expected ~37 of 300)
+    assert tied.sum().item() < 100
+    assert 0.4 < selected[:, [1, 2, 3, 5, 6, 7]].float().mean().item() < 0.6

@@ -309,12 +309,20 @@ class Task(abc.ABC):
         return np.argmax(logits, axis=-1)
 
     def trainer_compute_metrics(self) -> Callable:
-        """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> metric dict."""
+        """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> :meth:`compute_metrics` of
+        :meth:`logits_to_predictions`; a :class:`hf_bert_tasks.batching.TaskMetrics`, so it also takes separate
+        batches (``--eval_do_concat_batches False``) and ``compute_result`` (``--batch_eval_metrics``)."""
+        from ..batching import TaskMetrics
 
-        def metrics_of(output) -> dict[str, float]:
-            return self.compute_metrics(self.logits_to_predictions(output.predictions), np.asarray(output.label_ids))
+        def metrics_of(predictions, label_ids) -> dict[str, float]:
+            return self.compute_metrics(self.logits_to_predictions(predictions), np.asarray(label_ids))
 
-        return metrics_of
+        return TaskMetrics(metrics_of)
+
+    def build_trainer(self, trainer_class, eval_raw=None, eval_features=None, **kwargs):
+        """The recipe's ``Trainer`` for this task: ``trainer_class(**kwargs)`` (SQuAD: a subclass that evaluates
+        with post-processing over ``eval_raw``, the raw examples of the windows ``eval_features``)."""
+        return trainer_class(**kwargs)
 
     def split_metric_suffix(self, split: str) -> str:
         """Suffix added to metric keys of an extra eval split (MNLI mismatched -> ``"_mm"``, as ``run_glue.py``)."""
@@ -328,12 +336,12 @@ class Task(abc.ABC):
         """Trainer-style ``eval_*`` metrics of one preprocessed split (``trainer.predict``, logged as ``evaluate``);
         writes ``<split>_predictions.tsv`` in ``output_dir`` (:meth:`write_eval_predictions`)."""
         output = trainer.predict(features, metric_key_prefix="eval")
-        metrics = dict(output.metrics)
-        trainer.log(metrics)  # what trainer.evaluate does: log history and the ``epoch`` key
+        suffix = self.split_metric_suffix(split)
+        metrics = {f"{k}{suffix}": v for k, v in output.metrics.items()}
+        trainer.log(metrics)  # what trainer.evaluate does (history, ``epoch``); an extra split's keys suffixed
         if output_dir and trainer.is_world_process_zero():
             self.write_eval_predictions(raw, output, os.path.join(output_dir, f"{split}_predictions.tsv"))
-        suffix = self.split_metric_suffix(split)
-        return {f"{k}{suffix}": v for k, v in metrics.items()}
+        return metrics
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
         """Write an evaluated split's predictions to the TSV ``path`` and return it: a header, then per example in

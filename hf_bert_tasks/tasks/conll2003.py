@@ -248,7 +248,9 @@ class Conll2003Task(Task):
             ner_metrics.write_conll(os.path.join(output_dir, f"{split}_predictions.txt"), raw["tokens"], pred, gold,
                                     overwrite=True)
         suffix = self.split_metric_suffix(split)
-        return {f"{k}{suffix}": v for k, v in metrics.items()}
+        metrics = {f"{k}{suffix}": v for k, v in metrics.items()}
+        trainer.log(metrics)  # once, as Trainer's evaluate logs (history, console); an extra split's keys suffixed
+        return metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Write ``<split>_predictions.txt``: ``token gold pred`` lines (``token pred`` if the split has no tags)."""

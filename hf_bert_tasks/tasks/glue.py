@@ -255,14 +255,17 @@ class GlueTask(Task):
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``; pairs
-        truncated longest-first, as google-research/bert's ``_truncate_seq_pair``). Output columns: ``input_ids``,
+        truncated by google-research/bert's ``_truncate_seq_pair``: :func:`encode_pairs`). Output columns: ``input_ids``,
         ``token_type_ids``, ``attention_mask`` (unpadded lists) and ``label``, dropped when the first 1000 labels are
         all -1 (an unlabelled test split)."""
         labelled = self.label_column in dataset.column_names and len(dataset) > 0 and bool(
             np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
 
         def tokenize(batch):
-            return tokenizer(*[list(batch[c]) for c in self.text_columns], truncation=True, max_length=max_seq_length)
+            if len(self.text_columns) == 1:  # one segment: cut at the end, as google's and the tokenizer's rule
+                return tokenizer(list(batch[self.text_columns[0]]), truncation=True, max_length=max_seq_length)
+            return encode_pairs(tokenizer, list(batch[self.text_columns[0]]), list(batch[self.text_columns[1]]),
+                                max_seq_length)
 
         drop = [c for c in dataset.column_names if c != self.label_column or not labelled]
         return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
@@ -355,3 +358,41 @@ _glue("rte", "RTE: textual entailment, 2 classes (accuracy)", _PAIR, ("entailmen
       (66.4, 70.1), "RTE.tsv", raw_label_map="names", submission_labels="name")
 _glue("wnli", "WNLI: Winograd NLI (accuracy; the paper excludes it from Table 1)", _PAIR,
       ("not_entailment", "entailment"), ("accuracy",), (), "WNLI.tsv")
+
+
+def truncate_seq_pair(len_a: int, len_b: int, budget: int) -> tuple[int, int]:
+    """Lengths kept of two segments of ``len_a`` and ``len_b`` tokens so that they fit ``budget`` tokens: the rule of
+    google-research/bert ``run_classifier.py`` ``_truncate_seq_pair`` (pop one token off the end of the longer
+    segment until the pair fits; at equal lengths pop from segment B), in closed form. Raises ``ValueError`` for a
+    negative length or budget."""
+    if min(len_a, len_b, budget) < 0:
+        raise ValueError(f"truncate_seq_pair({len_a}, {len_b}, {budget}): expected lengths and budget >= 0")
+    excess = len_a + len_b - budget
+    if excess <= 0:
+        return len_a, len_b
+    gap = abs(len_a - len_b)
+    if excess <= gap:  # only the longer segment loses tokens
+        return (len_a - excess, len_b) if len_a > len_b else (len_a, len_b - excess)
+    rest = excess - gap  # then both are equal; B loses first, they alternate
+    even = min(len_a, len_b)
+    return even - rest // 2, even - (rest + 1) // 2
+
+
+def encode_pairs(tokenizer, texts_a: list[str], texts_b: list[str], max_seq_length: int) -> dict[str, list]:
+    """``[CLS] A [SEP] B [SEP]`` features of sentence pairs within ``max_seq_length`` WordPieces, the pair truncated
+    by :func:`truncate_seq_pair` (google's order; the tokenizer's ``longest_first`` keeps B longer at an odd excess).
+    Returns ``input_ids``, ``token_type_ids`` (0 for ``[CLS] A [SEP]``, 1 for ``B [SEP]``), ``attention_mask``:
+    lists of ints per pair. Raises ``ValueError`` for ``max_seq_length`` < 3 (no room for the special tokens)."""
+    if max_seq_length < 3:
+        raise ValueError(f"--max_seq_length {max_seq_length}: a sentence pair needs at least 3 ([CLS] and 2 [SEP])")
+    ids_a = tokenizer(texts_a, add_special_tokens=False)["input_ids"]
+    ids_b = tokenizer(texts_b, add_special_tokens=False)["input_ids"]
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
+    for a, b in zip(ids_a, ids_b):
+        keep_a, keep_b = truncate_seq_pair(len(a), len(b), max_seq_length - 3)
+        ids = [cls, *a[:keep_a], sep, *b[:keep_b], sep]
+        out["input_ids"].append(ids)
+        out["token_type_ids"].append([0] * (keep_a + 2) + [1] * (keep_b + 1))
+        out["attention_mask"].append([1] * len(ids))
+    return out

@@ -208,7 +208,13 @@ class SquadTask(Task):
         """Predict start/end logits for ``features`` (model inputs only) and post-process them over ``raw``."""
         keep = [c for c in qa.MODEL_INPUT_COLUMNS if c in features.column_names]
         output = trainer.predict(features.select_columns(keep), metric_key_prefix="eval")
-        start_logits, end_logits = (np.array(x, dtype=np.float32) for x in output.predictions[:2])
+        return self.postprocess_logits(raw, features, output.predictions, tau)
+
+    def postprocess_logits(self, raw, features, predictions, tau: float | None = None) -> QAPredictions:
+        """Answers of ``raw``'s examples from ``predictions`` = ``(start_logits, end_logits)``, float ``[F, L]`` each
+        for the windows ``features`` in order (``L``: Trainer's width, padded with -100 across batches), at
+        ``tau`` (default :attr:`tau`): :func:`hf_bert_tasks.qa_postprocess.postprocess_qa_predictions`."""
+        start_logits, end_logits = (np.array(x, dtype=np.float32) for x in predictions[:2])
         # padding logits as Trainer's cross-batch pad value (docs/design.md, 'logits past a feature's own tokens')
         from ..batching import feature_lengths
 
@@ -227,6 +233,21 @@ class SquadTask(Task):
             n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
             version_2_with_negative=self.version_2_with_negative,
             null_score_diff_threshold=self.tau if tau is None else tau)
+
+    def trainer_post_process(self, examples, features, predictions) -> tuple[QAPredictions, dict[str, float]]:
+        """``QuestionAnsweringTrainer(post_process=...)``: :meth:`postprocess_logits` then :meth:`score` (no prefix),
+        for the evaluation inside the training loop (``eval_f1`` during training, best-checkpoint selection)."""
+        result = self.postprocess_logits(examples, features, predictions)
+        return result, self.score(examples, result)
+
+    def build_trainer(self, trainer_class, eval_raw=None, eval_features=None, **kwargs):
+        """The recipe's Trainer for SQuAD: :class:`hf_bert_tasks.qa_trainer.QuestionAnsweringTrainer` (a subclass of
+        the recipe's) evaluating with :meth:`trainer_post_process` over ``eval_raw`` and its windows
+        ``eval_features``."""
+        from ..qa_trainer import QuestionAnsweringTrainer
+
+        return QuestionAnsweringTrainer(eval_examples=eval_raw, eval_features=eval_features,
+                                        post_process=self.trainer_post_process, **kwargs)
 
     def write_predictions(self, result: QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
         """Write (and return the paths of) ``{prefix}`` + ``predictions.json``, ``nbest_predictions.json`` and for v2
@@ -265,7 +286,9 @@ class SquadTask(Task):
             self.write_predictions(result, output_dir, "" if split == self.eval_splits[0] else f"{split}_")
             self.record_serving_config(trainer, output_dir)
         suffix = self.split_metric_suffix(split)
-        return {f"eval_{k}{suffix}": v for k, v in self.score(raw, result).items()}
+        metrics = {f"eval_{k}{suffix}": v for k, v in self.score(raw, result).items()}
+        trainer.log(metrics)  # once, as Trainer's evaluate logs (history, console); an extra split's keys suffixed
+        return metrics
 
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Predict a split (no answers needed) at tau = ``--null_score_diff_threshold``, write :meth:`write_predictions`
