@@ -174,3 +174,40 @@ def test_multiple_choice_logits_are_the_packages(saved, fresh):
     with torch.no_grad():
         logits = model(**{k: v.unsqueeze(0) for k, v in enc.items()}).logits[0]
     np.testing.assert_allclose(fresh["multiple_choice"]["logits"], logits.tolist(), atol=ATOL)
+
+
+def test_a_push_uploads_the_remote_code_files(saved):
+    from hf_bert_tasks.hub import files_to_push
+
+    folder = saved["single_label_classification"]
+    code = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+    assert code == ["heads.py", "modeling.py", "strategies.py"]
+    assert set(code) <= set(files_to_push(folder))
+
+
+@pytest.mark.parametrize(("problem_type", "task", "results"), [
+    ("single_label_classification", "sst2", {"eval_accuracy": 0.5}),
+    ("token_classification", "conll2003", {"eval_f1": 0.5}),
+    ("multiple_choice", "swag", {"eval_accuracy": 0.25}),
+])
+def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task, results, tmp_path):
+    """The card's "How to use" of a frozen-feature model (trust_remote_code, no hf_bert_tasks import) runs as written
+    in an interpreter where importing hf_bert_tasks fails."""
+    import re
+    import shutil
+
+    from hf_bert_tasks.model_card import build_finetune_card
+
+    folder = tmp_path / "model"
+    shutil.copytree(saved[problem_type], folder)
+    (folder / "all_results.json").write_text(json.dumps(results), encoding="utf-8")
+    text = str(build_finetune_card(str(folder), task=task))
+    code = re.search(r"## How to use\n\n```python\n(.*?)```", text, flags=re.DOTALL).group(1)
+    assert "trust_remote_code=True" in code and "hf_bert_tasks" not in code
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["HF_MODULES_CACHE"] = str(tmp_path / "hf-modules")
+    proc = subprocess.run([sys.executable, "-c", 'import sys; sys.modules["hf_bert_tasks"] = None\n' + code],
+                          capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"{code}\n{proc.stderr[-3000:]}"
+    assert proc.stdout.strip(), code
