@@ -38,6 +38,7 @@ FILE_DESCRIPTIONS = {
     PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
     "trainer_state.json": "training log history", "training_curves.png": "loss and eval metric against step",
     "*.png": "comparison chart", "*.tsv": "predictions", "*predictions*": "predictions",
+    **dict.fromkeys(("modeling.py", "heads.py", "strategies.py"), "frozen-feature model code (`trust_remote_code`)"),
 }
 
 

@@ -211,3 +211,16 @@ def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, f"{code}\n{proc.stderr[-3000:]}"
     assert proc.stdout.strip(), code
+
+
+def test_the_card_describes_the_code_files(saved, tmp_path):
+    import shutil
+
+    from hf_bert_tasks.model_card import build_finetune_card
+
+    folder = tmp_path / "model"
+    shutil.copytree(saved["single_label_classification"], folder)
+    (folder / "all_results.json").write_text(json.dumps({"eval_accuracy": 0.5}), encoding="utf-8")
+    text = str(build_finetune_card(str(folder), task="sst2"))
+    for name in ("modeling.py", "heads.py", "strategies.py"):
+        assert f"`{name}`: frozen-feature model code (`trust_remote_code`)" in text, text[text.index("### Files"):]
