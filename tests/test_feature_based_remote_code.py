@@ -224,3 +224,23 @@ def test_the_card_describes_the_code_files(saved, tmp_path):
     text = str(build_finetune_card(str(folder), task="sst2"))
     for name in ("modeling.py", "heads.py", "strategies.py"):
         assert f"`{name}`: frozen-feature model code (`trust_remote_code`)" in text, text[text.index("### Files"):]
+
+
+def test_the_qa_cards_how_to_use_runs_with_remote_code(saved, tmp_path):
+    """SQuAD's card keeps the package's QA pipeline (transformers 5 has none) and loads the model's remote code."""
+    import re
+    import shutil
+
+    from hf_bert_tasks.model_card import build_finetune_card
+
+    folder = tmp_path / "model"
+    shutil.copytree(saved["question_answering"], folder)
+    (folder / "all_results.json").write_text(json.dumps({"eval_exact_match": 0.0, "eval_f1": 1.0}), encoding="utf-8")
+    code = re.search(r"## How to use\n\n```python\n(.*?)```", str(build_finetune_card(str(folder), task="squad_v1")),
+                     flags=re.DOTALL).group(1)
+    assert "trust_remote_code=True" in code and "no other package" not in code
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_DIR.parent.parent), "HF_MODULES_CACHE": str(tmp_path / "hf-modules")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path),
+                          timeout=300, check=False, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"{code}\n{proc.stderr[-3000:]}"
+    assert "'answer':" in proc.stdout, proc.stdout
