@@ -23,6 +23,8 @@ PUSH_PATTERNS = (
     "added_tokens.json", "all_results.json", "train_results.json", "eval_results.json", "run_info.json",
     "trainer_state.json", "lr_grid_results.json", "pretraining_summary.json", "comparison.md", "comparison.json",
     "*.png", "*.tsv", "*predictions*.json", "*predictions*.txt", "null_odds*.json", "nbest*.json",
+    # a frozen-feature model's remote code (config.json's auto_map; BertFeatureBasedModel.save_pretrained)
+    "modeling.py", "heads.py", "strategies.py",
 )
 #: Never pushed: pickles and optimizer/scheduler/RNG states (the card is generated, so a local README is not used).
 NEVER_PUSH = ("training_args.bin", "*.pt", "*.pth", "optimizer*", "scheduler*", "rng_state*", "README.md")

@@ -38,6 +38,7 @@ FILE_DESCRIPTIONS = {
     PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
     "trainer_state.json": "training log history", "training_curves.png": "loss and eval metric against step",
     "*.png": "comparison chart", "*.tsv": "predictions", "*predictions*": "predictions",
+    **dict.fromkeys(("modeling.py", "heads.py", "strategies.py"), "frozen-feature model code (`trust_remote_code`)"),
 }
 
 
@@ -327,6 +328,7 @@ def build_finetune_card(output_dir: str, *, task: str | None = None, base_model:
         **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),
         training_mode=_mode_text(info.get("training_mode"), output_dir, read_record(output_dir, "config.json")),
         feature_based=(read_record(output_dir, "config.json") or {}).get("model_type") == "bert_feature_based",
+        remote_code=bool((read_record(output_dir, "config.json") or {}).get("auto_map")),  # its own modeling code
         data_arguments=info.get("data_arguments"),
         hyperparameters_table=_table(["argument", "value"], [[k, f"`{v}`"] for k, v in sorted(hyper.items())])
         if hyper else "",

@@ -504,6 +504,90 @@ def collator_empty_batch(tmp, vocab_tokenizer):
 
 
 #: id -> (case builder, expected). Expected is ``("error", Exception, regexes)`` or ``"ok"`` (the case checks itself).
+# ------------------------------------------------------------------------------- user files (issue 44)
+def _user_file(tmp, task: str, name: str, text: str, flag: str = "train_file", **flags):
+    """``get_task(task)`` configured as ``--<flag> <tmp>/<name>`` (written with ``text``) plus ``flags``; loads it."""
+    from types import SimpleNamespace
+
+    from hf_bert_tasks import get_task
+
+    path = _write(tmp / name, text)
+    return lambda: get_task(task).configure(SimpleNamespace(**{flag: path, **flags})).load()
+
+
+def user_file_missing(tmp):
+    from types import SimpleNamespace
+
+    from hf_bert_tasks import get_task
+
+    return lambda: get_task("sst2").configure(SimpleNamespace(train_file=str(tmp / "nope.csv"))).load()
+
+
+def user_file_extension(tmp):
+    return _user_file(tmp, "sst2", "mine.xlsx", "x")
+
+
+def user_file_missing_columns(tmp):
+    return _user_file(tmp, "sst2", "mine.csv", "text,sentiment\nok,positive\n")
+
+
+def user_file_text_column_count(tmp):
+    from types import SimpleNamespace
+
+    from hf_bert_tasks import get_task
+
+    return lambda: get_task("sst2").configure(SimpleNamespace(train_file="x.csv", text_column_names="a,b"))
+
+
+def user_file_and_data_dir(tmp):
+    from types import SimpleNamespace
+
+    from hf_bert_tasks import get_task
+
+    path = _write(tmp / "t.csv", "sentence,label\nok,1\n")
+    return lambda: get_task("sst2").configure(SimpleNamespace(train_file=path)).load(data_dir=str(tmp))
+
+
+def user_file_no_label(tmp):
+    return _user_file(tmp, "sst2", "mine.csv", "sentence,label\nok,\n")
+
+
+def user_file_unknown_label(tmp):
+    return _user_file(tmp, "sst2", "mine.csv", "sentence,label\nok,positive\nhmm,neutral\n")
+
+
+def user_file_score_not_a_number(tmp):
+    return _user_file(tmp, "stsb", "pairs.csv", "sentence1,sentence2,label\na dog .,one dog .,high\n")
+
+
+def user_file_ner_tag_count(tmp):
+    return _user_file(tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O"]}\n', "validation_file")
+
+
+def user_file_ner_unknown_tag(tmp):
+    return _user_file(tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O", "B-THING"]}\n',
+                      "validation_file")
+
+
+def user_file_ner_not_lists(tmp):
+    return _user_file(tmp, "conll2003", "ner.jsonl", '{"tokens": "a b", "ner_tags": "O O"}\n', "validation_file")
+
+
+_QA = '{"id": "a", "question": "who ?", "context": "the letter was signed by ines .", "answers": %s}\n'
+
+
+def user_file_squad_answers_shape(tmp):
+    return _user_file(tmp, "squad_v1", "qa.jsonl", _QA % '{"text": ["ines"], "answer_start": []}')
+
+
+def user_file_squad_answer_mismatch(tmp):
+    return _user_file(tmp, "squad_v1", "qa.jsonl", _QA % '{"text": ["ines"], "answer_start": [3]}')
+
+
+def user_file_swag_label(tmp):
+    return _user_file(tmp, "swag", "mc.csv", "sent1,sent2,ending0,ending1,ending2,ending3,label\nA,b,c,d,e,f,4\n")
+
+
 CASES = {
     "glue-short-row": (glue_short_row, expect_error(ValueError, r"train\.tsv, line 3", r"found 4 field\(s\), the header has 5")),
     "glue-extra-field": (glue_extra_field, expect_error(ValueError, r"train\.tsv, line 2", r"found 6 field\(s\), the header has 5")),
@@ -558,6 +642,20 @@ CASES = {
     "collator-features-with-different-keys": (collator_features_with_different_keys, expect_error(ValueError, r"feature 1 has keys \['input_ids'\], feature 0 has")),
     "collator-feature-longer-than-max-length": (collator_feature_longer_than_max_length, expect_error(ValueError, r"a feature has 6 tokens, more than max_length=4")),
     "collator-empty-batch": (collator_empty_batch, expect_error(ValueError, r"cannot collate an empty list of features")),
+    "user-file-missing": (user_file_missing, expect_error(FileNotFoundError, r"nope\.csv: no such file \(given as the train file\)")),
+    "user-file-extension": (user_file_extension, expect_error(ValueError, r"mine\.xlsx: extension '\.xlsx'; expected \.csv, \.tsv, \.json or \.jsonl")),
+    "user-file-missing-columns": (user_file_missing_columns, expect_error(ValueError, r"mine\.csv: column\(s\) \['sentence', 'label'\] not found; found \['text', 'sentiment'\], expected \['sentence', 'label'\] for task 'sst2'", r"--text_column_names")),
+    "user-file-text-column-count": (user_file_text_column_count, expect_error(ValueError, r"--text_column_names a,b: 2 names, task 'sst2' has 1 text column\(s\); expected names for \['sentence'\]")),
+    "user-file-and-data-dir": (user_file_and_data_dir, expect_error(ValueError, r"--data_dir .* and --train_file/--validation_file/--test_file were both given; expected one source of data")),
+    "user-file-no-label": (user_file_no_label, expect_error(ValueError, r"mine\.csv, line 2: no label in column 'label'; expected negative, positive \(names or ids 0-1\)")),
+    "user-file-unknown-label": (user_file_unknown_label, expect_error(ValueError, r"mine\.csv, line 3: label 'neutral' is not one of task 'sst2''s labels; expected negative, positive")),
+    "user-file-score-not-a-number": (user_file_score_not_a_number, expect_error(ValueError, r"pairs\.csv, line 2: label 'high' is not a number; expected a float score")),
+    "user-file-ner-tag-count": (user_file_ner_tag_count, expect_error(ValueError, r"ner\.jsonl, line 1: 2 tokens but 1 tags; expected one tag per token")),
+    "user-file-ner-unknown-tag": (user_file_ner_unknown_tag, expect_error(ValueError, r"ner\.jsonl, line 1: tag 'B-THING' is unknown; expected one of \['O', 'B-PER'", r"\(or ids 0-8\)")),
+    "user-file-ner-not-lists": (user_file_ner_not_lists, expect_error(ValueError, r"ner\.jsonl, line 1: tokens and tags must be lists")),
+    "user-file-squad-answers-shape": (user_file_squad_answers_shape, expect_error(ValueError, r"qa\.jsonl, line 1: answers .*; expected .*\(lists of equal length; empty lists for no answer\)")),
+    "user-file-squad-answer-mismatch": (user_file_squad_answer_mismatch, expect_error(ValueError, r"qa\.jsonl, question id 'a', answer 0: text 'ines' does not match the context at answer_start 3")),
+    "user-file-swag-label": (user_file_swag_label, expect_error(ValueError, r"mc\.csv, line 2: label 4; expected 0, 1, 2 or 3")),
 }
 
 _FIXTURES = ("caplog", "tiny_bert_dir", "vocab_tokenizer")

@@ -202,7 +202,8 @@ def test_the_cards_how_to_use_code_runs(recipe, name, tmp_path):
     script = tmp_path / "how_to_use.py"
     script.write_text(code, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                                         os.environ.get("PYTHONPATH", "")])}
+                                                         os.environ.get("PYTHONPATH", "")]),
+           "HF_MODULES_CACHE": str(tmp_path / "hf-modules")}  # remote code (frozen-feature model) copied here
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
                           check=False)
     assert proc.returncode == 0, f"{code}\n{proc.stderr[-3000:]}"

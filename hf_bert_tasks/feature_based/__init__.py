@@ -7,6 +7,8 @@ head on). ``Trainer`` trains and saves the whole model, so every checkpoint is w
 
 import logging
 
+import transformers
+
 from .. import paper
 from ..modes import TrainingMode, register_training_mode
 from ..modes.feature_based import FeatureBasedArguments
@@ -31,8 +33,16 @@ from .heads import (
     head_class,
     register_head,
 )
-from .modeling import BertFeatureBasedConfig, BertFeatureBasedModel, build_feature_based_model
-from .strategies import STRATEGIES, LayerCombiner, ScalarMix, Strategy, get_strategy
+from .modeling import AUTO_CLASSES, BertFeatureBasedConfig, BertFeatureBasedModel, build_feature_based_model
+from .strategies import STRATEGIES, TABLE7_DEV_F1, LayerCombiner, ScalarMix, Strategy, get_strategy
+
+# Table 7's numbers for Strategy.paper_f1 (strategies.py is also remote code: it imports nothing from the package)
+TABLE7_DEV_F1.update(paper.TABLE7_FEATURE_BASED_DEV_F1)
+# the config and model registered with AutoConfig / AutoModel and the task Auto classes (idempotent); here, not in
+# modeling.py, whose copy in a saved folder (remote code) must not re-register the package's model type
+transformers.AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig, exist_ok=True)
+for _auto in ("AutoModel", *dict.fromkeys(AUTO_CLASSES.values())):
+    getattr(transformers, _auto).register(BertFeatureBasedConfig, BertFeatureBasedModel, exist_ok=True)
 
 #: Table 7's fine-tuning rows (CoNLL-2003 dev F1, x100); kept here for importers, the numbers live in ``paper``.
 PAPER_FINETUNE_F1 = paper.TABLE7_FINETUNE_DEV_F1
@@ -95,7 +105,7 @@ class FeatureBasedMode(TrainingMode):
 register_training_mode(FeatureBasedMode())
 
 
-__all__ = ["HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
+__all__ = ["AUTO_CLASSES", "HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
            "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead",
            "LayerCombiner", "ScalarMix", "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead",
            "build_feature_based_model", "build_feature_cache", "data_fingerprint", "encoder_fingerprint",

@@ -1,17 +1,29 @@
-"""The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head. Registered
-with the ``Auto`` classes on import (``model_type="bert_feature_based"``), so a saved model loads back with
-``AutoModel.from_pretrained(dir)`` (or ``AutoModelFor...``) and serves ``pipeline()``."""
+"""The feature-based model (paper §5.3): a frozen BERT encoder, a layer strategy and a trained head.
+
+Imports only torch, transformers and its sibling modules :mod:`.heads` and :mod:`.strategies` (relative imports):
+:meth:`BertFeatureBasedModel.save_pretrained` writes these three files as they are beside ``config.json`` with an
+``auto_map``, so ``pipeline(task, model=folder, trust_remote_code=True)`` loads a saved model without hf_bert_tasks
+(transformers' remote-code mechanism; one source of truth, no second copy). Importing :mod:`hf_bert_tasks.feature_based`
+registers the classes with the ``Auto`` classes (``model_type="bert_feature_based"``), so in the package
+``AutoModel.from_pretrained(dir)`` (or ``AutoModelFor...``) loads them without remote code."""
 
 from __future__ import annotations
 
 import typing
 
 import torch
-import transformers
 from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
+from transformers.dynamic_module_utils import custom_object_save
 
 from .heads import HEADS, POOLINGS, head_class
 from .strategies import LayerCombiner, ScalarMix, get_strategy
+
+#: ``task_problem_type`` -> the task ``Auto`` class (so the ``pipeline()`` task) a saved model's ``auto_map`` names
+AUTO_CLASSES = {"single_label_classification": "AutoModelForSequenceClassification",
+                "regression": "AutoModelForSequenceClassification",
+                "token_classification": "AutoModelForTokenClassification",
+                "question_answering": "AutoModelForQuestionAnswering",
+                "multiple_choice": "AutoModelForMultipleChoice"}
 
 
 class BertFeatureBasedConfig(PretrainedConfig):
@@ -93,6 +105,23 @@ class BertFeatureBasedModel(PreTrainedModel):
         model = super().from_pretrained(*args, **kwargs)
         model.freeze_encoder()
         return model
+
+    def save_pretrained(self, save_directory, *args, is_main_process: bool = True, **kwargs):
+        """``PreTrainedModel.save_pretrained``, plus the remote code: ``config.json`` gets an ``auto_map`` naming this
+        module's classes for ``AutoConfig``, ``AutoModel`` and the task's class (:data:`AUTO_CLASSES`), and this
+        module's file with the files it imports relatively (``heads.py``, ``strategies.py``) is copied beside it, as is
+        (transformers' ``custom_object_save``, on the main process only). So ``pipeline(task, model=folder,
+        trust_remote_code=True)`` and ``AutoModelFor...from_pretrained(folder, trust_remote_code=True)`` load the
+        model in an interpreter without hf_bert_tasks (transformers' "custom models" mechanism). Arguments: as
+        ``PreTrainedModel.save_pretrained``."""
+        module = type(self).__module__.rpartition(".")[2]
+        auto_map = {"AutoConfig": f"{module}.{type(self.config).__name__}", "AutoModel": f"{module}.{type(self).__name__}"}
+        if self.config.task_problem_type in AUTO_CLASSES:
+            auto_map[AUTO_CLASSES[self.config.task_problem_type]] = auto_map["AutoModel"]
+        self.config.auto_map = auto_map
+        super().save_pretrained(save_directory, *args, is_main_process=is_main_process, **kwargs)
+        if is_main_process:
+            custom_object_save(self, save_directory)
 
     def get_input_embeddings(self):
         return self.encoder.get_input_embeddings()
@@ -177,13 +206,6 @@ class BertFeatureBasedModel(PreTrainedModel):
         x = self.combiner(rows.to(next(self.head.parameters()).dtype), self.combiner.layers)  # [b, R, d]
         return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
                          end_positions=end_positions)
-
-
-# the config and model registered with AutoConfig / AutoModel and the task Auto classes (idempotent)
-AutoConfig.register(BertFeatureBasedConfig.model_type, BertFeatureBasedConfig, exist_ok=True)
-for _auto in ("AutoModel", "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
-              "AutoModelForQuestionAnswering", "AutoModelForMultipleChoice"):
-    getattr(transformers, _auto).register(BertFeatureBasedConfig, BertFeatureBasedModel, exist_ok=True)
 
 
 def build_feature_based_model(task, model_args, training_args=None) -> BertFeatureBasedModel:

@@ -4,7 +4,11 @@ and ELMo's learned scalar mix. Strategies index ``hidden_states`` (``output_hidd
 ``name`` (indices used, combination): ``embeddings`` ([0]), ``second_to_last`` ([L-1]), ``last`` ([L]),
 ``sum_last_four`` ([L-3 .. L], sum), ``concat_last_four`` ([L-3 .. L], concatenation: 4H wide), ``sum_all`` ([1 ..
 L], sum); then ``scalar_mix`` ([0 .. L], ELMo's learned mix). Sums are plain (equal weights; why: docs/design.md,
-"Plain sums")."""
+"Plain sums").
+
+Imports only torch: this file is also part of a saved model's remote code (:mod:`.modeling`), so Table 7's numbers come
+from :mod:`hf_bert_tasks.paper` through :data:`TABLE7_DEV_F1`, filled by the package (:mod:`hf_bert_tasks.feature_based`).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .. import paper
+#: strategy name -> Table 7's dev F1 (x100); filled from :mod:`hf_bert_tasks.paper` when the package imports this module
+#: (empty in a saved model's remote code, which imports nothing from hf_bert_tasks)
+TABLE7_DEV_F1: dict[str, float] = {}
 
 
 @dataclass(frozen=True)
@@ -26,8 +32,9 @@ class Strategy:
 
     @property
     def paper_f1(self) -> float | None:
-        """Table 7's dev F1 (x100, BERT-BASE, CoNLL-2003) from :mod:`hf_bert_tasks.paper`; ``None`` without a row."""
-        return paper.TABLE7_FEATURE_BASED_DEV_F1.get(self.name)
+        """Table 7's dev F1 (x100, BERT-BASE, CoNLL-2003) from :mod:`hf_bert_tasks.paper` (:data:`TABLE7_DEV_F1`);
+        ``None`` without a row."""
+        return TABLE7_DEV_F1.get(self.name)
 
     def layers(self, num_hidden_layers: int) -> list[int]:
         """Indices into ``hidden_states`` (0 = embeddings, ``L`` = last layer) used by this strategy (with ``L < 3``
