@@ -117,10 +117,11 @@ def quiet_console(progress_bars: bool | None = None):
     with log_filters(), warnings.catch_warnings(), contextlib.ExitStack() as restore:
         warnings.simplefilter("once")  # a repeated warning (same text and category) is shown once
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-        once = RepeatFilter()  # the same for logged warnings, on the handlers there are (transformers' own included)
         tf.get_verbosity()  # sets up transformers' handler now, if it has none yet
+        # the same for logged warnings, on the handlers there are (transformers' own included): one filter per
+        # handler, since a record passes every handler's filters in turn (a shared one would let only the first show it)
         for handler in {h for name in ("", "transformers", "datasets") for h in logging.getLogger(name).handlers}:
-            handler.addFilter(once)
+            handler.addFilter(once := RepeatFilter())
             restore.callback(handler.removeFilter, once)
         for enable, disable, was_on in [] if bars else switches:
             disable()

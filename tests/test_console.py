@@ -122,3 +122,32 @@ def test_repeated_warnings_are_shown_once():
     assert [once.filter(r) for r in records] == [True, False, False]
     info = logging.LogRecord("x", logging.INFO, __file__, 1, "progress", (), None)
     assert once.filter(info) and once.filter(info)  # INFO lines (progress) are never dropped
+
+
+def test_a_repeated_warning_reaches_every_handler_once():
+    """Two handlers on one logger: each shows a warning the first time and drops its repeat (a filter per handler)."""
+    import logging
+
+    from hf_bert_tasks.console import quiet_console
+
+    class Keep(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.messages = []
+
+        def emit(self, record):
+            self.messages.append(record.getMessage())
+
+    first, second = Keep(), Keep()
+    root = logging.getLogger()
+    root.addHandler(first)
+    root.addHandler(second)
+    try:
+        with quiet_console(progress_bars=False):
+            for _ in range(3):
+                logging.getLogger("hf_bert_tasks.test_console").warning("the same warning")
+    finally:
+        root.removeHandler(first)
+        root.removeHandler(second)
+    assert first.messages == ["the same warning"]
+    assert second.messages == ["the same warning"]
