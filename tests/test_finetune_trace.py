@@ -13,7 +13,10 @@ before tokenizing, the collator and metric function are made with the features (
 gets the training mode from the recipe, ``GlueTask.compute_metrics`` is ``metrics.compute_task_metrics`` itself,
 the evaluation loop restores the length-sorted predictions once, the submission file is written vectorised, the test
 predictions come before the dev evaluation (both end in ``tasks/base.py``) and ``hub.finish_run`` runs only with
-``--push_to_hub``; 40 (the issue's target) since the task looked up when the arguments are made is the one the recipe
+``--push_to_hub``; 51 since issue 44's trivial baselines (``baselines.py``: the
+best constant answer's score beside every dev metric, and the end-of-run warning at chance level: 11 changes, through
+``tasks/base.py`` and ``metrics.py``) and issue 40's evaluation path, bound 52 (issue 41's route target, at most 30
+from the CLI entry, is open); 40 (issue 22's target) since the task looked up when the arguments are made is the one the recipe
 runs (``DataArguments.registered_task``, no second ``tasks/registry.py`` lookup), the output-dir guard also resolves
 the checkpoint to resume from (``checkpoints.start_run``, before any data is read) and the run record starts from the
 built Trainer's arguments (``trainer.add_callback``; no ``on_init_end`` round trip through ``batching.py``). The seams
@@ -38,8 +41,8 @@ from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
 MAX_MODULES = 16
-MAX_CHANGES = 40
-TARGET_CHANGES = 40
+MAX_CHANGES = 52
+TARGET_CHANGES = 52
 #: modules of other modes and other task families: a GLUE fine-tune run must not execute their code.
 FORBIDDEN = ("modes/lora.py", "modes/feature_based.py", "lora.py", "feature_based/", "tasks/squad.py",
              "tasks/swag.py", "tasks/conll2003.py", "qa.py", "qa_postprocess.py", "ner.py", "ner_metrics.py",
@@ -95,6 +98,6 @@ def test_a_glue_finetune_run_stays_in_few_modules_of_its_own_mode_and_task(trace
     assert changes <= MAX_CHANGES, report
 
 
-def test_a_glue_finetune_run_changes_module_at_most_40_times(traced_mrpc_run):
+def test_a_glue_finetune_run_changes_module_at_most_52_times(traced_mrpc_run):
     modules, changes = traced_mrpc_run
     assert changes <= TARGET_CHANGES, f"{len(modules)} modules, {changes} module changes: {modules}"
