@@ -9,6 +9,17 @@
 #   bash benchmarks/gpu_transfer_books.sh             # one CUDA GPU (benchmarks/gpu.sh --only transfer_books)
 #   bash benchmarks/gpu_transfer_books.sh --dry-run   # toy sizes on CPU (tiny model, a few steps, data heads)
 #
+# Measured on one H200 (2026-12-04, code of 2fe3324, benchmarks/gpu-runs/2026-12-04-h200-2fe3324/
+# transfer_books_results.json): corpus 28 s, pretrain 144 s, grid 146 s, whole group 322 s. With 8 grid jobs (one
+# task x fraction x arm, 6 runs each) at once, the 20 % jobs finished their 6 runs within the grid's 146 s, the 100 %
+# ones only 5 (~175 s for 6 at their pace): a 330 s budget leaves ONE wave of 8 jobs.
+# That run had full data first: the 100 % and 20 % jobs ran (the 100 % ones killed before their 6th run, lr 1e-3
+# seed 3), 5 % and 1 % never started. Hence the order below: 5 % and 1 % first (the target is at <= 5 % of
+# the labels; by the 300-step minimum their runs are ~300-350 steps, like the 20 % ones: an estimate, not measured),
+# then 100 %, then 20 % (both measured in that run).
+# With BUDGET_S=480 (and gpu_session.sh transfer_books:480) the second wave starts, but the 100 % jobs need ~175 s
+# of it: ~510 s for all 16 jobs with 3 seeds each.
+#
 # Stages (budget on one H200; each prints its wall clock):
 #   corpus    25 s  tools/pretraining_transfer.py corpus --corpus books+text: the old 1.9 M-word text, its held-out
 #                   documents (heldout.txt) and vocabulary (tokenizer/), plus 171 Gutenberg books (10.0 M words,
@@ -17,8 +28,9 @@
 #                   settings (88.6 s of training there), instances made by 16 processes; held-out MLM on the same
 #                   documents with the same vocabulary as the first run's 5.76 nats
 #   grid     150 s  tools/label_efficiency.py grid: 16 finetune processes (2 tasks x 4 fractions x 2 arms), 8 at a
-#                   time, each running lr {3e-4, 1e-3} x seeds {1, 2, 3} on data tokenized once; full data first; no
-#                   process starts after the deadline, running ones are killed at the limit (finished runs count)
+#                   time, each running lr {3e-4, 1e-3} x seeds {1, 2, 3} on data tokenized once; 5 % and 1 % first
+#                   (the first wave), then 100 %, 20 %; no process starts after the deadline, running ones are
+#                   killed at the limit (finished runs count)
 #   rows       5 s  tools/label_efficiency.py rows: per-run dev metric rows, held-out MLM, timings; then the
 #                   fine-tuned weights, train.txt and the datasets cache are deleted (KEEP_ARTEFACTS=1 keeps them)
 # Needs $HF_BERT_TASKS_SHARED (default ../shared) with data/glue/SST-2, data/conll2003, data/pretraining_text,
@@ -113,7 +125,8 @@ else
   PRETRAIN=(--preset mini --max_seq_length 128 --max_steps 3000 --per_device_train_batch_size 256
             --learning_rate 5e-4 --warmup_steps 0.06 --bf16 True --eval_steps 1000 --dataloader_num_workers 4
             --dataloader_persistent_workers True --preprocessing_num_workers 16)
-  GRID=(--fractions 1,0.2,0.05,0.01 --seeds 1,2,3 --lr_grid 3e-4,1e-3 --workers 8)
+  # job order = this order (label_efficiency.grid_jobs): the target's fractions (<= 5 %) in the first wave of 8
+  GRID=(--fractions 0.05,0.01,1,0.2 --seeds 1,2,3 --lr_grid 3e-4,1e-3 --workers 8)
   FINETUNE_FLAGS="--bf16 True --dataloader_num_workers 0"
 fi
 export GPU_SH_DEVICE GPU_SH_COMMIT GPU_SH_DRY_RUN
@@ -132,8 +145,9 @@ step "pretrain" "$TR/pretrain_stage.log" "$PY" tools/pretraining_transfer.py pre
 pretrain_s=$(( $(date +%s) - ts ))
 echo "pretrain: $pretrain_s s"; tail -n 5 "$TR/pretrain.log"
 
-# the grid gets what is left of the budget: no job starts within 70 s of the end (a job runs ~60 s), running jobs
-# are killed 10 s before it (rows and the wall row follow)
+# the grid gets what is left of the budget: no job starts within 70 s of the end, running jobs are killed 10 s
+# before it (rows and the wall row follow). A job of 6 runs took up to ~175 s with 8 at once on the H200 (2fe3324),
+# so a job started just before the deadline finishes only some of its runs (its rows count; render lists each cell's per-seed values)
 ts=$(date +%s)
 left=$(( BUDGET_S - (ts - t0) ))
 [ "$DRY" = "1" ] && left=600
