@@ -449,8 +449,12 @@ def plot(table: dict, path: str) -> None:
                             fmt=style, capsize=3, label="pretrained (this package)" if arm == "pretrained"
                             else "random init (same architecture)")
         ax.set_xscale("log")
-        ax.set_xlabel("labelled training examples (1 %, 5 %, 20 %, 100 %)")
-        ax.set_ylabel(f"dev {key.removeprefix('eval_')} x 100 (mean ± std, 3 seeds)")
+        # the fractions and seed counts this table holds (a cut grid has fewer of either): the labels say what is shown
+        fractions = ", ".join(f"{100 * f:g} %" for f in sorted(by_fraction))
+        seeds = sorted({len(runs[arm]) for runs in by_fraction.values() for arm in runs})
+        n = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+        ax.set_xlabel(f"labelled training examples ({fractions} of the labels)")
+        ax.set_ylabel(f"dev {key.removeprefix('eval_')} x 100 (mean ± std, {n} seeds)")
         ax.set_title(task)
         ax.grid(alpha=0.3)
         ax.legend()
