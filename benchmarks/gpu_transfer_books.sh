@@ -173,6 +173,6 @@ cat "$TR/render.log"
 if [ "${KEEP_ARTEFACTS:-0}" != "1" ]; then
   find "$TR/le" \( -name "*.safetensors" -o -name "*.bin" -o -name "optimizer.pt" \) -delete
   rm -rf "$TR/train.txt" "$TR/le/data" ${OWN_CACHE:+"$OWN_CACHE"}
-  du -sh "$TR" || true
+  du -sh "$TR"  # what stays for $OUT (a failure here is a real one: the folder must exist)
 fi
 echo "total $(( $(date +%s) - t0 )) s (budget $BUDGET_S s)"
