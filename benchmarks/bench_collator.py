@@ -66,8 +66,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for i, r in enumerate(rows):  # what run_mlm.py's tokenization adds (return_special_tokens_mask=True)
         r["special_tokens_mask"] = tokenizer.get_special_tokens_mask(r["input_ids"], already_has_special_tokens=True)
         r["idx"] = i  # what the pretrain recipe adds (the dataset row index keying the masks)
-    batches = [[rows[(i * args.batch_size + j) % len(rows)] for j in range(args.batch_size)]
-               for i in range(args.batches)]
+    batches = [
+        [rows[(i * args.batch_size + j) % len(rows)] for j in range(args.batch_size)] for i in range(args.batches)
+    ]
 
     def cols(keys):
         return [[{k: r[k] for k in keys} for r in b] for b in batches]
@@ -80,38 +81,77 @@ def main(argv: list[str] | None = None) -> list[dict]:
         def run(_r):
             for b in data:
                 collator(b)
+
         return harness.Side(name, role, run, description=description)
 
     ref = "reference: transformers DataCollatorForLanguageModeling + special_tokens_mask"
     ours = "ours: DataCollatorForBertPretraining (Bernoulli, NSP)"
     sides = [
-        side(ref, "reference", DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=0),
-             reference_data, "run_mlm.py's collator and inputs; token-level Bernoulli 15 %, 80/10/10"),
-        side(ours, "ours", DataCollatorForBertPretraining(tokenizer, seed=0), plain,
-             "Bernoulli 15 %, 80/10/10, NSP labels passed through"),
-        side("ours: exact count, NSP", "ours", DataCollatorForBertPretraining(tokenizer, seed=0, selection="exact"),
-             plain, "google's count per sequence (max_predictions_per_seq 20)"),
-        side("ours: Bernoulli, whole-word, NSP", "ours",
-             DataCollatorForBertPretraining(tokenizer, seed=0, whole_word_mask=True), with_words,
-             "whole-word units, 80/10/10 decided per word"),
-        side("ours: exact count, whole-word, NSP", "ours",
-             DataCollatorForBertPretraining(tokenizer, seed=0, whole_word_mask=True, selection="exact"), with_words,
-             "google's count with whole-word units"),
+        side(
+            ref,
+            "reference",
+            DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=0),
+            reference_data,
+            "run_mlm.py's collator and inputs; token-level Bernoulli 15 %, 80/10/10",
+        ),
+        side(
+            ours,
+            "ours",
+            DataCollatorForBertPretraining(tokenizer, seed=0),
+            plain,
+            "Bernoulli 15 %, 80/10/10, NSP labels passed through",
+        ),
+        side(
+            "ours: exact count, NSP",
+            "ours",
+            DataCollatorForBertPretraining(tokenizer, seed=0, selection="exact"),
+            plain,
+            "google's count per sequence (max_predictions_per_seq 20)",
+        ),
+        side(
+            "ours: Bernoulli, whole-word, NSP",
+            "ours",
+            DataCollatorForBertPretraining(tokenizer, seed=0, whole_word_mask=True),
+            with_words,
+            "whole-word units, 80/10/10 decided per word",
+        ),
+        side(
+            "ours: exact count, whole-word, NSP",
+            "ours",
+            DataCollatorForBertPretraining(tokenizer, seed=0, whole_word_mask=True, selection="exact"),
+            with_words,
+            "google's count with whole-word units",
+        ),
     ]
-    print(f"collators: {args.batches} batches of {args.batch_size} instances (seq <= {args.max_seq_length}, dynamic "
-          f"padding) per timed run")
+    print(
+        f"collators: {args.batches} batches of {args.batch_size} instances (seq <= {args.max_seq_length}, dynamic "
+        f"padding) per timed run"
+    )
     measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
     comparisons = [harness.Comparison(ours, ref)] + [
         harness.Comparison(s.name, ours, kind="variant") for s in sides[2:]
     ]
     res = harness.result(
-        "collator", "Pretraining collator (MLM + NSP)", measured, comparisons,
-        config={"batches": args.batches, "batch_size": args.batch_size, "max_seq_length": args.max_seq_length,
-                "instances": len(rows), "vocab_size": len(tokenizer), "mlm_probability": 0.15,
-                "corpus": "hf_bert_tasks/samples/pretraining/corpus.txt (dupe_factor 4)"},
+        "collator",
+        "Pretraining collator (MLM + NSP)",
+        measured,
+        comparisons,
+        config={
+            "batches": args.batches,
+            "batch_size": args.batch_size,
+            "max_seq_length": args.max_seq_length,
+            "instances": len(rows),
+            "vocab_size": len(tokenizer),
+            "mlm_probability": 0.15,
+            "corpus": "hf_bert_tasks/samples/pretraining/corpus.txt (dupe_factor 4)",
+        },
         work=(args.batches, "batches"),
-        notes=[("variants are compared with ours (Bernoulli): transformers has no whole-word mode with 80/10/10 and no "
-               "exact-count selection")],
+        notes=[
+            (
+                "variants are compared with ours (Bernoulli): transformers has no whole-word mode with 80/10/10 and no "
+                "exact-count selection"
+            )
+        ],
     )
     print(harness.format_result(res))
     return [res]

@@ -62,8 +62,9 @@ def synthetic_features(n: int, seq: int, vocab: int, seed: int = 0):
         length = int(rng.integers(8, seq + 1))
         ids.append([2] + rng.integers(5, vocab, length - 2).tolist() + [3])
         labels.append([-100] + rng.integers(0, 9, length - 2).tolist() + [-100])
-    return datasets.Dataset.from_dict({"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids],
-                                       "labels": labels})
+    return datasets.Dataset.from_dict(
+        {"input_ids": ids, "attention_mask": [[1] * len(x) for x in ids], "labels": labels}
+    )
 
 
 def one_head(hidden: int, args, encoder_dir, tokenizer, root) -> dict:
@@ -78,24 +79,44 @@ def one_head(hidden: int, args, encoder_dir, tokenizer, root) -> dict:
 
     def new_model():
         torch.manual_seed(0)
-        return BertFeatureBasedModel.from_encoder(encoder_dir, "token_classification", "concat_last_four",
-                                                  head="bilstm", num_labels=9, head_hidden_size=hidden)
+        return BertFeatureBasedModel.from_encoder(
+            encoder_dir,
+            "token_classification",
+            "concat_last_four",
+            head="bilstm",
+            num_labels=9,
+            head_hidden_size=hidden,
+        )
 
     def build(model, folder):
         """The one-off cache build (one encoder pass at the training batch size) and the collator reading it."""
         cache, layers, hit = build_feature_cache(model, data, token_collator, folder, args.seq, batch_size=args.batch)
         if hit:
             raise RuntimeError(f"{folder}: expected a fresh cache build, found an existing cache")
-        return cache, FeatureCacheCollator(layers, model.layers, model.encoder.config.hidden_size,
-                                           fallback=token_collator)
+        return cache, FeatureCacheCollator(
+            layers, model.layers, model.encoder.config.hidden_size, fallback=token_collator
+        )
 
     cache, cache_collator = build(new_model(), os.path.join(root, f"cache{hidden}"))
     cache_mb = sum(os.path.getsize(f["filename"]) for f in cache.cache_files) / 2**20
     targs = TrainingArguments(
-        output_dir=os.path.join(root, "out"), num_train_epochs=args.epochs, per_device_train_batch_size=args.batch,
-        learning_rate=1e-3, weight_decay=0.0, warmup_steps=0, max_grad_norm=1.0, optim="adamw_torch",
-        logging_strategy="no", save_strategy="no", eval_strategy="no", report_to="none", disable_tqdm=True,
-        use_cpu=True, seed=0, dataloader_num_workers=0)
+        output_dir=os.path.join(root, "out"),
+        num_train_epochs=args.epochs,
+        per_device_train_batch_size=args.batch,
+        learning_rate=1e-3,
+        weight_decay=0.0,
+        warmup_steps=0,
+        max_grad_norm=1.0,
+        optim="adamw_torch",
+        logging_strategy="no",
+        save_strategy="no",
+        eval_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        seed=0,
+        dataloader_num_workers=0,
+    )
 
     def trainer_for(dataset, collator):
         m = new_model().train()
@@ -113,6 +134,7 @@ def one_head(hidden: int, args, encoder_dir, tokenizer, root) -> dict:
             state.clear()
             gc.collect()  # every side starts with the same (collected) heap; Trainer.train() ends with a gc.collect()
             state[key] = make()
+
         return prepare
 
     def new_limit():
@@ -140,19 +162,35 @@ def one_head(hidden: int, args, encoder_dir, tokenizer, root) -> dict:
 
     name = f"2-layer BiLSTM {hidden}/direction"
     sides = [
-        harness.Side(f"ours, {name}: head alone (limit)", "ours", limit, prepare=fresh("limit", new_limit),
-                     description="model(features=...) + backward + clip + AdamW over Trainer's cached batches"),
-        harness.Side(f"ours, {name}: cached epochs (Trainer)", "ours", lambda _r: state["cached"].train() and None,
-                     prepare=fresh("cached", lambda: trainer_for(cache, cache_collator)),
-                     description="Trainer.train() on a feature cache built before the round + collator"),
-        harness.Side(f"ours, {name}: cached incl. build (Trainer)", "ours", with_build,
-                     prepare=fresh("built", lambda: trainer_for(None, None)),
-                     after=lambda _r, _extra: shutil.rmtree(built_root),
-                     description="build_feature_cache into a fresh folder, then Trainer.train() on it"),
-        harness.Side(f"ours, {name}: recompute encoder (Trainer)", "ours",
-                     lambda _r: state["recompute"].train() and None,
-                     prepare=fresh("recompute", lambda: trainer_for(data, token_collator)),
-                     description="Trainer.train(), frozen encoder on every batch"),
+        harness.Side(
+            f"ours, {name}: head alone (limit)",
+            "ours",
+            limit,
+            prepare=fresh("limit", new_limit),
+            description="model(features=...) + backward + clip + AdamW over Trainer's cached batches",
+        ),
+        harness.Side(
+            f"ours, {name}: cached epochs (Trainer)",
+            "ours",
+            lambda _r: state["cached"].train() and None,
+            prepare=fresh("cached", lambda: trainer_for(cache, cache_collator)),
+            description="Trainer.train() on a feature cache built before the round + collator",
+        ),
+        harness.Side(
+            f"ours, {name}: cached incl. build (Trainer)",
+            "ours",
+            with_build,
+            prepare=fresh("built", lambda: trainer_for(None, None)),
+            after=lambda _r, _extra: shutil.rmtree(built_root),
+            description="build_feature_cache into a fresh folder, then Trainer.train() on it",
+        ),
+        harness.Side(
+            f"ours, {name}: recompute encoder (Trainer)",
+            "ours",
+            lambda _r: state["recompute"].train() and None,
+            prepare=fresh("recompute", lambda: trainer_for(data, token_collator)),
+            description="Trainer.train(), frozen encoder on every batch",
+        ),
     ]
     measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
     res = record(hidden, args, encoder_dir, measured, [s.name for s in sides], len(batches), cache_mb)
@@ -160,35 +198,58 @@ def one_head(hidden: int, args, encoder_dir, tokenizer, root) -> dict:
     return res
 
 
-def record(hidden: int, args, encoder_dir: str, measured: dict, names: list[str], n_batches: int,
-           cache_mb: float) -> dict:
+def record(
+    hidden: int, args, encoder_dir: str, measured: dict, names: list[str], n_batches: int, cache_mb: float
+) -> dict:
     """The harness record of one head: sides ``names`` = (limit, cached, incl. build, recompute), three ratios."""
     gc.collect()
     start = time.perf_counter()
     gc.collect()  # what Trainer.train() does once at its end (accelerate's free_memory), in this process's heap
     gc_s = time.perf_counter() - start
     enough = n_batches >= MIN_BATCHES
-    notes = [("ratios: cached / head alone (goal <= 1.10); recompute / cached (per epoch, build left out); "
-              f"recompute / cached incl. build (at {args.epochs} epochs, build paid)"),
-             "Trainer sides include Trainer.train()'s one-off set-up and closing gc.collect (per run, not per epoch)"]
+    notes = [
+        (
+            "ratios: cached / head alone (goal <= 1.10); recompute / cached (per epoch, build left out); "
+            f"recompute / cached incl. build (at {args.epochs} epochs, build paid)"
+        ),
+        "Trainer sides include Trainer.train()'s one-off set-up and closing gc.collect (per run, not per epoch)",
+    ]
     if not enough:
-        notes.append(f"{n_batches} batches per epoch (< {MIN_BATCHES}): a plumbing size, Trainer's per-step "
-                     "costs barely weigh")
+        notes.append(
+            f"{n_batches} batches per epoch (< {MIN_BATCHES}): a plumbing size, Trainer's per-step costs barely weigh"
+        )
     return harness.result(
-        f"feature_cache_bilstm{hidden}", f"Feature-based BiLSTM head, {args.epochs} epoch(s) of {n_batches} "
-        f"batches (2-layer BiLSTM {hidden}/direction)", measured,
-        [harness.Comparison(names[0], names[1], kind="variant"),
-         harness.Comparison(names[1], names[3], kind="variant"),
-         harness.Comparison(names[2], names[3], kind="variant")],
-        config={"encoder": os.path.basename(encoder_dir), "examples": args.examples, "seq": args.seq,
-                "batch": args.batch, "batches_per_epoch": n_batches, "threads": args.threads,
-                "strategy": "concat_last_four", "head": "bilstm", "lstm_hidden": hidden, "lstm_layers": 2,
-                "cache_dtype": "float16", "epochs": args.epochs},
+        f"feature_cache_bilstm{hidden}",
+        f"Feature-based BiLSTM head, {args.epochs} epoch(s) of {n_batches} "
+        f"batches (2-layer BiLSTM {hidden}/direction)",
+        measured,
+        [
+            harness.Comparison(names[0], names[1], kind="variant"),
+            harness.Comparison(names[1], names[3], kind="variant"),
+            harness.Comparison(names[2], names[3], kind="variant"),
+        ],
+        config={
+            "encoder": os.path.basename(encoder_dir),
+            "examples": args.examples,
+            "seq": args.seq,
+            "batch": args.batch,
+            "batches_per_epoch": n_batches,
+            "threads": args.threads,
+            "strategy": "concat_last_four",
+            "head": "bilstm",
+            "lstm_hidden": hidden,
+            "lstm_layers": 2,
+            "cache_dtype": "float16",
+            "epochs": args.epochs,
+        },
         work=(args.examples * args.epochs, "examples"),
         checks={f"batches per epoch >= {MIN_BATCHES}": n_batches} if enough else None,
-        figures={**cost_figures(measured, names, args.epochs), "cache size, MB": round(cache_mb, 2),
-                 "batches per epoch": n_batches,
-                 "one gc.collect() in this process (Trainer.train() ends with one), s": round(gc_s, 3)},
+        figures={
+            **cost_figures(measured, names, args.epochs),
+            "cache size, MB": round(cache_mb, 2),
+            "batches per epoch": n_batches,
+            "one gc.collect() in this process (Trainer.train() ends with one), s": round(gc_s, 3),
+        },
         notes=notes,
     )
 
@@ -203,23 +264,31 @@ def cost_figures(measured: dict, names: list[str], epochs: int) -> dict:
     per_epoch, saved = cached / epochs, (recompute - cached) / epochs
     return {
         "cached per epoch, s (cached epochs / epochs)": round(per_epoch, 3),
-        "cache build, s (median [min, max] of the builds inside the incl.-build rounds)":
-            f"{build['median']:.3f} [{build['min']:.3f}, {build['max']:.3f}]",
+        "cache build, s (median [min, max] of the builds inside the incl.-build rounds)": f"{build['median']:.3f} [{build['min']:.3f}, {build['max']:.3f}]",
         f"cached total at {epochs} epochs incl. build, s (measured)": round(built, 3),
         f"build + {epochs} x per-epoch, s": round(build["median"] + epochs * per_epoch, 3),
-        "epochs for the cache to pay its build (build / per-epoch saving)":
-            round(build["median"] / saved, 2) if saved > 0 else "never (recomputing was not slower per epoch)",
+        "epochs for the cache to pay its build (build / per-epoch saving)": round(build["median"] / saved, 2)
+        if saved > 0
+        else "never (recomputing was not slower per epoch)",
     }
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default=None, help="encoder folder (default: a random BERT-mini built here)")
-    parser.add_argument("--examples", type=int, default=80,
-                        help="sequences (default 80 at batch 4: 20 batches per epoch; the paper head alone takes "
-                             "~0.2 s per sequence-epoch on 1 CPU thread, ~8 min for the whole benchmark)")
-    parser.add_argument("--seq", type=int, default=32,
-                        help="longest synthetic sequence in WordPieces (lengths uniform in 8..seq; default mean 20)")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=80,
+        help="sequences (default 80 at batch 4: 20 batches per epoch; the paper head alone takes "
+        "~0.2 s per sequence-epoch on 1 CPU thread, ~8 min for the whole benchmark)",
+    )
+    parser.add_argument(
+        "--seq",
+        type=int,
+        default=32,
+        help="longest synthetic sequence in WordPieces (lengths uniform in 8..seq; default mean 20)",
+    )
     parser.add_argument("--batch", type=int, default=4, help="training batch size (and the cache build's)")
     parser.add_argument("--paper_hidden", type=int, default=768, help="the paper's BiLSTM units per direction")
     parser.add_argument("--small_hidden", type=int, default=64, help="the small head's BiLSTM units per direction")
@@ -242,10 +311,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
             tok = train_wordpiece_tokenizer(sample_texts(), vocab_size=2000)
             encoder_dir = build_random_bert(os.path.join(tmp, "mini"), tok, preset="mini", seed=0)
         tokenizer = AutoTokenizer.from_pretrained(encoder_dir)
-        print(f"encoder {os.path.basename(encoder_dir)}; {args.examples} sequences of 8..{args.seq} WordPieces, "
-              f"batch {args.batch} ({-(-args.examples // args.batch)} batches per epoch), {args.threads} thread(s), "
-              "strategy concat_last_four")
-        return [one_head(hidden, args, encoder_dir, tokenizer, tmp) for hidden in (args.paper_hidden, args.small_hidden)]
+        print(
+            f"encoder {os.path.basename(encoder_dir)}; {args.examples} sequences of 8..{args.seq} WordPieces, "
+            f"batch {args.batch} ({-(-args.examples // args.batch)} batches per epoch), {args.threads} thread(s), "
+            "strategy concat_last_four"
+        )
+        return [
+            one_head(hidden, args, encoder_dir, tokenizer, tmp) for hidden in (args.paper_hidden, args.small_hidden)
+        ]
 
 
 if __name__ == "__main__":

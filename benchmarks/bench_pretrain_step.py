@@ -46,8 +46,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
         g = torch.Generator().manual_seed(0)
         ids = torch.randint(5, vocab, (args.batch_size, args.seq), generator=g)
         labels = torch.where(torch.rand(ids.shape, generator=g) < 0.15, ids, torch.full_like(ids, -100))
-        batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids),
-                 "labels": labels, "next_sentence_label": torch.randint(0, 2, (args.batch_size,), generator=g)}
+        batch = {
+            "input_ids": ids,
+            "attention_mask": torch.ones_like(ids),
+            "token_type_ids": torch.zeros_like(ids),
+            "labels": labels,
+            "next_sentence_label": torch.randint(0, 2, (args.batch_size,), generator=g),
+        }
         config = bert_config(args.preset, vocab_size=vocab)
         torch.manual_seed(0)
         full = BertForPreTraining(config).train()
@@ -66,16 +71,29 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
         ref = "reference: transformers BertForPreTraining (full MLM head)"
         ours = "ours: BertForPreTrainingMaskedOnly (target positions only)"
-        sides = [harness.Side(ref, "reference", step_fn(full), description="vocabulary projection of B x L positions"),
-                 harness.Side(ours, "ours", step_fn(masked), description="vocabulary projection of the MLM targets")]
-        print(f"{args.preset} BERT, vocab {vocab}, batch {args.batch_size} x seq {args.seq}, "
-              f"{torch.get_num_threads()} torch thread(s)")
+        sides = [
+            harness.Side(ref, "reference", step_fn(full), description="vocabulary projection of B x L positions"),
+            harness.Side(ours, "ours", step_fn(masked), description="vocabulary projection of the MLM targets"),
+        ]
+        print(
+            f"{args.preset} BERT, vocab {vocab}, batch {args.batch_size} x seq {args.seq}, "
+            f"{torch.get_num_threads()} torch thread(s)"
+        )
         measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
         res = harness.result(
-            f"pretrain_step_vocab{vocab}", f"Pretraining step, {args.preset} BERT, vocab {vocab}", measured,
+            f"pretrain_step_vocab{vocab}",
+            f"Pretraining step, {args.preset} BERT, vocab {vocab}",
+            measured,
             [harness.Comparison(ours, ref)],
-            config={"preset": args.preset, "vocab_size": vocab, "batch_size": args.batch_size, "seq": args.seq,
-                    "mlm_fraction": 0.15, "optimizer": "AdamW lr 1e-4", "threads": torch.get_num_threads()},
+            config={
+                "preset": args.preset,
+                "vocab_size": vocab,
+                "batch_size": args.batch_size,
+                "seq": args.seq,
+                "mlm_fraction": 0.15,
+                "optimizer": "AdamW lr 1e-4",
+                "threads": torch.get_num_threads(),
+            },
             work=(args.batch_size * args.seq, "tokens"),
         )
         print(harness.format_result(res))

@@ -86,21 +86,29 @@ def main(argv: list[str] | None = None) -> dict:
                     dst = os.path.join(folder, f"{copy}-{os.path.basename(src)}")
                     os.symlink(src, dst)
                     files.append(dst)
-            cfg = {"files": files, "tokenizer": os.path.join(tmp, "tokenizer"), "cache": os.path.join(tmp, f"cache{scale}"),
-                   "num_proc": args.num_proc}
+            cfg = {
+                "files": files,
+                "tokenizer": os.path.join(tmp, "tokenizer"),
+                "cache": os.path.join(tmp, f"cache{scale}"),
+                "num_proc": args.num_proc,
+            }
             env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
-            proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True,
-                                  env=env, check=False)
+            proc = subprocess.run(
+                [sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True, env=env, check=False
+            )
             if proc.returncode:
                 raise RuntimeError(f"scale {scale} failed:\n{proc.stderr[-3000:]}")
             row = json.loads(proc.stdout.strip().splitlines()[-1])
             row["instances_per_s"] = row["instances"] / row["seconds"]
             row["sentences_per_s"] = row["sentences"] / row["seconds"]
             results["scales"][scale] = row
-            print(f"x{scale}: {row['documents']} docs, {row['sentences']} sentences -> {row['instances']} instances "
-                  f"in {row['seconds']:.1f} s ({row['instances_per_s']:.0f} inst/s, {row['sentences_per_s']:.0f} "
-                  f"sent/s); cached rerun {row['cached_seconds']:.2f} s; peak RSS {row['peak_rss_mb']:.0f} MB "
-                  f"(after imports {row['rss_after_imports_mb']:.0f} MB)", flush=True)
+            print(
+                f"x{scale}: {row['documents']} docs, {row['sentences']} sentences -> {row['instances']} instances "
+                f"in {row['seconds']:.1f} s ({row['instances_per_s']:.0f} inst/s, {row['sentences_per_s']:.0f} "
+                f"sent/s); cached rerun {row['cached_seconds']:.2f} s; peak RSS {row['peak_rss_mb']:.0f} MB "
+                f"(after imports {row['rss_after_imports_mb']:.0f} MB)",
+                flush=True,
+            )
     return results
 
 

@@ -28,7 +28,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import harness  # noqa: E402
+import harness
 
 REPO = os.path.dirname(HERE)
 SMOKE_ARGS = ["--reduced"]
@@ -56,8 +56,9 @@ def first_cpu() -> int:
     return min(os.sched_getaffinity(0))
 
 
-def quickstart_side(name: str, workdir: str, seed: int, reduced: bool, busy: bool,
-                    keep_logs: str | None = None) -> harness.Side:
+def quickstart_side(
+    name: str, workdir: str, seed: int, reduced: bool, busy: bool, keep_logs: str | None = None
+) -> harness.Side:
     """One side: the quickstart in a child process (``OMP_NUM_THREADS`` unset), with or without a spinning core; its
     console log (size reported as ``log_kib``) is copied into ``keep_logs`` when given."""
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
@@ -70,8 +71,9 @@ def quickstart_side(name: str, workdir: str, seed: int, reduced: bool, busy: boo
         shutil.rmtree(out, ignore_errors=True)
         if busy:
             cpu = first_cpu()
-            spinner.append(subprocess.Popen([sys.executable, "-c", SPIN],
-                                            preexec_fn=lambda: os.sched_setaffinity(0, {cpu})))
+            spinner.append(
+                subprocess.Popen([sys.executable, "-c", SPIN], preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))  # noqa: PLW1509 (no threads run in the parent here)
+            )
 
     def run(round_index: int) -> dict:
         return harness.run_subprocess(cmd, cwd=REPO, env=env, log_path=f"{out}.round{round_index}.log")
@@ -87,12 +89,22 @@ def quickstart_side(name: str, workdir: str, seed: int, reduced: bool, busy: boo
         if keep_logs:
             os.makedirs(keep_logs, exist_ok=True)
             shutil.copy(log, os.path.join(keep_logs, os.path.basename(log)))
-        return {"all_work": int(summary["all_work"]), "quickstart_wall_s": summary["total_wall_seconds"],
-                "log_kib": os.path.getsize(log) / 1024}
+        return {
+            "all_work": int(summary["all_work"]),
+            "quickstart_wall_s": summary["total_wall_seconds"],
+            "log_kib": os.path.getsize(log) / 1024,
+        }
 
     what = "another process spinning on CPU 0 (pinned) for the whole run" if busy else "nothing else running"
-    return harness.Side(name=name, role="ours", run=run, prepare=prepare, after=after, command=cmd,
-                        description=f"hf-bert-tasks quickstart (seed {seed}, OMP_NUM_THREADS unset), {what}")
+    return harness.Side(
+        name=name,
+        role="ours",
+        run=run,
+        prepare=prepare,
+        after=after,
+        command=cmd,
+        description=f"hf-bert-tasks quickstart (seed {seed}, OMP_NUM_THREADS unset), {what}",
+    )
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -106,23 +118,40 @@ def main(argv: list[str] | None = None) -> list[dict]:
         raise SystemExit("bench_quickstart_busy needs at least 2 usable CPUs (one is kept busy)")
     workdir = tempfile.mkdtemp(prefix="bench_quickstart_busy_")
     try:
-        idle = quickstart_side("quickstart, idle", workdir, args.seed, args.reduced, busy=False, keep_logs=args.keep_logs)
-        busy = quickstart_side("quickstart, one core busy", workdir, args.seed, args.reduced, busy=True,
-                               keep_logs=args.keep_logs)
+        idle = quickstart_side(
+            "quickstart, idle", workdir, args.seed, args.reduced, busy=False, keep_logs=args.keep_logs
+        )
+        busy = quickstart_side(
+            "quickstart, one core busy", workdir, args.seed, args.reduced, busy=True, keep_logs=args.keep_logs
+        )
         measured = harness.measure([idle, busy], repeats=args.repeats, warmup=0)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     sides = measured["sides"]
     ratio = sides[busy.name]["median_s"] / sides[idle.name]["median_s"]
     record = harness.result(
-        "quickstart_busy", "quickstart wall time: one core busy vs idle (goal: busy / idle <= 1.5)", measured,
+        "quickstart_busy",
+        "quickstart wall time: one core busy vs idle (goal: busy / idle <= 1.5)",
+        measured,
         [harness.Comparison(ours=busy.name, baseline=idle.name, kind="variant")],
-        config={"seed": args.seed, "repeats": args.repeats, "plan": "reduced" if args.reduced else "full",
-                "usable_cpus": len(os.sched_getaffinity(0))},
-        figures={"busy_over_idle": round(ratio, 3), "goal_busy_over_idle": 1.5,
-                 "every_row_works": {name: [e["all_work"] for e in s["extra"]] for name, s in sides.items()}},
-        notes=["ratio = idle median / busy median (> 1 would mean the busy run was faster); busy_over_idle is its "
-               "inverse, the slowdown"])
+        config={
+            "seed": args.seed,
+            "repeats": args.repeats,
+            "plan": "reduced" if args.reduced else "full",
+            "usable_cpus": len(os.sched_getaffinity(0)),
+        },
+        figures={
+            "busy_over_idle": round(ratio, 3),
+            "goal_busy_over_idle": 1.5,
+            "every_row_works": {name: [e["all_work"] for e in s["extra"]] for name, s in sides.items()},
+        },
+        notes=[
+            (
+                "ratio = idle median / busy median (> 1 would mean the busy run was faster); busy_over_idle is its "
+                "inverse, the slowdown"
+            )
+        ],
+    )
     print(harness.format_result(record))
     return [record]
 

@@ -63,13 +63,16 @@ def build_inputs(version: str, max_questions: int | None, seed: int = 0):
         cols = {k: v[:max_questions] for k, v in cols.items()}
     examples = Dataset.from_dict(cols)  # id, title, context, question, answers: what run_qa.py passes
     tokenizer = AutoTokenizer.from_pretrained(harness.minilm_path())
-    feats = qa.create_features(cols["question"], cols["context"], tokenizer, qa.WindowConfig(384, 128, 64),
-                               example_ids=cols["id"])
+    feats = qa.create_features(
+        cols["question"], cols["context"], tokenizer, qa.WindowConfig(384, 128, 64), example_ids=cols["id"]
+    )
     ours = Dataset.from_dict({k: feats[k] for k in ("example_id", "offset_mapping", "token_is_max_context")})
-    upstream = Dataset.from_dict({
-        "example_id": feats["example_id"],
-        "offset_mapping": [[None if o[0] < 0 else o for o in row] for row in feats["offset_mapping"]],
-    })
+    upstream = Dataset.from_dict(
+        {
+            "example_id": feats["example_id"],
+            "offset_mapping": [[None if o[0] < 0 else o for o in row] for row in feats["offset_mapping"]],
+        }
+    )
     width = max(len(r) for r in feats["offset_mapping"])
     rng = np.random.default_rng(seed)
     start = rng.normal(size=(len(ours), width)).astype(np.float32)
@@ -79,7 +82,7 @@ def build_inputs(version: str, max_questions: int | None, seed: int = 0):
     # padded row and drops padding afterwards, so random logits there could take top-20 slots from real tokens
     # (measured: 1 of 10,570 v1 questions). A model's padding logits are low; give both sides that same input.
     for row, offs in enumerate(feats["offset_mapping"]):
-        start[row, len(offs):] = end[row, len(offs):] = -1e4
+        start[row, len(offs) :] = end[row, len(offs) :] = -1e4
     return examples, ours, upstream, start, end
 
 
@@ -88,15 +91,20 @@ def one_version(version: str, args, utils_qa, ref_path: str) -> dict:
 
     examples, ours_feats, ref_feats, start, end = build_inputs(version, args.max_questions)
     v2 = version == "v2"
-    knobs = {"n_best_size": 20, "max_answer_length": 30, "version_2_with_negative": v2,
-             "null_score_diff_threshold": 0.0}
+    knobs = {
+        "n_best_size": 20,
+        "max_answer_length": 30,
+        "version_2_with_negative": v2,
+        "null_score_diff_threshold": 0.0,
+    }
     out = {}
 
     def run_ours(_r):
         ids = list(examples["id"][:])  # as tasks/squad.py reads them
         index, offsets, _ = qa.features_to_arrays(ours_feats, ids)
-        out["ours"] = qa.postprocess_qa_predictions(ids, list(examples["context"][:]), index, start, end, offsets, None,
-                                                    **knobs)
+        out["ours"] = qa.postprocess_qa_predictions(
+            ids, list(examples["context"][:]), index, start, end, offsets, None, **knobs
+        )
 
     def run_reference(_r):
         out["reference"] = utils_qa.postprocess_qa_predictions(examples, ref_feats, (start, end), **knobs)
@@ -110,23 +118,35 @@ def one_version(version: str, args, utils_qa, ref_path: str) -> dict:
         # The one documented difference: a question without any valid span is answered with the literal text
         # "empty" by utils_qa (its "rare edge case" fallback) and with "" by ours.
         no_span[:] = [k for k, text in ours.best_non_null.items() if not text]
-        bad = [k for k, text in ref.items()
-               if text != ours.predictions[k] and not (k in no_span and text == "empty")]
+        bad = [k for k, text in ref.items() if text != ours.predictions[k] and not (k in no_span and text == "empty")]
         if bad:
-            raise SystemExit(f"{version}: ours and utils_qa disagree on {len(bad)} questions (e.g. {bad[:3]}); "
-                             "the benchmark is void")
+            raise SystemExit(
+                f"{version}: ours and utils_qa disagree on {len(bad)} questions (e.g. {bad[:3]}); "
+                "the benchmark is void"
+            )
         return {}
 
     sides = [
-        harness.Side("reference: utils_qa.postprocess_qa_predictions", "reference", run_reference,
-                     description=f"transformers examples' utils_qa.py ({ref_path}), features as run_qa.py leaves them"),
-        harness.Side("ours: qa.features_to_arrays + qa.postprocess_qa_predictions", "ours", run_ours, after=check,
-                     description="numpy candidates, one lexsort, per-question n-best pass"),
+        harness.Side(
+            "reference: utils_qa.postprocess_qa_predictions",
+            "reference",
+            run_reference,
+            description=f"transformers examples' utils_qa.py ({ref_path}), features as run_qa.py leaves them",
+        ),
+        harness.Side(
+            "ours: qa.features_to_arrays + qa.postprocess_qa_predictions",
+            "ours",
+            run_ours,
+            after=check,
+            description="numpy candidates, one lexsort, per-question n-best pass",
+        ),
     ]
     print(f"SQuAD {version} dev: {len(examples)} questions, {len(ours_feats)} features x {start.shape[1]} tokens")
     measured = harness.measure(sides, repeats=args.repeats, warmup=args.warmup)
-    checks = {"identical_predictions": f"{len(examples) - len(no_span)} of {len(examples)} questions; the other "
-                                       f"{len(no_span)} have no valid span (utils_qa: 'empty', ours: '')"}
+    checks = {
+        "identical_predictions": f"{len(examples) - len(no_span)} of {len(examples)} questions; the other "
+        f"{len(no_span)} have no valid span (utils_qa: 'empty', ours: '')"
+    }
     if v2:
         odds = _reference_null_odds(utils_qa, examples, ref_feats, start, end, knobs)
         ours_odds = out["ours"].null_odds
@@ -134,13 +154,25 @@ def one_version(version: str, args, utils_qa, ref_path: str) -> dict:
         np.testing.assert_allclose([ours_odds[k] for k in keys], [odds[k] for k in keys], rtol=1e-5, atol=1e-5)
         checks["null_odds_equal_1e-5"] = f"{len(keys)} questions with a valid span"
     res = harness.result(
-        f"squad_postprocess_{version}", f"SQuAD {version} dev post-processing", measured,
+        f"squad_postprocess_{version}",
+        f"SQuAD {version} dev post-processing",
+        measured,
         [harness.Comparison(sides[1].name, sides[0].name)],
-        config={"file": FILES[version], "questions": len(examples), "features": len(ours_feats),
-                "seq_len": int(start.shape[1]), "tokenizer": "all-MiniLM-L6-v2 (uncased WordPiece)",
-                "max_seq_length": 384, "doc_stride": 128, "max_query_length": 64, **knobs,
-                "logits": "seeded random float32 (seed 0)", "reference": ref_path},
-        work=(len(examples), "questions"), checks=checks,
+        config={
+            "file": FILES[version],
+            "questions": len(examples),
+            "features": len(ours_feats),
+            "seq_len": int(start.shape[1]),
+            "tokenizer": "all-MiniLM-L6-v2 (uncased WordPiece)",
+            "max_seq_length": 384,
+            "doc_stride": 128,
+            "max_query_length": 64,
+            **knobs,
+            "logits": "seeded random float32 (seed 0)",
+            "reference": ref_path,
+        },
+        work=(len(examples), "questions"),
+        checks=checks,
     )
     print(harness.format_result(res))
     return res

@@ -62,14 +62,29 @@ import gpu_report  # benchmarks/ is not a package: imported from its folder
 
 #: dense (no sparsity) peak TFLOP/s for bf16/fp16 tensor cores, from the vendors' data sheets (H100/H200 SXM:
 #: 989.4, A100: 312); the longest key contained in the device name wins (``peak_tflops``).
-PEAK_TFLOPS = {"H200": 989.0, "H100 SXM": 989.0, "H100 PCIe": 756.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0,
-               "L4": 121.0, "A10G": 70.0, "A10": 125.0, "V100": 125.0, "T4": 65.0, "RTX 4090": 165.0}
+PEAK_TFLOPS = {
+    "H200": 989.0,
+    "H100 SXM": 989.0,
+    "H100 PCIe": 756.0,
+    "H100": 989.0,
+    "A100": 312.0,
+    "L40S": 362.0,
+    "L4": 121.0,
+    "A10G": 70.0,
+    "A10": 125.0,
+    "V100": 125.0,
+    "T4": 65.0,
+    "RTX 4090": 165.0,
+}
 #: parameters of transformers' ``BertForPreTraining`` at BERT-large's size (L 24, H 1024, A 16, vocab 30522), the
 #: tied decoder once; tests/test_gpu_bench.py recounts it from a model built on the meta device.
 BERT_LARGE_PARAMS = 336_226_108
 #: NVIDIA's BERT-large pretraining at seq 128 on one A100 in mixed precision (issue 26's anchor), sequences/s.
 NVIDIA_A100_BERT_LARGE_SEQ_PER_S = 580.0
-SIDE_LABELS = {"ours": "ours (BertForPreTrainingMaskedOnly)", "reference": "reference (transformers BertForPreTraining)"}
+SIDE_LABELS = {
+    "ours": "ours (BertForPreTrainingMaskedOnly)",
+    "reference": "reference (transformers BertForPreTraining)",
+}
 
 
 def peak_key(device_name: str) -> str | None:
@@ -139,9 +154,13 @@ def synthetic_batch(kind: str, vocab_size: int, batch_size: int, seq: int, devic
     g = torch.Generator(device="cpu").manual_seed(1)
     ids = torch.randint(5, vocab_size, (batch_size, seq), generator=g)
     ids[:, 0] = 2
-    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids),
-             "token_type_ids": torch.cat([torch.zeros(batch_size, seq // 2), torch.ones(batch_size, seq - seq // 2)],
-                                         1).long()}
+    batch = {
+        "input_ids": ids,
+        "attention_mask": torch.ones_like(ids),
+        "token_type_ids": torch.cat(
+            [torch.zeros(batch_size, seq // 2), torch.ones(batch_size, seq - seq // 2)], 1
+        ).long(),
+    }
     if kind == "pretraining":
         predicted = predictions_per_sequence(seq)
         labels = torch.full((batch_size, seq), -100, dtype=torch.long)
@@ -186,8 +205,16 @@ def build_model(kind: str, side: str, config):
     return ours
 
 
-def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: int | None = None,
-            side: str = "ours", static: bool = False) -> dict:
+def measure(
+    kind: str,
+    args,
+    device,
+    dtype,
+    seq: int | None = None,
+    batch_size: int | None = None,
+    side: str = "ours",
+    static: bool = False,
+) -> dict:
     """Train one model (``kind``, ``side``) on one synthetic batch shape; returns the row (keys in main's print)."""
     import torch
 
@@ -241,9 +268,11 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     seconds = (time.perf_counter() - start) / args.steps
     profile = profile_steps(step, args.profile, device, args.profile_top) if args.profile else None
     if profile is not None:  # time per step as the profile saw it (its overhead included): for the busy fraction
-        print(f"profile ({profile['activity']}, {args.profile} steps): busy {100 * profile['busy']:.1f} % of "
-              f"{profile['wall_ms'] / args.profile:.1f} ms a step; " + ", ".join(
-                  f"{k} {100 * v:.1f} %" for k, v in sorted(profile["families"].items(), key=lambda kv: -kv[1])))
+        print(
+            f"profile ({profile['activity']}, {args.profile} steps): busy {100 * profile['busy']:.1f} % of "
+            f"{profile['wall_ms'] / args.profile:.1f} ms a step; "
+            + ", ".join(f"{k} {100 * v:.1f} %" for k, v in sorted(profile["families"].items(), key=lambda kv: -kv[1]))
+        )
         for k in profile["top"]:
             print(f"  {100 * k['share']:5.1f} %  {k['ms'] / args.profile:8.3f} ms/step  x{k['calls']:<5d} {k['name']}")
     tokens_per_s = batch_size * seq / seconds
@@ -251,19 +280,38 @@ def measure(kind: str, args, device, dtype, seq: int | None = None, batch_size: 
     achieved = fpt * tokens_per_s / 1e12
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     peak = peak_tflops(device_name, args.peak_tflops)
-    row = {"kind": kind, "side": side, "batch": batch_size, "seq": seq, "dtype": str(dtype).replace("torch.", ""),
-           "compile": args.compile, "compile_backend": args.compile_backend if args.compile else None,
-           "compile_mode": args.compile_mode if args.compile else None,
-           "static_predictions": static,
-           "step_s": seconds, "tokens_per_s": tokens_per_s, "sequences_per_s": batch_size / seconds,
-           "tflops": achieved, "mfu": achieved / peak if peak else None, "params": n_params,
-           "mfu_6n": mfu_6n(n_params, tokens_per_s, peak) if peak else None, "peak_tflops": peak,
-           "peak_source": ("given with --peak_tflops" if args.peak_tflops else
-                           f"dense bf16, vendor data sheet: gpu_bench.PEAK_TFLOPS[{peak_key(device_name)!r}]"
-                           if peak else None),
-           "device_name": device_name, "warmup_s": warmup_s, "first_loss": first_loss,
-           "final_loss": loss.detach().float().item() if args.steps else first_loss, "params_m": n_params / 1e6,
-           "predictions_per_seq": predictions_per_sequence(seq) if kind == "pretraining" else None}
+    row = {
+        "kind": kind,
+        "side": side,
+        "batch": batch_size,
+        "seq": seq,
+        "dtype": str(dtype).replace("torch.", ""),
+        "compile": args.compile,
+        "compile_backend": args.compile_backend if args.compile else None,
+        "compile_mode": args.compile_mode if args.compile else None,
+        "static_predictions": static,
+        "step_s": seconds,
+        "tokens_per_s": tokens_per_s,
+        "sequences_per_s": batch_size / seconds,
+        "tflops": achieved,
+        "mfu": achieved / peak if peak else None,
+        "params": n_params,
+        "mfu_6n": mfu_6n(n_params, tokens_per_s, peak) if peak else None,
+        "peak_tflops": peak,
+        "peak_source": (
+            "given with --peak_tflops"
+            if args.peak_tflops
+            else f"dense bf16, vendor data sheet: gpu_bench.PEAK_TFLOPS[{peak_key(device_name)!r}]"
+            if peak
+            else None
+        ),
+        "device_name": device_name,
+        "warmup_s": warmup_s,
+        "first_loss": first_loss,
+        "final_loss": loss.detach().float().item() if args.steps else first_loss,
+        "params_m": n_params / 1e6,
+        "predictions_per_seq": predictions_per_sequence(seq) if kind == "pretraining" else None,
+    }
     if device.type == "cuda":
         row["peak_mem_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
     if profile is not None:
@@ -291,8 +339,11 @@ def profile_steps(step, n_steps: int, device, top: int) -> dict:
         wall_ms = 1000 * (time.perf_counter() - start)
     events = prof.key_averages()
     if cuda:  # kernels only (device_type CUDA); self time on the device
-        timed = [(e.key, e.self_device_time_total, e.count) for e in events
-                 if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA and e.self_device_time_total > 0]
+        timed = [
+            (e.key, e.self_device_time_total, e.count)
+            for e in events
+            if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA and e.self_device_time_total > 0
+        ]
     else:
         timed = [(e.key, e.self_cpu_time_total, e.count) for e in events if e.self_cpu_time_total > 0]
     total_us = sum(t for _, t, _ in timed)
@@ -300,11 +351,18 @@ def profile_steps(step, n_steps: int, device, top: int) -> dict:
     families: dict[str, float] = {}
     for name, t, _ in timed:
         families[kernel_family(name)] = families.get(kernel_family(name), 0.0) + t / max(total_us, 1e-9)
-    return {"steps": n_steps, "activity": "CUDA kernels (self device time)" if cuda else "CPU operators (self CPU time)",
-            "total_ms": total_us / 1000, "wall_ms": wall_ms, "busy": total_us / 1000 / wall_ms if wall_ms else 0.0,
-            "families": families,
-            "top": [{"name": name[:160], "ms": t / 1000, "share": t / total_us if total_us else 0.0, "calls": count}
-                    for name, t, count in timed[:top]]}
+    return {
+        "steps": n_steps,
+        "activity": "CUDA kernels (self device time)" if cuda else "CPU operators (self CPU time)",
+        "total_ms": total_us / 1000,
+        "wall_ms": wall_ms,
+        "busy": total_us / 1000 / wall_ms if wall_ms else 0.0,
+        "families": families,
+        "top": [
+            {"name": name[:160], "ms": t / 1000, "share": t / total_us if total_us else 0.0, "calls": count}
+            for name, t, count in timed[:top]
+        ],
+    }
 
 
 def kernel_family(name: str) -> str:
@@ -314,8 +372,22 @@ def kernel_family(name: str) -> str:
     n = name.lower()
     if any(k in n for k in ("flash", "fmha", "attention", "efficient_attention", "sdpa")):
         return "attention"
-    if any(k in n for k in ("gemm", "cutlass", "cublas", "xmma", "sm90_", "nvjet", "aten::mm", "aten::addmm",
-                            "aten::bmm", "aten::linear", "matmul")):
+    if any(
+        k in n
+        for k in (
+            "gemm",
+            "cutlass",
+            "cublas",
+            "xmma",
+            "sm90_",
+            "nvjet",
+            "aten::mm",
+            "aten::addmm",
+            "aten::bmm",
+            "aten::linear",
+            "matmul",
+        )
+    ):
         return "matmul"
     if any(k in n for k in ("adam", "multi_tensor", "foreach")):
         return "optimizer"
@@ -353,76 +425,169 @@ def throughput_result_rows(rows: list[dict], step: str, previous: list[dict]) ->
         if r["kind"] != "pretraining":
             continue
         if r["mfu_6n"] is None:
-            raise ValueError(f"no bf16 peak known for device {r['device_name']!r} (table: {sorted(PEAK_TFLOPS)}); "
-                             "pass --peak_tflops")
+            raise ValueError(
+                f"no bf16 peak known for device {r['device_name']!r} (table: {sorted(PEAK_TFLOPS)}); "
+                "pass --peak_tflops"
+            )
         mode = f", {r['compile_mode']}" if r.get("compile_mode") else ""
         compiled = f", torch.compile ({r['compile_backend']}{mode})" if r["compile"] else ""
         static = ", static MLM slots" if r.get("static_predictions") else ""
         shape = f"seq {r['seq']} x batch {r['batch']}, {r['dtype']}{compiled}{static}"
-        config = {k: r.get(k) for k in ("kind", "side", "seq", "batch", "dtype", "compile", "compile_backend",
-                                        "compile_mode", "static_predictions", "step_s",
-                                    "tokens_per_s", "params", "peak_tflops", "peak_source", "first_loss",
-                                    "final_loss", "predictions_per_seq", "warmup_s")}
+        config = {
+            k: r.get(k)
+            for k in (
+                "kind",
+                "side",
+                "seq",
+                "batch",
+                "dtype",
+                "compile",
+                "compile_backend",
+                "compile_mode",
+                "static_predictions",
+                "step_s",
+                "tokens_per_s",
+                "params",
+                "peak_tflops",
+                "peak_source",
+                "first_loss",
+                "final_loss",
+                "predictions_per_seq",
+                "warmup_s",
+            )
+        }
         config["mfu_matmul_attention"] = r["mfu"]
         if "peak_mem_gib" in r:
             config["peak_mem_gib"] = r["peak_mem_gib"]
         if r["side"] == "ours" and r["seq"] == 128:
-            rate_anchor = ("NVIDIA BERT-large seq 128: ~580 sequences/s on one A100, mixed precision (BERT-large: ~3x "
-                           "BERT-base's FLOPs per token; compare the MFU rows)")
+            rate_anchor = (
+                "NVIDIA BERT-large seq 128: ~580 sequences/s on one A100, mixed precision (BERT-large: ~3x "
+                "BERT-base's FLOPs per token; compare the MFU rows)"
+            )
         elif r["side"] == "ours":
             rate_anchor = "the reference row of the same shape (no published figure quoted here)"
         else:
             rate_anchor = "same batches, weights, dtype, SDPA attention and AdamW as the ours row"
-        out.append(gpu_report.make_row(step, f"{SIDE_LABELS[r['side']]} sequences/s, {shape}", r["sequences_per_s"],
-                                       "sequences/s", rate_anchor, config))
-        out.append(gpu_report.make_row(
-            step, f"{SIDE_LABELS[r['side']]} MFU (6N, N = {r['params'] / 1e6:.1f}M), {shape}", 100 * r["mfu_6n"], "%",
-            f"NVIDIA's 580 seq/s = {anchor_mfu:.1f} % by this 6N formula (BERT-large, A100 312 TFLOP/s); MosaicBERT "
-            "(Portes et al. 2023) reports its MFU with unpadding and bf16", config))
-        out.append(gpu_report.make_row(
-            step, f"{SIDE_LABELS[r['side']]} MFU (needed FLOPs: gpu_bench.flops_per_token), {shape}", 100 * r["mfu"],
-            "%", "issue 42's goal: 50 % of the FLOPs the step needs (encoder, MLM head on the predicted positions, "
-            "attention)", config))
+        out.append(
+            gpu_report.make_row(
+                step,
+                f"{SIDE_LABELS[r['side']]} sequences/s, {shape}",
+                r["sequences_per_s"],
+                "sequences/s",
+                rate_anchor,
+                config,
+            )
+        )
+        out.append(
+            gpu_report.make_row(
+                step,
+                f"{SIDE_LABELS[r['side']]} MFU (6N, N = {r['params'] / 1e6:.1f}M), {shape}",
+                100 * r["mfu_6n"],
+                "%",
+                f"NVIDIA's 580 seq/s = {anchor_mfu:.1f} % by this 6N formula (BERT-large, A100 312 TFLOP/s); MosaicBERT "
+                "(Portes et al. 2023) reports its MFU with unpadding and bf16",
+                config,
+            )
+        )
+        out.append(
+            gpu_report.make_row(
+                step,
+                f"{SIDE_LABELS[r['side']]} MFU (needed FLOPs: gpu_bench.flops_per_token), {shape}",
+                100 * r["mfu"],
+                "%",
+                "issue 42's goal: 50 % of the FLOPs the step needs (encoder, MLM head on the predicted positions, "
+                "attention)",
+                config,
+            )
+        )
     for r in rows:
         prof = r.get("profile")
         if not prof:
             continue
         shape = f"{r['side']}, seq {r['seq']} x batch {r['batch']}{_variant(r)}"
         what = "GPU kernels" if prof["activity"].startswith("CUDA") else "CPU operators (dry run)"
-        cfg = {"seq": r["seq"], "side": r["side"], "profile_steps": prof["steps"], "wall_ms": prof["wall_ms"],
-               "total_ms": prof["total_ms"]}
-        out.append(gpu_report.make_row(
-            step, f"profile {shape}: {what} busy (their time / wall time of {prof['steps']} steps)",
-            100 * prof["busy"], "%", "100 % = the device never waits for the host (launch overhead, syncs)", cfg))
+        cfg = {
+            "seq": r["seq"],
+            "side": r["side"],
+            "profile_steps": prof["steps"],
+            "wall_ms": prof["wall_ms"],
+            "total_ms": prof["total_ms"],
+        }
+        out.append(
+            gpu_report.make_row(
+                step,
+                f"profile {shape}: {what} busy (their time / wall time of {prof['steps']} steps)",
+                100 * prof["busy"],
+                "%",
+                "100 % = the device never waits for the host (launch overhead, syncs)",
+                cfg,
+            )
+        )
         for family, share in sorted(prof["families"].items(), key=lambda kv: -kv[1]):
             if share > 0:
-                out.append(gpu_report.make_row(step, f"profile {shape}: share of {what} time, {family}", 100 * share,
-                                               "%", "gpu_bench.kernel_family classes", cfg))
+                out.append(
+                    gpu_report.make_row(
+                        step,
+                        f"profile {shape}: share of {what} time, {family}",
+                        100 * share,
+                        "%",
+                        "gpu_bench.kernel_family classes",
+                        cfg,
+                    )
+                )
         for i, k in enumerate(prof["top"], 1):
             if k["share"] > 0:
-                out.append(gpu_report.make_row(step, f"profile {shape}: #{i} {k['name'][:90]}", 100 * k["share"],
-                                               "%", f"{k['ms'] / prof['steps']:.3f} ms a step, {k['calls']} calls in "
-                                               f"{prof['steps']} steps", cfg))
+                out.append(
+                    gpu_report.make_row(
+                        step,
+                        f"profile {shape}: #{i} {k['name'][:90]}",
+                        100 * k["share"],
+                        "%",
+                        f"{k['ms'] / prof['steps']:.3f} ms a step, {k['calls']} calls in {prof['steps']} steps",
+                        cfg,
+                    )
+                )
     for ours in rows:
         if ours["kind"] != "pretraining" or ours["side"] != "ours":
             continue
         for ref in rows:
-            if (ref["side"] == "reference" and ref["compile"] == ours["compile"] and _same_shape(ours, ref)
-                    and not ours.get("static_predictions")):
-                out.append(gpu_report.make_row(
-                    step, f"ours / reference sequences/s, seq {ours['seq']} x batch {ours['batch']}",
-                    ours["sequences_per_s"] / ref["sequences_per_s"], "x",
-                    "> 1: the masked-only MLM decoder is faster on the same batches", {"seq": ours["seq"]}))
+            if (
+                ref["side"] == "reference"
+                and ref["compile"] == ours["compile"]
+                and _same_shape(ours, ref)
+                and not ours.get("static_predictions")
+            ):
+                out.append(
+                    gpu_report.make_row(
+                        step,
+                        f"ours / reference sequences/s, seq {ours['seq']} x batch {ours['batch']}",
+                        ours["sequences_per_s"] / ref["sequences_per_s"],
+                        "x",
+                        "> 1: the masked-only MLM decoder is faster on the same batches",
+                        {"seq": ours["seq"]},
+                    )
+                )
         if ours["compile"]:
             for old in previous:
                 c = old.get("config", {})
-                if (old["units"] == "sequences/s" and c.get("side") == "ours" and not c.get("compile")
-                        and not c.get("static_predictions") and _same_shape(ours, c)):
-                    out.append(gpu_report.make_row(
-                        step, f"ours torch.compile / eager sequences/s, seq {ours['seq']} x batch {ours['batch']}"
-                        f"{', static MLM slots (eager: plain head)' if ours.get('static_predictions') else ''}",
-                        ours["sequences_per_s"] / old["value"], "x",
-                        f"eager row of step {old['step']} (same shape and dtype)", {"seq": ours["seq"]}))
+                if (
+                    old["units"] == "sequences/s"
+                    and c.get("side") == "ours"
+                    and not c.get("compile")
+                    and not c.get("static_predictions")
+                    and _same_shape(ours, c)
+                ):
+                    out.append(
+                        gpu_report.make_row(
+                            step,
+                            f"ours torch.compile / eager sequences/s, seq {ours['seq']} x batch {ours['batch']}"
+                            f"{', static MLM slots (eager: plain head)' if ours.get('static_predictions') else ''}",
+                            ours["sequences_per_s"] / old["value"],
+                            "x",
+                            f"eager row of step {old['step']} (same shape and dtype)",
+                            {"seq": ours["seq"]},
+                        )
+                    )
     return out
 
 
@@ -433,21 +598,42 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default="bf16")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model (Trainer's --torch_compile)")
-    parser.add_argument("--compile_backend", default="inductor",
-                        help="torch.compile backend (inductor; 'eager' traces with dynamo only: CPU smoke tests)")
-    parser.add_argument("--compile_mode", default=None,
-                        choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
-                        help="torch.compile mode (reduce-overhead: CUDA graphs)")
-    parser.add_argument("--static_predictions", nargs="?", const="on", default="off", choices=["off", "on", "both"],
-                        help="ours: fixed masked-position slots per row (BertForPreTrainingMaskedOnly."
-                             "static_predictions); both: ours without, then with")
-    parser.add_argument("--profile", type=int, default=0,
-                        help="after timing, profile this many steps with torch.profiler (top kernels, their share)")
+    parser.add_argument(
+        "--compile_backend",
+        default="inductor",
+        help="torch.compile backend (inductor; 'eager' traces with dynamo only: CPU smoke tests)",
+    )
+    parser.add_argument(
+        "--compile_mode",
+        default=None,
+        choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
+        help="torch.compile mode (reduce-overhead: CUDA graphs)",
+    )
+    parser.add_argument(
+        "--static_predictions",
+        nargs="?",
+        const="on",
+        default="off",
+        choices=["off", "on", "both"],
+        help="ours: fixed masked-position slots per row (BertForPreTrainingMaskedOnly."
+        "static_predictions); both: ours without, then with",
+    )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        help="after timing, profile this many steps with torch.profiler (top kernels, their share)",
+    )
     parser.add_argument("--profile_top", type=int, default=12, help="kernels listed by --profile")
     parser.add_argument("--tiny", action="store_true", help="tiny BERT (CPU smoke test)")
     parser.add_argument("--seq", type=int, nargs="+", default=[128], help="sequence length(s)")
-    parser.add_argument("--pretrain_batch", type=int, nargs="+", default=[256],
-                        help="pretraining batch per --seq (one value: for all; paper: 256 sequences of 128)")
+    parser.add_argument(
+        "--pretrain_batch",
+        type=int,
+        nargs="+",
+        default=[256],
+        help="pretraining batch per --seq (one value: for all; paper: 256 sequences of 128)",
+    )
     parser.add_argument("--finetune_batch", type=int, default=32, help="paper's GLUE batch")
     parser.add_argument("--sides", default="ours", help="pretraining sides, comma-separated: ours, reference")
     parser.add_argument("--steps", type=int, default=30)
@@ -471,14 +657,20 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-        print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  peak "
-              f"{peak_tflops(torch.cuda.get_device_name(), args.peak_tflops)} TFLOP/s ({args.dtype})")
+        print(
+            f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  peak "
+            f"{peak_tflops(torch.cuda.get_device_name(), args.peak_tflops)} TFLOP/s ({args.dtype})"
+        )
     plan = []
     for kind in [args.only] if args.only else ["pretraining", "finetuning"]:
         if kind == "pretraining":
             statics = {"off": [False], "on": [True], "both": [False, True]}[args.static_predictions]
-            plan += [(kind, seq, batch, side, static) for seq, batch in zip(args.seq, batches) for side in sides
-                     for static in (statics if side == "ours" else [False])]
+            plan += [
+                (kind, seq, batch, side, static)
+                for seq, batch in zip(args.seq, batches)
+                for side in sides
+                for static in (statics if side == "ours" else [False])
+            ]
         else:
             plan += [(kind, seq, args.finetune_batch, "ours", False) for seq in args.seq]
     rows = []
@@ -497,14 +689,20 @@ def throughput_main(argv: list[str] | None = None) -> list[dict]:
         rows.append(row)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the finished side's model and optimizer state are garbage now
-        mfu = (f"{100 * row['mfu_6n']:.1f} % (6N), {100 * row['mfu']:.1f} % (matmul+attention)"
-               if row["mfu"] is not None else "n/a (no peak for this device)")
-        print(f"{kind:12s} {side:9s}{' static' if row['static_predictions'] else ''} batch {row['batch']:4d} x seq "
-              f"{row['seq']}  {row['dtype']}"
-              f"{' +compile' if row['compile'] else ''}  step {1000 * row['step_s']:8.1f} ms  "
-              f"sequences/s {row['sequences_per_s']:9.1f}  tokens/s {row['tokens_per_s']:10.0f}  "
-              f"{row['tflops']:7.1f} TFLOP/s  MFU {mfu}  (warmup {row['warmup_s']:.1f} s, loss {row['first_loss']:.3f}"
-              f" -> {row['final_loss']:.3f})", flush=True)
+        mfu = (
+            f"{100 * row['mfu_6n']:.1f} % (6N), {100 * row['mfu']:.1f} % (matmul+attention)"
+            if row["mfu"] is not None
+            else "n/a (no peak for this device)"
+        )
+        print(
+            f"{kind:12s} {side:9s}{' static' if row['static_predictions'] else ''} batch {row['batch']:4d} x seq "
+            f"{row['seq']}  {row['dtype']}"
+            f"{' +compile' if row['compile'] else ''}  step {1000 * row['step_s']:8.1f} ms  "
+            f"sequences/s {row['sequences_per_s']:9.1f}  tokens/s {row['tokens_per_s']:10.0f}  "
+            f"{row['tflops']:7.1f} TFLOP/s  MFU {mfu}  (warmup {row['warmup_s']:.1f} s, loss {row['first_loss']:.3f}"
+            f" -> {row['final_loss']:.3f})",
+            flush=True,
+        )
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as f:
@@ -526,8 +724,10 @@ def _shared_root(given: str | None) -> str:
     rule). Raises ``FileNotFoundError`` when it holds no ``baselines/glue/run_glue.py``."""
     root = given or os.environ.get("HF_BERT_TASKS_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
     if not os.path.isfile(os.path.join(root, "baselines", "glue", "run_glue.py")):
-        raise FileNotFoundError(f"{root}/baselines/glue/run_glue.py is absent: the GLUE comparison needs ../shared "
-                                "(--shared or HF_BERT_TASKS_SHARED: the folder holding data/ and baselines/)")
+        raise FileNotFoundError(
+            f"{root}/baselines/glue/run_glue.py is absent: the GLUE comparison needs ../shared "
+            "(--shared or HF_BERT_TASKS_SHARED: the folder holding data/ and baselines/)"
+        )
     return root
 
 
@@ -553,8 +753,9 @@ def build_glue_model(output_dir: str, preset: str, vocab_size: int) -> str:
 def write_mrpc_json(shared: str, data_dir: str, out_dir: str) -> dict:
     """``data_dir``'s MRPC ``train.tsv`` / ``dev.tsv`` as run_glue's JSON Lines (``train.json``, ``validation.json``)
     with ``convert_glue.py``'s own MRPC reader (``shared/baselines/glue``). Returns the paths."""
-    spec = importlib.util.spec_from_file_location("convert_glue",
-                                                  os.path.join(shared, "baselines", "glue", "convert_glue.py"))
+    spec = importlib.util.spec_from_file_location(
+        "convert_glue", os.path.join(shared, "baselines", "glue", "convert_glue.py")
+    )
     convert = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(convert)
     os.makedirs(out_dir, exist_ok=True)
@@ -581,10 +782,16 @@ def _run_logged(cmd: list[str], log: str, env: dict) -> float:
 
 
 #: the phases of timed_main.py --phases, in the order of a run, with their names in the report
-PHASES = (("interpreter_s", "interpreter start"), ("startup_s", "start-up (imports, data, model, Trainer)"),
-          ("data_s", "data loading + collation (+ logging)"), ("forward_backward_s", "forward + backward + clipping"),
-          ("optimizer_s", "optimizer step"), ("step_end_s", "scheduler + zero_grad"),
-          ("eval_s", "evaluation during training"), ("after_train_s", "after training (save, writes)"))
+PHASES = (
+    ("interpreter_s", "interpreter start"),
+    ("startup_s", "start-up (imports, data, model, Trainer)"),
+    ("data_s", "data loading + collation (+ logging)"),
+    ("forward_backward_s", "forward + backward + clipping"),
+    ("optimizer_s", "optimizer step"),
+    ("step_end_s", "scheduler + zero_grad"),
+    ("eval_s", "evaluation during training"),
+    ("after_train_s", "after training (save, writes)"),
+)
 
 
 def phase_rows(step: str, results: dict) -> list[dict]:
@@ -598,20 +805,36 @@ def phase_rows(step: str, results: dict) -> list[dict]:
         phases = results[name]["phases"]
         for key, what in PHASES:
             if phases.get(key, 0.0) > 0:
-                out.append(gpu_report.make_row(step, f"phase {what}: {label}", phases[key], "s",
-                                               "timed_main.py --phases (Trainer events, CUDA synchronised)",
-                                               {"steps": phases.get("steps")}))
+                out.append(
+                    gpu_report.make_row(
+                        step,
+                        f"phase {what}: {label}",
+                        phases[key],
+                        "s",
+                        "timed_main.py --phases (Trainer events, CUDA synchronised)",
+                        {"steps": phases.get("steps")},
+                    )
+                )
     ours, theirs = results["ours"]["phases"], results["run_glue"]["phases"]
     for key, what in PHASES:
         if ours.get(key, 0.0) > 0 and theirs.get(key, 0.0) > 0:
-            out.append(gpu_report.make_row(step, f"phase {what}: run_glue / ours", theirs[key] / ours[key], "x",
-                                           "> 1: run_glue.py spends longer in this phase", {}))
+            out.append(
+                gpu_report.make_row(
+                    step,
+                    f"phase {what}: run_glue / ours",
+                    theirs[key] / ours[key],
+                    "x",
+                    "> 1: run_glue.py spends longer in this phase",
+                    {},
+                )
+            )
     return out
 
 
 def glue_main(argv: list[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(prog="gpu_bench.py glue",
-                                     description="GLUE fine-tune throughput: hf-bert-tasks finetune vs run_glue.py")
+    parser = argparse.ArgumentParser(
+        prog="gpu_bench.py glue", description="GLUE fine-tune throughput: hf-bert-tasks finetune vs run_glue.py"
+    )
     parser.add_argument("--work", required=True, help="folder for the model, data, runs and logs (replaced)")
     parser.add_argument("--preset", default="base", help="BERT preset of the random-init model")
     parser.add_argument("--vocab_size", type=int, default=30522, help="embedding rows (at least the tokenizer's)")
@@ -629,29 +852,83 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
     os.makedirs(args.work)
     model = build_glue_model(os.path.join(args.work, f"random-bert-{args.preset}"), args.preset, args.vocab_size)
     data = write_mrpc_json(shared, args.data_dir, os.path.join(args.work, "mrpc_json"))
-    precision = ["--bf16", "True", "--optim", "adamw_torch_fused"] if args.precision == "bf16" else \
-        ["--optim", "adamw_torch"]
-    common = ["--model_name_or_path", model, "--do_train", "--max_seq_length", "128",
-              "--per_device_train_batch_size", str(args.batch_size), "--learning_rate", "2e-5",
-              "--warmup_steps", "0.1", "--weight_decay", "0.0", "--seed", "42", "--max_steps", str(args.max_steps),
-              "--train_sampling_strategy", "group_by_length", "--save_strategy", "no", "--logging_steps", "50",
-              "--report_to", "none", "--disable_tqdm", "True", *precision]
+    precision = (
+        ["--bf16", "True", "--optim", "adamw_torch_fused"] if args.precision == "bf16" else ["--optim", "adamw_torch"]
+    )
+    common = [
+        "--model_name_or_path",
+        model,
+        "--do_train",
+        "--max_seq_length",
+        "128",
+        "--per_device_train_batch_size",
+        str(args.batch_size),
+        "--learning_rate",
+        "2e-5",
+        "--warmup_steps",
+        "0.1",
+        "--weight_decay",
+        "0.0",
+        "--seed",
+        "42",
+        "--max_steps",
+        str(args.max_steps),
+        "--train_sampling_strategy",
+        "group_by_length",
+        "--save_strategy",
+        "no",
+        "--logging_steps",
+        "50",
+        "--report_to",
+        "none",
+        "--disable_tqdm",
+        "True",
+        *precision,
+    ]
     timed = [sys.executable, os.path.join(HERE, "timed_main.py"), "--phases"]
     sides = {
-        "run_glue": ["--script", os.path.join(shared, "baselines", "glue", "run_glue.py"), "--", "--task_name", "mrpc",
-                     "--train_file", data["train"], "--validation_file", data["validation"],
-                     "--pad_to_max_length", "False", *common],
-        "ours": ["--module", "hf_bert_tasks.cli", "--", "finetune", "--task", "mrpc", "--data_dir", args.data_dir,
-                 "--eval_strategy", "no", *common],
+        "run_glue": [
+            "--script",
+            os.path.join(shared, "baselines", "glue", "run_glue.py"),
+            "--",
+            "--task_name",
+            "mrpc",
+            "--train_file",
+            data["train"],
+            "--validation_file",
+            data["validation"],
+            "--pad_to_max_length",
+            "False",
+            *common,
+        ],
+        "ours": [
+            "--module",
+            "hf_bert_tasks.cli",
+            "--",
+            "finetune",
+            "--task",
+            "mrpc",
+            "--data_dir",
+            args.data_dir,
+            "--eval_strategy",
+            "no",
+            *common,
+        ],
     }
     if args.compiled_side:  # ours again with torch.compile: is compiling worth it for fine-tuning (dynamic shapes)?
         sides["ours_compiled"] = sides["ours"] + ["--torch_compile", "True"]
     results = {}
     for name, side_args in sides.items():
         out_dir = os.path.join(args.work, name)
-        env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-                   TOKENIZERS_PARALLELISM="false", HF_DATASETS_CACHE=os.path.join(args.work, f"cache-{name}"),
-                   PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+        env = dict(
+            os.environ,
+            HF_HUB_OFFLINE="1",
+            HF_DATASETS_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            TOKENIZERS_PARALLELISM="false",
+            HF_DATASETS_CACHE=os.path.join(args.work, f"cache-{name}"),
+            PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p),
+        )
         report = os.path.join(args.work, f"{name}.timed.json")
         cmd = [*timed, "--report", report, *side_args, "--output_dir", out_dir]
         wall = _run_logged(cmd, os.path.join(args.work, f"{name}.log"), env)
@@ -664,34 +941,65 @@ def glue_main(argv: list[str] | None = None) -> list[dict]:
             timing = json.load(f)
         r = results[name]
         r["phases"] = dict(timing["phases"], interpreter_s=max(wall - timing["import_s"] - timing["main_s"], 0.0))
-        print(f"{name:13s} {r['train_samples_per_second']:9.1f} samples/s  train_runtime {r['train_runtime']:.1f} s  "
-              f"train_loss {r['train_loss']:.4f}  (whole process {wall:.1f} s)", flush=True)
-        print("              phases: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
-                                                   for k, v in r["phases"].items()), flush=True)
+        print(
+            f"{name:13s} {r['train_samples_per_second']:9.1f} samples/s  train_runtime {r['train_runtime']:.1f} s  "
+            f"train_loss {r['train_loss']:.4f}  (whole process {wall:.1f} s)",
+            flush=True,
+        )
+        print(
+            "              phases: "
+            + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in r["phases"].items()),
+            flush=True,
+        )
     ratio = results["ours"]["train_samples_per_second"] / results["run_glue"]["train_samples_per_second"]
     print(f"ours / run_glue: {ratio:.3f}x")
     rows = []
     if args.results:
-        setting = (f"MRPC sample, random {args.preset}, {args.max_steps} steps x {args.batch_size}, {args.precision}, "
-                   "dynamic padding + group_by_length")
+        setting = (
+            f"MRPC sample, random {args.preset}, {args.max_steps} steps x {args.batch_size}, {args.precision}, "
+            "dynamic padding + group_by_length"
+        )
         for name, label in (("ours", "ours (hf-bert-tasks finetune)"), ("run_glue", "run_glue.py")):
             r = results[name]
             config = {k: r[k] for k in ("train_runtime", "train_loss", "wall_s", "command")}
-            rows.append(gpu_report.make_row(args.step, f"{label} train samples/s, {setting}",
-                                            r["train_samples_per_second"], "samples/s",
-                                            "run_glue.py (transformers' example), same data, model and settings",
-                                            config))
+            rows.append(
+                gpu_report.make_row(
+                    args.step,
+                    f"{label} train samples/s, {setting}",
+                    r["train_samples_per_second"],
+                    "samples/s",
+                    "run_glue.py (transformers' example), same data, model and settings",
+                    config,
+                )
+            )
         if "ours_compiled" in results:
             r = results["ours_compiled"]
-            rows.append(gpu_report.make_row(
-                args.step, f"ours + torch.compile train samples/s, {setting}", r["train_samples_per_second"],
-                "samples/s", "the ours row (eager)", {k: r[k] for k in ("train_runtime", "train_loss", "wall_s")}))
-            rows.append(gpu_report.make_row(args.step, "ours torch.compile / eager train samples/s",
-                                            r["train_samples_per_second"] / results["ours"]["train_samples_per_second"],
-                                            "x", "> 1: compile pays for itself within these steps", {}))
+            rows.append(
+                gpu_report.make_row(
+                    args.step,
+                    f"ours + torch.compile train samples/s, {setting}",
+                    r["train_samples_per_second"],
+                    "samples/s",
+                    "the ours row (eager)",
+                    {k: r[k] for k in ("train_runtime", "train_loss", "wall_s")},
+                )
+            )
+            rows.append(
+                gpu_report.make_row(
+                    args.step,
+                    "ours torch.compile / eager train samples/s",
+                    r["train_samples_per_second"] / results["ours"]["train_samples_per_second"],
+                    "x",
+                    "> 1: compile pays for itself within these steps",
+                    {},
+                )
+            )
         rows += phase_rows(args.step, results)
-        rows.append(gpu_report.make_row(args.step, "ours / run_glue train samples/s", ratio, "x",
-                                        "1.0 = as fast as run_glue.py", {}))
+        rows.append(
+            gpu_report.make_row(
+                args.step, "ours / run_glue train samples/s", ratio, "x", "1.0 = as fast as run_glue.py", {}
+            )
+        )
         gpu_report.append_rows(args.results, rows)
     return rows
 

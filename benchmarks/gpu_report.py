@@ -40,11 +40,19 @@ UNITS = ("sequences/s", "samples/s", "%", "x", "s", "nats", "points")
 #: the transfer experiment's tasks: key in tools/pretraining_transfer.py's transfer_results.json -> (name, metric,
 #: the anchor its figures are compared with; the CPU numbers are docs/results.md's, issue 12 item 4)
 TRANSFER_TASKS = {
-    "sst2": ("SST-2", "dev accuracy",
-             ("CPU run (docs/results.md: BERT-tiny, 3,600 steps): pretrained 78.0 vs random init 80.9; fully "
-              "pretrained BERT-Mini (Turc et al. 2019): SST-2 test 85.9")),
-    "conll2003": ("CoNLL-2003", "dev entity F1",
-                  "CPU run (docs/results.md: BERT-tiny, 3,600 steps): pretrained 43.9 vs random init 47.3"),
+    "sst2": (
+        "SST-2",
+        "dev accuracy",
+        (
+            "CPU run (docs/results.md: BERT-tiny, 3,600 steps): pretrained 78.0 vs random init 80.9; fully "
+            "pretrained BERT-Mini (Turc et al. 2019): SST-2 test 85.9"
+        ),
+    ),
+    "conll2003": (
+        "CoNLL-2003",
+        "dev entity F1",
+        "CPU run (docs/results.md: BERT-tiny, 3,600 steps): pretrained 43.9 vs random init 47.3",
+    ),
 }
 GAIN_ANCHOR = "the paper's claim: pretrained > random init; issue 12's target: >= +3 points"
 
@@ -53,10 +61,13 @@ def _git_commit() -> str:
     """Short hash of HEAD, ``+dirty`` when tracked files differ from it; ``unknown`` without git."""
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=repo, capture_output=True,
-                               check=False).returncode != 0
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = (
+            subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=repo, capture_output=True, check=False).returncode
+            != 0
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
@@ -65,13 +76,16 @@ def _git_commit() -> str:
 def environment() -> dict:
     """``device``, ``commit`` and ``dry_run`` for new rows: gpu.sh's ``GPU_SH_*`` variables, else ``unknown``, git's
     HEAD and ``False``."""
-    return {"device": os.environ.get("GPU_SH_DEVICE") or "unknown",
-            "commit": os.environ.get("GPU_SH_COMMIT") or _git_commit(),
-            "dry_run": os.environ.get("GPU_SH_DRY_RUN", "0") == "1"}
+    return {
+        "device": os.environ.get("GPU_SH_DEVICE") or "unknown",
+        "commit": os.environ.get("GPU_SH_COMMIT") or _git_commit(),
+        "dry_run": os.environ.get("GPU_SH_DRY_RUN", "0") == "1",
+    }
 
 
-def make_row(step: str, metric: str, value, units: str, anchor: str, config: dict | None = None,
-             env: dict | None = None) -> dict:
+def make_row(
+    step: str, metric: str, value, units: str, anchor: str, config: dict | None = None, env: dict | None = None
+) -> dict:
     """One result row (schema in the module docstring).
 
     Raises:
@@ -83,8 +97,17 @@ def make_row(step: str, metric: str, value, units: str, anchor: str, config: dic
     if units not in UNITS:
         raise ValueError(f"step {step!r}, metric {metric!r}: units {units!r} not in {UNITS}")
     env = env or environment()
-    return {"step": step, "metric": metric, "value": float(value), "units": units, "anchor": anchor,
-            "device": env["device"], "commit": env["commit"], "dry_run": env["dry_run"], "config": config or {}}
+    return {
+        "step": step,
+        "metric": metric,
+        "value": float(value),
+        "units": units,
+        "anchor": anchor,
+        "device": env["device"],
+        "commit": env["commit"],
+        "dry_run": env["dry_run"],
+        "config": config or {},
+    }
 
 
 def load_rows(path: str) -> list[dict]:
@@ -152,13 +175,22 @@ def render(rows: list[dict]) -> str:
     commits = sorted({r["commit"] for r in rows})
     lines = []
     if any(r.get("dry_run") for r in rows):
-        lines.append("**Dry run** (`gpu.sh --dry-run`: toy sizes on CPU): these rows check the plumbing, they are "
-                     "not measurements.")
+        lines.append(
+            "**Dry run** (`gpu.sh --dry-run`: toy sizes on CPU): these rows check the plumbing, they are "
+            "not measurements."
+        )
         lines.append("")
-    lines.append(f"Measured by `bash benchmarks/gpu.sh` on {', '.join(devices)} at commit "
-                 f"{', '.join(f'`{c}`' for c in commits)}.")
-    peaks = sorted({(r["config"]["peak_tflops"], r["config"].get("peak_source", "")) for r in rows
-                    if "peak_tflops" in r.get("config", {})})
+    lines.append(
+        f"Measured by `bash benchmarks/gpu.sh` on {', '.join(devices)} at commit "
+        f"{', '.join(f'`{c}`' for c in commits)}."
+    )
+    peaks = sorted(
+        {
+            (r["config"]["peak_tflops"], r["config"].get("peak_source", ""))
+            for r in rows
+            if "peak_tflops" in r.get("config", {})
+        }
+    )
     for peak, source in peaks:
         lines.append(f"MFU peak: {fmt(peak)} TFLOP/s ({source}).")
     lines += ["", "| step | metric | value | units | compared with |", "|---|---|---|---|---|"]
@@ -166,8 +198,10 @@ def render(rows: list[dict]) -> str:
     data = [r for r in rows if r["step"] != WALL_STEP]
     data.sort(key=lambda r: order.get(r["step"], len(order)))  # stable: a step's rows keep their order
     for r in data:
-        lines.append(f"| {_cell(r['step'])} | {_cell(r['metric'])} | {fmt(r['value'])} | {_cell(r['units'])} | "
-                     f"{_cell(r['anchor'])} |")
+        lines.append(
+            f"| {_cell(r['step'])} | {_cell(r['metric'])} | {fmt(r['value'])} | {_cell(r['units'])} | "
+            f"{_cell(r['anchor'])} |"
+        )
     walls = [r for r in rows if r["step"] == WALL_STEP]
     if walls:
         lines += ["", "| step | wall clock (s) | budget (s) |", "|---|---|---|"]
@@ -189,8 +223,9 @@ def _read_json(path: str, what: str):
         return json.load(f)
 
 
-def transfer_rows(transfer_dir: str, finetune_dir: str = "finetune", pretrain_wall_s: float | None = None,
-                  env: dict | None = None) -> list[dict]:
+def transfer_rows(
+    transfer_dir: str, finetune_dir: str = "finetune", pretrain_wall_s: float | None = None, env: dict | None = None
+) -> list[dict]:
     """The ``transfer`` step's rows from the files tools/pretraining_transfer.py wrote under ``transfer_dir``.
 
     Read: ``pretrain/pretraining_summary.json`` (steps, the final held-out MLM loss and accuracy),
@@ -211,37 +246,96 @@ def transfer_rows(transfer_dir: str, finetune_dir: str = "finetune", pretrain_wa
         raise ValueError(f"{transfer_dir}/pretrain/trainer_state.json has no train_runtime entry")
     final = summary["phases"][-1]["final_eval"] if summary.get("phases") else {}
     phase = summary["phases"][-1] if summary.get("phases") else {}
-    config = {"steps": summary.get("steps"), "batch_size": phase.get("batch_size"),
-              "max_seq_length": phase.get("max_seq_length"), "model": summary.get("model"),
-              "train_instances": phase.get("train_instances")}
+    config = {
+        "steps": summary.get("steps"),
+        "batch_size": phase.get("batch_size"),
+        "max_seq_length": phase.get("max_seq_length"),
+        "model": summary.get("model"),
+        "train_instances": phase.get("train_instances"),
+    }
     budget = "issue 26: pretraining <= 8 min on one H100/H200 (gpu.sh budgets this step's pretraining at 3 min)"
-    rows = [make_row("transfer", "pretraining: Trainer train_runtime", train[-1]["train_runtime"], "s", budget,
-                     config, env),
-            make_row("transfer", "pretraining: sequences/s (Trainer, data loading included)",
-                     train[-1]["train_samples_per_second"], "sequences/s",
-                     "none (BERT-mini through the recipe's Trainer: dynamic masking and data loading included)",
-                     config, env)]
+    rows = [
+        make_row(
+            "transfer", "pretraining: Trainer train_runtime", train[-1]["train_runtime"], "s", budget, config, env
+        ),
+        make_row(
+            "transfer",
+            "pretraining: sequences/s (Trainer, data loading included)",
+            train[-1]["train_samples_per_second"],
+            "sequences/s",
+            "none (BERT-mini through the recipe's Trainer: dynamic masking and data loading included)",
+            config,
+            env,
+        ),
+    ]
     if pretrain_wall_s is not None:
-        rows.append(make_row("transfer", "pretraining: whole stage wall clock (corpus tokenization included)",
-                             pretrain_wall_s, "s", budget, config, env))
+        rows.append(
+            make_row(
+                "transfer",
+                "pretraining: whole stage wall clock (corpus tokenization included)",
+                pretrain_wall_s,
+                "s",
+                budget,
+                config,
+                env,
+            )
+        )
     if "eval_mlm_accuracy" in final:
-        rows.append(make_row("transfer", "pretraining: held-out MLM accuracy", 100 * final["eval_mlm_accuracy"], "%",
-                             "CPU run (docs/results.md, BERT-tiny, 29.5M tokens): 14.8 %", config, env))
-        rows.append(make_row("transfer", "pretraining: held-out MLM loss", final["eval_mlm_loss"], "nats",
-                             "CPU run: 6.1 nats; a context-free unigram predictor: 7.02 nats", config, env))
+        rows.append(
+            make_row(
+                "transfer",
+                "pretraining: held-out MLM accuracy",
+                100 * final["eval_mlm_accuracy"],
+                "%",
+                "CPU run (docs/results.md, BERT-tiny, 29.5M tokens): 14.8 %",
+                config,
+                env,
+            )
+        )
+        rows.append(
+            make_row(
+                "transfer",
+                "pretraining: held-out MLM loss",
+                final["eval_mlm_loss"],
+                "nats",
+                "CPU run: 6.1 nats; a context-free unigram predictor: 7.02 nats",
+                config,
+                env,
+            )
+        )
     for task, (name, metric, anchor) in TRANSFER_TASKS.items():
         if task not in results:
-            raise ValueError(f"{transfer_dir}/{finetune_dir}/transfer_results.json has no {task!r} entry (both arms "
-                             "need a finished run)")
+            raise ValueError(
+                f"{transfer_dir}/{finetune_dir}/transfer_results.json has no {task!r} entry (both arms "
+                "need a finished run)"
+            )
         entry = results[task]
         means = {}
         for arm, label in (("pretrained", "pretrained"), ("random-init", "random init")):
             values = entry[arm]
             means[arm] = sum(values) / len(values)
-            rows.append(make_row("transfer", f"{name} {metric}, {label}", means[arm], "%", anchor,
-                                 {"seeds": len(values), "per_seed": values, "metric_key": entry["metric"]}, env))
-        rows.append(make_row("transfer", f"{name} gain (pretrained - random init)",
-                             means["pretrained"] - means["random-init"], "points", GAIN_ANCHOR, {}, env))
+            rows.append(
+                make_row(
+                    "transfer",
+                    f"{name} {metric}, {label}",
+                    means[arm],
+                    "%",
+                    anchor,
+                    {"seeds": len(values), "per_seed": values, "metric_key": entry["metric"]},
+                    env,
+                )
+            )
+        rows.append(
+            make_row(
+                "transfer",
+                f"{name} gain (pretrained - random init)",
+                means["pretrained"] - means["random-init"],
+                "points",
+                GAIN_ANCHOR,
+                {},
+                env,
+            )
+        )
     return rows
 
 
@@ -280,8 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             print(f"{r['metric']}: {fmt(r['value'])} {r['units']}")
     else:
-        row = make_row(WALL_STEP, args.step, args.seconds, "s", f"budget {args.budget_s:g} s",
-                       {"budget_s": args.budget_s})
+        row = make_row(
+            WALL_STEP, args.step, args.seconds, "s", f"budget {args.budget_s:g} s", {"budget_s": args.budget_s}
+        )
         append_rows(args.results, [row], replace="metric")
     return 0
 

@@ -79,8 +79,14 @@ def spread(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def measure(sides: list[Side], *, repeats: int, warmup: int = 1, clock: Callable[[], float] = time.perf_counter,
-            log: Callable[[str], None] | None = print) -> dict[str, Any]:
+def measure(
+    sides: list[Side],
+    *,
+    repeats: int,
+    warmup: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+    log: Callable[[str], None] | None = print,
+) -> dict[str, Any]:
     """Run ``warmup`` untimed then ``repeats`` timed rounds of every side, interleaved; summarise each side.
 
     Round ``r`` (warm-up rounds are ``-warmup .. -1``, timed rounds ``0 .. repeats-1``) calls, for each side in the
@@ -124,8 +130,13 @@ def measure(sides: list[Side], *, repeats: int, warmup: int = 1, clock: Callable
     for side in sides:
         s = spread(seconds[side.name])
         out["sides"][side.name] = {
-            "role": side.role, "command": side.command, "description": side.description,
-            "seconds": seconds[side.name], "median_s": s["median"], "min_s": s["min"], "max_s": s["max"],
+            "role": side.role,
+            "command": side.command,
+            "description": side.description,
+            "seconds": seconds[side.name],
+            "median_s": s["median"],
+            "min_s": s["min"],
+            "max_s": s["max"],
             "extra": extras[side.name],
         }
     return out
@@ -148,17 +159,32 @@ def compare(measured: dict[str, Any], comparisons: list[Comparison]) -> list[dic
         if c.kind == "variant" and base["role"] != "ours":
             raise ValueError(f"comparison {c}: a variant baseline must be our code, {c.baseline!r} is not")
         paired = [b / o for b, o in zip(base["seconds"], ours["seconds"])]
-        rows.append({
-            "ours": c.ours, "baseline": c.baseline, "kind": c.kind,
-            "ratio_of_medians": base["median_s"] / ours["median_s"],
-            "paired_min": min(paired), "paired_max": max(paired), "rounds": len(paired),
-        })
+        rows.append(
+            {
+                "ours": c.ours,
+                "baseline": c.baseline,
+                "kind": c.kind,
+                "ratio_of_medians": base["median_s"] / ours["median_s"],
+                "paired_min": min(paired),
+                "paired_max": max(paired),
+                "rounds": len(paired),
+            }
+        )
     return rows
 
 
-def result(name: str, title: str, measured: dict[str, Any], comparisons: list[Comparison], *,
-           config: dict[str, Any], work: tuple[float, str] | None = None, checks: dict[str, Any] | None = None,
-           figures: dict[str, Any] | None = None, notes: list[str] | None = None) -> dict[str, Any]:
+def result(
+    name: str,
+    title: str,
+    measured: dict[str, Any],
+    comparisons: list[Comparison],
+    *,
+    config: dict[str, Any],
+    work: tuple[float, str] | None = None,
+    checks: dict[str, Any] | None = None,
+    figures: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
     """The JSON record of one comparison (what ``main()`` of a ``bench_*.py`` returns, a list of these).
 
     ``work = (amount, unit)`` (e.g. ``(10570, "questions")``) adds ``<unit>/s`` rates from the median/min/max
@@ -169,10 +195,23 @@ def result(name: str, title: str, measured: dict[str, Any], comparisons: list[Co
     if work is not None:
         amount, unit = work
         for side in measured["sides"].values():
-            side["rate"] = {"unit": f"{unit}/s", "median": amount / side["median_s"],
-                            "min": amount / side["max_s"], "max": amount / side["min_s"]}
-    return {"name": name, "title": title, "config": config, "work": list(work) if work else None,
-            "checks": checks or {}, "figures": figures or {}, "notes": notes or [], **measured, "comparisons": compare(measured, comparisons)}
+            side["rate"] = {
+                "unit": f"{unit}/s",
+                "median": amount / side["median_s"],
+                "min": amount / side["max_s"],
+                "max": amount / side["min_s"],
+            }
+    return {
+        "name": name,
+        "title": title,
+        "config": config,
+        "work": list(work) if work else None,
+        "checks": checks or {},
+        "figures": figures or {},
+        "notes": notes or [],
+        **measured,
+        "comparisons": compare(measured, comparisons),
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -197,8 +236,10 @@ def format_result(res: dict[str, Any]) -> str:
             line += f"  {r['median']:10.1f} {r['unit']} [{r['min']:.1f}, {r['max']:.1f}]"
         lines.append(line)
     for c in res["comparisons"]:
-        lines.append(f"  ratio {c['ratio_of_medians']:.2f}x (paired rounds {c['paired_min']:.2f}-{c['paired_max']:.2f}x)"
-                     f" [{c['kind']}]: {c['ours']}  vs  {c['baseline']}")
+        lines.append(
+            f"  ratio {c['ratio_of_medians']:.2f}x (paired rounds {c['paired_min']:.2f}-{c['paired_max']:.2f}x)"
+            f" [{c['kind']}]: {c['ours']}  vs  {c['baseline']}"
+        )
     for key, value in res["checks"].items():
         lines.append(f"  check {key}: {value}")
     for key, value in res.get("figures", {}).items():
@@ -206,8 +247,9 @@ def format_result(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_subprocess(cmd: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
-                   log_path: str | None = None) -> dict[str, float]:
+def run_subprocess(
+    cmd: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None, log_path: str | None = None
+) -> dict[str, float]:
     """Run ``cmd`` to completion; returns the child's ``cpu_s`` (user + system) and ``peak_rss_mib``.
 
     Output goes to ``log_path`` (or is discarded). Raises ``RuntimeError`` with the log's last lines when the exit
@@ -236,8 +278,10 @@ def shared_path(*parts: str) -> str:
     """A path under :func:`shared_root`; ``FileNotFoundError`` naming it (and the override) when absent."""
     path = os.path.join(shared_root(), *parts)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{path} is absent: this benchmark needs ../shared (set HF_BERT_TASKS_SHARED to "
-                                "the folder holding data/ and baselines/ if it lives elsewhere)")
+        raise FileNotFoundError(
+            f"{path} is absent: this benchmark needs ../shared (set HF_BERT_TASKS_SHARED to "
+            "the folder holding data/ and baselines/ if it lives elsewhere)"
+        )
     return path
 
 

@@ -38,21 +38,30 @@ def padding_fractions(lengths: np.ndarray, seq: int, batch: int, seed: int = 0) 
     padded positions; ``short_share`` = instances with fewer than ``seq`` tokens, ``mean_length``."""
     lengths = np.asarray(lengths, dtype=np.int64)
     if lengths.size == 0 or (lengths > seq).any():
-        raise ValueError(f"need >= 1 instance, each <= {seq} tokens (got {lengths.size}, max {lengths.max(initial=0)})")
+        raise ValueError(
+            f"need >= 1 instance, each <= {seq} tokens (got {lengths.size}, max {lengths.max(initial=0)})"
+        )
     order = np.random.default_rng(seed).permutation(lengths.size)
     n_full = lengths.size // batch
     if n_full == 0:
         raise ValueError(f"{lengths.size} instances make no full batch of {batch}")
     batches = lengths[order[: n_full * batch]].reshape(n_full, batch)
     dynamic = 1.0 - batches.sum() / (batches.max(axis=1) * batch).sum()
-    return {"instances": int(lengths.size), "mean_length": float(lengths.mean()),
-            "short_share": float((lengths < seq).mean()), "fixed": float(1.0 - lengths.mean() / seq),
-            "dynamic": float(dynamic), "batches": int(n_full)}
+    return {
+        "instances": int(lengths.size),
+        "mean_length": float(lengths.mean()),
+        "short_share": float((lengths < seq).mean()),
+        "fixed": float(1.0 - lengths.mean() / seq),
+        "dynamic": float(dynamic),
+        "batches": int(n_full),
+    }
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--shared", default=os.environ.get("HF_BERT_TASKS_SHARED") or os.path.join(REPO, "..", "shared"))
+    parser.add_argument(
+        "--shared", default=os.environ.get("HF_BERT_TASKS_SHARED") or os.path.join(REPO, "..", "shared")
+    )
     parser.add_argument("--seq", type=int, nargs="+", default=[128, 512])
     parser.add_argument("--batch", type=int, nargs="+", default=[256, 64])
     parser.add_argument("--short_seq_prob", type=float, default=0.1)
@@ -65,8 +74,9 @@ def main(argv=None) -> dict:
     from hf_bert_tasks.pretraining_data import build_pretraining_dataset, load_documents
     from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
-    spec = importlib.util.spec_from_file_location("pretraining_transfer",
-                                                  os.path.join(REPO, "tools", "pretraining_transfer.py"))
+    spec = importlib.util.spec_from_file_location(
+        "pretraining_transfer", os.path.join(REPO, "tools", "pretraining_transfer.py")
+    )
     transfer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(transfer)
     out = {}
@@ -74,18 +84,28 @@ def main(argv=None) -> dict:
         corpus = os.path.join(tmp, "corpus.txt")
         transfer.build_corpus(args.shared, corpus)
         docs = load_documents(corpus, cache_dir=os.path.join(tmp, "cache"))
-        tokenizer = train_wordpiece_tokenizer(lambda: (s for d in docs["sentences"] for s in d),
-                                              vocab_size=args.vocab_size)
+        tokenizer = train_wordpiece_tokenizer(
+            lambda: (s for d in docs["sentences"] for s in d), vocab_size=args.vocab_size
+        )
         for seq, batch in zip(args.seq, args.batch):
-            instances = build_pretraining_dataset(docs, tokenizer, max_seq_length=seq,
-                                                  short_seq_prob=args.short_seq_prob, seed=0)
+            instances = build_pretraining_dataset(
+                docs, tokenizer, max_seq_length=seq, short_seq_prob=args.short_seq_prob, seed=0
+            )
             lengths = np.fromiter((len(x) for x in instances["input_ids"]), dtype=np.int64)
-            out[str(seq)] = dict(padding_fractions(lengths, seq, batch), seq=seq, batch=batch,
-                                 short_seq_prob=args.short_seq_prob, documents=len(docs))
+            out[str(seq)] = dict(
+                padding_fractions(lengths, seq, batch),
+                seq=seq,
+                batch=batch,
+                short_seq_prob=args.short_seq_prob,
+                documents=len(docs),
+            )
             r = out[str(seq)]
-            print(f"seq {seq} x batch {batch}: {r['instances']} instances, mean length {r['mean_length']:.1f}, "
-                  f"{100 * r['short_share']:.1f} % shorter than {seq}; padding: fixed {100 * r['fixed']:.1f} %, "
-                  f"dynamic {100 * r['dynamic']:.1f} %", flush=True)
+            print(
+                f"seq {seq} x batch {batch}: {r['instances']} instances, mean length {r['mean_length']:.1f}, "
+                f"{100 * r['short_share']:.1f} % shorter than {seq}; padding: fixed {100 * r['fixed']:.1f} %, "
+                f"dynamic {100 * r['dynamic']:.1f} %",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(out, f, indent=2)

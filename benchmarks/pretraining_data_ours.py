@@ -48,12 +48,21 @@ def main(argv: list[str] | None = None) -> None:
     # the text loader's Arrow cache in a fresh folder: every round reads the input file (no cache hit across rounds)
     cache = tempfile.TemporaryDirectory()
     docs = documents_dataset(args.input_file, document_boundary="blank_line", cache_dir=cache.name)
-    instances = build_pretraining_dataset(docs, tokenizer, max_seq_length=args.max_seq_length,
-                                          short_seq_prob=args.short_seq_prob, dupe_factor=args.dupe_factor,
-                                          seed=args.random_seed)
-    collator = DataCollatorForBertPretraining(tokenizer, mlm_probability=args.masked_lm_prob, selection="exact",
-                                              max_predictions_per_seq=args.max_predictions_per_seq,
-                                              seed=args.random_seed)
+    instances = build_pretraining_dataset(
+        docs,
+        tokenizer,
+        max_seq_length=args.max_seq_length,
+        short_seq_prob=args.short_seq_prob,
+        dupe_factor=args.dupe_factor,
+        seed=args.random_seed,
+    )
+    collator = DataCollatorForBertPretraining(
+        tokenizer,
+        mlm_probability=args.masked_lm_prob,
+        selection="exact",
+        max_predictions_per_seq=args.max_predictions_per_seq,
+        seed=args.random_seed,
+    )
     instances = instances.map(collator.static_mask_map, batched=True)
     instances.save_to_disk(args.output_dir)
     with open(os.path.join(args.output_dir, "counts.json"), "w", encoding="utf-8") as f:

@@ -95,15 +95,20 @@ def measured_line(entry: dict) -> str:
     warn = ""
     if entry.get("profile") == "smoke":
         warn = " **SMOKE SIZE: a plumbing check, not a measurement.**"
-    return (f"measured {entry['date']} at commit `{entry['commit'][:10]}`{dirty}, `{entry['profile']}` size, "
-            f"args `{' '.join(entry['args']) or '(defaults)'}`, {entry['wall_s']:.0f} s; load average "
-            f"{entry['load_average_before'][0]:.2f} before, {entry['load_average_after'][0]:.2f} after "
-            f"({entry['usable_cpus']} CPUs).{warn}")
+    return (
+        f"measured {entry['date']} at commit `{entry['commit'][:10]}`{dirty}, `{entry['profile']}` size, "
+        f"args `{' '.join(entry['args']) or '(defaults)'}`, {entry['wall_s']:.0f} s; load average "
+        f"{entry['load_average_before'][0]:.2f} before, {entry['load_average_after'][0]:.2f} after "
+        f"({entry['usable_cpus']} CPUs).{warn}"
+    )
 
 
 def side_rows(rec: dict) -> list[str]:
-    keys = [k for k in EXTRA_FIGURES if any(isinstance(e.get(k), (int, float)) for s in rec["sides"].values()
-                                             for e in s["extra"])]
+    keys = [
+        k
+        for k in EXTRA_FIGURES
+        if any(isinstance(e.get(k), (int, float)) for s in rec["sides"].values() for e in s["extra"])
+    ]
     glue = any("padding_fraction" in s for s in rec["sides"].values())
     head = ["side", "median s [min, max]"]
     if rec.get("work"):
@@ -117,11 +122,19 @@ def side_rows(rec: dict) -> list[str]:
         if rec.get("work"):
             cells.append(f"{s['rate']['median']:,.1f}")
         if glue:
-            cells.append(f"{s['padding_fraction']:.1%} ({s['padding_fraction_train']:.1%} / "
-                         f"{s['padding_fraction_eval']:.1%})" if s["padding_fraction"] is not None else "n/a")
+            cells.append(
+                f"{s['padding_fraction']:.1%} ({s['padding_fraction_train']:.1%} / {s['padding_fraction_eval']:.1%})"
+                if s["padding_fraction"] is not None
+                else "n/a"
+            )
             m = s["metric"]
-            cells.append("n/a" if m["mean"] is None else f"{100 * m['mean']:.1f}" +
-                         (f" ± {100 * m['std']:.1f}" if m["std"] is not None else "") + f" (n={len(m['values'])})")
+            cells.append(
+                "n/a"
+                if m["mean"] is None
+                else f"{100 * m['mean']:.1f}"
+                + (f" ± {100 * m['std']:.1f}" if m["std"] is not None else "")
+                + f" (n={len(m['values'])})"
+            )
         for k in keys:
             values = [e[k] for e in s["extra"] if isinstance(e.get(k), (int, float))]
             cells.append(EXTRA_FIGURES[k][1].format(statistics.median(values)) if values else "")
@@ -134,26 +147,40 @@ def render(data: dict) -> str:
     m = data.get("machine", {})
     versions = ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items() if v)
     last = data.get("last_run", {})
-    out.append(f"Machine of the latest run: {m.get('cpu_model')}, {m.get('usable_cpus')} usable CPUs, "
-               f"{m.get('mem_gib')} GiB, torch threads {m.get('torch_threads')}, OMP_NUM_THREADS "
-               f"{m.get('omp_num_threads')}; Python {m.get('python')}; {versions}.")
+    out.append(
+        f"Machine of the latest run: {m.get('cpu_model')}, {m.get('usable_cpus')} usable CPUs, "
+        f"{m.get('mem_gib')} GiB, torch threads {m.get('torch_threads')}, OMP_NUM_THREADS "
+        f"{m.get('omp_num_threads')}; Python {m.get('python')}; {versions}."
+    )
     if last:
-        out.append(f"Latest run: `{last.get('command')}` at {last.get('date')}, commit `{last.get('commit', '')[:10]}`"
-                   f"{' (uncommitted changes)' if last.get('dirty') else ''}, {last.get('wall_s', 0):.0f} s in all.")
-    out += ["", ("Ratio = baseline median time / our median time (> 1: ours is faster); in brackets the min-max of "
-            "the per-round paired ratios (rounds are interleaved: A B A B ...)."), "",
-            "| benchmark | ours | baseline | kind | ratio (paired range) | rounds | current? |",
-            "|---|---|---|---|---|---|---|"]
+        out.append(
+            f"Latest run: `{last.get('command')}` at {last.get('date')}, commit `{last.get('commit', '')[:10]}`"
+            f"{' (uncommitted changes)' if last.get('dirty') else ''}, {last.get('wall_s', 0):.0f} s in all."
+        )
+    out += [
+        "",
+        (
+            "Ratio = baseline median time / our median time (> 1: ours is faster); in brackets the min-max of "
+            "the per-round paired ratios (rounds are interleaved: A B A B ...)."
+        ),
+        "",
+        "| benchmark | ours | baseline | kind | ratio (paired range) | rounds | current? |",
+        "|---|---|---|---|---|---|---|",
+    ]
     stale = stale_rows(data)
-    compared = {name: entry for name, entry in data.get("benchmarks", {}).items() if isinstance(entry["results"], list)}
+    compared = {
+        name: entry for name, entry in data.get("benchmarks", {}).items() if isinstance(entry["results"], list)
+    }
     for name, entry in compared.items():
         for rec in entry["results"]:
             for c in rec["comparisons"]:
                 flag = " (smoke)" if entry.get("profile") == "smoke" else ""
                 if name.endswith("]") and "[" in name:  # a labelled run (run.py --label) next to the default one
-                    flag += f" [{name[name.index('[') + 1:-1]}]"
-                out.append(f"| {rec['name']}{flag} | {c['ours']} | {c['baseline']} | {c['kind']} | {fmt_ratio(c)} "
-                           f"| {c['rounds']} | {'**STALE**' if name in stale else 'yes'} |")
+                    flag += f" [{name[name.index('[') + 1 : -1]}]"
+                out.append(
+                    f"| {rec['name']}{flag} | {c['ours']} | {c['baseline']} | {c['kind']} | {fmt_ratio(c)} "
+                    f"| {c['rounds']} | {'**STALE**' if name in stale else 'yes'} |"
+                )
     for name, entry in data.get("benchmarks", {}).items():
         script = entry.get("benchmark", name)
         out += ["", f"### `{name}` (`benchmarks/bench_{script}.py`)", "", measured_line(entry)]
@@ -163,8 +190,13 @@ def render(data: dict) -> str:
             out += ["", "```json", json.dumps(entry["results"], indent=1), "```"]
             continue
         for rec in entry["results"]:
-            out += ["", f"**{rec['title']}** ({rec['repeats']} timed rounds after {rec['warmup']} warm-up). Config: "
-                    + ", ".join(f"{k} {v}" for k, v in rec["config"].items() if v is not None) + ".", ""]
+            out += [
+                "",
+                f"**{rec['title']}** ({rec['repeats']} timed rounds after {rec['warmup']} warm-up). Config: "
+                + ", ".join(f"{k} {v}" for k, v in rec["config"].items() if v is not None)
+                + ".",
+                "",
+            ]
             out += side_rows(rec)
             out.append("")
             for c in rec["comparisons"]:
@@ -187,9 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default=os.path.join(HERE, "results.json"))
     parser.add_argument("--doc", default=os.path.join(REPO, "docs", "benchmarks.md"))
     parser.add_argument("--stdout", action="store_true")
-    parser.add_argument("--check", action="store_true",
-                        help="only list stale rows (files they time changed since the measured commit, or a dirty "
-                             "tree); exit 1 if there is any")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only list stale rows (files they time changed since the measured commit, or a dirty "
+        "tree); exit 1 if there is any",
+    )
     args = parser.parse_args(argv)
     with open(args.results, encoding="utf-8") as f:
         data = json.load(f)
@@ -206,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.doc, encoding="utf-8") as f:
         text = f.read()
     if BEGIN not in text or END not in text:
-        raise SystemExit(f"{args.doc}: the markers are missing; add these two lines where the tables go:\n{BEGIN}\n{END}")
+        raise SystemExit(
+            f"{args.doc}: the markers are missing; add these two lines where the tables go:\n{BEGIN}\n{END}"
+        )
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     with open(args.doc, "w", encoding="utf-8") as f:

@@ -65,10 +65,14 @@ def portable(text: str) -> str:
     path; the committed ``results.json`` says ``python``, ``.``, ``../shared`` and ``<site-packages>`` instead.
     """
     shared = os.environ.get("HF_BERT_TASKS_SHARED") or os.path.normpath(os.path.join(REPO, "..", "shared"))
-    for path, name in ((sys.executable, "python"), (os.path.join(sys.prefix, "bin", "python"), "python"),
-                       (os.path.realpath(shared), "../shared"), (shared, "../shared"),
-                       (sysconfig.get_paths()["purelib"], "<site-packages>"),
-                       (REPO, ".")):
+    for path, name in (
+        (sys.executable, "python"),
+        (os.path.join(sys.prefix, "bin", "python"), "python"),
+        (os.path.realpath(shared), "../shared"),
+        (shared, "../shared"),
+        (sysconfig.get_paths()["purelib"], "<site-packages>"),
+        (REPO, "."),
+    ):
         text = text.replace(json.dumps(path)[1:-1], name)
     return text
 
@@ -91,9 +95,14 @@ def cpu_model() -> str:
 
 def machine() -> dict:
     """CPU model, cores, threads, memory, Python and library versions of this machine."""
-    info = {"platform": platform.platform(), "python": platform.python_version(), "cpu_model": cpu_model(),
-            "logical_cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "unset")}
+    info = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_model": cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0)),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "unset"),
+    }
     try:
         with open("/proc/meminfo", encoding="utf-8") as f:
             info["mem_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
@@ -118,27 +127,42 @@ def machine() -> dict:
 
 def context() -> dict:
     """Commit, dirty flag, UTC date and load average now."""
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def discover() -> dict[str, str]:
     """``{name: path}`` of every ``benchmarks/bench_<name>.py``."""
-    return {os.path.basename(p)[len("bench_"):-3]: p for p in sorted(glob.glob(os.path.join(HERE, "bench_*.py")))}
+    return {os.path.basename(p)[len("bench_") : -3]: p for p in sorted(glob.glob(os.path.join(HERE, "bench_*.py")))}
 
 
 def run_one(path: str, args: list[str] | None) -> tuple[int, float, dict]:
     """Run one benchmark's ``main(args)`` (``None``: its ``SMOKE_ARGS``) in a child process."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p),
+    )
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(mark=MARK, repo=REPO), path, json.dumps(args)], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(mark=MARK, repo=REPO), path, json.dumps(args)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     returned: dict = {}
     for line in proc.stdout:
         if line.startswith(MARK):
-            returned = json.loads(line[len(MARK):])
+            returned = json.loads(line[len(MARK) :])
         elif line.strip() and "Warning" not in line and not line.startswith(("  warnings.warn", "[transformers]")):
             print("    " + line.rstrip(), flush=True)
     status = proc.wait()
@@ -151,8 +175,10 @@ def summary_lines(name: str, records: list[dict] | dict) -> list[str]:
     lines = []
     for rec in records:
         for c in rec["comparisons"]:
-            lines.append(f"{rec['name']:28s} {c['ratio_of_medians']:6.2f}x  [{c['paired_min']:.2f}-{c['paired_max']:.2f}]"
-                         f"  n={c['rounds']}  {c['kind']:9s}  {c['ours']}  vs  {c['baseline']}")
+            lines.append(
+                f"{rec['name']:28s} {c['ratio_of_medians']:6.2f}x  [{c['paired_min']:.2f}-{c['paired_max']:.2f}]"
+                f"  n={c['rounds']}  {c['kind']:9s}  {c['ours']}  vs  {c['baseline']}"
+            )
     return lines or [f"{name:28s} (no comparison returned)"]
 
 
@@ -161,10 +187,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--smoke", action="store_true", help="each benchmark at its tiny SMOKE_ARGS size")
-    parser.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
-                        help="arguments for one benchmark, e.g. glue_e2e='--tasks mrpc,stsb' (repeatable)")
-    parser.add_argument("--label", default=None,
-                        help="store the entries as NAME[LABEL] (e.g. a full-protocol run next to the default one)")
+    parser.add_argument(
+        "--args",
+        action="append",
+        default=[],
+        metavar="NAME=ARGS",
+        help="arguments for one benchmark, e.g. glue_e2e='--tasks mrpc,stsb' (repeatable)",
+    )
+    parser.add_argument(
+        "--label",
+        default=None,
+        help="store the entries as NAME[LABEL] (e.g. a full-protocol run next to the default one)",
+    )
     parser.add_argument("--output", default=RESULTS, help="results file (merged by benchmark name)")
     opts = parser.parse_args(argv)
     found = discover()
@@ -186,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         return f"{name}[{opts.label}]" if opts.label else name
 
     info = machine()
-    print(f"machine: {info['cpu_model']}, {info['usable_cpus']} usable CPUs, torch threads "
-          f"{info.get('torch_threads')}, OMP_NUM_THREADS={info['omp_num_threads']}; load {os.getloadavg()}")
+    print(
+        f"machine: {info['cpu_model']}, {info['usable_cpus']} usable CPUs, torch threads "
+        f"{info.get('torch_threads')}, OMP_NUM_THREADS={info['omp_num_threads']}; load {os.getloadavg()}"
+    )
     try:
         with open(opts.output, encoding="utf-8") as f:
             stored = json.load(f)
@@ -199,22 +235,33 @@ def main(argv: list[str] | None = None) -> int:
     failed = []
     for name, path in chosen.items():
         args = extra.get(name, None if opts.smoke else [])
-        print(f"== {name} ({os.path.relpath(path, REPO)}) args {args if args is not None else 'SMOKE_ARGS'}",
-              flush=True)
+        print(
+            f"== {name} ({os.path.relpath(path, REPO)}) args {args if args is not None else 'SMOKE_ARGS'}", flush=True
+        )
         before = context()
         status, seconds, returned = run_one(path, args)
         after = context()
-        entry = {"status": status, "wall_s": round(seconds, 1), "args": returned.get("args", args),
-                 "profile": "custom" if name in extra else "smoke" if opts.smoke else "default",
-                 "commit": before["commit"], "dirty": before["dirty"], "date": before["date"],
-                 "load_average_before": before["load_average"], "load_average_after": after["load_average"],
-                 "cpu_model": info["cpu_model"], "usable_cpus": info["usable_cpus"],
-                 "torch_threads": info.get("torch_threads"), "omp_num_threads": info["omp_num_threads"],
-                 "results": returned.get("results") or [],
-                 # what this row times: the package modules the benchmark's process loaded, its TIMED_PATHS (code it
-                 # runs in subprocesses) and the benchmark itself; report.py marks the row stale when any changed
-                 "timed_files": sorted(set(returned.get("timed_files", [])) | {os.path.relpath(path, REPO),
-                                                                               "benchmarks/harness.py"})}
+        entry = {
+            "status": status,
+            "wall_s": round(seconds, 1),
+            "args": returned.get("args", args),
+            "profile": "custom" if name in extra else "smoke" if opts.smoke else "default",
+            "commit": before["commit"],
+            "dirty": before["dirty"],
+            "date": before["date"],
+            "load_average_before": before["load_average"],
+            "load_average_after": after["load_average"],
+            "cpu_model": info["cpu_model"],
+            "usable_cpus": info["usable_cpus"],
+            "torch_threads": info.get("torch_threads"),
+            "omp_num_threads": info["omp_num_threads"],
+            "results": returned.get("results") or [],
+            # what this row times: the package modules the benchmark's process loaded, its TIMED_PATHS (code it
+            # runs in subprocesses) and the benchmark itself; report.py marks the row stale when any changed
+            "timed_files": sorted(
+                set(returned.get("timed_files", [])) | {os.path.relpath(path, REPO), "benchmarks/harness.py"}
+            ),
+        }
         status_all = status_all or status
         if status == 0:
             stored["benchmarks"][key(name)] = {"benchmark": name, **entry}
@@ -223,13 +270,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   {name} FAILED (exit {status}); results.json keeps its earlier entry", flush=True)
     total = time.perf_counter() - suite_start
     stored["machine"] = info
-    stored["last_run"] = {**context(), "benchmarks": list(chosen), "wall_s": round(total, 1),
-                          "command": " ".join(["python", "benchmarks/run.py", *(argv if argv is not None
-                                                                                else sys.argv[1:])])}
+    stored["last_run"] = {
+        **context(),
+        "benchmarks": list(chosen),
+        "wall_s": round(total, 1),
+        "command": " ".join(["python", "benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])]),
+    }
     with open(opts.output, "w", encoding="utf-8") as f:
         f.write(portable(json.dumps(stored, indent=1)) + "\n")
-    print(f"\n== ratios (baseline time / our time: > 1 means ours is faster; [paired-round min-max]); "
-          f"{total:.0f} s in all")
+    print(
+        f"\n== ratios (baseline time / our time: > 1 means ours is faster; [paired-round min-max]); "
+        f"{total:.0f} s in all"
+    )
     for name in chosen:
         if name in failed:
             print(f"{name:28s} FAILED")

@@ -43,8 +43,10 @@ class BertForPreTrainingStaticSlots(BertForPreTrainingMaskedOnly):
         if not torch.compiler.is_compiling():
             most = int(selected.sum(1).max()) if selected.numel() else 0
             if most > slots:
-                raise ValueError(f"a row has {most} predicted positions, more than static_predictions={slots} "
-                                 "(set it to the collator's max_predictions_per_seq)")
+                raise ValueError(
+                    f"a row has {most} predicted positions, more than static_predictions={slots} "
+                    "(set it to the collator's max_predictions_per_seq)"
+                )
         order, valid = static_slots(selected, min(slots, labels.shape[1]))
         hidden = sequence_output.gather(1, order.unsqueeze(-1).expand(-1, -1, sequence_output.shape[-1]))  # [B,P,H]
         scores = self.cls.predictions(hidden).flatten(0, 1)  # [B * P, V]
@@ -54,5 +56,6 @@ class BertForPreTrainingStaticSlots(BertForPreTrainingMaskedOnly):
         nsp_scores = self.cls.seq_relationship(pooled_output)  # [B, 2]
         if next_sentence_label is not None:
             loss = loss + F.cross_entropy(nsp_scores.view(-1, 2), next_sentence_label.view(-1))
-        return BertForPreTrainingOutput(loss=loss, prediction_logits=scores.view(*order.shape, -1),
-                                        seq_relationship_logits=nsp_scores)
+        return BertForPreTrainingOutput(
+            loss=loss, prediction_logits=scores.view(*order.shape, -1), seq_relationship_logits=nsp_scores
+        )

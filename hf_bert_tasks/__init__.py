@@ -14,8 +14,17 @@ from .modes import TrainingMode, get_training_mode, list_training_modes, registe
 from .tasks import PaperDefaults, Task, get_task, list_tasks, register_task
 
 __all__ = [
-    "PaperDefaults", "Task", "TrainingMode", "__version__", "get_task", "get_training_mode", "list_tasks",
-    "list_training_modes", "metric_path", "register_task", "register_training_mode",
+    "PaperDefaults",
+    "Task",
+    "TrainingMode",
+    "__version__",
+    "get_task",
+    "get_training_mode",
+    "list_tasks",
+    "list_training_modes",
+    "metric_path",
+    "register_task",
+    "register_training_mode",
 ]
 
 #: ``evaluate`` modules shipped in ``hf_bert_tasks/metrics_evaluate/<name>/<name>.py`` (they call the package's own
@@ -33,8 +42,11 @@ def metric_path(name: str) -> str:
 
     module = _METRIC_ALIASES.get(name, name)
     if module not in METRIC_MODULES:
-        raise ValueError(f"metric_path: unknown metric {name!r}; expected one of {list(METRIC_MODULES) + list(_METRIC_ALIASES)}")
+        raise ValueError(
+            f"metric_path: unknown metric {name!r}; expected one of {list(METRIC_MODULES) + list(_METRIC_ALIASES)}"
+        )
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "metrics_evaluate", module)
+
 
 # Pretraining (lazy: importing hf_bert_tasks stays cheap; these pull in torch/transformers on first use).
 _LAZY = {"create_pretraining_examples": "pretraining_data", "DataCollatorForBertPretraining": "collators"}

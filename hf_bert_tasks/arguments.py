@@ -36,66 +36,112 @@ _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_give
 class ModelArguments:
     """Which checkpoint to fine-tune."""
 
-    model_name_or_path: str = field(default="bert-base-uncased", metadata={
-        "help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."})
+    model_name_or_path: str = field(
+        default="bert-base-uncased",
+        metadata={"help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."},
+    )
     tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer id/folder if not the model's."})
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
-    attn_implementation: str | None = field(default="sdpa", metadata={
-        "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention.",
-        "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"]})
-    reinit_pooler: bool = field(default=False, metadata={
-        "help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, 'Revisiting "
-                "Few-sample BERT Fine-tuning', §5; --mode finetune only)."})
-    reinit_layers: int = field(default=0, metadata={
-        "help": "Re-initialise the top N encoder layers (Zhang et al. 2021, §5; --mode finetune only); 0 keeps all."})
+    attn_implementation: str | None = field(
+        default="sdpa",
+        metadata={
+            "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention.",
+            "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"],
+        },
+    )
+    reinit_pooler: bool = field(
+        default=False,
+        metadata={
+            "help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, 'Revisiting "
+            "Few-sample BERT Fine-tuning', §5; --mode finetune only)."
+        },
+    )
+    reinit_layers: int = field(
+        default=0,
+        metadata={
+            "help": "Re-initialise the top N encoder layers (Zhang et al. 2021, §5; --mode finetune only); 0 keeps all."
+        },
+    )
 
 
 @dataclass
 class DataArguments:
     """Which task and data, and how to tokenize it."""
 
-    task: str = field(default=None, metadata={
-        "help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
-        "metavar": "{" + ",".join(list_tasks()) + "}"})
-    data_dir: str | None = field(default=None, metadata={
-        "help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."})
-    train_file: str | None = field(default=None, metadata={
-        "help": "Your own training file (.csv, .tsv, .jsonl) with the task's columns (`hf-bert-tasks tasks`)."})
+    task: str = field(
+        default=None,
+        metadata={
+            "help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
+            "metavar": "{" + ",".join(list_tasks()) + "}",
+        },
+    )
+    data_dir: str | None = field(
+        default=None, metadata={"help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."}
+    )
+    train_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "Your own training file (.csv, .tsv, .jsonl) with the task's columns (`hf-bert-tasks tasks`)."
+        },
+    )
     validation_file: str | None = field(default=None, metadata={"help": "Your own dev file (as --train_file)."})
     test_file: str | None = field(default=None, metadata={"help": "Your own test file (label column optional)."})
-    text_column_names: str | None = field(default=None, metadata={
-        "help": "Your files' text columns, comma-separated in the task's order (default: the task's names)."})
-    label_column_name: str | None = field(default=None, metadata={
-        "help": "Your files' label column (default: the task's, e.g. label)."})
+    text_column_names: str | None = field(
+        default=None,
+        metadata={
+            "help": "Your files' text columns, comma-separated in the task's order (default: the task's names)."
+        },
+    )
+    label_column_name: str | None = field(
+        default=None, metadata={"help": "Your files' label column (default: the task's, e.g. label)."}
+    )
     dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
-    dataset_config_name: str | None = field(default=None, metadata={"help": "Hub dataset config overriding the task's."})
+    dataset_config_name: str | None = field(
+        default=None, metadata={"help": "Hub dataset config overriding the task's."}
+    )
     dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})
-    max_seq_length: int | None = field(default=None, metadata={
-        "help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."})
-    pad_to_max_length: bool = field(default=False, metadata={
-        "help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."})
+    max_seq_length: int | None = field(
+        default=None,
+        metadata={"help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."},
+    )
+    pad_to_max_length: bool = field(
+        default=False,
+        metadata={"help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."},
+    )
     max_train_samples: int | None = field(default=None, metadata={"help": "Keep only the first N training examples."})
-    max_eval_samples: int | None = field(default=None, metadata={"help": "Keep only the first N examples per eval split."})
+    max_eval_samples: int | None = field(
+        default=None, metadata={"help": "Keep only the first N examples per eval split."}
+    )
     max_predict_samples: int | None = field(default=None, metadata={"help": "Keep only the first N test examples."})
     # Question answering (SQuAD; paper §4.2-4.3, google-research/bert run_squad.py flags)
     doc_stride: int = field(default=128, metadata={"help": "SQuAD: tokens between the starts of two context windows."})
     max_query_length: int = field(default=64, metadata={"help": "SQuAD: questions are cut to this many tokens."})
     n_best_size: int = field(default=20, metadata={"help": "SQuAD: start/end candidates kept per window (n-best)."})
     max_answer_length: int = field(default=30, metadata={"help": "SQuAD: longest answer span in tokens."})
-    null_score_diff_threshold: float | None = field(default=None, metadata={
-        "help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."})
+    null_score_diff_threshold: float | None = field(
+        default=None, metadata={"help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."}
+    )
     # Token classification (CoNLL-2003 NER; paper §5.3)
-    label_all_tokens: bool = field(default=False, metadata={
-        "help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."})
-    document_context: bool = field(default=False, metadata={
-        "help": "NER: fill each window with neighbouring sentences of the same document."})
+    label_all_tokens: bool = field(
+        default=False,
+        metadata={"help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."},
+    )
+    document_context: bool = field(
+        default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
+    )
     # Tokenized-features cache (hf_bert_tasks/tokenized_cache.py)
-    cache_tokenized: bool = field(default=True, metadata={
-        "help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task options, "
-                "preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."})
-    tokenized_cache_dir: str | None = field(default=None, metadata={
-        "help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."})
+    cache_tokenized: bool = field(
+        default=True,
+        metadata={
+            "help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task options, "
+            "preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."
+        },
+    )
+    tokenized_cache_dir: str | None = field(
+        default=None,
+        metadata={"help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."},
+    )
     overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenize and replace cached features."})
 
     def __post_init__(self):
@@ -118,7 +164,9 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
 
     output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
     learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
-    per_device_train_batch_size: int | None = field(default=None, metadata={"help": "Batch size (default: the task's)."})
+    per_device_train_batch_size: int | None = field(
+        default=None, metadata={"help": "Batch size (default: the task's)."}
+    )
     num_train_epochs: float | None = field(default=None, metadata={"help": "Epochs (default: the task's)."})
     per_device_eval_batch_size: int = field(default=64, metadata={"help": "Batch size for evaluation."})
     warmup_steps: float = field(default=0.1, metadata={"help": "Warmup: a float < 1 is a fraction of total steps."})
@@ -127,29 +175,55 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
     save_strategy: str = field(default="epoch", metadata={"help": "When to save checkpoints: no, steps, epoch."})
     save_total_limit: int | None = field(default=1, metadata={"help": "Checkpoints kept in output_dir."})
     logging_steps: float = field(default=50, metadata={"help": "Log every N steps."})
-    lr_grid: str | None = field(default=None, metadata={
-        "help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare --lr_grid (or "
-                "'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
-        "nargs": "?", "const": "paper"})
-    seeds: str | None = field(default=None, metadata={
-        "help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); with "
-                "--lr_grid the best lr is chosen by the mean dev metric over seeds."})
-    group_by_length: bool = field(default=True, metadata={
-        "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
-                "STS-B: docs/results.md). Opt out with --no_group_by_length or --train_sampling_strategy random."})
-    train_sampling_strategy: str | None = field(default=None, metadata={
-        "help": "Training sampler: group_by_length, random, sequential, batch_rebalance (default: see "
-                "--group_by_length). An explicit value wins over --group_by_length.",
-        "choices": ["random", "sequential", "group_by_length", "batch_rebalance"]})
-    sort_eval_by_length: bool = field(default=True, metadata={
-        "help": "Evaluate/predict longest-first (less padding); predictions are put back in the input order, so "
-                "metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."})
-    overwrite_output_dir: bool = field(default=False, metadata={
-        "help": "Write into an output_dir that already holds all_results.json."})
-    mode: str = field(default=DEFAULT_TRAINING_MODE, metadata={
-        "help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all weights "
-                "(paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
-        "choices": TRAINING_MODES.names()})
+    lr_grid: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare --lr_grid (or "
+            "'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
+            "nargs": "?",
+            "const": "paper",
+        },
+    )
+    seeds: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); with "
+            "--lr_grid the best lr is chosen by the mean dev metric over seeds."
+        },
+    )
+    group_by_length: bool = field(
+        default=True,
+        metadata={
+            "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
+            "STS-B: docs/results.md). Opt out with --no_group_by_length or --train_sampling_strategy random."
+        },
+    )
+    train_sampling_strategy: str | None = field(
+        default=None,
+        metadata={
+            "help": "Training sampler: group_by_length, random, sequential, batch_rebalance (default: see "
+            "--group_by_length). An explicit value wins over --group_by_length.",
+            "choices": ["random", "sequential", "group_by_length", "batch_rebalance"],
+        },
+    )
+    sort_eval_by_length: bool = field(
+        default=True,
+        metadata={
+            "help": "Evaluate/predict longest-first (less padding); predictions are put back in the input order, so "
+            "metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."
+        },
+    )
+    overwrite_output_dir: bool = field(
+        default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
+    )
+    mode: str = field(
+        default=DEFAULT_TRAINING_MODE,
+        metadata={
+            "help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all weights "
+            "(paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
+            "choices": TRAINING_MODES.names(),
+        },
+    )
 
     def __post_init__(self):
         mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
@@ -192,8 +266,9 @@ class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingAr
         if not self.lr_grid:
             return [self.learning_rate]
         if self.lr_grid == PAPER_LR_GRID:
-            raise ValueError(f"--lr_grid {PAPER_LR_GRID}: the task's grid is filled in by apply_task_defaults(); "
-                             "call it first")
+            raise ValueError(
+                f"--lr_grid {PAPER_LR_GRID}: the task's grid is filled in by apply_task_defaults(); call it first"
+            )
         return _parse_list("lr_grid", self.lr_grid, float, "floats", "positive floats", "5e-5,3e-5")
 
     @property
@@ -219,8 +294,16 @@ _TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
 #: transformers' default of each refused field (any other value is refused)
 _REFUSED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainingArguments) if f.name in REFUSED_FLAGS}
 #: flags that ask for checkpoints: given, the run's ``checkpoint-*`` folders stay (else: finetuning.remove_checkpoints)
-CHECKPOINT_FLAGS = frozenset({"save_strategy", "save_steps", "save_total_limit", "load_best_model_at_end",
-                              "save_only_model", "resume_from_checkpoint"})
+CHECKPOINT_FLAGS = frozenset(
+    {
+        "save_strategy",
+        "save_steps",
+        "save_total_limit",
+        "load_best_model_at_end",
+        "save_only_model",
+        "resume_from_checkpoint",
+    }
+)
 
 
 def check_declared_values(args) -> None:
@@ -326,8 +409,10 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:
         grid = mode.default_lr_grid(task)
         if not grid:
-            raise ValueError(f"--lr_grid without values: --mode {mode.name} has no default grid; expected learning "
-                             "rates, e.g. --lr_grid 1e-3,5e-4")
+            raise ValueError(
+                f"--lr_grid without values: --mode {mode.name} has no default grid; expected learning "
+                "rates, e.g. --lr_grid 1e-3,5e-4"
+            )
         training_args.lr_grid = ",".join(f"{lr:g}" for lr in grid)
 
 
@@ -353,8 +438,9 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
     if any(a in ("-h", "--help", "--help_all") for a in argv):
-        parser.add_argument("--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the "
-                            "command line win")
+        parser.add_argument(
+            "--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the command line win"
+        )
         parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
         parser.parse_args(["--help"])
     if any(a.split("=", 1)[0] == "--config" for a in argv):  # only then: a run without it stays out of config_file

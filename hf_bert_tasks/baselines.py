@@ -84,11 +84,13 @@ def near_baseline(task, metrics: dict, margin: float = MARGIN) -> str | None:
     gap = spec.to_percent(value) - spec.to_percent(base) if spec else (value - base) * 100
     if gap >= margin:
         return None
-    return (f"dev {key} {spec.to_percent(value) if spec else value * 100:.2f} does not beat the trivial baseline "
-            f"{spec.to_percent(base) if spec else base * 100:.2f} (the best constant answer on the same examples) by "
-            f"{margin:g} points: the model has learnt next to nothing. Usual causes: a learning rate too low or too high for "
-            "this model (try --lr_grid), too few steps (--num_train_epochs / --max_steps), or labels that do not "
-            "match the text (check the label column and its order).")
+    return (
+        f"dev {key} {spec.to_percent(value) if spec else value * 100:.2f} does not beat the trivial baseline "
+        f"{spec.to_percent(base) if spec else base * 100:.2f} (the best constant answer on the same examples) by "
+        f"{margin:g} points: the model has learnt next to nothing. Usual causes: a learning rate too low or too high for "
+        "this model (try --lr_grid), too few steps (--num_train_epochs / --max_steps), or labels that do not "
+        "match the text (check the label column and its order)."
+    )
 
 
 def report(task, metrics: dict) -> str | None:

@@ -33,8 +33,11 @@ def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
     if not pa.types.is_list(values.type.value_type) and not pa.types.is_large_list(values.type.value_type):
         return pc.list_value_length(values).to_numpy(zero_copy_only=False).astype(np.int64)
     lengths = np.zeros(len(values), dtype=np.int64)  # [C, L] per feature: the longest choice
-    np.maximum.at(lengths, pc.list_parent_indices(values).to_numpy(zero_copy_only=False),
-                  pc.list_value_length(pc.list_flatten(values)).to_numpy(zero_copy_only=False))
+    np.maximum.at(
+        lengths,
+        pc.list_parent_indices(values).to_numpy(zero_copy_only=False),
+        pc.list_value_length(pc.list_flatten(values)).to_numpy(zero_copy_only=False),
+    )
     return lengths
 
 
@@ -102,8 +105,12 @@ def join_batches(values, pad_index: int = -100):
     if arrays[0].ndim < 2:
         return np.concatenate(arrays)
     width = max(a.shape[1] for a in arrays)
-    return np.concatenate([np.pad(a, [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2),
-                                  constant_values=pad_index) for a in arrays])
+    return np.concatenate(
+        [
+            np.pad(a, [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2), constant_values=pad_index)
+            for a in arrays
+        ]
+    )
 
 
 class TaskMetrics:
@@ -169,8 +176,11 @@ class LengthSortedTrainer(Trainer):
         return EpochLengthGroupedSampler(unit, lengths, seed)
 
     def _get_eval_sampler(self, eval_dataset):
-        sorts = (getattr(self.args, "sort_eval_by_length", True) and self.args.eval_do_concat_batches
-                 and not self.args.batch_eval_metrics)
+        sorts = (
+            getattr(self.args, "sort_eval_by_length", True)
+            and self.args.eval_do_concat_batches
+            and not self.args.batch_eval_metrics
+        )
         lengths = feature_lengths(eval_dataset) if sorts else None
         if lengths is None:  # never transformers' random LengthGroupedSampler (shuffled predictions)
             if eval_dataset is None or not hasattr(eval_dataset, "__len__"):
@@ -178,12 +188,14 @@ class LengthSortedTrainer(Trainer):
             return torch.utils.data.SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
         return IndexSampler(length_order(lengths).tolist())
 
-    def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
-                        metric_key_prefix="eval"):
+    def evaluation_loop(
+        self, dataloader, description, prediction_loss_only=None, ignore_keys=None, metric_key_prefix="eval"
+    ):
         sampler = _index_sampler(dataloader)
         if sampler is None:
-            return super().evaluation_loop(dataloader, description, prediction_loss_only, ignore_keys,
-                                           metric_key_prefix)
+            return super().evaluation_loop(
+                dataloader, description, prediction_loss_only, ignore_keys, metric_key_prefix
+            )
         order = np.asarray(sampler, dtype=np.int64)
         compute_metrics = self.compute_metrics
         scored = []  # (what Trainer gave compute_metrics, the same in dataset order)
@@ -191,22 +203,28 @@ class LengthSortedTrainer(Trainer):
             from transformers import EvalPrediction
 
             def in_dataset_order(pred, **kwargs):
-                restored = EvalPrediction(**{k: restore_order(getattr(pred, k), order)
-                                             for k in ("predictions", "label_ids", "inputs", "losses")})
+                restored = EvalPrediction(
+                    **{
+                        k: restore_order(getattr(pred, k), order)
+                        for k in ("predictions", "label_ids", "inputs", "losses")
+                    }
+                )
                 scored.append((pred, restored))
                 return compute_metrics(restored, **kwargs)
 
             self.compute_metrics = in_dataset_order
         try:
-            output = super().evaluation_loop(dataloader, description, prediction_loss_only, ignore_keys,
-                                             metric_key_prefix)
+            output = super().evaluation_loop(
+                dataloader, description, prediction_loss_only, ignore_keys, metric_key_prefix
+            )
         finally:
             self.compute_metrics = compute_metrics
         if scored and scored[-1][0].predictions is output.predictions and scored[-1][0].label_ids is output.label_ids:
             # Trainer returns the arrays it scored (transformers 5.24): reuse their dataset-order copies
             return output._replace(predictions=scored[-1][1].predictions, label_ids=scored[-1][1].label_ids)
-        return output._replace(predictions=restore_order(output.predictions, order),
-                               label_ids=restore_order(output.label_ids, order))
+        return output._replace(
+            predictions=restore_order(output.predictions, order), label_ids=restore_order(output.label_ids, order)
+        )
 
 
 def _index_sampler(dataloader) -> IndexSampler | None:
@@ -228,8 +246,13 @@ def _index_sampler(dataloader) -> IndexSampler | None:
 # an optimizer step's loss: its loss terms on all micro-batches and processes / their number ('Loss normalisation')
 
 #: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (docs/design.md).
-LOSS_UNITS = {"token_classification": "labels", "single_label_classification": "labels", "multiple_choice": "labels",
-              "regression": "examples", "question_answering": "examples"}
+LOSS_UNITS = {
+    "token_classification": "labels",
+    "single_label_classification": "labels",
+    "multiple_choice": "labels",
+    "regression": "examples",
+    "question_answering": "examples",
+}
 UNITS = ("labels", "examples")
 #: batch keys holding the training targets, one row per example (first one present is used to count examples).
 TARGET_KEYS = ("labels", "start_positions")
@@ -263,8 +286,11 @@ def cross_entropy_sum(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tenso
     if labels.dim() >= 2:
         labels = labels[:, : logits.shape[1]]
     return torch.nn.functional.cross_entropy(  # in float32 also for half-precision logits, as transformers' losses
-        logits.float().reshape(-1, logits.shape[-1]), labels.to(logits.device).reshape(-1), ignore_index=-100,
-        reduction="sum")
+        logits.float().reshape(-1, logits.shape[-1]),
+        labels.to(logits.device).reshape(-1),
+        ignore_index=-100,
+        reduction="sum",
+    )
 
 
 def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
@@ -281,8 +307,9 @@ def global_batch_loss(outputs, labels: torch.Tensor, num_items_in_batch=None) ->
     return terms / torch.as_tensor(count, device=terms.device).clamp(min=1).float()
 
 
-def gather_step_batches(trainer, epoch_iterator, num_batches: int, device, count, shape: tuple = (),
-                        across_processes: bool = True) -> tuple[list, torch.Tensor]:
+def gather_step_batches(
+    trainer, epoch_iterator, num_batches: int, device, count, shape: tuple = (), across_processes: bool = True
+) -> tuple[list, torch.Tensor]:
     """``Trainer.get_batch_samples``' rule: up to ``num_batches`` batches of ``epoch_iterator`` and the sum of
     ``count(batch)`` (long, shape ``shape``, on ``device``), all-reduced with several processes and ``across_processes``
     (every process joins, even with no batch left); ``PretrainingTrainer`` inlines it (shape ``(2,)``: MLM tokens, NSP
@@ -319,8 +346,10 @@ class GlobalLossTrainer(LengthSortedTrainer):
         the rows of ``start_positions``, summed over the processes unless ``average_tokens_across_devices`` is off."""
         batches, count = super().get_batch_samples(epoch_iterator, num_batches, device)
         if count is None and self._count_rows:
-            count = sum((count_loss_terms(batch, "examples").to(device) for batch in batches),
-                        torch.zeros((), dtype=torch.long, device=device))
+            count = sum(
+                (count_loss_terms(batch, "examples").to(device) for batch in batches),
+                torch.zeros((), dtype=torch.long, device=device),
+            )
             if self.args.world_size > 1 and self.args.average_tokens_across_devices:
                 count = self.accelerator.reduce(count, reduction="sum")
         return batches, count

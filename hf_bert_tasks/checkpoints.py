@@ -77,11 +77,16 @@ def checkpoint_problems(folder: str) -> list[str]:
     if not _has_weights(folder, names):
         problems.append("no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)")
     # (files, folder-name prefixes that hold it instead (FSDP, DeepSpeed)) of each resumable part
-    parts = ((("optimizer.pt", "optimizer.bin"), ("pytorch_model_fsdp", "global_step", "optimizer_")),
-             (("scheduler.pt",), ("global_step",)),
-             ([n for n in names if n.startswith("rng_state") and n.endswith(".pth")], ()))
-    problems += [message for (files, prefixes), message in zip(parts, _RESUMABLE)
-                 if not _nonempty(folder, *files) and not any(n.startswith(prefixes) for n in names)]
+    parts = (
+        (("optimizer.pt", "optimizer.bin"), ("pytorch_model_fsdp", "global_step", "optimizer_")),
+        (("scheduler.pt",), ("global_step",)),
+        ([n for n in names if n.startswith("rng_state") and n.endswith(".pth")], ()),
+    )
+    problems += [
+        message
+        for (files, prefixes), message in zip(parts, _RESUMABLE)
+        if not _nonempty(folder, *files) and not any(n.startswith(prefixes) for n in names)
+    ]
     return problems
 
 
@@ -93,14 +98,21 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
         problems = checkpoint_problems(path)
         if not problems:
             if skipped:
-                logger.warning("--resume_from_checkpoint: skipping incomplete checkpoint(s) %s (a run killed while "
-                               "saving?); resuming from %s", ", ".join(skipped), path)
+                logger.warning(
+                    "--resume_from_checkpoint: skipping incomplete checkpoint(s) %s (a run killed while "
+                    "saving?); resuming from %s",
+                    ", ".join(skipped),
+                    path,
+                )
             return path
         skipped.append(f"{os.path.basename(path)} ({'; '.join(problems)})")
     if skipped:
-        logger.warning("--resume_from_checkpoint: no complete checkpoint in %s — incomplete: %s (a run killed while "
-                       "saving?); training starts from step 0 and a save at the same step replaces them",
-                       output_dir, ", ".join(skipped))
+        logger.warning(
+            "--resume_from_checkpoint: no complete checkpoint in %s — incomplete: %s (a run killed while "
+            "saving?); training starts from step 0 and a save at the same step replaces them",
+            output_dir,
+            ", ".join(skipped),
+        )
     return None
 
 
@@ -109,25 +121,40 @@ def resolve_resume(resume, output_dir: str) -> str | None:
     ``resume`` ``None``/``""``/``False`` gives ``None``, ``auto``/``True`` the newest complete checkpoint of
     ``output_dir`` (or ``None``), a path itself once checked: ``FileNotFoundError`` when it does not exist,
     ``ValueError`` (naming what is missing) when it is not a complete checkpoint."""
-    if resume is None or resume is False or (isinstance(resume, str) and resume.strip().lower() in ("", "false", "none")):
+    if (
+        resume is None
+        or resume is False
+        or (isinstance(resume, str) and resume.strip().lower() in ("", "false", "none"))
+    ):
         return None
     if is_auto(resume):
         chosen = last_complete_checkpoint(output_dir)
-        logger.info("--resume_from_checkpoint %s: %s", resume, f"resuming from {chosen}" if chosen is not None
-                    else f"no complete checkpoint in {output_dir}, training from the start")
+        logger.info(
+            "--resume_from_checkpoint %s: %s",
+            resume,
+            f"resuming from {chosen}"
+            if chosen is not None
+            else f"no complete checkpoint in {output_dir}, training from the start",
+        )
         return chosen
     path = str(resume)
     if not os.path.exists(path):
         raise FileNotFoundError(f"--resume_from_checkpoint {path}: no such checkpoint folder")
     problems = checkpoint_problems(path)
     if set(problems) - set(_RESUMABLE):
-        raise ValueError(f"--resume_from_checkpoint {path}: not a complete checkpoint "
-                         f"({'; '.join(problems)}); expected what Trainer saves (trainer_state.json, "
-                         "weights, optimizer.pt, scheduler.pt, rng_state.pth) — pass an earlier checkpoint or "
-                         "--resume_from_checkpoint auto")
+        raise ValueError(
+            f"--resume_from_checkpoint {path}: not a complete checkpoint "
+            f"({'; '.join(problems)}); expected what Trainer saves (trainer_state.json, "
+            "weights, optimizer.pt, scheduler.pt, rng_state.pth) — pass an earlier checkpoint or "
+            "--resume_from_checkpoint auto"
+        )
     if problems:
-        logger.warning("--resume_from_checkpoint %s: %s; Trainer resumes the weights and step but the run will not "
-                       "continue exactly as the interrupted one", path, "; ".join(problems))
+        logger.warning(
+            "--resume_from_checkpoint %s: %s; Trainer resumes the weights and step but the run will not "
+            "continue exactly as the interrupted one",
+            path,
+            "; ".join(problems),
+        )
     return path
 
 
@@ -144,13 +171,16 @@ def check_output_dir(training_args) -> None:
     if training_args.overwrite_output_dir or not os.path.isdir(out):
         return
     if output_dir_is_finished(out) and (not resume or is_auto(resume)):
-        raise FileExistsError(f"--output_dir {out} already holds a finished run (all_results.json); "
-                              "pass --overwrite_output_dir to replace it or choose another folder")
+        raise FileExistsError(
+            f"--output_dir {out} already holds a finished run (all_results.json); "
+            "pass --overwrite_output_dir to replace it or choose another folder"
+        )
     checkpoints = list_checkpoints(out)
     if checkpoints and not resume:
         raise FileExistsError(
             f"--output_dir {out} holds checkpoints of an unfinished run (last: {os.path.basename(checkpoints[0][1])}); "
-            f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again")
+            f"pass --resume_from_checkpoint {AUTO_RESUME} to continue it, or --overwrite_output_dir to start again"
+        )
 
 
 def start_run(training_args) -> str | None:
@@ -160,5 +190,14 @@ def start_run(training_args) -> str | None:
     return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
 
 
-__all__ = ["AUTO_RESUME", "AUTO_VALUES", "check_output_dir", "checkpoint_problems", "is_auto",
-           "last_complete_checkpoint", "list_checkpoints", "resolve_resume", "start_run"]
+__all__ = [
+    "AUTO_RESUME",
+    "AUTO_VALUES",
+    "check_output_dir",
+    "checkpoint_problems",
+    "is_auto",
+    "last_complete_checkpoint",
+    "list_checkpoints",
+    "resolve_resume",
+    "start_run",
+]

@@ -47,18 +47,24 @@ _OWN = "training arguments (the package's own and changed defaults)"
 SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
         "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
-        (("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
-         ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
-         ("hf_bert_tasks.arguments", "FinetuneTrainingArguments", _OWN),
-         ("hf_bert_tasks.modes.feature_based", "FeatureBasedArguments", "feature-based mode arguments"),
-         ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments")),
-        "--task TASK --output_dir DIR"),
+        (
+            ("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
+            ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
+            ("hf_bert_tasks.arguments", "FinetuneTrainingArguments", _OWN),
+            ("hf_bert_tasks.modes.feature_based", "FeatureBasedArguments", "feature-based mode arguments"),
+            ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments"),
+        ),
+        "--task TASK --output_dir DIR",
+    ),
     "pretrain": Subcommand(
         "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
-        (("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
-         ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
-         ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments", _OWN)),
-        "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR"),
+        (
+            ("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
+            ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
+            ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments", _OWN),
+        ),
+        "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
+    ),
     "quickstart": Subcommand("offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
     "compare": Subcommand("fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
     "push": Subcommand("push a finished run to the Hub with a full model card (every metric in model-index)"),
@@ -83,8 +89,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def warn_deprecated_flag(old: str, new: str) -> None:
     """Print the deprecation note for a flag spelling (one line on stderr)."""
-    print(f"{PROG}: warning: {old} is deprecated, use {new} (the old spelling will be removed in a future release)",
-          file=sys.stderr)
+    print(
+        f"{PROG}: warning: {old} is deprecated, use {new} (the old spelling will be removed in a future release)",
+        file=sys.stderr,
+    )
 
 
 class DeprecatedAlias(argparse.Action):
@@ -135,10 +143,18 @@ def list_tasks_command(argv: list[str]) -> int:
             print(" ".join(f"{col[i] if i < len(col) else '':{w}s}" for col, w in zip(wrapped, widths)).rstrip())
         if n:  # what --train_file / --validation_file / --test_file must hold
             r = rows[n - 1]
-            print(textwrap.fill(f"columns: {', '.join(r['required_columns'])}; label: {r['labels']}", 99,
-                                initial_indent=" " * 11, subsequent_indent=" " * 13))
-    print("\nYour own data: --train_file / --validation_file / --test_file (.csv, .tsv, .jsonl) with the columns\n"
-          "above, or name yours with --text_column_names a,b --label_column_name c.")
+            print(
+                textwrap.fill(
+                    f"columns: {', '.join(r['required_columns'])}; label: {r['labels']}",
+                    99,
+                    initial_indent=" " * 11,
+                    subsequent_indent=" " * 13,
+                )
+            )
+    print(
+        "\nYour own data: --train_file / --validation_file / --test_file (.csv, .tsv, .jsonl) with the columns\n"
+        "above, or name yours with --text_column_names a,b --label_column_name c."
+    )
     return 0
 
 
@@ -147,9 +163,12 @@ def build_parser() -> ArgumentParser:
     rest of the command line goes to the subcommand's ``main(argv)``)."""
     from . import __version__
 
-    parser = ArgumentParser(prog=PROG, epilog=f"`{PROG} COMMAND --help` shows a command's flags.",
-                            description="The BERT paper (pretraining, fine-tuning recipes, feature-based mode) on "
-                                        "today's Hugging Face stack.")
+    parser = ArgumentParser(
+        prog=PROG,
+        epilog=f"`{PROG} COMMAND --help` shows a command's flags.",
+        description="The BERT paper (pretraining, fine-tuning recipes, feature-based mode) on "
+        "today's Hugging Face stack.",
+    )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=ArgumentParser)
@@ -164,8 +183,11 @@ def _pop_debug(argv: list[str]) -> bool:
     TrainingArguments' own ``--debug VALUE`` (``underflow_overflow``) stays for the recipe."""
     command_at = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
     count = len(argv)
-    argv[:] = [a for i, a in enumerate(argv) if not (a == "--debug" and (
-        i < command_at or i + 1 == count or argv[i + 1].startswith("-")))]
+    argv[:] = [
+        a
+        for i, a in enumerate(argv)
+        if not (a == "--debug" and (i < command_at or i + 1 == count or argv[i + 1].startswith("-")))
+    ]
     return len(argv) < count
 
 
@@ -206,8 +228,10 @@ def report_error(err: BaseException) -> int:
     frames = traceback.extract_tb(err.__traceback__)
     here = os.path.dirname(os.path.abspath(__file__))
     if frames and not os.path.abspath(frames[-1].filename).startswith(here) and not isinstance(err, UsageError):
-        print(f"{PROG}: ({type(err).__name__} raised by a library; `{PROG} --debug ...` shows the traceback)",
-              file=sys.stderr)
+        print(
+            f"{PROG}: ({type(err).__name__} raised by a library; `{PROG} --debug ...` shows the traceback)",
+            file=sys.stderr,
+        )
     return 2
 
 

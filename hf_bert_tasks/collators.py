@@ -154,8 +154,10 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         sel, cap, tensors, tok = self.selection, self.max_predictions_per_seq, self.return_tensors, self.tokenizer
         for bad, message in (
             (not 0.0 < p <= 1.0, f"mlm_probability must be in (0, 1], got {p}"),
-            (min(mask_p, random_p) < 0 or mask_p + random_p > 1,
-             f"mask_replace_prob ({mask_p}) and random_replace_prob ({random_p}) must be >= 0 and sum to at most 1"),
+            (
+                min(mask_p, random_p) < 0 or mask_p + random_p > 1,
+                f"mask_replace_prob ({mask_p}) and random_replace_prob ({random_p}) must be >= 0 and sum to at most 1",
+            ),
             (sel not in SELECTION_MODES, f"selection must be one of {SELECTION_MODES}, got {sel!r}"),
             (cap < 1, f"max_predictions_per_seq must be >= 1, got {cap}"),
             (tensors != "pt", f"return_tensors: only 'pt' is supported, got {tensors!r}"),
@@ -218,8 +220,11 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
             out[real] = flat  # numpy: 5x faster than torch's index_put here
             return out
 
-        batch = {"input_ids": fill("input_ids", self.tokenizer.pad_token_id),
-                 "token_type_ids": np.zeros(real.shape, np.int64), "attention_mask": real.astype(np.int64)}
+        batch = {
+            "input_ids": fill("input_ids", self.tokenizer.pad_token_id),
+            "token_type_ids": np.zeros(real.shape, np.int64),
+            "attention_mask": real.astype(np.int64),
+        }
         for key, pad_value in (("token_type_ids", 0), ("attention_mask", 0), ("labels", -100), ("word_ids", -1)):
             if key in keys:
                 batch[key] = fill(key, pad_value)
@@ -233,9 +238,11 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         keying the draws, or ``None``; ``epoch`` (default: :attr:`epoch`). Returns ``(masked_input_ids, labels)``,
         both ``int64 [B, L]``, ``labels`` ``-100`` where not selected."""
         if self.whole_word_mask and word_ids is None:
-            raise ValueError("whole_word_mask=True needs a 'word_ids' list per feature (word index per token, -1 for "
-                             "special tokens): create the features with hf_bert_tasks.create_pretraining_examples or "
-                             "store BatchEncoding.word_ids(i) of a fast tokenizer")
+            raise ValueError(
+                "whole_word_mask=True needs a 'word_ids' list per feature (word index per token, -1 for "
+                "special tokens): create the features with hf_bert_tasks.create_pretraining_examples or "
+                "store BatchEncoding.word_ids(i) of a fast tokenizer"
+            )
         ids, real = np.asarray(input_ids), np.asarray(attention_mask) != 0  # numpy: 2x faster than torch here
         n_vocab, n_rows = len(self._is_special), ids.shape[0]
         candidate = real & (ids < n_vocab) & ~self._is_special[np.clip(ids, 0, n_vocab - 1)]
@@ -296,7 +303,8 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         word_ids = batch.pop("word_ids", None)
         if self.mlm and "labels" not in batch:
             batch["input_ids"], batch["labels"] = self.mask_tokens(
-                batch["input_ids"], batch["attention_mask"], word_ids, example_index)
+                batch["input_ids"], batch["attention_mask"], word_ids, example_index
+            )
         return batch
 
     def static_mask_map(self, batch: dict[str, list], indices: list[int] | None = None) -> dict[str, list]:
@@ -305,12 +313,22 @@ class DataCollatorForBertPretraining(DataCollatorMixin):
         ``idx`` column (any ``batch_size`` and ``num_proc``), else by the call count."""
         if indices is None and EXAMPLE_INDEX in batch:
             indices = list(batch[EXAMPLE_INDEX])
-        rows = [{k: v[i] for k, v in batch.items() if k not in (EXAMPLE_INDEX, "labels")}
-                for i in range(len(batch["input_ids"]))]
+        rows = [
+            {k: v[i] for k, v in batch.items() if k not in (EXAMPLE_INDEX, "labels")}
+            for i in range(len(batch["input_ids"]))
+        ]
         padded = self._pad(rows, None, None)
-        masked, labels = self.mask_tokens(padded["input_ids"], padded["attention_mask"], padded.get("word_ids"),
-                                          None if indices is None else list(indices), epoch=0)
+        masked, labels = self.mask_tokens(
+            padded["input_ids"],
+            padded["attention_mask"],
+            padded.get("word_ids"),
+            None if indices is None else list(indices),
+            epoch=0,
+        )
         width, left = masked.shape[1], getattr(self.tokenizer, "padding_side", "right") == "left"
         cut = [slice(width - len(r), width) if left else slice(0, len(r)) for r in batch["input_ids"]]
-        return {**batch, "input_ids": [masked[i, s].tolist() for i, s in enumerate(cut)],
-                "labels": [labels[i, s].tolist() for i, s in enumerate(cut)]}
+        return {
+            **batch,
+            "input_ids": [masked[i, s].tolist() for i, s in enumerate(cut)],
+            "labels": [labels[i, s].tolist() for i, s in enumerate(cut)],
+        }

@@ -32,17 +32,21 @@ def read_config(source: str, option: str = "--config", inline: bool = False) -> 
     import yaml
 
     try:
-        values = json.loads(text or "null") if source.endswith(".json") and text is not source else yaml.safe_load(text)
+        values = (
+            json.loads(text or "null") if source.endswith(".json") and text is not source else yaml.safe_load(text)
+        )
     except (ValueError, yaml.YAMLError) as err:  # json.JSONDecodeError is a ValueError
         kind = "JSON" if isinstance(err, ValueError) else "YAML"
         raise ValueError(f"{option} {source!r}: not valid {kind} ({' '.join(str(err).split())})") from None
     values = {} if values is None else values
     if not isinstance(values, dict):
-        raise ValueError(f"{option} {source!r}: expected a YAML mapping of flag names to values, e.g. "  # noqa: TRY004
-                         f"'{{num_train_epochs: 3, learning_rate: 1e-3}}', got a {type(values).__name__}")
+        raise ValueError(
+            f"{option} {source!r}: expected a YAML mapping of flag names to values, e.g. "
+            f"'{{num_train_epochs: 3, learning_rate: 1e-3}}', got a {type(values).__name__}"
+        )
     for key, value in values.items():
         if isinstance(value, dict):
-            raise ValueError(f"{option} {source!r}: {key}: expected a plain value or a list, got a mapping")  # noqa: TRY004
+            raise ValueError(f"{option} {source!r}: {key}: expected a plain value or a list, got a mapping")
     return values
 
 
@@ -73,8 +77,11 @@ def check_keys(path: str, values: dict[str, Any], known) -> None:
     settings file ``path`` that is not in ``known``."""
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise ValueError(f"{path}: unknown argument(s) {unknown}" + did_you_mean(unknown, sorted(known))
-                         + "; the keys of a --config file are flag names without --")
+        raise ValueError(
+            f"{path}: unknown argument(s) {unknown}"
+            + did_you_mean(unknown, sorted(known))
+            + "; the keys of a --config file are flag names without --"
+        )
 
 
 def unrecognized(known: list[str], given: list[str]) -> str:

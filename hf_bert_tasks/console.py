@@ -19,8 +19,11 @@ import sys
 import warnings
 
 #: loggers whose records :class:`LibraryNoiseFilter` rewrites or drops
-NOISY_LOGGERS = ("transformers.modeling_utils", "transformers.distributed.tensor_parallel",
-                 "transformers.trainer_utils")
+NOISY_LOGGERS = (
+    "transformers.modeling_utils",
+    "transformers.distributed.tensor_parallel",
+    "transformers.trainer_utils",
+)
 #: a key under one of these is a real problem, never an expected head swap: MISSING (random encoder weights) or
 #: UNEXPECTED (checkpoint weights the model drops); a MISSING pooler is one too, an UNEXPECTED one is not (token heads)
 ENCODER_KEY = re.compile(r"(^|\.)(embeddings|encoder)\.")
@@ -40,8 +43,10 @@ def head_swap_text(unexpected, missing) -> str:
     def heads(keys):
         return ", ".join(sorted({".".join(k.split(".")[:2]) + ".*" if k.count(".") > 1 else k for k in keys}))
 
-    parts = [f"{len(unexpected)} checkpoint tensors dropped ({heads(unexpected)})" if unexpected else "",
-             f"{len(missing)} new head tensors initialised ({heads(missing)})" if missing else ""]
+    parts = [
+        f"{len(unexpected)} checkpoint tensors dropped ({heads(unexpected)})" if unexpected else "",
+        f"{len(missing)} new head tensors initialised ({heads(missing)})" if missing else "",
+    ]
     return "head swap (expected): " + ", ".join(p for p in parts if p)
 
 
@@ -80,8 +85,12 @@ class LibraryNoiseFilter(logging.Filter):
             if len(cells) >= 2 and cells[1].isupper() and cells[1] != "STATUS":
                 keys.setdefault(cells[1], []).append(cells[0])
         unexpected, missing = keys.get("UNEXPECTED", []), keys.get("MISSING", [])
-        if (keys and set(keys) <= {"UNEXPECTED", "MISSING"} and not any(ENCODER_KEY.search(k) for k in unexpected)
-                and not any(_MISSING_ENCODER_KEY.search(k) for k in missing)):
+        if (
+            keys
+            and set(keys) <= {"UNEXPECTED", "MISSING"}
+            and not any(ENCODER_KEY.search(k) for k in unexpected)
+            and not any(_MISSING_ENCODER_KEY.search(k) for k in missing)
+        ):
             source = _ANSI.sub("", message.splitlines()[0]).replace(" LOAD REPORT from:", " from").strip()
             record.msg = f"{source}: {head_swap_text(unexpected, missing)}"
             record.args = ()
@@ -110,10 +119,15 @@ def quiet_console(progress_bars: bool | None = None):
 
     bars = interactive() if progress_bars is None else progress_bars
     tf = transformers.utils.logging
-    switches = [(datasets.enable_progress_bars, datasets.disable_progress_bars,
-                 not datasets.utils.are_progress_bars_disabled()),
-                (tf.enable_progress_bar, tf.disable_progress_bar, tf.is_progress_bar_enabled()),
-                (hub.enable_progress_bars, hub.disable_progress_bars, not hub.are_progress_bars_disabled())]
+    switches = [
+        (
+            datasets.enable_progress_bars,
+            datasets.disable_progress_bars,
+            not datasets.utils.are_progress_bars_disabled(),
+        ),
+        (tf.enable_progress_bar, tf.disable_progress_bar, tf.is_progress_bar_enabled()),
+        (hub.enable_progress_bars, hub.disable_progress_bars, not hub.are_progress_bars_disabled()),
+    ]
     with log_filters(), warnings.catch_warnings(), contextlib.ExitStack() as restore:
         warnings.simplefilter("once")  # a repeated warning (same text and category) is shown once
         warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)

@@ -21,8 +21,9 @@ def scrub_secrets(args) -> dict[str, str]:
     """Set every secret-named attribute of ``args`` that holds a string to ``None``; returns ``{name: value}`` of the
     removed secrets (``{}``: none). ``args``: a ``TrainingArguments`` (any object with a ``__dict__``), changed in
     place; every instance attribute is scanned (a pickle holds them all)."""
-    removed = {name: value for name, value in vars(args).items() if isinstance(value, str) and value
-               and is_secret_name(name)}
+    removed = {
+        name: value for name, value in vars(args).items() if isinstance(value, str) and value and is_secret_name(name)
+    }
     for name in removed:
         setattr(args, name, None)
     return removed

@@ -31,7 +31,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = parse_args(
-        (ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog="hf-bert-tasks finetune")
+        (ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog="hf-bert-tasks finetune"
+    )
     setup_process_logging(training_args)
     metrics = run_finetune(model_args, data_args, training_args)
     if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
@@ -67,8 +68,13 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
     push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
     task = task.configure(data_args)  # a copy holding the data options (doc_stride, label_all_tokens ...)
-    raw = task.load(data_args.data_dir, data_args.dataset_name, data_args.dataset_config_name,
-                    data_args.dataset_revision, model_args.cache_dir)
+    raw = task.load(
+        data_args.data_dir,
+        data_args.dataset_name,
+        data_args.dataset_config_name,
+        data_args.dataset_revision,
+        model_args.cache_dir,
+    )
     hub = {"revision": model_args.model_revision, "cache_dir": model_args.cache_dir}
     tokenizer = AutoTokenizer.from_pretrained(model_args.tokenizer_name or model_args.model_name_or_path, **hub)
     config = AutoConfig.from_pretrained(model_args.model_name_or_path, **hub)
@@ -78,8 +84,16 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     if not grid:
         results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared, resume)
     else:
-        results = run_grid(task, model_args, data_args, training_args, extends=extends, run_one=lambda args, resume:
-                           train_evaluate_predict(task, raw, tokenizer, model_args, data_args, args, prepared, resume))
+        results = run_grid(
+            task,
+            model_args,
+            data_args,
+            training_args,
+            extends=extends,
+            run_one=lambda args, resume: train_evaluate_predict(
+                task, raw, tokenizer, model_args, data_args, args, prepared, resume
+            ),
+        )
         # the card and run_info.json describe the checkpoint copied up: the selected lr and its best seed
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]
@@ -88,8 +102,16 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     return results
 
 
-def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, training_args,
-                           prepared: PreparedData | None = None, resume: Any = _FROM_ARGS) -> dict[str, float]:
+def train_evaluate_predict(
+    task: Task,
+    raw,
+    tokenizer,
+    model_args,
+    data_args,
+    training_args,
+    prepared: PreparedData | None = None,
+    resume: Any = _FROM_ARGS,
+) -> dict[str, float]:
     """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics. ``prepared``:
     :func:`prepare_data`'s result (computed when ``None``); ``resume``: the checkpoint (:func:`.checkpoints.start_run`;
     ``None``: a fresh start; not given: ``--resume_from_checkpoint``). The caller checks the data fits the model."""
@@ -106,19 +128,33 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
     model = build_model(task, model_args, training_args)
     mode = mode_of(training_args)
     train_dataset, eval_dataset, collator, cache_metrics = mode.prepare_training(
-        declare_batch_mean_loss(model), features.get(data.train_split),
-        features[data.eval_splits[0]] if data.eval_splits else None, data.collator, data_args, training_args)
+        declare_batch_mean_loss(model),
+        features.get(data.train_split),
+        features[data.eval_splits[0]] if data.eval_splits else None,
+        data.collator,
+        data_args,
+        training_args,
+    )
     recorded_mode = mode.record(training_args)
     if resume is _FROM_ARGS:
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
     first_eval = data.eval_splits[0] if data.eval_splits else None
     trainer = task.build_trainer(
-        GlobalLossTrainer, eval_raw=raw.get(first_eval), eval_features=features.get(first_eval),
-        loss_unit=LOSS_UNITS[task.problem_type], model=model, args=training_args, train_dataset=train_dataset,
-        eval_dataset=eval_dataset, processing_class=tokenizer, data_collator=collator,
-        compute_metrics=data.compute_metrics)
-    trainer.add_callback(RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode,
-                                           args=trainer.args))
+        GlobalLossTrainer,
+        eval_raw=raw.get(first_eval),
+        eval_features=features.get(first_eval),
+        loss_unit=LOSS_UNITS[task.problem_type],
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=tokenizer,
+        data_collator=collator,
+        compute_metrics=data.compute_metrics,
+    )
+    trainer.add_callback(
+        RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode, args=trainer.args)
+    )
     trainer.add_callback(SkipLastStepEvaluation())  # the final evaluation below scores the last step's model
     results: dict[str, float] = {}
     if data.train_split is not None:
@@ -132,8 +168,9 @@ def train_evaluate_predict(task: Task, raw, tokenizer, model_args, data_args, tr
         remove_checkpoints(training_args.output_dir, trainer)  # the saved model is the run's one copy
     loss_only = training_args.prediction_loss_only
     if loss_only and (data.test_splits or data.eval_splits):
-        logger.warning("--prediction_loss_only: evaluation reports the loss only; no metric and no prediction "
-                       "file is written")
+        logger.warning(
+            "--prediction_loss_only: evaluation reports the loss only; no metric and no prediction file is written"
+        )
     for split in [] if loss_only else data.test_splits:  # before the dev results: all_results.json = finished
         for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
             logger.info("wrote %s", path)
@@ -173,8 +210,11 @@ def remove_checkpoints(output_dir: str, trainer=None) -> list[str]:
 
     if trainer is not None and not trainer.is_world_process_zero():
         return []
-    removed = sorted(p for p in glob.glob(os.path.join(output_dir, "checkpoint-*"))
-                     if re.fullmatch(r"checkpoint-\d+", os.path.basename(p)) and os.path.isdir(p))
+    removed = sorted(
+        p
+        for p in glob.glob(os.path.join(output_dir, "checkpoint-*"))
+        if re.fullmatch(r"checkpoint-\d+", os.path.basename(p)) and os.path.isdir(p)
+    )
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     return removed
@@ -185,11 +225,14 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
     is ``None``): the registered mode's :meth:`~hf_bert_tasks.modes.TrainingMode.build_model`. Raises
     ``ValueError`` for ``--reinit_*`` with a mode that keeps those weights frozen, or a head that does not fit."""
     mode = mode_of(training_args)
-    if (getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)) \
-            and not mode.allows_reinit:
+    if (
+        getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)
+    ) and not mode.allows_reinit:
         frozen = [m.name for m in TRAINING_MODES.values() if not m.allows_reinit]
-        raise ValueError(f"--reinit_layers/--reinit_pooler re-initialise weights that --mode {mode.name} keeps "
-                         f"frozen; expected neither with --mode {' or '.join(frozen)}")
+        raise ValueError(
+            f"--reinit_layers/--reinit_pooler re-initialise weights that --mode {mode.name} keeps "
+            f"frozen; expected neither with --mode {' or '.join(frozen)}"
+        )
     return mode.build_model(task, model_args, training_args)
 
 
@@ -200,11 +243,15 @@ def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
     config = getattr(model, "config", model)
     positions, vocab = getattr(config, "max_position_embeddings", None), getattr(config, "vocab_size", None)
     if positions is not None and max_seq_length > positions:
-        raise ValueError(f"--max_seq_length {max_seq_length} is longer than the {positions} position embeddings of "
-                         f"{name}; expected --max_seq_length <= {positions}")
+        raise ValueError(
+            f"--max_seq_length {max_seq_length} is longer than the {positions} position embeddings of "
+            f"{name}; expected --max_seq_length <= {positions}"
+        )
     if vocab is not None and len(tokenizer) > vocab:
-        raise ValueError(f"the tokenizer has {len(tokenizer)} ids but {name} has only {vocab} token embeddings; "
-                         "expected the model's own tokenizer (check --tokenizer_name)")
+        raise ValueError(
+            f"the tokenizer has {len(tokenizer)} ids but {name} has only {vocab} token embeddings; "
+            "expected the model's own tokenizer (check --tokenizer_name)"
+        )
 
 
 def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str], list[str]]:
@@ -216,9 +263,11 @@ def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str]
     train = task.train_split if do_train and task.train_split in raw else None
     evals = [s for s in task.eval_splits if s in raw] if do_eval else []
     tests = [s for s in task.test_splits if s in raw] if do_predict else []
-    for flag, wanted, got, names in (("--do_train", do_train, train, [task.train_split]),
-                                     ("--do_eval", do_eval, evals, list(task.eval_splits)),
-                                     ("--do_predict", do_predict, tests, list(task.test_splits))):
+    for flag, wanted, got, names in (
+        ("--do_train", do_train, train, [task.train_split]),
+        ("--do_eval", do_eval, evals, list(task.eval_splits)),
+        ("--do_predict", do_predict, tests, list(task.test_splits)),
+    ):
         if explicit and wanted and not got:
             raise ValueError(f"{flag}: task {task.name!r} needs split(s) {names}; the data has {available}")
     if train is None and not evals and not tests:
@@ -245,21 +294,36 @@ def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> Prepar
     ``--no_cache_tokenized``; :func:`hf_bert_tasks.tokenized_cache.preprocess_splits`); then the task's collator
     and metric function."""
     train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
-    limits = {train_split: data_args.max_train_samples, **{s: data_args.max_eval_samples for s in eval_splits},
-              **{s: data_args.max_predict_samples for s in test_splits}}
+    limits = {
+        train_split: data_args.max_train_samples,
+        **{s: data_args.max_eval_samples for s in eval_splits},
+        **{s: data_args.max_predict_samples for s in test_splits},
+    }
     with training_args.main_process_first(desc="dataset map pre-processing"):
-        raw = {s: raw[s] if n is None else raw[s].select(range(min(n, len(raw[s])))) for s, n in limits.items()
-               if s is not None}
+        raw = {
+            s: raw[s] if n is None else raw[s].select(range(min(n, len(raw[s]))))
+            for s, n in limits.items()
+            if s is not None
+        }
         if getattr(data_args, "cache_tokenized", False):
             from .tokenized_cache import preprocess_splits
 
-            features = preprocess_splits(task, raw, tokenizer, data_args.max_seq_length,
-                                         data_args.tokenized_cache_dir, data_args.overwrite_cache)
+            features = preprocess_splits(
+                task,
+                raw,
+                tokenizer,
+                data_args.max_seq_length,
+                data_args.tokenized_cache_dir,
+                data_args.overwrite_cache,
+            )
         else:
             features = {s: task.preprocess(raw[s], tokenizer, data_args.max_seq_length, s) for s in raw}
     half = training_args.fp16 or training_args.bf16
-    collator = task.data_collator(tokenizer, pad_to_multiple_of=8 if half else None,
-                                  max_length=data_args.max_seq_length if data_args.pad_to_max_length else None)
+    collator = task.data_collator(
+        tokenizer,
+        pad_to_multiple_of=8 if half else None,
+        max_length=data_args.max_seq_length if data_args.pad_to_max_length else None,
+    )
     compute_metrics = task.trainer_compute_metrics()
     return PreparedData(train_split, eval_splits, test_splits, raw, features, collator, compute_metrics)
 
@@ -268,6 +332,10 @@ def resolve_resume_checkpoint(training_args) -> str | None:
     """Deprecated alias of :func:`hf_bert_tasks.checkpoints.resolve_resume` on ``training_args``' resume and folder."""
     import warnings
 
-    warnings.warn("hf_bert_tasks.finetuning.resolve_resume_checkpoint is deprecated; use "
-                  "hf_bert_tasks.checkpoints.resolve_resume", DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "hf_bert_tasks.finetuning.resolve_resume_checkpoint is deprecated; use "
+        "hf_bert_tasks.checkpoints.resolve_resume",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)

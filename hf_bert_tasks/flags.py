@@ -115,17 +115,28 @@ def fast_help(program: str, command: str, spec) -> str:
     known_at_run_time = {"task": list_tasks(), "mode": list_training_modes()}  # the registries' names
     prog = f"{program} {command}"
     doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{command}"))) or spec.help
-    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
-                                     usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
-                                     description=doc, epilog=_TRAINING_NOTE.format(prog=prog))
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+        usage=f"{prog} {spec.required} [--config FILE] [--FLAG VALUE ...]",
+        description=doc,
+        epilog=_TRAINING_NOTE.format(prog=prog),
+    )
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
-    parser.add_argument("--help_all", action="store_true",
-                        help="show every flag, transformers' TrainingArguments included, and exit")
-    parser.add_argument("--config", metavar="FILE",
-                        help="YAML or JSON file of argument values (keys = flag names without --); flags on the "
-                             "command line win")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the traceback of an error (a bare --debug; --debug VALUE is TrainingArguments')")
+    parser.add_argument(
+        "--help_all", action="store_true", help="show every flag, transformers' TrainingArguments included, and exit"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="YAML or JSON file of argument values (keys = flag names without --); flags on the command line win",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an error (a bare --debug; --debug VALUE is TrainingArguments')",
+    )
     for mod, cls, title in spec.dataclasses:
         group = parser.add_argument_group(title)
         for f in dataclass_fields(mod, cls):
@@ -159,11 +170,14 @@ def check_model(name: str | None, *, given: bool = True, cache_dir: str | None =
     from huggingface_hub import constants  # light: the Hub settings only
 
     folder = os.path.join(cache_dir or constants.HF_HUB_CACHE, "models--" + name.replace("/", "--"))
-    if constants.is_offline_mode() and not glob.glob(os.path.join(glob.escape(folder), "snapshots", "*", "config.json")):
+    if constants.is_offline_mode() and not glob.glob(
+        os.path.join(glob.escape(folder), "snapshots", "*", "config.json")
+    ):
         raise FileNotFoundError(
             f"{flag}: not a local folder and not in the Hub cache, and the Hub is off (HF_HUB_OFFLINE=1); give a "
             f"local checkpoint folder, e.g. --model_name_or_path {OFFLINE_CHECKPOINT_HINT} (written by "
-            "`hf-bert-tasks quickstart`)")
+            "`hf-bert-tasks quickstart`)"
+        )
 
 
 def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
@@ -226,6 +240,9 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
             resolve_corpus_files([str(v) for v in values[name]], flag=f"--{name}")
     if "model_name_or_path" in known:
         default = _literal(getattr(fields.get("model_name_or_path"), "default", None) or "None", None)
-        check_model(last.get("model_name_or_path", default), given="model_name_or_path" in last,
-                    cache_dir=last.get("cache_dir"))
+        check_model(
+            last.get("model_name_or_path", default),
+            given="model_name_or_path" in last,
+            cache_dir=last.get("cache_dir"),
+        )
     return values

@@ -18,13 +18,35 @@ logger = logging.getLogger(__name__)
 
 #: Files pushed from an output dir (top level; shell patterns).
 PUSH_PATTERNS = (
-    "config.json", "generation_config.json", "*.safetensors", "model.safetensors.index.json",
-    "adapter_config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json",
-    "added_tokens.json", "all_results.json", "train_results.json", "eval_results.json", "run_info.json",
-    "trainer_state.json", "lr_grid_results.json", "pretraining_summary.json", "comparison.md", "comparison.json",
-    "*.png", "*.tsv", "*predictions*.json", "*predictions*.txt", "null_odds*.json", "nbest*.json",
+    "config.json",
+    "generation_config.json",
+    "*.safetensors",
+    "model.safetensors.index.json",
+    "adapter_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "all_results.json",
+    "train_results.json",
+    "eval_results.json",
+    "run_info.json",
+    "trainer_state.json",
+    "lr_grid_results.json",
+    "pretraining_summary.json",
+    "comparison.md",
+    "comparison.json",
+    "*.png",
+    "*.tsv",
+    "*predictions*.json",
+    "*predictions*.txt",
+    "null_odds*.json",
+    "nbest*.json",
     # a frozen-feature model's remote code (config.json's auto_map; BertFeatureBasedModel.save_pretrained)
-    "modeling.py", "heads.py", "strategies.py",
+    "modeling.py",
+    "heads.py",
+    "strategies.py",
 )
 #: Never pushed: pickles and optimizer/scheduler/RNG states (the card is generated, so a local README is not used).
 NEVER_PUSH = ("training_args.bin", "*.pt", "*.pth", "optimizer*", "scheduler*", "rng_state*", "README.md")
@@ -66,9 +88,11 @@ def card_to_upload(remote_text: str | None, card, keep_readme: bool | None = Non
     merged = model_card.merge_eval_results(remote.data.eval_results or [], card.data.eval_results or []) or None
     if readme_edited(remote_text):
         if keep_readme is None:
-            raise ValueError("the README.md on the Hub was edited after hf_bert_tasks wrote it (or was not written by "
-                             "it); pass --keep_readme to keep it (only its model-index results are updated) or "
-                             "--overwrite_readme to replace it with the generated card")
+            raise ValueError(
+                "the README.md on the Hub was edited after hf_bert_tasks wrote it (or was not written by "
+                "it); pass --keep_readme to keep it (only its model-index results are updated) or "
+                "--overwrite_readme to replace it with the generated card"
+            )
         if keep_readme:
             remote.data.eval_results = merged
             return str(remote)
@@ -135,8 +159,12 @@ def pop_push_settings(training_args) -> dict | None:
         raise ValueError("--push_to_hub needs --hub_model_id org/name (the repo to create or update)")
     check_repo_id(repo_id)
     training_args.push_to_hub = False
-    return {"repo_id": repo_id, "private": bool(getattr(training_args, "hub_private_repo", False)),
-            "revision": getattr(training_args, "hub_revision", None), "token": token}
+    return {
+        "repo_id": repo_id,
+        "private": bool(getattr(training_args, "hub_private_repo", False)),
+        "revision": getattr(training_args, "hub_revision", None),
+        "token": token,
+    }
 
 
 def finish_run(task, model_args, data_args, training_args, push: dict | None) -> PushResult | None:
@@ -145,15 +173,30 @@ def finish_run(task, model_args, data_args, training_args, push: dict | None) ->
     failed (``output_dir`` is complete and unchanged: push it with ``hf-bert-tasks push``)."""
     if push is None or not training_args.should_save:
         return None
-    result = push_output_dir(training_args.output_dir, push["repo_id"], private=push["private"],
-                             revision=push["revision"], token=push["token"], card_kwargs={"task": task.name})
+    result = push_output_dir(
+        training_args.output_dir,
+        push["repo_id"],
+        private=push["private"],
+        revision=push["revision"],
+        token=push["token"],
+        card_kwargs={"task": task.name},
+    )
     logger.info("pushed to %s (commit %s)", result.repo_url, result.commit_oid)
     return result
 
 
-def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, revision: str | None = None,
-                    token: str | None = None, commit_message: str | None = None, card=None,
-                    card_kwargs: dict | None = None, keep_readme: bool | None = None) -> PushResult:
+def push_output_dir(
+    output_dir: str,
+    repo_id: str,
+    *,
+    private: bool = False,
+    revision: str | None = None,
+    token: str | None = None,
+    commit_message: str | None = None,
+    card=None,
+    card_kwargs: dict | None = None,
+    keep_readme: bool | None = None,
+) -> PushResult:
     """Push a finished run to the Hub in one commit, with a generated card whose eval results are merged in place;
     returns a :class:`PushResult`.
 
@@ -191,21 +234,26 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         if private:
             step = "check the repo's visibility"
             if not api.model_info(repo_id).private:
-                raise PermissionError(f"{repo_id} already exists and is public; refusing to upload a run asked to be "
-                                      "private (make the repo private on the Hub first, or drop --private)")
+                raise PermissionError(
+                    f"{repo_id} already exists and is public; refusing to upload a run asked to be "
+                    "private (make the repo private on the Hub first, or drop --private)"
+                )
         if revision != "main":
             step = f"create branch {revision!r}"
             api.create_branch(repo_id, branch=revision, exist_ok=True)
         step = "read the card already on the Hub"
         try:  # its model-index results, each replaced in place by the new one with the same key
-            with open(api.hf_hub_download(repo_id, "README.md", revision=revision, token=token), encoding="utf-8") as f:
+            with open(
+                api.hf_hub_download(repo_id, "README.md", revision=revision, token=token), encoding="utf-8"
+            ) as f:
                 remote_text = f.read()
         except (EntryNotFoundError, RemoteEntryNotFoundError):
             remote_text = None  # no card on the Hub yet
         readme = card_to_upload(remote_text, card, keep_readme)
         step = "upload"
-        operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=os.path.join(output_dir, name))
-                      for name in files]
+        operations = [
+            CommitOperationAdd(path_in_repo=name, path_or_fileobj=os.path.join(output_dir, name)) for name in files
+        ]
         operations.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=readme.encode("utf-8")))
         message = commit_message or f"Upload {os.path.basename(os.path.normpath(output_dir))} with hf_bert_tasks"
         info = api.create_commit(repo_id, operations, commit_message=message, revision=revision)
@@ -215,11 +263,19 @@ def push_output_dir(output_dir: str, repo_id: str, *, private: bool = False, rev
         if server and server not in cause:
             cause += f" (server: {server.strip()})"
         cause = redact(cause, (token, get_token()))  # the given token, or HF_TOKEN / the stored login
-        raise HubPushError(f"push of {output_dir} to {repo_id} (revision {revision}) failed at step '{step}': "
-                           f"{type(err).__name__}: {cause}. Nothing in {output_dir} was changed.") from err
+        raise HubPushError(
+            f"push of {output_dir} to {repo_id} (revision {revision}) failed at step '{step}': "
+            f"{type(err).__name__}: {cause}. Nothing in {output_dir} was changed."
+        ) from err
     logger.info("pushed %d files of %s to %s@%s (commit %s)", len(files) + 1, output_dir, repo_id, revision, info.oid)
-    return PushResult(repo_url=str(repo_url), commit_url=info.commit_url, commit_oid=info.oid, revision=revision,
-                      files=files + ["README.md"], eval_results=len(card.data.eval_results or []))
+    return PushResult(
+        repo_url=str(repo_url),
+        commit_url=info.commit_url,
+        commit_oid=info.oid,
+        revision=revision,
+        files=files + ["README.md"],
+        eval_results=len(card.data.eval_results or []),
+    )
 
 
 def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
@@ -240,9 +296,13 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     config = AutoConfig.from_pretrained(model, revision=revision, token=token)
     arch = (config.architectures or [""])[0]
     if getattr(config, "model_type", None) == "bert_feature_based":
-        arch = {"single_label_classification": "ForSequenceClassification", "regression": "ForSequenceClassification",
-                "token_classification": "ForTokenClassification", "question_answering": "ForQuestionAnswering",
-                "multiple_choice": "ForMultipleChoice"}.get(getattr(config, "task_problem_type", None), arch)
+        arch = {
+            "single_label_classification": "ForSequenceClassification",
+            "regression": "ForSequenceClassification",
+            "token_classification": "ForTokenClassification",
+            "question_answering": "ForQuestionAnswering",
+            "multiple_choice": "ForMultipleChoice",
+        }.get(getattr(config, "task_problem_type", None), arch)
     options: dict = {}
     if arch.endswith("ForSequenceClassification"):
         task, options["truncation"] = "text-classification", True
@@ -255,7 +315,9 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     elif arch.endswith(("ForPreTraining", "ForMaskedLM")):
         task, options["tokenizer_kwargs"] = "fill-mask", {"truncation": True}
     else:
-        raise ValueError(f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
-                         "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)")
+        raise ValueError(
+            f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
+            "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)"
+        )
     options.update(kwargs)
     return pipeline(task, model=model, revision=revision, token=token, **options)

@@ -13,8 +13,13 @@ from .modes import TrainingMode, has_file, register_training_mode
 from .modes.lora import LoraArguments
 
 #: our problem type -> peft TaskType name (``None``: no peft task type; the head goes through modules_to_save)
-PEFT_TASK_TYPES = {"single_label_classification": "SEQ_CLS", "regression": "SEQ_CLS",
-                   "token_classification": "TOKEN_CLS", "question_answering": "QUESTION_ANS", "multiple_choice": None}
+PEFT_TASK_TYPES = {
+    "single_label_classification": "SEQ_CLS",
+    "regression": "SEQ_CLS",
+    "token_classification": "TOKEN_CLS",
+    "question_answering": "QUESTION_ANS",
+    "multiple_choice": None,
+}
 
 
 def head_module_names(model) -> list[str]:
@@ -27,8 +32,14 @@ def head_module_names(model) -> list[str]:
     return names
 
 
-def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
-                target_modules: str | list[str] = "query,value"):
+def lora_config(
+    model,
+    problem_type: str,
+    r: int = 8,
+    alpha: int = 16,
+    dropout: float = 0.1,
+    target_modules: str | list[str] = "query,value",
+):
     """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type`` (one of
     :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`): peft's task type, the task head in ``modules_to_save``, rank
     ``r`` (updates scaled by ``alpha / r``), ``dropout`` on the LoRA input, ``target_modules`` the Linear layers
@@ -46,12 +57,24 @@ def lora_config(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: 
     if isinstance(target_modules, str):
         target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
     task_type = PEFT_TASK_TYPES[problem_type]
-    return LoraConfig(task_type=getattr(TaskType, task_type) if task_type else None, r=r, lora_alpha=alpha,
-                      lora_dropout=dropout, target_modules=target_modules, modules_to_save=head_module_names(model))
+    return LoraConfig(
+        task_type=getattr(TaskType, task_type) if task_type else None,
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        target_modules=target_modules,
+        modules_to_save=head_module_names(model),
+    )
 
 
-def apply_lora(model, problem_type: str, r: int = 8, alpha: int = 16, dropout: float = 0.1,
-               target_modules: str | list[str] = "query,value"):
+def apply_lora(
+    model,
+    problem_type: str,
+    r: int = 8,
+    alpha: int = 16,
+    dropout: float = 0.1,
+    target_modules: str | list[str] = "query,value",
+):
     """Wrap ``model`` (a ``transformers`` task model) in a ``peft.PeftModel`` whose trainable parameters are the
     adapters and the head, configured by :func:`lora_config` (the arguments and ``ValueError`` as there)."""
     from peft import get_peft_model
@@ -80,8 +103,15 @@ def trainable_parameter_counts(model) -> tuple[int, int]:
     return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
 
 
-__all__ = ["PEFT_TASK_TYPES", "LoraMode", "apply_lora", "finalize_lora", "head_module_names", "lora_config",
-           "trainable_parameter_counts"]
+__all__ = [
+    "PEFT_TASK_TYPES",
+    "LoraMode",
+    "apply_lora",
+    "finalize_lora",
+    "head_module_names",
+    "lora_config",
+    "trainable_parameter_counts",
+]
 
 
 class LoraMode(TrainingMode):
@@ -89,8 +119,9 @@ class LoraMode(TrainingMode):
 
     name = "lora"
     help = "peft LoRA adapters on the frozen encoder + the task head"
-    card_text = ("Training mode: **LoRA** — low-rank adapters (peft) on the frozen encoder plus the task head "
-                 "were trained.")
+    card_text = (
+        "Training mode: **LoRA** — low-rank adapters (peft) on the frozen encoder plus the task head were trained."
+    )
     arguments_class = LoraArguments
     default_learning_rate = 5e-4
     colour = "tab:green"
@@ -100,8 +131,14 @@ class LoraMode(TrainingMode):
         from .modes import declare_batch_mean_loss, load_task_model
 
         model = declare_batch_mean_loss(load_task_model(task, model_args))
-        return apply_lora(model, task.problem_type, training_args.lora_r, training_args.lora_alpha,
-                          training_args.lora_dropout, training_args.lora_target_modules)
+        return apply_lora(
+            model,
+            task.problem_type,
+            training_args.lora_r,
+            training_args.lora_alpha,
+            training_args.lora_dropout,
+            training_args.lora_target_modules,
+        )
 
     def finish_training(self, trainer, output_dir: str) -> None:
         """Save the adapter to ``output_dir/lora_adapter`` and merge it (the saved model is then plain)."""

@@ -25,8 +25,19 @@ logger = logging.getLogger(__name__)
 GRID_RUN_FILE = "grid_run.json"
 GRID_RESULTS_FILE = "lr_grid_results.json"
 #: Arguments that may differ between a grid's first invocation and its resumption.
-_RESUME_FREE = {"lr_grid", "seeds", "learning_rate", "seed", "output_dir", "overwrite_output_dir",
-                "resume_from_checkpoint", "cache_tokenized", "tokenized_cache_dir", "overwrite_cache", "cache_dir"}
+_RESUME_FREE = {
+    "lr_grid",
+    "seeds",
+    "learning_rate",
+    "seed",
+    "output_dir",
+    "overwrite_output_dir",
+    "resume_from_checkpoint",
+    "cache_tokenized",
+    "tokenized_cache_dir",
+    "overwrite_cache",
+    "cache_dir",
+}
 
 
 def is_degenerate(value: Any) -> bool:
@@ -57,13 +68,16 @@ def select_learning_rate(runs: list[dict], key: str) -> tuple[float, list[dict]]
     if not runs:
         raise ValueError("no runs to select a learning rate from")
     rates = list(dict.fromkeys(float(r["learning_rate"]) for r in runs))
-    per_lr = [{"learning_rate": lr, **summarize([r.get(key) for r in runs if float(r["learning_rate"]) == lr])}
-              for lr in rates]
+    per_lr = [
+        {"learning_rate": lr, **summarize([r.get(key) for r in runs if float(r["learning_rate"]) == lr])}
+        for lr in rates
+    ]
     scores = [s["mean"] if s["mean"] is not None else -math.inf for s in per_lr]
     best = scores.index(max(scores))  # first of equal maxima
     if scores[best] == -math.inf:
-        logger.warning("every learning rate has a run whose %s is NaN or missing; keeping the first, %g",
-                       key, rates[0])
+        logger.warning(
+            "every learning rate has a run whose %s is NaN or missing; keeping the first, %g", key, rates[0]
+        )
     return rates[best], per_lr
 
 
@@ -83,8 +97,11 @@ def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
     """The settings a sub-run is made with, minus those allowed to change on resume (paths, grid lists, caches)."""
     from .model_card import non_default_arguments
 
-    out = {f"{part}.{f.name}": getattr(args, f.name) for part, args in (("model", model_args), ("data", data_args))
-           for f in fields(args)}
+    out = {
+        f"{part}.{f.name}": getattr(args, f.name)
+        for part, args in (("model", model_args), ("data", data_args))
+        for f in fields(args)
+    }
     out.update({f"training.{k}": v for k, v in non_default_arguments(training_args).items()})
     return {k: v for k, v in out.items() if k.split(".", 1)[1] not in _RESUME_FREE}
 
@@ -109,29 +126,43 @@ def check_grid_output_dir(training_args) -> dict | None:
     with_lr, with_seed = bool(training_args.lr_grid), bool(training_args.seeds)
     old = {(float(r["learning_rate"]), int(r["seed"])): r["path"] for r in previous.get("runs", [])}
     new = {(float(lr), int(seed)) for lr in training_args.learning_rates for seed in training_args.seed_list}
-    moved = [(p, run_folder(lr, seed, with_lr, with_seed)) for (lr, seed), p in old.items()
-             if os.path.normpath(p) != run_folder(lr, seed, with_lr, with_seed)]
+    moved = [
+        (p, run_folder(lr, seed, with_lr, with_seed))
+        for (lr, seed), p in old.items()
+        if os.path.normpath(p) != run_folder(lr, seed, with_lr, with_seed)
+    ]
     if moved:
         raise FileExistsError(
             f"--output_dir {top} already holds a finished grid with a run in {moved[0][0]}, but this command would "
             f"put that run in {moved[0][1]} (--lr_grid and --seeds name the folders); repeat the earlier flags "
             "(adding learning rates or seeds extends the grid), pass --overwrite_output_dir to redo it, or choose "
-            "another folder")
+            "another folder"
+        )
     if not set(old) < new:
         missing = sorted(set(old) - new)
-        why = (f"leaves out {len(missing)} of its runs (first: lr {missing[0][0]:g} seed {missing[0][1]})" if missing
-               else "repeats the same runs")
+        why = (
+            f"leaves out {len(missing)} of its runs (first: lr {missing[0][0]:g} seed {missing[0][1]})"
+            if missing
+            else "repeats the same runs"
+        )
         raise FileExistsError(
             f"--output_dir {top} already holds a finished grid (lr_grid_results.json) and this command {why}; "
             "to extend it, give every earlier learning rate and seed plus new ones; pass --overwrite_output_dir to "
-            "redo it, or choose another folder")
-    logger.info("extending the finished grid in %s: %d earlier run(s) reused, %d new; the selection is redone over "
-                "all of them", top, len(old), len(new - set(old)))
+            "redo it, or choose another folder"
+        )
+    logger.info(
+        "extending the finished grid in %s: %d earlier run(s) reused, %d new; the selection is redone over "
+        "all of them",
+        top,
+        len(old),
+        len(new - set(old)),
+    )
     return previous
 
 
-def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any, str | None], dict],
-             extends: dict | None = None) -> dict[str, Any]:
+def run_grid(
+    task, model_args, data_args, training_args, run_one: Callable[[Any, str | None], dict], extends: dict | None = None
+) -> dict[str, Any]:
     """Run every (learning rate, seed) with ``run_one(args, checkpoint) -> metrics`` (``checkpoint``:
     :func:`hf_bert_tasks.checkpoints.start_run`'s), reusing finished sub-runs (docs/design.md), then select and copy
     up. ``extends``: the earlier ``lr_grid_results.json`` (:func:`check_grid_output_dir`), kept as ``extended_from``.
@@ -149,8 +180,10 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
     with_lr, with_seed = bool(training_args.lr_grid), bool(training_args.seeds)
     resume = training_args.resume_from_checkpoint
     if resume and str(resume).lower() != "auto" and len(rates) * len(seeds) > 1:
-        raise ValueError(f"--resume_from_checkpoint {resume}: a checkpoint path resumes one run, not a grid of "
-                         f"{len(rates) * len(seeds)}; use --resume_from_checkpoint auto")
+        raise ValueError(
+            f"--resume_from_checkpoint {resume}: a checkpoint path resumes one run, not a grid of "
+            f"{len(rates) * len(seeds)}; use --resume_from_checkpoint auto"
+        )
     top = training_args.output_dir
     main = training_args.process_index == 0
     settings = grid_settings(model_args, data_args, training_args)
@@ -169,22 +202,43 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
                 if key in metrics:
                     logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
                 else:  # stopped between training and evaluation: the same settings and seed train it again
-                    logger.warning("lr %g seed %d: %s has training results but no %s (stopped before its "
-                                   "evaluation); training it again", lr, seed, args.output_dir, key)
+                    logger.warning(
+                        "lr %g seed %d: %s has training results but no %s (stopped before its "
+                        "evaluation); training it again",
+                        lr,
+                        seed,
+                        args.output_dir,
+                        key,
+                    )
                     args.overwrite_output_dir, metrics = True, None
             if metrics is None:
-                checkpoint = start_run(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
+                checkpoint = start_run(
+                    args
+                )  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
                 if main:
-                    write_json(os.path.join(args.output_dir, GRID_RUN_FILE),
-                               {"learning_rate": lr, "seed": seed, "settings": settings})
+                    write_json(
+                        os.path.join(args.output_dir, GRID_RUN_FILE),
+                        {"learning_rate": lr, "seed": seed, "settings": settings},
+                    )
                 logger.info("lr %g seed %d: training into %s", lr, seed, args.output_dir)
                 metrics = run_one(args, checkpoint)
             if key not in metrics:
-                raise ValueError(f"--lr_grid/--seeds need an evaluation split to select on; {key} was not computed "
-                                 f"(found {sorted(k for k in metrics if k.startswith('eval_'))})")
-            runs.append({"learning_rate": lr, "seed": seed, "path": rel, **{
-                k: None if is_degenerate(v) else float(v) for k, v in metrics.items()
-                if k.startswith("eval_") and k.removeprefix("eval_") in task.metric_names}})
+                raise ValueError(
+                    f"--lr_grid/--seeds need an evaluation split to select on; {key} was not computed "
+                    f"(found {sorted(k for k in metrics if k.startswith('eval_'))})"
+                )
+            runs.append(
+                {
+                    "learning_rate": lr,
+                    "seed": seed,
+                    "path": rel,
+                    **{
+                        k: None if is_degenerate(v) else float(v)
+                        for k, v in metrics.items()
+                        if k.startswith("eval_") and k.removeprefix("eval_") in task.metric_names
+                    },
+                }
+            )
     selected, per_lr = select_learning_rate(runs, key)
     chosen = best_run([r for r in runs if r["learning_rate"] == selected], key)
     names = [m for m in task.metric_names if f"eval_{m}" in runs[0]]
@@ -196,8 +250,12 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
             summary[f"eval_{m}_mean"], summary[f"eval_{m}_std"] = stats["mean"], stats["std"]
     selected_summary = next(s for s in per_lr if s["learning_rate"] == selected)
     grid_keys = {  # best_learning_rate: the key of earlier versions
-        "selected_learning_rate": selected, "best_learning_rate": selected, "selected_seed": chosen["seed"],
-        "selected_run": chosen["path"], "num_seeds": len(seeds), "num_learning_rates": len(rates),
+        "selected_learning_rate": selected,
+        "best_learning_rate": selected,
+        "selected_seed": chosen["seed"],
+        "selected_run": chosen["path"],
+        "num_seeds": len(seeds),
+        "num_learning_rates": len(rates),
         **{f"eval_{m}_{s}": selected_summary[f"eval_{m}_{s}"] for m in names for s in ("mean", "std")},
     }
     if not main:
@@ -207,30 +265,58 @@ def run_grid(task, model_args, data_args, training_args, run_one: Callable[[Any,
         src = os.path.join(best_dir, name)
         if os.path.isfile(src) and name != GRID_RUN_FILE:
             shutil.copy2(src, os.path.join(top, name))
-    write_json(os.path.join(top, GRID_RESULTS_FILE), {
-        "selected_on": key,
-        "selection": "highest mean over seeds; a NaN/missing run makes its learning rate rank last (BERT §4.1)",
-        "std": "sample standard deviation (ddof=1); null with one seed or a degenerate run",
-        **{k: grid_keys[k] for k in ("selected_learning_rate", "best_learning_rate", "selected_seed", "selected_run")},
-        "learning_rates": rates, "seeds": seeds, "per_learning_rate": per_lr, "runs": runs,
-        **({"extended_from": {k: extends.get(k) for k in ("learning_rates", "seeds", "selected_learning_rate",
-                                                           "selected_seed")}} if extends else {}),
-    })
+    write_json(
+        os.path.join(top, GRID_RESULTS_FILE),
+        {
+            "selected_on": key,
+            "selection": "highest mean over seeds; a NaN/missing run makes its learning rate rank last (BERT §4.1)",
+            "std": "sample standard deviation (ddof=1); null with one seed or a degenerate run",
+            **{
+                k: grid_keys[k]
+                for k in ("selected_learning_rate", "best_learning_rate", "selected_seed", "selected_run")
+            },
+            "learning_rates": rates,
+            "seeds": seeds,
+            "per_learning_rate": per_lr,
+            "runs": runs,
+            **(
+                {
+                    "extended_from": {
+                        k: extends.get(k)
+                        for k in ("learning_rates", "seeds", "selected_learning_rate", "selected_seed")
+                    }
+                }
+                if extends
+                else {}
+            ),
+        },
+    )
     results = {**_read_json(os.path.join(top, "all_results.json")), **grid_keys}
     write_json(os.path.join(top, "all_results.json"), results)
-    logger.info("selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s", selected, key,
-                selected_summary["mean"], len(seeds), chosen["seed"], best_dir)
+    logger.info(
+        "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",
+        selected,
+        key,
+        selected_summary["mean"],
+        len(seeds),
+        chosen["seed"],
+        best_dir,
+    )
     return results
 
 
 def _check_same_settings(folder: str, stored: dict) -> None:
     path = os.path.join(folder, GRID_RUN_FILE)
     if not os.path.isfile(path):
-        raise FileExistsError(f"{folder} holds a finished run that no grid made ({GRID_RUN_FILE} missing); "
-                              "pass --overwrite_output_dir to redo it or choose another --output_dir")
+        raise FileExistsError(
+            f"{folder} holds a finished run that no grid made ({GRID_RUN_FILE} missing); "
+            "pass --overwrite_output_dir to redo it or choose another --output_dir"
+        )
     recorded = _read_json(path).get("settings", {})
     diff = sorted(k for k in set(recorded) | set(stored) if recorded.get(k) != stored.get(k))
     if diff:
         shown = ", ".join(f"{k}: {recorded.get(k)!r} then, {stored.get(k)!r} now" for k in diff[:5])
-        raise FileExistsError(f"{folder} is a finished run of this grid made with other settings ({shown}); "
-                              "pass --overwrite_output_dir to redo the grid or choose another --output_dir")
+        raise FileExistsError(
+            f"{folder} is a finished run of this grid made with other settings ({shown}); "
+            "pass --overwrite_output_dir to redo the grid or choose another --output_dir"
+        )

@@ -67,8 +67,13 @@ def spearman(predictions: np.ndarray, references: np.ndarray) -> float:
 
 
 #: metric name -> function(predictions, references) -> float
-METRIC_FUNCTIONS = {"accuracy": accuracy, "f1": binary_f1, "matthews_correlation": matthews_correlation,
-                    "pearson": pearson, "spearmanr": spearman}
+METRIC_FUNCTIONS = {
+    "accuracy": accuracy,
+    "f1": binary_f1,
+    "matthews_correlation": matthews_correlation,
+    "pearson": pearson,
+    "spearmanr": spearman,
+}
 
 
 def compute_task_metrics(task, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:

@@ -19,8 +19,14 @@ def bert_config(preset: str = "tiny", vocab_size: int = 30522, max_position_embe
 
     if preset not in BERT_PRESETS:
         raise ValueError(f"unknown BERT preset {preset!r}; known presets: {', '.join(BERT_PRESETS)}")
-    return BertConfig(**{**BERT_PRESETS[preset], "vocab_size": vocab_size,
-                         "max_position_embeddings": max_position_embeddings, **overrides})
+    return BertConfig(
+        **{
+            **BERT_PRESETS[preset],
+            "vocab_size": vocab_size,
+            "max_position_embeddings": max_position_embeddings,
+            **overrides,
+        }
+    )
 
 
 def build_random_bert(output_dir: str, tokenizer, preset: str = "tiny", seed: int = 0, **overrides) -> str:

@@ -45,8 +45,10 @@ def detect_scheme(sentences: Sequence[Sequence[str]]) -> str:
 def iob1_to_iob2(tags: Sequence[str]) -> list[str]:
     """One sentence's tags from IOB1 to IOB2: an ``I-X`` that starts an entity becomes ``B-X``.
     ``["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]`` -> ``["B-PER", "I-PER", "O", "B-LOC", "B-LOC"]``."""
-    return ["B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag
-            for previous, tag in zip([None, *tags[:-1]], tags)]
+    return [
+        "B-" + tag[2:] if starts_entity_in_iob2_error(previous, tag) else tag
+        for previous, tag in zip([None, *tags[:-1]], tags)
+    ]
 
 
 def inside_label_map(label_names: Sequence[str]) -> list[int]:
@@ -63,8 +65,13 @@ def inside_label_map(label_names: Sequence[str]) -> list[int]:
     return [index["I-" + name[2:]] if name.startswith("B-") else i for i, name in enumerate(label_names)]
 
 
-def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], label_all_tokens: bool = False,
-                 inside_map: Sequence[int] | None = None, labelled_words: range | None = None) -> list[int]:
+def align_labels(
+    word_ids: Sequence[int | None],
+    word_labels: Sequence[int],
+    label_all_tokens: bool = False,
+    inside_map: Sequence[int] | None = None,
+    labelled_words: range | None = None,
+) -> list[int]:
     """``L`` labels for one tokenized sequence (``word_ids``: a fast tokenizer's ``word_ids()``, ``None`` for special
     tokens): ``word_labels[word]`` on a word's first piece, ``-100`` on special tokens, on words outside
     ``labelled_words`` (the window's targets; ``None``: every word) and on later pieces, which with
@@ -88,12 +95,15 @@ def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], lab
     return labels
 
 
-def first_piece_word_index(word_ids: Sequence[int | None], labelled_words: range | None = None,
-                           offset: int = 0) -> list[int]:
+def first_piece_word_index(
+    word_ids: Sequence[int | None], labelled_words: range | None = None, offset: int = 0
+) -> list[int]:
     """For each WordPiece, ``word - offset`` if it is the first piece of a labelled word (with ``offset`` set so the
     result is the word's index in its sentence), else ``-1``: how predictions and features go back to words."""
-    return [w - offset if w is not None and w != previous and (labelled_words is None or w in labelled_words) else -1
-            for w, previous in zip(word_ids, [None, *word_ids[:-1]])]
+    return [
+        w - offset if w is not None and w != previous and (labelled_words is None or w in labelled_words) else -1
+        for w, previous in zip(word_ids, [None, *word_ids[:-1]])
+    ]
 
 
 @dataclass
@@ -120,8 +130,12 @@ def _chunks(counts: Sequence[int], budget: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, document_ids: Sequence[int] | None = None,
-                 document_context: bool = False) -> list[Window]:
+def plan_windows(
+    piece_counts: Sequence[Sequence[int]],
+    max_pieces: int,
+    document_ids: Sequence[int] | None = None,
+    document_context: bool = False,
+) -> list[Window]:
     """The windows of a split, in sentence order, every word labelled in exactly one: greedy target ranges of at
     most ``max_pieces`` WordPieces (``max_seq_length - 2``), grown by whole context words left and right
     (docs/design.md, 'ner.py'); a sentence with no words gets none. ``piece_counts``: ``S`` lists of WordPieces per
@@ -135,8 +149,10 @@ def plan_windows(piece_counts: Sequence[Sequence[int]], max_pieces: int, documen
     if max_pieces < 1:
         raise ValueError(f"max_pieces must be >= 1, got {max_pieces} (max_seq_length too small for [CLS] and [SEP])")
     if document_context and (document_ids is None or any(d < 0 for d in document_ids)):
-        raise ValueError("document_context needs the document of every sentence (document_id >= 0); this data has "
-                         "none — read the original CoNLL files (--data_dir) whose -DOCSTART- lines mark documents")
+        raise ValueError(
+            "document_context needs the document of every sentence (document_id >= 0); this data has "
+            "none — read the original CoNLL files (--data_dir) whose -DOCSTART- lines mark documents"
+        )
     pool_of = document_ids.__getitem__ if document_context else None  # None: every sentence its own pool
     groups = [list(g) for _, g in itertools.groupby(range(len(piece_counts)), pool_of)]  # sentences sharing a pool
     windows: list[Window] = []
@@ -169,10 +185,16 @@ def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[lis
     return [[size[w] for w in words] for words in sentences]
 
 
-def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_length: int,
-                       tags: Sequence[Sequence[int]] | None = None, label_names: Sequence[str] | None = None,
-                       label_all_tokens: bool = False, document_ids: Sequence[int] | None = None,
-                       document_context: bool = False) -> dict[str, list]:
+def tokenize_and_align(
+    tokens: Sequence[Sequence[str]],
+    tokenizer,
+    max_seq_length: int,
+    tags: Sequence[Sequence[int]] | None = None,
+    label_names: Sequence[str] | None = None,
+    label_all_tokens: bool = False,
+    document_ids: Sequence[int] | None = None,
+    document_context: bool = False,
+) -> dict[str, list]:
     """Turn ``S`` sentences of words (``tokens``) into model features, one per :class:`Window` of at most
     ``max_seq_length`` WordPieces, with a *fast* tokenizer (``word_ids()``). ``tags``: label ids per word, or
     ``None`` (no ``labels`` column); ``label_names`` in id order, for ``label_all_tokens`` (:func:`align_labels`);
@@ -185,8 +207,9 @@ def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_lengt
         ValueError: a slow tokenizer; or (internal check) a labelled word that got no piece in its window.
     """
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("NER alignment needs a fast tokenizer (word_ids()); load it with "
-                         "AutoTokenizer.from_pretrained(...)")
+        raise ValueError(
+            "NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer.from_pretrained(...)"
+        )
     inside = inside_label_map(label_names) if label_all_tokens else None
     counts = word_piece_counts(tokenizer, tokens)
     windows = plan_windows(counts, max_seq_length - 2, document_ids, document_context)
@@ -195,8 +218,13 @@ def tokenize_and_align(tokens: Sequence[Sequence[str]], tokenizer, max_seq_lengt
     out: dict[str, list] = {k: [] for k in keys + (("labels",) if tags is not None else ())}
     step = 1000
     for begin in range(0, len(windows), step):
-        enc = tokenizer(batch_words[begin : begin + step], is_split_into_words=True, truncation=True,
-                        max_length=max_seq_length, return_token_type_ids=True)
+        enc = tokenizer(
+            batch_words[begin : begin + step],
+            is_split_into_words=True,
+            truncation=True,
+            max_length=max_seq_length,
+            return_token_type_ids=True,
+        )
         for j, win in enumerate(windows[begin : begin + step]):
             word_ids = enc.word_ids(j)
             target = range(win.target_offset, win.target_offset + win.target_end - win.target_start)

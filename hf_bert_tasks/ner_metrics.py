@@ -17,8 +17,13 @@ logger = logging.getLogger(__name__)
 IGNORE_INDEX = -100
 
 
-def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequence[int]],
-                     sentence_index: Sequence[int], sentence_lengths: Sequence[int], fill: int = 0) -> list[list[int]]:
+def word_predictions(
+    token_predictions: np.ndarray,
+    word_index: Sequence[Sequence[int]],
+    sentence_index: Sequence[int],
+    sentence_lengths: Sequence[int],
+    fill: int = 0,
+) -> list[list[int]]:
     """``S`` lists of label ids, ``sentence_lengths[s]`` long: each word's prediction at its first WordPiece.
     ``token_predictions``: ``[F, L']`` label ids, ``L'`` ≥ every window's length (``Trainer``'s ``-100`` padding is
     fine), or ``[F, L', C]`` logits; ``word_index``, ``sentence_index``: the columns of
@@ -39,8 +44,9 @@ def word_predictions(token_predictions: np.ndarray, word_index: Sequence[Sequenc
     return out
 
 
-def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
-                   mode: str = "strict") -> dict[str, float]:
+def entity_metrics(
+    true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]], mode: str = "strict"
+) -> dict[str, float]:
     """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval, of ``true_tags`` and
     ``pred_tags`` (tag names per word, sentence by sentence); ``mode``: ``"strict"`` (seqeval's strict IOB2 mode) or
     ``"conlleval"`` (seqeval's default mode, as conlleval; docs/design.md, 'ner_metrics.py').
@@ -64,17 +70,27 @@ def entity_metrics(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Seque
     kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
     report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
     overall = report.pop("micro avg")
-    out = {"precision": float(overall["precision"]), "recall": float(overall["recall"]),
-           "f1": float(overall["f1-score"]),
-           "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0}
+    out = {
+        "precision": float(overall["precision"]),
+        "recall": float(overall["recall"]),
+        "f1": float(overall["f1-score"]),
+        "accuracy": float(accuracy_score(true_tags, pred_tags)) if any(true_tags) else 0.0,
+    }
     for name, row in sorted(item for item in report.items() if not item[0].endswith(" avg")):
-        out.update({f"{name}_precision": float(row["precision"]), f"{name}_recall": float(row["recall"]),
-                    f"{name}_f1": float(row["f1-score"]), f"{name}_number": int(row["support"])})
+        out.update(
+            {
+                f"{name}_precision": float(row["precision"]),
+                f"{name}_recall": float(row["recall"]),
+                f"{name}_f1": float(row["f1-score"]),
+                f"{name}_number": int(row["support"]),
+            }
+        )
     return out
 
 
-def token_level_metrics(predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str],
-                        mode: str = "strict") -> dict[str, float]:
+def token_level_metrics(
+    predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str], mode: str = "strict"
+) -> dict[str, float]:
     """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window;
     ``predictions``/``labels``: ``[F, L]`` ids, or ``[F, L, C]`` logits)."""
     predictions = np.asarray(predictions)
@@ -87,8 +103,13 @@ def token_level_metrics(predictions: np.ndarray, labels: np.ndarray, label_names
     return entity_metrics(true_tags, pred_tags, mode)
 
 
-def write_conll(path: str, tokens: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]],
-                gold_tags: Sequence[Sequence[str]] | None = None, overwrite: bool = False) -> None:
+def write_conll(
+    path: str,
+    tokens: Sequence[Sequence[str]],
+    pred_tags: Sequence[Sequence[str]],
+    gold_tags: Sequence[Sequence[str]] | None = None,
+    overwrite: bool = False,
+) -> None:
     """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word (without ``gold_tags``:
     ``token pred``), a blank line per sentence. Whitespace in a token and an empty token become ``_``,
     ``-X-`` becomes ``_-X-``; no ``-DOCSTART-`` lines (why: docs/design.md, 'ner_metrics.py').

@@ -48,15 +48,22 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     """
     skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
     if metric is None:
-        metric = next((k for entry in log_history for k in entry
-                       if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None), None)
+        metric = next(
+            (
+                k
+                for entry in log_history
+                for k in entry
+                if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None
+            ),
+            None,
+        )
     elif not metric.startswith("eval_"):
         metric = f"eval_{metric}"
     series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
     for i, entry in enumerate(log_history):
         step = entry.get("step")
         if isinstance(step, bool) or not isinstance(step, int):
-            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")  # noqa: TRY004 (bad input)
+            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")
         for name, key in (("train_loss", "loss"), ("eval_loss", "eval_loss"), ("eval_metric", metric)):
             value = _number(entry.get(key)) if key else None
             if value is not None:
@@ -78,24 +85,45 @@ def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, e
         ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes)
 
 
-def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: str | None = None,
-                         title: str | None = None, baseline: float | None = None) -> dict[str, Any]:
+def plot_training_curves(
+    log_history: list[dict[str, Any]],
+    path: str,
+    metric: str | None = None,
+    title: str | None = None,
+    baseline: float | None = None,
+) -> dict[str, Any]:
     """Draw the losses (nats, left) and ``eval_<metric>`` (as logged, right) against step (from 0) into the PNG
     ``path``, the metric's trivial ``baseline`` (:mod:`hf_bert_tasks.baselines`; default: the log's
     ``baseline_<metric>``) as a dashed line; returns the series."""
     series = curve_series(log_history, metric)
     name = (series["metric"] or "").removeprefix("eval_")
     if baseline is None:
-        baseline = next((_number(e[f"baseline_{name}"]) for e in reversed(log_history)
-                         if _number(e.get(f"baseline_{name}")) is not None), None)
+        baseline = next(
+            (
+                _number(e[f"baseline_{name}"])
+                for e in reversed(log_history)
+                if _number(e.get(f"baseline_{name}")) is not None
+            ),
+            None,
+        )
     fig, (left, right) = new_figure(1, 2)
     if baseline is not None and series["eval_metric"][0]:
-        right.axhline(baseline, color="grey", linestyle="--", linewidth=1,
-                      label=f"trivial baseline (best constant) {baseline:.3g}")
-    plot_lines(left, [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
-               ylabel="loss", empty="no loss logged")
-    plot_lines(right, [(f"dev {name}", series["eval_metric"], "o-")], ylabel=series["metric"],
-               empty="no evaluation logged")
+        right.axhline(
+            baseline,
+            color="grey",
+            linestyle="--",
+            linewidth=1,
+            label=f"trivial baseline (best constant) {baseline:.3g}",
+        )
+    plot_lines(
+        left,
+        [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
+        ylabel="loss",
+        empty="no loss logged",
+    )
+    plot_lines(
+        right, [(f"dev {name}", series["eval_metric"], "o-")], ylabel=series["metric"], empty="no evaluation logged"
+    )
     last = max([*series["train_loss"][0], *series["eval_loss"][0], *series["eval_metric"][0], 1])
     for ax in (left, right):  # one eval point is not drawn on a 190-210 axis
         ax.set_xlim(0, last * 1.05)
@@ -105,8 +133,9 @@ def plot_training_curves(log_history: list[dict[str, Any]], path: str, metric: s
     return series
 
 
-def write_training_curves(output_dir: str, metric: str | None = None, title: str | None = None,
-                          baseline: float | None = None) -> str:
+def write_training_curves(
+    output_dir: str, metric: str | None = None, title: str | None = None, baseline: float | None = None
+) -> str:
     """Read ``output_dir/trainer_state.json`` (``FileNotFoundError`` without it) and write
     ``output_dir/training_curves.png`` (:func:`plot_training_curves`); returns the PNG's path."""
     with open(os.path.join(output_dir, STATE_FILE), encoding="utf-8") as f:
@@ -128,7 +157,9 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
         numbers = {k: v for k, v in eval_metrics.items() if _number(v) is not None}
         state.log_history.append({**numbers, "epoch": state.epoch, "step": step})
     trainer.save_state()
-    return write_training_curves(trainer.args.output_dir, metric, title, _number(eval_metrics.get(f"baseline_{metric}")))
+    return write_training_curves(
+        trainer.args.output_dir, metric, title, _number(eval_metrics.get(f"baseline_{metric}"))
+    )
 
 
 def pretraining_curves(summary: dict) -> dict:
@@ -154,8 +185,12 @@ def plot_pretraining_curves(curves: dict, path: str):
     fig, axes = new_figure(2, 2, figsize=(10, 7))
     for ax, metric in zip(axes.flatten(), CURVE_METRICS):
         title = metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP")
-        plot_lines(ax, [(split, curves[metric][split], style) for split, style in (("train", "-"), ("eval", "o-"))],
-                   title=title, empty="not logged (MLM only)" if metric.startswith("nsp") else "not logged")
+        plot_lines(
+            ax,
+            [(split, curves[metric][split], style) for split, style in (("train", "-"), ("eval", "o-"))],
+            title=title,
+            empty="not logged (MLM only)" if metric.startswith("nsp") else "not logged",
+        )
         ax.grid(alpha=0.3)
     fig.savefig(path, dpi=100)
     return fig

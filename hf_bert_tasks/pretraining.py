@@ -46,10 +46,25 @@ SUMMARY_FILE = "pretraining_summary.json"
 PHASE_FILE = "phase_summary.json"
 
 __all__ = [
-    "CURVES_FILE", "CURVE_METRICS", "PHASE_FILE", "STAT_COLUMNS", "SUMMARY_FILE", "BertForPreTrainingMaskedOnly",
-    "MaskingEpochCallback", "PretrainDataArguments", "PretrainModelArguments", "PretrainTrainingArguments",
-    "PretrainingTrainer", "masking_recipe", "metrics_from_sums", "plot_pretraining_curves", "pretraining_curves",
-    "pretraining_terms", "run_phase", "run_pretrain", "split_documents",
+    "CURVES_FILE",
+    "CURVE_METRICS",
+    "PHASE_FILE",
+    "STAT_COLUMNS",
+    "SUMMARY_FILE",
+    "BertForPreTrainingMaskedOnly",
+    "MaskingEpochCallback",
+    "PretrainDataArguments",
+    "PretrainModelArguments",
+    "PretrainTrainingArguments",
+    "PretrainingTrainer",
+    "masking_recipe",
+    "metrics_from_sums",
+    "plot_pretraining_curves",
+    "pretraining_curves",
+    "pretraining_terms",
+    "run_phase",
+    "run_pretrain",
+    "split_documents",
 ]
 
 
@@ -71,31 +86,49 @@ def run_pretrain(
     out, resume = training_args.output_dir, training_args.resume_from_checkpoint
     summary_path = os.path.join(out, SUMMARY_FILE)
     if os.path.isfile(summary_path) and not training_args.overwrite_output_dir and not resume:
-        raise FileExistsError(f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
-                              "--overwrite_output_dir to replace it or choose another folder")
+        raise FileExistsError(
+            f"--output_dir {out} already holds a finished pretraining run ({SUMMARY_FILE}); pass "
+            "--overwrite_output_dir to replace it or choose another folder"
+        )
     push = pop_push_settings(training_args)  # before any Trainer (token popped): our push and card replace Trainer's
     train_docs, eval_docs, corpus = _corpus(data_args, training_args.seed)
     os.makedirs(out, exist_ok=True)
     tokenizer, tokenizer_source = _tokenizer(model_args, resume, out, train_docs)
     start = model_args.model_name_or_path  # model_origin: the Hub id it starts from (None for a local folder)
-    model = {"preset": model_args.preset, "overrides": model_args.config_overrides(), "vocab_size": len(tokenizer),
-             "init": start or "random", "base_model": model_origin(start)["base_model"] if start else None}
+    model = {
+        "preset": model_args.preset,
+        "overrides": model_args.config_overrides(),
+        "vocab_size": len(tokenizer),
+        "init": start or "random",
+        "base_model": model_origin(start)["base_model"] if start else None,
+    }
     nsp = data_args.next_sentence_prediction
-    summary = {"corpus": corpus, "model": model, "tokenizer": tokenizer_source, "seed": training_args.seed,
-               "phases": [],
-               "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)"}
+    summary = {
+        "corpus": corpus,
+        "model": model,
+        "tokenizer": tokenizer_source,
+        "seed": training_args.seed,
+        "phases": [],
+        "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)",
+    }
     phases = [(training_args, data_args, model_args)]
     if training_args.phase2_max_steps:  # phase 1 into output_dir/phase1; phase 2 (its length, cap, batch) from it
         args1 = copy.deepcopy(training_args)
         args1.output_dir = os.path.join(out, "phase1")
         args2 = copy.deepcopy(training_args)
         args2.max_steps = training_args.phase2_max_steps
-        args2.per_device_train_batch_size = (training_args.phase2_per_device_train_batch_size
-                                             or training_args.per_device_train_batch_size)
-        data2 = dataclasses.replace(data_args, max_seq_length=training_args.phase2_max_seq_length,
-                                    max_predictions_per_seq=training_args.phase2_max_predictions_per_seq)
-        phases = [(args1, data_args, model_args),
-                  (args2, data2, dataclasses.replace(model_args, model_name_or_path=args1.output_dir))]
+        args2.per_device_train_batch_size = (
+            training_args.phase2_per_device_train_batch_size or training_args.per_device_train_batch_size
+        )
+        data2 = dataclasses.replace(
+            data_args,
+            max_seq_length=training_args.phase2_max_seq_length,
+            max_predictions_per_seq=training_args.phase2_max_predictions_per_seq,
+        )
+        phases = [
+            (args1, data_args, model_args),
+            (args2, data2, dataclasses.replace(model_args, model_name_or_path=args1.output_dir)),
+        ]
     for number, (t_args, d_args, m_args) in enumerate(phases, 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
         # a checkpoint path resumes only the phase whose folder holds it, auto each phase
@@ -108,22 +141,31 @@ def run_pretrain(
         os.makedirs(t_args.output_dir, exist_ok=True)
         if t_args.should_save:  # main process only: two ranks writing one file interleave their bytes
             tokenizer.save_pretrained(t_args.output_dir)
-        logger.info("pretraining phase %d: seq %d, %d steps -> %s", number, d_args.max_seq_length, t_args.max_steps,
-                    t_args.output_dir)
+        logger.info(
+            "pretraining phase %d: seq %d, %d steps -> %s",
+            number,
+            d_args.max_seq_length,
+            t_args.max_steps,
+            t_args.output_dir,
+        )
         result = run_phase(m_args, d_args, t_args, tokenizer, train_docs, eval_docs, number)
         if t_args.should_save:
             pathlib.Path(phase_file).write_text(json.dumps(result, indent=2), encoding="utf-8")
         summary["phases"].append(result)
     last = summary["phases"][-1]
-    summary.update(steps=sum(map(itemgetter("steps"), summary["phases"])), masking_recipe=last["masking_recipe"],
-                   final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
-                   final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"))
+    summary.update(
+        steps=sum(map(itemgetter("steps"), summary["phases"])),
+        masking_recipe=last["masking_recipe"],
+        final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
+        final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"),
+    )
     if training_args.should_save:
         pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
-            pushed = push_output_dir(out, push["repo_id"], private=push["private"], revision=push["revision"],
-                                     token=push["token"])
+            pushed = push_output_dir(
+                out, push["repo_id"], private=push["private"], revision=push["revision"], token=push["token"]
+            )
             logger.info("pushed to %s (commit %s)", pushed.repo_url, pushed.commit_oid)
     return summary
 
@@ -131,8 +173,15 @@ def run_pretrain(
 def _corpus(data_args: PretrainDataArguments, seed: int):
     """``(train_docs, eval_docs or None, corpus summary)``: the documents split by :func:`split_documents` (streamed:
     the first ``streaming_eval_documents`` eval; all train with ``--validation_files``). ``ValueError``: < 2 with NSP."""
-    keys = ("dataset_name", "dataset_config_name", "dataset_split", "text_column", "document_boundary",
-            "split_sentences", "streaming")
+    keys = (
+        "dataset_name",
+        "dataset_config_name",
+        "dataset_split",
+        "text_column",
+        "document_boundary",
+        "split_sentences",
+        "streaming",
+    )
     options = {k: getattr(data_args, k) for k in keys}
     files = resolve_corpus_files(data_args.train_files) if data_args.train_files else []  # FileNotFoundError
     cache = data_args.dataset_cache_dir
@@ -141,13 +190,17 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
     stats = _corpus_stats(documents)
     n_docs = stats["documents"]
     if n_docs is not None and n_docs < (2 if data_args.next_sentence_prediction else 1):
-        raise ValueError(f"{data_args.train_files or data_args.dataset_name}: found {n_docs} document(s); "
-                         "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
-                         "--document_boundary heading)")
+        raise ValueError(
+            f"{data_args.train_files or data_args.dataset_name}: found {n_docs} document(s); "
+            "NSP needs at least 2 (documents are separated by blank lines, or by headings with "
+            "--document_boundary heading)"
+        )
     if data_args.validation_files:  # a fixed held-out set (the same documents across corpora); train on all
         resolve_corpus_files(data_args.validation_files, flag="--validation_files")  # an error naming this flag
-        train_docs, eval_docs = documents, load_documents(data_args.validation_files, cache_dir=cache,
-                                                          **{**options, "dataset_name": None})
+        train_docs, eval_docs = (
+            documents,
+            load_documents(data_args.validation_files, cache_dir=cache, **{**options, "dataset_name": None}),
+        )
     elif streamed:
         n_eval = data_args.streaming_eval_documents
         eval_docs = documents.take(n_eval) if n_eval else None
@@ -156,11 +209,23 @@ def _corpus(data_args: PretrainDataArguments, seed: int):
         train_docs, eval_docs = split_documents(documents, data_args.validation_split_percentage, seed)
     if n_train:
         train_docs = train_docs.take(n_train) if streamed else train_docs.select(range(min(n_train, len(train_docs))))
-    return train_docs, eval_docs, {
-        "files": files, "dataset_name": data_args.dataset_name, "documents": n_docs,
-        "train_documents": None if streamed else len(train_docs), "eval_documents": len(eval_docs or []) if not
-        streamed else None if data_args.validation_files else data_args.streaming_eval_documents,
-        "sentences": stats["sentences"], "document_boundary": data_args.document_boundary}
+    return (
+        train_docs,
+        eval_docs,
+        {
+            "files": files,
+            "dataset_name": data_args.dataset_name,
+            "documents": n_docs,
+            "train_documents": None if streamed else len(train_docs),
+            "eval_documents": len(eval_docs or [])
+            if not streamed
+            else None
+            if data_args.validation_files
+            else data_args.streaming_eval_documents,
+            "sentences": stats["sentences"],
+            "document_boundary": data_args.document_boundary,
+        },
+    )
 
 
 def _corpus_stats(documents) -> dict:
@@ -188,8 +253,11 @@ def split_documents(documents, percentage: float, seed: int):
 def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, train_docs):
     """``(tokenizer, where it came from)``: ``--tokenizer_name``, else a resumed run's (the checkpoint's, else the
     run's), else ``model_name_or_path``'s, else a WordPiece vocabulary trained on ``train_docs``."""
-    described = model_args.tokenizer_name or model_args.model_name_or_path or (
-        f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, lowercase={model_args.lowercase})")
+    described = (
+        model_args.tokenizer_name
+        or model_args.model_name_or_path
+        or (f"WordPiece trained on the corpus (vocab_size={model_args.vocab_size}, lowercase={model_args.lowercase})")
+    )
     saved = None
     if resume:
         folders = ([] if is_auto(resume) else [str(resume)]) + [os.path.join(output_dir, "phase1"), output_dir]
@@ -197,11 +265,13 @@ def _tokenizer(model_args: PretrainModelArguments, resume, output_dir: str, trai
     source = model_args.tokenizer_name or saved or model_args.model_name_or_path
     if source:
         return AutoTokenizer.from_pretrained(source), described
+
     def sentences():  # read twice (alphabet, then training); no Python frame per sentence
         return chain.from_iterable(chain.from_iterable(map(itemgetter("sentences"), train_docs.iter(batch_size=1000))))
 
-    return train_wordpiece_tokenizer(sentences,
-                                     vocab_size=model_args.vocab_size, lowercase=model_args.lowercase), described
+    return train_wordpiece_tokenizer(
+        sentences, vocab_size=model_args.vocab_size, lowercase=model_args.lowercase
+    ), described
 
 
 def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_docs, phase: int) -> dict:
@@ -210,17 +280,25 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     masks, the eval set static masks drawn with ``seed + 1``."""
     set_seed(training_args.seed)
     seed, streaming = training_args.seed, isinstance(train_docs, IterableDataset)
-    instances = {k: getattr(data_args, k) for k in ("max_seq_length", "short_seq_prob", "nsp_probability",
-                                                    "next_sentence_prediction")}
+    instances = {
+        k: getattr(data_args, k)
+        for k in ("max_seq_length", "short_seq_prob", "nsp_probability", "next_sentence_prediction")
+    }
     instances.update(batch_size=data_args.preprocessing_batch_size, num_proc=data_args.preprocessing_num_workers)
-    masking = {k: getattr(data_args, k) for k in ("mlm_probability", "selection", "max_predictions_per_seq",
-                                                  "whole_word_mask")}
+    masking = {
+        k: getattr(data_args, k)
+        for k in ("mlm_probability", "selection", "max_predictions_per_seq", "whole_word_mask")
+    }
     indexed = {"batched": True, "with_indices": True, **({} if streaming else {"desc": "masks and example index"})}
     with training_args.main_process_first(desc="pretraining instances"):
-        train_ds = build_pretraining_dataset(train_docs, tokenizer, seed=seed, dupe_factor=data_args.dupe_factor,
-                                             **instances).map(add_example_index, **indexed)
-        eval_ds = None if eval_docs is None else build_pretraining_dataset(eval_docs, tokenizer, seed=seed + 1,
-                                                                           **{**instances, "num_proc": None})
+        train_ds = build_pretraining_dataset(
+            train_docs, tokenizer, seed=seed, dupe_factor=data_args.dupe_factor, **instances
+        ).map(add_example_index, **indexed)
+        eval_ds = (
+            None
+            if eval_docs is None
+            else build_pretraining_dataset(eval_docs, tokenizer, seed=seed + 1, **{**instances, "num_proc": None})
+        )
         collator = DataCollatorForBertPretraining(tokenizer, seed=seed, **masking)
         if data_args.masking == "static":  # keyed by the row index, as the example index: the order does not matter
             train_ds = train_ds.map(collator.static_mask_map, **indexed)
@@ -231,10 +309,15 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         train_ds = train_ds.shuffle(seed=seed, buffer_size=10_000) if streaming else train_ds
     if eval_ds is None:
         training_args.eval_strategy = "no"
-    trainer = PretrainingTrainer(model=_model(model_args, tokenizer, data_args.max_seq_length, training_args),
-                                 args=training_args, train_dataset=train_ds, eval_dataset=eval_ds,
-                                 data_collator=collator, processing_class=tokenizer,
-                                 callbacks=[MaskingEpochCallback(collator)])
+    trainer = PretrainingTrainer(
+        model=_model(model_args, tokenizer, data_args.max_seq_length, training_args),
+        args=training_args,
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        data_collator=collator,
+        processing_class=tokenizer,
+        callbacks=[MaskingEpochCallback(collator)],
+    )
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model()
     trainer.save_state()
@@ -244,13 +327,19 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         final = next((h for h in reversed(log) if "eval_mlm_accuracy" in h and h["step"] == step), None)
         final = final or trainer.evaluate()
     args = training_args
-    return {"phase": phase, "max_seq_length": data_args.max_seq_length, "steps": step,
-            "train_instances": None if streaming else len(train_ds), "eval_instances": len(eval_ds or []),
-            "batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size,
-            "learning_rate": args.learning_rate, "masked_only_decoder": args.masked_only_decoder,
-            "masking_recipe": masking_recipe(data_args, collator),
-            "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
-            "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h]}
+    return {
+        "phase": phase,
+        "max_seq_length": data_args.max_seq_length,
+        "steps": step,
+        "train_instances": None if streaming else len(train_ds),
+        "eval_instances": len(eval_ds or []),
+        "batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size,
+        "learning_rate": args.learning_rate,
+        "masked_only_decoder": args.masked_only_decoder,
+        "masking_recipe": masking_recipe(data_args, collator),
+        "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
+        "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h],
+    }
 
 
 def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training_args: PretrainTrainingArguments):
@@ -267,13 +356,20 @@ def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training
         dropout = {k: v for k, v in overrides.items() if k.endswith("dropout_prob")}
         model = cls.from_pretrained(model_args.model_name_or_path, **dropout)
         if model.config.max_position_embeddings < max_len:
-            raise ValueError(f"{model_args.model_name_or_path} has {model.config.max_position_embeddings} positions, "
-                             f"fewer than max_seq_length={max_len}")
+            raise ValueError(
+                f"{model_args.model_name_or_path} has {model.config.max_position_embeddings} positions, "
+                f"fewer than max_seq_length={max_len}"
+            )
     else:  # hf_bert_tasks.modeling.bert_config's rule, without a call into that module (tests/test_pretrain_trace.py)
-        config = BertConfig(**{**BERT_PRESETS[model_args.preset], "vocab_size": len(tokenizer),
-                               "pad_token_id": tokenizer.pad_token_id,
-                               "max_position_embeddings": max(model_args.max_position_embeddings, max_len),
-                               **overrides})
+        config = BertConfig(
+            **{
+                **BERT_PRESETS[model_args.preset],
+                "vocab_size": len(tokenizer),
+                "pad_token_id": tokenizer.pad_token_id,
+                "max_position_embeddings": max(model_args.max_position_embeddings, max_len),
+                **overrides,
+            }
+        )
         torch.manual_seed(training_args.seed)
         model = cls(config)
     fit_tokenizer_to_model(tokenizer, model.config)  # saved folders carry model_max_length = the model's positions
@@ -284,9 +380,15 @@ def masking_recipe(data_args: PretrainDataArguments, collator) -> dict:
     """The masking settings of the summary (and model card): the ``collator``'s that drew the masks (probabilities,
     selection, cap, whole words) and ``data_args``' of instance creation (NSP, short sequences, passes)."""
     mask, random, nsp = collator.mask_replace_prob, collator.random_replace_prob, data_args.next_sentence_prediction
-    return {"masking": data_args.masking, "mlm_probability": collator.mlm_probability, "selection": collator.selection,
-            "max_predictions_per_seq": collator.max_predictions_per_seq, "whole_word_mask": collator.whole_word_mask,
-            "mask/random/keep": [mask, random, round(1.0 - mask - random, 10)], "next_sentence_prediction": nsp,
-            "nsp_probability": data_args.nsp_probability if nsp else None, "short_seq_prob": data_args.short_seq_prob,
-            "dupe_factor": data_args.dupe_factor}
-
+    return {
+        "masking": data_args.masking,
+        "mlm_probability": collator.mlm_probability,
+        "selection": collator.selection,
+        "max_predictions_per_seq": collator.max_predictions_per_seq,
+        "whole_word_mask": collator.whole_word_mask,
+        "mask/random/keep": [mask, random, round(1.0 - mask - random, 10)],
+        "next_sentence_prediction": nsp,
+        "nsp_probability": data_args.nsp_probability if nsp else None,
+        "short_seq_prob": data_args.short_seq_prob,
+        "dupe_factor": data_args.dupe_factor,
+    }

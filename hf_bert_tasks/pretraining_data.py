@@ -23,10 +23,52 @@ from typing import Any
 _SENTENCE_END = re.compile(r"(\S*?(?:[.!?]|\u2026)[\"'\u201d\u2019)\]]*)(\s+)")
 #: abbreviations (lower case, no final dot) whose period ends no sentence; NUMBER_: words too ("I said no."): not
 #: an end only before a digit ("No. 7"). Rules: docs/design.md, "pretraining_data: sentence splitting".
-ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "messrs", "mme", "mlle", "dr", "prof", "rev", "hon", "st", "mt", "ft",
-                           "gen", "col", "capt", "lt", "sgt", "cpl", "maj", "adm", "gov", "sen", "rep", "jr", "sr", "e.g",
-                           "i.e", "etc", "cf", "viz", "vs", "a.m", "p.m", "ca", "esp", "approx", "inc", "ltd", "co",
-                           "bros", "dept"})
+ABBREVIATIONS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "messrs",
+        "mme",
+        "mlle",
+        "dr",
+        "prof",
+        "rev",
+        "hon",
+        "st",
+        "mt",
+        "ft",
+        "gen",
+        "col",
+        "capt",
+        "lt",
+        "sgt",
+        "cpl",
+        "maj",
+        "adm",
+        "gov",
+        "sen",
+        "rep",
+        "jr",
+        "sr",
+        "e.g",
+        "i.e",
+        "etc",
+        "cf",
+        "viz",
+        "vs",
+        "a.m",
+        "p.m",
+        "ca",
+        "esp",
+        "approx",
+        "inc",
+        "ltd",
+        "co",
+        "bros",
+        "dept",
+    }
+)
 NUMBER_ABBREVIATIONS = frozenset({"no", "nos", "vol", "vols", "pp", "fig", "ch", "art", "sec"})
 #: WikiText top-level heading `` = Title = `` (sub-headings `` = = Sub = = `` do not start a document).
 _WIKITEXT_HEADING = re.compile(r"^\s*=\s[^=].*[^=]\s=\s*$")
@@ -44,43 +86,74 @@ def split_into_sentences(text: str) -> list[str]:
     for match in _SENTENCE_END.finditer(text):
         end, word = match.end(), match.group(1)
         stem = re.search(r"[\w.]*$", word[:-1]).group().lower() if word[-2:-1] != "." else ""  # '"Mr.' -> "mr"
-        if (end < len(text) and text[end].islower()) or word.endswith(".") and (
-                stem in ABBREVIATIONS or (len(stem) == 1 and stem.isalpha()) or re.fullmatch(r"(?:[a-z]\.)+[a-z]", stem)
-                or (stem in NUMBER_ABBREVIATIONS and text[end:end + 1].isdigit())):
+        if (
+            (end < len(text) and text[end].islower())
+            or word.endswith(".")
+            and (
+                stem in ABBREVIATIONS
+                or (len(stem) == 1 and stem.isalpha())
+                or re.fullmatch(r"(?:[a-z]\.)+[a-z]", stem)
+                or (stem in NUMBER_ABBREVIATIONS and text[end : end + 1].isdigit())
+            )
+        ):
             continue
-        sentences.append(text[start:match.start(2)].strip())
+        sentences.append(text[start : match.start(2)].strip())
         start = end
     return [s for s in [*sentences, text[start:].strip()] if s]
 
 
-def _documents(batch: dict[str, list], text_column: str = "text", split_sentences: bool = False, where: str = "batch",
-               first_row: int = 0, sentences_column: str = "sentences") -> list[list[str]]:
+def _documents(
+    batch: dict[str, list],
+    text_column: str = "text",
+    split_sentences: bool = False,
+    where: str = "batch",
+    first_row: int = 0,
+    sentences_column: str = "sentences",
+) -> list[list[str]]:
     """Rows as sentence lists (stripped, empty ones dropped): ``sentences_column``, else ``text_column`` split into
     lines. ``where`` and the row (from ``first_row``) name a bad row."""
     sentences, texts = batch.get(sentences_column), batch.get(text_column)
     if sentences is None and texts is None:
-        raise ValueError(f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
-                         f"{text_column!r} column (one document per row, one sentence per line); got {sorted(batch)}")
+        raise ValueError(
+            f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
+            f"{text_column!r} column (one document per row, one sentence per line); got {sorted(batch)}"
+        )
     docs = []
     for i, (doc, text) in enumerate(itertools.zip_longest(sentences or (), texts or ())):
         if doc is None:
             if not isinstance(text, str):
-                raise ValueError(f"{where}, row {first_row + i}: a row needs a {sentences_column!r} (list of strings) "
-                                 f"or {text_column!r} (one sentence per line) value; got {text!r:.80}")
+                raise ValueError(
+                    f"{where}, row {first_row + i}: a row needs a {sentences_column!r} (list of strings) "
+                    f"or {text_column!r} (one sentence per line) value; got {text!r:.80}"
+                )
             doc = text.split("\n")
         elif isinstance(doc, str) or not all(isinstance(x, str) for x in doc):
-            raise ValueError(f"{where}, row {first_row + i}: {sentences_column!r} must be a list of strings, got "
-                             f"{doc!r:.80}")
-        docs.append([x for line in doc for x in split_into_sentences(line)] if split_sentences
-                    else [x.strip() for x in doc if x.strip()])
+            raise ValueError(
+                f"{where}, row {first_row + i}: {sentences_column!r} must be a list of strings, got {doc!r:.80}"
+            )
+        docs.append(
+            [x for line in doc for x in split_into_sentences(line)]
+            if split_sentences
+            else [x.strip() for x in doc if x.strip()]
+        )
     return docs
 
 
 def create_pretraining_examples(
-    batch: dict[str, list], indices: Sequence[int] | None = None, *, tokenizer, max_seq_length: int = 128,
-    short_seq_prob: float = 0.1, nsp_probability: float = 0.5, dupe_factor: int = 1, seed: int = 0,
-    sentences_column: str = "sentences", text_column: str = "text", split_sentences: bool = False,
-    on_single_document: str = "warn", next_sentence_prediction: bool = True,
+    batch: dict[str, list],
+    indices: Sequence[int] | None = None,
+    *,
+    tokenizer,
+    max_seq_length: int = 128,
+    short_seq_prob: float = 0.1,
+    nsp_probability: float = 0.5,
+    dupe_factor: int = 1,
+    seed: int = 0,
+    sentences_column: str = "sentences",
+    text_column: str = "text",
+    split_sentences: bool = False,
+    on_single_document: str = "warn",
+    next_sentence_prediction: bool = True,
 ) -> dict[str, list]:
     """Batched ``datasets`` map function: documents (rows: a ``sentences`` list or a ``text`` string, one sentence per
     line, split further with ``split_sentences``) → pretraining instances, made with a *fast* tokenizer and seeded per
@@ -98,13 +171,19 @@ def create_pretraining_examples(
     """
     nsp = next_sentence_prediction
     if max_seq_length < (5 if nsp else 3):
-        raise ValueError(f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP]) with NSP, >= 3 ([CLS] x [SEP]) "
-                         f"without, got {max_seq_length}")
+        raise ValueError(
+            f"max_seq_length must be >= 5 ([CLS] A [SEP] B [SEP]) with NSP, >= 3 ([CLS] x [SEP]) "
+            f"without, got {max_seq_length}"
+        )
     if not 0.0 <= short_seq_prob <= 1.0 or not 0.0 <= nsp_probability <= 1.0:
-        raise ValueError(f"short_seq_prob and nsp_probability must be in [0, 1], got {short_seq_prob}, {nsp_probability}")
+        raise ValueError(
+            f"short_seq_prob and nsp_probability must be in [0, 1], got {short_seq_prob}, {nsp_probability}"
+        )
     if dupe_factor < 1 or on_single_document not in ("warn", "error"):
-        raise ValueError(f"dupe_factor must be >= 1 and on_single_document 'warn' or 'error', got {dupe_factor}, "
-                         f"{on_single_document!r}")
+        raise ValueError(
+            f"dupe_factor must be >= 1 and on_single_document 'warn' or 'error', got {dupe_factor}, "
+            f"{on_single_document!r}"
+        )
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("create_pretraining_examples needs a fast tokenizer (word_ids for whole-word masking)")
     docs = _documents(batch, text_column, split_sentences, sentences_column=sentences_column)
@@ -134,18 +213,28 @@ def create_pretraining_examples(
     out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "next_sentence_label": [], "word_ids": []}
     single_sentence_docs = sum(len(d) == 1 for d in tokenized)
     if nsp and single_sentence_docs and len(tokenized) > 1:
-        warnings.warn(f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they "
-                      "only give NotNext pairs (as in google-research/bert); check the document boundaries (blank "
-                      "lines) of the corpus", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"{single_sentence_docs} of {len(tokenized)} documents in a batch have a single sentence: they "
+            "only give NotNext pairs (as in google-research/bert); check the document boundaries (blank "
+            "lines) of the corpus",
+            UserWarning,
+            stacklevel=2,
+        )
     if nsp and len(tokenized) == 1:
-        msg = ("a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
-               "use more documents per batch (batch_size) or a corpus with several documents")
+        msg = (
+            "a batch holds a single document, so NotNext pairs (B from another document) cannot be made; "
+            "use more documents per batch (batch_size) or a corpus with several documents"
+        )
         if on_single_document == "error":
             raise ValueError(msg)
         warnings.warn(msg + "; emitting IsNext pairs only", UserWarning, stacklevel=2)
     if nsp:  # google's loop: (A, B, label) per pair, dupe_factor passes over the documents
-        instances = (pair for _ in range(dupe_factor) for d in range(len(tokenized)) for pair in
-                     _pairs_from_document(tokenized, d, max_seq_length - 3, short_seq_prob, nsp_probability, rng))
+        instances = (
+            pair
+            for _ in range(dupe_factor)
+            for d in range(len(tokenized))
+            for pair in _pairs_from_document(tokenized, d, max_seq_length - 3, short_seq_prob, nsp_probability, rng)
+        )
     else:  # RoBERTa's FULL-SENTENCES: the tokens in order, an extra [SEP] (word id -1) between two documents (none
         # at a block start), cut into blocks of max_seq_length - 2 tokens (the last may be shorter)
         del out["next_sentence_label"]
@@ -219,16 +308,27 @@ def _pairs_from_document(docs, doc_index, max_num_tokens, short_seq_prob, nsp_pr
         i += 1
 
 
-def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, num_proc: int | None = None,
-                              next_sentence_prediction: bool = True, **kwargs):
+def build_pretraining_dataset(
+    documents,
+    tokenizer,
+    *,
+    batch_size: int = 1000,
+    num_proc: int | None = None,
+    next_sentence_prediction: bool = True,
+    **kwargs,
+):
     """Map :func:`create_pretraining_examples` (``kwargs``: its parameters) over a ``Dataset`` (cached under a key of
     the documents, tokenizer and parameters; ``num_proc`` workers) or ``IterableDataset`` of documents, ``batch_size``
     documents per batch (the NotNext pool)."""
     from datasets import IterableDataset
 
     kwargs["next_sentence_prediction"] = next_sentence_prediction
-    map_kwargs: dict[str, Any] = {"batched": True, "batch_size": batch_size, "with_indices": True,
-                                  "fn_kwargs": {"tokenizer": tokenizer, **kwargs}}
+    map_kwargs: dict[str, Any] = {
+        "batched": True,
+        "batch_size": batch_size,
+        "with_indices": True,
+        "fn_kwargs": {"tokenizer": tokenizer, **kwargs},
+    }
     if documents.column_names is not None:
         map_kwargs["remove_columns"] = list(documents.column_names)
     if not isinstance(documents, IterableDataset):
@@ -236,8 +336,11 @@ def build_pretraining_dataset(documents, tokenizer, *, batch_size: int = 1000, n
         backend = getattr(tokenizer, "backend_tokenizer", None)
         vocab = backend.to_str() if backend is not None else repr(sorted(tokenizer.get_vocab().items()))
         key = repr((documents._fingerprint, vocab, batch_size, sorted(kwargs.items()))).encode()
-        map_kwargs.update(num_proc=num_proc, desc="pretraining instances",
-                          new_fingerprint="pretraining-" + hashlib.blake2b(key, digest_size=16).hexdigest())
+        map_kwargs.update(
+            num_proc=num_proc,
+            desc="pretraining instances",
+            new_fingerprint="pretraining-" + hashlib.blake2b(key, digest_size=16).hexdigest(),
+        )
     return documents.map(create_pretraining_examples, **map_kwargs)
 
 
@@ -270,14 +373,18 @@ def resolve_corpus_files(patterns: str | Sequence[str], flag: str = "--train_fil
     for f in files:
         stem, suffix = os.path.splitext(f.lower())
         if suffix == ".zst" or (suffix in COMPRESSED_SUFFIXES and stem.endswith(".parquet")):
-            raise ValueError(f"{f}: this compression is not read (text and JSON lines may be .xz, .gz or .bz2); "
-                             "decompress it or convert it to parquet")
+            raise ValueError(
+                f"{f}: this compression is not read (text and JSON lines may be .xz, .gz or .bz2); "
+                "decompress it or convert it to parquet"
+            )
     return files
 
 
 def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     """``json``, ``parquet``, or text's boundary ``heading`` / ``blank_line`` (``"auto"``: a heading in 200 lines)."""
-    name = os.path.splitext(path.lower())[0] if os.path.splitext(path.lower())[1] in COMPRESSED_SUFFIXES else path.lower()
+    name = (
+        os.path.splitext(path.lower())[0] if os.path.splitext(path.lower())[1] in COMPRESSED_SUFFIXES else path.lower()
+    )
     if name.endswith((".jsonl", ".json", ".ndjson", ".parquet")):
         return "parquet" if name.endswith(".parquet") else "json"
     if document_boundary == "auto":
@@ -287,8 +394,9 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     return document_boundary
 
 
-def _text_documents(batch: dict[str, list], indices, kind: str, where: str, text_column: str,
-                    split_sentences: bool) -> dict[str, list]:
+def _text_documents(
+    batch: dict[str, list], indices, kind: str, where: str, text_column: str, split_sentences: bool
+) -> dict[str, list]:
     """The map over a loader's rows, empty documents dropped: ``json`` / ``parquet`` / Hub rows one document each
     (:func:`_documents`); text paragraphs, also ended at a blank-looking line (google's reader), or (``heading``)
     whole files split at each WikiText heading (the document's first sentence)."""
@@ -322,10 +430,18 @@ def _decode_error(files: Sequence[str], encoding: str) -> ValueError | None:
 
 
 def load_documents(
-    train_files: str | Sequence[str] | None = None, *, dataset_name: str | None = None,
-    dataset_config_name: str | None = None, dataset_split: str = "train", text_column: str = "text",
-    document_boundary: str = "auto", split_sentences: bool = False, streaming: bool = False,
-    cache_dir: str | None = None, encoding: str = "utf-8", num_proc: int | None = None,
+    train_files: str | Sequence[str] | None = None,
+    *,
+    dataset_name: str | None = None,
+    dataset_config_name: str | None = None,
+    dataset_split: str = "train",
+    text_column: str = "text",
+    document_boundary: str = "auto",
+    split_sentences: bool = False,
+    streaming: bool = False,
+    cache_dir: str | None = None,
+    encoding: str = "utf-8",
+    num_proc: int | None = None,
 ):
     """A corpus as a ``datasets`` table (``IterableDataset`` when ``streaming``) of documents (column ``sentences``:
     ``list[str]``): local files (``train_files``: paths or globs, mixed formats, in file order) of text (one sentence
@@ -350,8 +466,10 @@ def load_documents(
         files = [os.path.abspath(p) for p in resolve_corpus_files(train_files) if os.path.getsize(p)]
         if not files:  # the text loader finds no split in empty files
             raise ValueError(f"no documents (non-blank lines) in {train_files}: the files are empty")
-        groups = [(kind, list(group)) for kind, group in
-                  itertools.groupby(files, key=lambda p: _file_kind(p, document_boundary, encoding))]
+        groups = [
+            (kind, list(group))
+            for kind, group in itertools.groupby(files, key=lambda p: _file_kind(p, document_boundary, encoding))
+        ]
     parts = []
     for kind, group in groups:  # one loader per run of files of one kind; text: paragraphs or whole files
         where = group[0] if len(group) == 1 else str(group or dataset_name)
@@ -361,40 +479,55 @@ def load_documents(
             args, options = [kind], {"data_files": group, "split": "train"}
         if kind in ("heading", "blank_line"):
             args = ["text"]
-            options.update(sample_by="document" if kind == "heading" else "paragraph", encoding=encoding,
-                           features=Features({"text": Value("string")}))
+            options.update(
+                sample_by="document" if kind == "heading" else "paragraph",
+                encoding=encoding,
+                features=Features({"text": Value("string")}),
+            )
         try:
             raw = load_dataset(*args, streaming=streaming, cache_dir=cache_dir, **options)
         except DatasetGenerationError as err:
             cause = err.__cause__
             named = _decode_error(group, encoding) if isinstance(cause, UnicodeDecodeError) else None
             raise named or ValueError(f"{where}: cannot be read as {args[0]}: {cause}") from None
-        map_kwargs: dict[str, Any] = {"batched": True, "with_indices": True, "fn_kwargs": fn_kwargs,
-                                      "remove_columns": raw.column_names,
-                                      "features": Features({"sentences": List(Value("string"))})}
+        map_kwargs: dict[str, Any] = {
+            "batched": True,
+            "with_indices": True,
+            "fn_kwargs": fn_kwargs,
+            "remove_columns": raw.column_names,
+            "features": Features({"sentences": List(Value("string"))}),
+        }
         if not streaming:  # our cache key, not a hash of the function (tests swap the function for a trap)
             stats = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns) for p in group]
             key = repr((raw._fingerprint, kind, sorted(fn_kwargs.items()), stats)).encode()
-            map_kwargs.update(desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest(),
-                              num_proc=num_proc)
+            map_kwargs.update(
+                desc="documents", new_fingerprint=hashlib.blake2b(key, digest_size=16).hexdigest(), num_proc=num_proc
+            )
         parts.append(raw.map(_text_documents, **map_kwargs))
     return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
 
 
-def iter_file_documents(path: str, document_boundary: str = "auto", split_sentences: bool = False,
-                        encoding: str = "utf-8") -> Iterator[list[str]]:
+def iter_file_documents(
+    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
+) -> Iterator[list[str]]:
     """One file's documents (lists of sentences) in file order, one at a time: a streaming :func:`load_documents`.
     Raises ``FileNotFoundError`` for a missing ``path``, ``ValueError`` naming the file and line of bad bytes."""
     try:
-        for row in load_documents(path, document_boundary=document_boundary, split_sentences=split_sentences,
-                                  encoding=encoding, streaming=True):
+        for row in load_documents(
+            path,
+            document_boundary=document_boundary,
+            split_sentences=split_sentences,
+            encoding=encoding,
+            streaming=True,
+        ):
             yield row["sentences"]
     except UnicodeDecodeError:
         raise _decode_error([path], encoding) from None
 
 
-def read_documents(path: str, document_boundary: str = "auto", split_sentences: bool = False,
-                   encoding: str = "utf-8") -> list[list[str]]:
+def read_documents(
+    path: str, document_boundary: str = "auto", split_sentences: bool = False, encoding: str = "utf-8"
+) -> list[list[str]]:
     """:func:`iter_file_documents` as a list (small files: tests, benchmarks)."""
     return list(iter_file_documents(path, document_boundary, split_sentences, encoding))
 

@@ -31,9 +31,13 @@ class BertForPreTrainingMaskedOnly(BertForPreTraining):
         loss = F.cross_entropy(prediction_scores, targets) if len(targets) else prediction_scores.sum()
         if next_sentence_label is not None:
             loss = loss + F.cross_entropy(nsp_scores.view(-1, 2), next_sentence_label.view(-1))
-        return BertForPreTrainingOutput(loss=loss, prediction_logits=prediction_scores,
-                                        seq_relationship_logits=nsp_scores, hidden_states=outputs.hidden_states,
-                                        attentions=outputs.attentions)
+        return BertForPreTrainingOutput(
+            loss=loss,
+            prediction_logits=prediction_scores,
+            seq_relationship_logits=nsp_scores,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
 
     def save_pretrained(self, save_directory, *args, **kwargs):
         """Save as ``BertForPreTraining`` (same weights; ``architectures`` in ``config.json`` names the parent)."""
@@ -134,10 +138,15 @@ class PretrainingTrainer(Trainer):
         """``(outputs, loss, stats)``, the loss normalised by the step's global counts (``num_items_in_batch``)."""
         # the masked-only head needs the labels to know which positions to project; the full head gets none
         keep_labels = isinstance(self.accelerator.unwrap_model(model), BertForPreTrainingMaskedOnly)
-        outputs = model(**{k: v for k, v in inputs.items()
-                           if k != "next_sentence_label" and (keep_labels or k != "labels")})
-        mlm_ce, nsp_ce, stats = pretraining_terms(outputs.prediction_logits, outputs.seq_relationship_logits,
-                                                  inputs["labels"], inputs.get("next_sentence_label"))
+        outputs = model(
+            **{k: v for k, v in inputs.items() if k != "next_sentence_label" and (keep_labels or k != "labels")}
+        )
+        mlm_ce, nsp_ce, stats = pretraining_terms(
+            outputs.prediction_logits,
+            outputs.seq_relationship_logits,
+            inputs["labels"],
+            inputs.get("next_sentence_label"),
+        )
         if num_items_in_batch is not None:  # training: global counts of the optimizer step
             (n_mlm, n_nsp), scale = num_items_in_batch, self.accelerator.num_processes
         else:
@@ -169,10 +178,16 @@ class PretrainingTrainer(Trainer):
             self._train_sums.zero_()
         super().log(logs, start_time)
 
-    def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
-                        metric_key_prefix="eval"):
-        output = super().evaluation_loop(dataloader, description, prediction_loss_only=False, ignore_keys=ignore_keys,
-                                         metric_key_prefix=metric_key_prefix)
+    def evaluation_loop(
+        self, dataloader, description, prediction_loss_only=None, ignore_keys=None, metric_key_prefix="eval"
+    ):
+        output = super().evaluation_loop(
+            dataloader,
+            description,
+            prediction_loss_only=False,
+            ignore_keys=ignore_keys,
+            metric_key_prefix=metric_key_prefix,
+        )
         if output.predictions is not None and len(output.predictions):
             p = f"{metric_key_prefix}_"
             metrics = metrics_from_sums(np.asarray(output.predictions, dtype=np.float64).sum(0), prefix=p)

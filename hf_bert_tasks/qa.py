@@ -34,12 +34,16 @@ class WindowConfig:
             raise ValueError(f"max_query_length must be >= 1, got {self.max_query_length}")
         room = self.max_seq_length - self.max_query_length - 3
         if room < 1:
-            raise ValueError(f"max_seq_length {self.max_seq_length} leaves no room for context: it must exceed "
-                             f"max_query_length ({self.max_query_length}) + 3 special tokens")
+            raise ValueError(
+                f"max_seq_length {self.max_seq_length} leaves no room for context: it must exceed "
+                f"max_query_length ({self.max_query_length}) + 3 special tokens"
+            )
         if not 1 <= self.doc_stride <= room:
-            raise ValueError(f"doc_stride {self.doc_stride} must be between 1 and {room} (= max_seq_length "
-                             f"{self.max_seq_length} - max_query_length {self.max_query_length} - 3) so that "
-                             "consecutive windows leave no context token out")
+            raise ValueError(
+                f"doc_stride {self.doc_stride} must be between 1 and {room} (= max_seq_length "
+                f"{self.max_seq_length} - max_query_length {self.max_query_length} - 3) so that "
+                "consecutive windows leave no context token out"
+            )
 
 
 def window_spans(n_tokens: int, window: int, stride: int) -> list[tuple[int, int]]:
@@ -68,8 +72,14 @@ def max_context_mask(spans: list[tuple[int, int]]) -> list[list[bool]]:
     return [(best[s : s + n] == j).tolist() for j, (s, n) in enumerate(spans)]  # argmax: ties go to the first
 
 
-def create_features(questions: list[str], contexts: list[str], tokenizer, config: WindowConfig,
-                    answers: list[dict] | None = None, example_ids: list[str] | None = None) -> dict[str, list]:
+def create_features(
+    questions: list[str],
+    contexts: list[str],
+    tokenizer,
+    config: WindowConfig,
+    answers: list[dict] | None = None,
+    example_ids: list[str] | None = None,
+) -> dict[str, list]:
     """Cut ``n_examples`` (question, context) pairs into windowed features with a *fast* BERT tokenizer (character
     offsets) and ``config`` (validated here). ``answers``: for training features, one ``{"text": [...],
     "answer_start": [...]}`` per example (the first answer is the label; ``[]``: unanswerable, SQuAD 2.0);
@@ -87,13 +97,17 @@ def create_features(questions: list[str], contexts: list[str], tokenizer, config
         raise ValueError("SQuAD features need a fast tokenizer (character offsets); load it with use_fast=True")
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     if cls_id is None or sep_id is None:
-        raise ValueError(f"{type(tokenizer).__name__} has no [CLS]/[SEP] token; SQuAD features need a BERT-style "
-                         "tokenizer")
+        raise ValueError(
+            f"{type(tokenizer).__name__} has no [CLS]/[SEP] token; SQuAD features need a BERT-style tokenizer"
+        )
     q_ids = tokenizer(list(questions), add_special_tokens=False)["input_ids"]
     # whole contexts may exceed 512 positions before windowing: verbose=False silences the length warning
     ctx = tokenizer(list(contexts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    keys = (*MODEL_INPUT_COLUMNS, *(("start_positions", "end_positions") if answers is not None else ()),
-            *(("example_id", "offset_mapping", "token_is_max_context") if example_ids is not None else ()))
+    keys = (
+        *MODEL_INPUT_COLUMNS,
+        *(("start_positions", "end_positions") if answers is not None else ()),
+        *(("example_id", "offset_mapping", "token_is_max_context") if example_ids is not None else ()),
+    )
     out: dict[str, list] = {k: [] for k in keys}
     for i, question_ids in enumerate(q_ids):
         question_ids = question_ids[: config.max_query_length]
@@ -103,8 +117,10 @@ def create_features(questions: list[str], contexts: list[str], tokenizer, config
         if answers is not None and answers[i]["text"]:
             text, start = answers[i]["text"][0], int(answers[i]["answer_start"][0])
             if contexts[i][start : start + len(text)] != text:
-                raise ValueError(f"example {i}: answer {text!r} does not match the context at answer_start {start} "
-                                 f"(found {contexts[i][start : start + len(text)]!r})")
+                raise ValueError(
+                    f"example {i}: answer {text!r} does not match the context at answer_start {start} "
+                    f"(found {contexts[i][start : start + len(text)]!r})"
+                )
             # the first and last (non-empty) context token overlapping the answer's characters
             hits = [t for t, (s, e) in enumerate(doc_offsets) if s < e and e > start and s < start + len(text)]
             answer_tokens = (hits[0], hits[-1]) if hits else None

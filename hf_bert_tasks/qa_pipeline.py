@@ -36,9 +36,15 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
 
     def _sanitize_parameters(self, **kwargs):
         given = {k: v for k, v in kwargs.items() if v is not None}
-        return ({k: v for k, v in given.items() if k in ("max_seq_len", "doc_stride", "max_question_len")}, {},
-                {k: v for k, v in given.items() if k in ("max_answer_len", "top_k", "handle_impossible_answer",
-                                                          "null_score_diff_threshold")})
+        return (
+            {k: v for k, v in given.items() if k in ("max_seq_len", "doc_stride", "max_question_len")},
+            {},
+            {
+                k: v
+                for k, v in given.items()
+                if k in ("max_answer_len", "top_k", "handle_impossible_answer", "null_score_diff_threshold")
+            },
+        )
 
     def __call__(self, inputs=None, question: str | None = None, context: str | None = None, **kwargs):
         if inputs is None:
@@ -64,8 +70,9 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         max_seq_len = min(max_seq_len, self.tokenizer.model_max_length)  # a smaller model: its limit, and at most
         max_question_len = min(max_question_len, max_seq_len // 2)  # half of it for the question
         config = qa.WindowConfig(max_seq_len, min(doc_stride, max_seq_len - max_question_len - 3), max_question_len)
-        feats = qa.create_features([inputs["question"]], [inputs["context"]], self.tokenizer, config,
-                                   example_ids=["q"])
+        feats = qa.create_features(
+            [inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"]
+        )
         width = max(len(ids) for ids in feats["input_ids"])
         model_inputs = {k: torch.tensor(pad_2d(feats[k], width, 0, np.int64)) for k in qa.MODEL_INPUT_COLUMNS}
         model_inputs["offsets"] = pad_2d(feats["offset_mapping"], width, -1, np.int64)
@@ -78,8 +85,14 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
         out = self.model(**model_inputs)
         return {"start_logits": out.start_logits, "end_logits": out.end_logits, **extra}
 
-    def postprocess(self, model_outputs, max_answer_len=None, top_k=1, handle_impossible_answer=None,
-                    null_score_diff_threshold=None):
+    def postprocess(
+        self,
+        model_outputs,
+        max_answer_len=None,
+        top_k=1,
+        handle_impossible_answer=None,
+        null_score_diff_threshold=None,
+    ):
         max_answer_len = max_answer_len or self._trained("max_answer_length", 30)
         if handle_impossible_answer is None:
             handle_impossible_answer = bool(getattr(self.model.config, "version_2_with_negative", False))
@@ -87,20 +100,31 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
             null_score_diff_threshold = float(getattr(self.model.config, "null_score_diff_threshold", 0.0))
         start = model_outputs["start_logits"].float().cpu().numpy()
         result = postprocess_qa_predictions(
-            ["q"], [model_outputs["context"]], np.zeros(len(start), np.int64), start,
-            model_outputs["end_logits"].float().cpu().numpy(), model_outputs["offsets"], model_outputs["max_context"],
-            n_best_size=max(20, top_k), max_answer_length=max_answer_len,
-            version_2_with_negative=handle_impossible_answer, null_score_diff_threshold=null_score_diff_threshold)
+            ["q"],
+            [model_outputs["context"]],
+            np.zeros(len(start), np.int64),
+            start,
+            model_outputs["end_logits"].float().cpu().numpy(),
+            model_outputs["offsets"],
+            model_outputs["max_context"],
+            n_best_size=max(20, top_k),
+            max_answer_length=max_answer_len,
+            version_2_with_negative=handle_impossible_answer,
+            null_score_diff_threshold=null_score_diff_threshold,
+        )
         entries = result.nbest["q"]
         if handle_impossible_answer:  # the thresholded decision comes first, as in the recipe's predictions.json
             null, spans = [e for e in entries if not e["text"]], [e for e in entries if e["text"]]
             if result.predictions["q"] == "":  # abstain, also when the null answer ranks below the n-best spans
                 null = null or [{"text": "", "probability": 0.0, "offsets": (0, 0)}]
             entries = null + spans if result.predictions["q"] == "" else spans + null
-        answers = [{"score": e["probability"], "start": e["offsets"][0], "end": e["offsets"][1], "answer": e["text"]}
-                   for e in entries[:top_k]]
+        answers = [
+            {"score": e["probability"], "start": e["offsets"][0], "end": e["offsets"][1], "answer": e["text"]}
+            for e in entries[:top_k]
+        ]
         return answers[0] if top_k == 1 else answers
 
 
-PIPELINE_REGISTRY.register_pipeline(TASK, pipeline_class=ExtractiveQuestionAnsweringPipeline,
-                                    pt_model=AutoModelForQuestionAnswering)
+PIPELINE_REGISTRY.register_pipeline(
+    TASK, pipeline_class=ExtractiveQuestionAnsweringPipeline, pt_model=AutoModelForQuestionAnswering
+)

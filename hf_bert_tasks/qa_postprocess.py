@@ -24,7 +24,9 @@ def pad_2d(rows: list, width: int, fill, dtype) -> np.ndarray:
     return out
 
 
-def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None, fill, dtype, name: str) -> np.ndarray:
+def _ragged_to_padded(
+    column, lengths: np.ndarray, width: int, inner: int | None, fill, dtype, name: str
+) -> np.ndarray:
     """A pyarrow ``list<T>`` (``inner=None``) or ``list<list<T>[inner]>`` column, row lengths ``lengths`` ``[n_rows]``
     -> ``[n_rows, width(, inner)]`` padded with ``fill`` (``width >= lengths.max()``).
 
@@ -42,8 +44,10 @@ def _ragged_to_padded(column, lengths: np.ndarray, width: int, inner: int | None
         if len(inner_lengths) and (inner_lengths != inner).any():
             bad = int(np.flatnonzero(inner_lengths != inner)[0])
             row = int(np.searchsorted(np.cumsum(lengths), bad, side="right"))
-            raise ValueError(f"features column {name!r}, row {row}: every entry must be a pair [start, end]; "
-                             f"found one of length {int(inner_lengths[bad])}")
+            raise ValueError(
+                f"features column {name!r}, row {row}: every entry must be a pair [start, end]; "
+                f"found one of length {int(inner_lengths[bad])}"
+            )
         values = values.flatten()
     flat = np.asarray(values.to_numpy(zero_copy_only=False), dtype=dtype).reshape(-1, *tail)
     out[np.arange(width) < lengths[:, None]] = flat  # a boolean mask fills row by row: the ragged order
@@ -83,12 +87,15 @@ def features_to_arrays(features, example_ids: list[str]):
     ctx_lengths = columns["token_is_max_context"].value_lengths().to_numpy(zero_copy_only=False)
     if (lengths != ctx_lengths).any():
         row = int(np.flatnonzero(lengths != ctx_lengths)[0])
-        raise ValueError(f"features row {row}: 'offset_mapping' has {lengths[row]} positions but "
-                         f"'token_is_max_context' {ctx_lengths[row]}; both need one entry per token")
+        raise ValueError(
+            f"features row {row}: 'offset_mapping' has {lengths[row]} positions but "
+            f"'token_is_max_context' {ctx_lengths[row]}; both need one entry per token"
+        )
     width = int(lengths.max()) if len(lengths) else 0
     offsets = _ragged_to_padded(columns["offset_mapping"], lengths, width, 2, -1, np.int64, "offset_mapping")
-    max_ctx = _ragged_to_padded(columns["token_is_max_context"], lengths, width, None, False, bool,
-                                "token_is_max_context")
+    max_ctx = _ragged_to_padded(
+        columns["token_is_max_context"], lengths, width, None, False, bool, "token_is_max_context"
+    )
     return index, offsets, max_ctx
 
 
@@ -131,9 +138,17 @@ class _Candidates(NamedTuple):
     bounds: list[int]
 
 
-def _span_candidates(start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndarray, start_ok: np.ndarray,
-                     end_ok: np.ndarray, feature_example_index: np.ndarray, n_examples: int, k: int,
-                     max_answer_length: int) -> _Candidates:
+def _span_candidates(
+    start_logits: np.ndarray,
+    end_logits: np.ndarray,
+    offsets: np.ndarray,
+    start_ok: np.ndarray,
+    end_ok: np.ndarray,
+    feature_example_index: np.ndarray,
+    n_examples: int,
+    k: int,
+    max_answer_length: int,
+) -> _Candidates:
     """Top-``k`` starts x top-``k`` ends of every feature (``[F, k, k]``) that form a valid span: start where
     ``start_ok``, end where ``end_ok`` (bool ``[F, L]``), ``end >= start``, at most ``max_answer_length`` tokens;
     scored ``start_logit + end_logit``. Logits float ``[F, L]``, offsets int ``[F, L, 2]``, example index ``[F]``."""
@@ -142,21 +157,31 @@ def _span_candidates(start_logits: np.ndarray, end_logits: np.ndarray, offsets: 
     rows = np.arange(n_features)[:, None]
     s_idx = np.broadcast_to(top_s[:, :, None], (n_features, k, k))
     e_idx = np.broadcast_to(top_e[:, None, :], (n_features, k, k))
-    ok = (start_ok[rows, top_s][:, :, None] & end_ok[rows, top_e][:, None, :] & (e_idx >= s_idx)
-          & (e_idx - s_idx + 1 <= max_answer_length))
+    ok = (
+        start_ok[rows, top_s][:, :, None]
+        & end_ok[rows, top_e][:, None, :]
+        & (e_idx >= s_idx)
+        & (e_idx - s_idx + 1 <= max_answer_length)
+    )
     feat, si, ei = np.nonzero(ok)
     cs, ce = s_idx[feat, si, ei], e_idx[feat, si, ei]
     c_start_logit, c_end_logit = start_logits[feat, cs], end_logits[feat, ce]
     c_score = c_start_logit + c_end_logit
     c_example = feature_example_index[feat]
     order = np.lexsort((ce, cs, feat, -c_score, c_example))  # deterministic ties: feature, start, end
-    return _Candidates(c_score[order].tolist(), c_start_logit[order].tolist(), c_end_logit[order].tolist(),
-                       offsets[feat[order], cs[order], 0].tolist(), offsets[feat[order], ce[order], 1].tolist(),
-                       np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist())
+    return _Candidates(
+        c_score[order].tolist(),
+        c_start_logit[order].tolist(),
+        c_end_logit[order].tolist(),
+        offsets[feat[order], cs[order], 0].tolist(),
+        offsets[feat[order], ce[order], 1].tolist(),
+        np.searchsorted(c_example[order], np.arange(n_examples + 1)).tolist(),
+    )
 
 
-def _example_nbest(context: str, cand: _Candidates, lo: int, hi: int, null_entry: tuple | None,
-                   n_best_size: int) -> tuple[list[tuple], tuple | None]:
+def _example_nbest(
+    context: str, cand: _Candidates, lo: int, hi: int, null_entry: tuple | None, n_best_size: int
+) -> tuple[list[tuple], tuple | None]:
     """The n-best list of one example from its sorted spans ``lo:hi`` of ``cand``, and its best non-null entry
     (first non-empty text, else ``None``; it may be left out of a full list). Entries: ``(text, score, start_logit,
     end_logit, char_start, char_end)``, best first, one per distinct text, at most ``n_best_size``; ``null_entry``
@@ -190,11 +215,19 @@ def _example_nbest(context: str, cand: _Candidates, lo: int, hi: int, null_entry
     return entries, best_non_null
 
 
-def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feature_example_index: np.ndarray,
-                               start_logits: np.ndarray, end_logits: np.ndarray, offsets: np.ndarray,
-                               max_context: np.ndarray | None = None, n_best_size: int = 20,
-                               max_answer_length: int = 30, version_2_with_negative: bool = False,
-                               null_score_diff_threshold: float = 0.0):
+def postprocess_qa_predictions(
+    example_ids: list[str],
+    contexts: list[str],
+    feature_example_index: np.ndarray,
+    start_logits: np.ndarray,
+    end_logits: np.ndarray,
+    offsets: np.ndarray,
+    max_context: np.ndarray | None = None,
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+    version_2_with_negative: bool = False,
+    null_score_diff_threshold: float = 0.0,
+):
     """Turn start/end logits of windowed features into one answer text per example (google's ``run_squad.py``).
 
     Args:
@@ -224,8 +257,10 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
     feature_example_index = np.asarray(feature_example_index, dtype=np.int64)
     n_features, seq_len = start_logits.shape
     if end_logits.shape != start_logits.shape or offsets.shape != (n_features, seq_len, 2):
-        raise ValueError(f"shape mismatch: start_logits {start_logits.shape}, end_logits {end_logits.shape}, "
-                         f"offsets {offsets.shape}; expected [n_features, seq_len] twice and [n_features, seq_len, 2]")
+        raise ValueError(
+            f"shape mismatch: start_logits {start_logits.shape}, end_logits {end_logits.shape}, "
+            f"offsets {offsets.shape}; expected [n_features, seq_len] twice and [n_features, seq_len, 2]"
+        )
     if feature_example_index.shape != (n_features,):
         raise ValueError(f"feature_example_index has shape {feature_example_index.shape}; expected ({n_features},)")
     n_examples = len(example_ids)
@@ -235,25 +270,39 @@ def postprocess_qa_predictions(example_ids: list[str], contexts: list[str], feat
         raise ValueError(f"every example needs at least one feature; none for {missing} (or an index is out of range)")
     valid_token = offsets[:, :, 0] >= 0
     start_ok = valid_token if max_context is None else valid_token & np.asarray(max_context, dtype=bool)
-    cand = _span_candidates(start_logits, end_logits, offsets, start_ok, valid_token, feature_example_index,
-                            n_examples, min(n_best_size, seq_len), max_answer_length)
+    cand = _span_candidates(
+        start_logits,
+        end_logits,
+        offsets,
+        start_ok,
+        valid_token,
+        feature_example_index,
+        n_examples,
+        min(n_best_size, seq_len),
+        max_answer_length,
+    )
     null_entries = [None] * n_examples
     if version_2_with_negative:  # ("", score, start_logit, end_logit, 0, 0) of [CLS] in the window of least score
         feature_null = start_logits[:, 0] + end_logits[:, 0]  # (google's run_squad.py; the first window on a tie)
         by_null = np.lexsort((np.arange(n_features), feature_null, feature_example_index))
         null_feature = by_null[np.searchsorted(feature_example_index[by_null], np.arange(n_examples))]
-        null_entries = [("", float(feature_null[f]), float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
-                        for f in null_feature]
+        null_entries = [
+            ("", float(feature_null[f]), float(start_logits[f, 0]), float(end_logits[f, 0]), 0, 0)
+            for f in null_feature
+        ]
     predictions, nbest, null_odds, non_null = {}, {}, {}, {}
     for ex, null_entry in enumerate(null_entries):
-        entries, best_non_null = _example_nbest(contexts[ex], cand, cand.bounds[ex], cand.bounds[ex + 1], null_entry,
-                                                n_best_size)
+        entries, best_non_null = _example_nbest(
+            contexts[ex], cand, cand.bounds[ex], cand.bounds[ex + 1], null_entry, n_best_size
+        )
         top = max(e[1] for e in entries)
         weights = [math.exp(e[1] - top) for e in entries]
         total = sum(weights)
         qid = example_ids[ex]
-        nbest[qid] = [{"text": e[0], "probability": w / total, "start_logit": e[2], "end_logit": e[3],
-                       "offsets": [e[4], e[5]]} for e, w in zip(entries, weights)]
+        nbest[qid] = [
+            {"text": e[0], "probability": w / total, "start_logit": e[2], "end_logit": e[3], "offsets": [e[4], e[5]]}
+            for e, w in zip(entries, weights)
+        ]
         non_null[qid] = best_non_null[0] if best_non_null is not None else ""
         if null_entry is None:
             predictions[qid] = non_null[qid]

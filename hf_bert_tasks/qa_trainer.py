@@ -29,8 +29,7 @@ class QuestionAnsweringTrainer(GlobalLossTrainer):
         the rest: as :class:`~hf_bert_tasks.batching.GlobalLossTrainer`.
     """
 
-    def __init__(self, *args, eval_examples=None, eval_features=None, post_process: Callable | None = None,
-                 **kwargs):
+    def __init__(self, *args, eval_examples=None, eval_features=None, post_process: Callable | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.eval_examples = eval_examples
         self.eval_features = eval_features
@@ -52,8 +51,13 @@ class QuestionAnsweringTrainer(GlobalLossTrainer):
         try:
             # "Prediction": Trainer keeps every batch's logits also under --batch_eval_metrics (post-processing
             # needs whole examples, whose windows may span two batches)
-            output = self.evaluation_loop(loader, description="Prediction", prediction_loss_only=False,
-                                          ignore_keys=ignore_keys, metric_key_prefix=metric_key_prefix)
+            output = self.evaluation_loop(
+                loader,
+                description="Prediction",
+                prediction_loss_only=False,
+                ignore_keys=ignore_keys,
+                metric_key_prefix=metric_key_prefix,
+            )
         finally:
             self.compute_metrics = compute_metrics
         features = dataset if eval_dataset is not None or self.eval_features is None else self.eval_features

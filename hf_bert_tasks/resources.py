@@ -22,8 +22,10 @@ def sample_path(*parts: str) -> str:
     try:
         path = os.fspath(resource)
     except TypeError:
-        raise OSError(f"{resource}: the package's samples are not files on disk (a zip import?); install "
-                      f"{PACKAGE} as a regular package to use them") from None
+        raise OSError(
+            f"{resource}: the package's samples are not files on disk (a zip import?); install "
+            f"{PACKAGE} as a regular package to use them"
+        ) from None
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such sample in {PACKAGE}/samples")
     return path

@@ -18,17 +18,56 @@ from transformers import TrainerCallback
 RUN_INFO_FILE = "run_info.json"
 #: ``TrainingArguments`` fields never recorded (paths, logging, Hub plumbing; secrets are dropped by name too).
 HIDDEN_ARGUMENTS = {
-    "output_dir", "logging_dir", "run_name", "report_to", "push_to_hub", "hub_token", "hub_model_id", "hub_strategy",
-    "hub_private_repo", "hub_always_push", "hub_revision", "overwrite_output_dir", "do_train", "do_eval",
-    "do_predict", "resume_from_checkpoint", "dataloader_pin_memory", "disable_tqdm", "logging_steps",
-    "logging_strategy", "save_strategy", "save_steps", "save_total_limit", "eval_strategy", "eval_steps",
-    "per_device_eval_batch_size", "trackio_space_id", "trackio_bucket_id", "project", "trackio_static_space_id",
+    "output_dir",
+    "logging_dir",
+    "run_name",
+    "report_to",
+    "push_to_hub",
+    "hub_token",
+    "hub_model_id",
+    "hub_strategy",
+    "hub_private_repo",
+    "hub_always_push",
+    "hub_revision",
+    "overwrite_output_dir",
+    "do_train",
+    "do_eval",
+    "do_predict",
+    "resume_from_checkpoint",
+    "dataloader_pin_memory",
+    "disable_tqdm",
+    "logging_steps",
+    "logging_strategy",
+    "save_strategy",
+    "save_steps",
+    "save_total_limit",
+    "eval_strategy",
+    "eval_steps",
+    "per_device_eval_batch_size",
+    "trackio_space_id",
+    "trackio_bucket_id",
+    "project",
+    "trackio_static_space_id",
 }
 
 #: Arguments that ``extract_hyperparameters_from_trainer`` already reports under its own names.
-EXTRACTED = {"learning_rate", "seed", "per_device_train_batch_size", "num_train_epochs", "max_steps", "warmup_steps",
-             "lr_scheduler_type", "optim", "optim_args", "adam_beta1", "adam_beta2", "adam_epsilon", "fp16",
-             "gradient_accumulation_steps", "label_smoothing_factor"}
+EXTRACTED = {
+    "learning_rate",
+    "seed",
+    "per_device_train_batch_size",
+    "num_train_epochs",
+    "max_steps",
+    "warmup_steps",
+    "lr_scheduler_type",
+    "optim",
+    "optim_args",
+    "adam_beta1",
+    "adam_beta2",
+    "adam_epsilon",
+    "fp16",
+    "gradient_accumulation_steps",
+    "label_smoothing_factor",
+}
 
 
 def framework_versions() -> dict[str, str]:
@@ -61,11 +100,17 @@ def model_origin(model_name_or_path: str | None, base_model: str | None = None) 
             origin = "local"  # not a Hub id, so not loaded from the Hub
     if origin == "local":
         name = "/".join(os.path.normpath(os.path.abspath(name)).split(os.sep)[-2:])
-    source = {"hub": "the Hub id the run started from", "random": "random initialisation",
-              "local": f"a local folder (`{name}`) with no Hub id recorded"}[origin]
-    return {"model_name_or_path": name, "model_origin": origin,
-            "base_model": base_model or (name if origin == "hub" else None),
-            "base_model_source": "given with --base_model" if base_model else source}
+    source = {
+        "hub": "the Hub id the run started from",
+        "random": "random initialisation",
+        "local": f"a local folder (`{name}`) with no Hub id recorded",
+    }[origin]
+    return {
+        "model_name_or_path": name,
+        "model_origin": origin,
+        "base_model": base_model or (name if origin == "hub" else None),
+        "base_model_source": "given with --base_model" if base_model else source,
+    }
 
 
 def non_default_arguments(training_args) -> dict[str, Any]:
@@ -104,9 +149,12 @@ def hyperparameters(training_args) -> dict[str, Any]:
     out = extract_hyperparameters_from_trainer(SimpleNamespace(args=training_args))  # it reads only trainer.args
     if "optimizer" in out:  # its text holds the enum's repr (``OptimizerNames.ADAMW_TORCH``): the plain name instead
         optim, extra = getattr(training_args.optim, "value", training_args.optim), training_args.optim_args
-        out["optimizer"] = (f"{optim}, betas ({training_args.adam_beta1}, {training_args.adam_beta2}), epsilon "
-                            f"{training_args.adam_epsilon}" if "adam" in str(optim).lower() else str(optim)) + (
-                                f", {extra}" if extra else "")
+        out["optimizer"] = (
+            f"{optim}, betas ({training_args.adam_beta1}, {training_args.adam_beta2}), epsilon "
+            f"{training_args.adam_epsilon}"
+            if "adam" in str(optim).lower()
+            else str(optim)
+        ) + (f", {extra}" if extra else "")
     out.update({k: v for k, v in non_default_arguments(training_args).items() if k not in EXTRACTED})
     return out
 
@@ -122,19 +170,34 @@ class RunRecordCallback(TrainerCallback):
     def __init__(self, task, model_args, data_args, training_mode: dict | None = None, args=None):
         data_defaults = {f.name: f.default for f in fields(type(data_args)) if f.default is not MISSING}
         files = {split: os.path.basename(path) for split, path in (getattr(task, "user_files", None) or {}).items()}
-        changed = {k: getattr(data_args, k) for k in data_defaults if getattr(data_args, k) != data_defaults[k]
-                   and k not in ("task", "data_dir", "dataset_name", "dataset_config_name", "dataset_revision",
-                                 "train_file", "validation_file", "test_file")}  # no local paths: file names below
+        changed = {
+            k: getattr(data_args, k)
+            for k in data_defaults
+            if getattr(data_args, k) != data_defaults[k]
+            and k
+            not in (
+                "task",
+                "data_dir",
+                "dataset_name",
+                "dataset_config_name",
+                "dataset_revision",
+                "train_file",
+                "validation_file",
+                "test_file",
+            )
+        }  # no local paths: file names below
         changed.setdefault("max_seq_length", data_args.max_seq_length)
         self.record: dict[str, Any] = {
             "task": task.name,
             **model_origin(model_args.model_name_or_path, getattr(model_args, "base_model", None)),
             "model_revision": getattr(model_args, "model_revision", None),
-            "dataset": {"id": data_args.dataset_name or task.hub_dataset,
-                        "config": task.hub_config if data_args.dataset_config_name is None
-                        else data_args.dataset_config_name,
-                        "revision": data_args.dataset_revision, "local_files": bool(data_args.data_dir),
-                        **({"user_files": files} if files else {})},
+            "dataset": {
+                "id": data_args.dataset_name or task.hub_dataset,
+                "config": task.hub_config if data_args.dataset_config_name is None else data_args.dataset_config_name,
+                "revision": data_args.dataset_revision,
+                "local_files": bool(data_args.data_dir),
+                **({"user_files": files} if files else {}),
+            },
             "data_arguments": changed,
             "framework_versions": framework_versions(),
         }
@@ -189,5 +252,13 @@ def read_record(output_dir: str, name: str = RUN_INFO_FILE, missing: str | None 
         raise ValueError(f"{path}: line {err.lineno}: not valid JSON ({err.msg})") from None
 
 
-__all__ = ["HIDDEN_ARGUMENTS", "RUN_INFO_FILE", "RunRecordCallback", "framework_versions", "hyperparameters",
-           "model_origin", "non_default_arguments", "read_record"]
+__all__ = [
+    "HIDDEN_ARGUMENTS",
+    "RUN_INFO_FILE",
+    "RunRecordCallback",
+    "framework_versions",
+    "hyperparameters",
+    "model_origin",
+    "non_default_arguments",
+    "read_record",
+]

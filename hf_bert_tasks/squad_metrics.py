@@ -62,8 +62,9 @@ def references_from_json(data: list) -> dict[str, list[str]]:
                 for qa in paragraph["qas"]:
                     refs[qa["id"]] = [ans["text"] for ans in qa["answers"]]
         except (KeyError, TypeError) as err:
-            raise ValueError(f"SQuAD data, article {a}: missing field {err}; expected data -> paragraphs -> qas -> "
-                             "id/answers/text") from None
+            raise ValueError(
+                f"SQuAD data, article {a}: missing field {err}; expected data -> paragraphs -> qas -> id/answers/text"
+            ) from None
     return refs
 
 
@@ -93,8 +94,11 @@ def squad_v1(references: Mapping[str, list[str]] | list, predictions: Mapping[st
 def _eval_dict(exact: Mapping[str, float], f1: Mapping[str, float], qids: list[str] | None = None) -> dict:
     qids = qids or list(exact)
     total = len(qids)
-    return {"exact": 100.0 * sum(exact[k] for k in qids) / total, "f1": 100.0 * sum(f1[k] for k in qids) / total,
-            "total": total}
+    return {
+        "exact": 100.0 * sum(exact[k] for k in qids) / total,
+        "f1": 100.0 * sum(f1[k] for k in qids) / total,
+        "total": total,
+    }
 
 
 def _best_threshold(preds, scores, na_probs, has_ans) -> tuple[float, float]:
@@ -115,13 +119,19 @@ def _check_complete(references: Mapping, given: Mapping, what: str, hint: str) -
     """Raise ``ValueError`` naming the questions of ``references`` that are not keys of ``given``."""
     if missing := [qid for qid in references if qid not in given]:
         shown = ", ".join(repr(q) for q in missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise ValueError(f"SQuAD v2.0 scoring: {len(missing)} of {len(references)} question(s) lack {what}: {shown}; "
-                         f"expected one for every question of the references ({hint}), as the official "
-                         "evaluate-v2.0.py does")
+        raise ValueError(
+            f"SQuAD v2.0 scoring: {len(missing)} of {len(references)} question(s) lack {what}: {shown}; "
+            f"expected one for every question of the references ({hint}), as the official "
+            "evaluate-v2.0.py does"
+        )
 
 
-def squad_v2(references: Mapping[str, list[str]] | list, predictions: Mapping[str, str],
-             na_probs: Mapping[str, float] | None = None, na_prob_thresh: float = 1.0) -> dict[str, float]:
+def squad_v2(
+    references: Mapping[str, list[str]] | list,
+    predictions: Mapping[str, str],
+    na_probs: Mapping[str, float] | None = None,
+    na_prob_thresh: float = 1.0,
+) -> dict[str, float]:
     """Official SQuAD v2.0 scores: ``exact``, ``f1``, ``total``, ``HasAns_*``, ``NoAns_*`` and, with ``na_probs``,
     ``best_exact``, ``best_exact_thresh``, ``best_f1``, ``best_f1_thresh`` (keys and order as the official output).
 
@@ -139,7 +149,7 @@ def squad_v2(references: Mapping[str, list[str]] | list, predictions: Mapping[st
         references = references_from_json(references)
     if not references:
         raise ValueError("SQuAD v2.0 scoring needs at least one question")
-    _check_complete(references, predictions, "a prediction", "predict \"\" for no answer")
+    _check_complete(references, predictions, "a prediction", 'predict "" for no answer')
     if na_probs is not None:
         _check_complete(references, na_probs, "no-answer odds (na_probs)", "e.g. the null_odds.json written with them")
     has_ans = {qid: bool(golds) for qid, golds in references.items()}
@@ -154,8 +164,10 @@ def squad_v2(references: Mapping[str, list[str]] | list, predictions: Mapping[st
 
     exact_t, f1_t = thresholded(exact_raw), thresholded(f1_raw)
     out = _eval_dict(exact_t, f1_t)
-    for prefix, qids in (("HasAns", [k for k, v in has_ans.items() if v]),
-                         ("NoAns", [k for k, v in has_ans.items() if not v])):
+    for prefix, qids in (
+        ("HasAns", [k for k, v in has_ans.items() if v]),
+        ("NoAns", [k for k, v in has_ans.items() if not v]),
+    ):
         if qids:
             out.update({f"{prefix}_{k}": v for k, v in _eval_dict(exact_t, f1_t, qids).items()})
     if given_odds:

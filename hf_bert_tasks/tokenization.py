@@ -44,8 +44,15 @@ def fit_tokenizer_to_model(tokenizer, config, name: str | None = None):
         return tokenizer
     if name is not None:
         said = "no limit" if current is None or current >= VERY_LARGE_INTEGER else f"{current}"
-        logger.warning("the tokenizer of %s has model_max_length=%s (%s) but the model has %d positions; using and "
-                       "saving model_max_length=%d", name, current, said, limit, limit)
+        logger.warning(
+            "the tokenizer of %s has model_max_length=%s (%s) but the model has %d positions; using and "
+            "saving model_max_length=%d",
+            name,
+            current,
+            said,
+            limit,
+            limit,
+        )
     tokenizer.model_max_length = limit
     return tokenizer
 
@@ -59,11 +66,13 @@ def save_tokenizer_for_model(tokenizer, output_dir: str, config) -> None:
     finally:
         tokenizer.model_max_length = before
 
+
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1,
-                              model_max_length: int | None = None):
+def train_wordpiece_tokenizer(
+    texts, vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1, model_max_length: int | None = None
+):
     """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``, the same vocabulary every run
     (huggingface/tokenizers#1794: docs/design.md, "tokenization: a deterministic vocabulary").
 
@@ -93,15 +102,23 @@ def train_wordpiece_tokenizer(texts, vocab_size: int = 8000, lowercase: bool = T
 
     trained = Tokenizer(WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
     trained.normalizer, trained.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
-    trained.train_from_iterator(fresh(), trainer=WordPieceTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, continuing_subword_prefix="##",
-        special_tokens=SPECIAL_TOKENS + list(map("##".__add__, alphabet))))
+    trained.train_from_iterator(
+        fresh(),
+        trainer=WordPieceTrainer(
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            continuing_subword_prefix="##",
+            special_tokens=SPECIAL_TOKENS + list(map("##".__add__, alphabet)),
+        ),
+    )
     tok = Tokenizer(WordPiece(vocab=trained.get_vocab(with_added_tokens=False)))  # [UNK], 100 chars, "##": defaults
     tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
     tok.add_special_tokens(SPECIAL_TOKENS)
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+        single="[CLS]:0 $A:0 [SEP]:0",
+        pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
+    )
     tok.decoder = decoders.WordPiece(prefix="##")
     limit = {"model_max_length": model_max_length} if model_max_length is not None else {}
     return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, **limit)  # [UNK] [SEP] ...: its defaults

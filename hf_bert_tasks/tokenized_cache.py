@@ -29,17 +29,24 @@ CODE_FILES = ("qa.py", "ner.py", "ner_metrics.py")
 
 def tokenizer_fingerprint(tokenizer) -> str:
     """SHA-256 of what decides a tokenizer's output ('Feature cache key'); stable across processes and calls."""
-    parts: dict = {"class": type(tokenizer).__name__,
-                   "model_input_names": list(getattr(tokenizer, "model_input_names", [])),
-                   "padding_side": getattr(tokenizer, "padding_side", None),
-                   "truncation_side": getattr(tokenizer, "truncation_side", None)}
+    parts: dict = {
+        "class": type(tokenizer).__name__,
+        "model_input_names": list(getattr(tokenizer, "model_input_names", [])),
+        "padding_side": getattr(tokenizer, "padding_side", None),
+        "truncation_side": getattr(tokenizer, "truncation_side", None),
+    }
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
-        parts["backend"] = {k: v for k, v in json.loads(backend.to_str()).items() if k not in ("truncation", "padding")}
+        parts["backend"] = {
+            k: v for k, v in json.loads(backend.to_str()).items() if k not in ("truncation", "padding")
+        }
     else:  # a pure-Python tokenizer: vocabulary and constructor options
         parts["vocab"] = sorted(tokenizer.get_vocab().items())
-        parts["init_kwargs"] = {k: v for k, v in sorted(getattr(tokenizer, "init_kwargs", {}).items())
-                                if isinstance(v, (str, int, float, bool, type(None)))}
+        parts["init_kwargs"] = {
+            k: v
+            for k, v in sorted(getattr(tokenizer, "init_kwargs", {}).items())
+            if isinstance(v, (str, int, float, bool, type(None)))
+        }
         parts["special_tokens"] = sorted(map(str, getattr(tokenizer, "all_special_tokens", [])))
     return _sha(parts)
 
@@ -74,24 +81,35 @@ def features_key(task, dataset, tokenizer, max_seq_length: int, split: str) -> d
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     fields = dataclasses.asdict(task) if dataclasses.is_dataclass(task) else dict(vars(task))
-    return {"format": CACHE_FORMAT, "task": task.name, "split": split, "max_seq_length": int(max_seq_length),
-            "rows": len(dataset), "data": hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest(),
-            "tokenizer": tokenizer_fingerprint(tokenizer),
-            "task_options": _sha({"class": f"{type(task).__module__}.{type(task).__qualname__}", "fields": fields}),
-            "code": code_fingerprint(),
-            "versions": {"transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
-                         "datasets": datasets.__version__}}
+    return {
+        "format": CACHE_FORMAT,
+        "task": task.name,
+        "split": split,
+        "max_seq_length": int(max_seq_length),
+        "rows": len(dataset),
+        "data": hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest(),
+        "tokenizer": tokenizer_fingerprint(tokenizer),
+        "task_options": _sha({"class": f"{type(task).__module__}.{type(task).__qualname__}", "fields": fields}),
+        "code": code_fingerprint(),
+        "versions": {
+            "transformers": transformers.__version__,
+            "tokenizers": tokenizers.__version__,
+            "datasets": datasets.__version__,
+        },
+    }
 
 
-def preprocess_cached(task, dataset, tokenizer, max_seq_length: int, split: str, cache_dir: str | None = None,
-                      overwrite: bool = False):
+def preprocess_cached(
+    task, dataset, tokenizer, max_seq_length: int, split: str, cache_dir: str | None = None, overwrite: bool = False
+):
     """``task.preprocess(dataset, tokenizer, max_seq_length, split)``, read from / written to the on-disk cache
     (:func:`preprocess_splits` for one split)."""
     return preprocess_splits(task, {split: dataset}, tokenizer, max_seq_length, cache_dir, overwrite)[split]
 
 
-def preprocess_splits(task, raw: dict, tokenizer, max_seq_length: int, cache_dir: str | None = None,
-                      overwrite: bool = False) -> dict:
+def preprocess_splits(
+    task, raw: dict, tokenizer, max_seq_length: int, cache_dir: str | None = None, overwrite: bool = False
+) -> dict:
     """``{split: task.preprocess(raw[split], tokenizer, max_seq_length, split)}`` (``raw``: split -> raw
     ``datasets.Dataset``) through the cache under ``cache_dir`` (default: the module's, from
     ``datasets.config.HF_DATASETS_CACHE``): every split's lookup first, then the misses tokenized and written

@@ -64,8 +64,10 @@ TABLE: dict[str, Flag] = {
     "output_dir": works(note="every run"),
     "do_train": works("--do_train", "--do_eval", group="core"),
     "do_eval": works(note="with --do_train (core group)"),
-    "do_predict": works(note="no --do_* flag: every split the data has; the runs with a test file predict it "
-                             "(tests/test_finetune_recipe.py: --do_predict alone)"),
+    "do_predict": works(
+        note="no --do_* flag: every split the data has; the runs with a test file predict it "
+        "(tests/test_finetune_recipe.py: --do_predict alone)"
+    ),
     "per_device_train_batch_size": works("--per_device_train_batch_size", "4"),
     "per_device_eval_batch_size": works("--per_device_eval_batch_size", "3"),
     "num_train_epochs": works("--num_train_epochs", "2", group="epochs"),
@@ -86,8 +88,9 @@ TABLE: dict[str, Flag] = {
     "adam_beta2": works("--adam_beta2", "0.99"),
     "adam_epsilon": works("--adam_epsilon", "1e-7"),
     "max_grad_norm": works("--max_grad_norm", "0.5"),
-    "label_smoothing_factor": works("--label_smoothing_factor", "0.1", group="epochs",
-                                    note="refused for regression (STS-B): TASK_REFUSALS"),
+    "label_smoothing_factor": works(
+        "--label_smoothing_factor", "0.1", group="epochs", note="refused for regression (STS-B): TASK_REFUSALS"
+    ),
     "average_tokens_across_devices": works("--average_tokens_across_devices", "False"),
     "neftune_noise_alpha": works("--neftune_noise_alpha", "5.0", group="epochs"),
     # precision and compilation
@@ -102,11 +105,13 @@ TABLE: dict[str, Flag] = {
     "use_liger_kernel": not_applicable("Liger Triton kernels for decoder LLMs (GPU, package liger-kernel)"),
     "liger_kernel_config": not_applicable("configures use_liger_kernel"),
     "activation_checkpointing": works("--activation_checkpointing", "True", group="checkpointing"),
-    "activation_checkpointing_kwargs": not_applicable("decoder-layer options (every_n_layers) of "
-                                                      "activation_checkpointing; BERT takes none"),
+    "activation_checkpointing_kwargs": not_applicable(
+        "decoder-layer options (every_n_layers) of activation_checkpointing; BERT takes none"
+    ),
     "gradient_checkpointing": works("--gradient_checkpointing", "True", group="checkpointing"),
-    "gradient_checkpointing_kwargs": works("--gradient_checkpointing_kwargs", '{"use_reentrant": false}',
-                                           group="checkpointing"),
+    "gradient_checkpointing_kwargs": works(
+        "--gradient_checkpointing_kwargs", '{"use_reentrant": false}', group="checkpointing"
+    ),
     "use_cache": not_applicable("the key/value cache of decoder models; a BERT encoder has none"),
     "torch_empty_cache_steps": works("--torch_empty_cache_steps", "2"),
     # logging
@@ -119,31 +124,39 @@ TABLE: dict[str, Flag] = {
     "log_level": works("--log_level", "warning"),
     "log_level_replica": works("--log_level_replica", "error"),
     "disable_tqdm": works("--disable_tqdm", "True"),
-    "report_to": not_applicable("experiment trackers (tensorboard, wandb, trackio ...) are not installed here; "
-                                "'none' is the default"),
+    "report_to": not_applicable(
+        "experiment trackers (tensorboard, wandb, trackio ...) are not installed here; 'none' is the default"
+    ),
     "run_name": works("--run_name", "flag-table"),
     "project": not_applicable("read only by the Trackio integration (not installed)"),
     "trackio_space_id": not_applicable("Trackio integration (not installed)"),
     "trackio_bucket_id": not_applicable("Trackio integration (not installed)"),
     "trackio_static_space_id": not_applicable("Trackio integration (not installed)"),
     "skip_memory_metrics": works("--skip_memory_metrics", "False"),
-    "debug": refused("--debug: transformers 5.25's underflow/overflow detector calls abs() on BERT's boolean "
-                     "attention mask and fails (NotImplementedError); expected the flag left out"),
+    "debug": refused(
+        "--debug: transformers 5.25's underflow/overflow detector calls abs() on BERT's boolean "
+        "attention mask and fails (NotImplementedError); expected the flag left out"
+    ),
     # evaluation
     "eval_strategy": works("--eval_strategy", "steps"),
     "eval_steps": works("--eval_steps", "2"),
     "eval_delay": works("--eval_delay", "1"),
     "eval_on_start": works("--eval_on_start", "True"),
-    "prediction_loss_only": works("--prediction_loss_only", "True", group="loss_only",
-                                  note="loss only, no metric or prediction file (warned); refused for SQuAD"),
+    "prediction_loss_only": works(
+        "--prediction_loss_only",
+        "True",
+        group="loss_only",
+        note="loss only, no metric or prediction file (warned); refused for SQuAD",
+    ),
     "eval_do_concat_batches": works("--eval_do_concat_batches", "False", group="epochs"),
     "eval_use_gather_object": works("--eval_use_gather_object", "True"),
     "eval_accumulation_steps": works("--eval_accumulation_steps", "1"),
     "include_for_metrics": works("--include_for_metrics", "loss"),
     "batch_eval_metrics": works("--batch_eval_metrics", "True", group="batch_metrics"),
     "load_best_model_at_end": works("--load_best_model_at_end", "True", group="epochs"),
-    "metric_for_best_model": works(note="the task's primary metric with --load_best_model_at_end "
-                                        "(tests/test_trainer_flags.py: SQuAD by f1)"),
+    "metric_for_best_model": works(
+        note="the task's primary metric with --load_best_model_at_end (tests/test_trainer_flags.py: SQuAD by f1)"
+    ),
     "greater_is_better": works(note="from the metric's declaration (MetricSpec.higher_is_better)"),
     # checkpoints
     "save_strategy": works("--save_strategy", "steps"),
@@ -166,8 +179,9 @@ TABLE: dict[str, Flag] = {
     "seed": works("--seed", "7"),
     "data_seed": works("--data_seed", "11"),
     "full_determinism": works("--full_determinism", "True", group="epochs"),
-    "dataloader_drop_last": works("--dataloader_drop_last", "True", group="epochs",
-                                  note="training batches only: evaluation scores every row"),
+    "dataloader_drop_last": works(
+        "--dataloader_drop_last", "True", group="epochs", note="training batches only: evaluation scores every row"
+    ),
     "dataloader_num_workers": works("--dataloader_num_workers", "1", group="workers"),
     "dataloader_pin_memory": not_applicable("pinned host memory for a GPU copy; off without CUDA"),
     "dataloader_persistent_workers": works("--dataloader_persistent_workers", "True", group="workers"),
@@ -176,11 +190,15 @@ TABLE: dict[str, Flag] = {
     "dataloader_in_order": works("--dataloader_in_order", "False", group="workers"),
     "train_sampling_strategy": works("--train_sampling_strategy", "sequential"),
     "length_column_name": works("--length_column_name", "n_tokens"),
-    "remove_unused_columns": refused("--remove_unused_columns False: the recipe's features carry bookkeeping "
-                                     "columns the model does not take (SQuAD offsets, NER word indexes); expected "
-                                     "the default True"),
-    "label_names": refused("--label_names: each task names its own targets (labels, or start_positions and "
-                           "end_positions for SQuAD); expected the flag left out"),
+    "remove_unused_columns": refused(
+        "--remove_unused_columns False: the recipe's features carry bookkeeping "
+        "columns the model does not take (SQuAD offsets, NER word indexes); expected "
+        "the default True"
+    ),
+    "label_names": refused(
+        "--label_names: each task names its own targets (labels, or start_positions and "
+        "end_positions for SQuAD); expected the flag left out"
+    ),
     # devices and launchers
     "use_cpu": works("--use_cpu", "True", group="bf16"),
     "accelerator_config": works("--accelerator_config", '{"even_batches": false}', group="epochs"),
@@ -216,8 +234,10 @@ def flags_with(status: str) -> list[str]:
 TASK_REFUSALS: dict[tuple[str, str], str] = {
     ("regression", "label_smoothing_factor"): (
         "--label_smoothing_factor {value}: task {task!r} is a regression (one real-valued output, mean squared "
-        "error); label smoothing applies to class labels; expected 0"),
+        "error); label smoothing applies to class labels; expected 0"
+    ),
     ("question_answering", "prediction_loss_only"): (
         "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no "
-        "answer positions, so there is no loss to report; expected the flag left out"),
+        "answer positions, so there is no loss to report; expected the flag left out"
+    ),
 }

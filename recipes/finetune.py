@@ -1,7 +1,7 @@
 """Fine-tune recipe: the same code path as ``hf-bert-tasks finetune`` (see its docstring for commands).
 
-    python recipes/finetune.py --task mrpc --model_name_or_path bert-base-uncased --output_dir runs/mrpc
-    python recipes/finetune.py --config recipes/configs/mrpc.yaml
+python recipes/finetune.py --task mrpc --model_name_or_path bert-base-uncased --output_dir runs/mrpc
+python recipes/finetune.py --config recipes/configs/mrpc.yaml
 """
 
 import sys

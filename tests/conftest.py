@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 # when tests start subprocesses (torchrun with 2 ranks).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import pytest  # noqa: E402
+import pytest
 
 from hf_bert_tasks.resources import sample_path  # after the offline settings
 
@@ -40,9 +40,41 @@ os._exit(0)
 
 #: A written WordPiece vocabulary for exact-tensor tests (ids = line numbers).
 VOCAB = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    "the", "a", "cat", "dog", "sat", "on", "mat", "ran", "to", ".", ",", "is", "was", "not", "good", "bad",
-    "play", "##ing", "##ed", "un", "##believ", "##able", "new", "york", "in", "he", "she", "it", "and", "rug",
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "on",
+    "mat",
+    "ran",
+    "to",
+    ".",
+    ",",
+    "is",
+    "was",
+    "not",
+    "good",
+    "bad",
+    "play",
+    "##ing",
+    "##ed",
+    "un",
+    "##believ",
+    "##able",
+    "new",
+    "york",
+    "in",
+    "he",
+    "she",
+    "it",
+    "and",
+    "rug",
 ]
 
 
@@ -80,8 +112,14 @@ def tiny_bert_dir(tmp_path_factory, sample_tokenizer):
 
     out = tmp_path_factory.mktemp("tiny-bert")
     return build_random_bert(
-        str(out), sample_tokenizer, preset="tiny", seed=0,
-        hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=256,
+        str(out),
+        sample_tokenizer,
+        preset="tiny",
+        seed=0,
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=256,
     )
 
 
@@ -93,8 +131,14 @@ def build_learnable_bert(output_dir, texts, seed: int = 0) -> str:
 
     tokenizer = train_wordpiece_tokenizer(texts, vocab_size=400)
     return build_random_bert(
-        str(output_dir), tokenizer, preset="tiny", seed=seed,
-        hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+        str(output_dir),
+        tokenizer,
+        preset="tiny",
+        seed=seed,
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
     )
 
 
@@ -114,7 +158,13 @@ def predict_labels(out, pairs) -> list[int]:
     tokenizer = AutoTokenizer.from_pretrained(out)
     model = AutoModelForSequenceClassification.from_pretrained(out).eval()
     firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
-    enc = tokenizer(firsts, seconds if seconds[0] is not None else None, padding=True, truncation=True,
-                    max_length=128, return_tensors="pt")
+    enc = tokenizer(
+        firsts,
+        seconds if seconds[0] is not None else None,
+        padding=True,
+        truncation=True,
+        max_length=128,
+        return_tensors="pt",
+    )
     with torch.no_grad():
         return model(**enc).logits.argmax(-1).tolist()

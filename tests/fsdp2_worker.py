@@ -25,9 +25,17 @@ STEPS, ROWS, LENGTH, VOCAB = 3, 8, 12, 60
 def tiny_config():
     from transformers import BertConfig
 
-    return BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=32, hidden_dropout_prob=0.0,
-                      attention_probs_dropout_prob=0.0, num_labels=5)
+    return BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        num_labels=5,
+    )
 
 
 def batch(step):
@@ -38,10 +46,14 @@ def batch(step):
     chosen = torch.rand(ROWS, LENGTH, generator=g) < 0.3
     chosen[:, 1] = True  # at least one target per row
     labels[chosen] = torch.randint(0, VOCAB, (int(chosen.sum()),), generator=g)
-    return {"input_ids": input_ids, "token_type_ids": torch.zeros_like(input_ids),
-            "attention_mask": torch.ones_like(input_ids), "labels": labels,
-            "next_sentence_label": torch.randint(0, 2, (ROWS,), generator=g),
-            "tag_labels": torch.where(chosen, labels % 5, torch.full_like(labels, -100))}
+    return {
+        "input_ids": input_ids,
+        "token_type_ids": torch.zeros_like(input_ids),
+        "attention_mask": torch.ones_like(input_ids),
+        "labels": labels,
+        "next_sentence_label": torch.randint(0, 2, (ROWS,), generator=g),
+        "tag_labels": torch.where(chosen, labels % 5, torch.full_like(labels, -100)),
+    }
 
 
 def loss_sums(kind, model, rows):
@@ -49,10 +61,15 @@ def loss_sums(kind, model, rows):
     if kind == "pretrain":
         from hf_bert_tasks.pretraining import pretraining_terms
 
-        out = model(input_ids=rows["input_ids"], token_type_ids=rows["token_type_ids"],
-                    attention_mask=rows["attention_mask"], labels=rows["labels"])
-        mlm_ce, nsp_ce, _ = pretraining_terms(out.prediction_logits, out.seq_relationship_logits, rows["labels"],
-                                              rows["next_sentence_label"])
+        out = model(
+            input_ids=rows["input_ids"],
+            token_type_ids=rows["token_type_ids"],
+            attention_mask=rows["attention_mask"],
+            labels=rows["labels"],
+        )
+        mlm_ce, nsp_ce, _ = pretraining_terms(
+            out.prediction_logits, out.seq_relationship_logits, rows["labels"], rows["next_sentence_label"]
+        )
         return mlm_ce.sum(), torch.tensor(float(mlm_ce.numel())), nsp_ce.sum(), torch.tensor(float(nsp_ce.numel()))
     logits = model(input_ids=rows["input_ids"], attention_mask=rows["attention_mask"]).logits
     labels = rows["tag_labels"]

@@ -60,8 +60,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 #: Paths stored through LFS whatever their size (the Hub's default ``.gitattributes`` patterns that matter here).
-LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx", ".arrow", ".parquet",
-                ".npy", ".npz", ".pkl", ".zip", ".gz", ".tar")
+LFS_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".ckpt",
+    ".h5",
+    ".msgpack",
+    ".onnx",
+    ".arrow",
+    ".parquet",
+    ".npy",
+    ".npz",
+    ".pkl",
+    ".zip",
+    ".gz",
+    ".tar",
+)
 #: Files larger than this go through LFS (the Hub: 10 MB).
 LFS_THRESHOLD = 10 * 1024 * 1024
 GITATTRIBUTES = "".join(f"*{s} filter=lfs diff=lfs merge=lfs -text\n" for s in LFS_SUFFIXES).encode()
@@ -161,7 +177,7 @@ class LocalHub:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> LocalHub:
+    def __enter__(self) -> LocalHub:  # noqa: PYI034 (never subclassed; typing.Self needs Python 3.11)
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -254,7 +270,8 @@ class LocalHub:
             repo = Repo(repo_id=repo_id, private=bool(private))
             sha = self._new_sha(repo_id, "initial commit")
             repo.commits[sha] = {
-                "parent": None, "message": "initial commit",
+                "parent": None,
+                "message": "initial commit",
                 "files": {".gitattributes": StoredFile(size=len(GITATTRIBUTES), data=GITATTRIBUTES)},
             }
             repo.branches["main"] = sha
@@ -345,8 +362,11 @@ class LocalHub:
                 key, value = line.get("key"), line.get("value", {})
                 path = value.get("path", "")
                 if key == "file":
-                    data = base64.b64decode(value["content"]) if value.get("encoding") == "base64" else value[
-                        "content"].encode()
+                    data = (
+                        base64.b64decode(value["content"])
+                        if value.get("encoding") == "base64"
+                        else value["content"].encode()
+                    )
                     files[path] = StoredFile(size=len(data), data=data)
                 elif key == "lfsFile":
                     if value.get("oid") not in self.lfs_objects:
@@ -385,10 +405,22 @@ class LocalHub:
         files = repo.commits[sha]["files"]
         card = self._card_data(files)
         return 200, {
-            "pipeline_tag": card.get("pipeline_tag"), "library_name": card.get("library_name"), "cardData": card,
-            "_id": repo_id, "id": repo_id, "modelId": repo_id, "author": repo_id.split("/")[0], "sha": sha,
-            "private": repo.private, "disabled": False, "gated": False, "downloads": 0, "likes": 0, "tags": [],
-            "lastModified": "2026-01-01T00:00:00.000Z", "createdAt": "2026-01-01T00:00:00.000Z",
+            "pipeline_tag": card.get("pipeline_tag"),
+            "library_name": card.get("library_name"),
+            "cardData": card,
+            "_id": repo_id,
+            "id": repo_id,
+            "modelId": repo_id,
+            "author": repo_id.split("/")[0],
+            "sha": sha,
+            "private": repo.private,
+            "disabled": False,
+            "gated": False,
+            "downloads": 0,
+            "likes": 0,
+            "tags": [],
+            "lastModified": "2026-01-01T00:00:00.000Z",
+            "createdAt": "2026-01-01T00:00:00.000Z",
             "siblings": [{"rfilename": p} for p in sorted(files)],
         }
 
@@ -421,7 +453,7 @@ class LocalHub:
         for p in sorted(files):
             if not p.startswith(prefix):
                 continue
-            rest = p[len(prefix):]
+            rest = p[len(prefix) :]
             parts = rest.split("/")
             for k in range(1, len(parts)):
                 d = prefix + "/".join(parts[:k])
@@ -519,7 +551,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self, method: str, path: str, raw_path: str, query: dict, body: bytes):
         hub = self.hub
-        js = (lambda: json.loads(body.decode() or "{}"))
+        js = lambda: json.loads(body.decode() or "{}")
         if method == "GET" and path == "/api/whoami-v2":
             if not hub._authorized(self.headers):
                 raise HubError(401, "Invalid credentials in Authorization header")
@@ -602,4 +634,3 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
-

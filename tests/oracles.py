@@ -33,10 +33,13 @@ def shared_file(*parts: str) -> str:
 
 def _run(cmd: list[str], stdin: str | None = None) -> str:
     env = dict(os.environ, PYTHONUTF8="1")  # the SQuAD scripts open files without an encoding
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, encoding="utf-8", env=env, timeout=300,
-                          check=False)
+    proc = subprocess.run(
+        cmd, input=stdin, capture_output=True, text=True, encoding="utf-8", env=env, timeout=300, check=False
+    )
     if proc.returncode != 0:
-        raise AssertionError(f"oracle {cmd} failed (rc {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        raise AssertionError(
+            f"oracle {cmd} failed (rc {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        )
     return proc.stdout
 
 
@@ -54,8 +57,13 @@ def squad_v1(data_file: str, pred_file: str) -> tuple[dict, int]:
     return json.loads(out[-1]), unanswered
 
 
-def squad_v2(data_file: str, pred_file: str, na_prob_file: str | None = None, thresh: float | None = None,
-             tmp_dir: str | None = None) -> dict:
+def squad_v2(
+    data_file: str,
+    pred_file: str,
+    na_prob_file: str | None = None,
+    thresh: float | None = None,
+    tmp_dir: str | None = None,
+) -> dict:
     """``evaluate-v2.0.py DATA PRED [--na-prob-file NA] [--na-prob-thresh T] -o OUT`` -> the JSON of OUT.
 
     ``thresh`` is passed as ``repr(float)`` so the script reads back the same float.
@@ -96,8 +104,7 @@ def conlleval(path: str) -> Conlleval:
     with open(path, encoding="utf-8") as f:
         text = _run([perl, script], stdin=f.read())
     lines = text.splitlines()
-    head = re.fullmatch(
-        r"processed (\d+) tokens with (\d+) phrases; found: (\d+) phrases; correct: (\d+)\.", lines[0])
+    head = re.fullmatch(r"processed (\d+) tokens with (\d+) phrases; found: (\d+) phrases; correct: (\d+)\.", lines[0])
     assert head, lines[:2]
     pct = r"\s*(-?[\d.]+)"
     overall = re.fullmatch(rf"accuracy:{pct}%; precision:{pct}%; recall:{pct}%; FB1:{pct}", lines[1])

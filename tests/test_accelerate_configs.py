@@ -30,8 +30,9 @@ def launch_env(path):
     from accelerate.commands.launch import _validate_launch_command, launch_command_parser
     from accelerate.utils import launch as accelerate_launch
 
-    args = launch_command_parser().parse_args(["--config_file", path, "--main_process_port", "29511",
-                                               "-m", "hf_bert_tasks.cli", "pretrain"])
+    args = launch_command_parser().parse_args(
+        ["--config_file", path, "--main_process_port", "29511", "-m", "hf_bert_tasks.cli", "pretrain"]
+    )
     args, defaults, precision_from_config = _validate_launch_command(args)
     if args.use_deepspeed:  # as accelerate.commands.launch.launch_command before its deepspeed_launcher
         fields = list(defaults.deepspeed_config) + (["mixed_precision"] if precision_from_config else [])
@@ -57,7 +58,11 @@ def test_accelerate_reads_the_config_and_prepares_its_launch(path):
     kind, precision, processes, machines = EXPECTED[os.path.basename(path)]
     config = ClusterConfig.from_yaml_file(path)
     assert (config.distributed_type.value, config.mixed_precision, config.num_processes, config.num_machines) == (
-        kind, precision, processes, machines)
+        kind,
+        precision,
+        processes,
+        machines,
+    )
     args, env = launch_env(path)
     assert env["ACCELERATE_MIXED_PRECISION"] == precision
     if kind == "DEEPSPEED":

@@ -57,7 +57,11 @@ def glue_extra_field(tmp):
 
 
 def glue_quote_in_field(tmp):
-    rows = ['1\t1\t2\t"the cat sat .\tthe cat sat .', '0\t3\t4\ta dog " ran\tit ran .', "1\t5\t6\tthe mat .\tthe rug ."]
+    rows = [
+        '1\t1\t2\t"the cat sat .\tthe cat sat .',
+        '0\t3\t4\ta dog " ran\tit ran .',
+        "1\t5\t6\tthe mat .\tthe rug .",
+    ]
     folder = _mrpc(tmp, rows)
 
     def check():
@@ -121,8 +125,10 @@ def glue_missing_label(tmp):
 
 def mnli_label_outside_set(tmp):
     folder = tmp / "MNLI"
-    lines = [{"premise": "the cat sat .", "hypothesis": "a cat sat .", "label": "entailment"},
-             {"premise": "the dog ran .", "hypothesis": "it sat .", "label": "maybe"}]
+    lines = [
+        {"premise": "the cat sat .", "hypothesis": "a cat sat .", "label": "entailment"},
+        {"premise": "the dog ran .", "hypothesis": "it sat .", "label": "maybe"},
+    ]
     _write(folder / "dev_matched.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
     return lambda: _read("mnli", str(folder))
 
@@ -248,19 +254,22 @@ def mismatched_head(tmp, tiny_bert_dir):
 
 
 def max_seq_length_over_positions(tmp, tiny_bert_dir):
-    from hf_bert_tasks.finetuning import check_model_fits
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from hf_bert_tasks.finetuning import check_model_fits
 
     model = AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir, num_labels=2)  # 256 positions
     return lambda: check_model_fits(model, AutoTokenizer.from_pretrained(tiny_bert_dir), 512, "tiny-bert")
 
 
 def tokenizer_larger_than_model_vocab(tmp, tiny_bert_dir, vocab_tokenizer):
-    from hf_bert_tasks.finetuning import check_model_fits
     from transformers import AutoModelForSequenceClassification, BertConfig
 
+    from hf_bert_tasks.finetuning import check_model_fits
+
     model = AutoModelForSequenceClassification.from_config(
-        BertConfig(vocab_size=20, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37))
+        BertConfig(vocab_size=20, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
+    )
     return lambda: check_model_fits(model, vocab_tokenizer, 64, "small-vocab-bert")
 
 
@@ -415,8 +424,12 @@ def corpus_one_document_strict(tmp, vocab_tokenizer):
     from hf_bert_tasks.pretraining_data import create_pretraining_examples
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
-    return lambda: create_pretraining_examples({"sentences": [["the cat sat .", "the dog ran ."]]}, tokenizer=tokenizer,
-                                               max_seq_length=16, on_single_document="error")
+    return lambda: create_pretraining_examples(
+        {"sentences": [["the cat sat .", "the dog ran ."]]},
+        tokenizer=tokenizer,
+        max_seq_length=16,
+        on_single_document="error",
+    )
 
 
 def corpus_one_sentence_documents(tmp, vocab_tokenizer):
@@ -453,8 +466,14 @@ def collator_vocab_without_mask_token(tmp, vocab_tokenizer):
 
     from hf_bert_tasks.collators import DataCollatorForBertPretraining
 
-    tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer, mask_token=None,
-                                  pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", unk_token="[UNK]")
+    tokenizer = BertTokenizerFast(
+        tokenizer_object=vocab_tokenizer.backend_tokenizer,
+        mask_token=None,
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        unk_token="[UNK]",
+    )
     tokenizer.mask_token = None
     return lambda: DataCollatorForBertPretraining(tokenizer=tokenizer)
 
@@ -565,8 +584,9 @@ def user_file_ner_tag_count(tmp):
 
 
 def user_file_ner_unknown_tag(tmp):
-    return _user_file(tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O", "B-THING"]}\n',
-                      "validation_file")
+    return _user_file(
+        tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O", "B-THING"]}\n', "validation_file"
+    )
 
 
 def user_file_ner_not_lists(tmp):
@@ -589,73 +609,247 @@ def user_file_swag_label(tmp):
 
 
 CASES = {
-    "glue-short-row": (glue_short_row, expect_error(ValueError, r"train\.tsv, line 3", r"found 4 field\(s\), the header has 5")),
-    "glue-extra-field": (glue_extra_field, expect_error(ValueError, r"train\.tsv, line 2", r"found 6 field\(s\), the header has 5")),
+    "glue-short-row": (
+        glue_short_row,
+        expect_error(ValueError, r"train\.tsv, line 3", r"found 4 field\(s\), the header has 5"),
+    ),
+    "glue-extra-field": (
+        glue_extra_field,
+        expect_error(ValueError, r"train\.tsv, line 2", r"found 6 field\(s\), the header has 5"),
+    ),
     "glue-quote-in-field": (glue_quote_in_field, "ok"),
     "glue-bom": (glue_bom, "ok"),
     "glue-crlf": (glue_crlf, "ok"),
     "glue-non-utf8": (glue_non_utf8, expect_error(ValueError, r"train\.tsv, line 3", r"not UTF-8 at column 10")),
     "glue-empty-text": (glue_empty_text, "ok"),
-    "glue-unknown-label": (glue_unknown_label, expect_error(ValueError, r"train\.tsv, line 3", r"'Quality' = '2' is not a known label", r"\['0', '1'\]")),
-    "glue-missing-label": (glue_missing_label, expect_error(ValueError, r"train\.tsv, line 2", r"'Quality' = '' is not a known label")),
-    "mnli-label-outside-set": (mnli_label_outside_set, expect_error(ValueError, r"dev_matched\.jsonl, line 2", r"'maybe' is not a known label", r"contradiction")),
-    "stsb-score-not-a-number": (stsb_score_not_a_number, expect_error(ValueError, r"train\.tsv, line 2", r"'score' = 'high' is not a number")),
-    "glue-header-lacks-column": (glue_header_lacks_column, expect_error(ValueError, r"train\.tsv, line 1", r"lacks column\(s\) \['#2 String'\]")),
+    "glue-unknown-label": (
+        glue_unknown_label,
+        expect_error(ValueError, r"train\.tsv, line 3", r"'Quality' = '2' is not a known label", r"\['0', '1'\]"),
+    ),
+    "glue-missing-label": (
+        glue_missing_label,
+        expect_error(ValueError, r"train\.tsv, line 2", r"'Quality' = '' is not a known label"),
+    ),
+    "mnli-label-outside-set": (
+        mnli_label_outside_set,
+        expect_error(ValueError, r"dev_matched\.jsonl, line 2", r"'maybe' is not a known label", r"contradiction"),
+    ),
+    "stsb-score-not-a-number": (
+        stsb_score_not_a_number,
+        expect_error(ValueError, r"train\.tsv, line 2", r"'score' = 'high' is not a number"),
+    ),
+    "glue-header-lacks-column": (
+        glue_header_lacks_column,
+        expect_error(ValueError, r"train\.tsv, line 1", r"lacks column\(s\) \['#2 String'\]"),
+    ),
     "glue-empty-file": (glue_empty_file, expect_error(ValueError, r"train\.tsv: the file is empty")),
     "glue-header-only": (glue_header_only, expect_error(ValueError, r"train\.tsv: no data rows")),
     "glue-blank-lines": (glue_blank_lines, "ok"),
     "jsonl-not-json": (jsonl_not_json, expect_error(ValueError, r"dev_matched\.jsonl, line 2: not valid JSON")),
-    "jsonl-not-an-object": (jsonl_not_an_object, expect_error(ValueError, r"dev_matched\.jsonl, line 1: expected a JSON object, got list")),
-    "cola-wrong-field-count": (cola_wrong_field_count, expect_error(ValueError, r"train\.tsv, line 2: found 3 field\(s\); expected 4")),
+    "jsonl-not-an-object": (
+        jsonl_not_an_object,
+        expect_error(ValueError, r"dev_matched\.jsonl, line 1: expected a JSON object, got list"),
+    ),
+    "cola-wrong-field-count": (
+        cola_wrong_field_count,
+        expect_error(ValueError, r"train\.tsv, line 2: found 3 field\(s\); expected 4"),
+    ),
     "data-dir-missing": (data_dir_missing, expect_error(FileNotFoundError, r"--data_dir .*nowhere: no such folder")),
-    "data-dir-without-task-files": (data_dir_without_task_files, expect_error(FileNotFoundError, r"none of the mrpc files \['dev\.tsv', 'test\.tsv', 'train\.tsv'\]")),
-    "missing-split": (missing_split, expect_error(ValueError, r"--do_eval: task 'mrpc' needs split\(s\) \['validation'\]; the data has \['train'\]")),
-    "config-unknown-key": (config_unknown_key, expect_error(ValueError, r"cfg\.yaml: unknown argument\(s\) \['learnin_rate'\]")),
-    "cli-unknown-task": (cli_unknown_task, expect_error(ValueError, r"unknown task 'mrcp' \(did you mean 'mrpc'\?\); known tasks: cola")),
+    "data-dir-without-task-files": (
+        data_dir_without_task_files,
+        expect_error(FileNotFoundError, r"none of the mrpc files \['dev\.tsv', 'test\.tsv', 'train\.tsv'\]"),
+    ),
+    "missing-split": (
+        missing_split,
+        expect_error(
+            ValueError, r"--do_eval: task 'mrpc' needs split\(s\) \['validation'\]; the data has \['train'\]"
+        ),
+    ),
+    "config-unknown-key": (
+        config_unknown_key,
+        expect_error(ValueError, r"cfg\.yaml: unknown argument\(s\) \['learnin_rate'\]"),
+    ),
+    "cli-unknown-task": (
+        cli_unknown_task,
+        expect_error(ValueError, r"unknown task 'mrcp' \(did you mean 'mrpc'\?\); known tasks: cola"),
+    ),
     "cli-missing-task": (cli_missing_task, expect_error(ValueError, r"--task is required")),
-    "cli-unknown-flag": (cli_unknown_flag, expect_error(ValueError, r"unrecognized arguments: --learnin_rate 2e-5 \(did you mean --learning_rate\?\)")),
-    "cli-bad-value": (cli_bad_value, expect_error(ValueError, r"argument --num_train_epochs.*: invalid float value: 'three'")),
-    "lr-grid-not-numbers": (lr_grid_not_numbers, expect_error(ValueError, r"--lr_grid '5e-5,fast': expected comma-separated floats")),
-    "mismatched-head": (mismatched_head, expect_error(ValueError, r"mnli-model: its classification head does not fit task 'mrpc' \(2 label\(s\)\); the checkpoint's head has 3")),
-    "max-seq-length-over-positions": (max_seq_length_over_positions, expect_error(ValueError, r"--max_seq_length 512 is longer than the 256 position embeddings")),
-    "tokenizer-larger-than-model-vocab": (tokenizer_larger_than_model_vocab, expect_error(ValueError, r"tokenizer has 35 ids but small-vocab-bert has only 20 token embeddings")),
-    "squad-answer-start-mismatch": (squad_answer_start_mismatch, expect_error(ValueError, r"dev-v1\.1\.json, question id 'q1', answer 0", r"does not match the context at answer_start 3")),
-    "squad-not-json": (squad_not_json, expect_error(ValueError, r"dev-v1\.1\.json, line 2, column \d+: not valid JSON")),
-    "squad-missing-context": (squad_missing_context, expect_error(ValueError, r"dev-v1\.1\.json, article 0, paragraph 0: missing field 'context'")),
-    "squad-unanswerable-in-v1": (squad_unanswerable_in_v1, expect_error(ValueError, r"question id 'q1': is_impossible is true, but SQuAD v1\.1", r"squad_v2")),
+    "cli-unknown-flag": (
+        cli_unknown_flag,
+        expect_error(ValueError, r"unrecognized arguments: --learnin_rate 2e-5 \(did you mean --learning_rate\?\)"),
+    ),
+    "cli-bad-value": (
+        cli_bad_value,
+        expect_error(ValueError, r"argument --num_train_epochs.*: invalid float value: 'three'"),
+    ),
+    "lr-grid-not-numbers": (
+        lr_grid_not_numbers,
+        expect_error(ValueError, r"--lr_grid '5e-5,fast': expected comma-separated floats"),
+    ),
+    "mismatched-head": (
+        mismatched_head,
+        expect_error(
+            ValueError,
+            r"mnli-model: its classification head does not fit task 'mrpc' \(2 label\(s\)\); the checkpoint's head has 3",
+        ),
+    ),
+    "max-seq-length-over-positions": (
+        max_seq_length_over_positions,
+        expect_error(ValueError, r"--max_seq_length 512 is longer than the 256 position embeddings"),
+    ),
+    "tokenizer-larger-than-model-vocab": (
+        tokenizer_larger_than_model_vocab,
+        expect_error(ValueError, r"tokenizer has 35 ids but small-vocab-bert has only 20 token embeddings"),
+    ),
+    "squad-answer-start-mismatch": (
+        squad_answer_start_mismatch,
+        expect_error(
+            ValueError, r"dev-v1\.1\.json, question id 'q1', answer 0", r"does not match the context at answer_start 3"
+        ),
+    ),
+    "squad-not-json": (
+        squad_not_json,
+        expect_error(ValueError, r"dev-v1\.1\.json, line 2, column \d+: not valid JSON"),
+    ),
+    "squad-missing-context": (
+        squad_missing_context,
+        expect_error(ValueError, r"dev-v1\.1\.json, article 0, paragraph 0: missing field 'context'"),
+    ),
+    "squad-unanswerable-in-v1": (
+        squad_unanswerable_in_v1,
+        expect_error(ValueError, r"question id 'q1': is_impossible is true, but SQuAD v1\.1", r"squad_v2"),
+    ),
     "squad-duplicate-id": (squad_duplicate_id, expect_error(ValueError, r"question id 'q1': duplicate question id")),
-    "squad-answerable-without-answer": (squad_answerable_without_answer, expect_error(ValueError, r"question id 'q1': no answer for an answerable question")),
+    "squad-answerable-without-answer": (
+        squad_answerable_without_answer,
+        expect_error(ValueError, r"question id 'q1': no answer for an answerable question"),
+    ),
     "squad-overlong-question": (squad_overlong_question, "ok"),
-    "conll-wrong-column-count": (conll_wrong_column_count, expect_error(ValueError, r"valid\.txt, line 4: found 3 field\(s\)", r"expected 4")),
-    "conll-unknown-tag": (conll_unknown_tag, expect_error(ValueError, r"valid\.txt, line 2: NER tag 'B-ACTION' is unknown")),
+    "conll-wrong-column-count": (
+        conll_wrong_column_count,
+        expect_error(ValueError, r"valid\.txt, line 4: found 3 field\(s\)", r"expected 4"),
+    ),
+    "conll-unknown-tag": (
+        conll_unknown_tag,
+        expect_error(ValueError, r"valid\.txt, line 2: NER tag 'B-ACTION' is unknown"),
+    ),
     "conll-empty-file": (conll_empty_file, expect_error(ValueError, r"valid\.txt: no sentence found")),
     "conll-iob1-tags": (conll_iob1_tags, "ok"),
-    "swag-label-out-of-range": (swag_label_out_of_range, expect_error(ValueError, r"val\.csv.*line 2.*'label' = '7'; expected 0, 1, 2, 3")),
-    "swag-short-row": (swag_short_row, expect_error(ValueError, r"val\.csv.*line 2.*found 9 field\(s\), the header has 11")),
+    "swag-label-out-of-range": (
+        swag_label_out_of_range,
+        expect_error(ValueError, r"val\.csv.*line 2.*'label' = '7'; expected 0, 1, 2, 3"),
+    ),
+    "swag-short-row": (
+        swag_short_row,
+        expect_error(ValueError, r"val\.csv.*line 2.*found 9 field\(s\), the header has 11"),
+    ),
     "corpus-one-document": (corpus_one_document, "ok"),
     "corpus-one-document-strict": (corpus_one_document_strict, expect_error(ValueError, r"single document")),
     "corpus-one-sentence-documents": (corpus_one_sentence_documents, "ok"),
-    "corpus-empty-file": (corpus_empty_file, expect_error(ValueError, r"no documents \(non-blank lines\) in \[.*corpus\.txt'\]")),
+    "corpus-empty-file": (
+        corpus_empty_file,
+        expect_error(ValueError, r"no documents \(non-blank lines\) in \[.*corpus\.txt'\]"),
+    ),
     "corpus-non-utf8": (corpus_non_utf8, expect_error(ValueError, r"corpus\.txt:2: not valid utf-8 text")),
-    "collator-vocab-without-mask-token": (collator_vocab_without_mask_token, expect_error(ValueError, r"no mask token \(\[MASK\]\); MLM needs one")),
+    "collator-vocab-without-mask-token": (
+        collator_vocab_without_mask_token,
+        expect_error(ValueError, r"no mask token \(\[MASK\]\); MLM needs one"),
+    ),
     "vocab-file-without-mask-line": (vocab_file_without_mask_line, "ok"),
-    "collator-features-with-different-keys": (collator_features_with_different_keys, expect_error(ValueError, r"feature 1 has keys \['input_ids'\], feature 0 has")),
-    "collator-feature-longer-than-max-length": (collator_feature_longer_than_max_length, expect_error(ValueError, r"a feature has 6 tokens, more than max_length=4")),
-    "collator-empty-batch": (collator_empty_batch, expect_error(ValueError, r"cannot collate an empty list of features")),
-    "user-file-missing": (user_file_missing, expect_error(FileNotFoundError, r"nope\.csv: no such file \(given as the train file\)")),
-    "user-file-extension": (user_file_extension, expect_error(ValueError, r"mine\.xlsx: extension '\.xlsx'; expected \.csv, \.tsv, \.json or \.jsonl")),
-    "user-file-missing-columns": (user_file_missing_columns, expect_error(ValueError, r"mine\.csv: column\(s\) \['sentence', 'label'\] not found; found \['text', 'sentiment'\], expected \['sentence', 'label'\] for task 'sst2'", r"--text_column_names")),
-    "user-file-text-column-count": (user_file_text_column_count, expect_error(ValueError, r"--text_column_names a,b: 2 names, task 'sst2' has 1 text column\(s\); expected names for \['sentence'\]")),
-    "user-file-and-data-dir": (user_file_and_data_dir, expect_error(ValueError, r"--data_dir .* and --train_file/--validation_file/--test_file were both given; expected one source of data")),
-    "user-file-no-label": (user_file_no_label, expect_error(ValueError, r"mine\.csv, line 2: no label in column 'label'; expected negative, positive \(names or ids 0-1\)")),
-    "user-file-unknown-label": (user_file_unknown_label, expect_error(ValueError, r"mine\.csv, line 3: label 'neutral' is not one of task 'sst2''s labels; expected negative, positive")),
-    "user-file-score-not-a-number": (user_file_score_not_a_number, expect_error(ValueError, r"pairs\.csv, line 2: label 'high' is not a number; expected a float score")),
-    "user-file-ner-tag-count": (user_file_ner_tag_count, expect_error(ValueError, r"ner\.jsonl, line 1: 2 tokens but 1 tags; expected one tag per token")),
-    "user-file-ner-unknown-tag": (user_file_ner_unknown_tag, expect_error(ValueError, r"ner\.jsonl, line 1: tag 'B-THING' is unknown; expected one of \['O', 'B-PER'", r"\(or ids 0-8\)")),
-    "user-file-ner-not-lists": (user_file_ner_not_lists, expect_error(ValueError, r"ner\.jsonl, line 1: tokens and tags must be lists")),
-    "user-file-squad-answers-shape": (user_file_squad_answers_shape, expect_error(ValueError, r"qa\.jsonl, line 1: answers .*; expected .*\(lists of equal length; empty lists for no answer\)")),
-    "user-file-squad-answer-mismatch": (user_file_squad_answer_mismatch, expect_error(ValueError, r"qa\.jsonl, question id 'a', answer 0: text 'ines' does not match the context at answer_start 3")),
-    "user-file-swag-label": (user_file_swag_label, expect_error(ValueError, r"mc\.csv, line 2: label 4; expected 0, 1, 2 or 3")),
+    "collator-features-with-different-keys": (
+        collator_features_with_different_keys,
+        expect_error(ValueError, r"feature 1 has keys \['input_ids'\], feature 0 has"),
+    ),
+    "collator-feature-longer-than-max-length": (
+        collator_feature_longer_than_max_length,
+        expect_error(ValueError, r"a feature has 6 tokens, more than max_length=4"),
+    ),
+    "collator-empty-batch": (
+        collator_empty_batch,
+        expect_error(ValueError, r"cannot collate an empty list of features"),
+    ),
+    "user-file-missing": (
+        user_file_missing,
+        expect_error(FileNotFoundError, r"nope\.csv: no such file \(given as the train file\)"),
+    ),
+    "user-file-extension": (
+        user_file_extension,
+        expect_error(ValueError, r"mine\.xlsx: extension '\.xlsx'; expected \.csv, \.tsv, \.json or \.jsonl"),
+    ),
+    "user-file-missing-columns": (
+        user_file_missing_columns,
+        expect_error(
+            ValueError,
+            r"mine\.csv: column\(s\) \['sentence', 'label'\] not found; found \['text', 'sentiment'\], expected \['sentence', 'label'\] for task 'sst2'",
+            r"--text_column_names",
+        ),
+    ),
+    "user-file-text-column-count": (
+        user_file_text_column_count,
+        expect_error(
+            ValueError,
+            r"--text_column_names a,b: 2 names, task 'sst2' has 1 text column\(s\); expected names for \['sentence'\]",
+        ),
+    ),
+    "user-file-and-data-dir": (
+        user_file_and_data_dir,
+        expect_error(
+            ValueError,
+            r"--data_dir .* and --train_file/--validation_file/--test_file were both given; expected one source of data",
+        ),
+    ),
+    "user-file-no-label": (
+        user_file_no_label,
+        expect_error(
+            ValueError,
+            r"mine\.csv, line 2: no label in column 'label'; expected negative, positive \(names or ids 0-1\)",
+        ),
+    ),
+    "user-file-unknown-label": (
+        user_file_unknown_label,
+        expect_error(
+            ValueError,
+            r"mine\.csv, line 3: label 'neutral' is not one of task 'sst2''s labels; expected negative, positive",
+        ),
+    ),
+    "user-file-score-not-a-number": (
+        user_file_score_not_a_number,
+        expect_error(ValueError, r"pairs\.csv, line 2: label 'high' is not a number; expected a float score"),
+    ),
+    "user-file-ner-tag-count": (
+        user_file_ner_tag_count,
+        expect_error(ValueError, r"ner\.jsonl, line 1: 2 tokens but 1 tags; expected one tag per token"),
+    ),
+    "user-file-ner-unknown-tag": (
+        user_file_ner_unknown_tag,
+        expect_error(
+            ValueError,
+            r"ner\.jsonl, line 1: tag 'B-THING' is unknown; expected one of \['O', 'B-PER'",
+            r"\(or ids 0-8\)",
+        ),
+    ),
+    "user-file-ner-not-lists": (
+        user_file_ner_not_lists,
+        expect_error(ValueError, r"ner\.jsonl, line 1: tokens and tags must be lists"),
+    ),
+    "user-file-squad-answers-shape": (
+        user_file_squad_answers_shape,
+        expect_error(
+            ValueError,
+            r"qa\.jsonl, line 1: answers .*; expected .*\(lists of equal length; empty lists for no answer\)",
+        ),
+    ),
+    "user-file-squad-answer-mismatch": (
+        user_file_squad_answer_mismatch,
+        expect_error(
+            ValueError,
+            r"qa\.jsonl, question id 'a', answer 0: text 'ines' does not match the context at answer_start 3",
+        ),
+    ),
+    "user-file-swag-label": (
+        user_file_swag_label,
+        expect_error(ValueError, r"mc\.csv, line 2: label 4; expected 0, 1, 2 or 3"),
+    ),
 }
 
 _FIXTURES = ("caplog", "tiny_bert_dir", "vocab_tokenizer")
@@ -697,6 +891,6 @@ def test_the_cli_prints_each_documented_error_as_one_line_with_status_2(case, tm
 
 def test_catalogue_has_at_least_30_cases_and_matches_the_docs():
     with open(os.path.join(REPO, "docs", "bad_inputs.md"), encoding="utf-8") as f:
-        documented = set(re.findall(r"^\| `([a-z0-9-]+)` \|", f.read(), flags=re.M))
+        documented = set(re.findall(r"^\| `([a-z0-9-]+)` \|", f.read(), flags=re.MULTILINE))
     assert len(CASES) >= 30
     assert documented == set(CASES), (sorted(set(CASES) - documented), sorted(documented - set(CASES)))

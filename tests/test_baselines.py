@@ -47,10 +47,16 @@ def test_unlabelled_split_has_no_baseline():
 
 def test_mnli_mismatched_baseline_gets_the_suffix():
     task = get_task("mnli")
-    out = baseline_metrics(task, {"validation_matched": glue_split(task, [0, 0, 2]),
-                                  "validation_mismatched": glue_split(task, [1, 2, 2, 2])})
-    assert out == {"baseline_accuracy": pytest.approx(2 / 3), "baseline_accuracy_mm": pytest.approx(3 / 4),
-                   "examples_scored": 3, "examples_scored_mm": 4}
+    out = baseline_metrics(
+        task,
+        {"validation_matched": glue_split(task, [0, 0, 2]), "validation_mismatched": glue_split(task, [1, 2, 2, 2])},
+    )
+    assert out == {
+        "baseline_accuracy": pytest.approx(2 / 3),
+        "baseline_accuracy_mm": pytest.approx(3 / 4),
+        "examples_scored": 3,
+        "examples_scored_mm": 4,
+    }
 
 
 def test_swag_majority_choice():
@@ -69,8 +75,15 @@ def test_ner_all_o_scores_zero_f1_and_the_o_share_of_words():
 
 def squad_split(answers):
     n = len(answers)
-    return datasets.Dataset.from_dict({"id": [str(i) for i in range(n)], "title": [""] * n, "context": ["c"] * n,
-                                       "question": ["q"] * n, "answers": answers})
+    return datasets.Dataset.from_dict(
+        {
+            "id": [str(i) for i in range(n)],
+            "title": [""] * n,
+            "context": ["c"] * n,
+            "question": ["q"] * n,
+            "answers": answers,
+        }
+    )
 
 
 def test_squad_v1_empty_answer_scores_zero():
@@ -79,8 +92,12 @@ def test_squad_v1_empty_answer_scores_zero():
 
 
 def test_squad_v2_empty_answer_scores_the_unanswerable_share():
-    answers = [{"text": [], "answer_start": []}, {"text": ["Ines"], "answer_start": [0]},
-               {"text": [], "answer_start": []}, {"text": [], "answer_start": []}]
+    answers = [
+        {"text": [], "answer_start": []},
+        {"text": ["Ines"], "answer_start": [0]},
+        {"text": [], "answer_start": []},
+        {"text": [], "answer_start": []},
+    ]
     scores = constant_scores(get_task("squad_v2"), squad_split(answers))
     assert scores["f1"] == pytest.approx(75.0) and scores["exact_match"] == pytest.approx(75.0)
 

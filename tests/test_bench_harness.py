@@ -29,10 +29,12 @@ class FakeClock:
 
 def make_sides(clock, durations, calls):
     """Sides A (reference) and B (ours); ``durations[name]`` lists the seconds of each call, warm-up first."""
+
     def side(name, role):
         def run(r):
             calls.append((name, r))
             clock.advance(durations[name][len([c for c in calls if c[0] == name]) - 1])
+
         return harness.Side(name, role, run)
 
     return [side("A", "reference"), side("B", "ours")]
@@ -116,9 +118,18 @@ def test_report_table_row_comes_from_the_results():
     sides = make_sides(clock, {"A": [4, 1, 10], "B": [2, 2, 3]}, calls)
     measured = harness.measure(sides, repeats=3, warmup=0, clock=clock, log=None)
     rec = harness.result("demo", "Demo", measured, [harness.Comparison("B", "A")], config={"size": 3})
-    entry = {"date": "2026-01-01T00:00:00+00:00", "commit": "0123456789abcdef", "dirty": False, "profile": "default",
-             "args": [], "wall_s": 12.0, "load_average_before": [0.1, 0, 0], "load_average_after": [0.2, 0, 0],
-             "usable_cpus": 2, "results": [rec]}
+    entry = {
+        "date": "2026-01-01T00:00:00+00:00",
+        "commit": "0123456789abcdef",
+        "dirty": False,
+        "profile": "default",
+        "args": [],
+        "wall_s": 12.0,
+        "load_average_before": [0.1, 0, 0],
+        "load_average_after": [0.2, 0, 0],
+        "usable_cpus": 2,
+        "results": [rec],
+    }
     block = report.render({"benchmarks": {"demo": entry}})
     assert block.startswith(report.BEGIN) and block.endswith(report.END)
     # commit 0123456789abcdef is not in this repository: the row cannot be current
@@ -138,8 +149,13 @@ def git_repo(tmp_path, monkeypatch):
     import subprocess
 
     def git(*args):
-        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
-                              check=True, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
 
     (tmp_path / "hf_bert_tasks").mkdir()
     (tmp_path / "hf_bert_tasks" / "timed.py").write_text("x = 1\n")

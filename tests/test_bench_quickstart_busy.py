@@ -24,9 +24,13 @@ def test_smoke_run_records_both_sides_and_stops_the_spinner():
         assert side["extra"][0]["all_work"] in (0, 1)  # read from the run's own quickstart_summary.json
     figures = record["figures"]
     assert figures["busy_over_idle"] == pytest.approx(
-        sides["quickstart, one core busy"]["median_s"] / sides["quickstart, idle"]["median_s"], abs=1e-3)
+        sides["quickstart, one core busy"]["median_s"] / sides["quickstart, idle"]["median_s"], abs=1e-3
+    )
     assert record["comparisons"][0]["kind"] == "variant"
     # the spinner is a child of this process (the benchmark runs in it); another run's spinner elsewhere is not ours
-    spinning = [p for p in psutil.Process().children(recursive=True)
-                if bench.SPIN in " ".join(p.as_dict(["cmdline"])["cmdline"] or [])]  # as_dict: None if it just ended
+    spinning = [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if bench.SPIN in " ".join(p.as_dict(["cmdline"])["cmdline"] or [])
+    ]  # as_dict: None if it just ended
     assert spinning == []

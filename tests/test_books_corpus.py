@@ -9,12 +9,16 @@ from hf_bert_tasks.pretraining_data import read_documents, resolve_corpus_files,
 
 def test_titles_before_a_name_do_not_end_a_sentence():
     assert split_into_sentences("Mr. Smith met Dr. Watson and Mrs. Hudson. They talked.") == [
-        "Mr. Smith met Dr. Watson and Mrs. Hudson.", "They talked."]
+        "Mr. Smith met Dr. Watson and Mrs. Hudson.",
+        "They talked.",
+    ]
 
 
 def test_latin_short_forms_and_dotted_letters_do_not_end_a_sentence():
-    assert split_into_sentences("Bring fruit, e.g. plums, i.e. small ones. The U.S. Army came at 5 p.m. in rain.") \
-        == ["Bring fruit, e.g. plums, i.e. small ones.", "The U.S. Army came at 5 p.m. in rain."]
+    assert split_into_sentences("Bring fruit, e.g. plums, i.e. small ones. The U.S. Army came at 5 p.m. in rain.") == [
+        "Bring fruit, e.g. plums, i.e. small ones.",
+        "The U.S. Army came at 5 p.m. in rain.",
+    ]
 
 
 def test_dotted_letters_before_a_capital_are_kept_known_limit():
@@ -24,27 +28,40 @@ def test_dotted_letters_before_a_capital_are_kept_known_limit():
 
 def test_an_initial_does_not_end_a_sentence():
     assert split_into_sentences("A letter from J. Carver arrived. It was short.") == [
-        "A letter from J. Carver arrived.", "It was short."]
+        "A letter from J. Carver arrived.",
+        "It was short.",
+    ]
 
 
 def test_a_quotation_followed_by_a_lower_case_word_continues_the_sentence():
     assert split_into_sentences('"Is it late?" she asked. "No!" he said, "not yet."') == [
-        '"Is it late?" she asked.', '"No!" he said, "not yet."']
+        '"Is it late?" she asked.',
+        '"No!" he said, "not yet."',
+    ]
 
 
 def test_a_closing_quote_after_the_stop_stays_with_its_sentence():
     assert split_into_sentences("He said, 'Wait here.' Then he went out.") == [
-        "He said, 'Wait here.'", "Then he went out."]
+        "He said, 'Wait here.'",
+        "Then he went out.",
+    ]
 
 
 def test_runs_of_stops_stay_whole():
     assert split_into_sentences("What?! You sold it?! Yes... and no. Fine.") == [
-        "What?!", "You sold it?!", "Yes... and no.", "Fine."]
+        "What?!",
+        "You sold it?!",
+        "Yes... and no.",
+        "Fine.",
+    ]
 
 
 def test_number_abbreviations_hold_only_before_a_digit():
     assert split_into_sentences("See No. 7 and vol. 2. I said no. Then I left.") == [
-        "See No. 7 and vol. 2.", "I said no.", "Then I left."]
+        "See No. 7 and vol. 2.",
+        "I said no.",
+        "Then I left.",
+    ]
 
 
 def test_a_decimal_number_is_not_a_sentence_end():
@@ -63,11 +80,14 @@ def _xz(path, text: str) -> str:
 
 
 def test_xz_book_shard_gives_one_document_per_book_one_sentence_per_item(tmp_path):
-    shard = _xz(tmp_path / "books-000.txt.xz",
-                "THE FIRST BOOK\nMr. Gray woke early. He ate.\nIt rained.\n\nSECOND BOOK\nA short one! Done.\n")
+    shard = _xz(
+        tmp_path / "books-000.txt.xz",
+        "THE FIRST BOOK\nMr. Gray woke early. He ate.\nIt rained.\n\nSECOND BOOK\nA short one! Done.\n",
+    )
     assert read_documents(shard, document_boundary="blank_line", split_sentences=True) == [
         ["THE FIRST BOOK", "Mr. Gray woke early.", "He ate.", "It rained."],
-        ["SECOND BOOK", "A short one!", "Done."]]
+        ["SECOND BOOK", "A short one!", "Done."],
+    ]
 
 
 def test_xz_text_boundary_auto_detects_blank_lines_inside_the_compressed_file(tmp_path):
@@ -98,8 +118,12 @@ def test_validation_files_are_the_held_out_set_and_every_training_document_is_tr
     train.write_text("a one.\na two.\n\nb one.\nb two.\n\nc one.\nc two.\n")
     held = tmp_path / "heldout.txt"
     held.write_text("h one.\nh two.\n")
-    args = PretrainDataArguments(train_files=[str(train)], validation_files=[str(held)],
-                                 validation_split_percentage=50, dataset_cache_dir=str(tmp_path / "cache"))
+    args = PretrainDataArguments(
+        train_files=[str(train)],
+        validation_files=[str(held)],
+        validation_split_percentage=50,
+        dataset_cache_dir=str(tmp_path / "cache"),
+    )
     train_docs, eval_docs, summary = _corpus(args, seed=0)
     assert train_docs["sentences"] == [["a one.", "a two."], ["b one.", "b two."], ["c one.", "c two."]]
     assert eval_docs["sentences"] == [["h one.", "h two."]]
@@ -112,8 +136,11 @@ def test_a_missing_validation_file_is_named_with_its_flag(tmp_path):
 
     train = tmp_path / "train.txt"
     train.write_text("a one.\na two.\n\nb one.\n")
-    args = PretrainDataArguments(train_files=[str(train)], validation_files=[str(tmp_path / "held*.txt")],
-                                 dataset_cache_dir=str(tmp_path / "cache"))
+    args = PretrainDataArguments(
+        train_files=[str(train)],
+        validation_files=[str(tmp_path / "held*.txt")],
+        dataset_cache_dir=str(tmp_path / "cache"),
+    )
     with pytest.raises(FileNotFoundError, match=r"--validation_files: .*held\*\.txt does not exist"):
         _corpus(args, seed=0)
 
@@ -123,8 +150,16 @@ def test_pretrain_cli_names_a_missing_validation_file_before_reading_the_corpus(
 
     train = tmp_path / "train.txt"
     train.write_text("a one.\n\nb one.\n")
-    argv = ["pretrain", "--train_files", str(train), "--validation_files", str(tmp_path / "none.txt"),
-            "--output_dir", str(tmp_path / "out")]
+    argv = [
+        "pretrain",
+        "--train_files",
+        str(train),
+        "--validation_files",
+        str(tmp_path / "none.txt"),
+        "--output_dir",
+        str(tmp_path / "out"),
+    ]
     assert cli.main(argv) == 2
-    assert capsys.readouterr().err == (f"hf-bert-tasks: error: --validation_files: {tmp_path / 'none.txt'} does not "
-                                       "exist (no file matches)\n")
+    assert capsys.readouterr().err == (
+        f"hf-bert-tasks: error: --validation_files: {tmp_path / 'none.txt'} does not exist (no file matches)\n"
+    )

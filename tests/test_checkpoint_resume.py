@@ -20,11 +20,42 @@ RESUME_FILES = {"trainer_state.json", "model.safetensors", "optimizer.pt", "sche
 
 
 def _finetune_flags(model, out, steps, *extra):
-    return ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", model,
-            "--output_dir", str(out), "--max_train_samples", "32", "--per_device_train_batch_size", "8",
-            "--learning_rate", "1e-3", "--seed", "3", "--max_steps", str(steps), "--save_strategy", "steps",
-            "--save_steps", "2", "--save_total_limit", "10", "--eval_strategy", "no", "--logging_steps", "1",
-            "--report_to", "none", "--disable_tqdm", "true", "--do_train", *extra]
+    return [
+        "--task",
+        "mrpc",
+        "--data_dir",
+        os.path.join(SAMPLES, "MRPC"),
+        "--model_name_or_path",
+        model,
+        "--output_dir",
+        str(out),
+        "--max_train_samples",
+        "32",
+        "--per_device_train_batch_size",
+        "8",
+        "--learning_rate",
+        "1e-3",
+        "--seed",
+        "3",
+        "--max_steps",
+        str(steps),
+        "--save_strategy",
+        "steps",
+        "--save_steps",
+        "2",
+        "--save_total_limit",
+        "10",
+        "--eval_strategy",
+        "no",
+        "--logging_steps",
+        "1",
+        "--report_to",
+        "none",
+        "--disable_tqdm",
+        "true",
+        "--do_train",
+        *extra,
+    ]
 
 
 def _remove_results(out) -> None:
@@ -74,10 +105,13 @@ def test_a_checkpoint_written_by_trainer_is_complete(two_step_run):
     assert checkpoint_problems(os.path.join(two_step_run, "checkpoint-2")) == []
 
 
-@pytest.mark.parametrize("rename", [
-    {"rng_state.pth": "rng_state_0.pth"},  # several processes: one RNG file per rank (Trainer._save_rng_state)
-    {"model.safetensors": "adapter_model.safetensors"},  # LoRA: Trainer saves the peft adapter
-])
+@pytest.mark.parametrize(
+    "rename",
+    [
+        {"rng_state.pth": "rng_state_0.pth"},  # several processes: one RNG file per rank (Trainer._save_rng_state)
+        {"model.safetensors": "adapter_model.safetensors"},  # LoRA: Trainer saves the peft adapter
+    ],
+)
 def test_files_trainer_writes_in_other_setups_count_as_complete(two_step_run, tmp_path, rename):
     from hf_bert_tasks.checkpoints import checkpoint_problems
 
@@ -88,16 +122,19 @@ def test_files_trainer_writes_in_other_setups_count_as_complete(two_step_run, tm
     assert checkpoint_problems(str(folder)) == []
 
 
-@pytest.mark.parametrize("damage, expected", [
-    ("trainer_state.json", "no trainer_state.json"),
-    ("model.safetensors", "no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)"),
-    ("optimizer.pt", "no optimizer.pt (saved with --save_only_model, or cut short)"),
-    ("scheduler.pt", "no scheduler.pt"),
-    ("rng_state.pth", "no rng_state.pth"),
-    ("cut:trainer_state.json", "trainer_state.json is not valid JSON (cut short?)"),
-    ("empty:optimizer.pt", "no optimizer.pt (saved with --save_only_model, or cut short)"),
-    ("step:trainer_state.json", "trainer_state.json says global_step 2, the folder name 6"),
-])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        ("trainer_state.json", "no trainer_state.json"),
+        ("model.safetensors", "no model weights (model.safetensors / pytorch_model.bin / adapter_model.*)"),
+        ("optimizer.pt", "no optimizer.pt (saved with --save_only_model, or cut short)"),
+        ("scheduler.pt", "no scheduler.pt"),
+        ("rng_state.pth", "no rng_state.pth"),
+        ("cut:trainer_state.json", "trainer_state.json is not valid JSON (cut short?)"),
+        ("empty:optimizer.pt", "no optimizer.pt (saved with --save_only_model, or cut short)"),
+        ("step:trainer_state.json", "trainer_state.json says global_step 2, the folder name 6"),
+    ],
+)
 def test_each_missing_or_cut_file_makes_a_checkpoint_incomplete(two_step_run, tmp_path, damage, expected):
     from hf_bert_tasks.checkpoints import checkpoint_problems
 
@@ -201,16 +238,49 @@ def test_finetune_auto_with_only_a_cut_checkpoint_starts_from_step_0(two_step_ru
 
 
 # ------------------------------------------------------------------------------------ the pretrain recipe
-CORPUS_DOCS = [[f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug", "kite")]
-               for n in ("anna", "oskar", "rosa", "maria") for p in ("mill", "barn", "quay")]
+CORPUS_DOCS = [
+    [f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug", "kite")]
+    for n in ("anna", "oskar", "rosa", "maria")
+    for p in ("mill", "barn", "quay")
+]
 
 
 def _pretrain_flags(model, corpus, out, steps, *extra):
-    return ["--train_files", corpus, "--model_name_or_path", model, "--output_dir", str(out), "--max_seq_length", "32",
-            "--masking", "static", "--validation_split_percentage", "0", "--max_steps", str(steps),
-            "--save_steps", "2", "--save_total_limit", "10", "--eval_strategy", "no", "--logging_steps", "1",
-            "--seed", "5", "--learning_rate", "1e-3", "--per_device_train_batch_size", "8", "--report_to", "none",
-            "--disable_tqdm", "True", *extra]
+    return [
+        "--train_files",
+        corpus,
+        "--model_name_or_path",
+        model,
+        "--output_dir",
+        str(out),
+        "--max_seq_length",
+        "32",
+        "--masking",
+        "static",
+        "--validation_split_percentage",
+        "0",
+        "--max_steps",
+        str(steps),
+        "--save_steps",
+        "2",
+        "--save_total_limit",
+        "10",
+        "--eval_strategy",
+        "no",
+        "--logging_steps",
+        "1",
+        "--seed",
+        "5",
+        "--learning_rate",
+        "1e-3",
+        "--per_device_train_batch_size",
+        "8",
+        "--report_to",
+        "none",
+        "--disable_tqdm",
+        "True",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("spelling", ["auto", "True"])
@@ -227,7 +297,9 @@ def test_pretrain_resume_skips_a_checkpoint_cut_short_by_a_kill(tiny_bert_dir, t
     os.makedirs(os.path.join(out, "checkpoint-foo"))
     before = _mtimes(os.path.join(out, "checkpoint-2"))
     with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.checkpoints"):
-        summary = pretrain.main(_pretrain_flags(tiny_bert_dir, str(corpus), out, 4, "--resume_from_checkpoint", spelling))
+        summary = pretrain.main(
+            _pretrain_flags(tiny_bert_dir, str(corpus), out, 4, "--resume_from_checkpoint", spelling)
+        )
     assert "skipping incomplete checkpoint(s) checkpoint-4 (no trainer_state.json" in caplog.text
     assert summary["steps"] == 4
     assert _mtimes(os.path.join(out, "checkpoint-2")) == before

@@ -16,8 +16,15 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 def dry_run(target: str, tmp_path) -> list[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}  # under `make test`
-    proc = subprocess.run(["make", "--no-print-directory", "-n", target, f"VENV={tmp_path}/venv"], cwd=REPO, env=env,
-                          capture_output=True, text=True, check=True, timeout=60)
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "-n", target, f"VENV={tmp_path}/venv"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return proc.stdout.splitlines()
 
 
@@ -48,8 +55,15 @@ def test_ci_runs_the_lowest_versions_suite_last():
 
 def test_make_test_lowest_pins_the_lower_bounds_in_a_second_venv(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
-    proc = subprocess.run(["make", "--no-print-directory", "-n", "test-lowest", f"LOWEST_VENV={tmp_path}/low"],
-                          cwd=REPO, env=env, capture_output=True, text=True, check=True, timeout=60)
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "-n", "test-lowest", f"LOWEST_VENV={tmp_path}/low"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     lines = proc.stdout.splitlines()
     torch_first = next(i for i, line in enumerate(lines) if '"torch==' in line)
     package = next(i for i, line in enumerate(lines) if '-e ".[dev]"' in line and "lower_bounds.py" in line)
@@ -58,8 +72,13 @@ def test_make_test_lowest_pins_the_lower_bounds_in_a_second_venv(tmp_path):
 
 
 def test_lower_bounds_are_read_from_pyproject():
-    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "lower_bounds.py"), "transformers", "peft"],
-                          capture_output=True, text=True, check=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO, "tools", "lower_bounds.py"), "transformers", "peft"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     with open(os.path.join(REPO, "pyproject.toml"), encoding="utf-8") as f:
         text = f.read()
     pins = proc.stdout.split()
@@ -70,6 +89,11 @@ def test_lower_bounds_are_read_from_pyproject():
 
 
 def test_lower_bounds_refuses_a_name_without_a_bound():
-    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "lower_bounds.py"), "not-a-dependency"],
-                          capture_output=True, text=True, check=False, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO, "tools", "lower_bounds.py"), "not-a-dependency"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "no '>=' lower bound for not-a-dependency" in proc.stderr

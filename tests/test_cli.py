@@ -33,11 +33,14 @@ def run_cli(*args, script=None):
 
 def modules_loaded_by(code: str) -> set[str]:
     """Top-level modules a fresh interpreter has imported after running ``code`` (stdout of ``code`` discarded)."""
-    probe = (f"import contextlib, io, json, sys\ntry:\n    with contextlib.redirect_stdout(io.StringIO()):\n"
-             f"        {code}\nexcept SystemExit:\n    pass\n"
-             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
-    proc = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True, text=True, env=ENV, cwd=REPO,
-                          timeout=300)
+    probe = (
+        f"import contextlib, io, json, sys\ntry:\n    with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"        {code}\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], check=False, capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(proc.stdout.splitlines()[-1]))
 
@@ -56,7 +59,9 @@ def test_subcommand_help_imports_neither_torch_nor_transformers(command):
 
 def test_top_level_help_and_usage_errors_import_nothing_heavy():
     assert not modules_loaded_by("from hf_bert_tasks import cli; cli.main(['finetune', '--task', 'mrcp'])") & {
-        "torch", "transformers"}
+        "torch",
+        "transformers",
+    }
 
 
 # ------------------------------------------------------------------------------------------------ help, version
@@ -132,20 +137,30 @@ def test_unknown_task_is_one_error_line_suggesting_the_closest_name():
     code, out, err = run_cli("finetune", "--task", "mrcp")
     assert code == 2 and out == ""
     assert err.splitlines() == [
-        "hf-bert-tasks: error: unknown task 'mrcp' (did you mean 'mrpc'?); known tasks: " + ", ".join(list_tasks())]
+        "hf-bert-tasks: error: unknown task 'mrcp' (did you mean 'mrpc'?); known tasks: " + ", ".join(list_tasks())
+    ]
 
 
 def test_missing_task_is_one_error_line():
     code, _, err = run_cli("finetune", "--output_dir", "x")
     assert code == 2 and err.splitlines() == [
-        "hf-bert-tasks: error: --task is required (see `hf-bert-tasks tasks` for the list)"]
+        "hf-bert-tasks: error: --task is required (see `hf-bert-tasks tasks` for the list)"
+    ]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--task", "mrpc", "--output_dir", "x", "--learnin_rate", "1e-3"],
-     "unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)"),
-    (["--task", "mrpc", "--output_dir", "x", "--data_dir", "no/such/folder"], "--data_dir no/such/folder: no such folder"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--task", "mrpc", "--output_dir", "x", "--learnin_rate", "1e-3"],
+            "unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)",
+        ),
+        (
+            ["--task", "mrpc", "--output_dir", "x", "--data_dir", "no/such/folder"],
+            "--data_dir no/such/folder: no such folder",
+        ),
+    ],
+)
 def test_usage_errors_come_within_seconds_as_one_line(args, message):
     """Issue 27: 11-17 s before (transformers imported first); measured here in a fresh interpreter. ~1 s on an
     idle core; the bound leaves room for a shared, busy machine (that nothing heavy is imported is checked exactly
@@ -158,20 +173,24 @@ def test_usage_errors_come_within_seconds_as_one_line(args, message):
 
 
 def test_usage_errors_are_found_before_transformers_is_imported():
-    for args in (["--task", "mrpc", "--output_dir", "x", "--learnin_rate", "1e-3"],
-                 ["--task", "mrpc", "--output_dir", "x", "--data_dir", "no/such/folder"],
-                 ["--task", "mrpc", "--output_dir", "x", "--data_dir", SAMPLES]):  # the offline default model
+    for args in (
+        ["--task", "mrpc", "--output_dir", "x", "--learnin_rate", "1e-3"],
+        ["--task", "mrpc", "--output_dir", "x", "--data_dir", "no/such/folder"],
+        ["--task", "mrpc", "--output_dir", "x", "--data_dir", SAMPLES],
+    ):  # the offline default model
         loaded = modules_loaded_by(f"from hf_bert_tasks import cli; cli.main(['finetune', *{args!r}])")
         assert not loaded & {"torch", "transformers", "datasets"}, args
 
 
 def test_offline_missing_model_names_a_local_checkpoint(tmp_path):
-    code, _, err = run_cli("finetune", "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"),
-                           "--output_dir", str(tmp_path))
+    code, _, err = run_cli(
+        "finetune", "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--output_dir", str(tmp_path)
+    )
     assert code == 2 and err == (
         "hf-bert-tasks: error: --model_name_or_path bert-base-uncased (the default): not a local folder and not in "
         "the Hub cache, and the Hub is off (HF_HUB_OFFLINE=1); give a local checkpoint folder, e.g. "
-        "--model_name_or_path runs/quickstart/pretrained-bert (written by `hf-bert-tasks quickstart`)\n")
+        "--model_name_or_path runs/quickstart/pretrained-bert (written by `hf-bert-tasks quickstart`)\n"
+    )
 
 
 def test_offline_model_in_the_hub_cache_passes_the_early_check(tmp_path):
@@ -186,22 +205,50 @@ def test_offline_model_in_the_hub_cache_passes_the_early_check(tmp_path):
 
 def test_pretrain_missing_corpus_is_an_early_error(capsys, tmp_path):
     assert cli.main(["pretrain", "--train_files", str(tmp_path / "none.txt"), "--output_dir", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == (f"hf-bert-tasks: error: --train_files: {tmp_path / 'none.txt'} does not "
-                                       "exist (no file matches)\n")
+    assert capsys.readouterr().err == (
+        f"hf-bert-tasks: error: --train_files: {tmp_path / 'none.txt'} does not exist (no file matches)\n"
+    )
 
 
 def test_early_check_reads_trainingarguments_flags_and_negations():
     from hf_bert_tasks import flags
 
     sources = (*cli.SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS)
-    values = flags.check_command_line(["--task", "rte", "--output_dir", "o", "--gradient-accumulation-steps", "2",
-                                       "--no_group_by_length", "--model_name_or_path", SAMPLES], sources)
+    values = flags.check_command_line(
+        [
+            "--task",
+            "rte",
+            "--output_dir",
+            "o",
+            "--gradient-accumulation-steps",
+            "2",
+            "--no_group_by_length",
+            "--model_name_or_path",
+            SAMPLES,
+        ],
+        sources,
+    )
     assert values["gradient_accumulation_steps"] == ["2"] and values["group_by_length"] == ["false"]
 
 
 def test_compare_early_check_takes_its_own_and_trainingarguments_flags(capsys, tmp_path, tiny_bert_dir):
-    argv = ["compare", "--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
-            "--modes", "finetune", "--seeds", "1", "--eval_strategy", "no", "--data_dir", str(tmp_path / "none")]
+    argv = [
+        "compare",
+        "--task",
+        "mrpc",
+        "--model_name_or_path",
+        tiny_bert_dir,
+        "--output_dir",
+        str(tmp_path / "c"),
+        "--modes",
+        "finetune",
+        "--seeds",
+        "1",
+        "--eval_strategy",
+        "no",
+        "--data_dir",
+        str(tmp_path / "none"),
+    ]
     assert cli.main(argv) == 2  # passes the flag names, stops at the missing data folder
     assert capsys.readouterr().err == f"hf-bert-tasks: error: --data_dir {tmp_path / 'none'}: no such folder\n"
 
@@ -219,8 +266,11 @@ def test_early_check_knows_exactly_the_flags_the_recipe_parser_takes(command):
         classes = [ModelArguments, DataArguments, FinetuneTrainingArguments]
     parser = CliArgumentParser(classes)
     taken = {s[2:].replace("-", "_") for a in parser._actions for s in a.option_strings if s.startswith("--")}
-    known = {f.name for src in (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS)
-             for f in flags.dataclass_fields(*src[:2])}
+    known = {
+        f.name
+        for src in (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS)
+        for f in flags.dataclass_fields(*src[:2])
+    }
     assert {t for t in taken if not (t.startswith("no_") and t[3:] in known)} - {"help"} == known
 
 
@@ -232,14 +282,18 @@ def test_tasks_table_fits_100_columns():
 
 def test_the_recipe_script_has_the_same_boundary():
     assert run_cli("--task", "mrcp", script=os.path.join(REPO, "recipes", "finetune.py")) == run_cli(
-        "finetune", "--task", "mrcp")
+        "finetune", "--task", "mrcp"
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
-    (["push", "runs/x"], "the following arguments are required: --repo_id"),
-    (["tasks", "--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
+        (["push", "runs/x"], "the following arguments are required: --repo_id"),
+        (["tasks", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_usage_errors_are_one_line_with_status_2(args, message):
     code, _, err = run_cli(*args)
     assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
@@ -249,20 +303,48 @@ def test_usage_errors_are_one_line_with_status_2(args, message):
 def test_misspelt_flag_suggests_the_known_one(capsys, tmp_path):
     code = cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--learnin_rate", "1e-3"])
     assert code == 2
-    assert capsys.readouterr().err == ("hf-bert-tasks: error: unrecognized arguments: --learnin_rate 1e-3 (did you "
-                                       "mean --learning_rate?)\n")
+    assert capsys.readouterr().err == (
+        "hf-bert-tasks: error: unrecognized arguments: --learnin_rate 1e-3 (did you mean --learning_rate?)\n"
+    )
 
 
 def test_bad_value_names_the_flag(capsys, tmp_path, tiny_bert_dir):
-    assert cli.main(["finetune", "--task", "mrpc", "--output_dir", str(tmp_path), "--model_name_or_path",
-                     tiny_bert_dir, "--learning_rate", "fast"]) == 2
+    assert (
+        cli.main(
+            [
+                "finetune",
+                "--task",
+                "mrpc",
+                "--output_dir",
+                str(tmp_path),
+                "--model_name_or_path",
+                tiny_bert_dir,
+                "--learning_rate",
+                "fast",
+            ]
+        )
+        == 2
+    )
     assert "error: argument --learning_rate/--learning-rate: invalid float value: 'fast'" in capsys.readouterr().err
 
 
 def test_documented_data_error_reaches_the_user_as_one_line(capsys, tmp_path, tiny_bert_dir):
     missing = tmp_path / "nowhere"
-    code = cli.main(["finetune", "--task", "mrpc", "--data_dir", str(missing), "--model_name_or_path", tiny_bert_dir,
-                     "--output_dir", str(tmp_path / "out"), "--report_to", "none"])
+    code = cli.main(
+        [
+            "finetune",
+            "--task",
+            "mrpc",
+            "--data_dir",
+            str(missing),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(tmp_path / "out"),
+            "--report_to",
+            "none",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err == f"hf-bert-tasks: error: --data_dir {missing}: no such folder\n"
 
@@ -271,8 +353,10 @@ def test_config_with_unknown_key_is_one_line(capsys, tmp_path):
     config = tmp_path / "cfg.yaml"
     config.write_text("task: mrpc\nlearnin_rate: 1e-3\n")
     assert cli.main(["finetune", "--config", str(config), "--output_dir", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == (f"hf-bert-tasks: error: {config}: unknown argument(s) ['learnin_rate'] (did "
-                                       "you mean learning_rate?); the keys of a --config file are flag names without --\n")
+    assert capsys.readouterr().err == (
+        f"hf-bert-tasks: error: {config}: unknown argument(s) ['learnin_rate'] (did "
+        "you mean learning_rate?); the keys of a --config file are flag names without --\n"
+    )
 
 
 def test_config_equals_form_is_read(tmp_path):
@@ -280,8 +364,10 @@ def test_config_equals_form_is_read(tmp_path):
 
     config = tmp_path / "cfg.yaml"
     config.write_text("task: rte\nmax_seq_length: 64\n")
-    _, data, _ = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                            [f"--config={config}", "--output_dir", str(tmp_path), "--report_to", "none"])
+    _, data, _ = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments),
+        [f"--config={config}", "--output_dir", str(tmp_path), "--report_to", "none"],
+    )
     assert (data.task, data.max_seq_length) == ("rte", 64)
 
 
@@ -326,8 +412,22 @@ def test_push_dry_run_suggests_base_model_when_none_is_recorded(finished_run, ca
     """Issue 44 item 3: a card without base_model gets a note naming --base_model; with it, no note."""
     assert cli.main(["push", finished_run, "--task", "mrpc", "--repo_id", "org/bert-mrpc", "--dry_run"]) == 0
     assert "add --base_model ORG/NAME" in capsys.readouterr().out
-    assert cli.main(["push", finished_run, "--task", "mrpc", "--repo_id", "org/bert-mrpc", "--dry_run",
-                     "--base_model", "google-bert/bert-base-uncased"]) == 0
+    assert (
+        cli.main(
+            [
+                "push",
+                finished_run,
+                "--task",
+                "mrpc",
+                "--repo_id",
+                "org/bert-mrpc",
+                "--dry_run",
+                "--base_model",
+                "google-bert/bert-base-uncased",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "base_model: google-bert/bert-base-uncased" in out and "add --base_model" not in out
 
@@ -337,9 +437,9 @@ def test_arm_settings_inline_yaml_file_and_old_string():
     from hf_bert_tasks.scripts.compare import arm_settings
 
     # YAML 1.1 reads 1e-3 as a string and 1.0e-1 as a float; both become the float the flag's text gives
-    assert arm_settings("{num_train_epochs: 3, learning_rate: 1e-3, warmup_steps: 1.0e-1, group_by_length: true}",
-                        "--x") == {"num_train_epochs": 3.0, "learning_rate": 1e-3, "warmup_steps": 0.1,
-                                   "group_by_length": True}
+    assert arm_settings(
+        "{num_train_epochs: 3, learning_rate: 1e-3, warmup_steps: 1.0e-1, group_by_length: true}", "--x"
+    ) == {"num_train_epochs": 3.0, "learning_rate": 1e-3, "warmup_steps": 0.1, "group_by_length": True}
     assert arm_settings("", "--x") == {}
 
 
@@ -355,16 +455,21 @@ def test_arm_settings_old_flag_string_is_deprecated(capsys):
     from hf_bert_tasks.scripts.compare import arm_settings
 
     assert arm_settings("--num_train_epochs 3 --no_group_by_length", "--finetune_args") == {
-        "num_train_epochs": 3.0, "group_by_length": False}
+        "num_train_epochs": 3.0,
+        "group_by_length": False,
+    }
     assert "deprecated" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{num_train_epochs: [1, 2]}", "argument --num_train_epochs: expected one value, got a list"),
-    ("[1, 2]", "expected a YAML mapping .*, got a list"),
-    ("{a: [1, 2", "not valid YAML"),
-    ("{lora: {r: 4}}", "lora: expected a plain value or a list, got a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{num_train_epochs: [1, 2]}", "argument --num_train_epochs: expected one value, got a list"),
+        ("[1, 2]", "expected a YAML mapping .*, got a list"),
+        ("{a: [1, 2", "not valid YAML"),
+        ("{lora: {r: 4}}", "lora: expected a plain value or a list, got a mapping"),
+    ],
+)
 def test_arm_settings_that_are_not_a_mapping_are_errors(text, message):
     from hf_bert_tasks.scripts.compare import arm_settings
 
@@ -372,28 +477,68 @@ def test_arm_settings_that_are_not_a_mapping_are_errors(text, message):
         arm_settings(text, "--lora_args")
 
 
-@pytest.mark.parametrize("arm, settings, message", [
-    ("lora", "{learning_rat: 1e-3}", "unrecognized arguments: --learning_rat 1e-3 (did you mean --learning_rate?)"),
-    ("finetune", "{learning_rate: fast}", "invalid float value: 'fast'"),
-    ("feature_based", "{lora_dropout: 1.5}", "--lora_dropout 1.5: expected a probability in [0, 1)"),
-])
+@pytest.mark.parametrize(
+    "arm, settings, message",
+    [
+        (
+            "lora",
+            "{learning_rat: 1e-3}",
+            "unrecognized arguments: --learning_rat 1e-3 (did you mean --learning_rate?)",
+        ),
+        ("finetune", "{learning_rate: fast}", "invalid float value: 'fast'"),
+        ("feature_based", "{lora_dropout: 1.5}", "--lora_dropout 1.5: expected a probability in [0, 1)"),
+    ],
+)
 def test_compare_checks_every_arm_before_the_first_run(arm, settings, message, tmp_path, tiny_bert_dir, capsys):
     out = tmp_path / "cmp"
-    code = cli.main(["compare", "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"),
-                     "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
-                     "--modes", "finetune,lora,feature_based", "--strategies", "last", f"--{arm}_args", settings])
+    code = cli.main(
+        [
+            "compare",
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--modes",
+            "finetune,lora,feature_based",
+            "--strategies",
+            "last",
+            f"--{arm}_args",
+            settings,
+        ]
+    )
     err = capsys.readouterr().err
     label = "feature_based:last" if arm == "feature_based" else arm
     assert code == 2 and len(err.splitlines()) == 1
-    assert err.startswith(f"hf-bert-tasks: error: compare: arm '{label}' (--{arm}_args or the flags common to every "
-                          "arm): ") and message in err
+    assert (
+        err.startswith(
+            f"hf-bert-tasks: error: compare: arm '{label}' (--{arm}_args or the flags common to every arm): "
+        )
+        and message in err
+    )
     assert not out.exists()  # nothing ran, not even the first arm
 
 
 def test_compare_unknown_common_flag_fails_before_any_run(tmp_path, tiny_bert_dir, capsys):
     out = tmp_path / "cmp"
-    code = cli.main(["compare", "--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
-                     "--modes", "finetune", "--max_train_sampels", "8"])
+    code = cli.main(
+        [
+            "compare",
+            "--task",
+            "mrpc",
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--modes",
+            "finetune",
+            "--max_train_sampels",
+            "8",
+        ]
+    )
     assert code == 2 and "did you mean --max_train_samples?" in capsys.readouterr().err and not out.exists()
 
 
@@ -412,19 +557,27 @@ def test_compare_common_flags_read_a_config_file_below_the_explicit_flags(tmp_pa
 
     path = tmp_path / "common.yaml"
     path.write_text("max_train_samples: 16\nlearning_rate: 1e-3\n")
-    assert given_settings([f"--config={path}", "--max_train_samples", "8"]) == {"max_train_samples": 8,
-                                                                               "learning_rate": 1e-3}
+    assert given_settings([f"--config={path}", "--max_train_samples", "8"]) == {
+        "max_train_samples": 8,
+        "learning_rate": 1e-3,
+    }
 
 
 def test_compare_run_arguments_are_dataclasses_where_the_arm_wins_over_the_common_flags(tmp_path):
     from hf_bert_tasks.scripts.compare import given_settings, run_arguments
 
-    args = SimpleNamespace(task="mrpc", model_name_or_path="m", data_dir="d", output_dir=str(tmp_path),
-                           arm_settings={"lora": {"lora_r": 4}})
+    args = SimpleNamespace(
+        task="mrpc",
+        model_name_or_path="m",
+        data_dir="d",
+        output_dir=str(tmp_path),
+        arm_settings={"lora": {"lora_r": 4}},
+    )
     common = given_settings(["--max_train_samples", "8", "--lora_r", "2", "--save_strategy", "epoch"])
     assert common == {"max_train_samples": 8, "lora_r": 2, "save_strategy": "epoch"}  # only what was given
-    model_args, data_args, training_args = run_arguments({"label": "lora", "mode": "lora", "strategy": None}, 3,
-                                                         args, common, str(tmp_path / "o"))
+    model_args, data_args, training_args = run_arguments(
+        {"label": "lora", "mode": "lora", "strategy": None}, 3, args, common, str(tmp_path / "o")
+    )
     assert (model_args.model_name_or_path, data_args.task, data_args.data_dir) == ("m", "mrpc", "d")
     assert (training_args.mode, training_args.seed, training_args.lora_r) == ("lora", 3, 4)  # the arm's lora_r
     assert data_args.max_train_samples == 8 and training_args.save_strategy == "epoch"  # common beats compare's "no"
@@ -440,8 +593,9 @@ def test_only_the_main_process_logs_info(should_log, expected):
     before = root.level
     try:
         # TrainingArguments.get_process_log_level(): WARNING on replicas (log_level_replica), passive on the main one
-        setup_process_logging(SimpleNamespace(should_log=should_log, log_level="passive",
-                                              get_process_log_level=lambda: logging.WARNING))
+        setup_process_logging(
+            SimpleNamespace(should_log=should_log, log_level="passive", get_process_log_level=lambda: logging.WARNING)
+        )
         assert root.level == expected
     finally:
         root.setLevel(before)

@@ -77,8 +77,9 @@ def test_exact_count_achieves_a_40_percent_masking_rate_over_2000_rows(big_token
     """Exact count at 0.4 with no per-sequence cap: round_half_up(100 * 0.4) = 40 of every 100-token row (google
     counts [CLS]/[SEP] in the length), a rate of 0.40 per row."""
     rows = _ordinary_rows(2_000, 98, seed=5)
-    out = DataCollatorForBertPretraining(big_tokenizer, seed=0, selection="exact", mlm_probability=0.4,
-                                         max_predictions_per_seq=100)(rows)
+    out = DataCollatorForBertPretraining(
+        big_tokenizer, seed=0, selection="exact", mlm_probability=0.4, max_predictions_per_seq=100
+    )(rows)
     counts = (out["labels"] != -100).sum(1)
     assert counts.tolist() == [40] * 2_000
     assert abs(counts.sum().item() / (2_000 * 100) - 0.40) < 0.005
@@ -271,7 +272,9 @@ def test_output_is_what_bert_for_pretraining_takes(vocab_tokenizer):
             intermediate_size=32,
         )
     )
-    c = DataCollatorForBertPretraining(vocab_tokenizer, seed=0, selection="exact")  # >= 1 target per row: a finite loss
+    c = DataCollatorForBertPretraining(
+        vocab_tokenizer, seed=0, selection="exact"
+    )  # >= 1 target per row: a finite loss
     batch = c(
         [
             {"input_ids": [2, 7, 9, 3, 11, 3], "token_type_ids": [0, 0, 0, 0, 1, 1], "next_sentence_label": 1},
@@ -455,11 +458,14 @@ def test_static_mask_map_draws_epoch_0_unpadded_and_leaves_the_collator_fields_a
     out = c.static_mask_map({"input_ids": [r["input_ids"] for r in rows]}, [5, 6, 7])
     assert (c.max_length, c.pad_to_multiple_of, c.epoch) == (4, 8, 3)
     epoch0 = DataCollatorForBertPretraining(big_tokenizer, seed=2, mlm_probability=0.5)(
-        [{**r, "idx": i} for r, i in zip(rows, [5, 6, 7])])
+        [{**r, "idx": i} for r, i in zip(rows, [5, 6, 7])]
+    )
     assert out["labels"] == epoch0["labels"].tolist() and out["input_ids"] == epoch0["input_ids"].tolist()
 
 
-@pytest.mark.parametrize("selection, wwm", [("bernoulli", False), ("exact", False), ("bernoulli", True), ("exact", True)])
+@pytest.mark.parametrize(
+    "selection, wwm", [("bernoulli", False), ("exact", False), ("bernoulli", True), ("exact", True)]
+)
 def test_masks_keyed_by_idx_do_not_depend_on_the_padding_side(big_tokenizer, selection, wwm):
     import copy
 
@@ -471,67 +477,106 @@ def test_masks_keyed_by_idx_do_not_depend_on_the_padding_side(big_tokenizer, sel
     left = DataCollatorForBertPretraining(left_tokenizer, **kwargs)([dict(f) for f in feats])
     for row, f in enumerate(feats):
         n = len(f["input_ids"])
-        assert left["labels"][row, 12 - n:].tolist() == right["labels"][row, :n].tolist()
-        assert left["input_ids"][row, 12 - n:].tolist() == right["input_ids"][row, :n].tolist()
+        assert left["labels"][row, 12 - n :].tolist() == right["labels"][row, :n].tolist()
+        assert left["input_ids"][row, 12 - n :].tolist() == right["input_ids"][row, :n].tolist()
         assert (right["labels"][row] != -100).any()  # something was masked to compare
 
 
 # --------------------------------------------------------------------------- masks pinned to literal values
 #: Three features (two sentence pairs, one single segment) with word ids and dataset row indices.
 PINNED_FEATURES = [
-    {"input_ids": [2, 11, 12, 13, 14, 15, 3, 16, 17, 18, 19, 3], "token_type_ids": [0] * 7 + [1] * 5,
-     "word_ids": [-1, 0, 0, 1, 2, 2, -1, 3, 4, 4, 4, -1], "idx": 5},
-    {"input_ids": [2, 21, 22, 23, 3, 24, 25, 3], "token_type_ids": [0] * 5 + [1] * 3,
-     "word_ids": [-1, 0, 1, 1, -1, 2, 3, -1], "idx": 1017},
-    {"input_ids": [2, 31, 32, 33, 34, 35, 36, 37, 38, 3], "token_type_ids": [0] * 10,
-     "word_ids": [-1, 0, 1, 2, 3, 3, 4, 5, 6, -1], "idx": 3},
+    {
+        "input_ids": [2, 11, 12, 13, 14, 15, 3, 16, 17, 18, 19, 3],
+        "token_type_ids": [0] * 7 + [1] * 5,
+        "word_ids": [-1, 0, 0, 1, 2, 2, -1, 3, 4, 4, 4, -1],
+        "idx": 5,
+    },
+    {
+        "input_ids": [2, 21, 22, 23, 3, 24, 25, 3],
+        "token_type_ids": [0] * 5 + [1] * 3,
+        "word_ids": [-1, 0, 1, 1, -1, 2, 3, -1],
+        "idx": 1017,
+    },
+    {
+        "input_ids": [2, 31, 32, 33, 34, 35, 36, 37, 38, 3],
+        "token_type_ids": [0] * 10,
+        "word_ids": [-1, 0, 1, 2, 3, 3, 4, 5, 6, -1],
+        "idx": 3,
+    },
 ]
 #: (selection, whole_word_mask) -> (input_ids, labels), recorded from the per-example splitmix64 implementation of
 #: commit 382fba6, masking code of 62bb96d (seed 2024, epoch 3, mlm_probability 0.5, max_predictions_per_seq 4, the big_tokenizer vocabulary).
 #: A change of these tensors changes the masks every recorded run drew: speed-ups must keep them bit for bit.
 PINNED_MASKS = {
     ("bernoulli", False): (
-        [[2, 4, 12, 13, 14, 15, 3, 4, 951, 4, 4, 3], [2, 21, 22, 23, 3, 4, 4, 3, 0, 0, 0, 0],
-         [2, 31, 4, 33, 34, 35, 36, 37, 38, 3, 0, 0]],
-        [[-100, 11, -100, -100, -100, -100, -100, 16, 17, 18, 19, -100],
-         [-100, -100, 22, 23, -100, 24, 25, -100, -100, -100, -100, -100],
-         [-100, -100, 32, -100, -100, -100, -100, -100, -100, -100, -100, -100]],
+        [
+            [2, 4, 12, 13, 14, 15, 3, 4, 951, 4, 4, 3],
+            [2, 21, 22, 23, 3, 4, 4, 3, 0, 0, 0, 0],
+            [2, 31, 4, 33, 34, 35, 36, 37, 38, 3, 0, 0],
+        ],
+        [
+            [-100, 11, -100, -100, -100, -100, -100, 16, 17, 18, 19, -100],
+            [-100, -100, 22, 23, -100, 24, 25, -100, -100, -100, -100, -100],
+            [-100, -100, 32, -100, -100, -100, -100, -100, -100, -100, -100, -100],
+        ],
     ),
     ("bernoulli", True): (
-        [[2, 4, 4, 4, 14, 15, 3, 16, 17, 18, 19, 3], [2, 4, 22, 23, 3, 24, 25, 3, 0, 0, 0, 0],
-         [2, 31, 32, 4, 34, 35, 36, 37, 38, 3, 0, 0]],
-        [[-100, 11, 12, 13, -100, -100, -100, -100, -100, -100, -100, -100],
-         [-100, 21, -100, -100, -100, 24, 25, -100, -100, -100, -100, -100],
-         [-100, -100, -100, 33, -100, -100, -100, -100, -100, -100, -100, -100]],
+        [
+            [2, 4, 4, 4, 14, 15, 3, 16, 17, 18, 19, 3],
+            [2, 4, 22, 23, 3, 24, 25, 3, 0, 0, 0, 0],
+            [2, 31, 32, 4, 34, 35, 36, 37, 38, 3, 0, 0],
+        ],
+        [
+            [-100, 11, 12, 13, -100, -100, -100, -100, -100, -100, -100, -100],
+            [-100, 21, -100, -100, -100, 24, 25, -100, -100, -100, -100, -100],
+            [-100, -100, -100, 33, -100, -100, -100, -100, -100, -100, -100, -100],
+        ],
     ),
     ("exact", False): (
-        [[2, 4, 12, 13, 14, 15, 3, 4, 951, 18, 4, 3], [2, 21, 22, 23, 3, 4, 4, 3, 0, 0, 0, 0],
-         [2, 4, 4, 4, 34, 4, 36, 37, 38, 3, 0, 0]],
-        [[-100, 11, -100, -100, -100, -100, -100, 16, 17, -100, 19, -100],
-         [-100, -100, 22, 23, -100, 24, 25, -100, -100, -100, -100, -100],
-         [-100, 31, 32, 33, -100, 35, -100, -100, -100, -100, -100, -100]],
+        [
+            [2, 4, 12, 13, 14, 15, 3, 4, 951, 18, 4, 3],
+            [2, 21, 22, 23, 3, 4, 4, 3, 0, 0, 0, 0],
+            [2, 4, 4, 4, 34, 4, 36, 37, 38, 3, 0, 0],
+        ],
+        [
+            [-100, 11, -100, -100, -100, -100, -100, 16, 17, -100, 19, -100],
+            [-100, -100, 22, 23, -100, 24, 25, -100, -100, -100, -100, -100],
+            [-100, 31, 32, 33, -100, 35, -100, -100, -100, -100, -100, -100],
+        ],
     ),
     ("exact", True): (
-        [[2, 4, 4, 4, 14, 15, 3, 4, 17, 18, 19, 3], [2, 4, 22, 23, 3, 24, 25, 3, 0, 0, 0, 0],
-         [2, 31, 32, 4, 4, 4, 36, 4, 38, 3, 0, 0]],
-        [[-100, 11, 12, 13, -100, -100, -100, 16, -100, -100, -100, -100],
-         [-100, 21, -100, -100, -100, 24, 25, -100, -100, -100, -100, -100],
-         [-100, -100, -100, 33, 34, 35, -100, 37, -100, -100, -100, -100]],
+        [
+            [2, 4, 4, 4, 14, 15, 3, 4, 17, 18, 19, 3],
+            [2, 4, 22, 23, 3, 24, 25, 3, 0, 0, 0, 0],
+            [2, 31, 32, 4, 4, 4, 36, 4, 38, 3, 0, 0],
+        ],
+        [
+            [-100, 11, 12, 13, -100, -100, -100, 16, -100, -100, -100, -100],
+            [-100, 21, -100, -100, -100, 24, 25, -100, -100, -100, -100, -100],
+            [-100, -100, -100, 33, 34, 35, -100, 37, -100, -100, -100, -100],
+        ],
     ),
 }
 
 
 @pytest.mark.parametrize("selection, wwm", sorted(PINNED_MASKS))
 def test_masks_keyed_by_seed_epoch_and_idx_are_pinned(big_tokenizer, selection, wwm):
-    c = DataCollatorForBertPretraining(big_tokenizer, seed=2024, mlm_probability=0.5, selection=selection,
-                                       whole_word_mask=wwm, max_predictions_per_seq=4)
+    c = DataCollatorForBertPretraining(
+        big_tokenizer,
+        seed=2024,
+        mlm_probability=0.5,
+        selection=selection,
+        whole_word_mask=wwm,
+        max_predictions_per_seq=4,
+    )
     c.set_epoch(3)
     out = c([dict(f) for f in PINNED_FEATURES])
     input_ids, labels = PINNED_MASKS[(selection, wwm)]
     assert out["input_ids"].tolist() == input_ids
     assert out["labels"].tolist() == labels
-    assert out["token_type_ids"].tolist() == [f["token_type_ids"] + [0] * (12 - len(f["token_type_ids"]))
-                                              for f in PINNED_FEATURES]
+    assert out["token_type_ids"].tolist() == [
+        f["token_type_ids"] + [0] * (12 - len(f["token_type_ids"])) for f in PINNED_FEATURES
+    ]
 
 
 # --------------------------------------------------------------------------- keys re-derived from the rule
@@ -609,10 +654,14 @@ def test_masks_without_idx_follow_seed_epoch_worker_call_and_row(big_tokenizer):
 
 def _loader_patterns(collator, rows, num_workers, epochs=2, persistent=False):
     """[(epoch, batch index, selected-position pattern of the batch)] of a DataLoader over ``rows`` (batch 4)."""
-    loader = torch.utils.data.DataLoader(rows, batch_size=4, collate_fn=collator, num_workers=num_workers,
-                                         persistent_workers=persistent)
-    return [(e, b, tuple(map(tuple, (batch["labels"] != -100).tolist()))) for e in range(epochs)
-            for b, batch in enumerate(loader)]
+    loader = torch.utils.data.DataLoader(
+        rows, batch_size=4, collate_fn=collator, num_workers=num_workers, persistent_workers=persistent
+    )
+    return [
+        (e, b, tuple(map(tuple, (batch["labels"] != -100).tolist())))
+        for e in range(epochs)
+        for b, batch in enumerate(loader)
+    ]
 
 
 @pytest.mark.parametrize("num_workers, persistent", [(0, False), (1, False), (2, False), (2, True)])
@@ -657,8 +706,15 @@ def test_whole_word_masking_selects_pair_segments_words_independently(vocab_toke
     """Pair word ids from a fast tokenizer restart at 0 in segment B; google's create_pretraining_data.py builds
     words per segment, so A's word 0 and B's word 0 must be drawn independently (not tied)."""
     enc = vocab_tokenizer(["the cat sat"] * 300, ["dog ran on"] * 300)
-    feats = [{"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i],
-              "word_ids": [-1 if w is None else w for w in enc.word_ids(i)], "idx": i} for i in range(300)]
+    feats = [
+        {
+            "input_ids": enc["input_ids"][i],
+            "token_type_ids": enc["token_type_ids"][i],
+            "word_ids": [-1 if w is None else w for w in enc.word_ids(i)],
+            "idx": i,
+        }
+        for i in range(300)
+    ]
     assert feats[0]["word_ids"] == [-1, 0, 1, 2, -1, 0, 1, 2, -1]
     out = DataCollatorForBertPretraining(vocab_tokenizer, seed=3, whole_word_mask=True, mlm_probability=0.5)(feats)
     selected = out["labels"] != -100

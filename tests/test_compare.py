@@ -44,13 +44,34 @@ def test_tiny_comparison_on_the_mrpc_sample_writes_md_json_png(tmp_path, tiny_be
     from tests.conftest import SAMPLES
 
     out = tmp_path / "cmp"
-    summary = main([
-        "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
-        "--output_dir", str(out), "--modes", "finetune,lora,feature_based", "--strategies", "last,scalar_mix",
-        "--seeds", "1", "--max_train_samples", "32", "--max_eval_samples", "16", "--num_train_epochs", "1",
-        "--eval_strategy", "no",
-        "--feature_based_args", "{num_train_epochs: 3}",
-    ])
+    summary = main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--modes",
+            "finetune,lora,feature_based",
+            "--strategies",
+            "last,scalar_mix",
+            "--seeds",
+            "1",
+            "--max_train_samples",
+            "32",
+            "--max_eval_samples",
+            "16",
+            "--num_train_epochs",
+            "1",
+            "--eval_strategy",
+            "no",
+            "--feature_based_args",
+            "{num_train_epochs: 3}",
+        ]
+    )
     names = [r["name"] for r in summary["rows"]]
     assert names == ["finetune", "lora", "last", "scalar_mix"]
     data = json.loads((out / "comparison.json").read_text())
@@ -72,34 +93,74 @@ def test_reuse_takes_a_finished_runs_results(tmp_path, tiny_bert_dir):
     done = tmp_path / "done"
     done.mkdir()
     (done / "all_results.json").write_text(json.dumps({"eval_f1": 0.5, "train_runtime": 12.0}))
-    summary = main(["--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
-                    "--modes", "finetune", "--reuse", f"finetune={done}"])
+    summary = main(
+        [
+            "--task",
+            "mrpc",
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(tmp_path / "c"),
+            "--modes",
+            "finetune",
+            "--reuse",
+            f"finetune={done}",
+        ]
+    )
     row = summary["rows"][0]
     assert row["reused"] and row["mean"] == 50.0 and row["wall_seconds"] == 12.0
 
 
 def test_reuse_of_a_missing_run_is_an_error(tmp_path, tiny_bert_dir):
     with pytest.raises(FileNotFoundError, match="all_results.json not found"):
-        main(["--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path),
-              "--reuse", f"finetune={tmp_path / 'nope'}"])
+        main(
+            [
+                "--task",
+                "mrpc",
+                "--model_name_or_path",
+                tiny_bert_dir,
+                "--output_dir",
+                str(tmp_path),
+                "--reuse",
+                f"finetune={tmp_path / 'nope'}",
+            ]
+        )
 
 
 def test_reuse_of_a_configuration_not_compared_is_an_error(tmp_path, tiny_bert_dir):
     done = tmp_path / "done"
     done.mkdir()
     (done / "all_results.json").write_text(json.dumps({"eval_f1": 0.5}))
-    with pytest.raises(ValueError, match=r"--reuse fintune=.*: no configuration 'fintune' in this comparison; "
-                                         r"expected one of \['finetune'\]"):
-        main(["--task", "mrpc", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
-              "--modes", "finetune", "--reuse", f"fintune={done}"])
+    with pytest.raises(
+        ValueError,
+        match=r"--reuse fintune=.*: no configuration 'fintune' in this comparison; "
+        r"expected one of \['finetune'\]",
+    ):
+        main(
+            [
+                "--task",
+                "mrpc",
+                "--model_name_or_path",
+                tiny_bert_dir,
+                "--output_dir",
+                str(tmp_path / "c"),
+                "--modes",
+                "finetune",
+                "--reuse",
+                f"fintune={done}",
+            ]
+        )
 
 
-@pytest.mark.parametrize("source, split", [
-    ("BERT paper Table 1 (GLUE test server; x100)", "test"),
-    ("Table 7 (dev F1, BERT-BASE)", "dev"),
-    ("BERT paper Table 4 (SWAG dev and test accuracy, x100)", ""),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "source, split",
+    [
+        ("BERT paper Table 1 (GLUE test server; x100)", "test"),
+        ("Table 7 (dev F1, BERT-BASE)", "dev"),
+        ("BERT paper Table 4 (SWAG dev and test accuracy, x100)", ""),
+        ("", ""),
+    ],
+)
 def test_paper_split_is_named_when_the_source_names_one_split(source, split):
     from hf_bert_tasks.scripts.compare import paper_split
 
@@ -109,12 +170,35 @@ def test_paper_split_is_named_when_the_source_names_one_split(source, split):
 def test_report_rows_state_n_budget_and_paper_split(tmp_path):
     from hf_bert_tasks.scripts.compare import write_report
 
-    finetune = {"label": "finetune", "mode": "finetune", "strategy": None, "name": "finetune", "mean": 84.0,
-                "std": 0.0, "n": 1, "paper": 88.9, "paper_source": "BERT paper Table 1 (GLUE test server; x100)",
-                "wall_seconds": 12.4, "reused": False, "epochs": "3", "learning_rate": "2e-05",
-                "trainable_parameters": 109483778}
-    lora = {"label": "lora", "mode": "lora", "strategy": None, "name": "lora", "mean": 80.0, "std": 1.5, "n": 3,
-            "paper": None, "paper_source": "", "wall_seconds": None, "reused": False}  # a row without a budget
+    finetune = {
+        "label": "finetune",
+        "mode": "finetune",
+        "strategy": None,
+        "name": "finetune",
+        "mean": 84.0,
+        "std": 0.0,
+        "n": 1,
+        "paper": 88.9,
+        "paper_source": "BERT paper Table 1 (GLUE test server; x100)",
+        "wall_seconds": 12.4,
+        "reused": False,
+        "epochs": "3",
+        "learning_rate": "2e-05",
+        "trainable_parameters": 109483778,
+    }
+    lora = {
+        "label": "lora",
+        "mode": "lora",
+        "strategy": None,
+        "name": "lora",
+        "mean": 80.0,
+        "std": 1.5,
+        "n": 3,
+        "paper": None,
+        "paper_source": "",
+        "wall_seconds": None,
+        "reused": False,
+    }  # a row without a budget
     paths = write_report(get_task("mrpc"), [finetune, lora], str(tmp_path), "t")
     lines = (tmp_path / "comparison.md").read_text().splitlines()
     assert "| System | Paper | Ours (dev f1) | epochs | lr | trainable params | wall s |" in lines
@@ -128,10 +212,32 @@ def test_tiny_comparison_counts_each_arms_trainable_parameters(tmp_path, tiny_be
 
     from tests.conftest import SAMPLES
 
-    summary = main(["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path",
-                    tiny_bert_dir, "--output_dir", str(tmp_path), "--modes", "finetune,lora", "--seeds", "1",
-                    "--max_train_samples", "8", "--max_eval_samples", "8", "--num_train_epochs", "1",
-                    "--learning_rate", "1e-4", "--eval_strategy", "no"])
+    summary = main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(tmp_path),
+            "--modes",
+            "finetune,lora",
+            "--seeds",
+            "1",
+            "--max_train_samples",
+            "8",
+            "--max_eval_samples",
+            "8",
+            "--num_train_epochs",
+            "1",
+            "--learning_rate",
+            "1e-4",
+            "--eval_strategy",
+            "no",
+        ]
+    )
     full = sum(p.numel() for p in AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir).parameters())
     finetune, lora = summary["rows"]
     assert (finetune["trainable_parameters"], finetune["learning_rate"], finetune["epochs"]) == (full, "0.0001", "1")
@@ -145,18 +251,38 @@ def test_report_and_chart_carry_the_trivial_baseline(tmp_path, monkeypatch):
 
     from hf_bert_tasks.scripts.compare import write_report
 
-    rows = [{"name": n, "mode": m, "mean": v, "std": 0.0, "n": 1, "baseline": 50.9, "paper": None,
-             "paper_source": "", "reused": False, "wall_seconds": 1.0} for n, m, v in
-            (("finetune", "finetune", 51.0), ("lora", "lora", 50.9), ("last", "feature_based", 72.6))]
+    rows = [
+        {
+            "name": n,
+            "mode": m,
+            "mean": v,
+            "std": 0.0,
+            "n": 1,
+            "baseline": 50.9,
+            "paper": None,
+            "paper_source": "",
+            "reused": False,
+            "wall_seconds": 1.0,
+        }
+        for n, m, v in (("finetune", "finetune", 51.0), ("lora", "lora", 50.9), ("last", "feature_based", 72.6))
+    ]
     seen = {}
-    monkeypatch.setattr(matplotlib.axes.Axes, "legend",
-                        lambda ax, *a, **k: seen.update(labels=[h.get_label() for h in k["handles"]],
-                                                        xlim=ax.get_xlim(), title=ax.get_title()))
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "legend",
+        lambda ax, *a, **k: seen.update(
+            labels=[h.get_label() for h in k["handles"]], xlim=ax.get_xlim(), title=ax.get_title()
+        ),
+    )
     paths = write_report(get_task("sst2"), rows, str(tmp_path), "sst2: dev Accuracy of finetune, lora, feature_based")
     with open(paths["md"], encoding="utf-8") as f:
         md = f.read()
     assert "Trivial baseline" in md and "**50.9**" in md and "learnt next to nothing): finetune, lora." in md
     assert seen["xlim"][0] == 0.0
-    assert seen["labels"] == ["ours: finetune (mean ± std)", "ours: lora (mean ± std)",
-                              "ours: feature_based (mean ± std)", "trivial baseline (best constant) 50.9"]
+    assert seen["labels"] == [
+        "ours: finetune (mean ± std)",
+        "ours: lora (mean ± std)",
+        "ours: feature_based (mean ± std)",
+        "trivial baseline (best constant) 50.9",
+    ]
     assert seen["title"].startswith("sst2: dev Accuracy")

@@ -39,13 +39,18 @@ def _parser():
 
 
 def test_settings_become_the_tokens_of_the_command_line():
-    argv = settings_argv({"learning_rate": "1e-3", "train_files": ["a.txt", "b.txt"], "do_train": True,
-                          "rerun": True, "skipped": None}, _parser())
+    argv = settings_argv(
+        {"learning_rate": "1e-3", "train_files": ["a.txt", "b.txt"], "do_train": True, "rerun": True, "skipped": None},
+        _parser(),
+    )
     assert argv == ["--learning_rate", "1e-3", "--train_files", "a.txt", "b.txt", "--do_train", "true", "--rerun"]
 
 
 def test_unknown_setting_suggests_the_closest_flag():
-    with pytest.raises(ValueError, match=r"^unrecognized arguments: --learning_rat 0\.1 \(did you mean "
-                                         r"--learning_rate\?\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^unrecognized arguments: --learning_rat 0\.1 \(did you mean "
+        r"--learning_rate\?\)$",
+    ):
         settings_argv({"learning_rat": 0.1}, _parser())
     assert unrecognized(["--seed"], ["extra"]) == "unrecognized arguments: extra"

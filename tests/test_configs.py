@@ -19,13 +19,15 @@ PAPER = {
     # §4.1: "batch size of 32 and fine-tune for 3 epochs"; the recipe's lr is 2e-5 from the grid {5e-5 … 2e-5};
     # Appendix A.3 / run_classifier.py: max_seq_length 128
     **{t: (2e-5, 32, 3.0, 128) for t in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
-    "squad_v1": (5e-5, 32, 3.0, 384),   # §4.2: "3 epochs with a learning rate of 5e-5 and a batch size of 32"
-    "squad_v2": (5e-5, 48, 2.0, 384),   # §4.3: "2 epochs with a learning rate of 5e-5 and a batch size of 48"
-    "swag": (2e-5, 16, 3.0, 128),       # §4.4: "3 epochs with a learning rate of 2e-5 and a batch size of 16"
+    "squad_v1": (5e-5, 32, 3.0, 384),  # §4.2: "3 epochs with a learning rate of 5e-5 and a batch size of 32"
+    "squad_v2": (5e-5, 48, 2.0, 384),  # §4.3: "2 epochs with a learning rate of 5e-5 and a batch size of 48"
+    "swag": (2e-5, 16, 3.0, 128),  # §4.4: "3 epochs with a learning rate of 2e-5 and a batch size of 16"
     "conll2003": (5e-5, 32, 3.0, 128),  # Appendix A.3 grid: batch 32, lr 5e-5, 3 epochs
 }
 
-FINETUNE_CONFIGS = sorted(p for p in glob.glob(os.path.join(CONFIGS, "*.yaml")) if "pretrain" not in os.path.basename(p))
+FINETUNE_CONFIGS = sorted(
+    p for p in glob.glob(os.path.join(CONFIGS, "*.yaml")) if "pretrain" not in os.path.basename(p)
+)
 PRETRAIN_CONFIGS = sorted(glob.glob(os.path.join(CONFIGS, "pretrain_*.yaml")))
 
 
@@ -44,12 +46,17 @@ def test_finetune_config_gives_the_papers_hyperparameters(path, tmp_path):
         parse_args,
     )
 
-    _, data, training = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                                   ["--config", path, "--output_dir", str(tmp_path)])
+    _, data, training = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments), ["--config", path, "--output_dir", str(tmp_path)]
+    )
     apply_task_defaults(get_task(data.task), data, training)
     lr, batch, epochs, max_len = PAPER[data.task]
-    assert (training.learning_rate, training.per_device_train_batch_size, training.num_train_epochs,
-            data.max_seq_length) == (lr, batch, epochs, max_len)
+    assert (
+        training.learning_rate,
+        training.per_device_train_batch_size,
+        training.num_train_epochs,
+        data.max_seq_length,
+    ) == (lr, batch, epochs, max_len)
     # Appendix A.2 (weight decay 0.01) and run_classifier.py's warmup_proportion 0.1
     assert (training.weight_decay, training.warmup_steps, training.seed) == (0.01, 0.1, 42)
 
@@ -60,6 +67,8 @@ def test_pretrain_config_parses(path, tmp_path):
     from hf_bert_tasks.pretraining import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
 
     corpus = os.path.join(SAMPLES, "pretraining", "corpus.txt")  # pretrain_base.yaml names a placeholder path
-    model, data, training = parse_args((PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments),
-                                       ["--config", path, "--train_files", corpus, "--output_dir", str(tmp_path)])
+    model, data, training = parse_args(
+        (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments),
+        ["--config", path, "--train_files", corpus, "--output_dir", str(tmp_path)],
+    )
     assert data.train_files == [corpus] and training.max_steps > 0 and model.preset in ("tiny", "base")

@@ -92,8 +92,12 @@ def test_hub_mirror_with_another_label_order_is_mapped_by_name():
     order = ["O", "B-ORG", "B-MISC", "B-PER", "I-PER", "B-LOC", "I-ORG", "I-MISC", "I-LOC"]  # tner's order
     ds = datasets.Dataset.from_dict(
         {"tokens": [["nadia", "ran"]], "tags": [[3, 0]]},
-        features=datasets.Features({"tokens": datasets.List(datasets.Value("string")),
-                                    "tags": datasets.List(datasets.ClassLabel(names=order))}),
+        features=datasets.Features(
+            {
+                "tokens": datasets.List(datasets.Value("string")),
+                "tags": datasets.List(datasets.ClassLabel(names=order)),
+            }
+        ),
     )
     out = get_task("conll2003")._from_hub(ds, "some/mirror", "train")
     assert out.features == conll_features()
@@ -105,14 +109,18 @@ def test_default_hub_source_reads_the_parquet_export_layout(tmp_path):
 
     import datasets
 
-    hub_features = datasets.Features({
-        "id": datasets.Value("string"), "tokens": datasets.List(datasets.Value("string")),
-        "ner_tags": datasets.List(datasets.ClassLabel(names=list(NER_LABELS))),
-    })
+    hub_features = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "tokens": datasets.List(datasets.Value("string")),
+            "ner_tags": datasets.List(datasets.ClassLabel(names=list(NER_LABELS))),
+        }
+    )
     for split, folder in (("train", "train"), ("validation", "validation"), ("test", "test")):
         (tmp_path / "conll2003" / folder).mkdir(parents=True)
-        part = datasets.Dataset.from_dict({"id": ["0"], "tokens": [[split, "nadia"]], "ner_tags": [[0, 1]]},
-                                          features=hub_features)
+        part = datasets.Dataset.from_dict(
+            {"id": ["0"], "tokens": [[split, "nadia"]], "ner_tags": [[0, 1]]}, features=hub_features
+        )
         part.to_parquet(str(tmp_path / "conll2003" / folder / "0000.parquet"))
     # a local folder with the refs/convert/parquet branch's layout stands in for the Hub repository
     task = dataclasses.replace(get_task("conll2003"), hub_dataset=str(tmp_path), hub_revision="main")
@@ -133,8 +141,14 @@ def test_document_context_on_data_without_documents_is_an_error(vocab_tokenizer)
     import datasets
 
     raw = datasets.Dataset.from_dict(  # a Hub-style copy: the -DOCSTART- lines are gone, document_id is -1
-        {"id": ["0"], "document_id": [-1], "tokens": [["the", "cat"]], "pos_tags": [["DT", "NN"]],
-         "chunk_tags": [["B-NP", "I-NP"]], "ner_tags": [["O", "O"]]},
+        {
+            "id": ["0"],
+            "document_id": [-1],
+            "tokens": [["the", "cat"]],
+            "pos_tags": [["DT", "NN"]],
+            "chunk_tags": [["B-NP", "I-NP"]],
+            "ner_tags": [["O", "O"]],
+        },
         features=conll_features(),
     )
     task = get_task("conll2003").configure(SimpleNamespace(label_all_tokens=False, document_context=True))
@@ -160,11 +174,18 @@ def fixture_corpus(seed: int) -> str:
     for doc in range(4):
         lines += ["-DOCSTART- -X- -X- O", ""]
         for k in range(4):
-            i = (seed * 7 + doc * 4 + k)
+            i = seed * 7 + doc * 4 + k
             person, place, thing = PEOPLE[i % 6], PLACES[(i * 5) % 6], THINGS[i % 4]
-            words = [(person, "NNP", "B-NP", "B-PER"), ("found", "VBD", "B-VP", "O"), ("the", "DT", "B-NP", "O"),
-                     (thing, "NN", "I-NP", "O"), ("near", "IN", "B-PP", "O"), ("the", "DT", "B-NP", "O"),
-                     (place, "NN", "I-NP", "B-LOC"), (".", ".", "O", "O")]
+            words = [
+                (person, "NNP", "B-NP", "B-PER"),
+                ("found", "VBD", "B-VP", "O"),
+                ("the", "DT", "B-NP", "O"),
+                (thing, "NN", "I-NP", "O"),
+                ("near", "IN", "B-PP", "O"),
+                ("the", "DT", "B-NP", "O"),
+                (place, "NN", "I-NP", "B-LOC"),
+                (".", ".", "O", "O"),
+            ]
             lines += [" ".join(w) for w in words] + [""]
     return "\n".join(lines) + "\n"
 
@@ -179,10 +200,36 @@ def test_recipe_trains_evaluates_writes_conll_predictions_and_serves_a_pipeline(
     data.mkdir()
     _three_files(data, fixture_corpus(0), fixture_corpus(1), fixture_corpus(2))
     out = tmp_path / "out"
-    args = ["--task", "conll2003", "--data_dir", str(data), "--model_name_or_path", tiny_bert_dir,
-            "--output_dir", str(out), "--num_train_epochs", "12", "--per_device_train_batch_size", "8",
-            "--learning_rate", "3e-3", "--warmup_steps", "0", "--max_seq_length", "24", "--save_strategy", "no",
-            "--eval_strategy", "no", "--disable_tqdm", "true", "--report_to", "none", "--seed", "0"]
+    args = [
+        "--task",
+        "conll2003",
+        "--data_dir",
+        str(data),
+        "--model_name_or_path",
+        tiny_bert_dir,
+        "--output_dir",
+        str(out),
+        "--num_train_epochs",
+        "12",
+        "--per_device_train_batch_size",
+        "8",
+        "--learning_rate",
+        "3e-3",
+        "--warmup_steps",
+        "0",
+        "--max_seq_length",
+        "24",
+        "--save_strategy",
+        "no",
+        "--eval_strategy",
+        "no",
+        "--disable_tqdm",
+        "true",
+        "--report_to",
+        "none",
+        "--seed",
+        "0",
+    ]
     finetune.main(args + (["--document_context"] if document_context else []))
     results = json.loads((out / "all_results.json").read_text())
     # the reported entity-level scores are those of the written prediction files (seqeval, strict IOB2, as reference)

@@ -23,7 +23,8 @@ HEAD_SWAP_REPORT = (
     "classifier.weight                          | MISSING    | \n"
     "classifier.bias                            | MISSING    | \n"
     "\nNotes:\n- UNEXPECTED:\tcan be ignored when loading from different task/architecture; not ok if you expect "
-    "identical arch.\n- MISSING:\tthose params were newly initialized because missing from the checkpoint.")
+    "identical arch.\n- MISSING:\tthose params were newly initialized because missing from the checkpoint."
+)
 
 
 def filtered(logger: str, message: str) -> str | None:
@@ -36,28 +37,36 @@ def test_an_expected_head_swap_report_becomes_one_line():
     assert filtered("transformers.modeling_utils", HEAD_SWAP_REPORT) == (
         "BertForSequenceClassification from /tmp/tiny: head swap (expected): 3 checkpoint tensors dropped "
         "(cls.predictions.*, cls.seq_relationship.*), 2 new head tensors initialised (classifier.bias, "
-        "classifier.weight)")
+        "classifier.weight)"
+    )
 
 
-@pytest.mark.parametrize("key, status", [
-    ("bert.encoder.layer.0.output.dense.bias", "MISSING"),  # a randomly initialised encoder weight
-    ("bert.pooler.dense.bias               ", "MISSING"),  # a random pooler under a sequence head
-    ("bert.encoder.layer.6.output.dense.bias", "UNEXPECTED"),  # a 12-layer checkpoint under a 6-layer config
-    ("embeddings.word_embeddings.weight    ", "UNEXPECTED"),
-])
+@pytest.mark.parametrize(
+    "key, status",
+    [
+        ("bert.encoder.layer.0.output.dense.bias", "MISSING"),  # a randomly initialised encoder weight
+        ("bert.pooler.dense.bias               ", "MISSING"),  # a random pooler under a sequence head
+        ("bert.encoder.layer.6.output.dense.bias", "UNEXPECTED"),  # a 12-layer checkpoint under a 6-layer config
+        ("embeddings.word_embeddings.weight    ", "UNEXPECTED"),
+    ],
+)
 def test_an_encoder_weight_missing_or_dropped_keeps_the_full_report(key, status):
-    report = HEAD_SWAP_REPORT.replace("classifier.bias                            | MISSING    |",
-                                      f"{key:<42} | {status:<10} |")
+    report = HEAD_SWAP_REPORT.replace(
+        "classifier.bias                            | MISSING    |", f"{key:<42} | {status:<10} |"
+    )
     assert key.strip() in report and filtered("transformers.modeling_utils", report) == report
 
 
 def test_a_pooler_dropped_under_a_token_head_is_an_expected_swap():
     # transformers 5.24, all-MiniLM-L6-v2 loaded into BertForTokenClassification (checkpoint keys have no "bert.")
-    report = HEAD_SWAP_REPORT.replace("cls.predictions.bias                       | UNEXPECTED |",
-                                      "pooler.dense.bias                          | UNEXPECTED |")
+    report = HEAD_SWAP_REPORT.replace(
+        "cls.predictions.bias                       | UNEXPECTED |",
+        "pooler.dense.bias                          | UNEXPECTED |",
+    )
     assert filtered("transformers.modeling_utils", report).endswith(
         "3 checkpoint tensors dropped (cls.predictions.*, cls.seq_relationship.*, pooler.dense.*), 2 new head "
-        "tensors initialised (classifier.bias, classifier.weight)")
+        "tensors initialised (classifier.bias, classifier.weight)"
+    )
 
 
 def test_a_size_mismatch_keeps_the_full_report():
@@ -65,17 +74,38 @@ def test_a_size_mismatch_keeps_the_full_report():
     assert filtered("transformers.modeling_utils", report) == report
 
 
-@pytest.mark.parametrize("logger, message, kept", [
-    ("transformers.distributed.tensor_parallel", "The following layers were not sharded: bert.pooler.dense.bias", False),
-    ("transformers.distributed.tensor_parallel", "The following TP rules were not applied on any of the layers: {}",
-     False),
-    ("transformers.trainer_utils", ("The tokenizer has new PAD/BOS/EOS tokens that differ from the model config "
-                                    "and generation config. Updated tokens: {'pad_token_id': 0}."), False),
-    ("transformers.trainer_utils", ("The tokenizer has new PAD/BOS/EOS tokens that differ from the model config "
-                                    "and generation config. Updated tokens: {'eos_token_id': 2, 'pad_token_id': 0}."),
-     True),
-    ("transformers.trainer_utils", "some other warning", True),
-])
+@pytest.mark.parametrize(
+    "logger, message, kept",
+    [
+        (
+            "transformers.distributed.tensor_parallel",
+            "The following layers were not sharded: bert.pooler.dense.bias",
+            False,
+        ),
+        (
+            "transformers.distributed.tensor_parallel",
+            "The following TP rules were not applied on any of the layers: {}",
+            False,
+        ),
+        (
+            "transformers.trainer_utils",
+            (
+                "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config "
+                "and generation config. Updated tokens: {'pad_token_id': 0}."
+            ),
+            False,
+        ),
+        (
+            "transformers.trainer_utils",
+            (
+                "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config "
+                "and generation config. Updated tokens: {'eos_token_id': 2, 'pad_token_id': 0}."
+            ),
+            True,
+        ),
+        ("transformers.trainer_utils", "some other warning", True),
+    ],
+)
 def test_library_messages_of_our_load_paths_are_dropped(logger, message, kept):
     assert (filtered(logger, message) == message) is kept
 
@@ -94,11 +124,41 @@ def test_filters_hold_only_inside_the_block_and_nest():
 def test_a_finetune_run_off_a_terminal_prints_no_bar_frames_and_no_load_table(tmp_path, tiny_bert_dir):
     env = {**os.environ, "PYTHONPATH": REPO, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "mrpc", "--data_dir",
-         os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path),
-         "--max_train_samples", "16", "--max_eval_samples", "8", "--per_device_train_batch_size", "8",
-         "--num_train_epochs", "1", "--logging_steps", "1", "--save_strategy", "no", "--report_to", "none"],
-        check=False, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "hf_bert_tasks.cli",
+            "finetune",
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(tmp_path),
+            "--max_train_samples",
+            "16",
+            "--max_eval_samples",
+            "8",
+            "--per_device_train_batch_size",
+            "8",
+            "--num_train_epochs",
+            "1",
+            "--logging_steps",
+            "1",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=600,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-2000:]
     assert "\r" not in output and "LOAD REPORT" not in output and "| UNEXPECTED |" not in output

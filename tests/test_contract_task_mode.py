@@ -36,8 +36,9 @@ def training_modes() -> list[str]:
     except ImportError:
         from hf_bert_tasks.cli import dataclass_fields
 
-        mode = next(f for f in dataclass_fields("hf_bert_tasks.arguments", "FinetuneTrainingArguments")
-                    if f.name == "mode")
+        mode = next(
+            f for f in dataclass_fields("hf_bert_tasks.arguments", "FinetuneTrainingArguments") if f.name == "mode"
+        )
         return list(mode.choices)
     return list(TRAINING_MODES)
 
@@ -48,18 +49,92 @@ CASES = [(task, mode) for task in TASKS for mode in MODES]
 
 MAX_SEQ_LENGTH = 48
 #: Settings every run shares: 2 optimizer steps, no checkpoints, no evaluation during training (the final one runs).
-COMMON = ["--max_steps", "2", "--per_device_train_batch_size", "4", "--per_device_eval_batch_size", "4",
-          "--max_seq_length", str(MAX_SEQ_LENGTH), "--learning_rate", "1e-3", "--save_strategy", "no", "--eval_strategy", "no",
-          "--logging_steps", "1", "--report_to", "none", "--disable_tqdm", "true", "--seed", "0",
-          "--no_cache_tokenized", "--max_query_length", "16", "--doc_stride", "16"]
+COMMON = [
+    "--max_steps",
+    "2",
+    "--per_device_train_batch_size",
+    "4",
+    "--per_device_eval_batch_size",
+    "4",
+    "--max_seq_length",
+    str(MAX_SEQ_LENGTH),
+    "--learning_rate",
+    "1e-3",
+    "--save_strategy",
+    "no",
+    "--eval_strategy",
+    "no",
+    "--logging_steps",
+    "1",
+    "--report_to",
+    "none",
+    "--disable_tqdm",
+    "true",
+    "--seed",
+    "0",
+    "--no_cache_tokenized",
+    "--max_query_length",
+    "16",
+    "--doc_stride",
+    "16",
+]
 #: Per-mode settings that keep the run tiny (a mode not listed runs with its defaults).
 MODE_FLAGS = {"feature_based": ["--head_hidden_size", "16"], "lora": ["--lora_r", "2", "--lora_alpha", "4"]}
 
 #: The written WordPiece vocabulary (ids = line numbers); every word of the tiny data is in it.
-WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "ran", "to", ".", ",", "?", "is", "was", "not", "good", "bad",
-         "new", "york", "in", "he", "she", "it", "and", "rug", "who", "where", "what", "red", "blue", "big", "small",
-         "park", "house", "river", "city", "nadia", "hiro", "met", "at", "cup", "world", "cross", "london", "paris",
-         "walked", "later", "sold", "map", "coloured", "delightful"]
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "on",
+    "mat",
+    "ran",
+    "to",
+    ".",
+    ",",
+    "?",
+    "is",
+    "was",
+    "not",
+    "good",
+    "bad",
+    "new",
+    "york",
+    "in",
+    "he",
+    "she",
+    "it",
+    "and",
+    "rug",
+    "who",
+    "where",
+    "what",
+    "red",
+    "blue",
+    "big",
+    "small",
+    "park",
+    "house",
+    "river",
+    "city",
+    "nadia",
+    "hiro",
+    "met",
+    "at",
+    "cup",
+    "world",
+    "cross",
+    "london",
+    "paris",
+    "walked",
+    "later",
+    "sold",
+    "map",
+    "coloured",
+    "delightful",
+]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "##s", "##ed", "##ing"]
 SIZES = {"train": 8}  # other splits: 4 examples
 N_OTHER = 4
@@ -67,8 +142,11 @@ N_OTHER = 4
 
 def sentence(i: int) -> str:
     """A deterministic sentence of vocabulary words, different for every ``i``."""
-    subjects, verbs, things = ["the cat", "a dog", "he", "she", "nadia", "hiro"], ["sat on", "ran to", "walked to"], [
-        "the mat", "the rug", "a park", "the house", "the river", "a city"]
+    subjects, verbs, things = (
+        ["the cat", "a dog", "he", "she", "nadia", "hiro"],
+        ["sat on", "ran to", "walked to"],
+        ["the mat", "the rug", "a park", "the house", "the river", "a city"],
+    )
     text = f"{subjects[i % 6]} {verbs[i % 3]} {things[(i * 5) % 6]}"
     return text + (" and it was good ." if i % 2 else " .")
 
@@ -106,8 +184,20 @@ def _write_glue(task, folder) -> None:
 
 
 def _write_swag(task, folder) -> None:
-    header = ["", "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
-              "ending0", "ending1", "ending2", "ending3", "label"]
+    header = [
+        "",
+        "video-id",
+        "fold-ind",
+        "startphrase",
+        "sent1",
+        "sent2",
+        "gold-source",
+        "ending0",
+        "ending1",
+        "ending2",
+        "ending3",
+        "label",
+    ]
     for split, names in task.local_files.items():
         labelled = split not in task.test_splits
         buf = io.StringIO()
@@ -121,9 +211,21 @@ def _write_swag(task, folder) -> None:
 
 
 def _write_conll(task, folder) -> None:
-    words = [("nadia", "B-PER"), ("met", "O"), ("hiro", "B-PER"), ("at", "O"), ("the", "O"), ("red", "B-ORG"),
-             ("cross", "I-ORG"), ("in", "O"), ("new", "B-LOC"), ("york", "I-LOC"), ("world", "B-MISC"),
-             ("cup", "I-MISC"), (".", "O")]
+    words = [
+        ("nadia", "B-PER"),
+        ("met", "O"),
+        ("hiro", "B-PER"),
+        ("at", "O"),
+        ("the", "O"),
+        ("red", "B-ORG"),
+        ("cross", "I-ORG"),
+        ("in", "O"),
+        ("new", "B-LOC"),
+        ("york", "I-LOC"),
+        ("world", "B-MISC"),
+        ("cup", "I-MISC"),
+        (".", "O"),
+    ]
     for split, names in task.local_files.items():
         lines = ["-DOCSTART- -X- -X- O", ""]
         for i in range(SIZES.get(split, N_OTHER)):
@@ -134,8 +236,12 @@ def _write_conll(task, folder) -> None:
 
 def _write_squad(task, folder) -> None:
     version = "2.0" if task.version_2_with_negative else "1.1"
-    questions = [("who sat on the mat ?", "the cat"), ("where did the dog run ?", "to a park"),
-                 ("what was red ?", "the house"), ("who walked to the river ?", "nadia")]
+    questions = [
+        ("who sat on the mat ?", "the cat"),
+        ("where did the dog run ?", "to a park"),
+        ("what was red ?", "the house"),
+        ("who walked to the river ?", "nadia"),
+    ]
     context = "the cat sat on the mat . a dog ran to a park . the house was red . nadia walked to the river ."
     for split, names in task.local_files.items():
         labelled = split not in task.test_splits
@@ -154,8 +260,13 @@ def _write_squad(task, folder) -> None:
 
 
 #: problem type -> writer of its tiny original files (GLUE-style sequence tasks share one generic writer).
-WRITERS = {"single_label_classification": _write_glue, "regression": _write_glue, "multiple_choice": _write_swag,
-           "token_classification": _write_conll, "question_answering": _write_squad}
+WRITERS = {
+    "single_label_classification": _write_glue,
+    "regression": _write_glue,
+    "multiple_choice": _write_swag,
+    "token_classification": _write_conll,
+    "question_answering": _write_squad,
+}
 
 
 def write_tiny_data(task, folder) -> str:
@@ -165,8 +276,10 @@ def write_tiny_data(task, folder) -> str:
         NotImplementedError: no writer for the task's problem type (a new kind of task must add one here).
     """
     if task.problem_type not in WRITERS:
-        raise NotImplementedError(f"task {task.name!r}: no tiny-data writer for problem type {task.problem_type!r}; "
-                                  "add one to WRITERS in tests/test_contract_task_mode.py")
+        raise NotImplementedError(
+            f"task {task.name!r}: no tiny-data writer for problem type {task.problem_type!r}; "
+            "add one to WRITERS in tests/test_contract_task_mode.py"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     WRITERS[task.problem_type](task, folder)
     return str(folder)
@@ -183,8 +296,16 @@ def tiny_model_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("contract-model")
     (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
     tokenizer = BertTokenizer(vocab=str(root / "vocab.txt"), do_lower_case=True)
-    return build_random_bert(str(root / "bert"), tokenizer, preset="tiny", seed=0, hidden_size=16,
-                             num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    return build_random_bert(
+        str(root / "bert"),
+        tokenizer,
+        preset="tiny",
+        seed=0,
+        hidden_size=16,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+    )
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -224,7 +345,7 @@ class _Wrote(logging.Handler):
 
     def emit(self, record):
         if record.getMessage().startswith("wrote "):
-            self.paths.append(record.getMessage()[len("wrote "):])
+            self.paths.append(record.getMessage()[len("wrote ") :])
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{t}-{m}" for t, m in CASES])
@@ -239,13 +360,33 @@ def run(request, tmp_path_factory, tiny_model_dir, data_dirs):
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
-        results = finetune.main(["--task", name, "--data_dir", data_dir, "--model_name_or_path", tiny_model_dir,
-                                 "--output_dir", out, "--mode", mode, *COMMON, *MODE_FLAGS.get(mode, [])])
+        results = finetune.main(
+            [
+                "--task",
+                name,
+                "--data_dir",
+                data_dir,
+                "--model_name_or_path",
+                tiny_model_dir,
+                "--output_dir",
+                out,
+                "--mode",
+                mode,
+                *COMMON,
+                *MODE_FLAGS.get(mode, []),
+            ]
+        )
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
-    return {"task": TASK_REGISTRY[name], "mode": mode, "out": out, "data_dir": data_dir, "results": results,
-            "predictions": handler.paths}
+    return {
+        "task": TASK_REGISTRY[name],
+        "mode": mode,
+        "out": out,
+        "data_dir": data_dir,
+        "results": results,
+        "predictions": handler.paths,
+    }
 
 
 # ------------------------------------------------------------------------------------------------ the contract
@@ -329,7 +470,7 @@ def test_saved_folder_loads_with_pipeline(run):
         context = "the cat sat on the mat ."
         answer = qa(question="who sat on the mat ?", context=context)
         assert set(answer) >= {"score", "start", "end", "answer"}
-        assert answer["answer"] == context[answer["start"]:answer["end"]]
+        assert answer["answer"] == context[answer["start"] : answer["end"]]
         return
     pipe = pipeline_for(out)
     if task.problem_type == "token_classification":

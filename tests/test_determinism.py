@@ -25,10 +25,34 @@ def sst2_dir(tmp_path_factory):
 def _run(model, data, out, seed) -> dict:
     from hf_bert_tasks.scripts import finetune
 
-    finetune.main(["--task", "sst2", "--data_dir", data, "--model_name_or_path", model, "--output_dir", str(out),
-                   "--num_train_epochs", "2", "--per_device_train_batch_size", "8", "--learning_rate", "1e-3",
-                   "--seed", str(seed), "--save_strategy", "no", "--eval_strategy", "no", "--report_to", "none",
-                   "--do_train", "--do_eval"])
+    finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--data_dir",
+            data,
+            "--model_name_or_path",
+            model,
+            "--output_dir",
+            str(out),
+            "--num_train_epochs",
+            "2",
+            "--per_device_train_batch_size",
+            "8",
+            "--learning_rate",
+            "1e-3",
+            "--seed",
+            str(seed),
+            "--save_strategy",
+            "no",
+            "--eval_strategy",
+            "no",
+            "--report_to",
+            "none",
+            "--do_train",
+            "--do_eval",
+        ]
+    )
     with open(os.path.join(out, "all_results.json"), encoding="utf-8") as f:
         return {k: v for k, v in json.load(f).items() if k in ("train_loss", "eval_loss", "eval_accuracy")}
 
@@ -36,8 +60,11 @@ def _run(model, data, out, seed) -> dict:
 @pytest.fixture(scope="module")
 def three_runs(tiny_bert_dir, sst2_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("det")
-    return (_run(tiny_bert_dir, sst2_dir, root / "a", 5), _run(tiny_bert_dir, sst2_dir, root / "b", 5),
-            _run(tiny_bert_dir, sst2_dir, root / "c", 6))
+    return (
+        _run(tiny_bert_dir, sst2_dir, root / "a", 5),
+        _run(tiny_bert_dir, sst2_dir, root / "b", 5),
+        _run(tiny_bert_dir, sst2_dir, root / "c", 6),
+    )
 
 
 #: Same seed, same process, same data: the same computation, but the second run's tensors live at other addresses

@@ -24,7 +24,8 @@ import pytest
 
 from tests.conftest import REPO, SAMPLES, TORCHRUN_EXIT
 
-DRIVER = """
+DRIVER = (
+    """
 import json, sys
 from hf_bert_tasks.scripts import finetune
 jobs = json.load(open(sys.argv[1]))
@@ -34,7 +35,9 @@ for job in jobs:
         pretrain.main(job["argv"])
     else:
         finetune.main(job["argv"])
-""" + TORCHRUN_EXIT
+"""
+    + TORCHRUN_EXIT
+)
 
 #: (word, tag) pools for the synthetic CoNLL sentences: "<PER> visited <LOC> with <ORG> ."
 _PER, _LOC, _ORG = ["anna", "oskar", "rosa", "maria"], ["paris", "lima", "oslo"], ["acme", "globex"]
@@ -61,10 +64,16 @@ def _squad_file(path, n_paragraphs: int, offset: int, filler_sentences: int) -> 
         filler = " ".join(["the dog sat on the mat ."] * filler_sentences)
         context = f"{filler} {name} was born in {place} . {filler} {name} sat on the rug ."
         qas = [
-            {"id": f"q{offset}-{p}-a", "question": f"where was {name} born ?",
-             "answers": [{"text": place, "answer_start": context.index(f"in {place}") + 3}]},
-            {"id": f"q{offset}-{p}-b", "question": f"where did {name} sit ?",
-             "answers": [{"text": "the rug", "answer_start": context.rindex("the rug")}]},
+            {
+                "id": f"q{offset}-{p}-a",
+                "question": f"where was {name} born ?",
+                "answers": [{"text": place, "answer_start": context.index(f"in {place}") + 3}],
+            },
+            {
+                "id": f"q{offset}-{p}-b",
+                "question": f"where did {name} sit ?",
+                "answers": [{"text": "the rug", "answer_start": context.rindex("the rug")}],
+            },
         ]
         data.append({"title": f"t{p}", "paragraphs": [{"context": context, "qas": qas}]})
     path.write_text(json.dumps({"version": "1.1", "data": data}), encoding="utf-8")
@@ -79,8 +88,16 @@ def runs(tmp_path_factory, sample_tokenizer):
 
     root = tmp_path_factory.mktemp("dist")
     model = build_random_bert(
-        str(root / "tiny"), sample_tokenizer, preset="tiny", seed=0, hidden_size=32, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=128, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        str(root / "tiny"),
+        sample_tokenizer,
+        preset="tiny",
+        seed=0,
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
     )
     mrpc = root / "mrpc"
     mrpc.mkdir()
@@ -88,52 +105,140 @@ def runs(tmp_path_factory, sample_tokenizer):
         with open(os.path.join(SAMPLES, "MRPC", name), encoding="utf-8") as f:
             lines = f.read().splitlines()[: rows + 1]
         (mrpc / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    common = ["--model_name_or_path", model, "--seed", "7", "--save_strategy", "no", "--logging_steps", "1",
-              "--per_device_eval_batch_size", "8", "--report_to", "none", "--learning_rate", "1e-3"]
+    common = [
+        "--model_name_or_path",
+        model,
+        "--seed",
+        "7",
+        "--save_strategy",
+        "no",
+        "--logging_steps",
+        "1",
+        "--per_device_eval_batch_size",
+        "8",
+        "--report_to",
+        "none",
+        "--learning_rate",
+        "1e-3",
+    ]
     jobs = {"mrpc": ["--task", "mrpc", "--data_dir", str(mrpc), "--num_train_epochs", "2"]}
     if "conll2003" in list_tasks():
         conll = root / "conll"
         conll.mkdir()
         _conll_file(conll / "train.txt", 32, 0)
         _conll_file(conll / "valid.txt", 13, 1)
-        jobs["conll2003"] = ["--task", "conll2003", "--data_dir", str(conll), "--num_train_epochs", "1",
-                             "--max_seq_length", "32"]
+        jobs["conll2003"] = [
+            "--task",
+            "conll2003",
+            "--data_dir",
+            str(conll),
+            "--num_train_epochs",
+            "1",
+            "--max_seq_length",
+            "32",
+        ]
     if "squad_v1" in list_tasks():
         squad = root / "squad"
         squad.mkdir()
         _squad_file(squad / "train-v1.1.json", 8, 0, filler_sentences=0)
         _squad_file(squad / "dev-v1.1.json", 5, 1, filler_sentences=6)
-        jobs["squad_v1"] = ["--task", "squad_v1", "--data_dir", str(squad), "--num_train_epochs", "1",
-                         "--max_seq_length", "64", "--doc_stride", "24", "--max_query_length", "16",
-                            "--pad_to_max_length"]
+        jobs["squad_v1"] = [
+            "--task",
+            "squad_v1",
+            "--data_dir",
+            str(squad),
+            "--num_train_epochs",
+            "1",
+            "--max_seq_length",
+            "64",
+            "--doc_stride",
+            "24",
+            "--max_query_length",
+            "16",
+            "--pad_to_max_length",
+        ]
     if "pretrain" in SUBCOMMANDS:
-        docs = [[f"{_PER[d % 4]} took the {w} to {_LOC[(d + k) % 3]} ." for k, w in enumerate(["cat", "dog", "mat", "rug", "kite"])]
-                for d in range(12)]
+        docs = [
+            [
+                f"{_PER[d % 4]} took the {w} to {_LOC[(d + k) % 3]} ."
+                for k, w in enumerate(["cat", "dog", "mat", "rug", "kite"])
+            ]
+            for d in range(12)
+        ]
         (root / "corpus.txt").write_text("\n\n".join("\n".join(d) for d in docs) + "\n", encoding="utf-8")
-        pretrain = ["--train_files", str(root / "corpus.txt"), "--model_name_or_path", model, "--max_seq_length", "32",
-                    "--masking", "static", "--validation_split_percentage", "34", "--max_steps", "6",
-                    "--eval_strategy", "no", "--save_strategy", "no", "--logging_steps", "1", "--seed", "7",
-                    "--learning_rate", "1e-3", "--per_device_eval_batch_size", "1", "--report_to", "none",
-                    "--dupe_factor", "4", "--disable_tqdm", "True"]
+        pretrain = [
+            "--train_files",
+            str(root / "corpus.txt"),
+            "--model_name_or_path",
+            model,
+            "--max_seq_length",
+            "32",
+            "--masking",
+            "static",
+            "--validation_split_percentage",
+            "34",
+            "--max_steps",
+            "6",
+            "--eval_strategy",
+            "no",
+            "--save_strategy",
+            "no",
+            "--logging_steps",
+            "1",
+            "--seed",
+            "7",
+            "--learning_rate",
+            "1e-3",
+            "--per_device_eval_batch_size",
+            "1",
+            "--report_to",
+            "none",
+            "--dupe_factor",
+            "4",
+            "--disable_tqdm",
+            "True",
+        ]
     out = {}
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"
+    )
     driver = root / "driver.py"
     driver.write_text(DRIVER, encoding="utf-8")
     for mode, batch in (("single", "8"), ("ddp", "4")):
-        spec = [{"kind": "finetune", "name": name,
-                 "argv": argv + common + ["--per_device_train_batch_size", batch, "--output_dir", str(root / mode / name)]}
-                for name, argv in jobs.items()]
+        spec = [
+            {
+                "kind": "finetune",
+                "name": name,
+                "argv": argv
+                + common
+                + ["--per_device_train_batch_size", batch, "--output_dir", str(root / mode / name)],
+            }
+            for name, argv in jobs.items()
+        ]
         if "pretrain" in SUBCOMMANDS:
-            spec.append({"kind": "pretrain", "name": "pretrain", "argv": pretrain + [
-                "--per_device_train_batch_size", batch, "--output_dir", str(root / mode / "pretrain")]})
+            spec.append(
+                {
+                    "kind": "pretrain",
+                    "name": "pretrain",
+                    "argv": pretrain
+                    + ["--per_device_train_batch_size", batch, "--output_dir", str(root / mode / "pretrain")],
+                }
+            )
         (root / f"{mode}.json").write_text(json.dumps(spec), encoding="utf-8")
         if mode == "single":
             cmd = [sys.executable, str(driver), str(root / f"{mode}.json")]
         else:
-            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                   str(driver), str(root / f"{mode}.json")]
-        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=540)
+            cmd = [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc_per_node",
+                "2",
+                str(driver),
+                str(root / f"{mode}.json"),
+            ]
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=540, check=False)
         assert proc.returncode == 0, f"{mode} run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
         out[mode] = root / mode
         out[f"{mode}_output"] = (proc.stdout, proc.stderr)
@@ -243,10 +348,13 @@ def test_pretraining_with_two_processes_matches_one_process(runs):
 def test_only_the_main_process_prints_metrics_and_logs_info(runs):
     """TrainingArguments.get_process_log_level(): rank 1 logs at WARNING, so each metrics line and each INFO line of
     the package appears once under torchrun, as in the single process."""
+
     def counts(mode):
         stdout, stderr = runs[f"{mode}_output"]
-        return (sum(line.startswith(("{'eval_", "{'steps'")) for line in stdout.splitlines()),
-                sum(" INFO hf_bert_tasks." in line for line in stderr.splitlines()))
+        return (
+            sum(line.startswith(("{'eval_", "{'steps'")) for line in stdout.splitlines()),
+            sum(" INFO hf_bert_tasks." in line for line in stderr.splitlines()),
+        )
 
     single, ddp = counts("single"), counts("ddp")  # (metric dicts printed: ours and Trainer's, INFO lines)
     assert single[0] >= len(runs["jobs"]) and single[1] > 0

@@ -37,8 +37,11 @@ def documented_commands(path: str) -> list[tuple[str, int, list[str]]]:
             continue  # a comment line
         text = re.sub(r"\$\{?(T|TASK)\}?\b", "mrpc", text.split(" #")[0])  # a loop over tasks: one of them
         text = re.sub(r"\$\([^)]*\)|\$\{?\w+\}?", "1", text)
-        for found in re.finditer(r"(?:^|[\s/])hf-bert-tasks\s+((?:tasks|finetune|pretrain|compare|push|quickstart|-)"
-                                 r"(?:\s.*|$))", text):
+        for found in re.finditer(
+            r"(?:^|[\s/])hf-bert-tasks\s+((?:tasks|finetune|pretrain|compare|push|quickstart|-)"
+            r"(?:\s.*|$))",
+            text,
+        ):
             command = re.split(r"\s(?:&&?|;|\|)\s?|\s&$", found.group(1))[0]
             command = command.replace("[", " ").replace("]", " ")
             if "..." in command or "…" in command:

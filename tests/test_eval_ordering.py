@@ -74,8 +74,9 @@ def test_grouped_training_order_depends_only_on_seed_and_epoch():
 def parse(*argv):
     from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
 
-    return parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                      ["--task", "mrpc", "--output_dir", "x", *argv])[2]
+    return parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments), ["--task", "mrpc", "--output_dir", "x", *argv]
+    )[2]
 
 
 def test_group_by_length_is_the_parsed_default_and_can_be_turned_off():
@@ -97,8 +98,9 @@ def sampler_after_task_defaults(task, *argv):
         parse_args,
     )
 
-    _, data_args, training_args = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                                             ["--task", task, "--output_dir", "x", *argv])
+    _, data_args, training_args = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments), ["--task", task, "--output_dir", "x", *argv]
+    )
     apply_task_defaults(data_args.registered_task(), data_args, training_args)
     return training_args.train_sampling_strategy, training_args.group_by_length
 
@@ -109,8 +111,9 @@ def test_regression_defaults_to_random_batches_and_classification_to_length_grou
     assert sampler_after_task_defaults("mrpc") == ("group_by_length", True)
 
 
-@pytest.mark.parametrize("argv", [["--group_by_length"], ["--group_by_length", "true"],
-                                  ["--train_sampling_strategy", "group_by_length"]])
+@pytest.mark.parametrize(
+    "argv", [["--group_by_length"], ["--group_by_length", "true"], ["--train_sampling_strategy", "group_by_length"]]
+)
 def test_a_given_length_grouped_sampler_wins_over_the_regression_default(argv):
     assert sampler_after_task_defaults("stsb", *argv) == ("group_by_length", True)
 
@@ -173,10 +176,22 @@ def make_trainer(parts, sort: bool, batches: list | None = None, **extra):
             batches.append(batch["input_ids"].shape[1])
         return batch
 
-    args = FinetuneTrainingArguments(output_dir=str(tmp), per_device_eval_batch_size=8, report_to="none",
-                                     sort_eval_by_length=sort, disable_tqdm=True, eval_strategy="no", **extra)
-    return LengthSortedTrainer(model=model, args=args, data_collator=recording, processing_class=tokenizer,
-                               compute_metrics=task.trainer_compute_metrics())
+    args = FinetuneTrainingArguments(
+        output_dir=str(tmp),
+        per_device_eval_batch_size=8,
+        report_to="none",
+        sort_eval_by_length=sort,
+        disable_tqdm=True,
+        eval_strategy="no",
+        **extra,
+    )
+    return LengthSortedTrainer(
+        model=model,
+        args=args,
+        data_collator=recording,
+        processing_class=tokenizer,
+        compute_metrics=task.trainer_compute_metrics(),
+    )
 
 
 def test_sorted_prediction_runs_longest_first_and_returns_dataset_order(mrpc_trainer_parts):
@@ -210,8 +225,9 @@ def test_length_grouped_training_batches_pad_less_than_random(mrpc_trainer_parts
     features = mrpc_trainer_parts[2]
     padded = {}
     for strategy in ("group_by_length", "random"):
-        trainer = make_trainer(mrpc_trainer_parts, True, None, train_sampling_strategy=strategy,
-                               per_device_train_batch_size=4)
+        trainer = make_trainer(
+            mrpc_trainer_parts, True, None, train_sampling_strategy=strategy, per_device_train_batch_size=4
+        )
         trainer.train_dataset = features
         lengths = feature_lengths(features)
         batches = [b["input_ids"] for b in trainer.get_train_dataloader()]
@@ -224,9 +240,26 @@ def test_length_grouped_training_batches_pad_less_than_random(mrpc_trainer_parts
 def finetune(task, data_dir, model_dir, out, *extra):
     from hf_bert_tasks.scripts import finetune as recipe
 
-    return recipe.main(["--task", task, "--data_dir", data_dir, "--model_name_or_path", model_dir, "--output_dir",
-                        str(out), "--per_device_eval_batch_size", "4", "--report_to", "none", "--disable_tqdm", "true",
-                        "--no_cache_tokenized", *extra])
+    return recipe.main(
+        [
+            "--task",
+            task,
+            "--data_dir",
+            data_dir,
+            "--model_name_or_path",
+            model_dir,
+            "--output_dir",
+            str(out),
+            "--per_device_eval_batch_size",
+            "4",
+            "--report_to",
+            "none",
+            "--disable_tqdm",
+            "true",
+            "--no_cache_tokenized",
+            *extra,
+        ]
+    )
 
 
 def on_and_off(task, data_dir, model_dir, tmp_path, *extra):
@@ -248,8 +281,9 @@ def metrics_without_timing(out):
 def test_mrpc_metrics_and_submission_file_do_not_depend_on_eval_order(tiny_bert_dir, tmp_path):
     data = tmp_path / "mrpc"
     data.mkdir()
-    on, off = on_and_off("mrpc", varied_mrpc(data), tiny_bert_dir, tmp_path, "--do_eval", "--do_predict",
-                         "--max_eval_samples", "48")
+    on, off = on_and_off(
+        "mrpc", varied_mrpc(data), tiny_bert_dir, tmp_path, "--do_eval", "--do_predict", "--max_eval_samples", "48"
+    )
     assert metrics_without_timing(on) == metrics_without_timing(off)
     assert (on / "MRPC.tsv").read_text() == (off / "MRPC.tsv").read_text()
 
@@ -259,10 +293,18 @@ def _squad_dev(folder):
     for p, (name, place) in enumerate([("anna", "paris"), ("oskar", "lima"), ("rosa", "oslo"), ("maria", "rome")]):
         filler = " ".join(["the dog sat on the mat ."] * (1 + 3 * p))  # contexts of 4 lengths: 1 to 4+ windows
         context = f"{name} was born in {place} . {filler} {name} sat on the rug ."
-        qas = [{"id": f"q{p}a", "question": f"where was {name} born ?",
-                "answers": [{"text": place, "answer_start": context.index(place)}]},
-               {"id": f"q{p}b", "question": f"where did {name} sit ?",
-                "answers": [{"text": "the rug", "answer_start": context.rindex("the rug")}]}]
+        qas = [
+            {
+                "id": f"q{p}a",
+                "question": f"where was {name} born ?",
+                "answers": [{"text": place, "answer_start": context.index(place)}],
+            },
+            {
+                "id": f"q{p}b",
+                "question": f"where did {name} sit ?",
+                "answers": [{"text": "the rug", "answer_start": context.rindex("the rug")}],
+            },
+        ]
         data.append({"title": f"t{p}", "paragraphs": [{"context": context, "qas": qas}]})
     (folder / "dev-v1.1.json").write_text(json.dumps({"version": "1.1", "data": data}), encoding="utf-8")
 
@@ -271,16 +313,28 @@ def test_squad_predictions_do_not_depend_on_eval_order(tiny_bert_dir, tmp_path):
     data = tmp_path / "squad"
     data.mkdir()
     _squad_dev(data)
-    on, off = on_and_off("squad_v1", str(data), tiny_bert_dir, tmp_path, "--do_eval", "--max_seq_length", "40",
-                         "--doc_stride", "12", "--max_query_length", "12")
+    on, off = on_and_off(
+        "squad_v1",
+        str(data),
+        tiny_bert_dir,
+        tmp_path,
+        "--do_eval",
+        "--max_seq_length",
+        "40",
+        "--doc_stride",
+        "12",
+        "--max_query_length",
+        "12",
+    )
     assert json.loads((on / "predictions.json").read_text()) == json.loads((off / "predictions.json").read_text())
     nbest_on, nbest_off = (json.loads((o / "nbest_predictions.json").read_text()) for o in (on, off))
     assert nbest_on.keys() == nbest_off.keys()
     for qid in nbest_on:  # same candidates in the same order; their logits only to float32 rounding
         assert [e["text"] for e in nbest_on[qid]] == [e["text"] for e in nbest_off[qid]], qid
         for key in ("probability", "start_logit", "end_logit"):
-            np.testing.assert_allclose([e[key] for e in nbest_on[qid]], [e[key] for e in nbest_off[qid]],
-                                       rtol=0, atol=LOGIT_ATOL)
+            np.testing.assert_allclose(
+                [e[key] for e in nbest_on[qid]], [e[key] for e in nbest_off[qid]], rtol=0, atol=LOGIT_ATOL
+            )
     assert metrics_without_timing(on) == metrics_without_timing(off)
 
 
@@ -295,7 +349,6 @@ def test_ner_predictions_do_not_depend_on_eval_order(tiny_bert_dir, tmp_path):
     on, off = on_and_off("conll2003", str(data), tiny_bert_dir, tmp_path, "--do_eval", "--max_seq_length", "16")
     assert (on / "validation_predictions.txt").read_text() == (off / "validation_predictions.txt").read_text()
     assert metrics_without_timing(on) == metrics_without_timing(off)
-
 
 
 def test_squad_padding_logits_cannot_crowd_out_answers(tiny_bert_dir):
@@ -317,8 +370,15 @@ def test_squad_padding_logits_cannot_crowd_out_answers(tiny_bert_dir):
     task = get_task("squad_v1").configure(Options())
     context = "anna was born in paris ."
     raw = datasets.Dataset.from_dict(
-        {"id": ["q"], "title": ["t"], "context": [context], "question": ["where was anna born ?"],
-         "answers": [{"text": ["paris"], "answer_start": [context.index("paris")]}]}, features=task.features())
+        {
+            "id": ["q"],
+            "title": ["t"],
+            "context": [context],
+            "question": ["where was anna born ?"],
+            "answers": [{"text": ["paris"], "answer_start": [context.index("paris")]}],
+        },
+        features=task.features(),
+    )
     features = task.preprocess(raw, AutoTokenizer.from_pretrained(tiny_bert_dir), 64, "validation")
     length = len(features[0]["input_ids"])
     offsets = features[0]["offset_mapping"]

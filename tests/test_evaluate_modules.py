@@ -64,10 +64,11 @@ def test_glue_unknown_config_names_the_known_ones():
         evaluate.load(metric_path("glue"), "mrcp")
 
 
-SQUAD_PREDS = [{"id": "q1", "prediction_text": "the Denver Broncos"},
-               {"id": "q2", "prediction_text": "Carolina"}]
-SQUAD_REFS = [{"id": "q1", "answers": {"text": ["Denver Broncos", "Broncos"], "answer_start": [177, 184]}},
-              {"id": "q2", "answers": {"text": ["Carolina Panthers"], "answer_start": [249]}}]
+SQUAD_PREDS = [{"id": "q1", "prediction_text": "the Denver Broncos"}, {"id": "q2", "prediction_text": "Carolina"}]
+SQUAD_REFS = [
+    {"id": "q1", "answers": {"text": ["Denver Broncos", "Broncos"], "answer_start": [177, 184]}},
+    {"id": "q2", "answers": {"text": ["Carolina Panthers"], "answer_start": [249]}},
+]
 
 
 def test_squad_module_equals_the_task_metrics():
@@ -82,23 +83,31 @@ def test_squad_module_equals_the_task_metrics():
     assert got["f1"] == pytest.approx(100 * (1 + 2 / 3) / 2, abs=1e-9)
 
 
-SQUAD_V2_PREDS = [{"id": "a", "prediction_text": "Broncos", "no_answer_probability": -3.0},
-                  {"id": "b", "prediction_text": "in 1990", "no_answer_probability": 2.5},
-                  {"id": "c", "prediction_text": "Panthers", "no_answer_probability": 0.5}]
-SQUAD_V2_REFS = [{"id": "a", "answers": {"text": ["Denver Broncos"], "answer_start": [0]}},
-                 {"id": "b", "answers": {"text": [], "answer_start": []}},
-                 {"id": "c", "answers": {"text": [], "answer_start": []}}]
+SQUAD_V2_PREDS = [
+    {"id": "a", "prediction_text": "Broncos", "no_answer_probability": -3.0},
+    {"id": "b", "prediction_text": "in 1990", "no_answer_probability": 2.5},
+    {"id": "c", "prediction_text": "Panthers", "no_answer_probability": 0.5},
+]
+SQUAD_V2_REFS = [
+    {"id": "a", "answers": {"text": ["Denver Broncos"], "answer_start": [0]}},
+    {"id": "b", "answers": {"text": [], "answer_start": []}},
+    {"id": "c", "answers": {"text": [], "answer_start": []}},
+]
 
 
 @pytest.mark.parametrize("threshold", [1.0, 0.0, 3.0])
 def test_squad_v2_module_equals_the_official_port(threshold):
     from hf_bert_tasks import squad_metrics as SM
 
-    got = evaluate.load(metric_path("squad_v2")).compute(predictions=SQUAD_V2_PREDS, references=SQUAD_V2_REFS,
-                                                          no_answer_threshold=threshold)
-    expected = SM.squad_v2({"a": ["Denver Broncos"], "b": [], "c": []},
-                           {p["id"]: p["prediction_text"] for p in SQUAD_V2_PREDS},
-                           {p["id"]: p["no_answer_probability"] for p in SQUAD_V2_PREDS}, na_prob_thresh=threshold)
+    got = evaluate.load(metric_path("squad_v2")).compute(
+        predictions=SQUAD_V2_PREDS, references=SQUAD_V2_REFS, no_answer_threshold=threshold
+    )
+    expected = SM.squad_v2(
+        {"a": ["Denver Broncos"], "b": [], "c": []},
+        {p["id"]: p["prediction_text"] for p in SQUAD_V2_PREDS},
+        {p["id"]: p["no_answer_probability"] for p in SQUAD_V2_PREDS},
+        na_prob_thresh=threshold,
+    )
     assert got == expected
 
 

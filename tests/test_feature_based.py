@@ -25,8 +25,16 @@ L, H = 4, 8  # a 4-layer, hidden-8 encoder: hidden_states has 5 entries (index 0
 def encoder_config(**kw):
     from transformers import BertConfig
 
-    cfg = dict(vocab_size=40, hidden_size=H, num_hidden_layers=L, num_attention_heads=2, intermediate_size=16,
-               max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg = {
+        "vocab_size": 40,
+        "hidden_size": H,
+        "num_hidden_layers": L,
+        "num_attention_heads": 2,
+        "intermediate_size": 16,
+        "max_position_embeddings": 64,
+        "hidden_dropout_prob": 0.0,
+        "attention_probs_dropout_prob": 0.0,
+    }
     cfg.update(kw)
     return BertConfig(**cfg).to_dict()
 
@@ -34,8 +42,13 @@ def encoder_config(**kw):
 def make_model(problem_type="single_label_classification", strategy="concat_last_four", seed=0, **kw):
     torch.manual_seed(seed)
     kw.setdefault("num_labels", 3)
-    config = BertFeatureBasedConfig(encoder_config=encoder_config(), task_problem_type=problem_type,
-                                    feature_strategy=strategy, head_hidden_size=6, **kw)
+    config = BertFeatureBasedConfig(
+        encoder_config=encoder_config(),
+        task_problem_type=problem_type,
+        feature_strategy=strategy,
+        head_hidden_size=6,
+        **kw,
+    )
     return BertFeatureBasedModel(config).eval()
 
 
@@ -52,15 +65,25 @@ def hidden_states(model):
 def test_strategy_layers_for_a_12_layer_encoder():
     got = {name: s.layers(12) for name, s in STRATEGIES.items()}
     assert got == {
-        "embeddings": [0], "second_to_last": [11], "last": [12], "sum_last_four": [9, 10, 11, 12],
-        "concat_last_four": [9, 10, 11, 12], "sum_all": list(range(1, 13)), "scalar_mix": list(range(13)),
+        "embeddings": [0],
+        "second_to_last": [11],
+        "last": [12],
+        "sum_last_four": [9, 10, 11, 12],
+        "concat_last_four": [9, 10, 11, 12],
+        "sum_all": list(range(1, 13)),
+        "scalar_mix": list(range(13)),
     }
 
 
 def test_strategies_carry_the_papers_table7_numbers():
     assert {n: s.paper_f1 for n, s in STRATEGIES.items()} == {
-        "embeddings": 91.0, "second_to_last": 95.6, "last": 94.9, "sum_last_four": 95.9, "concat_last_four": 96.1,
-        "sum_all": 95.5, "scalar_mix": None,
+        "embeddings": 91.0,
+        "second_to_last": 95.6,
+        "last": 94.9,
+        "sum_last_four": 95.9,
+        "concat_last_four": 96.1,
+        "sum_all": 95.5,
+        "scalar_mix": None,
     }
 
 
@@ -98,11 +121,15 @@ def test_combiner_names_a_missing_layer():
 def test_each_strategy_on_a_tiny_model_matches_hidden_states(name):
     model = make_model("token_classification", name, head="linear")
     hs = hidden_states(model)
-    rows, mask = model.encode(IDS, MASK)
+    rows, _mask = model.encode(IDS, MASK)
     got = model.combiner(rows, model.combiner.layers)
     expected = {
-        "embeddings": hs[0], "second_to_last": hs[3], "last": hs[4], "sum_last_four": hs[1] + hs[2] + hs[3] + hs[4],
-        "concat_last_four": torch.cat(hs[1:5], dim=-1), "sum_all": hs[1] + hs[2] + hs[3] + hs[4],
+        "embeddings": hs[0],
+        "second_to_last": hs[3],
+        "last": hs[4],
+        "sum_last_four": hs[1] + hs[2] + hs[3] + hs[4],
+        "concat_last_four": torch.cat(hs[1:5], dim=-1),
+        "sum_all": hs[1] + hs[2] + hs[3] + hs[4],
         "scalar_mix": sum(hs) / 5,
     }[name]
     assert got.shape == (2, 6, 4 * H if name == "concat_last_four" else H)
@@ -128,8 +155,9 @@ def test_token_head_output_does_not_depend_on_padding():
 
 def test_question_answering_head_masks_padding_and_takes_positions():
     model = make_model("question_answering", "last")
-    out = model(input_ids=IDS, attention_mask=MASK, start_positions=torch.tensor([1, 2]),
-                end_positions=torch.tensor([2, 2]))
+    out = model(
+        input_ids=IDS, attention_mask=MASK, start_positions=torch.tensor([1, 2]), end_positions=torch.tensor([2, 2])
+    )
     assert out.start_logits.shape == (2, 6) and out.end_logits.shape == (2, 6)
     assert out.start_logits[1, 4:].tolist() == [-1e4, -1e4]
     assert torch.isfinite(out.loss)
@@ -164,8 +192,11 @@ def test_only_head_and_mix_get_gradients(problem_type, checkpointing):
         enable()
         assert getattr(model, "is_activation_checkpointing", None) or model.is_gradient_checkpointing
     model.train()
-    labels = torch.tensor([[0, 1, 2, 1, 0, -100], [1, 1, 0, -100, -100, -100]]) \
-        if problem_type == "token_classification" else torch.tensor([0, 2])
+    labels = (
+        torch.tensor([[0, 1, 2, 1, 0, -100], [1, 1, 0, -100, -100, -100]])
+        if problem_type == "token_classification"
+        else torch.tensor([0, 2])
+    )
     model(input_ids=IDS, attention_mask=MASK, labels=labels).loss.backward()
     for name, p in model.named_parameters():
         if name.startswith("encoder."):
@@ -179,12 +210,14 @@ def test_only_head_and_mix_get_gradients(problem_type, checkpointing):
 def token_features(labels_offset=0):
     import datasets
 
-    return datasets.Dataset.from_dict({
-        "input_ids": [[2, 5, 7, 9, 3], [2, 6, 8, 3], [2, 5, 3]],
-        "attention_mask": [[1] * 5, [1] * 4, [1] * 3],
-        "labels": [[-100, 1, 2, 0, -100], [-100, 0, 1 + labels_offset, -100], [-100, 2, -100]],
-        "word_index": [[-1, 0, 1, 2, -1], [-1, 0, 1, -1], [-1, 0, -1]],
-    })
+    return datasets.Dataset.from_dict(
+        {
+            "input_ids": [[2, 5, 7, 9, 3], [2, 6, 8, 3], [2, 5, 3]],
+            "attention_mask": [[1] * 5, [1] * 4, [1] * 3],
+            "labels": [[-100, 1, 2, 0, -100], [-100, 0, 1 + labels_offset, -100], [-100, 2, -100]],
+            "word_index": [[-1, 0, 1, 2, -1], [-1, 0, 1, -1], [-1, 0, -1]],
+        }
+    )
 
 
 def token_collator():
@@ -218,7 +251,10 @@ def test_cache_is_a_memory_mapped_arrow_file_with_lengths_and_unpadded_labels(tm
     cache, _, _ = build_feature_cache(model, token_features(), collator, str(tmp_path), 16)
     assert cache.cache_files[0]["filename"].endswith(".arrow")
     assert cache.column_names == ["labels", "features", "length"] or set(cache.column_names) == {
-        "labels", "features", "length"}
+        "labels",
+        "features",
+        "length",
+    }
     assert cache["length"][:] == [5, 4, 3]
     assert cache["labels"][:] == [[-100, 1, 2, 0, -100], [-100, 0, 1, -100], [-100, 2, -100]]
     assert len(cache[1]["features"]) == 4 * 1 * H * 2  # 4 rows x 1 layer x hidden 8, float16 (2 bytes)
@@ -272,12 +308,14 @@ def test_fingerprints_do_not_depend_on_the_process(tmp_path):
     import subprocess
     import sys
 
-    code = ("import datasets, torch; from transformers import BertConfig, BertModel;"
-            "from hf_bert_tasks.feature_based import data_fingerprint, encoder_fingerprint;"
-            "torch.manual_seed(0); m = BertModel(BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1,"
-            " num_attention_heads=2, intermediate_size=16));"
-            "d = datasets.Dataset.from_dict({'input_ids': [[2, 5, 3], [2, 6, 7, 3]]});"
-            "print(encoder_fingerprint(m), data_fingerprint(d, ['input_ids']))")
+    code = (
+        "import datasets, torch; from transformers import BertConfig, BertModel;"
+        "from hf_bert_tasks.feature_based import data_fingerprint, encoder_fingerprint;"
+        "torch.manual_seed(0); m = BertModel(BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1,"
+        " num_attention_heads=2, intermediate_size=16));"
+        "d = datasets.Dataset.from_dict({'input_ids': [[2, 5, 3], [2, 6, 7, 3]]});"
+        "print(encoder_fingerprint(m), data_fingerprint(d, ['input_ids']))"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     import datasets
@@ -286,8 +324,9 @@ def test_fingerprints_do_not_depend_on_the_process(tmp_path):
     from hf_bert_tasks.feature_based import data_fingerprint, encoder_fingerprint
 
     torch.manual_seed(0)  # the same model and data as in the subprocess
-    m = BertModel(BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
-                             intermediate_size=16))
+    m = BertModel(
+        BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16)
+    )
     d = datasets.Dataset.from_dict({"input_ids": [[2, 5, 3], [2, 6, 7, 3]]})
     assert other.split() == [encoder_fingerprint(m), data_fingerprint(d, ["input_ids"])]
 
@@ -316,8 +355,15 @@ def test_trainer_trains_the_head_on_the_cache_and_the_model_predicts_the_same_en
 
     model = make_model("token_classification", "concat_last_four", num_labels=3)
     cache, layers, _ = build_feature_cache(model, token_features(), collator, str(tmp_path), 16, dtype="float32")
-    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=3, per_device_train_batch_size=2,
-                             learning_rate=1e-2, report_to="none", save_strategy="no", use_cpu=True)
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "out"),
+        max_steps=3,
+        per_device_train_batch_size=2,
+        learning_rate=1e-2,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+    )
     before = [p.detach().clone() for p in model.head.parameters()]
     trainer = Trainer(model=model, args=args, train_dataset=cache, data_collator=cache_collator(model, layers))
     assert trainer.train().global_step == 3
@@ -345,8 +391,12 @@ def test_saved_model_loads_with_auto_classes_and_predicts_identically(tmp_path, 
         assert torch.equal(loaded.state_dict()[name], tensor), name
     # ... but the outputs only to float32 rounding: the reloaded tensors sit at other addresses, and BLAS picks
     # alignment-dependent kernels (4.7e-10 apart with OMP_NUM_THREADS=1 on an AMD EPYC). Default float32 tolerance.
-    torch.testing.assert_close(loaded(input_ids=IDS, attention_mask=MASK).logits,
-                               model(input_ids=IDS, attention_mask=MASK).logits, rtol=1.3e-6, atol=1e-5)
+    torch.testing.assert_close(
+        loaded(input_ids=IDS, attention_mask=MASK).logits,
+        model(input_ids=IDS, attention_mask=MASK).logits,
+        rtol=1.3e-6,
+        atol=1e-5,
+    )
     assert all(not p.requires_grad for p in loaded.encoder.parameters())
 
 
@@ -377,10 +427,32 @@ def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny
     from hf_bert_tasks.scripts import finetune
     from tests.conftest import SAMPLES
 
-    flags = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
-             "--mode", "feature_based", "--feature_strategy", "last", "--num_train_epochs", "2",
-             "--max_train_samples", "64", "--max_eval_samples", "32", "--do_train", "--do_eval",
-             "--save_strategy", "no", "--report_to", "none", "--feature_cache_dir", str(tmp_path / "cache")]
+    flags = [
+        "--task",
+        "mrpc",
+        "--data_dir",
+        os.path.join(SAMPLES, "MRPC"),
+        "--model_name_or_path",
+        tiny_bert_dir,
+        "--mode",
+        "feature_based",
+        "--feature_strategy",
+        "last",
+        "--num_train_epochs",
+        "2",
+        "--max_train_samples",
+        "64",
+        "--max_eval_samples",
+        "32",
+        "--do_train",
+        "--do_eval",
+        "--save_strategy",
+        "no",
+        "--report_to",
+        "none",
+        "--feature_cache_dir",
+        str(tmp_path / "cache"),
+    ]
     first = finetune.main(flags + ["--output_dir", str(tmp_path / "a")])
     second = finetune.main(flags + ["--output_dir", str(tmp_path / "b")])
     assert first["feature_cache_hit"] is False and second["feature_cache_hit"] is True
@@ -405,12 +477,40 @@ def test_recipe_without_cache_trains_the_head_with_trainer_and_serves_a_pipeline
     from tests.conftest import SAMPLES
 
     out = tmp_path / "nocache"
-    metrics = finetune.main([
-        "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
-        "--output_dir", str(out), "--mode", "feature_based", "--feature_cache", "false", "--head", "mlp",
-        "--pooling", "mean", "--feature_strategy", "sum_all", "--num_train_epochs", "1", "--max_train_samples", "16",
-        "--max_eval_samples", "8", "--do_train", "--do_eval", "--save_strategy", "no", "--report_to", "none",
-    ])
+    metrics = finetune.main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--mode",
+            "feature_based",
+            "--feature_cache",
+            "false",
+            "--head",
+            "mlp",
+            "--pooling",
+            "mean",
+            "--feature_strategy",
+            "sum_all",
+            "--num_train_epochs",
+            "1",
+            "--max_train_samples",
+            "16",
+            "--max_eval_samples",
+            "8",
+            "--do_train",
+            "--do_eval",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+        ]
+    )
     assert "feature_cache_hit" not in metrics
     assert metrics["eval_f1"] == pytest.approx(dev_f1(out, 8))  # the saved model's F1 on the 8 dev pairs
     assert not (tmp_path / "feature_cache").exists()

@@ -25,12 +25,16 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / "hf_bert_tasks" / "featur
 TEXT, PAIR = "the cat sat on the mat .", "a dog ran to the river ."
 #: problem type -> (feature strategy, head, extra config): one folder per Auto class a feature-based model serves
 FOLDERS = {
-    "single_label_classification": ("sum_last_four", "mlp", {"num_labels": 3,
-                                                             "id2label": {0: "neg", 1: "neu", 2: "pos"},
-                                                             "label2id": {"neg": 0, "neu": 1, "pos": 2}}),
-    "token_classification": ("concat_last_four", "bilstm", {"num_labels": 3,
-                                                            "id2label": {0: "O", 1: "B-PER", 2: "I-PER"},
-                                                            "label2id": {"O": 0, "B-PER": 1, "I-PER": 2}}),
+    "single_label_classification": (
+        "sum_last_four",
+        "mlp",
+        {"num_labels": 3, "id2label": {0: "neg", 1: "neu", 2: "pos"}, "label2id": {"neg": 0, "neu": 1, "pos": 2}},
+    ),
+    "token_classification": (
+        "concat_last_four",
+        "bilstm",
+        {"num_labels": 3, "id2label": {0: "O", 1: "B-PER", 2: "I-PER"}, "label2id": {"O": 0, "B-PER": 1, "I-PER": 2}},
+    ),
     "question_answering": ("last", "linear", {}),
     "multiple_choice": ("scalar_mix", "linear", {}),
 }
@@ -81,8 +85,9 @@ def saved(tmp_path_factory, tiny_model_dir):  # noqa: F811
     folders = {}
     for problem_type, (strategy, head, extra) in FOLDERS.items():
         torch.manual_seed(0)
-        model = BertFeatureBasedModel.from_encoder(tiny_model_dir, problem_type, strategy, head=head,
-                                                   head_hidden_size=8, **extra)
+        model = BertFeatureBasedModel.from_encoder(
+            tiny_model_dir, problem_type, strategy, head=head, head_hidden_size=8, **extra
+        )
         with torch.no_grad():  # a learned-looking mix, not the uniform start, so the remote code must apply it
             for p in model.combiner.parameters():
                 p.copy_(torch.linspace(-1.0, 1.0, p.numel()).reshape(p.shape))
@@ -97,9 +102,16 @@ def fresh(saved, tmp_path_factory):
     """The JSON printed by :data:`FRESH`, run once with the package off ``sys.path`` and a private modules cache."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["HF_MODULES_CACHE"] = str(tmp_path_factory.mktemp("hf-modules"))
-    proc = subprocess.run([sys.executable, "-c", FRESH, json.dumps(saved), TEXT, PAIR], capture_output=True,
-                          text=True, env=env, cwd=str(tmp_path_factory.mktemp("elsewhere")), timeout=300, check=False,
-                          stdin=subprocess.DEVNULL)  # no answer to a "run the custom code?" prompt
+    proc = subprocess.run(
+        [sys.executable, "-c", FRESH, json.dumps(saved), TEXT, PAIR],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path_factory.mktemp("elsewhere")),
+        timeout=300,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )  # no answer to a "run the custom code?" prompt
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -120,17 +132,23 @@ def test_the_saved_folder_holds_the_packages_own_modules_as_they_are(saved):
         assert (folder / name).read_bytes() == (PACKAGE_DIR / name).read_bytes(), name
 
 
-@pytest.mark.parametrize(("problem_type", "auto"), [
-    ("single_label_classification", "AutoModelForSequenceClassification"),
-    ("token_classification", "AutoModelForTokenClassification"),
-    ("question_answering", "AutoModelForQuestionAnswering"),
-    ("multiple_choice", "AutoModelForMultipleChoice"),
-])
+@pytest.mark.parametrize(
+    ("problem_type", "auto"),
+    [
+        ("single_label_classification", "AutoModelForSequenceClassification"),
+        ("token_classification", "AutoModelForTokenClassification"),
+        ("question_answering", "AutoModelForQuestionAnswering"),
+        ("multiple_choice", "AutoModelForMultipleChoice"),
+    ],
+)
 def test_config_json_maps_the_auto_classes_to_the_saved_code(saved, problem_type, auto):
     with open(os.path.join(saved[problem_type], "config.json"), encoding="utf-8") as f:
         auto_map = json.load(f)["auto_map"]
-    assert auto_map == {"AutoConfig": "modeling.BertFeatureBasedConfig", "AutoModel": "modeling.BertFeatureBasedModel",
-                        auto: "modeling.BertFeatureBasedModel"}
+    assert auto_map == {
+        "AutoConfig": "modeling.BertFeatureBasedConfig",
+        "AutoModel": "modeling.BertFeatureBasedModel",
+        auto: "modeling.BertFeatureBasedModel",
+    }
 
 
 def test_the_fresh_interpreter_ran_remote_code_without_the_package(fresh):
@@ -164,8 +182,9 @@ def test_question_answering_logits_are_the_packages(saved, fresh):
     model, tok = _package_model(saved["question_answering"], "AutoModelForQuestionAnswering")
     with torch.no_grad():
         res = model(**tok(TEXT, PAIR, return_tensors="pt"))
-    np.testing.assert_allclose(fresh["question_answering"]["logits"],
-                               [res.start_logits[0].tolist(), res.end_logits[0].tolist()], atol=ATOL)
+    np.testing.assert_allclose(
+        fresh["question_answering"]["logits"], [res.start_logits[0].tolist(), res.end_logits[0].tolist()], atol=ATOL
+    )
 
 
 def test_multiple_choice_logits_are_the_packages(saved, fresh):
@@ -185,11 +204,14 @@ def test_a_push_uploads_the_remote_code_files(saved):
     assert set(code) <= set(files_to_push(folder))
 
 
-@pytest.mark.parametrize(("problem_type", "task", "results"), [
-    ("single_label_classification", "sst2", {"eval_accuracy": 0.5}),
-    ("token_classification", "conll2003", {"eval_f1": 0.5}),
-    ("multiple_choice", "swag", {"eval_accuracy": 0.25}),
-])
+@pytest.mark.parametrize(
+    ("problem_type", "task", "results"),
+    [
+        ("single_label_classification", "sst2", {"eval_accuracy": 0.5}),
+        ("token_classification", "conll2003", {"eval_f1": 0.5}),
+        ("multiple_choice", "swag", {"eval_accuracy": 0.25}),
+    ],
+)
 def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task, results, tmp_path):
     """The card's "How to use" of a frozen-feature model (trust_remote_code, no hf_bert_tasks import) runs as written
     in an interpreter where importing hf_bert_tasks fails."""
@@ -206,9 +228,16 @@ def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task
     assert "trust_remote_code=True" in code and "hf_bert_tasks" not in code
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["HF_MODULES_CACHE"] = str(tmp_path / "hf-modules")
-    proc = subprocess.run([sys.executable, "-c", 'import sys; sys.modules["hf_bert_tasks"] = None\n' + code],
-                          capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300, check=False,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-c", 'import sys; sys.modules["hf_bert_tasks"] = None\n' + code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=300,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, f"{code}\n{proc.stderr[-3000:]}"
     assert proc.stdout.strip(), code
 
@@ -223,7 +252,7 @@ def test_the_card_describes_the_code_files(saved, tmp_path):
     (folder / "all_results.json").write_text(json.dumps({"eval_accuracy": 0.5}), encoding="utf-8")
     text = str(build_finetune_card(str(folder), task="sst2"))
     for name in ("modeling.py", "heads.py", "strategies.py"):
-        assert f"`{name}`: frozen-feature model code (`trust_remote_code`)" in text, text[text.index("### Files"):]
+        assert f"`{name}`: frozen-feature model code (`trust_remote_code`)" in text, text[text.index("### Files") :]
 
 
 def test_the_qa_cards_how_to_use_runs_with_remote_code(saved, tmp_path):
@@ -236,11 +265,26 @@ def test_the_qa_cards_how_to_use_runs_with_remote_code(saved, tmp_path):
     folder = tmp_path / "model"
     shutil.copytree(saved["question_answering"], folder)
     (folder / "all_results.json").write_text(json.dumps({"eval_exact_match": 0.0, "eval_f1": 1.0}), encoding="utf-8")
-    code = re.search(r"## How to use\n\n```python\n(.*?)```", str(build_finetune_card(str(folder), task="squad_v1")),
-                     flags=re.DOTALL).group(1)
+    code = re.search(
+        r"## How to use\n\n```python\n(.*?)```",
+        str(build_finetune_card(str(folder), task="squad_v1")),
+        flags=re.DOTALL,
+    ).group(1)
     assert "trust_remote_code=True" in code and "no other package" not in code
-    env = {**os.environ, "PYTHONPATH": str(PACKAGE_DIR.parent.parent), "HF_MODULES_CACHE": str(tmp_path / "hf-modules")}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path),
-                          timeout=300, check=False, stdin=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PACKAGE_DIR.parent.parent),
+        "HF_MODULES_CACHE": str(tmp_path / "hf-modules"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=300,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, f"{code}\n{proc.stderr[-3000:]}"
     assert "'answer':" in proc.stdout, proc.stdout

@@ -12,9 +12,26 @@ import torch
 
 from tests.conftest import REPO, SAMPLES
 
-BASE = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--mode", "feature_based",
-        "--feature_strategy", "last", "--max_train_samples", "32", "--max_eval_samples", "16",
-        "--per_device_train_batch_size", "8", "--report_to", "none", "--seed", "0"]
+BASE = [
+    "--task",
+    "mrpc",
+    "--data_dir",
+    os.path.join(SAMPLES, "MRPC"),
+    "--mode",
+    "feature_based",
+    "--feature_strategy",
+    "last",
+    "--max_train_samples",
+    "32",
+    "--max_eval_samples",
+    "16",
+    "--per_device_train_batch_size",
+    "8",
+    "--report_to",
+    "none",
+    "--seed",
+    "0",
+]
 
 
 def run(tiny_bert_dir, out, cache, *flags, capture=None):
@@ -39,8 +56,18 @@ def run(tiny_bert_dir, out, cache, *flags, capture=None):
             return real_encode(self, *args, **kwargs)
 
         mp.setattr(feature_based.BertFeatureBasedModel, "encode", counting_encode)
-        metrics = finetune.main(BASE + ["--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
-                                        "--feature_cache_dir", str(cache), *flags])
+        metrics = finetune.main(
+            BASE
+            + [
+                "--model_name_or_path",
+                tiny_bert_dir,
+                "--output_dir",
+                str(out),
+                "--feature_cache_dir",
+                str(cache),
+                *flags,
+            ]
+        )
     return metrics, calls["encode"]
 
 
@@ -54,11 +81,37 @@ def flags_run(tmp_path_factory, tiny_bert_dir):
     """3 steps, constant lr 1e-3, evaluation and a checkpoint every step, best model (lowest eval_loss) at the end."""
     root = tmp_path_factory.mktemp("fb-trainer")
     capture = {}
-    metrics, _ = run(tiny_bert_dir, root / "out", root / "cache", "--max_steps", "3", "--logging_steps", "1",
-                     "--learning_rate", "1e-3", "--lr_scheduler_type", "constant", "--warmup_steps", "0",
-                     "--eval_strategy", "steps", "--eval_steps", "1", "--save_strategy", "steps", "--save_steps", "1",
-                     "--save_total_limit", "5", "--load_best_model_at_end", "--metric_for_best_model", "loss",
-                     "--do_train", "--do_eval", capture=capture)
+    metrics, _ = run(
+        tiny_bert_dir,
+        root / "out",
+        root / "cache",
+        "--max_steps",
+        "3",
+        "--logging_steps",
+        "1",
+        "--learning_rate",
+        "1e-3",
+        "--lr_scheduler_type",
+        "constant",
+        "--warmup_steps",
+        "0",
+        "--eval_strategy",
+        "steps",
+        "--eval_steps",
+        "1",
+        "--save_strategy",
+        "steps",
+        "--save_steps",
+        "1",
+        "--save_total_limit",
+        "5",
+        "--load_best_model_at_end",
+        "--metric_for_best_model",
+        "loss",
+        "--do_train",
+        "--do_eval",
+        capture=capture,
+    )
     return {"out": str(root / "out"), "metrics": metrics, "model": capture["model"]}
 
 
@@ -84,7 +137,10 @@ def test_evaluation_during_training_is_logged_at_every_eval_step(flags_run):
 
 def test_a_checkpoint_is_written_per_save_step(flags_run):
     assert sorted(n for n in os.listdir(flags_run["out"]) if n.startswith("checkpoint-")) == [
-        "checkpoint-1", "checkpoint-2", "checkpoint-3"]
+        "checkpoint-1",
+        "checkpoint-2",
+        "checkpoint-3",
+    ]
 
 
 def test_load_best_model_at_end_saves_the_checkpoint_with_the_lowest_eval_loss(flags_run):
@@ -121,26 +177,47 @@ def test_saved_model_loads_with_auto_class_and_pipeline_and_predicts_like_the_tr
         got = loaded(**enc).logits
     # same weights (best checkpoint), same process and inputs; loading may re-layout buffers: float rounding only
     torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-5)
-    pred = pipeline("text-classification", model=out, top_k=None)({"text": "the cat sat on the mat",
-                                                                   "text_pair": "a cat sat"})
+    pred = pipeline("text-classification", model=out, top_k=None)(
+        {"text": "the cat sat on the mat", "text_pair": "a cat sat"}
+    )
     scores = {p["label"]: p["score"] for p in pred}
     probs = expected.softmax(-1)[0]
     id2label = loaded.config.id2label
-    torch.testing.assert_close(torch.tensor([scores[id2label[i]] for i in range(len(id2label))]), probs,
-                               atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(
+        torch.tensor([scores[id2label[i]] for i in range(len(id2label))]), probs, atol=1e-6, rtol=1e-5
+    )
 
 
 def test_gradient_accumulation_divides_the_optimizer_steps(tmp_path, tiny_bert_dir):
     # 32 examples / batch 8 = 4 batches per epoch; accumulating 2 gives 2 optimizer steps
-    run(tiny_bert_dir, tmp_path / "acc", tmp_path / "cache", "--num_train_epochs", "1",
-        "--gradient_accumulation_steps", "2", "--do_train", "--save_strategy", "no")
+    run(
+        tiny_bert_dir,
+        tmp_path / "acc",
+        tmp_path / "cache",
+        "--num_train_epochs",
+        "1",
+        "--gradient_accumulation_steps",
+        "2",
+        "--do_train",
+        "--save_strategy",
+        "no",
+    )
     assert state(tmp_path / "acc")["global_step"] == 2
 
 
 def test_resume_continues_from_the_checkpoint_and_hits_the_cache(tmp_path, tiny_bert_dir):
     out, cache = tmp_path / "res", tmp_path / "cache"
-    common = ["--do_train", "--save_strategy", "steps", "--save_steps", "1", "--save_total_limit", "5",
-              "--logging_steps", "1"]
+    common = [
+        "--do_train",
+        "--save_strategy",
+        "steps",
+        "--save_steps",
+        "1",
+        "--save_total_limit",
+        "5",
+        "--logging_steps",
+        "1",
+    ]
     first, encoded = run(tiny_bert_dir, out, cache, "--max_steps", "2", *common)
     assert first["feature_cache_hit"] is False and encoded > 0
     os.remove(out / "all_results.json")  # as if the job had been killed after its last checkpoint
@@ -169,10 +246,39 @@ def test_two_processes_train_one_head_and_write_one_output(tmp_path, tiny_bert_d
     driver.write_text(DRIVER, encoding="utf-8")
     out, cache = tmp_path / "ddp", tmp_path / "cache"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1")
-    argv = BASE + ["--model_name_or_path", tiny_bert_dir, "--output_dir", str(out), "--feature_cache_dir", str(cache),
-                   "--per_device_train_batch_size", "4", "--max_steps", "3", "--do_train", "--save_strategy", "no"]
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
-                           str(free_port()), str(driver), *argv], check=False, capture_output=True, text=True, env=env, timeout=600)
+    argv = BASE + [
+        "--model_name_or_path",
+        tiny_bert_dir,
+        "--output_dir",
+        str(out),
+        "--feature_cache_dir",
+        str(cache),
+        "--per_device_train_batch_size",
+        "4",
+        "--max_steps",
+        "3",
+        "--do_train",
+        "--save_strategy",
+        "no",
+    ]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(free_port()),
+            str(driver),
+            *argv,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert state(out)["global_step"] == 3
     with open(out / "all_results.json", encoding="utf-8") as f:

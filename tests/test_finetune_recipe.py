@@ -3,6 +3,7 @@ pair, regression), metrics recomputed from the saved model, files, pipeline roun
 
 import json
 import os
+import pathlib
 import random
 
 import numpy as np
@@ -11,14 +12,43 @@ import pytest
 from hf_bert_tasks.scripts import finetune
 from tests.conftest import REPO, SAMPLES, build_learnable_bert, majority_accuracy, predict_labels
 
-FAST = ["--max_train_samples", "64", "--max_eval_samples", "32", "--max_predict_samples", "8",
-        "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--learning_rate", "1e-3",
-        "--save_strategy", "no", "--disable_tqdm", "true", "--report_to", "none"]
+FAST = [
+    "--max_train_samples",
+    "64",
+    "--max_eval_samples",
+    "32",
+    "--max_predict_samples",
+    "8",
+    "--num_train_epochs",
+    "1",
+    "--per_device_train_batch_size",
+    "16",
+    "--learning_rate",
+    "1e-3",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--report_to",
+    "none",
+]
 
 
 def run(task, folder, model_dir, out, *extra):
-    return finetune.main(["--task", task, "--data_dir", os.path.join(SAMPLES, folder), "--model_name_or_path",
-                          model_dir, "--output_dir", str(out), *FAST, *extra])
+    return finetune.main(
+        [
+            "--task",
+            task,
+            "--data_dir",
+            os.path.join(SAMPLES, folder),
+            "--model_name_or_path",
+            model_dir,
+            "--output_dir",
+            str(out),
+            *FAST,
+            *extra,
+        ]
+    )
 
 
 def read_results(out):
@@ -60,7 +90,9 @@ def mrpc_rows(n: int, seed: int, positive_every: int) -> list[tuple[str, str, in
         label = int(i % positive_every != 0)
         thing = rng.choice(OBJECTS)
         first = f"{rng.choice(NAMES)} bought the {thing} at the {rng.choice(PLACES)} ."
-        second = f"at the {rng.choice(PLACES)} , {rng.choice(NAMES)} got {'the same' if label else 'a different'} {thing} ."
+        second = (
+            f"at the {rng.choice(PLACES)} , {rng.choice(NAMES)} got {'the same' if label else 'a different'} {thing} ."
+        )
         rows.append((first, second, label))
     return rows
 
@@ -71,8 +103,13 @@ def stsb_rows(n: int, seed: int) -> list[tuple[str, str, float]]:
     rows = []
     for i in range(n):
         adverb = list(DEGREES)[i % len(DEGREES)]
-        rows.append((f"{rng.choice(NAMES)} plays the {rng.choice(OBJECTS)} .",
-                     f"{rng.choice(NAMES)} {adverb} plays at the {rng.choice(PLACES)} .", DEGREES[adverb]))
+        rows.append(
+            (
+                f"{rng.choice(NAMES)} plays the {rng.choice(OBJECTS)} .",
+                f"{rng.choice(NAMES)} {adverb} plays at the {rng.choice(PLACES)} .",
+                DEGREES[adverb],
+            )
+        )
     return rows
 
 
@@ -80,14 +117,45 @@ def write_tsv(path, header: str, lines) -> None:
     path.write_text(header + "\n" + "".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-LEARN = ["--per_device_train_batch_size", "16", "--warmup_steps", "0.1", "--max_seq_length", "32",
-         "--save_strategy", "no", "--eval_strategy", "no", "--disable_tqdm", "true", "--report_to", "none"]
+LEARN = [
+    "--per_device_train_batch_size",
+    "16",
+    "--warmup_steps",
+    "0.1",
+    "--max_seq_length",
+    "32",
+    "--save_strategy",
+    "no",
+    "--eval_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--report_to",
+    "none",
+]
 
 
 def learn(task, data_dir, model_dir, out, epochs, learning_rate, *extra):
-    return finetune.main(["--task", task, "--data_dir", str(data_dir), "--model_name_or_path", model_dir,
-                          "--output_dir", str(out), "--num_train_epochs", str(epochs), "--learning_rate",
-                          str(learning_rate), "--seed", "0", *LEARN, *extra])
+    return finetune.main(
+        [
+            "--task",
+            task,
+            "--data_dir",
+            str(data_dir),
+            "--model_name_or_path",
+            model_dir,
+            "--output_dir",
+            str(out),
+            "--num_train_epochs",
+            str(epochs),
+            "--learning_rate",
+            str(learning_rate),
+            "--seed",
+            "0",
+            *LEARN,
+            *extra,
+        ]
+    )
 
 
 def test_sst2_single_sentences_learn_the_keyword_rule(tmp_path):
@@ -109,14 +177,21 @@ def test_sst2_single_sentences_learn_the_keyword_rule(tmp_path):
 def test_mrpc_sentence_pairs_learn_and_write_metrics_model_and_glue_submission(tmp_path):
     from transformers import pipeline
 
-    train, dev, test = (mrpc_rows(96, seed=0, positive_every=2), mrpc_rows(32, seed=1, positive_every=3),
-                        mrpc_rows(8, seed=2, positive_every=2))
+    train, dev, test = (
+        mrpc_rows(96, seed=0, positive_every=2),
+        mrpc_rows(32, seed=1, positive_every=3),
+        mrpc_rows(8, seed=2, positive_every=2),
+    )
     data = tmp_path / "mrpc"
     data.mkdir()
     header = "#1 ID\t#2 ID\t#1 String\t#2 String"
     for name, rows in (("train.tsv", train), ("dev.tsv", dev)):
-        write_tsv(data / name, "Quality\t" + header, (f"{y}\t{i}\t{i + 500}\t{a}\t{b}" for i, (a, b, y) in enumerate(rows)))
-    write_tsv(data / "test.tsv", "index\t" + header, (f"{i}\t{i}\t{i + 500}\t{a}\t{b}" for i, (a, b, _) in enumerate(test)))
+        write_tsv(
+            data / name, "Quality\t" + header, (f"{y}\t{i}\t{i + 500}\t{a}\t{b}" for i, (a, b, y) in enumerate(rows))
+        )
+    write_tsv(
+        data / "test.tsv", "index\t" + header, (f"{i}\t{i}\t{i + 500}\t{a}\t{b}" for i, (a, b, _) in enumerate(test))
+    )
     model = build_learnable_bert(tmp_path / "bert", [f"{a} {b}" for a, b, _ in train + dev + test])
     out = tmp_path / "out"
     run_metrics = learn("mrpc", data, model, out, 8, 3e-3)  # 48 steps
@@ -154,7 +229,11 @@ def test_stsb_regression_learns_the_score_and_the_pipeline_returns_it(tmp_path):
     data.mkdir()
     header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"
     for name, rows in (("train.tsv", train), ("dev.tsv", dev)):
-        write_tsv(data / name, header, (f"{i}\tx\tx\t2026\t{i}\tnone\tnone\t{a}\t{b}\t{y}" for i, (a, b, y) in enumerate(rows)))
+        write_tsv(
+            data / name,
+            header,
+            (f"{i}\tx\tx\t2026\t{i}\tnone\tnone\t{a}\t{b}\t{y}" for i, (a, b, y) in enumerate(rows)),
+        )
     model = build_learnable_bert(tmp_path / "bert", [f"{a} {b}" for a, b, _ in train + dev])
     out = tmp_path / "out"
     learn("stsb", data, model, out, 20, 5e-3)  # 100 steps
@@ -192,7 +271,11 @@ def test_mnli_reports_matched_accuracy_from_jsonl(tiny_bert_dir, tmp_path):
     run("mnli", "MNLI", tiny_bert_dir, out)
     results = read_results(out)
     assert results["eval_samples"] == 32
-    assert json.load(open(out / "config.json"))["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
+    assert json.loads(pathlib.Path(out / "config.json").read_text())["id2label"] == {
+        "0": "entailment",
+        "1": "neutral",
+        "2": "contradiction",
+    }
     with open(os.path.join(SAMPLES, "MNLI", "dev_matched.jsonl"), encoding="utf-8") as f:
         lines = f.read().splitlines()[:32]
     assert results["eval_accuracy"] == pytest.approx(jsonl_accuracy(out, lines))
@@ -201,13 +284,24 @@ def test_mnli_reports_matched_accuracy_from_jsonl(tiny_bert_dir, tmp_path):
 def test_mnli_mismatched_metrics_get_the_mm_suffix(tiny_bert_dir, tmp_path):
     data = tmp_path / "mnli_data"
     data.mkdir()
-    lines = open(os.path.join(SAMPLES, "MNLI", "dev_matched.jsonl")).read().splitlines()
+    lines = pathlib.Path(SAMPLES, "MNLI", "dev_matched.jsonl").read_text().splitlines()
     (data / "train.jsonl").write_text("\n".join(lines[:40]) + "\n")
     (data / "dev_matched.jsonl").write_text("\n".join(lines[40:60]) + "\n")
     (data / "dev_mismatched.jsonl").write_text("\n".join(lines[60:90]) + "\n")
     out = tmp_path / "mnli_mm"
-    finetune.main(["--task", "mnli", "--data_dir", str(data), "--model_name_or_path", tiny_bert_dir,
-                   "--output_dir", str(out), *FAST])
+    finetune.main(
+        [
+            "--task",
+            "mnli",
+            "--data_dir",
+            str(data),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            *FAST,
+        ]
+    )
     results = read_results(out)
     assert results["eval_samples"] == 20 and results["eval_samples_mm"] == 30
     # each accuracy is the saved model's on its own file (matched: lines 40-59, mismatched: lines 60-89)
@@ -228,7 +322,7 @@ def test_a_finished_output_dir_is_not_overwritten_silently(tiny_bert_dir, tmp_pa
 def test_lr_grid_keeps_the_best_run_on_dev(tiny_bert_dir, tmp_path):
     out = tmp_path / "grid"
     run("sst2", "SST-2", tiny_bert_dir, out, "--lr_grid", "1e-3,1e-6", "--do_train", "--do_eval")
-    grid = json.load(open(out / "lr_grid_results.json"))
+    grid = json.loads(pathlib.Path(out / "lr_grid_results.json").read_text())
     assert [r["learning_rate"] for r in grid["runs"]] == [1e-3, 1e-6]
     best = max(grid["runs"], key=lambda r: r["eval_accuracy"])
     assert grid["best_learning_rate"] == best["learning_rate"]
@@ -238,23 +332,51 @@ def test_lr_grid_keeps_the_best_run_on_dev(tiny_bert_dir, tmp_path):
 
 def test_yaml_config_gives_defaults_and_flags_win(tiny_bert_dir, tmp_path):
     config = tmp_path / "c.yaml"
-    config.write_text(f"task: sst2\ndata_dir: {os.path.join(SAMPLES, 'SST-2')}\nmodel_name_or_path: {tiny_bert_dir}\n"
-                      f"max_train_samples: 16\nlearning_rate: 0.5\n")
+    config.write_text(
+        f"task: sst2\ndata_dir: {os.path.join(SAMPLES, 'SST-2')}\nmodel_name_or_path: {tiny_bert_dir}\n"
+        f"max_train_samples: 16\nlearning_rate: 0.5\n"
+    )
     out = tmp_path / "cfg"
-    finetune.main(["--config", str(config), "--output_dir", str(out), "--learning_rate", "1e-3",
-                   "--max_eval_samples", "8", "--num_train_epochs", "1", "--save_strategy", "no", "--do_train"])
+    finetune.main(
+        [
+            "--config",
+            str(config),
+            "--output_dir",
+            str(out),
+            "--learning_rate",
+            "1e-3",
+            "--max_eval_samples",
+            "8",
+            "--num_train_epochs",
+            "1",
+            "--save_strategy",
+            "no",
+            "--do_train",
+        ]
+    )
     assert read_results(out)["train_samples"] == 16  # from the YAML file
-    run_info = json.load(open(out / "run_info.json"))
+    run_info = json.loads(pathlib.Path(out / "run_info.json").read_text())
     assert run_info["hyperparameters"]["learning_rate"] == 1e-3  # the flag wins over the file's 0.5
-    assert run_info["task"] == "sst2" and json.load(open(out / "trainer_state.json"))["num_train_epochs"] == 1
+    assert (
+        run_info["task"] == "sst2"
+        and json.loads(pathlib.Path(out / "trainer_state.json").read_text())["num_train_epochs"] == 1
+    )
 
 
 def test_paper_defaults_apply_unless_given():
-    from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, apply_task_defaults, parse_args
     from hf_bert_tasks import get_task
+    from hf_bert_tasks.arguments import (
+        DataArguments,
+        FinetuneTrainingArguments,
+        ModelArguments,
+        apply_task_defaults,
+        parse_args,
+    )
 
-    _, data, training = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                                   ["--task", "rte", "--output_dir", "x", "--num_train_epochs", "5"])
+    _, data, training = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments),
+        ["--task", "rte", "--output_dir", "x", "--num_train_epochs", "5"],
+    )
     apply_task_defaults(get_task("rte"), data, training)
     assert (training.learning_rate, training.per_device_train_batch_size, training.num_train_epochs) == (2e-5, 32, 5.0)
     assert (training.warmup_steps, training.weight_decay, data.max_seq_length) == (0.1, 0.01, 128)
@@ -270,12 +392,13 @@ def test_cli_lists_every_task(capsys):
 
 
 def test_recipe_script_is_the_same_code_path():
-    text = open(os.path.join(REPO, "recipes", "finetune.py")).read()
+    text = pathlib.Path(REPO, "recipes", "finetune.py").read_text()
     assert "from hf_bert_tasks.scripts.finetune import main" in text
 
 
-def test_load_best_model_at_end_keeps_the_best_primary_metric_not_the_lowest_loss(tmp_path, tiny_bert_dir,
-                                                                                    monkeypatch):
+def test_load_best_model_at_end_keeps_the_best_primary_metric_not_the_lowest_loss(
+    tmp_path, tiny_bert_dir, monkeypatch
+):
     """Without --metric_for_best_model, --load_best_model_at_end selects on the task's primary dev metric (MRPC: F1,
     higher is better), not Trainer's default lowest eval_loss. compute_metrics is replaced by one whose "f1" *is*
     the eval cross-entropy of the logits, so the best-metric checkpoint is the highest-loss one: the two rules
@@ -295,11 +418,37 @@ def test_load_best_model_at_end_keeps_the_best_primary_metric_not_the_lowest_los
 
     monkeypatch.setattr(GlueTask, "trainer_compute_metrics", cross_entropy_as_metrics)
     out = tmp_path / "best"
-    finetune.main(["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path",
-                   tiny_bert_dir, "--output_dir", str(out), "--max_train_samples", "32", "--max_eval_samples", "16",
-                   "--num_train_epochs", "3", "--per_device_train_batch_size", "8", "--learning_rate", "3e-3",
-                   "--do_train", "--do_eval", "--load_best_model_at_end", "--save_total_limit", "1",
-                   "--disable_tqdm", "true", "--report_to", "none"])
+    finetune.main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--max_train_samples",
+            "32",
+            "--max_eval_samples",
+            "16",
+            "--num_train_epochs",
+            "3",
+            "--per_device_train_batch_size",
+            "8",
+            "--learning_rate",
+            "3e-3",
+            "--do_train",
+            "--do_eval",
+            "--load_best_model_at_end",
+            "--save_total_limit",
+            "1",
+            "--disable_tqdm",
+            "true",
+            "--report_to",
+            "none",
+        ]
+    )
     with open(out / "trainer_state.json") as f:
         state = json.load(f)
     # the in-training evaluations, one per epoch of 4 steps (the final evaluation of the kept model follows them)

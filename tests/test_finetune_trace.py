@@ -44,9 +44,21 @@ MAX_MODULES = 16
 MAX_CHANGES = 52
 TARGET_CHANGES = 52
 #: modules of other modes and other task families: a GLUE fine-tune run must not execute their code.
-FORBIDDEN = ("modes/lora.py", "modes/feature_based.py", "lora.py", "feature_based/", "tasks/squad.py",
-             "tasks/swag.py", "tasks/conll2003.py", "qa.py", "qa_postprocess.py", "ner.py", "ner_metrics.py",
-             "pretraining.py", "pretraining_data.py")
+FORBIDDEN = (
+    "modes/lora.py",
+    "modes/feature_based.py",
+    "lora.py",
+    "feature_based/",
+    "tasks/squad.py",
+    "tasks/swag.py",
+    "tasks/conll2003.py",
+    "qa.py",
+    "qa_postprocess.py",
+    "ner.py",
+    "ner_metrics.py",
+    "pretraining.py",
+    "pretraining_data.py",
+)
 
 
 def import_everything() -> None:
@@ -80,10 +92,30 @@ def traced_mrpc_run(tmp_path_factory, tiny_bert_dir) -> tuple[list[str], int]:
     """``(modules entered, module changes)`` of one traced MRPC run (run once for the tests below)."""
     tmp_path, model_dir = tmp_path_factory.mktemp("trace"), tiny_bert_dir
     import_everything()
-    argv = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", model_dir,
-            "--output_dir", str(tmp_path / "out"), "--max_steps", "2", "--per_device_train_batch_size", "4",
-            "--max_eval_samples", "8", "--max_predict_samples", "4", "--save_strategy", "no",
-            "--disable_tqdm", "true", "--tokenized_cache_dir", str(tmp_path / "cache")]
+    argv = [
+        "--task",
+        "mrpc",
+        "--data_dir",
+        os.path.join(SAMPLES, "MRPC"),
+        "--model_name_or_path",
+        model_dir,
+        "--output_dir",
+        str(tmp_path / "out"),
+        "--max_steps",
+        "2",
+        "--per_device_train_batch_size",
+        "4",
+        "--max_eval_samples",
+        "8",
+        "--max_predict_samples",
+        "4",
+        "--save_strategy",
+        "no",
+        "--disable_tqdm",
+        "true",
+        "--tokenized_cache_dir",
+        str(tmp_path / "cache"),
+    ]
     calls = trace_run(argv)
     assert os.path.isfile(tmp_path / "out" / "all_results.json")
     return sorted(set(calls)), sum(a != b for a, b in itertools.pairwise(calls))

@@ -28,8 +28,11 @@ import fsdp2_worker
 
 
 def run_worker(kind, out_dir, processes):
-    env = dict(os.environ, OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p),
+    )
     if processes == 1:
         cmd = [sys.executable, WORKER, kind, str(out_dir)]
     else:
@@ -118,8 +121,13 @@ def test_feature_based_model_reads_parameters_only_through_forwards():
     from hf_bert_tasks.feature_based.modeling import BertFeatureBasedConfig
 
     encoder = fsdp2_worker.tiny_config()
-    config = BertFeatureBasedConfig(encoder_config=encoder.to_dict(), task_problem_type="token_classification",
-                                    feature_strategy="concat_last_four", head_hidden_size=8, num_labels=5)
+    config = BertFeatureBasedConfig(
+        encoder_config=encoder.to_dict(),
+        task_problem_type="token_classification",
+        feature_strategy="concat_last_four",
+        head_hidden_size=8,
+        num_labels=5,
+    )
     model = BertFeatureBasedModel(config).eval()
     rows = fsdp2_worker.batch(0)
     inputs = {"input_ids": rows["input_ids"], "attention_mask": rows["attention_mask"], "labels": rows["tag_labels"]}

@@ -21,8 +21,11 @@ def write(folder, name, text, encoding="utf-8"):
 
 def test_mrpc_keeps_rows_with_unbalanced_quotes_and_strips_the_bom(tmp_path):
     # With CSV quoting on, the opening quote of row 1 would swallow row 2 into one field.
-    write(tmp_path, "dev.tsv", MRPC_HEADER + '1\t11\t12\t"the dog ran .\tthe dog was running .\n'
-                                             "0\t13\t14\tthe cat sat .\ta dog sat .\n")
+    write(
+        tmp_path,
+        "dev.tsv",
+        MRPC_HEADER + '1\t11\t12\t"the dog ran .\tthe dog was running .\n0\t13\t14\tthe cat sat .\ta dog sat .\n',
+    )
     ds = get_task("mrpc").read_local(str(tmp_path))["validation"]
     assert ds["sentence1"] == ['"the dog ran .', "the cat sat ."]
     assert ds["sentence2"] == ["the dog was running .", "a dog sat ."]
@@ -48,9 +51,13 @@ def test_cola_has_no_header_but_its_test_file_has_one(tmp_path):
 
 
 def test_text_labels_map_by_name_to_the_hub_ids(tmp_path):
-    write(tmp_path, "dev.tsv", "index\tsentence1\tsentence2\tlabel\n"
-                               "0\ta dog ran .\tan animal moved .\tentailment\n"
-                               "1\ta dog ran .\tthe cat sat .\tnot_entailment\n")
+    write(
+        tmp_path,
+        "dev.tsv",
+        "index\tsentence1\tsentence2\tlabel\n"
+        "0\ta dog ran .\tan animal moved .\tentailment\n"
+        "1\ta dog ran .\tthe cat sat .\tnot_entailment\n",
+    )
     ds = get_task("rte").read_local(str(tmp_path))["validation"]
     assert ds["label"] == [0, 1]  # nyu-mll/glue rte: entailment=0, not_entailment=1
     assert ds.features["label"].names == ["entailment", "not_entailment"]
@@ -59,14 +66,21 @@ def test_text_labels_map_by_name_to_the_hub_ids(tmp_path):
 def test_mnli_from_glue_tsv_and_from_jsonl_agree(tmp_path):
     tsv = tmp_path / "tsv"
     header = "index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\tlabel1\tgold_label\n"
-    write(tsv, "dev_matched.tsv", header + "0\t1\t1a\tfiction\tshe ran .\tshe moved .\tentailment\tentailment\n"
-                                           "1\t2\t2c\tfiction\the sat .\the never sat .\tcontradiction\tcontradiction\n"
-                                           "2\t3\t3n\tfiction\tit rained .\tit was cold .\tneutral\tneutral\n")
+    write(
+        tsv,
+        "dev_matched.tsv",
+        header + "0\t1\t1a\tfiction\tshe ran .\tshe moved .\tentailment\tentailment\n"
+        "1\t2\t2c\tfiction\the sat .\the never sat .\tcontradiction\tcontradiction\n"
+        "2\t3\t3n\tfiction\tit rained .\tit was cold .\tneutral\tneutral\n",
+    )
     jsonl = tmp_path / "jsonl"
-    write(jsonl, "dev_matched.jsonl",
-          '{"premise": "she ran .", "hypothesis": "she moved .", "label": "entailment"}\n'
-          '{"premise": "he sat .", "hypothesis": "he never sat .", "label": "contradiction"}\n'
-          '{"premise": "it rained .", "hypothesis": "it was cold .", "label": "neutral"}\n')
+    write(
+        jsonl,
+        "dev_matched.jsonl",
+        '{"premise": "she ran .", "hypothesis": "she moved .", "label": "entailment"}\n'
+        '{"premise": "he sat .", "hypothesis": "he never sat .", "label": "contradiction"}\n'
+        '{"premise": "it rained .", "hypothesis": "it was cold .", "label": "neutral"}\n',
+    )
     a = get_task("mnli").read_local(str(tsv))["validation_matched"]
     b = get_task("mnli").read_local(str(jsonl))["validation_matched"]
     assert a["label"] == b["label"] == [0, 2, 1]  # entailment=0, neutral=1, contradiction=2
@@ -112,18 +126,29 @@ def test_a_folder_without_task_files_is_a_clear_error(tmp_path):
 def test_local_files_and_hub_shaped_dataset_give_identical_features(tmp_path, sample_tokenizer):
     import datasets
 
-    write(tmp_path, "dev.tsv", MRPC_HEADER + "1\t11\t12\tanna fixed the clock .\tthe clock was fixed by anna .\n"
-                                             "0\t13\t14\tbruno sold a map .\tvera bought a drum .\n")
+    write(
+        tmp_path,
+        "dev.tsv",
+        MRPC_HEADER + "1\t11\t12\tanna fixed the clock .\tthe clock was fixed by anna .\n"
+        "0\t13\t14\tbruno sold a map .\tvera bought a drum .\n",
+    )
     task = get_task("mrpc")
     local = task.read_local(str(tmp_path))["validation"]
     hub = datasets.Dataset.from_dict(
-        {"sentence1": ["anna fixed the clock .", "bruno sold a map ."],
-         "sentence2": ["the clock was fixed by anna .", "vera bought a drum ."],
-         "label": [1, 0], "idx": [0, 1]},
-        features=datasets.Features({
-            "sentence1": datasets.Value("string"), "sentence2": datasets.Value("string"),
-            "label": datasets.ClassLabel(names=["not_equivalent", "equivalent"]), "idx": datasets.Value("int32"),
-        }),
+        {
+            "sentence1": ["anna fixed the clock .", "bruno sold a map ."],
+            "sentence2": ["the clock was fixed by anna .", "vera bought a drum ."],
+            "label": [1, 0],
+            "idx": [0, 1],
+        },
+        features=datasets.Features(
+            {
+                "sentence1": datasets.Value("string"),
+                "sentence2": datasets.Value("string"),
+                "label": datasets.ClassLabel(names=["not_equivalent", "equivalent"]),
+                "idx": datasets.Value("int32"),
+            }
+        ),
     )
     a = task.preprocess(local, sample_tokenizer, 128, "validation")
     b = task.preprocess(hub, sample_tokenizer, 128, "validation")
@@ -134,7 +159,9 @@ def test_local_files_and_hub_shaped_dataset_give_identical_features(tmp_path, sa
 def test_pair_features_are_cls_a_sep_b_sep_with_token_type_ids(vocab_tokenizer):
     import datasets
 
-    raw = datasets.Dataset.from_dict({"sentence1": ["the cat sat"], "sentence2": ["a dog ran"], "label": [1], "idx": [0]})
+    raw = datasets.Dataset.from_dict(
+        {"sentence1": ["the cat sat"], "sentence2": ["a dog ran"], "label": [1], "idx": [0]}
+    )
     out = get_task("mrpc").preprocess(raw, vocab_tokenizer, 128, "validation")
     assert out[0]["input_ids"] == [2, 5, 7, 9, 3, 6, 8, 12, 3]
     assert out[0]["token_type_ids"] == [0, 0, 0, 0, 0, 1, 1, 1, 1]
@@ -151,9 +178,15 @@ def test_unlabeled_test_split_drops_the_label_column(vocab_tokenizer):
 
 @pytest.mark.parametrize(
     "folder,task,split,rows",
-    [("MRPC", "mrpc", "validation", 408), ("STS-B", "stsb", "validation", 1500), ("QNLI", "qnli", "validation", 5463),
-     ("MRPC", "mrpc", "train", 3668), ("CoLA", "cola", "validation", 1043), ("RTE", "rte", "validation", 277),
-     ("MNLI", "mnli", "validation_matched", 9815)],
+    [
+        ("MRPC", "mrpc", "validation", 408),
+        ("STS-B", "stsb", "validation", 1500),
+        ("QNLI", "qnli", "validation", 5463),
+        ("MRPC", "mrpc", "train", 3668),
+        ("CoLA", "cola", "validation", 1043),
+        ("RTE", "rte", "validation", 277),
+        ("MNLI", "mnli", "validation_matched", 9815),
+    ],
 )
 def test_real_glue_files_give_the_official_row_counts(folder, task, split, rows):
     ds = get_task(task).read_local(shared_data("glue", folder))

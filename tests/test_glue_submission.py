@@ -22,8 +22,10 @@ EXPECTED = {
     "mrpc": {"test": ("MRPC.tsv", ["0", "1"])},
     "stsb": {"test": ("STS-B.tsv", None)},
     "qqp": {"test": ("QQP.tsv", ["0", "1"])},
-    "mnli": {"test_matched": ("MNLI-m.tsv", ["entailment", "neutral", "contradiction"]),
-             "test_mismatched": ("MNLI-mm.tsv", ["entailment", "neutral", "contradiction"])},
+    "mnli": {
+        "test_matched": ("MNLI-m.tsv", ["entailment", "neutral", "contradiction"]),
+        "test_mismatched": ("MNLI-mm.tsv", ["entailment", "neutral", "contradiction"]),
+    },
     "qnli": {"test": ("QNLI.tsv", ["entailment", "not_entailment"])},
     "rte": {"test": ("RTE.tsv", ["entailment", "not_entailment"])},
     "wnli": {"test": ("WNLI.tsv", ["0", "1"])},

@@ -62,8 +62,9 @@ def test_the_bert_large_count_behind_the_nvidia_anchor(bench):
     import torch
     from transformers import BertConfig, BertForPreTraining
 
-    config = BertConfig(vocab_size=30522, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                        intermediate_size=4096)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096
+    )
     assert _params_from_shapes(config) == bench.BERT_LARGE_PARAMS
     with torch.device("meta"):
         assert bench.count_parameters(BertForPreTraining(config)) == bench.BERT_LARGE_PARAMS
@@ -99,9 +100,29 @@ def test_predictions_per_sequence_follow_google(bench):
 def test_ours_and_the_reference_see_the_same_weights_and_batch(bench):
     """Both sides' first step gives the same loss on CPU in fp32 (same weights, batch and dropout masks): the masked-
     only decoder changes the cost, not the numbers."""
-    rows = bench.main(["--device", "cpu", "--tiny", "--dtype", "fp32", "--only", "pretraining", "--sides",
-                       "ours,reference", "--seq", "16", "--pretrain_batch", "2", "--steps", "1", "--warmup", "1",
-                       "--peak_tflops", "1"])
+    rows = bench.main(
+        [
+            "--device",
+            "cpu",
+            "--tiny",
+            "--dtype",
+            "fp32",
+            "--only",
+            "pretraining",
+            "--sides",
+            "ours,reference",
+            "--seq",
+            "16",
+            "--pretrain_batch",
+            "2",
+            "--steps",
+            "1",
+            "--warmup",
+            "1",
+            "--peak_tflops",
+            "1",
+        ]
+    )
     ours, ref = rows
     assert (ours["side"], ref["side"]) == ("ours", "reference")
     assert ours["params"] == ref["params"]
@@ -112,11 +133,28 @@ def test_ours_and_the_reference_see_the_same_weights_and_batch(bench):
 
 
 def _measured(side, seq, rate, compile=False, params=1000):
-    return {"kind": "pretraining", "side": side, "seq": seq, "batch": 4, "dtype": "bfloat16", "compile": compile,
-            "compile_backend": "inductor" if compile else None, "step_s": 4 / rate, "tokens_per_s": rate * seq,
-            "sequences_per_s": rate, "params": params, "mfu_6n": 6 * params * rate * seq / 989e12, "mfu": 0.1,
-            "peak_tflops": 989.0, "peak_source": "test", "first_loss": 8.0, "final_loss": 7.9,
-            "predictions_per_seq": 19, "warmup_s": 1.0, "device_name": "NVIDIA H200"}
+    return {
+        "kind": "pretraining",
+        "side": side,
+        "seq": seq,
+        "batch": 4,
+        "dtype": "bfloat16",
+        "compile": compile,
+        "compile_backend": "inductor" if compile else None,
+        "step_s": 4 / rate,
+        "tokens_per_s": rate * seq,
+        "sequences_per_s": rate,
+        "params": params,
+        "mfu_6n": 6 * params * rate * seq / 989e12,
+        "mfu": 0.1,
+        "peak_tflops": 989.0,
+        "peak_source": "test",
+        "first_loss": 8.0,
+        "final_loss": 7.9,
+        "predictions_per_seq": 19,
+        "warmup_s": 1.0,
+        "device_name": "NVIDIA H200",
+    }
 
 
 def test_throughput_rows_give_the_ratios(bench, monkeypatch):
@@ -141,15 +179,50 @@ def test_throughput_rows_give_the_ratios(bench, monkeypatch):
 
 ENV = {"device": "NVIDIA H200", "commit": "abc1234", "dry_run": False}
 LITERAL = [
-    {"step": "transfer", "metric": "SST-2 dev accuracy, pretrained", "value": 81.25, "units": "%",
-     "anchor": "CPU run: 78.0", "device": "NVIDIA H200", "commit": "abc1234", "dry_run": False, "config": {}},
-    {"step": "pretrain_throughput", "metric": "ours sequences/s, seq 128", "value": 1234.5, "units": "sequences/s",
-     "anchor": "NVIDIA | A100", "device": "NVIDIA H200", "commit": "abc1234", "dry_run": False,
-     "config": {"peak_tflops": 989.0, "peak_source": "dense bf16, vendor data sheet"}},
-    {"step": "pretrain_throughput", "metric": "ours / reference sequences/s, seq 128", "value": 1.4567, "units": "x",
-     "anchor": "> 1: faster", "device": "NVIDIA H200", "commit": "abc1234", "dry_run": False, "config": {}},
-    {"step": "wall_time", "metric": "transfer", "value": 401.0, "units": "s", "anchor": "budget 420 s",
-     "device": "NVIDIA H200", "commit": "abc1234", "dry_run": False, "config": {"budget_s": 420.0}},
+    {
+        "step": "transfer",
+        "metric": "SST-2 dev accuracy, pretrained",
+        "value": 81.25,
+        "units": "%",
+        "anchor": "CPU run: 78.0",
+        "device": "NVIDIA H200",
+        "commit": "abc1234",
+        "dry_run": False,
+        "config": {},
+    },
+    {
+        "step": "pretrain_throughput",
+        "metric": "ours sequences/s, seq 128",
+        "value": 1234.5,
+        "units": "sequences/s",
+        "anchor": "NVIDIA | A100",
+        "device": "NVIDIA H200",
+        "commit": "abc1234",
+        "dry_run": False,
+        "config": {"peak_tflops": 989.0, "peak_source": "dense bf16, vendor data sheet"},
+    },
+    {
+        "step": "pretrain_throughput",
+        "metric": "ours / reference sequences/s, seq 128",
+        "value": 1.4567,
+        "units": "x",
+        "anchor": "> 1: faster",
+        "device": "NVIDIA H200",
+        "commit": "abc1234",
+        "dry_run": False,
+        "config": {},
+    },
+    {
+        "step": "wall_time",
+        "metric": "transfer",
+        "value": 401.0,
+        "units": "s",
+        "anchor": "budget 420 s",
+        "device": "NVIDIA H200",
+        "commit": "abc1234",
+        "dry_run": False,
+        "config": {"budget_s": 420.0},
+    },
 ]
 
 
@@ -192,14 +265,22 @@ def test_a_row_needs_a_finite_number(report, value):
 
 def test_append_replaces_a_steps_earlier_rows(report, tmp_path):
     path = str(tmp_path / "r.json")
-    report.append_rows(path, [report.make_row("a", "m1", 1, "s", "", env=ENV),
-                              report.make_row("a", "m2", 2, "s", "", env=ENV),
-                              report.make_row("b", "m1", 3, "s", "", env=ENV)])
+    report.append_rows(
+        path,
+        [
+            report.make_row("a", "m1", 1, "s", "", env=ENV),
+            report.make_row("a", "m2", 2, "s", "", env=ENV),
+            report.make_row("b", "m1", 3, "s", "", env=ENV),
+        ],
+    )
     report.append_rows(path, [report.make_row("a", "m3", 4, "s", "", env=ENV)])  # step a again: m1, m2 go
     assert [(r["step"], r["metric"]) for r in report.load_rows(path)] == [("b", "m1"), ("a", "m3")]
     report.append_rows(path, [report.make_row("b", "m2", 5, "s", "", env=ENV)], replace="metric")  # b's m1 stays
     assert [(r["step"], r["metric"], r["value"]) for r in report.load_rows(path)] == [
-        ("b", "m1", 3.0), ("a", "m3", 4.0), ("b", "m2", 5.0)]
+        ("b", "m1", 3.0),
+        ("a", "m3", 4.0),
+        ("b", "m2", 5.0),
+    ]
 
 
 def test_transfer_rows_from_the_tools_outputs(report, tmp_path):
@@ -207,15 +288,38 @@ def test_transfer_rows_from_the_tools_outputs(report, tmp_path):
     (tmp_path / "pretrain").mkdir()
     (tmp_path / "finetune").mkdir()
     final = {"eval_mlm_accuracy": 0.25, "eval_mlm_loss": 5.5}
-    (tmp_path / "pretrain" / "pretraining_summary.json").write_text(json.dumps(
-        {"steps": 3000, "model": {"preset": "mini"},
-         "phases": [{"batch_size": 256, "max_seq_length": 128, "train_instances": 44851, "final_eval": final}]}))
-    (tmp_path / "pretrain" / "trainer_state.json").write_text(json.dumps(
-        {"log_history": [{"loss": 7.0, "step": 100},
-                         {"train_runtime": 150.0, "train_samples_per_second": 5120.0, "step": 3000}]}))
-    (tmp_path / "finetune" / "transfer_results.json").write_text(json.dumps(
-        {"sst2": {"metric": "eval_accuracy", "pretrained": [84.0, 86.0], "random-init": [80.0, 81.0], "gain": 4.5},
-         "conll2003": {"metric": "eval_f1", "pretrained": [60.0], "random-init": [62.5], "gain": -2.5}}))
+    (tmp_path / "pretrain" / "pretraining_summary.json").write_text(
+        json.dumps(
+            {
+                "steps": 3000,
+                "model": {"preset": "mini"},
+                "phases": [{"batch_size": 256, "max_seq_length": 128, "train_instances": 44851, "final_eval": final}],
+            }
+        )
+    )
+    (tmp_path / "pretrain" / "trainer_state.json").write_text(
+        json.dumps(
+            {
+                "log_history": [
+                    {"loss": 7.0, "step": 100},
+                    {"train_runtime": 150.0, "train_samples_per_second": 5120.0, "step": 3000},
+                ]
+            }
+        )
+    )
+    (tmp_path / "finetune" / "transfer_results.json").write_text(
+        json.dumps(
+            {
+                "sst2": {
+                    "metric": "eval_accuracy",
+                    "pretrained": [84.0, 86.0],
+                    "random-init": [80.0, 81.0],
+                    "gain": 4.5,
+                },
+                "conll2003": {"metric": "eval_f1", "pretrained": [60.0], "random-init": [62.5], "gain": -2.5},
+            }
+        )
+    )
     rows = {r["metric"]: r for r in report.transfer_rows(str(tmp_path), pretrain_wall_s=170, env=ENV)}
     assert rows["pretraining: Trainer train_runtime"]["value"] == 150.0
     assert rows["pretraining: sequences/s (Trainer, data loading included)"]["value"] == 5120.0
@@ -234,8 +338,10 @@ def test_kernel_families_of_literal_kernel_names(bench):
     assert bench.kernel_family("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64") == "matmul"
     assert bench.kernel_family("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT") == "matmul"
     assert bench.kernel_family("pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64>>") == "attention"
-    assert bench.kernel_family("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamW>") == \
-        "optimizer"
+    assert (
+        bench.kernel_family("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamW>")
+        == "optimizer"
+    )
     assert bench.kernel_family("void at::native::cunn_SoftMaxForward<4, float>") == "softmax/cross-entropy"
     assert bench.kernel_family("triton_per_fused_add_native_layer_norm_3") == "elementwise/norm/other"
 
@@ -243,10 +349,18 @@ def test_kernel_families_of_literal_kernel_names(bench):
 def test_profile_rows_give_busy_fraction_families_and_top_kernels(bench, monkeypatch):
     for key, value in {"GPU_SH_DEVICE": "NVIDIA H200", "GPU_SH_COMMIT": "abc1234", "GPU_SH_DRY_RUN": "0"}.items():
         monkeypatch.setenv(key, value)
-    profile = {"steps": 2, "activity": "CUDA kernels (self device time)", "total_ms": 80.0, "wall_ms": 100.0,
-               "busy": 0.8, "families": {"matmul": 0.75, "attention": 0.25, "optimizer": 0.0},
-               "top": [{"name": "gemm_a", "ms": 60.0, "share": 0.75, "calls": 10},
-                       {"name": "flash_fwd", "ms": 20.0, "share": 0.25, "calls": 4}]}
+    profile = {
+        "steps": 2,
+        "activity": "CUDA kernels (self device time)",
+        "total_ms": 80.0,
+        "wall_ms": 100.0,
+        "busy": 0.8,
+        "families": {"matmul": 0.75, "attention": 0.25, "optimizer": 0.0},
+        "top": [
+            {"name": "gemm_a", "ms": 60.0, "share": 0.75, "calls": 10},
+            {"name": "flash_fwd", "ms": 20.0, "share": 0.25, "calls": 4},
+        ],
+    }
     rows = bench.throughput_result_rows([dict(_measured("ours", 128, 300.0), profile=profile)], "mfu", [])
     prof = {r["metric"]: r["value"] for r in rows if r["metric"].startswith("profile ")}
     assert prof == {
@@ -254,13 +368,36 @@ def test_profile_rows_give_busy_fraction_families_and_top_kernels(bench, monkeyp
         "profile ours, seq 128 x batch 4: share of GPU kernels time, matmul": pytest.approx(75.0),
         "profile ours, seq 128 x batch 4: share of GPU kernels time, attention": pytest.approx(25.0),
         "profile ours, seq 128 x batch 4: #1 gemm_a": pytest.approx(75.0),
-        "profile ours, seq 128 x batch 4: #2 flash_fwd": pytest.approx(25.0)}  # a 0 % family gets no row
+        "profile ours, seq 128 x batch 4: #2 flash_fwd": pytest.approx(25.0),
+    }  # a 0 % family gets no row
 
 
 def test_profile_of_a_tiny_cpu_step_lists_operators(bench):
-    rows = bench.throughput_main(["--device", "cpu", "--tiny", "--dtype", "fp32", "--seq", "16", "--pretrain_batch",
-                                  "2", "--steps", "1", "--warmup", "1", "--only", "pretraining", "--profile", "1",
-                                  "--profile_top", "5", "--peak_tflops", "1"])
+    rows = bench.throughput_main(
+        [
+            "--device",
+            "cpu",
+            "--tiny",
+            "--dtype",
+            "fp32",
+            "--seq",
+            "16",
+            "--pretrain_batch",
+            "2",
+            "--steps",
+            "1",
+            "--warmup",
+            "1",
+            "--only",
+            "pretraining",
+            "--profile",
+            "1",
+            "--profile_top",
+            "5",
+            "--peak_tflops",
+            "1",
+        ]
+    )
     prof = rows[0]["profile"]
     assert prof["steps"] == 1 and prof["activity"].startswith("CPU") and 0 < len(prof["top"]) <= 5
     assert sum(prof["families"].values()) == pytest.approx(1.0)
@@ -277,11 +414,36 @@ def test_a_failing_variant_keeps_the_other_rows_and_fails_the_run(bench, monkeyp
 
     monkeypatch.setattr(bench, "measure", measure)
     results = tmp_path / "results.json"
-    with pytest.raises(RuntimeError, match=r"1 of 2 measurements failed: pretraining ours static seq 16: "
-                                           r"RuntimeError: inductor failed"):
-        bench.throughput_main(["--device", "cpu", "--tiny", "--dtype", "fp32", "--seq", "16", "--pretrain_batch", "2",
-                               "--steps", "1", "--warmup", "1", "--only", "pretraining", "--static_predictions",
-                               "both", "--peak_tflops", "1", "--results", str(results)])
+    with pytest.raises(
+        RuntimeError,
+        match=r"1 of 2 measurements failed: pretraining ours static seq 16: "
+        r"RuntimeError: inductor failed",
+    ):
+        bench.throughput_main(
+            [
+                "--device",
+                "cpu",
+                "--tiny",
+                "--dtype",
+                "fp32",
+                "--seq",
+                "16",
+                "--pretrain_batch",
+                "2",
+                "--steps",
+                "1",
+                "--warmup",
+                "1",
+                "--only",
+                "pretraining",
+                "--static_predictions",
+                "both",
+                "--peak_tflops",
+                "1",
+                "--results",
+                str(results),
+            ]
+        )
     metrics = [r["metric"] for r in json.loads(results.read_text())]
     assert any(m.startswith("ours (BertForPreTrainingMaskedOnly) sequences/s, seq 16") for m in metrics)
     assert not any("static" in m for m in metrics)

@@ -14,10 +14,24 @@ import pytest
 
 from tests.conftest import SAMPLES
 
-FINETUNE = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--output_dir", "out",
-            "--report_to", "none"]
-PRETRAIN = ["--train_files", os.path.join(SAMPLES, "pretraining", "corpus.txt"), "--output_dir", "out",
-            "--report_to", "none"]
+FINETUNE = [
+    "--task",
+    "mrpc",
+    "--data_dir",
+    os.path.join(SAMPLES, "MRPC"),
+    "--output_dir",
+    "out",
+    "--report_to",
+    "none",
+]
+PRETRAIN = [
+    "--train_files",
+    os.path.join(SAMPLES, "pretraining", "corpus.txt"),
+    "--output_dir",
+    "out",
+    "--report_to",
+    "none",
+]
 
 
 def _finetune_args(argv):
@@ -47,8 +61,9 @@ def _fake_gpu(monkeypatch, bf16: bool = True):
 
 def _args(**values):
     """The fields ``gpu_fast_path`` reads and sets, at transformers' defaults unless given."""
-    return types.SimpleNamespace(**{"bf16": False, "fp16": False, "optim": "adamw_torch", "use_cpu": False,
-                                    "torch_compile": False, **values})
+    return types.SimpleNamespace(
+        **{"bf16": False, "fp16": False, "optim": "adamw_torch", "use_cpu": False, "torch_compile": False, **values}
+    )
 
 
 def _fast_path(args, given, compile_by_default=False):
@@ -95,8 +110,9 @@ def _without_fast_path(monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------------------ on CPU
-@pytest.mark.parametrize("parse, argv", [(_finetune_args, FINETUNE), (_pretrain_args, PRETRAIN)],
-                         ids=["finetune", "pretrain"])
+@pytest.mark.parametrize(
+    "parse, argv", [(_finetune_args, FINETUNE), (_pretrain_args, PRETRAIN)], ids=["finetune", "pretrain"]
+)
 def test_cpu_parse_is_unchanged(monkeypatch, tmp_path, parse, argv):
     import torch
     from transformers import TrainingArguments
@@ -229,8 +245,10 @@ def test_gpu_compile_default_is_logged_with_its_opt_out(monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="hf_bert_tasks.arguments"):
         _fast_path(args, set(), compile_by_default=True)
     assert args.torch_compile is True
-    expected = ("GPU present: bf16 (supported), fused AdamW, torch.compile; pass --bf16 False / --optim adamw_torch / "
-                "--torch_compile False to opt out")
+    expected = (
+        "GPU present: bf16 (supported), fused AdamW, torch.compile; pass --bf16 False / --optim adamw_torch / "
+        "--torch_compile False to opt out"
+    )
     assert [r.getMessage() for r in caplog.records] == [expected]
 
 

@@ -28,10 +28,15 @@ def _models_and_batch():
     ids = torch.tensor([[2, 11, 12, 13, 14, 15, 16, 3], [2, 21, 22, 23, 3, 0, 0, 0], [2, 31, 32, 33, 34, 35, 36, 3]])
     labels = torch.full_like(ids, -100)
     labels[0, [1, 4, 5]] = torch.tensor([40, 41, 42])  # 3 predicted
-    labels[1, [2]] = torch.tensor([50])                # 1 predicted (a padded row)
+    labels[1, [2]] = torch.tensor([50])  # 1 predicted (a padded row)
     # row 2: none predicted
-    batch = {"input_ids": ids, "attention_mask": (ids != 0).long(), "token_type_ids": torch.zeros_like(ids),
-             "labels": labels, "next_sentence_label": torch.tensor([0, 1, 0])}
+    batch = {
+        "input_ids": ids,
+        "attention_mask": (ids != 0).long(),
+        "token_type_ids": torch.zeros_like(ids),
+        "labels": labels,
+        "next_sentence_label": torch.tensor([0, 1, 0]),
+    }
     return plain, static, batch
 
 

@@ -28,9 +28,30 @@ def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[tuple[
         return collate
 
     monkeypatch.setattr(GlueTask, "data_collator", spy)
-    finetune.main(["--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path", tiny_bert_dir,
-                   "--output_dir", str(tmp_path / "out"), "--do_train", "--max_steps", "3", "--max_train_samples", "24",
-                   "--per_device_train_batch_size", "8", "--save_strategy", "no", "--report_to", "none", *extra])
+    finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--data_dir",
+            os.path.join(SAMPLES, "SST-2"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(tmp_path / "out"),
+            "--do_train",
+            "--max_steps",
+            "3",
+            "--max_train_samples",
+            "24",
+            "--per_device_train_batch_size",
+            "8",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+            *extra,
+        ]
+    )
     return lengths
 
 
@@ -53,7 +74,9 @@ def test_models_use_sdpa_attention_by_default(tiny_bert_dir):
 
     model = build_model(get_task("mrpc"), ModelArguments(model_name_or_path=tiny_bert_dir))
     assert model.config._attn_implementation == "sdpa"
-    eager = build_model(get_task("mrpc"), ModelArguments(model_name_or_path=tiny_bert_dir, attn_implementation="eager"))
+    eager = build_model(
+        get_task("mrpc"), ModelArguments(model_name_or_path=tiny_bert_dir, attn_implementation="eager")
+    )
     assert eager.config._attn_implementation == "eager"
 
 
@@ -102,8 +125,25 @@ def test_gpu_bench_flops_per_token_for_bert_base(kind):
 
 
 def test_gpu_bench_runs_on_cpu_with_a_tiny_model():
-    rows = _gpu_bench().main(["--device", "cpu", "--tiny", "--dtype", "fp32", "--steps", "1", "--warmup", "1",
-                              "--pretrain_batch", "2", "--finetune_batch", "2", "--seq", "16"])
+    rows = _gpu_bench().main(
+        [
+            "--device",
+            "cpu",
+            "--tiny",
+            "--dtype",
+            "fp32",
+            "--steps",
+            "1",
+            "--warmup",
+            "1",
+            "--pretrain_batch",
+            "2",
+            "--finetune_batch",
+            "2",
+            "--seq",
+            "16",
+        ]
+    )
     assert [r["kind"] for r in rows] == ["pretraining", "finetuning"]
     assert [(r["batch"], r["seq"]) for r in rows] == [(2, 16), (2, 16)]
     for r in rows:  # tokens/s = batch x seq / step time; no MFU without a known peak (CPU)

@@ -24,11 +24,18 @@ def needs_shared():
 
 
 def run_gpu_sh(tmp_path, python, *args, **env_extra):
-    env = dict(os.environ, PY=python, OUT_DIR=str(tmp_path / "out"), OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p), **env_extra)
+    env = dict(
+        os.environ,
+        PY=python,
+        OUT_DIR=str(tmp_path / "out"),
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p),
+        **env_extra,
+    )
     env.pop("CPU_SMOKE", None)
-    return subprocess.run(["bash", SCRIPT, *args], check=False, cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=900)
+    return subprocess.run(
+        ["bash", SCRIPT, *args], check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 def test_dry_run_runs_every_step_and_reports_it(tmp_path):
@@ -53,14 +60,20 @@ def test_dry_run_runs_every_step_and_reports_it(tmp_path):
     assert set(by_step) == set(STEPS) | {"wall_time"}
     metrics = {step: [r["metric"] for r in rs] for step, rs in by_step.items()}
     for seq in (32, 64):  # both sequence lengths, both sides, their ratio
-        assert sum(f"seq {seq} x" in m and "sequences/s" in m and ("ours" in m or "reference" in m)
-                   for m in metrics["pretrain_throughput"]) == 3
+        assert (
+            sum(
+                f"seq {seq} x" in m and "sequences/s" in m and ("ours" in m or "reference" in m)
+                for m in metrics["pretrain_throughput"]
+            )
+            == 3
+        )
         assert sum(f"seq {seq} x" in m and "MFU (6N" in m for m in metrics["pretrain_throughput"]) == 2
     assert sum("torch.compile / eager" in m for m in metrics["pretrain_compiled"]) == 2  # plain and static slots
     for step in ("pretrain_throughput", "pretrain_compiled"):  # the profile rows (--profile 1 in the dry run)
         assert any(m.startswith("profile ") and " busy " in m for m in metrics[step])
-    assert any(m.startswith("phase forward + backward") and m.endswith("run_glue / ours")
-               for m in metrics["glue_vs_run_glue"])
+    assert any(
+        m.startswith("phase forward + backward") and m.endswith("run_glue / ours") for m in metrics["glue_vs_run_glue"]
+    )
     assert metrics["glue_vs_run_glue"][-1] == "ours / run_glue train samples/s"
     for task in ("SST-2", "CoNLL-2003"):
         assert sum(m.startswith(task) for m in metrics["transfer"]) == 3  # pretrained, random init, gain
@@ -75,8 +88,9 @@ def test_a_failing_step_fails_the_script(tmp_path):
     """The pretrain step once ended in ``|| true``: a crashing recipe could not fail the script."""
     needs_shared()
     wrapper = tmp_path / "python"
-    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *\" pretrain \"*) echo boom >&2; exit 7;; esac\n"
-                       f"exec {sys.executable} \"$@\"\n")
+    wrapper.write_text(
+        f'#!/bin/sh\ncase "$*" in *" pretrain "*) echo boom >&2; exit 7;; esac\nexec {sys.executable} "$@"\n'
+    )
     wrapper.chmod(0o755)
     proc = run_gpu_sh(tmp_path, str(wrapper), "--dry-run", "--only", "transfer")
     assert proc.returncode == 7, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -90,9 +104,23 @@ def test_the_report_step_fails_when_a_step_left_no_rows(tmp_path):
     needs_shared()
     out = tmp_path / "out"
     out.mkdir()
-    (out / "gpu_results.json").write_text(json.dumps([
-        {"step": "transfer", "metric": "m", "value": 1.0, "units": "s", "anchor": "", "device": "cpu",
-         "commit": "c", "dry_run": True, "config": {}}]))
+    (out / "gpu_results.json").write_text(
+        json.dumps(
+            [
+                {
+                    "step": "transfer",
+                    "metric": "m",
+                    "value": 1.0,
+                    "units": "s",
+                    "anchor": "",
+                    "device": "cpu",
+                    "commit": "c",
+                    "dry_run": True,
+                    "config": {},
+                }
+            ]
+        )
+    )
     proc = run_gpu_sh(tmp_path, sys.executable, "--dry-run", "--only", "report")
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "step 'report' FAILED" in proc.stderr and "pretrain_throughput" in proc.stderr
@@ -126,10 +154,17 @@ SESSION = os.path.join(REPO, "benchmarks", "gpu_session.sh")
 
 
 def run_session(tmp_path, *args, **env_extra):
-    env = dict(os.environ, PY=sys.executable, OUT=str(tmp_path / "session"), OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p), **env_extra)
-    return subprocess.run(["bash", SESSION, *args], check=False, cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=600)
+    env = dict(
+        os.environ,
+        PY=sys.executable,
+        OUT=str(tmp_path / "session"),
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p),
+        **env_extra,
+    )
+    return subprocess.run(
+        ["bash", SESSION, *args], check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_session_dry_run_runs_a_group_and_copies_its_results(tmp_path):

@@ -19,12 +19,29 @@ from tests.conftest import REPO, SAMPLES
 from tests.hub_server import LocalHub
 
 TOKEN = "hf_localTESTtoken_0123456789"
-FAST = ["--max_train_samples", "16", "--max_eval_samples", "8", "--max_predict_samples", "4",
-        "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--learning_rate", "1e-3",
-        "--save_strategy", "no", "--disable_tqdm", "true", "--report_to", "none"]
+FAST = [
+    "--max_train_samples",
+    "16",
+    "--max_eval_samples",
+    "8",
+    "--max_predict_samples",
+    "4",
+    "--num_train_epochs",
+    "1",
+    "--per_device_train_batch_size",
+    "16",
+    "--learning_rate",
+    "1e-3",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--report_to",
+    "none",
+]
 
 #: The client: every scenario in order; results go to sys.argv[2] (JSON).
-CLIENT = textwrap.dedent(r'''
+CLIENT = textwrap.dedent(r"""
     import contextlib, hashlib, io, json, os, shutil, sys
     import torch
     from huggingface_hub import HfApi, ModelCard
@@ -162,14 +179,25 @@ CLIENT = textwrap.dedent(r'''
     out["from_hub_files"] = sorted(HfApi(token=token).list_repo_files("org/from-hub"))
     out["from_hub_card"], out["from_hub_card_data"] = card_results("org/from-hub")
     json.dump(out, open(sys.argv[2], "w"), indent=1)
-''')
+""")
 
 
 def _finetune(task, folder, model_dir, out):
     from hf_bert_tasks.scripts import finetune
 
-    finetune.main(["--task", task, "--data_dir", os.path.join(SAMPLES, folder), "--model_name_or_path", model_dir,
-                   "--output_dir", str(out), *FAST])
+    finetune.main(
+        [
+            "--task",
+            task,
+            "--data_dir",
+            os.path.join(SAMPLES, folder),
+            "--model_name_or_path",
+            model_dir,
+            "--output_dir",
+            str(out),
+            *FAST,
+        ]
+    )
     return str(out)
 
 
@@ -192,9 +220,15 @@ def _feature_based(tiny_bert_dir, out):
 
     from hf_bert_tasks.feature_based import BertFeatureBasedModel
 
-    model = BertFeatureBasedModel.from_encoder(tiny_bert_dir, "single_label_classification", "concat_last_four",
-                                               num_labels=2, id2label={0: "entailment", 1: "not_entailment"},
-                                               label2id={"entailment": 0, "not_entailment": 1}, head_hidden_size=16)
+    model = BertFeatureBasedModel.from_encoder(
+        tiny_bert_dir,
+        "single_label_classification",
+        "concat_last_four",
+        num_labels=2,
+        id2label={0: "entailment", 1: "not_entailment"},
+        label2id={"entailment": 0, "not_entailment": 1},
+        head_hidden_size=16,
+    )
     model.save_pretrained(out)
     AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
     with open(os.path.join(out, "all_results.json"), "w") as f:
@@ -209,9 +243,18 @@ def _pretrained(tiny_bert_dir, out):
     BertForPreTraining.from_pretrained(tiny_bert_dir).save_pretrained(out)
     AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
     with open(os.path.join(out, "pretraining_summary.json"), "w") as f:
-        json.dump({"corpus": {"files": ["/data/corpus.txt"], "documents": 4}, "model": {"preset": "tiny", "init": "random"},
-                   "steps": 10, "phases": [], "masking_recipe": {"mlm_probability": 0.15},
-                   "final_mlm_accuracy": 0.125, "final_nsp_accuracy": 0.5}, f)
+        json.dump(
+            {
+                "corpus": {"files": ["/data/corpus.txt"], "documents": 4},
+                "model": {"preset": "tiny", "init": "random"},
+                "steps": 10,
+                "phases": [],
+                "masking_recipe": {"mlm_probability": 0.15},
+                "final_mlm_accuracy": 0.125,
+                "final_nsp_accuracy": 0.5,
+            },
+            f,
+        )
     return str(out)
 
 
@@ -223,22 +266,42 @@ def session(tiny_bert_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hub")
     dirs = {
         "mrpc": _finetune("mrpc", "MRPC", tiny_bert_dir, tmp / "mrpc"),
-        "stsb": _random_head("AutoModelForSequenceClassification", tiny_bert_dir, tmp / "stsb",
-                             {"eval_pearson": 0.25, "eval_spearmanr": 0.3, "eval_loss": 2.0},
-                             num_labels=1, problem_type="regression"),
-        "ner": _random_head("AutoModelForTokenClassification", tiny_bert_dir, tmp / "ner",
-                            {"eval_f1": 0.5, "eval_precision": 0.4, "eval_recall": 0.6, "eval_accuracy": 0.9,
-                             "eval_f1_test": 0.45, "eval_precision_test": 0.35, "eval_recall_test": 0.55,
-                             "eval_accuracy_test": 0.88},
-                            num_labels=len(NER_LABELS), id2label=dict(enumerate(NER_LABELS)),
-                            label2id={n: i for i, n in enumerate(NER_LABELS)}),
-        "qa": _random_head("AutoModelForQuestionAnswering", tiny_bert_dir, tmp / "qa",
-                           {"eval_exact_match": 12.5, "eval_f1": 20.25}),
+        "stsb": _random_head(
+            "AutoModelForSequenceClassification",
+            tiny_bert_dir,
+            tmp / "stsb",
+            {"eval_pearson": 0.25, "eval_spearmanr": 0.3, "eval_loss": 2.0},
+            num_labels=1,
+            problem_type="regression",
+        ),
+        "ner": _random_head(
+            "AutoModelForTokenClassification",
+            tiny_bert_dir,
+            tmp / "ner",
+            {
+                "eval_f1": 0.5,
+                "eval_precision": 0.4,
+                "eval_recall": 0.6,
+                "eval_accuracy": 0.9,
+                "eval_f1_test": 0.45,
+                "eval_precision_test": 0.35,
+                "eval_recall_test": 0.55,
+                "eval_accuracy_test": 0.88,
+            },
+            num_labels=len(NER_LABELS),
+            id2label=dict(enumerate(NER_LABELS)),
+            label2id={n: i for i, n in enumerate(NER_LABELS)},
+        ),
+        "qa": _random_head(
+            "AutoModelForQuestionAnswering", tiny_bert_dir, tmp / "qa", {"eval_exact_match": 12.5, "eval_f1": 20.25}
+        ),
         "swag": _random_head("AutoModelForMultipleChoice", tiny_bert_dir, tmp / "swag", {"eval_accuracy": 0.3}),
         "fb": _feature_based(tiny_bert_dir, tmp / "fb"),
         "pretrained": _pretrained(tiny_bert_dir, tmp / "pretrained"),
-        "mrpc2": str(tmp / "mrpc2"), "from_hub": str(tmp / "from_hub"),
-        "mrpc_data": os.path.join(SAMPLES, "MRPC"), "fast": FAST,
+        "mrpc2": str(tmp / "mrpc2"),
+        "from_hub": str(tmp / "from_hub"),
+        "mrpc_data": os.path.join(SAMPLES, "MRPC"),
+        "fast": FAST,
     }
     (tmp / "dirs.json").write_text(json.dumps(dirs))
     (tmp / "client.py").write_text(CLIENT)
@@ -246,8 +309,15 @@ def session(tiny_bert_dir, tmp_path_factory):
         hub.fail_next["commit"] = (500, "local Hub: disk full")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
         env.update(hub.client_env(home=str(tmp / "hf_home")), PYTHONPATH=REPO)
-        proc = subprocess.run([sys.executable, str(tmp / "client.py"), str(tmp / "dirs.json"), str(tmp / "out.json")],
-                              env=env, capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
+        proc = subprocess.run(
+            [sys.executable, str(tmp / "client.py"), str(tmp / "dirs.json"), str(tmp / "out.json")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=REPO,
+            check=False,
+        )
         if proc.returncode != 0:
             pytest.fail(f"hub client failed (unhandled requests {hub.unhandled}):\n{proc.stderr[-6000:]}")
         record = json.loads((tmp / "out.json").read_text())
@@ -286,8 +356,12 @@ def test_card_holds_every_metric_with_dataset_config_and_split(session):
     with open(os.path.join(dirs["mrpc"], "all_results.json")) as f:
         results = json.load(f)
     # --max_eval_samples 8 of 400 dev pairs: the split scored is the slice validation[:8] (issue 44 item 3)
-    expected = sorted([["validation[:8]", m, round(results[f"eval_{m}"], 6), "nyu-mll/glue", "mrpc",
-                        "text-classification"] for m in ("f1", "accuracy")])
+    expected = sorted(
+        [
+            ["validation[:8]", m, round(results[f"eval_{m}"], 6), "nyu-mll/glue", "mrpc", "text-classification"]
+            for m in ("f1", "accuracy")
+        ]
+    )
     assert sorted(record["mrpc_card"]) == expected
     assert record["mrpc_card_data"]["base_model"] == "google-bert/bert-base-uncased"
 
@@ -295,8 +369,15 @@ def test_card_holds_every_metric_with_dataset_config_and_split(session):
 def test_pushed_files_are_weights_tokenizer_config_card_and_results_only(session):
     record, _, _ = session
     files = set(record["mrpc_files"])
-    assert {"model.safetensors", "config.json", "tokenizer.json", "README.md", "all_results.json", "MRPC.tsv",
-            "run_info.json"} <= files
+    assert {
+        "model.safetensors",
+        "config.json",
+        "tokenizer.json",
+        "README.md",
+        "all_results.json",
+        "MRPC.tsv",
+        "run_info.json",
+    } <= files
     assert "training_args.bin" not in files and not any(f.startswith("checkpoint-") for f in files)
 
 
@@ -321,7 +402,8 @@ def test_token_classification_repo_loads_into_an_aggregating_pipeline(session):
     assert record["ner_task"] == "token-classification" and record["ner_output_type"] == "list"
     assert record["ner_labels"] == sorted(NER_LABELS)
     assert sorted((r[0], r[1]) for r in record["ner_card"]) == sorted(
-        (s, m) for s in ("validation", "test") for m in ("f1", "precision", "recall", "accuracy"))
+        (s, m) for s in ("validation", "test") for m in ("f1", "precision", "recall", "accuracy")
+    )
 
 
 def test_question_answering_repo_loads_with_auto_class_and_card_has_exact_match_and_f1(session):
@@ -396,15 +478,23 @@ def test_no_request_fell_through_the_local_hub(session):
 def _card(eval_results=None):
     from huggingface_hub import ModelCard, ModelCardData
 
-    return ModelCard.from_template(ModelCardData(eval_results=eval_results, model_name="m"),
-                                   template_str="---\n{{ card_data }}\n---\n# m\n\nbody\n")
+    return ModelCard.from_template(
+        ModelCardData(eval_results=eval_results, model_name="m"),
+        template_str="---\n{{ card_data }}\n---\n# m\n\nbody\n",
+    )
 
 
 def _result(value):
     from huggingface_hub import EvalResult
 
-    return EvalResult(task_type="text-classification", dataset_type="nyu-mll/glue", dataset_name="GLUE MRPC",
-                      dataset_split="validation", metric_type="f1", metric_value=value)
+    return EvalResult(
+        task_type="text-classification",
+        dataset_type="nyu-mll/glue",
+        dataset_name="GLUE MRPC",
+        dataset_split="validation",
+        metric_type="f1",
+        metric_value=value,
+    )
 
 
 def test_a_card_we_wrote_is_replaced_with_results_merged():

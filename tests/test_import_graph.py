@@ -136,8 +136,10 @@ def test_the_package_has_no_import_cycle():
     modules = package_modules()
     edges = import_edges(modules)
     cycles = find_cycles(edges)
-    assert not cycles, "import cycles (break each by moving the shared part into a module both can import):\n" + \
-        "\n".join(describe(c, edges, modules) for c in cycles)
+    assert not cycles, (
+        "import cycles (break each by moving the shared part into a module both can import):\n"
+        + "\n".join(describe(c, edges, modules) for c in cycles)
+    )
 
 
 # ------------------------------------------------------------------ the walker itself, on a literal package
@@ -149,9 +151,15 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def test_walker_finds_a_cycle_through_a_function_level_import_and_names_the_lines(tmp_path):
-    _write(tmp_path, {"pkg/__init__.py": "", "pkg/scripts/__init__.py": "",
-                      "pkg/scripts/a.py": "import os\nfrom .b import f\n",
-                      "pkg/scripts/b.py": "def f():\n    from . import a\n    return a\n"})
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/scripts/__init__.py": "",
+            "pkg/scripts/a.py": "import os\nfrom .b import f\n",
+            "pkg/scripts/b.py": "def f():\n    from . import a\n    return a\n",
+        },
+    )
     modules = package_modules(tmp_path, "pkg")
     edges = import_edges(modules, "pkg")
     assert edges["pkg.scripts.a"] == {"pkg.scripts.b": 2}
@@ -162,19 +170,36 @@ def test_walker_finds_a_cycle_through_a_function_level_import_and_names_the_line
 def test_walker_reads_from_package_import_name_as_the_package_init(tmp_path):
     """``from . import register`` inside ``pkg/tasks/glue.py`` imports ``pkg/tasks/__init__.py`` (which imports glue
     back): the registry pattern that ``hf_bert_tasks/tasks/registry.py`` avoids."""
-    _write(tmp_path, {"pkg/__init__.py": "", "pkg/tasks/__init__.py": "def register(t): pass\nfrom . import glue\n",
-                      "pkg/tasks/glue.py": "from . import register\n"})
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/tasks/__init__.py": "def register(t): pass\nfrom . import glue\n",
+            "pkg/tasks/glue.py": "from . import register\n",
+        },
+    )
     edges = import_edges(package_modules(tmp_path, "pkg"), "pkg")
     assert find_cycles(edges) == [["pkg.tasks", "pkg.tasks.glue", "pkg.tasks"]]
 
 
 def test_walker_ignores_type_checking_imports_other_packages_and_package_membership(tmp_path):
-    _write(tmp_path, {"pkg/__init__.py": "from .sub import x\n",
-                      "pkg/sub/__init__.py": "x = 1\nfrom . import leaf\n",
-                      "pkg/sub/leaf.py": ("from typing import TYPE_CHECKING\nimport json\nfrom ..other import y\n"
-                                          "if TYPE_CHECKING:\n    from pkg.sub import x\n"),
-                      "pkg/other.py": "y = 2\n"})
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .sub import x\n",
+            "pkg/sub/__init__.py": "x = 1\nfrom . import leaf\n",
+            "pkg/sub/leaf.py": (
+                "from typing import TYPE_CHECKING\nimport json\nfrom ..other import y\n"
+                "if TYPE_CHECKING:\n    from pkg.sub import x\n"
+            ),
+            "pkg/other.py": "y = 2\n",
+        },
+    )
     edges = import_edges(package_modules(tmp_path, "pkg"), "pkg")
-    assert edges == {"pkg": {"pkg.sub": 1}, "pkg.sub": {"pkg.sub.leaf": 2}, "pkg.sub.leaf": {"pkg.other": 3},
-                     "pkg.other": {}}
+    assert edges == {
+        "pkg": {"pkg.sub": 1},
+        "pkg.sub": {"pkg.sub.leaf": 2},
+        "pkg.sub.leaf": {"pkg.other": 3},
+        "pkg.other": {},
+    }
     assert find_cycles(edges) == []

@@ -11,9 +11,13 @@ import pytest
 import hf_bert_tasks
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-SOURCES = sorted(os.path.relpath(os.path.join(root, name), PACKAGE_DIR)
-                 for root, _, names in os.walk(PACKAGE_DIR) if "samples" not in os.path.relpath(root, PACKAGE_DIR)
-                 for name in names if name.endswith(".py"))
+SOURCES = sorted(
+    os.path.relpath(os.path.join(root, name), PACKAGE_DIR)
+    for root, _, names in os.walk(PACKAGE_DIR)
+    if "samples" not in os.path.relpath(root, PACKAGE_DIR)
+    for name in names
+    if name.endswith(".py")
+)
 
 
 def _read(rel: str) -> str:
@@ -24,8 +28,12 @@ def _read(rel: str) -> str:
 def body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """Lines from the first statement after the docstring to the function's last line."""
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(getattr(body[0], "value", None), ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     return 0 if not body else node.end_lineno - body[0].lineno + 1
 
@@ -41,9 +49,12 @@ def test_package_file_is_at_most_500_lines(rel):
 
 
 def test_no_function_body_over_100_lines():
-    long = [f"{rel}:{node.lineno} {node.name} ({body_lines(node)} lines)" for rel in SOURCES
-            for node in ast.walk(ast.parse(_read(rel)))
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and body_lines(node) > 100]
+    long = [
+        f"{rel}:{node.lineno} {node.name} ({body_lines(node)} lines)"
+        for rel in SOURCES
+        for node in ast.walk(ast.parse(_read(rel)))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and body_lines(node) > 100
+    ]
     assert not long
 
 

@@ -18,8 +18,11 @@ from tests.conftest import SAMPLES
 
 POSITIONS = 64
 LONG = "the cat sat on the mat . " * 40  # the input: far more than 64 WordPieces
-CORPUS_DOCS = [[f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug", "kite")]
-               for n in ("anna", "oskar", "rosa", "maria") for p in ("mill", "barn", "quay")]
+CORPUS_DOCS = [
+    [f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug", "kite")]
+    for n in ("anna", "oskar", "rosa", "maria")
+    for p in ("mill", "barn", "quay")
+]
 
 
 def _saved_limit(folder) -> int:
@@ -44,8 +47,15 @@ def limitless_checkpoint(sample_tokenizer, tmp_path_factory):
     from hf_bert_tasks.modeling import bert_config
 
     out = str(tmp_path_factory.mktemp("limitless"))
-    config = bert_config("tiny", vocab_size=len(sample_tokenizer), pad_token_id=sample_tokenizer.pad_token_id,
-                         max_position_embeddings=POSITIONS, hidden_size=32, num_attention_heads=2, intermediate_size=64)
+    config = bert_config(
+        "tiny",
+        vocab_size=len(sample_tokenizer),
+        pad_token_id=sample_tokenizer.pad_token_id,
+        max_position_embeddings=POSITIONS,
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+    )
     torch.manual_seed(0)
     BertForPreTraining(config).save_pretrained(out)
     sample_tokenizer.save_pretrained(out)  # the session tokenizer: model_max_length 1e30
@@ -56,11 +66,41 @@ def limitless_checkpoint(sample_tokenizer, tmp_path_factory):
 def _finetune(model, out, *extra):
     from hf_bert_tasks.scripts import finetune
 
-    finetune.main(["--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path", model,
-                   "--output_dir", str(out), "--max_train_samples", "16", "--max_eval_samples", "8",
-                   "--per_device_train_batch_size", "8", "--max_steps", "1", "--learning_rate", "1e-3",
-                   "--max_seq_length", "32", "--save_strategy", "no", "--eval_strategy", "no", "--report_to", "none",
-                   "--disable_tqdm", "true", "--do_train", "--do_eval", *extra])
+    finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--data_dir",
+            os.path.join(SAMPLES, "SST-2"),
+            "--model_name_or_path",
+            model,
+            "--output_dir",
+            str(out),
+            "--max_train_samples",
+            "16",
+            "--max_eval_samples",
+            "8",
+            "--per_device_train_batch_size",
+            "8",
+            "--max_steps",
+            "1",
+            "--learning_rate",
+            "1e-3",
+            "--max_seq_length",
+            "32",
+            "--save_strategy",
+            "no",
+            "--eval_strategy",
+            "no",
+            "--report_to",
+            "none",
+            "--disable_tqdm",
+            "true",
+            "--do_train",
+            "--do_eval",
+            *extra,
+        ]
+    )
     return str(out)
 
 
@@ -80,11 +120,38 @@ def test_pretrained_folder_truncates_to_its_positions_and_serves_a_pipeline(tmp_
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(d) for d in CORPUS_DOCS) + "\n", encoding="utf-8")
     out = str(tmp_path / "pretrained")
-    pretrain.main(["--train_files", str(corpus), "--output_dir", out, "--vocab_size", "200", "--hidden_size", "32",
-                   "--num_attention_heads", "2", "--intermediate_size", "64", "--max_seq_length", "32",
-                   "--max_position_embeddings", str(POSITIONS), "--max_steps", "2", "--save_steps", "1",
-                   "--validation_split_percentage", "0", "--per_device_train_batch_size", "4", "--report_to", "none",
-                   "--disable_tqdm", "True"])
+    pretrain.main(
+        [
+            "--train_files",
+            str(corpus),
+            "--output_dir",
+            out,
+            "--vocab_size",
+            "200",
+            "--hidden_size",
+            "32",
+            "--num_attention_heads",
+            "2",
+            "--intermediate_size",
+            "64",
+            "--max_seq_length",
+            "32",
+            "--max_position_embeddings",
+            str(POSITIONS),
+            "--max_steps",
+            "2",
+            "--save_steps",
+            "1",
+            "--validation_split_percentage",
+            "0",
+            "--per_device_train_batch_size",
+            "4",
+            "--report_to",
+            "none",
+            "--disable_tqdm",
+            "True",
+        ]
+    )
     assert _saved_limit(out) == POSITIONS
     assert _saved_limit(os.path.join(out, "checkpoint-2")) == POSITIONS  # checkpoints too
     full, cut = _truncated_length(out)
@@ -105,8 +172,14 @@ def test_finetuned_from_a_limitless_checkpoint_saves_the_model_limit(limitless_c
 
 
 def test_feature_based_folder_serves_long_inputs(limitless_checkpoint, tmp_path):
-    out = _finetune(limitless_checkpoint, tmp_path / "feature_based", "--mode", "feature_based",
-                    "--feature_cache_dir", str(tmp_path / "cache"))
+    out = _finetune(
+        limitless_checkpoint,
+        tmp_path / "feature_based",
+        "--mode",
+        "feature_based",
+        "--feature_cache_dir",
+        str(tmp_path / "cache"),
+    )
     assert _saved_limit(out) == POSITIONS
     assert _classify_long(out)[0]["label"] in ("negative", "positive")
 
@@ -128,10 +201,33 @@ def test_token_classification_folder_serves_long_inputs(limitless_checkpoint, tm
     for name in ("train.txt", "valid.txt", "test.txt"):
         (data / name).write_text("-DOCSTART- -X- -X- O\n\n" + "\n".join([sentence] * 4), encoding="utf-8")
     out = str(tmp_path / "ner")
-    finetune.main(["--task", "conll2003", "--data_dir", str(data), "--model_name_or_path", limitless_checkpoint,
-                   "--output_dir", out, "--max_steps", "1", "--per_device_train_batch_size", "4",
-                   "--max_seq_length", "32", "--save_strategy", "no", "--eval_strategy", "no", "--report_to", "none",
-                   "--disable_tqdm", "true", "--do_train"])
+    finetune.main(
+        [
+            "--task",
+            "conll2003",
+            "--data_dir",
+            str(data),
+            "--model_name_or_path",
+            limitless_checkpoint,
+            "--output_dir",
+            out,
+            "--max_steps",
+            "1",
+            "--per_device_train_batch_size",
+            "4",
+            "--max_seq_length",
+            "32",
+            "--save_strategy",
+            "no",
+            "--eval_strategy",
+            "no",
+            "--report_to",
+            "none",
+            "--disable_tqdm",
+            "true",
+            "--do_train",
+        ]
+    )
     assert _saved_limit(out) == POSITIONS
     entities = pipeline("token-classification", model=out, aggregation_strategy="first")(LONG)
     assert all(e["end"] <= len(LONG) for e in entities)  # ran on the first 64 pieces instead of crashing
@@ -142,8 +238,14 @@ def test_build_random_bert_saves_the_limit_and_leaves_the_tokenizer_alone(sample
     from hf_bert_tasks.modeling import build_random_bert
 
     before = sample_tokenizer.model_max_length
-    out = build_random_bert(str(tmp_path / "rand"), sample_tokenizer, hidden_size=32, num_attention_heads=2,
-                            intermediate_size=64, max_position_embeddings=POSITIONS)
+    out = build_random_bert(
+        str(tmp_path / "rand"),
+        sample_tokenizer,
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=POSITIONS,
+    )
     assert _saved_limit(out) == POSITIONS
     assert sample_tokenizer.model_max_length == before
 
@@ -155,7 +257,7 @@ def test_train_wordpiece_tokenizer_takes_the_limit():
     assert len(tokenizer(LONG, truncation=True)["input_ids"]) == 8
 
 
-@pytest.mark.parametrize("current, expected", [(10 ** 30, 64), (512, 64), (32, 32), (64, 64)])
+@pytest.mark.parametrize("current, expected", [(10**30, 64), (512, 64), (32, 32), (64, 64)])
 def test_fit_lowers_a_missing_or_larger_limit_and_keeps_a_smaller_one(sample_tokenizer, current, expected):
     import copy
 
@@ -201,9 +303,17 @@ def continuation_predicts_o(tmp_path_factory):
     out = tmp_path_factory.mktemp("ner-continuation-o")
     (out / "vocab.txt").write_text("\n".join(NER_VOCAB) + "\n", encoding="utf-8")
     tokenizer = BertTokenizer(vocab=str(out / "vocab.txt"), do_lower_case=True)
-    config = BertConfig(vocab_size=len(NER_VOCAB), hidden_size=8, num_hidden_layers=0, num_attention_heads=1,
-                        intermediate_size=8, max_position_embeddings=16, num_labels=len(NER_LABELS),
-                        id2label=dict(enumerate(NER_LABELS)), label2id={n: i for i, n in enumerate(NER_LABELS)})
+    config = BertConfig(
+        vocab_size=len(NER_VOCAB),
+        hidden_size=8,
+        num_hidden_layers=0,
+        num_attention_heads=1,
+        intermediate_size=8,
+        max_position_embeddings=16,
+        num_labels=len(NER_LABELS),
+        id2label=dict(enumerate(NER_LABELS)),
+        label2id={n: i for i, n in enumerate(NER_LABELS)},
+    )
     model = BertForTokenClassification(config)
     classes = {"B-PER": 0, "I-PER": 1, "O": 2}
 

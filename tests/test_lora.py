@@ -20,10 +20,17 @@ def task_model(problem_type, seed=0):
     from transformers import BertConfig
 
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=2, num_attention_heads=2, intermediate_size=16,
-                        max_position_embeddings=32, num_labels=2 if problem_type == "question_answering" else 3,
-                        hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=40,
+        hidden_size=8,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=32,
+        num_labels=2 if problem_type == "question_answering" else 3,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return getattr(transformers, HEADS[problem_type][0]).from_config(config)
 
 
@@ -113,11 +120,32 @@ def test_recipe_lora_saves_adapter_and_a_loadable_merged_model(tmp_path, tiny_be
     from tests.conftest import SAMPLES
 
     out = tmp_path / "lora"
-    metrics = finetune.main([
-        "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
-        "--output_dir", str(out), "--mode", "lora", "--num_train_epochs", "1", "--max_train_samples", "32",
-        "--max_eval_samples", "16", "--do_train", "--do_eval", "--save_strategy", "no", "--report_to", "none",
-    ])
+    metrics = finetune.main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--mode",
+            "lora",
+            "--num_train_epochs",
+            "1",
+            "--max_train_samples",
+            "32",
+            "--max_eval_samples",
+            "16",
+            "--do_train",
+            "--do_eval",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+        ]
+    )
     assert os.path.isfile(out / "lora_adapter" / "adapter_config.json")
     model = AutoModelForSequenceClassification.from_pretrained(out)
     assert not any("lora" in n for n, _ in model.named_parameters())

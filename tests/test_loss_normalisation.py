@@ -30,9 +30,17 @@ def _tiny_config(**kwargs):
 
     from tests.conftest import VOCAB
 
-    return BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=32, hidden_dropout_prob=0.0,
-                      attention_probs_dropout_prob=0.0, **kwargs)
+    return BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        **kwargs,
+    )
 
 
 def _model(cls, **config_kwargs):
@@ -55,16 +63,27 @@ def _trainer_update(tmp_path, model, examples, collator, batch: int, accumulatio
     from hf_bert_tasks.loss_normalisation import GlobalLossTrainer
 
     args = TrainingArguments(
-        output_dir=str(tmp_path / f"b{batch}-ga{accumulation}-{unit}"), per_device_train_batch_size=batch,
-        gradient_accumulation_steps=accumulation, max_steps=1, learning_rate=LR, optim="sgd",
-        lr_scheduler_type="constant", weight_decay=0.0, max_grad_norm=0.0, report_to="none", save_strategy="no",
-        use_cpu=True, seed=3, disable_tqdm=True,
+        output_dir=str(tmp_path / f"b{batch}-ga{accumulation}-{unit}"),
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        max_steps=1,
+        learning_rate=LR,
+        optim="sgd",
+        lr_scheduler_type="constant",
+        weight_decay=0.0,
+        max_grad_norm=0.0,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        seed=3,
+        disable_tqdm=True,
     )
     before = _snapshot(model)
     kwargs = {} if unit is None else {"loss_unit": unit}
     trainer_class = LengthSortedTrainer if unit is None else GlobalLossTrainer
-    trainer = trainer_class(model=model, args=args, train_dataset=Dataset.from_list(examples), data_collator=collator,
-                            **kwargs)
+    trainer = trainer_class(
+        model=model, args=args, train_dataset=Dataset.from_list(examples), data_collator=collator, **kwargs
+    )
     trainer.train()
     return {n: p.detach() - before[n] for n, p in model.named_parameters()}
 
@@ -106,8 +125,15 @@ def test_ner_update_is_the_global_token_mean(tmp_path, batch, accumulation):
     from transformers import BertForTokenClassification
 
     expected = _expected_update(_model(BertForTokenClassification, num_labels=3), NER_EXAMPLES, [6, 1])
-    got = _trainer_update(tmp_path, _model(BertForTokenClassification, num_labels=3), NER_EXAMPLES, _ner_collator(),
-                          batch, accumulation, "labels")
+    got = _trainer_update(
+        tmp_path,
+        _model(BertForTokenClassification, num_labels=3),
+        NER_EXAMPLES,
+        _ner_collator(),
+        batch,
+        accumulation,
+        "labels",
+    )
     _assert_updates_close(got, expected)
 
 
@@ -117,8 +143,9 @@ def test_micro_batch_means_would_fail_the_token_check(tmp_path):
     from transformers import BertForTokenClassification
 
     expected = _expected_update(_model(BertForTokenClassification, num_labels=3), NER_EXAMPLES, [6, 1])
-    got = _trainer_update(tmp_path, _model(BertForTokenClassification, num_labels=3), NER_EXAMPLES, _ner_collator(),
-                          1, 2, None)
+    got = _trainer_update(
+        tmp_path, _model(BertForTokenClassification, num_labels=3), NER_EXAMPLES, _ner_collator(), 1, 2, None
+    )
     relative = (got["classifier.weight"] - expected["classifier.weight"]).norm() / expected["classifier.weight"].norm()
     assert relative > 0.3
 
@@ -142,8 +169,9 @@ def _padding_collator(features):
     width = max(len(f["input_ids"]) for f in features)
     out = {
         "input_ids": torch.tensor([f["input_ids"] + [0] * (width - len(f["input_ids"])) for f in features]),
-        "attention_mask": torch.tensor([[1] * len(f["input_ids"]) + [0] * (width - len(f["input_ids"]))
-                                        for f in features]),
+        "attention_mask": torch.tensor(
+            [[1] * len(f["input_ids"]) + [0] * (width - len(f["input_ids"])) for f in features]
+        ),
     }
     for key in features[0]:
         if key != "input_ids":
@@ -157,8 +185,12 @@ SEQ_EXAMPLES_UNKNOWN = [dict(e, labels=-100) if i == 1 else e for i, e in enumer
 #: head -> (model class name, examples, loss terms per example, loss unit)
 PER_EXAMPLE_HEADS = {
     "sequence_classification": ("BertForSequenceClassification", SEQ_EXAMPLES, [1, 1, 1], "labels"),
-    "sequence_classification_unknown_label": ("BertForSequenceClassification", SEQ_EXAMPLES_UNKNOWN, [1, 0, 1],
-                                              "labels"),
+    "sequence_classification_unknown_label": (
+        "BertForSequenceClassification",
+        SEQ_EXAMPLES_UNKNOWN,
+        [1, 0, 1],
+        "labels",
+    ),
     "question_answering": ("BertForQuestionAnswering", QA_EXAMPLES, [1, 1, 1], "examples"),
 }
 

@@ -90,16 +90,45 @@ def test_malformed_seeds_fail_before_any_data_is_read():
 
 
 # --------------------------------------------------------------------------------------------------- end to end
-FAST = ["--max_train_samples", "48", "--max_eval_samples", "32", "--num_train_epochs", "1",
-        "--per_device_train_batch_size", "16", "--save_strategy", "no", "--disable_tqdm", "true", "--report_to", "none",
-        "--do_train", "--do_eval"]
+FAST = [
+    "--max_train_samples",
+    "48",
+    "--max_eval_samples",
+    "32",
+    "--num_train_epochs",
+    "1",
+    "--per_device_train_batch_size",
+    "16",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--report_to",
+    "none",
+    "--do_train",
+    "--do_eval",
+]
 
 
 def stsb(model_dir, out, cache, *extra):
     from hf_bert_tasks.scripts import finetune
 
-    return finetune.main(["--task", "stsb", "--data_dir", os.path.join(SAMPLES, "STS-B"), "--model_name_or_path",
-                          model_dir, "--output_dir", str(out), "--tokenized_cache_dir", str(cache), *FAST, *extra])
+    return finetune.main(
+        [
+            "--task",
+            "stsb",
+            "--data_dir",
+            os.path.join(SAMPLES, "STS-B"),
+            "--model_name_or_path",
+            model_dir,
+            "--output_dir",
+            str(out),
+            "--tokenized_cache_dir",
+            str(cache),
+            *FAST,
+            *extra,
+        ]
+    )
 
 
 def read(path):
@@ -122,8 +151,11 @@ def test_every_lr_and_seed_has_its_folder(grid):
         assert (grid / rel / "model.safetensors").is_file(), rel
     runs = read(grid / "lr_grid_results.json")["runs"]
     assert [(r["learning_rate"], r["seed"], r["path"]) for r in runs] == [
-        (1000.0, 1, os.path.join("lr_1000", "seed_1")), (1000.0, 2, os.path.join("lr_1000", "seed_2")),
-        (0.001, 1, os.path.join("lr_0.001", "seed_1")), (0.001, 2, os.path.join("lr_0.001", "seed_2"))]
+        (1000.0, 1, os.path.join("lr_1000", "seed_1")),
+        (1000.0, 2, os.path.join("lr_1000", "seed_2")),
+        (0.001, 1, os.path.join("lr_0.001", "seed_1")),
+        (0.001, 2, os.path.join("lr_0.001", "seed_2")),
+    ]
 
 
 def test_the_diverged_first_lr_is_not_selected(grid):
@@ -152,7 +184,9 @@ def test_the_best_seed_of_the_selected_lr_is_copied_up(grid):
     best = max(values, key=values.get)
     results = read(grid / "all_results.json")
     assert results["selected_seed"] == best and results[KEY] == values[best]
-    assert (grid / "model.safetensors").read_bytes() == (grid / f"lr_0.001/seed_{best}" / "model.safetensors").read_bytes()
+    assert (grid / "model.safetensors").read_bytes() == (
+        grid / f"lr_0.001/seed_{best}" / "model.safetensors"
+    ).read_bytes()
     info = read(grid / "run_info.json")
     assert info["seed"] == best and info["hyperparameters"]["learning_rate"] == 0.001
 
@@ -178,8 +212,9 @@ def record_trained_runs(monkeypatch) -> list[str]:
 
     trained = []
     real = finetuning.train_evaluate_predict
-    monkeypatch.setattr(finetuning, "train_evaluate_predict",
-                        lambda *a, **k: trained.append(a[5].output_dir) or real(*a, **k))
+    monkeypatch.setattr(
+        finetuning, "train_evaluate_predict", lambda *a, **k: trained.append(a[5].output_dir) or real(*a, **k)
+    )
     return trained
 
 
@@ -216,8 +251,7 @@ def test_a_sub_run_stopped_before_its_evaluation_is_trained_again(tiny_bert_dir,
     assert read(out / "all_results.json")["num_seeds"] == 2
 
 
-def test_a_finished_grid_is_extended_with_new_seeds_without_redoing_the_old_ones(tiny_bert_dir, tmp_path,
-                                                                                    monkeypatch):
+def test_a_finished_grid_is_extended_with_new_seeds_without_redoing_the_old_ones(tiny_bert_dir, tmp_path, monkeypatch):
     out, cache = tmp_path / "out", tmp_path / "cache"
     stsb(tiny_bert_dir, out, cache, "--seeds", "1")
     first = read(out / "seed_1" / "all_results.json")

@@ -17,8 +17,16 @@ from hf_bert_tasks.tasks.base import TRAINER_KEYS, MetricSpec
 
 ALL_TASKS = hf_bert_tasks.list_tasks()
 #: The Hub's metric ids the package may write as ``metric_type`` (https://huggingface.co/metrics).
-HUB_METRIC_IDS = {"accuracy", "f1", "precision", "recall", "matthews_correlation", "pearsonr", "spearmanr",
-                  "exact_match"}
+HUB_METRIC_IDS = {
+    "accuracy",
+    "f1",
+    "precision",
+    "recall",
+    "matthews_correlation",
+    "pearsonr",
+    "spearmanr",
+    "exact_match",
+}
 
 
 class _Trainer:
@@ -30,9 +38,13 @@ class _Trainer:
         self.metrics = metrics
 
     def predict(self, features, metric_key_prefix="eval"):
-        metrics = {f"{metric_key_prefix}_loss": 0.5, **{f"{metric_key_prefix}_{k}": v for k, v in self.metrics.items()},
-                   f"{metric_key_prefix}_runtime": 1.0, f"{metric_key_prefix}_samples_per_second": 9.0,
-                   f"{metric_key_prefix}_steps_per_second": 1.0}
+        metrics = {
+            f"{metric_key_prefix}_loss": 0.5,
+            **{f"{metric_key_prefix}_{k}": v for k, v in self.metrics.items()},
+            f"{metric_key_prefix}_runtime": 1.0,
+            f"{metric_key_prefix}_samples_per_second": 9.0,
+            f"{metric_key_prefix}_steps_per_second": 1.0,
+        }
         return SimpleNamespace(metrics=metrics, predictions=None, label_ids=None)
 
     def log(self, metrics):
@@ -46,10 +58,16 @@ def _evaluate_keys(task, split):
     """The keys ``task.evaluate`` returns for ``split``, run on literal predictions that reach every branch (all
     entity types for CoNLL, answerable and unanswerable questions with null odds for SQuAD v2)."""
     if task.problem_type == "question_answering":
-        raw = {"id": ["q1", "q2"],
-               "answers": [{"text": ["the mat"], "answer_start": [0]}, {"text": [], "answer_start": []}]}
-        result = QAPredictions(predictions={"q1": "the mat", "q2": ""}, nbest={}, null_odds={"q1": -2.0, "q2": 1.5},
-                               best_non_null={"q1": "the mat", "q2": "a cat"})
+        raw = {
+            "id": ["q1", "q2"],
+            "answers": [{"text": ["the mat"], "answer_start": [0]}, {"text": [], "answer_start": []}],
+        }
+        result = QAPredictions(
+            predictions={"q1": "the mat", "q2": ""},
+            nbest={},
+            null_odds={"q1": -2.0, "q2": 1.5},
+            best_non_null={"q1": "the mat", "q2": "a cat"},
+        )
         if not task.version_2_with_negative:
             raw["answers"][1] = {"text": ["a cat"], "answer_start": [0]}
         stub = dataclasses.replace(task)
@@ -60,10 +78,17 @@ def _evaluate_keys(task, split):
         pred = [["B-PER", "I-PER", "O", "B-ORG", "O", "B-MISC", "B-MISC"]]
         gold_ids = [[task.label_names.index(t) for t in row] for row in tags]
         stub = dataclasses.replace(task)
-        object.__setattr__(stub, "word_level", lambda *a, **k: (pred, SimpleNamespace(metrics={
-            "eval_loss": 0.3, "eval_runtime": 1.0, "eval_samples_per_second": 5.0})))
-        return stub.evaluate(_Trainer({}), {task.label_column: gold_ids, "tokens": [list("abcdefg")]}, None, split,
-                             output_dir=None)
+        object.__setattr__(
+            stub,
+            "word_level",
+            lambda *a, **k: (
+                pred,
+                SimpleNamespace(metrics={"eval_loss": 0.3, "eval_runtime": 1.0, "eval_samples_per_second": 5.0}),
+            ),
+        )
+        return stub.evaluate(
+            _Trainer({}), {task.label_column: gold_ids, "tokens": [list("abcdefg")]}, None, split, output_dir=None
+        )
     if task.problem_type == "regression":
         refs, preds = np.array([0.0, 1.0, 2.5, 4.0]), np.array([0.5, 1.0, 2.0, 4.5])
     else:
@@ -108,20 +133,35 @@ def test_model_index_holds_exactly_the_declared_metrics(name):
 
 
 def test_squad_v2_thresholds_never_reach_model_index():
-    metrics = {"eval_f1": 70.5, "eval_exact_match": 67.25, "eval_best_f1": 71.0, "eval_best_f1_thresh": -1.75,
-               "eval_best_exact_match": 68.0, "eval_best_exact_match_thresh": -2.5,
-               "eval_null_score_diff_threshold": 0.0, "eval_HasAns_f1": 80.0, "eval_NoAns_f1": 61.0}
+    metrics = {
+        "eval_f1": 70.5,
+        "eval_exact_match": 67.25,
+        "eval_best_f1": 71.0,
+        "eval_best_f1_thresh": -1.75,
+        "eval_best_exact_match": 68.0,
+        "eval_best_exact_match_thresh": -2.5,
+        "eval_null_score_diff_threshold": 0.0,
+        "eval_HasAns_f1": 80.0,
+        "eval_NoAns_f1": 61.0,
+    }
     results = mc.eval_results_from_metrics(get_task("squad_v2"), metrics)
     assert {r.metric_value for r in results} == {70.5, 67.25, 71.0, 68.0, 80.0, 61.0}
     assert ("f1", "best threshold", 71.0) in [(r.metric_type, r.metric_config, r.metric_value) for r in results]
 
 
 def test_conll_entity_counts_never_reach_model_index():
-    metrics = {"eval_f1": 0.9, "eval_PER_f1": 0.95, "eval_PER_number": 1842, "eval_ORG_number": 1341,
-               "eval_PER_number_test": 1617}
+    metrics = {
+        "eval_f1": 0.9,
+        "eval_PER_f1": 0.95,
+        "eval_PER_number": 1842,
+        "eval_ORG_number": 1341,
+        "eval_PER_number_test": 1617,
+    }
     results = mc.eval_results_from_metrics(get_task("conll2003"), metrics)
     assert [(r.dataset_split, r.metric_type, r.metric_config, r.metric_value) for r in results] == [
-        ("validation", "f1", None, 0.9), ("validation", "f1", "PER", 0.95)]
+        ("validation", "f1", None, 0.9),
+        ("validation", "f1", "PER", 0.95),
+    ]
 
 
 def test_undeclared_key_is_left_out_of_model_index(caplog):
@@ -155,13 +195,21 @@ def test_card_keeps_a_small_squad_score_on_its_scale(tmp_path):
 
 
 def test_card_lists_thresholds_as_reported_numbers_not_results(tmp_path):
-    (tmp_path / "all_results.json").write_text(json.dumps(
-        {"eval_f1": 70.5, "eval_exact_match": 67.25, "eval_best_f1_thresh": -1.75,
-         "eval_null_score_diff_threshold": 0.0}))
+    (tmp_path / "all_results.json").write_text(
+        json.dumps(
+            {
+                "eval_f1": 70.5,
+                "eval_exact_match": 67.25,
+                "eval_best_f1_thresh": -1.75,
+                "eval_null_score_diff_threshold": 0.0,
+            }
+        )
+    )
     card = mc.build_finetune_card(str(tmp_path), task="squad_v2")
     text = re.sub(" +", " ", str(card))  # make_markdown_table pads cells
-    assert ("Null-score threshold of the best F1 = -1.7500 (validation); "
-            "Null-score threshold applied = 0 (validation)") in text
+    assert (
+        "Null-score threshold of the best F1 = -1.7500 (validation); Null-score threshold applied = 0 (validation)"
+    ) in text
     assert "| validation | 70.5000 | 67.2500 |" in text and "0-100 scale" in text
     index = card.data.to_dict()["model-index"][0]["results"]
     assert sorted(m["type"] for r in index for m in r["metrics"]) == ["exact_match", "f1"]
@@ -173,6 +221,18 @@ def test_compare_report_puts_a_squad_f1_on_the_0_100_scale_once(tmp_path, tiny_b
     done = tmp_path / "done"
     done.mkdir()
     (done / "all_results.json").write_text(json.dumps({"eval_f1": 88.5, "eval_exact_match": 81.0}))
-    summary = main(["--task", "squad_v1", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(tmp_path / "c"),
-                    "--modes", "finetune", "--reuse", f"finetune={done}"])
+    summary = main(
+        [
+            "--task",
+            "squad_v1",
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(tmp_path / "c"),
+            "--modes",
+            "finetune",
+            "--reuse",
+            f"finetune={done}",
+        ]
+    )
     assert summary["rows"][0]["mean"] == 88.5

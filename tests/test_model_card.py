@@ -23,7 +23,10 @@ def _squeeze(text: str) -> str:
 
 
 def _results(task_name, metrics):
-    return [(r.dataset_split, r.metric_type, r.metric_value) for r in mc.eval_results_from_metrics(get_task(task_name), metrics)]
+    return [
+        (r.dataset_split, r.metric_type, r.metric_value)
+        for r in mc.eval_results_from_metrics(get_task(task_name), metrics)
+    ]
 
 
 def _write(folder, name, obj):
@@ -33,8 +36,18 @@ def _write(folder, name, obj):
 
 
 def test_mnli_matched_and_mismatched_are_two_results():
-    got = _results("mnli", {"eval_accuracy": 0.81, "eval_accuracy_mm": 0.8, "eval_loss": 0.5, "eval_loss_mm": 0.6,
-                            "eval_samples": 10, "eval_samples_mm": 10, "train_loss": 0.4})
+    got = _results(
+        "mnli",
+        {
+            "eval_accuracy": 0.81,
+            "eval_accuracy_mm": 0.8,
+            "eval_loss": 0.5,
+            "eval_loss_mm": 0.6,
+            "eval_samples": 10,
+            "eval_samples_mm": 10,
+            "train_loss": 0.4,
+        },
+    )
     assert got == [("validation_matched", "accuracy", 0.81), ("validation_mismatched", "accuracy", 0.8)]
 
 
@@ -52,25 +65,52 @@ def test_cola_reports_matthews_correlation():
 
 
 def test_conll_entity_metrics_on_dev_and_test_plus_per_type_extras():
-    got = [(r.dataset_split, r.metric_type, r.metric_config, r.metric_value) for r in mc.eval_results_from_metrics(
-        get_task("conll2003"), {"eval_f1": 0.9, "eval_precision": 0.89, "eval_recall": 0.91, "eval_accuracy": 0.98,
-                                "eval_LOC_f1": 0.93, "eval_f1_test": 0.85, "eval_accuracy_test": 0.97})]
+    got = [
+        (r.dataset_split, r.metric_type, r.metric_config, r.metric_value)
+        for r in mc.eval_results_from_metrics(
+            get_task("conll2003"),
+            {
+                "eval_f1": 0.9,
+                "eval_precision": 0.89,
+                "eval_recall": 0.91,
+                "eval_accuracy": 0.98,
+                "eval_LOC_f1": 0.93,
+                "eval_f1_test": 0.85,
+                "eval_accuracy_test": 0.97,
+            },
+        )
+    ]
     # per-type F1 is the Hub's "f1" told apart by metric_config (the entity type), not an invented id "LOC_f1"
-    assert got == [("validation", "f1", None, 0.9), ("validation", "precision", None, 0.89),
-                   ("validation", "recall", None, 0.91), ("validation", "accuracy", None, 0.98),
-                   ("validation", "f1", "LOC", 0.93), ("test", "f1", None, 0.85), ("test", "accuracy", None, 0.97)]
+    assert got == [
+        ("validation", "f1", None, 0.9),
+        ("validation", "precision", None, 0.89),
+        ("validation", "recall", None, 0.91),
+        ("validation", "accuracy", None, 0.98),
+        ("validation", "f1", "LOC", 0.93),
+        ("test", "f1", None, 0.85),
+        ("test", "accuracy", None, 0.97),
+    ]
 
 
 def test_squad_keeps_exact_match_and_f1_on_the_0_100_scale():
     assert _results("squad_v1", {"eval_exact_match": 80.5, "eval_f1": 88.25}) == [
-        ("validation", "f1", 88.25), ("validation", "exact_match", 80.5)]
+        ("validation", "f1", 88.25),
+        ("validation", "exact_match", 80.5),
+    ]
 
 
 def test_eval_result_carries_dataset_id_config_and_task_type():
-    (r,) = mc.eval_results_from_metrics(get_task("rte"), {"eval_accuracy": 0.6}, {"id": "nyu-mll/glue", "config": "rte",
-                                                                                   "revision": "abc123"})
+    (r,) = mc.eval_results_from_metrics(
+        get_task("rte"), {"eval_accuracy": 0.6}, {"id": "nyu-mll/glue", "config": "rte", "revision": "abc123"}
+    )
     assert (r.task_type, r.dataset_type, r.dataset_config, r.dataset_split, r.dataset_revision, r.dataset_name) == (
-        "text-classification", "nyu-mll/glue", "rte", "validation", "abc123", "GLUE RTE")
+        "text-classification",
+        "nyu-mll/glue",
+        "rte",
+        "validation",
+        "abc123",
+        "GLUE RTE",
+    )
 
 
 def test_merge_replaces_same_metric_in_place_and_keeps_others():
@@ -81,21 +121,43 @@ def test_merge_replaces_same_metric_in_place_and_keeps_others():
     new = mc.eval_results_from_metrics(task, {"eval_f1": 0.9})
     merged = mc.merge_eval_results(old + extra, new)
     assert [(r.dataset_split, r.metric_type, r.metric_value) for r in merged] == [
-        ("validation", "f1", 0.9), ("validation", "accuracy", 0.7), ("test", "f1", 0.5)]
+        ("validation", "f1", 0.9),
+        ("validation", "accuracy", 0.7),
+        ("test", "f1", 0.5),
+    ]
 
 
 @pytest.fixture
 def mrpc_run(tmp_path):
     out = tmp_path / "mrpc"
-    _write(out, "all_results.json", {"epoch": 3.0, "eval_f1": 0.875, "eval_accuracy": 0.8, "eval_loss": 0.4,
-                                     "eval_samples": 408, "train_loss": 0.3})
-    _write(out, "run_info.json", {
-        "task": "mrpc", "model_name_or_path": "bert-base-uncased", "base_model": "google-bert/bert-base-uncased",
-        "base_model_source": "the Hub id the run started from",
-        "dataset": {"id": "nyu-mll/glue", "config": "mrpc", "revision": None, "local_files": True},
-        "data_arguments": {"max_seq_length": 128}, "training_mode": {"mode": "finetune", "strategy": None},
-        "seed": 42, "hyperparameters": {"learning_rate": 2e-05, "warmup_steps": 0.1},
-        "framework_versions": {"transformers": "5.24.0", "torch": "2.13.0"}})
+    _write(
+        out,
+        "all_results.json",
+        {
+            "epoch": 3.0,
+            "eval_f1": 0.875,
+            "eval_accuracy": 0.8,
+            "eval_loss": 0.4,
+            "eval_samples": 408,
+            "train_loss": 0.3,
+        },
+    )
+    _write(
+        out,
+        "run_info.json",
+        {
+            "task": "mrpc",
+            "model_name_or_path": "bert-base-uncased",
+            "base_model": "google-bert/bert-base-uncased",
+            "base_model_source": "the Hub id the run started from",
+            "dataset": {"id": "nyu-mll/glue", "config": "mrpc", "revision": None, "local_files": True},
+            "data_arguments": {"max_seq_length": 128},
+            "training_mode": {"mode": "finetune", "strategy": None},
+            "seed": 42,
+            "hyperparameters": {"learning_rate": 2e-05, "warmup_steps": 0.1},
+            "framework_versions": {"transformers": "5.24.0", "torch": "2.13.0"},
+        },
+    )
     _write(out, "config.json", {"id2label": {"0": "not_equivalent", "1": "equivalent"}})
     _write(out, "model.safetensors", "x")
     return str(out)
@@ -107,9 +169,16 @@ def test_finetune_card_round_trips_through_modelcard_parsing(mrpc_run):
     card = ModelCard(str(mc.build_finetune_card(mrpc_run, repo_id="org/bert-mrpc")))
     data = card.data.to_dict()
     assert (data["base_model"], data["pipeline_tag"], data["library_name"], data["license"], data["datasets"]) == (
-        "google-bert/bert-base-uncased", "text-classification", "transformers", "apache-2.0", ["nyu-mll/glue"])
+        "google-bert/bert-base-uncased",
+        "text-classification",
+        "transformers",
+        "apache-2.0",
+        ["nyu-mll/glue"],
+    )
     assert [(r.dataset_config, r.dataset_split, r.metric_type, r.metric_value) for r in card.data.eval_results] == [
-        ("mrpc", "validation", "f1", 0.875), ("mrpc", "validation", "accuracy", 0.8)]
+        ("mrpc", "validation", "f1", 0.875),
+        ("mrpc", "validation", "accuracy", 0.8),
+    ]
     assert card.data.model_name == "bert-mrpc"
 
 
@@ -155,8 +224,10 @@ def test_malformed_results_json_names_file_and_line(tmp_path):
 
 
 def test_seed_runs_render_mean_and_sample_std(mrpc_run):
-    runs = [{"seed": 1, "metrics": {"eval_f1": 0.8, "eval_accuracy": 0.7}},
-            {"seed": 2, "metrics": {"eval_f1": 0.9, "eval_accuracy": 0.7}}]
+    runs = [
+        {"seed": 1, "metrics": {"eval_f1": 0.8, "eval_accuracy": 0.7}},
+        {"seed": 2, "metrics": {"eval_f1": 0.9, "eval_accuracy": 0.7}},
+    ]
     text = _squeeze(str(mc.build_finetune_card(mrpc_run, seed_runs=runs)))
     assert "### Over 2 seeds (1, 2)" in text
     assert "| validation | F1 | 0.8500 ± 0.0707 | 2 |" in text
@@ -184,23 +255,30 @@ def test_a_folder_without_the_record_gets_a_card_without_its_fields_and_a_warnin
     assert card.data.base_model is None and len(card.data.eval_results) == 2
     assert "Seed: not recorded (one run)." in card.text
     assert card.text.count("Not recorded by the run.") == 2  # hyperparameters and training log
-    assert "run_info.json (written while training by RunRecordCallback)" in caplog.text and "--base_model" in caplog.text
+    assert (
+        "run_info.json (written while training by RunRecordCallback)" in caplog.text and "--base_model" in caplog.text
+    )
 
 
 def test_a_push_without_weights_names_the_weights_before_the_missing_record(tmp_path):
     # an older run's folder: no run_info.json (so no task for the card) and no weights; the weights are the blocker
     _write(tmp_path, "all_results.json", {"eval_f1": 0.5})
-    with pytest.raises(FileNotFoundError, match=r"no \*\.safetensors weights to push \(found \['all_results.json'\]\)"):
+    with pytest.raises(
+        FileNotFoundError, match=r"no \*\.safetensors weights to push \(found \['all_results.json'\]\)"
+    ):
         push_output_dir(str(tmp_path), "org/m")  # raised before any network call
 
 
-@pytest.mark.parametrize("name, folder, expected", [
-    ("google-bert/bert-base-uncased", False, ("hub", "google-bert/bert-base-uncased")),
-    ("runs/pretrain", False, ("hub", "runs/pretrain")),  # no such folder at load time: it was a Hub id
-    ("runs/pretrain", True, ("local", None)),  # the folder existed when the model was loaded
-    ("../x/model", False, ("local", None)),  # not a valid repo id (validate_repo_id): not from the Hub
-    (None, False, ("random", None)),
-])
+@pytest.mark.parametrize(
+    "name, folder, expected",
+    [
+        ("google-bert/bert-base-uncased", False, ("hub", "google-bert/bert-base-uncased")),
+        ("runs/pretrain", False, ("hub", "runs/pretrain")),  # no such folder at load time: it was a Hub id
+        ("runs/pretrain", True, ("local", None)),  # the folder existed when the model was loaded
+        ("../x/model", False, ("local", None)),  # not a valid repo id (validate_repo_id): not from the Hub
+        (None, False, ("random", None)),
+    ],
+)
 def test_model_origin_is_decided_by_the_folder_at_load_time(name, folder, expected, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     if folder:
@@ -224,8 +302,9 @@ def _record_run(output_dir, model_name_or_path):
     from hf_bert_tasks.arguments import DataArguments
 
     args = TrainingArguments(output_dir=str(output_dir), report_to="none")
-    callback = RunRecordCallback(get_task("mrpc"), SimpleNamespace(model_name_or_path=model_name_or_path),
-                                 DataArguments(task="mrpc"))
+    callback = RunRecordCallback(
+        get_task("mrpc"), SimpleNamespace(model_name_or_path=model_name_or_path), DataArguments(task="mrpc")
+    )
     callback.on_init_end(args, None, None)
     _write(output_dir, "all_results.json", {"eval_f1": 0.5})
 
@@ -283,8 +362,9 @@ def test_the_package_source_never_unpickles():
         for name in (n for n in names if n.endswith(".py")):
             with open(os.path.join(root, name), encoding="utf-8") as f:
                 source = f.read()
-            offenders += [(name, hit) for hit in re.findall(r"torch\.load\(|pickle\.loads?\(|weights_only\s*=\s*False",
-                                                            source)]
+            offenders += [
+                (name, hit) for hit in re.findall(r"torch\.load\(|pickle\.loads?\(|weights_only\s*=\s*False", source)
+            ]
     assert offenders == []
 
 
@@ -299,11 +379,40 @@ def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypat
 
     monkeypatch.setattr(RunRecordCallback, "on_step_end", snapshot)
     out = tmp_path / "mrpc"
-    finetune.main(["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path",
-                   tiny_bert_dir, "--output_dir", str(out), "--max_train_samples", "16", "--max_eval_samples", "8",
-                   "--per_device_train_batch_size", "8", "--num_train_epochs", "1", "--learning_rate", "1e-3",
-                   "--logging_steps", "1", "--eval_strategy", "steps", "--eval_steps", "1", "--save_strategy", "no",
-                   "--report_to", "none", "--do_train", "--do_eval"])
+    finetune.main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--max_train_samples",
+            "16",
+            "--max_eval_samples",
+            "8",
+            "--per_device_train_batch_size",
+            "8",
+            "--num_train_epochs",
+            "1",
+            "--learning_rate",
+            "1e-3",
+            "--logging_steps",
+            "1",
+            "--eval_strategy",
+            "steps",
+            "--eval_steps",
+            "1",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+            "--do_train",
+            "--do_eval",
+        ]
+    )
     assert [step for step, _ in snapshots] == [1, 2]
     first, second = snapshots[0][1], snapshots[1][1]
     assert first["task"] == "mrpc" and first["hyperparameters"]["learning_rate"] == 1e-3
@@ -332,8 +441,9 @@ def test_non_default_arguments_never_include_the_token(tmp_path):
 def test_pop_push_settings_turns_trainer_push_off_and_removes_the_token(tmp_path):
     from hf_bert_tasks.arguments import FinetuneTrainingArguments
 
-    args = FinetuneTrainingArguments(output_dir=str(tmp_path), push_to_hub=True, hub_model_id="org/m",
-                                     hub_token="hf_secret")
+    args = FinetuneTrainingArguments(
+        output_dir=str(tmp_path), push_to_hub=True, hub_model_id="org/m", hub_token="hf_secret"
+    )
     push = pop_push_settings(args)
     assert push == {"repo_id": "org/m", "private": False, "revision": None, "token": "hf_secret"}
     assert args.push_to_hub is False and args.hub_token is None
@@ -348,28 +458,69 @@ def test_push_to_hub_without_model_id_is_an_error(tmp_path):
 
 
 def test_files_to_push_skip_pickles_checkpoints_and_local_readme(tmp_path):
-    for name in ("model.safetensors", "config.json", "training_args.bin", "README.md", "all_results.json", "MRPC.tsv",
-                 "optimizer.pt", "comparison.png", "vocab.txt"):
+    for name in (
+        "model.safetensors",
+        "config.json",
+        "training_args.bin",
+        "README.md",
+        "all_results.json",
+        "MRPC.tsv",
+        "optimizer.pt",
+        "comparison.png",
+        "vocab.txt",
+    ):
         _write(tmp_path, name, "x")
     (tmp_path / "checkpoint-10").mkdir()
-    assert files_to_push(str(tmp_path)) == ["MRPC.tsv", "all_results.json", "comparison.png", "config.json",
-                                            "model.safetensors", "vocab.txt"]
+    assert files_to_push(str(tmp_path)) == [
+        "MRPC.tsv",
+        "all_results.json",
+        "comparison.png",
+        "config.json",
+        "model.safetensors",
+        "vocab.txt",
+    ]
 
 
 def test_pretraining_card_reports_mlm_and_nsp_accuracy_without_local_paths(tmp_path):
-    _write(tmp_path, "pretraining_summary.json", {
-        "corpus": {"files": ["/secret/home/corpus.txt"], "documents": 10, "train_documents": 9, "eval_documents": 1,
-                   "sentences": 100, "document_boundary": "blank"},
-        "model": {"preset": "tiny", "overrides": {}, "vocab_size": 1000, "init": "random"},
-        "tokenizer": "WordPiece", "objective": "MLM + NSP (BertForPreTraining)", "seed": 0,
-        "phases": [{"phase": 1, "max_seq_length": 128, "steps": 50, "batch_size": 8, "learning_rate": 1e-4,
-                    "train_instances": 200, "final_eval": {"eval_mlm_accuracy": 0.2, "eval_nsp_accuracy": 0.6}}],
-        "steps": 50, "masking_recipe": {"mlm_probability": 0.15, "mask/random/keep": [0.8, 0.1, 0.1]},
-        "final_mlm_accuracy": 0.2, "final_nsp_accuracy": 0.6})
+    _write(
+        tmp_path,
+        "pretraining_summary.json",
+        {
+            "corpus": {
+                "files": ["/secret/home/corpus.txt"],
+                "documents": 10,
+                "train_documents": 9,
+                "eval_documents": 1,
+                "sentences": 100,
+                "document_boundary": "blank",
+            },
+            "model": {"preset": "tiny", "overrides": {}, "vocab_size": 1000, "init": "random"},
+            "tokenizer": "WordPiece",
+            "objective": "MLM + NSP (BertForPreTraining)",
+            "seed": 0,
+            "phases": [
+                {
+                    "phase": 1,
+                    "max_seq_length": 128,
+                    "steps": 50,
+                    "batch_size": 8,
+                    "learning_rate": 1e-4,
+                    "train_instances": 200,
+                    "final_eval": {"eval_mlm_accuracy": 0.2, "eval_nsp_accuracy": 0.6},
+                }
+            ],
+            "steps": 50,
+            "masking_recipe": {"mlm_probability": 0.15, "mask/random/keep": [0.8, 0.1, 0.1]},
+            "final_mlm_accuracy": 0.2,
+            "final_nsp_accuracy": 0.6,
+        },
+    )
     card = mc.build_card(str(tmp_path), repo_id="org/tiny-pretrained")
     text = _squeeze(str(card))
-    assert [(r.metric_name, r.metric_value) for r in card.data.eval_results] == [("MLM accuracy", 0.2),
-                                                                                ("NSP accuracy", 0.6)]
+    assert [(r.metric_name, r.metric_value) for r in card.data.eval_results] == [
+        ("MLM accuracy", 0.2),
+        ("NSP accuracy", 0.6),
+    ]
     assert len({mc.eval_result_key(r) for r in card.data.eval_results}) == 2  # a re-push keeps both
     assert card.data.pipeline_tag == "fill-mask" and card.data.base_model is None
     assert "`corpus.txt`" in text and "/secret/home" not in text
@@ -391,11 +542,19 @@ def test_push_rejects_a_malformed_repo_id(mrpc_run):
         push.main([mrpc_run, "--repo_id", "no-namespace", "--dry_run"])
 
 
-@pytest.mark.parametrize("repo_id, rule", [("org/na--me", "Cannot have -- or .."), ("org/name.git", "cannot end by '.git'"),
-                                           ("org/-name", "alphanumeric chars")])
+@pytest.mark.parametrize(
+    "repo_id, rule",
+    [
+        ("org/na--me", "Cannot have -- or .."),
+        ("org/name.git", "cannot end by '.git'"),
+        ("org/-name", "alphanumeric chars"),
+    ],
+)
 def test_check_repo_id_applies_huggingface_hubs_own_rules(repo_id, rule):
     from hf_bert_tasks.hub import check_repo_id
 
     assert check_repo_id("org/name-1.2_x") == "org/name-1.2_x"
-    with pytest.raises(ValueError, match=rf"--repo_id '{re.escape(repo_id)}': expected 'org/name' \(.*{re.escape(rule)}"):
+    with pytest.raises(
+        ValueError, match=rf"--repo_id '{re.escape(repo_id)}': expected 'org/name' \(.*{re.escape(rule)}"
+    ):
         check_repo_id(repo_id)

@@ -88,13 +88,17 @@ def test_unknown_mode_suggests_the_closest_name():
 def test_a_registered_toy_mode_is_a_choice_of_the_parser(bias_only, tmp_path):
     from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
 
-    _, _, training = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                                ["--task", "mrpc", "--output_dir", str(tmp_path), "--mode", "bias_only"])
+    _, _, training = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments),
+        ["--task", "mrpc", "--output_dir", str(tmp_path), "--mode", "bias_only"],
+    )
     assert training.mode == "bias_only"
     unregister_training_mode("bias_only")
     with pytest.raises(ValueError, match="invalid choice: 'bias_only'"):
-        parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                   ["--task", "mrpc", "--output_dir", str(tmp_path), "--mode", "bias_only"])
+        parse_args(
+            (ModelArguments, DataArguments, FinetuneTrainingArguments),
+            ["--task", "mrpc", "--output_dir", str(tmp_path), "--mode", "bias_only"],
+        )
 
 
 def test_the_toy_mode_is_listed_by_the_fast_help_and_is_a_compare_arm(bias_only):
@@ -104,9 +108,20 @@ def test_the_toy_mode_is_listed_by_the_fast_help_and_is_a_compare_arm(bias_only)
     assert "--mode {finetune,lora,feature_based,bias_only}" in cli.fast_help("finetune")
     assert configurations(["finetune", "bias_only"], ["last"]) == [
         {"label": "finetune", "mode": "finetune", "strategy": None},
-        {"label": "bias_only", "mode": "bias_only", "strategy": None}]
-    args, _ = build_parser().parse_known_args(["--task", "mrpc", "--model_name_or_path", "m", "--output_dir", "o",
-                                               "--bias_only_args", "{learning_rate: 1e-2}"])
+        {"label": "bias_only", "mode": "bias_only", "strategy": None},
+    ]
+    args, _ = build_parser().parse_known_args(
+        [
+            "--task",
+            "mrpc",
+            "--model_name_or_path",
+            "m",
+            "--output_dir",
+            "o",
+            "--bias_only_args",
+            "{learning_rate: 1e-2}",
+        ]
+    )
     assert args.modes == "finetune,lora,feature_based,bias_only" and args.bias_only_args == "{learning_rate: 1e-2}"
 
 
@@ -116,12 +131,34 @@ def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_
     from hf_bert_tasks.scripts import finetune
 
     out = tmp_path / "bias"
-    finetune.main([
-        "--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", tiny_bert_dir,
-        "--output_dir", str(out), "--mode", "bias_only", "--num_train_epochs", "1", "--max_train_samples", "16",
-        "--per_device_train_batch_size", "4",
-        "--max_eval_samples", "8", "--do_train", "--do_eval", "--save_strategy", "no", "--report_to", "none",
-    ])
+    finetune.main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--mode",
+            "bias_only",
+            "--num_train_epochs",
+            "1",
+            "--max_train_samples",
+            "16",
+            "--per_device_train_batch_size",
+            "4",
+            "--max_eval_samples",
+            "8",
+            "--do_train",
+            "--do_eval",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+        ]
+    )
     assert bias_only.calls == ["build_model", ("finish_training", str(out))]
     before, after = load_file(os.path.join(tiny_bert_dir, "model.safetensors")), load_file(out / "model.safetensors")
     # the saved model is the one the mode built: weights frozen, biases trained (BertForPreTraining -> task model:
@@ -144,15 +181,20 @@ def test_the_card_prints_the_modes_text(bias_only, tmp_path):
 def test_a_folder_without_run_info_is_recognized_by_its_files(tmp_path):
     assert infer_training_mode(str(tmp_path), {"model_type": "bert"}) == {"mode": "finetune", "strategy": None}
     assert infer_training_mode(str(tmp_path), {"model_type": "bert_feature_based", "feature_strategy": "last"}) == {
-        "mode": "feature_based", "strategy": "last"}
+        "mode": "feature_based",
+        "strategy": "last",
+    }
     (tmp_path / "adapter_config.json").write_text("{}")
     assert infer_training_mode(str(tmp_path), {"model_type": "bert"}) == {"mode": "lora", "strategy": None}
 
 
-@pytest.mark.parametrize("task, grid", [
-    ("mrpc", "5e-05,4e-05,3e-05,2e-05"),  # §4.1: "{5e-5, 4e-5, 3e-5, 2e-5}"
-    ("conll2003", "5e-05,3e-05,2e-05"),   # Appendix A.3's learning rates
-])
+@pytest.mark.parametrize(
+    "task, grid",
+    [
+        ("mrpc", "5e-05,4e-05,3e-05,2e-05"),  # §4.1: "{5e-5, 4e-5, 3e-5, 2e-5}"
+        ("conll2003", "5e-05,3e-05,2e-05"),  # Appendix A.3's learning rates
+    ],
+)
 def test_a_bare_lr_grid_is_the_tasks_paper_grid(task, grid, tmp_path):
     from hf_bert_tasks import get_task
     from hf_bert_tasks.arguments import (
@@ -163,8 +205,10 @@ def test_a_bare_lr_grid_is_the_tasks_paper_grid(task, grid, tmp_path):
         parse_args,
     )
 
-    _, data, training = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                                   ["--task", task, "--output_dir", str(tmp_path), "--lr_grid"])
+    _, data, training = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments),
+        ["--task", task, "--output_dir", str(tmp_path), "--lr_grid"],
+    )
     apply_task_defaults(get_task(task), data, training)
     assert training.lr_grid == grid
 
@@ -179,7 +223,9 @@ def test_a_bare_lr_grid_in_a_mode_without_a_grid_is_an_error(tmp_path):
         parse_args,
     )
 
-    _, data, training = parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                                   ["--task", "mrpc", "--output_dir", str(tmp_path), "--lr_grid", "--mode", "lora"])
+    _, data, training = parse_args(
+        (ModelArguments, DataArguments, FinetuneTrainingArguments),
+        ["--task", "mrpc", "--output_dir", str(tmp_path), "--lr_grid", "--mode", "lora"],
+    )
     with pytest.raises(ValueError, match="--mode lora has no default grid"):
         apply_task_defaults(get_task("mrpc"), data, training)

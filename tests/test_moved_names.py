@@ -5,12 +5,21 @@ the old import path gives the very object of the new module."""
 import pytest
 
 
-@pytest.mark.parametrize("old_module, new_module, names", [
-    ("hf_bert_tasks.qa", "hf_bert_tasks.qa_postprocess",
-     ["QAPredictions", "features_to_arrays", "pad_2d", "postprocess_qa_predictions"]),
-    ("hf_bert_tasks.ner", "hf_bert_tasks.ner_metrics",
-     ["IGNORE_INDEX", "entity_metrics", "token_level_metrics", "word_predictions", "write_conll"]),
-])
+@pytest.mark.parametrize(
+    "old_module, new_module, names",
+    [
+        (
+            "hf_bert_tasks.qa",
+            "hf_bert_tasks.qa_postprocess",
+            ["QAPredictions", "features_to_arrays", "pad_2d", "postprocess_qa_predictions"],
+        ),
+        (
+            "hf_bert_tasks.ner",
+            "hf_bert_tasks.ner_metrics",
+            ["IGNORE_INDEX", "entity_metrics", "token_level_metrics", "word_predictions", "write_conll"],
+        ),
+    ],
+)
 def test_old_import_path_gives_the_moved_object(old_module, new_module, names):
     import importlib
 

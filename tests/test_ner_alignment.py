@@ -28,7 +28,11 @@ def test_word_split_into_three_pieces_labels_only_its_first_piece(vocab_tokenize
 
 def test_label_all_tokens_turns_b_into_i_on_later_pieces(vocab_tokenizer):
     out = ner.tokenize_and_align(
-        [["he", "unbelievable", "york"]], vocab_tokenizer, 16, tags=[[O, B_MISC, B_LOC]], label_names=NER_LABELS,
+        [["he", "unbelievable", "york"]],
+        vocab_tokenizer,
+        16,
+        tags=[[O, B_MISC, B_LOC]],
+        label_names=NER_LABELS,
         label_all_tokens=True,
     )
     assert out["labels"] == [[X, O, B_MISC, I_MISC, I_MISC, B_LOC, X]]
@@ -91,7 +95,12 @@ def test_document_context_windows_label_only_the_centre_sentence(vocab_tokenizer
     sentences = [["the", "cat"], ["he", "sat"], ["she", "ran"]]
     tags = [[O, B_PER], [B_PER, O], [B_PER, O]]
     out = ner.tokenize_and_align(
-        sentences, vocab_tokenizer, 16, tags=tags, label_names=NER_LABELS, document_ids=[0, 0, 1],
+        sentences,
+        vocab_tokenizer,
+        16,
+        tags=tags,
+        label_names=NER_LABELS,
+        document_ids=[0, 0, 1],
         document_context=True,
     )
     # sentence 1 sees sentence 0 (same document) as context; sentence 2 is alone in document 1

@@ -27,7 +27,7 @@ from tests.hub_server import LocalHub
 
 SENTINEL = "hf_SENTINELxyz123"
 
-DRIVER = textwrap.dedent(r'''
+DRIVER = textwrap.dedent(r"""
     import json, os, socket, sys
     root, token = sys.argv[1], sys.argv[2]
     dirs = json.load(open(os.path.join(root, "dirs.json")))
@@ -75,10 +75,16 @@ DRIVER = textwrap.dedent(r'''
     args = TrainingArguments(output_dir=dirs["control"], hub_token=token, report_to="none")
     Trainer(model=AutoModelForSequenceClassification.from_pretrained(dirs["model"]), args=args).save_model()
     json.dump(record, open(os.path.join(root, "record.json"), "w"))
-''')
+""")
 
-CORPUS = "\n\n".join("\n".join(f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug"))
-                     for n in ("anna", "oskar", "rosa") for p in ("mill", "barn")) + "\n"
+CORPUS = (
+    "\n\n".join(
+        "\n".join(f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug"))
+        for n in ("anna", "oskar", "rosa")
+        for p in ("mill", "barn")
+    )
+    + "\n"
+)
 
 
 def files_containing(root: str, needle: bytes) -> list[str]:
@@ -111,11 +117,23 @@ def session(tiny_bert_dir, tmp_path_factory):
     with LocalHub(token=SENTINEL) as hub:
         hub.fail_next["commit"] = (500, f"internal error while checking 'Bearer {SENTINEL}'")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
-        env.update(hub.client_env(home=str(root / "hf_home"), with_token=False), HF_TOKEN=SENTINEL,
-                   PYTHONPATH=REPO, TRANSFORMERS_VERBOSITY="info", HF_DATASETS_CACHE=str(root / "datasets_cache"))
+        env.update(
+            hub.client_env(home=str(root / "hf_home"), with_token=False),
+            HF_TOKEN=SENTINEL,
+            PYTHONPATH=REPO,
+            TRANSFORMERS_VERBOSITY="info",
+            HF_DATASETS_CACHE=str(root / "datasets_cache"),
+        )
         with open(root / "stdout.txt", "wb") as out, open(root / "stderr.txt", "wb") as err:
-            proc = subprocess.run([sys.executable, str(root / "driver.py"), str(root), SENTINEL], env=env,
-                                  stdout=out, stderr=err, timeout=900, cwd=REPO, check=False)
+            proc = subprocess.run(
+                [sys.executable, str(root / "driver.py"), str(root), SENTINEL],
+                env=env,
+                stdout=out,
+                stderr=err,
+                timeout=900,
+                cwd=REPO,
+                check=False,
+            )
         if proc.returncode != 0:
             pytest.fail(f"driver failed (rc {proc.returncode}):\n{(root / 'stderr.txt').read_text()[-6000:]}")
         record = json.loads((root / "record.json").read_text())
@@ -185,11 +203,24 @@ def test_the_pretrain_recipe_pushes_with_the_given_token(session):
 def test_quickstart_writes_no_token(tmp_path):
     """The quickstart takes no token; with ``HF_TOKEN`` set nothing it writes or prints holds it (~5 min, 2 cores)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_TOKEN=SENTINEL, PYTHONPATH=REPO,
-               TRANSFORMERS_VERBOSITY="info", HF_HOME=str(tmp_path / "hf_home"))
+    env.update(
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        HF_TOKEN=SENTINEL,
+        PYTHONPATH=REPO,
+        TRANSFORMERS_VERBOSITY="info",
+        HF_HOME=str(tmp_path / "hf_home"),
+    )
     out = tmp_path / "quickstart"
     with open(tmp_path / "log.txt", "wb") as log:
-        proc = subprocess.run([sys.executable, "-m", "hf_bert_tasks.cli", "quickstart", "--output_dir", str(out)],
-                              env=env, stdout=log, stderr=subprocess.STDOUT, timeout=1800, cwd=REPO, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "hf_bert_tasks.cli", "quickstart", "--output_dir", str(out)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=1800,
+            cwd=REPO,
+            check=False,
+        )
     assert proc.returncode == 0, (tmp_path / "log.txt").read_text()[-4000:]
     assert files_containing(str(tmp_path), SENTINEL.encode()) == []

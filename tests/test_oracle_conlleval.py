@@ -150,6 +150,11 @@ def test_tokens_that_conlleval_would_misread_are_written_as_one_field(tmp_path):
     path = tmp_path / "odd.txt"
     ner.write_conll(str(path), tokens, gold, gold)
     assert path.read_text(encoding="utf-8").splitlines() == [
-        "New_York B-LOC B-LOC", "_-X- O O", "_ O O", "visited O O", ""]
+        "New_York B-LOC B-LOC",
+        "_-X- O O",
+        "_ O O",
+        "visited O O",
+        "",
+    ]
     official = oracles.conlleval(str(path))
     assert (official.tokens, official.gold_phrases, official.accuracy) == (4, 1, 100.0)

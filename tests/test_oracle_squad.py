@@ -21,8 +21,31 @@ from hf_bert_tasks.tasks import get_task
 from tests import oracles
 
 #: Texts that normalize to nothing or keep Unicode punctuation / symbols the official rule does not strip.
-ODD_TEXTS = ["", " ", "the", "a an the", "...", "—", "«»", "\u00a0", "\u200b", "Ⅻ", "İstanbul", "ΟΔΟΣ", "straße",
-             "ﬁnal", "ＡＢＣ", "naïve café", "“quoted”", "‘single’", "1,000", "U.S.", "–", "3½", "\t\n"]
+ODD_TEXTS = [
+    "",
+    " ",
+    "the",
+    "a an the",
+    "...",
+    "—",
+    "«»",
+    "\u00a0",
+    "\u200b",
+    "Ⅻ",
+    "İstanbul",
+    "ΟΔΟΣ",
+    "straße",
+    "ﬁnal",
+    "ＡＢＣ",
+    "naïve café",
+    "“quoted”",
+    "‘single’",
+    "1,000",
+    "U.S.",
+    "–",
+    "3½",
+    "\t\n",
+]
 
 
 def _accent(text: str) -> str:
@@ -33,12 +56,27 @@ def _variant(gold: str, rng: random.Random) -> str:
     """A gold answer changed in one of the ways normalization must (or must not) undo."""
     words = gold.split()
     choices = [
-        lambda: "The " + gold, lambda: "a " + gold, lambda: "an " + gold + " the", lambda: gold + ".",
-        lambda: '"' + gold + '"', lambda: "(" + gold + ")!", lambda: gold.upper(), lambda: gold.lower(),
-        lambda: "  " + "   ".join(words) + " \t", lambda: "\u00a0".join(words), lambda: "\n".join(words),
-        lambda: unicodedata.normalize("NFD", _accent(gold)), lambda: _accent(gold), lambda: gold + "—",
-        lambda: "—".join(words), lambda: "–".join(words), lambda: "-".join(words), lambda: "“" + gold + "”",
-        lambda: "\u200b".join(words), lambda: "İ" + gold, lambda: gold.replace(" ", ""),
+        lambda: "The " + gold,
+        lambda: "a " + gold,
+        lambda: "an " + gold + " the",
+        lambda: gold + ".",
+        lambda: '"' + gold + '"',
+        lambda: "(" + gold + ")!",
+        lambda: gold.upper(),
+        lambda: gold.lower(),
+        lambda: "  " + "   ".join(words) + " \t",
+        lambda: "\u00a0".join(words),
+        lambda: "\n".join(words),
+        lambda: unicodedata.normalize("NFD", _accent(gold)),
+        lambda: _accent(gold),
+        lambda: gold + "—",
+        lambda: "—".join(words),
+        lambda: "–".join(words),
+        lambda: "-".join(words),
+        lambda: "“" + gold + "”",
+        lambda: "\u200b".join(words),
+        lambda: "İ" + gold,
+        lambda: gold.replace(" ", ""),
         lambda: gold + " " + gold,
     ]
     return rng.choice(choices)()

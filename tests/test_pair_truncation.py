@@ -6,20 +6,23 @@ import pytest
 from hf_bert_tasks.tasks.glue import encode_pairs, truncate_seq_pair
 
 
-@pytest.mark.parametrize(("len_a", "len_b", "budget", "expected"), [
-    # worked by hand, one pop at a time: (5,5)->(5,4)->(4,4)->(4,3)
-    (5, 5, 7, (4, 3)),
-    # (4,4)->(4,3)->(3,3)->(3,2)->(2,2)->(2,1)
-    (4, 4, 3, (2, 1)),
-    # only the longer loses while it stays longer: (9,2)->...->(5,2)
-    (9, 2, 7, (5, 2)),
-    # (2,9)->...->(2,5)
-    (2, 9, 7, (2, 5)),
-    # (6,3): 6,3 -> 5,3 -> 4,3 -> 3,3 -> 3,2  (budget 5)
-    (6, 3, 5, (3, 2)),
-    (3, 3, 6, (3, 3)),
-    (0, 4, 2, (0, 2)),
-])
+@pytest.mark.parametrize(
+    ("len_a", "len_b", "budget", "expected"),
+    [
+        # worked by hand, one pop at a time: (5,5)->(5,4)->(4,4)->(4,3)
+        (5, 5, 7, (4, 3)),
+        # (4,4)->(4,3)->(3,3)->(3,2)->(2,2)->(2,1)
+        (4, 4, 3, (2, 1)),
+        # only the longer loses while it stays longer: (9,2)->...->(5,2)
+        (9, 2, 7, (5, 2)),
+        # (2,9)->...->(2,5)
+        (2, 9, 7, (2, 5)),
+        # (6,3): 6,3 -> 5,3 -> 4,3 -> 3,3 -> 3,2  (budget 5)
+        (6, 3, 5, (3, 2)),
+        (3, 3, 6, (3, 3)),
+        (0, 4, 2, (0, 2)),
+    ],
+)
 def test_truncate_seq_pair_follows_googles_pop_order(len_a, len_b, budget, expected):
     assert truncate_seq_pair(len_a, len_b, budget) == expected
 

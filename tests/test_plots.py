@@ -67,11 +67,38 @@ def test_every_recipe_mode_writes_curves_of_its_own_log_history(tmp_path, tiny_b
     from hf_bert_tasks.scripts import finetune
 
     out = tmp_path / mode
-    finetune.main(["--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path",
-                   tiny_bert_dir, "--output_dir", str(out), "--mode", mode, "--max_train_samples", "32",
-                   "--max_eval_samples", "16", "--num_train_epochs", "2", "--per_device_train_batch_size", "16",
-                   "--logging_steps", "1", "--save_strategy", "no", "--do_train", "--do_eval", "--report_to", "none",
-                   "--disable_tqdm", "true"])
+    finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--data_dir",
+            os.path.join(SAMPLES, "SST-2"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--mode",
+            mode,
+            "--max_train_samples",
+            "32",
+            "--max_eval_samples",
+            "16",
+            "--num_train_epochs",
+            "2",
+            "--per_device_train_batch_size",
+            "16",
+            "--logging_steps",
+            "1",
+            "--save_strategy",
+            "no",
+            "--do_train",
+            "--do_eval",
+            "--report_to",
+            "none",
+            "--disable_tqdm",
+            "true",
+        ]
+    )
     assert (out / CURVES_FILE).read_bytes()[:8] == PNG_SIGNATURE
     history = json.loads((out / "trainer_state.json").read_text())["log_history"]
     series = curve_series(history, "accuracy")
@@ -90,11 +117,36 @@ def test_report_to_tensorboard_writes_the_logged_losses(tmp_path, tiny_bert_dir)
     from hf_bert_tasks.scripts import finetune
 
     out = tmp_path / "tb"
-    finetune.main(["--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path",
-                   tiny_bert_dir, "--output_dir", str(out), "--max_train_samples", "32", "--max_eval_samples", "16",
-                   "--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--logging_steps", "1",
-                   "--save_strategy", "no", "--do_train", "--do_eval", "--report_to", "tensorboard",
-                   "--disable_tqdm", "true"])
+    finetune.main(
+        [
+            "--task",
+            "sst2",
+            "--data_dir",
+            os.path.join(SAMPLES, "SST-2"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--max_train_samples",
+            "32",
+            "--max_eval_samples",
+            "16",
+            "--num_train_epochs",
+            "1",
+            "--per_device_train_batch_size",
+            "16",
+            "--logging_steps",
+            "1",
+            "--save_strategy",
+            "no",
+            "--do_train",
+            "--do_eval",
+            "--report_to",
+            "tensorboard",
+            "--disable_tqdm",
+            "true",
+        ]
+    )
     runs = list((out / "runs").iterdir())  # Trainer's default: <output_dir>/runs/<date>_<host>
     assert len(runs) == 1
     events = EventAccumulator(str(runs[0]))
@@ -115,8 +167,12 @@ def test_training_curves_mark_the_baseline_and_start_at_step_zero(tmp_path, monk
 
     saved = {}
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.update(axes=fig.axes))
-    history = [{"loss": 0.7, "step": 100}, {"loss": 0.69, "step": 200}, {"eval_accuracy": 0.51, "step": 200},
-               {"baseline_accuracy": 0.509, "step": 200}]
+    history = [
+        {"loss": 0.7, "step": 100},
+        {"loss": 0.69, "step": 200},
+        {"eval_accuracy": 0.51, "step": 200},
+        {"baseline_accuracy": 0.509, "step": 200},
+    ]
     plot_training_curves(history, str(tmp_path / "c.png"), "accuracy")
     left, right = saved["axes"]
     assert left.get_xlim()[0] == 0 and right.get_xlim()[0] == 0

@@ -113,9 +113,15 @@ def test_masking_recipe_reads_the_collator_that_drew_the_masks(vocab_tokenizer):
     from hf_bert_tasks.pretraining import masking_recipe
     from hf_bert_tasks.pretraining_config import PretrainDataArguments
 
-    collator = DataCollatorForBertPretraining(vocab_tokenizer, mlm_probability=0.3, mask_replace_prob=0.6,
-                                              random_replace_prob=0.3, selection="bernoulli",
-                                              max_predictions_per_seq=7, seed=0)
+    collator = DataCollatorForBertPretraining(
+        vocab_tokenizer,
+        mlm_probability=0.3,
+        mask_replace_prob=0.6,
+        random_replace_prob=0.3,
+        selection="bernoulli",
+        max_predictions_per_seq=7,
+        seed=0,
+    )
     data_args = PretrainDataArguments(dataset_name="x", next_sentence_prediction=False, dupe_factor=3)
     assert masking_recipe(data_args, collator) == {
         "masking": "dynamic",
@@ -149,7 +155,9 @@ def test_curves_png_plots_the_logged_history(pretrained):
     fig = plot_pretraining_curves(curves, os.path.join(out, "again.png"))
     ax = fig.axes[0]  # MLM loss
     assert ax.lines[0].get_xdata().tolist() == [2, 4]
-    assert ax.lines[0].get_ydata().tolist() == [v for _, v in [(h["step"], h["mlm_loss"]) for h in log if "mlm_loss" in h]]
+    assert ax.lines[0].get_ydata().tolist() == [
+        v for _, v in [(h["step"], h["mlm_loss"]) for h in log if "mlm_loss" in h]
+    ]
 
 
 def test_curves_of_two_phases_continue_the_step_axis():
@@ -157,12 +165,39 @@ def test_curves_of_two_phases_continue_the_step_axis():
 
     summary = {
         "phases": [
-            {"steps": 10, "history": [{"step": 5, "mlm_loss": 7.0, "mlm_accuracy": 0.1, "nsp_loss": 0.7,
-                                       "nsp_accuracy": 0.5, "loss": 7.7},
-                                      {"step": 10, "eval_mlm_loss": 6.5, "eval_mlm_accuracy": 0.2,
-                                       "eval_nsp_loss": 0.69, "eval_nsp_accuracy": 0.55}]},
-            {"steps": 4, "history": [{"step": 2, "mlm_loss": 6.0, "mlm_accuracy": 0.3, "nsp_loss": 0.6,
-                                      "nsp_accuracy": 0.6, "loss": 6.6}]},
+            {
+                "steps": 10,
+                "history": [
+                    {
+                        "step": 5,
+                        "mlm_loss": 7.0,
+                        "mlm_accuracy": 0.1,
+                        "nsp_loss": 0.7,
+                        "nsp_accuracy": 0.5,
+                        "loss": 7.7,
+                    },
+                    {
+                        "step": 10,
+                        "eval_mlm_loss": 6.5,
+                        "eval_mlm_accuracy": 0.2,
+                        "eval_nsp_loss": 0.69,
+                        "eval_nsp_accuracy": 0.55,
+                    },
+                ],
+            },
+            {
+                "steps": 4,
+                "history": [
+                    {
+                        "step": 2,
+                        "mlm_loss": 6.0,
+                        "mlm_accuracy": 0.3,
+                        "nsp_loss": 0.6,
+                        "nsp_accuracy": 0.6,
+                        "loss": 6.6,
+                    }
+                ],
+            },
         ]
     }
     curves = pretraining_curves(summary)
@@ -328,7 +363,9 @@ def test_one_document_corpus_is_rejected(tmp_path):
 
 
 @pytest.mark.parametrize("masking,same_masks", [("static", True), ("dynamic", False)])
-def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(corpus, tmp_path, monkeypatch, masking, same_masks):
+def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(
+    corpus, tmp_path, monkeypatch, masking, same_masks
+):
     """One step per epoch (batch 512 > instances), 2 steps: the rows the model sees in epoch 0 and epoch 1 (masked
     input_ids + labels, padding stripped) are the same multiset with static masks and not with dynamic masks."""
     from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
@@ -360,6 +397,7 @@ def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(corpus, tmp_
     )
     assert len(seen) == 2 and len(seen[0]) == summary["phases"][0]["train_instances"] < 512
     assert (seen[0] == seen[1]) is same_masks
+
     # the unmasked text is the same in both epochs either way (labels restore the original ids)
     def originals(rows):
         return sorted(tuple(l if l != -100 else i for i, l in zip(ids, labels)) for ids, labels in rows)
@@ -367,23 +405,33 @@ def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(corpus, tmp_
     assert originals(seen[0]) == originals(seen[1])
 
 
-
 def test_jsonl_glob_and_streaming_corpus(tmp_path):
     """The corpus as two jsonl shards given by a glob, read into the datasets cache or streamed."""
-    docs = [[f"{NAMES[d % 6]} took {THINGS[(d + k) % 6]} to {PLACES[(d * k + 1) % 6]} ." for k in range(8)]
-            for d in range(12)]
+    docs = [
+        [f"{NAMES[d % 6]} took {THINGS[(d + k) % 6]} to {PLACES[(d * k + 1) % 6]} ." for k in range(8)]
+        for d in range(12)
+    ]
     shards = tmp_path / "shards"
     shards.mkdir()
     for part in range(2):
         with open(shards / f"part-{part}.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"text": "\n".join(doc)}) + "\n" for doc in docs[part * 6 : part * 6 + 6])
     glob = str(shards / "part-*.jsonl")
-    cached = _pretrain(glob, tmp_path / "cached", "--max_steps", "2", "--eval_strategy", "no",
-                       "--dataset_cache_dir", str(tmp_path / "cache"))
+    cached = _pretrain(
+        glob,
+        tmp_path / "cached",
+        "--max_steps",
+        "2",
+        "--eval_strategy",
+        "no",
+        "--dataset_cache_dir",
+        str(tmp_path / "cache"),
+    )
     assert cached["corpus"]["files"] == [str(shards / "part-0.jsonl"), str(shards / "part-1.jsonl")]
     assert cached["corpus"]["documents"] == 12 and cached["corpus"]["sentences"] == 96
-    streamed = _pretrain(glob, tmp_path / "streamed", "--max_steps", "2", "--streaming", "True",
-                         "--streaming_eval_documents", "3")
+    streamed = _pretrain(
+        glob, tmp_path / "streamed", "--max_steps", "2", "--streaming", "True", "--streaming_eval_documents", "3"
+    )
     assert streamed["steps"] == 2 and streamed["corpus"]["eval_documents"] == 3
     assert streamed["phases"][0]["eval_instances"] > 0
     assert 0.0 <= streamed["final_nsp_accuracy"] <= 1.0 and streamed["phases"][0]["train_instances"] is None
@@ -403,9 +451,11 @@ def test_mlm_only_run_has_no_nsp_labels_loss_or_metrics(corpus, tmp_path, monkey
     from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
 
     keys, original = [], PretrainingTrainer.compute_loss
-    monkeypatch.setattr(PretrainingTrainer, "compute_loss",
-                        lambda self, model, inputs, *a, **k: keys.append(set(inputs)) or original(self, model, inputs,
-                                                                                                 *a, **k))
+    monkeypatch.setattr(
+        PretrainingTrainer,
+        "compute_loss",
+        lambda self, model, inputs, *a, **k: keys.append(set(inputs)) or original(self, model, inputs, *a, **k),
+    )
     summary = _pretrain(corpus, tmp_path / "mlm", "--max_steps", "2", "--no_next_sentence_prediction")
     assert len(keys) == 2 and all("labels" in k and "next_sentence_label" not in k for k in keys)
     assert summary["objective"].startswith("MLM only")

@@ -57,17 +57,52 @@ def test_pretrain_run_stays_within_its_module_budget(tmp_path):
 
     from hf_bert_tasks.scripts.pretrain import main
 
-    args = ["--train_files", os.path.join(SAMPLES, "pretraining", "corpus.txt"), "--max_train_documents", "20",
-            "--validation_split_percentage", "0.1", "--vocab_size", "200", "--max_seq_length", "32",
-            "--num_hidden_layers", "1", "--hidden_size", "32", "--num_attention_heads", "2", "--intermediate_size", "64",
-            "--per_device_train_batch_size", "8", "--per_device_eval_batch_size", "32", "--max_steps", "2",
-            "--logging_steps", "1", "--eval_steps", "2", "--save_strategy", "no", "--disable_tqdm", "True",
-            "--report_to", "none", "--seed", "3"]
+    args = [
+        "--train_files",
+        os.path.join(SAMPLES, "pretraining", "corpus.txt"),
+        "--max_train_documents",
+        "20",
+        "--validation_split_percentage",
+        "0.1",
+        "--vocab_size",
+        "200",
+        "--max_seq_length",
+        "32",
+        "--num_hidden_layers",
+        "1",
+        "--hidden_size",
+        "32",
+        "--num_attention_heads",
+        "2",
+        "--intermediate_size",
+        "64",
+        "--per_device_train_batch_size",
+        "8",
+        "--per_device_eval_batch_size",
+        "32",
+        "--max_steps",
+        "2",
+        "--logging_steps",
+        "1",
+        "--eval_steps",
+        "2",
+        "--save_strategy",
+        "no",
+        "--disable_tqdm",
+        "True",
+        "--report_to",
+        "none",
+        "--seed",
+        "3",
+    ]
     # a first run imports every lazily imported module; the traced run has its own datasets cache, so it reads the
     # corpus and builds the instances itself (no cache hit hides a call)
     main(args + ["--output_dir", str(tmp_path / "warm"), "--dataset_cache_dir", str(tmp_path / "cache-warm")])
-    calls = _traced_calls(lambda: main(args + ["--output_dir", str(tmp_path / "traced"),
-                                               "--dataset_cache_dir", str(tmp_path / "cache-traced")]))
+    calls = _traced_calls(
+        lambda: main(
+            args + ["--output_dir", str(tmp_path / "traced"), "--dataset_cache_dir", str(tmp_path / "cache-traced")]
+        )
+    )
     modules = list(dict.fromkeys(calls))
     changes = sum(a != b for a, b in itertools.pairwise(calls))
     message = f"{len(modules)} modules, {changes} module changes over {len(calls)} calls: {modules}"

@@ -238,13 +238,17 @@ def test_without_nsp_every_corpus_token_appears_once_in_order_with_a_sep_between
 
 def test_without_nsp_word_ids_and_document_separator(doc_tokenizer):
     batch = {"sentences": [["d0w0 playing", "d0w1"], ["d1w0"]]}
-    wide = create_pretraining_examples(batch, tokenizer=doc_tokenizer, max_seq_length=8, next_sentence_prediction=False)
+    wide = create_pretraining_examples(
+        batch, tokenizer=doc_tokenizer, max_seq_length=8, next_sentence_prediction=False
+    )
     assert [doc_tokenizer.convert_ids_to_tokens(x) for x in wide["input_ids"]] == [
         ["[CLS]", "d0w0", "play", "##ing", "d0w1", "[SEP]", "d1w0", "[SEP]"]
     ]
     assert wide["word_ids"] == [[-1, 0, 1, 1, 2, -1, 3, -1]]
     # a block of 4 ends with document 0: the next block starts with document 1, not with the separator
-    narrow = create_pretraining_examples(batch, tokenizer=doc_tokenizer, max_seq_length=6, next_sentence_prediction=False)
+    narrow = create_pretraining_examples(
+        batch, tokenizer=doc_tokenizer, max_seq_length=6, next_sentence_prediction=False
+    )
     assert [doc_tokenizer.convert_ids_to_tokens(x) for x in narrow["input_ids"]] == [
         ["[CLS]", "d0w0", "play", "##ing", "d0w1", "[SEP]"],
         ["[CLS]", "d1w0", "[SEP]"],
@@ -318,8 +322,12 @@ def _write_corpus(folder):
     (folder / "part-0.txt").write_text("one a .\none b .\n\ntwo a .\ntwo b .\ntwo c .\n", encoding="utf-8")
     (folder / "part-1.txt").write_text("\nthree a .\n", encoding="utf-8")
     (folder / "docs.jsonl").write_text(
-        json.dumps({"text": "one a .\none b ."}) + "\n" + json.dumps({"sentences": DOCS[1]}) + "\n\n"
-        + json.dumps({"text": "three a ."}) + "\n",
+        json.dumps({"text": "one a .\none b ."})
+        + "\n"
+        + json.dumps({"sentences": DOCS[1]})
+        + "\n\n"
+        + json.dumps({"text": "three a ."})
+        + "\n",
         encoding="utf-8",
     )
     pq.write_table(pa.table({"text": ["\n".join(d) for d in DOCS]}), folder / "docs.parquet")

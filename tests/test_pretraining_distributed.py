@@ -19,11 +19,14 @@ pytestmark = pytest.mark.slow
 
 from tests.conftest import REPO, TORCHRUN_EXIT
 
-DRIVER = """
+DRIVER = (
+    """
 import sys
 from hf_bert_tasks.scripts import pretrain
 pretrain.main(sys.argv[1:])
-""" + TORCHRUN_EXIT
+"""
+    + TORCHRUN_EXIT
+)
 
 NAMES, PLACES = ["anna", "oskar", "rosa", "maria"], ["paris", "lima", "oslo"]
 
@@ -34,21 +37,62 @@ def runs(tmp_path_factory, sample_tokenizer):
 
     root = tmp_path_factory.mktemp("ddp-pretrain")
     model = build_random_bert(
-        str(root / "tiny"), sample_tokenizer, preset="tiny", seed=0, hidden_size=32, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        str(root / "tiny"),
+        sample_tokenizer,
+        preset="tiny",
+        seed=0,
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
     )
-    docs = [[f"{NAMES[d % 4]} took the {w} to {PLACES[(d + k) % 3]} ." for k, w in enumerate(["cat", "dog", "mat", "rug", "kite", "pear"])]
-            for d in range(16)]
+    docs = [
+        [
+            f"{NAMES[d % 4]} took the {w} to {PLACES[(d + k) % 3]} ."
+            for k, w in enumerate(["cat", "dog", "mat", "rug", "kite", "pear"])
+        ]
+        for d in range(16)
+    ]
     corpus = root / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(d) for d in docs) + "\n", encoding="utf-8")
     (root / "driver.py").write_text(DRIVER, encoding="utf-8")
-    common = ["--train_files", str(corpus), "--model_name_or_path", model, "--max_seq_length", "24",
-              "--validation_split_percentage", "50", "--max_steps", "5", "--eval_strategy", "no",
-              "--save_strategy", "no", "--logging_steps", "1", "--seed", "7", "--learning_rate", "0",
-              "--per_device_eval_batch_size", "4", "--report_to", "none", "--disable_tqdm", "True",
-              "--dataset_cache_dir", str(root / "cache"), "--mlm_probability", "0.3"]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               OMP_NUM_THREADS="1")
+    common = [
+        "--train_files",
+        str(corpus),
+        "--model_name_or_path",
+        model,
+        "--max_seq_length",
+        "24",
+        "--validation_split_percentage",
+        "50",
+        "--max_steps",
+        "5",
+        "--eval_strategy",
+        "no",
+        "--save_strategy",
+        "no",
+        "--logging_steps",
+        "1",
+        "--seed",
+        "7",
+        "--learning_rate",
+        "0",
+        "--per_device_eval_batch_size",
+        "4",
+        "--report_to",
+        "none",
+        "--disable_tqdm",
+        "True",
+        "--dataset_cache_dir",
+        str(root / "cache"),
+        "--mlm_probability",
+        "0.3",
+    ]
+    env = dict(
+        os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"
+    )
     out = {}
     # 38 training instances = 3 global batches of 14 per epoch, the third with 10 only: under DDP accelerate fills it
     # with 4 repeated instances (like DistributedSampler), so step 3 differs by construction and is not compared;
@@ -58,8 +102,16 @@ def runs(tmp_path_factory, sample_tokenizer):
         if mode == "single":
             cmd = [sys.executable, str(root / "driver.py"), *argv]
         else:
-            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                   str(root / "driver.py"), *argv]
+            cmd = [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc_per_node",
+                "2",
+                str(root / "driver.py"),
+                *argv,
+            ]
         proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
         assert proc.returncode == 0, f"{mode} run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
         with open(root / mode / "pretraining_summary.json", encoding="utf-8") as f:

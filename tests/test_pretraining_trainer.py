@@ -168,7 +168,9 @@ def test_training_step_metrics_stay_on_the_device(vocab_tokenizer, tmp_path, mon
     syncs = []
     for name in ("item", "tolist"):
         original = getattr(torch.Tensor, name)
-        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: syncs.append(_n) or _o(self, *a))
+        monkeypatch.setattr(
+            torch.Tensor, name, lambda self, *a, _o=original, _n=name: syncs.append(_n) or _o(self, *a)
+        )
     model.train()
     for _ in range(3):
         trainer.compute_loss(model, batch, num_items_in_batch=counts)

@@ -73,8 +73,16 @@ def test_head_swap_is_one_line_and_the_load_report_is_silenced(tiny_bert_dir):
 
 #: seconds, not minutes: tiny budgets, so the verdicts are not expected to hold; the checks are on how they are made.
 REDUCED = replace(
-    Q.FULL, pretrain_steps=4, pretrain_batch_size=8, max_train_samples=32, max_eval_samples=40, lora_epochs=1,
-    frozen_epochs=1, frozen_strategies=("last",), gain_train_samples=16, gain_epochs=1,
+    Q.FULL,
+    pretrain_steps=4,
+    pretrain_batch_size=8,
+    max_train_samples=32,
+    max_eval_samples=40,
+    lora_epochs=1,
+    frozen_epochs=1,
+    frozen_strategies=("last",),
+    gain_train_samples=16,
+    gain_epochs=1,
     tasks=(Q.TaskRun("sst2", "SST-2", 1, 1e-3), Q.TaskRun("mrpc", "MRPC", 1, 1e-3)),
 )
 
@@ -132,10 +140,14 @@ def test_reduced_run_comparison_states_each_arms_budget(reduced_run):
     out, _ = reduced_run
     rows = {r["name"]: r for r in json.loads((out / "compare" / "comparison.json").read_text())["rows"]}
     assert [(rows[n]["epochs"], rows[n]["learning_rate"]) for n in ("finetune", "lora", "last")] == [
-        ("1", "0.001"), ("1", "0.002"), ("1", "0.003")]  # REDUCED's SST-2 run, lora_ and frozen_learning_rate
+        ("1", "0.001"),
+        ("1", "0.002"),
+        ("1", "0.003"),
+    ]  # REDUCED's SST-2 run, lora_ and frozen_learning_rate
     config = AutoConfig.from_pretrained(out / "pretrained-bert", num_labels=2)
     assert rows["finetune"]["trainable_parameters"] == sum(
-        p.numel() for p in BertForSequenceClassification(config).parameters())
+        p.numel() for p in BertForSequenceClassification(config).parameters()
+    )
     # LoRA r=8 on query and value of each layer (A: 8 x H, B: H x 8) + the classifier (H x 2 + 2)
     h, layers = config.hidden_size, config.num_hidden_layers
     assert rows["lora"]["trainable_parameters"] == layers * 2 * (8 * h + h * 8) + (h * 2 + 2)

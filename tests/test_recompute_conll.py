@@ -17,9 +17,24 @@ from tests import oracles
 from tests.test_oracle_conlleval import strict_repair
 from tests.test_recompute_glue import NOT_METRICS
 
-WORDS = [("nadia", "B-PER"), ("met", "O"), ("hiro", "B-PER"), ("tanaka", "I-PER"), ("at", "O"), ("the", "O"),
-         ("red", "B-ORG"), ("cross", "I-ORG"), ("in", "O"), ("new", "B-LOC"), ("york", "I-LOC"), ("during", "O"),
-         ("the", "O"), ("world", "B-MISC"), ("cup", "I-MISC"), (".", "O")]
+WORDS = [
+    ("nadia", "B-PER"),
+    ("met", "O"),
+    ("hiro", "B-PER"),
+    ("tanaka", "I-PER"),
+    ("at", "O"),
+    ("the", "O"),
+    ("red", "B-ORG"),
+    ("cross", "I-ORG"),
+    ("in", "O"),
+    ("new", "B-LOC"),
+    ("york", "I-LOC"),
+    ("during", "O"),
+    ("the", "O"),
+    ("world", "B-MISC"),
+    ("cup", "I-MISC"),
+    (".", "O"),
+]
 
 
 def _corpus(shift: int) -> str:
@@ -72,8 +87,12 @@ def exact_strict(gold, pred) -> dict[str, float]:
 
     out = dict(zip(("precision", "recall", "f1"), prf(found, true)))
     for kind in {e[3] for e in found | true}:
-        out.update(zip((f"{kind}_precision", f"{kind}_recall", f"{kind}_f1"),
-                       prf({e for e in found if e[3] == kind}, {e for e in true if e[3] == kind})))
+        out.update(
+            zip(
+                (f"{kind}_precision", f"{kind}_recall", f"{kind}_f1"),
+                prf({e for e in found if e[3] == kind}, {e for e in true if e[3] == kind}),
+            )
+        )
     return out
 
 
@@ -85,27 +104,61 @@ def test_every_reported_conll_metric_recomputes_from_the_written_predictions(tin
     (data / "valid.txt").write_text(_corpus(0), encoding="utf-8")
     (data / "test.txt").write_text(_corpus(5), encoding="utf-8")
     out = tmp_path / "out"
-    finetune.main(["--task", "conll2003", "--data_dir", str(data), "--model_name_or_path", tiny_bert_dir,
-                   "--output_dir", str(out), "--max_seq_length", "24", "--max_steps", "6", "--learning_rate", "3e-3",
-                   "--per_device_train_batch_size", "8", "--warmup_steps", "0", "--save_strategy", "no",
-                   "--disable_tqdm", "true", "--report_to", "none", "--seed", "0"])  # half-trained: some right
+    finetune.main(
+        [
+            "--task",
+            "conll2003",
+            "--data_dir",
+            str(data),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--max_seq_length",
+            "24",
+            "--max_steps",
+            "6",
+            "--learning_rate",
+            "3e-3",
+            "--per_device_train_batch_size",
+            "8",
+            "--warmup_steps",
+            "0",
+            "--save_strategy",
+            "no",
+            "--disable_tqdm",
+            "true",
+            "--report_to",
+            "none",
+            "--seed",
+            "0",
+        ]
+    )  # half-trained: some right
     results = json.loads((out / "all_results.json").read_text())
     checked = set()
     for split, suffix in (("validation", ""), ("test", "_test")):
         path = out / f"{split}_predictions.txt"
         gold, pred = read_columns(path)
         official = oracles.conlleval(str(path))
-        for key, printed in (("accuracy", official.accuracy), ("conlleval_precision", official.precision),
-                             ("conlleval_recall", official.recall), ("conlleval_f1", official.f1)):
+        for key, printed in (
+            ("accuracy", official.accuracy),
+            ("conlleval_precision", official.precision),
+            ("conlleval_recall", official.recall),
+            ("conlleval_f1", official.f1),
+        ):
             oracles.assert_two_decimals(results[f"eval_{key}{suffix}"], printed, key)
             checked.add(f"eval_{key}{suffix}")
         repaired = tmp_path / f"{split}_strict.txt"
-        repaired.write_text("".join(
-            "".join(f"w {g} {p}\n" for g, p in zip(gs, strict_repair(ps))) + "\n" for gs, ps in zip(gold, pred)))
+        repaired.write_text(
+            "".join(
+                "".join(f"w {g} {p}\n" for g, p in zip(gs, strict_repair(ps))) + "\n" for gs, ps in zip(gold, pred)
+            )
+        )
         strict = oracles.conlleval(str(repaired))
         exact = exact_strict(gold, pred)
         assert {k for k in exact if k.count("_") == 1} == {f"{t}_f1" for t in strict.per_type} | {
-            f"{t}_{m}" for t in strict.per_type for m in ("precision", "recall")}
+            f"{t}_{m}" for t in strict.per_type for m in ("precision", "recall")
+        }
         for key, value in exact.items():
             kind, _, metric = key.rpartition("_")
             printed = strict.per_type[kind][metric] if kind else getattr(strict, metric)
@@ -117,6 +170,9 @@ def test_every_reported_conll_metric_recomputes_from_the_written_predictions(tin
             assert results[f"eval_{kind}_number{suffix}"] == gold_count
             checked.add(f"eval_{kind}_number{suffix}")
     assert official.tokens == sum(len(s) for s in gold)  # every word once, no -DOCSTART- line
-    reported = {k for k in results if k.startswith("eval_")
-                and k.removeprefix("eval_").removesuffix("_test") not in NOT_METRICS | {"loss"}}
+    reported = {
+        k
+        for k in results
+        if k.startswith("eval_") and k.removeprefix("eval_").removesuffix("_test") not in NOT_METRICS | {"loss"}
+    }
     assert reported == checked

@@ -34,14 +34,20 @@ def recompute(cols: dict[str, np.ndarray], regression: bool) -> dict[str, float]
     """Every GLUE metric and the loss, from the file's columns alone."""
     pred, label = cols["prediction"], cols["label"]
     if regression:
-        return {"pearson": pearsonr(pred, label)[0], "spearmanr": spearmanr(pred, label)[0],
-                "loss": float(np.mean((pred - label) ** 2))}
+        return {
+            "pearson": pearsonr(pred, label)[0],
+            "spearmanr": spearmanr(pred, label)[0],
+            "loss": float(np.mean((pred - label) ** 2)),
+        }
     logits = np.stack([cols[k] for k in cols if k.startswith("logit_")], axis=1)
     assert np.array_equal(pred, logits.argmax(1))  # the prediction is the arg-max of the written logits
     log_z = np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1)) + logits.max(1)
     y = label.astype(int)
-    out = {"accuracy": accuracy_score(y, pred), "matthews_correlation": matthews_corrcoef(y, pred),
-           "loss": float(np.mean(log_z - logits[np.arange(len(y)), y]))}
+    out = {
+        "accuracy": accuracy_score(y, pred),
+        "matthews_correlation": matthews_corrcoef(y, pred),
+        "loss": float(np.mean(log_z - logits[np.arange(len(y)), y])),
+    }
     if logits.shape[1] == 2:  # GLUE's F1 is of the positive class (id 1) of binary tasks
         out["f1"] = f1_score(y, pred, zero_division=0)
     return out
@@ -69,11 +75,32 @@ def _mnli_dir(tmp_path):
 
 @pytest.mark.parametrize("task", ["mrpc", "stsb", "cola", "mnli"])
 def test_every_reported_glue_metric_recomputes_from_the_written_predictions(tiny_bert_dir, tmp_path, task):
-    data = {"mrpc": os.path.join(SAMPLES, "MRPC"), "stsb": os.path.join(SAMPLES, "STS-B"),
-            "cola": _cola_dir(tmp_path), "mnli": _mnli_dir(tmp_path)}[task]
+    data = {
+        "mrpc": os.path.join(SAMPLES, "MRPC"),
+        "stsb": os.path.join(SAMPLES, "STS-B"),
+        "cola": _cola_dir(tmp_path),
+        "mnli": _mnli_dir(tmp_path),
+    }[task]
     out = tmp_path / "out"
-    finetune.main(["--task", task, "--data_dir", data, "--model_name_or_path", tiny_bert_dir, "--output_dir",
-                   str(out), "--do_eval", "--max_eval_samples", "48", "--disable_tqdm", "true", "--report_to", "none"])
+    finetune.main(
+        [
+            "--task",
+            task,
+            "--data_dir",
+            data,
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--do_eval",
+            "--max_eval_samples",
+            "48",
+            "--disable_tqdm",
+            "true",
+            "--report_to",
+            "none",
+        ]
+    )
     results = json.loads((out / "all_results.json").read_text())
     splits = {"": "validation"} if task != "mnli" else {"": "validation_matched", "_mm": "validation_mismatched"}
     checked = set()
@@ -88,6 +115,7 @@ def test_every_reported_glue_metric_recomputes_from_the_written_predictions(tiny
                 tol = {"rtol": 1e-5} if name == "loss" else {"rtol": 0, "atol": 1e-12}
                 np.testing.assert_allclose(results[key], value, err_msg=key, **tol)
                 checked.add(key)
-    reported = {k for k in results if k.startswith("eval_")
-                and k.removeprefix("eval_").removesuffix("_mm") not in NOT_METRICS}
+    reported = {
+        k for k in results if k.startswith("eval_") and k.removeprefix("eval_").removesuffix("_mm") not in NOT_METRICS
+    }
     assert reported == checked  # every reported metric was recomputed

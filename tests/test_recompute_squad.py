@@ -38,7 +38,7 @@ def assert_reproduced(reported: dict, official: dict, prefix: str = "") -> None:
         else:
             # same per-question floats summed in the same order; 1e-9 is the issue's bound
             assert abs(mine - value) <= 1e-9, (key, mine, value)
-    score_keys = {k[len(prefix):] for k in reported if k.startswith(prefix)} - {"null_score_diff_threshold"}
+    score_keys = {k[len(prefix) :] for k in reported if k.startswith(prefix)} - {"null_score_diff_threshold"}
     score_keys = {k for k in score_keys if re.fullmatch(r"(HasAns_|NoAns_|best_)?(exact_match|f1)(_thresh)?", k)}
     assert score_keys == set(expected)  # nothing reported that the script does not reproduce
 
@@ -49,8 +49,11 @@ def squad_file(path, paragraphs, version="2.0") -> str:
     for p, (context, qas) in enumerate(paragraphs):
         items = []
         for qid, question, answer in qas:
-            item = {"id": qid, "question": question,
-                    "answers": [] if answer is None else [{"text": answer, "answer_start": context.index(answer)}]}
+            item = {
+                "id": qid,
+                "question": question,
+                "answers": [] if answer is None else [{"text": answer, "answer_start": context.index(answer)}],
+            }
             if version == "2.0":
                 item["is_impossible"] = answer is None
             items.append(item)
@@ -66,16 +69,23 @@ def test_the_issues_one_question_case_reproduces_best_f1_from_the_written_files(
     task = get_task("squad_v2")
     raw = task.read_json(data_file)
     result = qa.postprocess_qa_predictions(
-        ["q"], ["x"], np.array([0]), np.array([[0.5, 0.0]]), np.array([[0.0, 0.0]]),
-        np.array([[[-1, -1], [0, 1]]]), version_2_with_negative=True, null_score_diff_threshold=task.tau,
+        ["q"],
+        ["x"],
+        np.array([0]),
+        np.array([[0.5, 0.0]]),
+        np.array([[0.0, 0.0]]),
+        np.array([[[-1, -1], [0, 1]]]),
+        version_2_with_negative=True,
+        null_score_diff_threshold=task.tau,
     )
     reported = task.score(raw, result)
     assert (reported["best_f1"], reported["best_f1_thresh"], reported["f1"]) == (100.0, 0.5, 0.0)
     task.write_predictions(result, str(tmp_path))
     assert json.loads((tmp_path / "predictions.json").read_text()) == {"q": ""}  # cut at tau 0
     assert json.loads((tmp_path / "best_non_null_predictions.json").read_text()) == {"q": "x"}
-    official = oracles.squad_v2(data_file, str(tmp_path / "best_non_null_predictions.json"),
-                                str(tmp_path / "null_odds.json"), task.tau)
+    official = oracles.squad_v2(
+        data_file, str(tmp_path / "best_non_null_predictions.json"), str(tmp_path / "null_odds.json"), task.tau
+    )
     assert (official["best_f1"], official["best_f1_thresh"]) == (100.0, 0.5)
     assert_reproduced(reported, official)
 
@@ -116,8 +126,13 @@ def word_features(contexts: list[str], golds: list[list[dict]], rng: np.random.G
 
 
 def _with_tau(task, tau: float):
-    args = {"doc_stride": 128, "max_query_length": 64, "n_best_size": 20, "max_answer_length": 30,
-            "null_score_diff_threshold": tau}
+    args = {
+        "doc_stride": 128,
+        "max_query_length": 64,
+        "n_best_size": 20,
+        "max_answer_length": 30,
+        "null_score_diff_threshold": tau,
+    }
     return task.configure(type("DataArguments", (), args)())
 
 
@@ -131,11 +146,19 @@ def dev_predictions():
             data_file = oracles.shared_file("data", "squad", f"dev-v{version}.json")
             task = get_task("squad_v1" if version == "1.1" else "squad_v2")
             raw = task.read_json(data_file)
-            golds = [[{"text": t, "answer_start": s} for t, s in zip(a["text"], a["answer_start"])]
-                     for a in raw["answers"]]
+            golds = [
+                [{"text": t, "answer_start": s} for t, s in zip(a["text"], a["answer_start"])] for a in raw["answers"]
+            ]
             index, starts, ends, offsets = word_features(raw["context"], golds, np.random.default_rng(0))
             result = qa.postprocess_qa_predictions(
-                raw["id"], raw["context"], index, starts, ends, offsets, n_best_size=5, max_answer_length=8,
+                raw["id"],
+                raw["context"],
+                index,
+                starts,
+                ends,
+                offsets,
+                n_best_size=5,
+                max_answer_length=8,
                 version_2_with_negative=task.version_2_with_negative,
             )
             cache[version] = task, data_file, raw, result
@@ -156,13 +179,15 @@ def test_full_dev_scores_are_reproduced_from_the_written_files(dev_predictions, 
         return
     task = _with_tau(task, tau)
     # what the recipe does at tau: the predictions cut there, the scores at tau and the best tau
-    result = result._replace(predictions={q: "" if result.null_odds[q] > tau else t
-                                          for q, t in result.best_non_null.items()})
+    result = result._replace(
+        predictions={q: "" if result.null_odds[q] > tau else t for q, t in result.best_non_null.items()}
+    )
     reported = task.score(raw, result)
     assert reported["null_score_diff_threshold"] == tau and reported["best_f1"] > reported["f1"]
     task.write_predictions(result, str(tmp_path))
-    official = oracles.squad_v2(data_file, str(tmp_path / "best_non_null_predictions.json"),
-                                str(tmp_path / "null_odds.json"), task.tau)
+    official = oracles.squad_v2(
+        data_file, str(tmp_path / "best_non_null_predictions.json"), str(tmp_path / "null_odds.json"), task.tau
+    )
     assert_reproduced(reported, official)
     if tau == 2.5:  # predictions.json (cut at tau) alone gives the scores at tau, not the best-threshold ones
         at_tau = official_to_ours(oracles.squad_v2(data_file, str(tmp_path / "predictions.json")))
@@ -173,13 +198,22 @@ def test_full_dev_scores_are_reproduced_from_the_written_files(dev_predictions, 
 
 # ------------------------------------------------------------ the recipe's evaluate path, tiny model
 PARAGRAPHS = [
-    ("the old mill stands by the river and grinds wheat for the town every autumn .",
-     [("what does the mill grind ?", "wheat"), ("where does the mill stand ?", "by the river"),
-      ("who owns the moon ?", None)]),
-    ("maria painted the north wall of the library blue in the spring of that year .",
-     [("who painted the wall ?", "maria"), ("which colour was the wall ?", "blue"), ("why ?", None)]),
-    ("a small ferry crosses the lake twice a day and carries bicycles but no cars .",
-     [("how often does the ferry cross ?", "twice a day"), ("what does the ferry not carry ?", "no cars")]),
+    (
+        "the old mill stands by the river and grinds wheat for the town every autumn .",
+        [
+            ("what does the mill grind ?", "wheat"),
+            ("where does the mill stand ?", "by the river"),
+            ("who owns the moon ?", None),
+        ],
+    ),
+    (
+        "maria painted the north wall of the library blue in the spring of that year .",
+        [("who painted the wall ?", "maria"), ("which colour was the wall ?", "blue"), ("why ?", None)],
+    ),
+    (
+        "a small ferry crosses the lake twice a day and carries bicycles but no cars .",
+        [("how often does the ferry cross ?", "twice a day"), ("what does the ferry not carry ?", "no cars")],
+    ),
 ]
 
 
@@ -198,17 +232,39 @@ def test_recipe_eval_metrics_are_reproduced_by_the_official_script(tiny_bert_dir
     name = "squad_v1" if version == "1.1" else "squad_v2"
     data_file = _recipe_data(tmp_path / "data", version)
     out = tmp_path / "out"
-    finetune.main([
-        "--task", name, "--data_dir", str(tmp_path / "data"), "--model_name_or_path", tiny_bert_dir,
-        "--output_dir", str(out), "--do_eval", "--max_seq_length", "32", "--doc_stride", "8",
-        "--max_query_length", "12", "--disable_tqdm", "true", "--report_to", "none",
-    ])
+    finetune.main(
+        [
+            "--task",
+            name,
+            "--data_dir",
+            str(tmp_path / "data"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--do_eval",
+            "--max_seq_length",
+            "32",
+            "--doc_stride",
+            "8",
+            "--max_query_length",
+            "12",
+            "--disable_tqdm",
+            "true",
+            "--report_to",
+            "none",
+        ]
+    )
     reported = json.loads((out / "all_results.json").read_text())
     if version == "1.1":
         official, _ = oracles.squad_v1(data_file, str(out / "predictions.json"))
     else:
-        official = oracles.squad_v2(data_file, str(out / "best_non_null_predictions.json"),
-                                    str(out / "null_odds.json"), reported["eval_null_score_diff_threshold"],
-                                    tmp_dir=str(tmp_path))
+        official = oracles.squad_v2(
+            data_file,
+            str(out / "best_non_null_predictions.json"),
+            str(out / "null_odds.json"),
+            reported["eval_null_score_diff_threshold"],
+            tmp_dir=str(tmp_path),
+        )
         assert official["total"] == 8 and official["NoAns_total"] == 2
     assert_reproduced(reported, official, prefix="eval_")

@@ -17,14 +17,18 @@ def _saved(tiny_bert_dir):
 def test_reinit_1_changes_pooler_and_top_layer_only(tiny_bert_dir):
     saved = _saved(tiny_bert_dir)
     torch.manual_seed(0)
-    model = build_model(get_task("sst2"), ModelArguments(model_name_or_path=tiny_bert_dir, reinit_layers=1,
-                                                                reinit_pooler=True))
+    model = build_model(
+        get_task("sst2"), ModelArguments(model_name_or_path=tiny_bert_dir, reinit_layers=1, reinit_pooler=True)
+    )
     state = model.state_dict()
     # the checkpoint's layer 0 and embeddings come back bit for bit (a copy of the same tensors)
     for key in ("bert.embeddings.word_embeddings.weight", "bert.encoder.layer.0.attention.self.query.weight"):
         assert torch.equal(state[key], saved[key]), key
-    for key in ("bert.encoder.layer.1.attention.self.query.weight", "bert.encoder.layer.1.output.dense.weight",
-                "bert.pooler.dense.weight"):
+    for key in (
+        "bert.encoder.layer.1.attention.self.query.weight",
+        "bert.encoder.layer.1.output.dense.weight",
+        "bert.pooler.dense.weight",
+    ):
         assert not torch.equal(state[key], saved[key]), key
     # BERT's init: normal(0, initializer_range = 0.02) weights; 32x32 = 1024 draws, so the sample std is within 10 %
     std = state["bert.pooler.dense.weight"].std().item()
@@ -34,7 +38,9 @@ def test_reinit_1_changes_pooler_and_top_layer_only(tiny_bert_dir):
 
 def test_reinit_pooler_alone_keeps_every_layer(tiny_bert_dir):
     saved = _saved(tiny_bert_dir)
-    state = build_model(get_task("sst2"), ModelArguments(model_name_or_path=tiny_bert_dir, reinit_pooler=True)).state_dict()
+    state = build_model(
+        get_task("sst2"), ModelArguments(model_name_or_path=tiny_bert_dir, reinit_pooler=True)
+    ).state_dict()
     assert not torch.equal(state["bert.pooler.dense.weight"], saved["bert.pooler.dense.weight"])
     for key, value in state.items():
         if key.startswith("bert.") and "pooler" not in key:

@@ -62,10 +62,39 @@ def mrpc_dir(tmp_path_factory):
 
 
 def _flags(model, data, out, *extra):
-    return ["--task", "mrpc", "--data_dir", data, "--model_name_or_path", model, "--output_dir", str(out),
-            "--num_train_epochs", "2", "--per_device_train_batch_size", "8", "--learning_rate", "1e-3",
-            "--seed", "11", "--save_strategy", "steps", "--save_steps", "4", "--save_total_limit", "2",
-            "--eval_strategy", "no", "--logging_steps", "1", "--report_to", "none", "--do_train", "--do_eval", *extra]
+    return [
+        "--task",
+        "mrpc",
+        "--data_dir",
+        data,
+        "--model_name_or_path",
+        model,
+        "--output_dir",
+        str(out),
+        "--num_train_epochs",
+        "2",
+        "--per_device_train_batch_size",
+        "8",
+        "--learning_rate",
+        "1e-3",
+        "--seed",
+        "11",
+        "--save_strategy",
+        "steps",
+        "--save_steps",
+        "4",
+        "--save_total_limit",
+        "2",
+        "--eval_strategy",
+        "no",
+        "--logging_steps",
+        "1",
+        "--report_to",
+        "none",
+        "--do_train",
+        "--do_eval",
+        *extra,
+    ]
 
 
 def _eval_metrics(out) -> dict:
@@ -90,8 +119,14 @@ def killed(tiny_bert_dir, mrpc_dir, tmp_path_factory):
     out, marker, script = root / "run", root / "at-step-6", root / "killable.py"
     script.write_text(KILLABLE, encoding="utf-8")
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.Popen([sys.executable, str(script), str(marker), "6", *_flags(tiny_bert_dir, mrpc_dir, out)],
-                            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(marker), "6", *_flags(tiny_bert_dir, mrpc_dir, out)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 300
     while not marker.exists():
         if proc.poll() is not None:
@@ -165,23 +200,61 @@ def test_auto_resume_does_not_count_as_permission_to_redo_a_finished_run(uninter
 
 
 # ----------------------------------------------------------------------------------------------- pretraining
-CORPUS_DOCS = [[f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug", "kite")]
-               for n in ("anna", "oskar", "rosa", "maria") for p in ("mill", "barn", "quay")]
+CORPUS_DOCS = [
+    [f"{n} took the {w} to the {p} ." for w in ("cat", "dog", "mat", "rug", "kite")]
+    for n in ("anna", "oskar", "rosa", "maria")
+    for p in ("mill", "barn", "quay")
+]
 
 
 def _pretrain_flags(model, corpus, out, masking, *extra):
-    return ["--train_files", corpus, "--model_name_or_path", model, "--output_dir", str(out), "--max_seq_length", "32",
-            "--masking", masking, "--validation_split_percentage", "25", "--max_steps", "8", "--save_steps", "4",
-            "--eval_strategy", "no", "--logging_steps", "1", "--seed", "5", "--learning_rate", "1e-3",
-            "--per_device_train_batch_size", "8", "--report_to", "none", "--disable_tqdm", "True", *extra]
+    return [
+        "--train_files",
+        corpus,
+        "--model_name_or_path",
+        model,
+        "--output_dir",
+        str(out),
+        "--max_seq_length",
+        "32",
+        "--masking",
+        masking,
+        "--validation_split_percentage",
+        "25",
+        "--max_steps",
+        "8",
+        "--save_steps",
+        "4",
+        "--eval_strategy",
+        "no",
+        "--logging_steps",
+        "1",
+        "--seed",
+        "5",
+        "--learning_rate",
+        "1e-3",
+        "--per_device_train_batch_size",
+        "8",
+        "--report_to",
+        "none",
+        "--disable_tqdm",
+        "True",
+        *extra,
+    ]
 
 
 def _kill_at_step_6(script_args, root) -> None:
     marker, script = root / "at-step-6", root / "killable.py"
     script.write_text(KILLABLE, encoding="utf-8")
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.Popen([sys.executable, str(script), str(marker), "6", *script_args], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(marker), "6", *script_args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 300
     while not marker.exists():
         if proc.poll() is not None:
@@ -205,8 +278,9 @@ def test_pretraining_resumes_after_kill_to_the_uninterrupted_result(masking, tin
     reference = pretrain.main(_pretrain_flags(tiny_bert_dir, str(corpus), tmp_path / "ref", masking))
     _kill_at_step_6(["pretrain", *_pretrain_flags(tiny_bert_dir, str(corpus), tmp_path / "run", masking)], tmp_path)
     assert "checkpoint-4" in os.listdir(tmp_path / "run")
-    resumed = pretrain.main(_pretrain_flags(tiny_bert_dir, str(corpus), tmp_path / "run", masking,
-                                            "--resume_from_checkpoint", "True"))
+    resumed = pretrain.main(
+        _pretrain_flags(tiny_bert_dir, str(corpus), tmp_path / "run", masking, "--resume_from_checkpoint", "True")
+    )
     ref, res = reference["phases"][0], resumed["phases"][0]
     assert res["steps"] == ref["steps"] == 8
     # 8 steps of batch 8 over fewer instances: the run crosses an epoch boundary, so dynamic masks of epochs 0 and 1
@@ -222,4 +296,3 @@ def test_pretraining_resumes_after_kill_to_the_uninterrupted_result(masking, tin
             assert logs["res"][step][key] == pytest.approx(logs["ref"][step][key], abs=1e-6), (step, key)
     for key in ("eval_loss", "eval_mlm_accuracy", "eval_nsp_accuracy", "eval_mlm_loss"):
         assert res["final_eval"][key] == pytest.approx(ref["final_eval"][key], abs=1e-6), key
-

@@ -21,9 +21,15 @@ from hf_bert_tasks.tasks import TASK_REGISTRY
 from tests.test_contract_task_mode import COMMON, MAX_SEQ_LENGTH, tiny_model_dir, write_tiny_data  # noqa: F401
 
 #: One task per family; SQuAD v2.0 also saves checkpoints, to check that they record what the folder does.
-FAMILIES = {"mrpc": [], "stsb": [], "conll2003": [], "squad_v1": [], "swag": [],
-            "squad_v2": ["--save_strategy", "steps", "--save_steps", "1"],
-            "sst2": ["--mode", "feature_based", "--head_hidden_size", "16"]}  # the card's code, frozen features
+FAMILIES = {
+    "mrpc": [],
+    "stsb": [],
+    "conll2003": [],
+    "squad_v1": [],
+    "swag": [],
+    "squad_v2": ["--save_strategy", "steps", "--save_steps", "1"],
+    "sst2": ["--mode", "feature_based", "--head_hidden_size", "16"],
+}  # the card's code, frozen features
 #: The recipe's window settings (COMMON), given to the QA pipeline so that it cuts the same windows.
 QA_WINDOWS = {"max_seq_len": MAX_SEQ_LENGTH, "doc_stride": 16, "max_question_len": 16}
 
@@ -40,8 +46,20 @@ def recipe(tmp_path_factory, tiny_model_dir):  # noqa: F811 - the contract test'
         if name not in runs:
             task, root = TASK_REGISTRY[name], tmp_path_factory.mktemp(name)
             data_dir, out = write_tiny_data(task, root / "data"), str(root / "out")
-            finetune.main(["--task", name, "--data_dir", data_dir, "--model_name_or_path", tiny_model_dir,
-                           "--output_dir", out, *COMMON, *FAMILIES[name]])
+            finetune.main(
+                [
+                    "--task",
+                    name,
+                    "--data_dir",
+                    data_dir,
+                    "--model_name_or_path",
+                    tiny_model_dir,
+                    "--output_dir",
+                    out,
+                    *COMMON,
+                    *FAMILIES[name],
+                ]
+            )
             runs[name] = task, out, task.load(data_dir)[task.eval_splits[0]]
         return runs[name]
 
@@ -81,8 +99,9 @@ def test_served_answers_are_the_written_predictions(recipe, name):
         rows = _tsv(os.path.join(out, f"{split}_predictions.tsv"))
         served = pipeline_for(out)([{"text": a, "text_pair": b} for a, b in zip(raw["sentence1"], raw["sentence2"])])
         if task.problem_type == "regression":
-            np.testing.assert_allclose([s["score"] for s in served], [float(r["prediction"]) for r in rows],
-                                       rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(
+                [s["score"] for s in served], [float(r["prediction"]) for r in rows], rtol=1e-4, atol=1e-5
+            )
         else:
             assert [s["label"] for s in served] == [task.label_names[int(r["prediction"])] for r in rows]
     elif task.problem_type == "token_classification":
@@ -92,8 +111,14 @@ def test_served_answers_are_the_written_predictions(recipe, name):
         for tokens, tags in zip(raw["tokens"], sentences, strict=True):
             starts = np.cumsum([0] + [len(t) + 1 for t in tokens])  # character start of each word in the text
             entities = pipe(" ".join(tokens))
-            served = [(e["entity_group"], int(np.searchsorted(starts, e["start"])),
-                       int(np.searchsorted(starts, e["end"], side="right")) - 1) for e in entities]
+            served = [
+                (
+                    e["entity_group"],
+                    int(np.searchsorted(starts, e["start"])),
+                    int(np.searchsorted(starts, e["end"], side="right")) - 1,
+                )
+                for e in entities
+            ]
             assert served == _groups(tags), (tokens, tags)
     elif task.problem_type == "question_answering":
         written = _json(os.path.join(out, "predictions.json"))
@@ -201,10 +226,15 @@ def test_the_cards_how_to_use_code_runs(recipe, name, tmp_path):
     code = re.search(r"## How to use\n\n```python\n(.*?)```", text, flags=re.DOTALL).group(1)
     script = tmp_path / "how_to_use.py"
     script.write_text(code, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                                         os.environ.get("PYTHONPATH", "")]),
-           "HF_MODULES_CACHE": str(tmp_path / "hf-modules")}  # remote code (frozen-feature model) copied here
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
-                          check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH", "")]
+        ),
+        "HF_MODULES_CACHE": str(tmp_path / "hf-modules"),
+    }  # remote code (frozen-feature model) copied here
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
     assert proc.returncode == 0, f"{code}\n{proc.stderr[-3000:]}"
     assert proc.stdout.strip(), code

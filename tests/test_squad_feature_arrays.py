@@ -14,16 +14,20 @@ COLUMNS = {
 }
 IDS = ["a", "b"]
 EXPECTED_INDEX = np.array([1, 0, 1])
-EXPECTED_OFFSETS = np.array([
-    [[-1, -1], [0, 3], [4, 7], [-1, -1]],
-    [[-1, -1], [2, 5], [-1, -1], [-1, -1]],
-    [[-1, -1], [8, 9], [10, 12], [-1, -1]],
-])
-EXPECTED_MAX_CONTEXT = np.array([
-    [False, True, True, False],
-    [False, True, False, False],
-    [False, True, False, False],
-])
+EXPECTED_OFFSETS = np.array(
+    [
+        [[-1, -1], [0, 3], [4, 7], [-1, -1]],
+        [[-1, -1], [2, 5], [-1, -1], [-1, -1]],
+        [[-1, -1], [8, 9], [10, 12], [-1, -1]],
+    ]
+)
+EXPECTED_MAX_CONTEXT = np.array(
+    [
+        [False, True, True, False],
+        [False, True, False, False],
+        [False, True, False, False],
+    ]
+)
 
 
 def assert_arrays(got, index, offsets, max_context):
@@ -39,15 +43,20 @@ def test_plain_columns_are_padded_to_the_longest_feature():
 
 
 def test_a_dataset_gives_the_same_arrays_as_its_columns():
-    assert_arrays(features_to_arrays(Dataset.from_dict(COLUMNS), IDS), EXPECTED_INDEX, EXPECTED_OFFSETS,
-                  EXPECTED_MAX_CONTEXT)
+    assert_arrays(
+        features_to_arrays(Dataset.from_dict(COLUMNS), IDS), EXPECTED_INDEX, EXPECTED_OFFSETS, EXPECTED_MAX_CONTEXT
+    )
 
 
 def test_a_selected_dataset_is_read_in_its_own_row_order():
     # select() keeps the table and adds an indices mapping: rows 2 then 0, and the width is theirs (4)
     selected = Dataset.from_dict(COLUMNS).select([2, 0])
-    assert_arrays(features_to_arrays(selected, IDS), EXPECTED_INDEX[[2, 0]], EXPECTED_OFFSETS[[2, 0]],
-                  EXPECTED_MAX_CONTEXT[[2, 0]])
+    assert_arrays(
+        features_to_arrays(selected, IDS),
+        EXPECTED_INDEX[[2, 0]],
+        EXPECTED_OFFSETS[[2, 0]],
+        EXPECTED_MAX_CONTEXT[[2, 0]],
+    )
 
 
 def test_a_dataset_slice_pads_to_its_own_longest_row():
@@ -59,8 +68,10 @@ def test_a_dataset_slice_pads_to_its_own_longest_row():
 
 
 def test_an_offset_entry_that_is_not_a_pair_names_the_column_and_row():
-    bad = dict(COLUMNS, offset_mapping=[[[-1, -1], [0, 3], [4, 7]], [[-1, -1], [2, 5, 6]],
-                                        [[-1, -1], [8, 9], [10, 12], [-1, -1]]])
+    bad = dict(
+        COLUMNS,
+        offset_mapping=[[[-1, -1], [0, 3], [4, 7]], [[-1, -1], [2, 5, 6]], [[-1, -1], [8, 9], [10, 12], [-1, -1]]],
+    )
     with pytest.raises(ValueError, match=r"'offset_mapping', row 1: .*pair.*length 3"):
         features_to_arrays(Dataset.from_dict(bad), IDS)
 

@@ -104,7 +104,9 @@ def test_v2_question_without_prediction_is_a_value_error_naming_it():
 
 def test_v2_missing_predictions_message_shows_five_ids_and_the_count():
     refs = {f"q{i}": ["x"] for i in range(8)}
-    with pytest.raises(ValueError, match=r"7 of 8 question\(s\) lack a prediction: 'q1', 'q2', 'q3', 'q4', 'q5', \.\.\.;"):
+    with pytest.raises(
+        ValueError, match=r"7 of 8 question\(s\) lack a prediction: 'q1', 'q2', 'q3', 'q4', 'q5', \.\.\.;"
+    ):
         SM.squad_v2(refs, {"q0": "x"})
 
 

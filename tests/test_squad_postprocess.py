@@ -66,7 +66,11 @@ def test_v2_null_wins_when_score_diff_exceeds_tau():
     # n-best: null 6.0, "red fox" 2+2 = 4.0, "red" 2-10 = -8.0, "fox" -10+2 = -8.0 (score, then start order);
     # probabilities are the softmax over these four scores, computed here by hand
     assert [(e["text"], e["start_logit"], e["end_logit"]) for e in out.nbest["q"]] == [
-        ("", 3.0, 3.0), ("red fox", 2.0, 2.0), ("red", 2.0, NEG), ("fox", NEG, 2.0)]
+        ("", 3.0, 3.0),
+        ("red fox", 2.0, 2.0),
+        ("red", 2.0, NEG),
+        ("fox", NEG, 2.0),
+    ]
     weights = [math.exp(s - 6.0) for s in (6.0, 4.0, -8.0, -8.0)]
     assert [e["probability"] for e in out.nbest["q"]] == pytest.approx([w / sum(weights) for w in weights])
     assert out.nbest["q"][0]["offsets"] == [0, 0]

@@ -123,10 +123,18 @@ def learnable_squad(n_paragraphs: int, seed: int, prefix: str) -> dict:
         name, city, job = rng.choice(NAMES), rng.choice(CITIES), rng.choice(JOBS)
         clauses = [f"lives in {city}", f"works as a {job}"]
         context = f"{name} {clauses[p % 2]} and {clauses[1 - p % 2]} ."
-        qas = [{"id": f"{prefix}{p}a", "question": f"where does {name} live ?",
-                "answers": [{"text": city, "answer_start": context.index(f"in {city}") + 3}]},
-               {"id": f"{prefix}{p}b", "question": f"what is the job of {name} ?",
-                "answers": [{"text": job, "answer_start": context.index(f"a {job}") + 2}]}]
+        qas = [
+            {
+                "id": f"{prefix}{p}a",
+                "question": f"where does {name} live ?",
+                "answers": [{"text": city, "answer_start": context.index(f"in {city}") + 3}],
+            },
+            {
+                "id": f"{prefix}{p}b",
+                "question": f"what is the job of {name} ?",
+                "answers": [{"text": job, "answer_start": context.index(f"a {job}") + 2}],
+            },
+        ]
         data.append({"title": f"t{p}", "paragraphs": [{"context": context, "qas": qas}]})
     return {"version": "1.1", "data": data}
 
@@ -142,9 +150,22 @@ def test_squad_v1_learns_and_writes_predictions_nbest_and_metrics_and_serves_a_p
     paragraphs = [p["paragraphs"][0] for p in train["data"] + dev["data"]]
     texts = [p["context"] for p in paragraphs] + [q["question"] for p in paragraphs for q in p["qas"]]
     out = tmp_path / "v1"
-    metrics = run("squad_v1", str(folder), build_learnable_bert(tmp_path / "bert", texts), out,
-                  "--max_steps", "-1", "--num_train_epochs", "10", "--per_device_train_batch_size", "16",
-                  "--learning_rate", "3e-3", "--seed", "0")  # 80 features: 50 steps
+    metrics = run(
+        "squad_v1",
+        str(folder),
+        build_learnable_bert(tmp_path / "bert", texts),
+        out,
+        "--max_steps",
+        "-1",
+        "--num_train_epochs",
+        "10",
+        "--per_device_train_batch_size",
+        "16",
+        "--learning_rate",
+        "3e-3",
+        "--seed",
+        "0",
+    )  # 80 features: 50 steps
     refs = squad_metrics.references_from_json(dev["data"])
     contexts = {q["id"]: p["paragraphs"][0]["context"] for p in dev["data"] for q in p["paragraphs"][0]["qas"]}
     # baselines from the fixture itself: no answer, and the first context word (the name), both score F1 0
@@ -157,7 +178,9 @@ def test_squad_v1_learns_and_writes_predictions_nbest_and_metrics_and_serves_a_p
     assert sorted(predictions) == sorted(refs)
     # the reported scores are those of the written predictions (the official v1.1 scoring, ported)
     assert squad_metrics.squad_v1(refs, predictions) == {
-        "exact_match": pytest.approx(metrics["eval_exact_match"]), "f1": pytest.approx(metrics["eval_f1"])}
+        "exact_match": pytest.approx(metrics["eval_exact_match"]),
+        "f1": pytest.approx(metrics["eval_f1"]),
+    }
     nbest = load(out, "nbest_predictions.json")
     assert sorted(nbest) == sorted(refs)
     for qid, entries in nbest.items():
@@ -185,7 +208,11 @@ def test_squad_v2_writes_null_odds_and_metrics_at_tau_zero_and_best(tiny_bert_di
     data_dir = write_folder(tmp_path, "2.0", test_split=True)
     metrics = run("squad_v2", data_dir, tiny_bert_dir, out)
     assert {k for k in metrics if k.startswith("eval_") and "best" in k} == {
-        "eval_best_exact_match", "eval_best_exact_match_thresh", "eval_best_f1", "eval_best_f1_thresh"}
+        "eval_best_exact_match",
+        "eval_best_exact_match_thresh",
+        "eval_best_f1",
+        "eval_best_f1_thresh",
+    }
     # the scores at tau = 0 are those of the written predictions.json (the official v2.0 scoring, ported)
     with open(os.path.join(data_dir, "dev-v2.0.json"), encoding="utf-8") as f:
         refs = squad_metrics.references_from_json(json.load(f)["data"])

@@ -68,9 +68,17 @@ def _dataset(labels):
     import datasets
 
     cols = {c: ["", ""] for c in swag_features()}
-    cols.update({"sent1": ["the cat sat .", "he ran ."], "sent2": ["the dog", "she"],
-                 "ending0": ["ran .", "sat ."], "ending1": ["sat on the mat .", "ran ."],
-                 "ending2": ["is good .", "is not ."], "ending3": ["was bad .", "was good ."], "label": labels})
+    cols.update(
+        {
+            "sent1": ["the cat sat .", "he ran ."],
+            "sent2": ["the dog", "she"],
+            "ending0": ["ran .", "sat ."],
+            "ending1": ["sat on the mat .", "ran ."],
+            "ending2": ["is good .", "is not ."],
+            "ending3": ["was bad .", "was good ."],
+            "label": labels,
+        }
+    )
     return datasets.Dataset.from_dict(cols, features=swag_features())
 
 
@@ -119,15 +127,29 @@ def _swag_rows(n: int, seed: int) -> list[list[str]]:
         name, label = rng.choice(NAMES), rng.randrange(4)
         endings = rng.sample(ABSURD, 3)
         endings.insert(label, rng.choice(SENSIBLE))
-        rows.append([str(i), f"clip_{seed}_{i}", str(i), "", f"{name} walked to the {rng.choice(PLACES)} .",
-                     f"then {name}", "gold", *endings, str(label)])
+        rows.append(
+            [
+                str(i),
+                f"clip_{seed}_{i}",
+                str(i),
+                "",
+                f"{name} walked to the {rng.choice(PLACES)} .",
+                f"then {name}",
+                "gold",
+                *endings,
+                str(label),
+            ]
+        )
     return rows
 
 
 def _swag_dir(tmp_path):
     header = HEADER.strip().split(",")
-    splits = (("train.csv", _swag_rows(64, 0), True), ("val.csv", _swag_rows(32, 1), True),
-              ("test.csv", _swag_rows(8, 2), False))
+    splits = (
+        ("train.csv", _swag_rows(64, 0), True),
+        ("val.csv", _swag_rows(32, 1), True),
+        ("test.csv", _swag_rows(8, 2), False),
+    )
     for name, part, labelled in splits:
         buf = io.StringIO()
         writer = csv.writer(buf)
@@ -141,12 +163,34 @@ def test_recipe_learns_evaluates_and_writes_predicted_endings(tmp_path):
     data = _swag_dir(tmp_path)
     texts = [" ".join(row[4:11]) for row in _swag_rows(64, 0) + _swag_rows(32, 1) + _swag_rows(8, 2)]
     out = tmp_path / "out"
-    results = finetune.main([
-        "--task", "swag", "--data_dir", str(data), "--model_name_or_path", build_learnable_bert(tmp_path / "bert", texts),
-        "--output_dir", str(out), "--num_train_epochs", "8", "--learning_rate", "3e-3", "--seed", "0",
-        "--save_strategy", "no", "--eval_strategy", "no", "--disable_tqdm", "true", "--report_to", "none",
-        "--max_seq_length", "24",
-    ])  # 64 examples, the paper's batch 16: 32 steps
+    results = finetune.main(
+        [
+            "--task",
+            "swag",
+            "--data_dir",
+            str(data),
+            "--model_name_or_path",
+            build_learnable_bert(tmp_path / "bert", texts),
+            "--output_dir",
+            str(out),
+            "--num_train_epochs",
+            "8",
+            "--learning_rate",
+            "3e-3",
+            "--seed",
+            "0",
+            "--save_strategy",
+            "no",
+            "--eval_strategy",
+            "no",
+            "--disable_tqdm",
+            "true",
+            "--report_to",
+            "none",
+            "--max_seq_length",
+            "24",
+        ]
+    )  # 64 examples, the paper's batch 16: 32 steps
     saved = json.loads((out / "all_results.json").read_text())
     dev_labels = [int(row[-1]) for row in _swag_rows(32, 1)]
     baseline = max(0.25, majority_accuracy(dev_labels))  # chance, or always the most frequent gold position

@@ -45,9 +45,13 @@ def test_task_contract(name):
 #: {5e-5, 4e-5, 3e-5, 2e-5}), SQuAD v1.1 §4.2 (3 epochs, lr 5e-5, batch 32), SQuAD v2.0 §4.3 (2 epochs, lr 5e-5, batch
 #: 48), SWAG §4.4 (3 epochs, lr 2e-5, batch 16). (batch, epochs, lr grid) per task.
 PAPER_SETTINGS = {
-    **{name: (32, 3.0, (5e-5, 4e-5, 3e-5, 2e-5)) for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli",
-                                                               "rte", "wnli")},
-    "squad_v1": (32, 3.0, (5e-5,)), "squad_v2": (48, 2.0, (5e-5,)), "swag": (16, 3.0, (2e-5,)),
+    **{
+        name: (32, 3.0, (5e-5, 4e-5, 3e-5, 2e-5))
+        for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")
+    },
+    "squad_v1": (32, 3.0, (5e-5,)),
+    "squad_v2": (48, 2.0, (5e-5,)),
+    "swag": (16, 3.0, (2e-5,)),
 }
 
 
@@ -83,8 +87,13 @@ def test_compute_metrics_returns_every_named_float(name):
     # hand-computed on these five items. Classes: tp=2 tn=2 fp=0 fn=1 -> accuracy 4/5, P=1 R=2/3 F1=0.8,
     # MCC (2*2 - 0*1)/sqrt(2*3*2*3) = 2/3. Regression: pred ranks 1 2 3 5 4 vs 1 2 3 4 5 -> Spearman 1 - 6*2/(5*24)
     # = 0.9; Pearson: deviations (-2.5,-1.5,0,1.5,2.5) x (-1.9,-1.4,-0.4,2.1,1.6): 14 / sqrt(17 * 12.7).
-    expected = {"accuracy": 0.8, "f1": 0.8, "matthews_correlation": 2 / 3, "spearmanr": 0.9,
-                "pearson": 14 / math.sqrt(17 * 12.7)}
+    expected = {
+        "accuracy": 0.8,
+        "f1": 0.8,
+        "matthews_correlation": 2 / 3,
+        "spearmanr": 0.9,
+        "pearson": 14 / math.sqrt(17 * 12.7),
+    }
     assert metrics == {name: pytest.approx(expected[name]) for name in task.metric_names}
 
 

@@ -11,14 +11,45 @@ import pytest
 from hf_bert_tasks.tokenized_cache import KEY_FILE, features_key, preprocess_cached, tokenizer_fingerprint
 from tests.conftest import REPO, SAMPLES
 
-ARGS = ["--max_train_samples", "32", "--max_eval_samples", "16", "--max_predict_samples", "8", "--num_train_epochs", "1",
-        "--per_device_train_batch_size", "16", "--learning_rate", "1e-3", "--save_strategy", "no",
-        "--disable_tqdm", "true", "--report_to", "none", "--seed", "5"]
+ARGS = [
+    "--max_train_samples",
+    "32",
+    "--max_eval_samples",
+    "16",
+    "--max_predict_samples",
+    "8",
+    "--num_train_epochs",
+    "1",
+    "--per_device_train_batch_size",
+    "16",
+    "--learning_rate",
+    "1e-3",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--report_to",
+    "none",
+    "--seed",
+    "5",
+]
 
 
 def sst2_argv(model_dir, out, cache, *extra):
-    return ["--task", "sst2", "--data_dir", os.path.join(SAMPLES, "SST-2"), "--model_name_or_path", model_dir,
-            "--output_dir", str(out), "--tokenized_cache_dir", str(cache), *ARGS, *extra]
+    return [
+        "--task",
+        "sst2",
+        "--data_dir",
+        os.path.join(SAMPLES, "SST-2"),
+        "--model_name_or_path",
+        model_dir,
+        "--output_dir",
+        str(out),
+        "--tokenized_cache_dir",
+        str(cache),
+        *ARGS,
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -28,7 +59,9 @@ def preprocess_calls(monkeypatch):
 
     calls = []
     real = GlueTask.preprocess
-    monkeypatch.setattr(GlueTask, "preprocess", lambda self, ds, tok, n, split: calls.append(split) or real(self, ds, tok, n, split))
+    monkeypatch.setattr(
+        GlueTask, "preprocess", lambda self, ds, tok, n, split: calls.append(split) or real(self, ds, tok, n, split)
+    )
     return calls
 
 
@@ -56,9 +89,15 @@ def test_a_second_run_in_a_fresh_process_is_a_cache_hit(tiny_bert_dir, tmp_path)
     finetune.main(sst2_argv(tiny_bert_dir, tmp_path / "a", cache))
     before = {e: os.path.getmtime(cache / e) for e in entries(cache)}
     env = dict(os.environ, PYTHONPATH=REPO, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    proc = subprocess.run([sys.executable, "-m", "hf_bert_tasks.cli", "finetune",
-                           *sst2_argv(tiny_bert_dir, tmp_path / "b", cache)],
-                          check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", *sst2_argv(tiny_bert_dir, tmp_path / "b", cache)],
+        check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = proc.stdout + proc.stderr
     for split in ("train", "validation", "test"):
@@ -88,8 +127,9 @@ def test_reading_the_same_local_file_twice_gives_the_same_key(sample_tokenizer):
     task = get_task("mrpc")
     a = task.read_local(os.path.join(SAMPLES, "MRPC"))["validation"]
     b = task.read_local(os.path.join(SAMPLES, "MRPC"))["validation"]
-    assert features_key(task, a, sample_tokenizer, 128, "validation") == features_key(task, b, sample_tokenizer, 128,
-                                                                                        "validation")
+    assert features_key(task, a, sample_tokenizer, 128, "validation") == features_key(
+        task, b, sample_tokenizer, 128, "validation"
+    )
 
 
 def test_the_key_follows_data_length_limit_tokenizer_split_and_task_options(sample_tokenizer, vocab_tokenizer):
@@ -111,8 +151,10 @@ def test_the_key_follows_data_length_limit_tokenizer_split_and_task_options(samp
     ]
     for variant in variants:
         assert variant != base
-    doc_stride = [features_key(dataclasses.replace(squad, doc_stride=s), raw, sample_tokenizer, 128, "validation")
-                  for s in (64, 128)]
+    doc_stride = [
+        features_key(dataclasses.replace(squad, doc_stride=s), raw, sample_tokenizer, 128, "validation")
+        for s in (64, 128)
+    ]
     assert doc_stride[0] != doc_stride[1]
 
 
@@ -143,8 +185,9 @@ def test_the_code_fingerprint_follows_the_file_that_holds_ignore_index(tmp_path,
     from hf_bert_tasks import ner_metrics, tokenized_cache
 
     package = tmp_path / "pkg"
-    shutil.copytree(os.path.dirname(tokenized_cache.__file__), package,
-                    ignore=shutil.ignore_patterns("__pycache__", "samples"))
+    shutil.copytree(
+        os.path.dirname(tokenized_cache.__file__), package, ignore=shutil.ignore_patterns("__pycache__", "samples")
+    )
     monkeypatch.setattr(tokenized_cache, "_PACKAGE", str(package))
     before = tokenized_cache.code_fingerprint()
     target = package / os.path.basename(ner_metrics.__file__)

@@ -24,7 +24,8 @@ def test_table_lists_every_field_of_the_installed_training_arguments():
     installed = {f.name for f in dataclasses.fields(TrainingArguments)}
     assert sorted(installed - set(TABLE)) == [], "fields of the installed transformers missing from the table"
     assert sorted(set(TABLE) - installed - set(VERSION_DEPENDENT)) == [], (
-        "table rows for fields transformers no longer has (and no supported version has: VERSION_DEPENDENT)")
+        "table rows for fields transformers no longer has (and no supported version has: VERSION_DEPENDENT)"
+    )
 
 
 def test_every_row_has_a_status_and_what_it_needs():
@@ -58,26 +59,51 @@ def _finetune(capsys, *argv):
     return status, captured.out, captured.err
 
 
-@pytest.mark.parametrize("argv", [("--remove_unused_columns", "False"), ("--label_names", "labels"),
-                                  ("--debug", "underflow_overflow")])
+@pytest.mark.parametrize(
+    "argv", [("--remove_unused_columns", "False"), ("--label_names", "labels"), ("--debug", "underflow_overflow")]
+)
 def test_a_refused_flag_is_one_line_and_exit_2_before_loading(capsys, tmp_path, tiny_bert_dir, no_loading, argv):
     name = argv[0][2:]
     # loading is forbidden and the data folder is empty: any loading would fail with another message
-    status, _out, err = _finetune(capsys, "--task", "mrpc", "--model_name_or_path", tiny_bert_dir,
-                                 "--data_dir", str(tmp_path), "--output_dir", str(tmp_path / "out"), *argv)
+    status, _out, err = _finetune(
+        capsys,
+        "--task",
+        "mrpc",
+        "--model_name_or_path",
+        tiny_bert_dir,
+        "--data_dir",
+        str(tmp_path),
+        "--output_dir",
+        str(tmp_path / "out"),
+        *argv,
+    )
     assert status == 2
     assert err.count("\n") == 1 and TABLE[name].note in err
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(("task", "argv", "expected"), [
-    ("stsb", ("--label_smoothing_factor", "0.1"), "is a regression"),
-    ("squad_v1", ("--prediction_loss_only", "True"), "no answer positions"),
-])
-def test_a_flag_the_task_refuses_is_one_line_and_exit_2_before_loading(capsys, tmp_path, tiny_bert_dir, no_loading,
-                                                                      task, argv, expected):
-    status, _out, err = _finetune(capsys, "--task", task, "--model_name_or_path", tiny_bert_dir,
-                                 "--data_dir", str(tmp_path), "--output_dir", str(tmp_path / "out"), *argv)
+@pytest.mark.parametrize(
+    ("task", "argv", "expected"),
+    [
+        ("stsb", ("--label_smoothing_factor", "0.1"), "is a regression"),
+        ("squad_v1", ("--prediction_loss_only", "True"), "no answer positions"),
+    ],
+)
+def test_a_flag_the_task_refuses_is_one_line_and_exit_2_before_loading(
+    capsys, tmp_path, tiny_bert_dir, no_loading, task, argv, expected
+):
+    status, _out, err = _finetune(
+        capsys,
+        "--task",
+        task,
+        "--model_name_or_path",
+        tiny_bert_dir,
+        "--data_dir",
+        str(tmp_path),
+        "--output_dir",
+        str(tmp_path / "out"),
+        *argv,
+    )
     assert status == 2
     assert err.count("\n") == 1 and expected in err and argv[0] in err
 
@@ -90,8 +116,20 @@ FAST_GROUPS = [g for g in GROUPS if not g.startswith("slow")]
 #: family -> (task, data folder maker, its primary eval key)
 FAMILIES = ("mrpc", "stsb", "mnli", "squad_v1", "squad_v2", "swag", "conll2003")
 MODES = ("finetune", "lora", "feature_based")
-SMALL = ["--max_train_samples", "16", "--max_eval_samples", "10", "--max_predict_samples", "6",
-         "--max_seq_length", "48", "--report_to", "none", "--per_device_eval_batch_size", "3"]
+SMALL = [
+    "--max_train_samples",
+    "16",
+    "--max_eval_samples",
+    "10",
+    "--max_predict_samples",
+    "6",
+    "--max_seq_length",
+    "48",
+    "--report_to",
+    "none",
+    "--per_device_eval_batch_size",
+    "3",
+]
 
 
 def group_argv(group: str, task: str) -> list[str]:
@@ -127,19 +165,44 @@ def data_dirs(tmp_path_factory):
     _three_files(conll, fixture_corpus(0), fixture_corpus(1), fixture_corpus(2))
     swag = root / "swag"
     swag.mkdir()
-    return {"mrpc": os.path.join(SAMPLES, "MRPC"), "stsb": os.path.join(SAMPLES, "STS-B"), "mnli": str(mnli),
-            "squad_v1": write_folder(root, "1.1", test_split=True), "squad_v2": write_folder(root, "2.0"),
-            "swag": str(_swag_dir(swag)), "conll2003": str(conll)}
+    return {
+        "mrpc": os.path.join(SAMPLES, "MRPC"),
+        "stsb": os.path.join(SAMPLES, "STS-B"),
+        "mnli": str(mnli),
+        "squad_v1": write_folder(root, "1.1", test_split=True),
+        "squad_v2": write_folder(root, "2.0"),
+        "swag": str(_swag_dir(swag)),
+        "conll2003": str(conll),
+    }
 
 
-PRIMARY = {"mrpc": "eval_f1", "stsb": "eval_pearson", "mnli": "eval_accuracy", "squad_v1": "eval_f1",
-           "squad_v2": "eval_f1", "swag": "eval_accuracy", "conll2003": "eval_f1"}
+PRIMARY = {
+    "mrpc": "eval_f1",
+    "stsb": "eval_pearson",
+    "mnli": "eval_accuracy",
+    "squad_v1": "eval_f1",
+    "squad_v2": "eval_f1",
+    "swag": "eval_accuracy",
+    "conll2003": "eval_f1",
+}
 
 
 def run_group(capsys, tmp_path, tiny_bert_dir, data_dirs, task, mode, group):
     out = tmp_path / f"{task}-{mode}-{group}"
-    argv = ["--task", task, "--data_dir", data_dirs[task], "--model_name_or_path", tiny_bert_dir,
-            "--output_dir", str(out), "--mode", mode, *SMALL, *group_argv(group, task)]
+    argv = [
+        "--task",
+        task,
+        "--data_dir",
+        data_dirs[task],
+        "--model_name_or_path",
+        tiny_bert_dir,
+        "--output_dir",
+        str(out),
+        "--mode",
+        mode,
+        *SMALL,
+        *group_argv(group, task),
+    ]
     if task.startswith("squad"):  # windows of 64: a 16-token question, strides of 24
         argv += ["--max_seq_length", "64", "--max_query_length", "16", "--doc_stride", "24"]
     status, stdout, err = _finetune(capsys, *argv)
@@ -171,14 +234,23 @@ FAST_CASES = [(task, "finetune", "core") for task in FAMILIES]
 FAST_CASES += [("mrpc", mode, "core") for mode in MODES if mode != "finetune"]
 FAST_CASES += [("squad_v2", "lora", "core"), ("swag", "feature_based", "core")]
 FAST_CASES += [("mrpc", "finetune", g) for g in FAST_GROUPS if g != "core"]
-FAST_CASES += [("squad_v1", "finetune", "epochs"), ("conll2003", "finetune", "batch_metrics"),
-               ("stsb", "finetune", "loss_only")]
+FAST_CASES += [
+    ("squad_v1", "finetune", "epochs"),
+    ("conll2003", "finetune", "batch_metrics"),
+    ("stsb", "finetune", "loss_only"),
+]
 #: SQuAD refuses --prediction_loss_only (test_a_flag_the_task_refuses_is_one_line_and_exit_2_before_loading)
 #: torch.compile costs ~1 min per run on CPU: each mode on MRPC and the QA model on SQuAD, not all 21 pairs
 COMPILE_CASES = {("mrpc", "finetune"), ("mrpc", "lora"), ("mrpc", "feature_based"), ("squad_v1", "finetune")}
-SLOW_CASES = [(t, m, g) for t in FAMILIES for m in MODES for g in GROUPS
-              if (t, m, g) not in FAST_CASES and not (t.startswith("squad") and g == "loss_only")
-              and (g != "slow_compile" or (t, m) in COMPILE_CASES)]
+SLOW_CASES = [
+    (t, m, g)
+    for t in FAMILIES
+    for m in MODES
+    for g in GROUPS
+    if (t, m, g) not in FAST_CASES
+    and not (t.startswith("squad") and g == "loss_only")
+    and (g != "slow_compile" or (t, m) in COMPILE_CASES)
+]
 
 
 @pytest.mark.parametrize(("task", "mode", "group"), FAST_CASES)
@@ -189,8 +261,9 @@ def test_working_flags_run_end_to_end(capsys, tmp_path, tiny_bert_dir, data_dirs
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "mode", "group"), SLOW_CASES)
-def test_working_flags_run_end_to_end_on_every_family_and_mode(capsys, tmp_path, tiny_bert_dir, data_dirs, task,
-                                                               mode, group):
+def test_working_flags_run_end_to_end_on_every_family_and_mode(
+    capsys, tmp_path, tiny_bert_dir, data_dirs, task, mode, group
+):
     out, results, _ = run_group(capsys, tmp_path, tiny_bert_dir, data_dirs, task, mode, group)
     check_run(out, results, task, group)
 

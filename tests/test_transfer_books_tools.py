@@ -21,9 +21,15 @@ SHARED = os.environ.get("HF_BERT_TASKS_SHARED") or os.path.normpath(os.path.join
 
 def test_grid_jobs_run_full_data_first_then_smaller_fractions_both_arms_per_task():
     assert le.grid_jobs(["sst2", "conll2003"], [1.0, 0.01]) == [
-        ("sst2", 1.0, "pretrained"), ("sst2", 1.0, "random"), ("conll2003", 1.0, "pretrained"),
-        ("conll2003", 1.0, "random"), ("sst2", 0.01, "pretrained"), ("sst2", 0.01, "random"),
-        ("conll2003", 0.01, "pretrained"), ("conll2003", 0.01, "random")]
+        ("sst2", 1.0, "pretrained"),
+        ("sst2", 1.0, "random"),
+        ("conll2003", 1.0, "pretrained"),
+        ("conll2003", 1.0, "random"),
+        ("sst2", 0.01, "pretrained"),
+        ("sst2", 0.01, "random"),
+        ("conll2003", 0.01, "pretrained"),
+        ("conll2003", 0.01, "random"),
+    ]
 
 
 def test_small_subsets_get_a_small_batch_and_enough_epochs_for_the_minimum_steps():
@@ -33,8 +39,18 @@ def test_small_subsets_get_a_small_batch_and_enough_epochs_for_the_minimum_steps
 
 
 def _row(task, fraction, arm, lr, seed, value):
-    run = {"task": task, "fraction": fraction, "arm": arm, "learning_rate": lr, "seed": seed, "value": value,
-           "metric": "eval_accuracy", "train_examples": 673, "batch": 32, "epochs": 14}
+    run = {
+        "task": task,
+        "fraction": fraction,
+        "arm": arm,
+        "learning_rate": lr,
+        "seed": seed,
+        "value": value,
+        "metric": "eval_accuracy",
+        "train_examples": 673,
+        "batch": 32,
+        "epochs": 14,
+    }
     return {"step": "transfer_books", "metric": f"{arm} {lr} {seed}", "value": value, "config": {"run": run}}
 
 
@@ -66,7 +82,9 @@ def test_books_plus_text_keeps_the_text_runs_held_out_documents_and_spreads_the_
     assert read_documents(str(out / "heldout.txt")) == expected_held
     train = read_documents(str(out / "train.txt"))
     assert len(train) == 38 + 2 and [d for d in train if d not in old] == [
-        ["Book one opens.", "Mr. Gray left.", "And so on."], ["Book two opens."]]
+        ["Book one opens.", "Mr. Gray left.", "And so on."],
+        ["Book two opens."],
+    ]
     positions = [i for i, d in enumerate(train) if d not in old]
     assert positions == [12, 26]  # after floor(38 / 3) = 12 and floor(2 x 38 / 3) = 25 old documents, in order
     assert (stats["books"]["documents"], stats["heldout"]["documents"]) == (2, 2)
@@ -82,10 +100,23 @@ def test_corpus_glob_without_files_is_refused_by_name(tmp_path):
 def test_gpu_group_dry_run_writes_per_run_rows_and_renders_them(tmp_path):
     if not os.path.isdir(os.path.join(SHARED, "data", "pretraining_books")):
         pytest.skip(f"{SHARED}/data/pretraining_books is absent: the dry run reads the head of two book shards")
-    env = dict(os.environ, PY=sys.executable, OUT_DIR=str(tmp_path / "out"), OMP_NUM_THREADS="1",
-               HF_BERT_TASKS_SHARED=SHARED, PYTHONPATH=REPO)
-    proc = subprocess.run(["bash", os.path.join(REPO, "benchmarks", "gpu_transfer_books.sh"), "--dry-run"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    env = dict(
+        os.environ,
+        PY=sys.executable,
+        OUT_DIR=str(tmp_path / "out"),
+        OMP_NUM_THREADS="1",
+        HF_BERT_TASKS_SHARED=SHARED,
+        PYTHONPATH=REPO,
+    )
+    proc = subprocess.run(
+        ["bash", os.path.join(REPO, "benchmarks", "gpu_transfer_books.sh"), "--dry-run"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(tmp_path / "out" / "gpu_results.json") as f:
         rows = json.load(f)

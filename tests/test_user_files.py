@@ -12,10 +12,21 @@ from hf_bert_tasks.tasks import get_task
 
 def data_args(**given):
     """The ``DataArguments`` fields ``Task.configure`` reads, defaults as the recipe's."""
-    defaults = {"train_file": None, "validation_file": None, "test_file": None, "text_column_names": None,
-                "label_column_name": None, "doc_stride": 128, "max_query_length": 64, "n_best_size": 20,
-                "max_answer_length": 30, "null_score_diff_threshold": None, "label_all_tokens": False,
-                "document_context": False, "max_seq_length": 384}
+    defaults = {
+        "train_file": None,
+        "validation_file": None,
+        "test_file": None,
+        "text_column_names": None,
+        "label_column_name": None,
+        "doc_stride": 128,
+        "max_query_length": 64,
+        "n_best_size": 20,
+        "max_answer_length": 30,
+        "null_score_diff_threshold": None,
+        "label_all_tokens": False,
+        "document_context": False,
+        "max_seq_length": 384,
+    }
     return SimpleNamespace(**{**defaults, **given})
 
 
@@ -26,7 +37,9 @@ def write(path, text):
 
 def test_csv_with_own_column_names_reads_labels_by_name_and_id(tmp_path):
     train = write(tmp_path / "reviews.csv", 'review,mood\nA fine film,positive\n"dull, long",negative\nWarm,1\n')
-    task = get_task("sst2").configure(data_args(train_file=train, text_column_names="review", label_column_name="mood"))
+    task = get_task("sst2").configure(
+        data_args(train_file=train, text_column_names="review", label_column_name="mood")
+    )
     rows = task.load()["train"]
     assert rows["sentence"] == ["A fine film", "dull, long", "Warm"]
     assert rows["label"] == [1, 0, 1]
@@ -34,8 +47,10 @@ def test_csv_with_own_column_names_reads_labels_by_name_and_id(tmp_path):
 
 
 def test_tsv_pair_task_with_default_columns(tmp_path):
-    dev = write(tmp_path / "dev.tsv", "sentence1\tsentence2\tlabel\nA cat sat.\tA cat was sitting.\tequivalent\n"
-                                      "It rained.\tShe sang.\t0\n")
+    dev = write(
+        tmp_path / "dev.tsv",
+        "sentence1\tsentence2\tlabel\nA cat sat.\tA cat was sitting.\tequivalent\nIt rained.\tShe sang.\t0\n",
+    )
     rows = get_task("mrpc").configure(data_args(validation_file=dev)).load()["validation"]
     assert rows["sentence2"] == ["A cat was sitting.", "She sang."]
     assert rows["label"] == [1, 0]
@@ -93,8 +108,9 @@ def test_data_dir_and_files_together_are_an_error(tmp_path):
 
 def test_swag_csv_with_own_columns(tmp_path):
     train = write(tmp_path / "mc.csv", "ctx,lead,e0,e1,e2,e3,gold\nA man,picks up a,box.,cloud.,song.,Tuesday.,0\n")
-    task = get_task("swag").configure(data_args(train_file=train, text_column_names="ctx,lead,e0,e1,e2,e3",
-                                                label_column_name="gold"))
+    task = get_task("swag").configure(
+        data_args(train_file=train, text_column_names="ctx,lead,e0,e1,e2,e3", label_column_name="gold")
+    )
     row = task.load()["train"][0]
     assert (row["sent1"], row["sent2"], row["ending3"], row["label"]) == ("A man", "picks up a", "Tuesday.", 0)
 
@@ -105,8 +121,11 @@ def test_swag_label_out_of_range(tmp_path):
         get_task("swag").configure(data_args(train_file=train)).load()
 
 
-@pytest.mark.parametrize(("tags", "expected"), [(["B-PER", "O", "B-LOC"], ["B-PER", "O", "B-LOC"]),
-                                               ([3, 0, 5], ["B-ORG", "O", "B-LOC"])], ids=["names", "ids"])
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [(["B-PER", "O", "B-LOC"], ["B-PER", "O", "B-LOC"]), ([3, 0, 5], ["B-ORG", "O", "B-LOC"])],
+    ids=["names", "ids"],
+)
 def test_ner_jsonl_tags_by_name_or_id(tmp_path, tags, expected):
     """A file's tags are names or ids (one kind per file: datasets 4's JSON reader refuses a column of both)."""
     rows = [{"tokens": ["Mara", "visited", "Oslo"], "ner_tags": tags}]
@@ -124,8 +143,12 @@ def test_ner_tags_of_another_length(tmp_path):
 
 def test_squad_jsonl_answers_checked_against_context(tmp_path):
     context = "The letter was signed by Ines in May."
-    good = {"id": "a", "question": "Who signed?", "context": context,
-            "answers": {"text": ["Ines"], "answer_start": [25]}}
+    good = {
+        "id": "a",
+        "question": "Who signed?",
+        "context": context,
+        "answers": {"text": ["Ines"], "answer_start": [25]},
+    }
     bad = dict(good, id="b", answers={"text": ["Ines"], "answer_start": [3]})
     path = write(tmp_path / "qa.jsonl", json.dumps(good) + "\n")
     split = get_task("squad_v1").configure(data_args(train_file=path)).load()["train"]
@@ -152,14 +175,48 @@ def test_finetune_on_own_csv_files_end_to_end(tiny_bert_dir, tmp_path):
     dev = write(tmp_path / "dev.csv", "text,y\n" + "".join(lines[:6]))
     out = tmp_path / "out"
     with pytest.raises(ValueError, match="label 'pos' is not one of task 'sst2'"):
-        main(["--task", "sst2", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out), "--train_file",
-              train, "--text_column_names", "text", "--label_column_name", "y"])
+        main(
+            [
+                "--task",
+                "sst2",
+                "--model_name_or_path",
+                tiny_bert_dir,
+                "--output_dir",
+                str(out),
+                "--train_file",
+                train,
+                "--text_column_names",
+                "text",
+                "--label_column_name",
+                "y",
+            ]
+        )
     for path in (train, dev):
         write(tmp_path / path, (tmp_path / path).read_text().replace(",pos", ",positive").replace(",neg", ",negative"))
-    metrics = main(["--task", "sst2", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out),
-                    "--train_file", train, "--validation_file", dev, "--text_column_names", "text",
-                    "--label_column_name", "y", "--max_steps", "2", "--per_device_train_batch_size", "4",
-                    "--no_cache_tokenized", "--overwrite_output_dir"])
+    metrics = main(
+        [
+            "--task",
+            "sst2",
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--train_file",
+            train,
+            "--validation_file",
+            dev,
+            "--text_column_names",
+            "text",
+            "--label_column_name",
+            "y",
+            "--max_steps",
+            "2",
+            "--per_device_train_batch_size",
+            "4",
+            "--no_cache_tokenized",
+            "--overwrite_output_dir",
+        ]
+    )
     results = json.loads((out / "all_results.json").read_text())
     assert results["eval_samples"] == 6
     assert "eval_accuracy" in metrics
@@ -174,13 +231,36 @@ def test_card_after_max_eval_samples_states_the_subset_and_the_baseline(tiny_ber
     train = write(tmp_path / "train.csv", "text,y\n" + rows)
     dev = write(tmp_path / "dev.csv", "text,y\n" + rows)
     out = tmp_path / "out"
-    main(["--task", "sst2", "--model_name_or_path", tiny_bert_dir, "--output_dir", str(out), "--train_file", train,
-          "--validation_file", dev, "--text_column_names", "text", "--label_column_name", "y", "--max_steps", "1",
-          "--max_eval_samples", "3", "--no_cache_tokenized"])
+    main(
+        [
+            "--task",
+            "sst2",
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--train_file",
+            train,
+            "--validation_file",
+            dev,
+            "--text_column_names",
+            "text",
+            "--label_column_name",
+            "y",
+            "--max_steps",
+            "1",
+            "--max_eval_samples",
+            "3",
+            "--no_cache_tokenized",
+        ]
+    )
     card = build_finetune_card(str(out))
     result = card.data.eval_results[0]
-    assert (result.dataset_split, result.dataset_args, result.dataset_type) == ("validation[:3]", {"num_examples": 3},
-                                                                                "csv")
+    assert (result.dataset_split, result.dataset_args, result.dataset_type) == (
+        "validation[:3]",
+        {"num_examples": 3},
+        "csv",
+    )
     assert result.dataset_name == "dev.csv (user file)" and card.data.datasets is None
     text = str(card)
     assert "validation: trivial baseline" in text and "0.6667" in text  # 2 of the first 3 dev rows are positive

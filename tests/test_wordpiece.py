@@ -3,20 +3,30 @@ huggingface/tokenizers#1794), and its ``##`` pieces stay ordinary pieces."""
 
 from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
-TEXTS = ["the kettle sat by the bright red lantern .", "a violin and a drum sang at the market .",
-         "rosa carried the ladder past the mill ."]
+TEXTS = [
+    "the kettle sat by the bright red lantern .",
+    "a violin and a drum sang at the market .",
+    "rosa carried the ladder past the mill .",
+]
 
 
 def test_training_twenty_times_gives_one_vocabulary():
     # with tokenizers' WordPieceTrainer used directly, these 20 trainings gave 20 different vocabularies (measured)
-    vocabularies = {tuple(sorted(train_wordpiece_tokenizer(TEXTS, vocab_size=60).get_vocab().items()))
-                    for _ in range(20)}
+    vocabularies = {
+        tuple(sorted(train_wordpiece_tokenizer(TEXTS, vocab_size=60).get_vocab().items())) for _ in range(20)
+    }
     assert len(vocabularies) == 1
 
 
 def test_special_tokens_keep_their_ids_and_continuation_pieces_are_not_special():
     tokenizer = train_wordpiece_tokenizer(TEXTS, vocab_size=45)
-    assert [tokenizer.convert_tokens_to_ids(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")] == [0, 1, 2, 3, 4]
+    assert [tokenizer.convert_tokens_to_ids(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
     assert sorted(tokenizer.all_special_tokens) == ["[CLS]", "[MASK]", "[PAD]", "[SEP]", "[UNK]"]
     ids = tokenizer("lantern")["input_ids"]
     pieces = tokenizer.convert_ids_to_tokens(ids)

@@ -29,8 +29,10 @@ def main() -> None:
         p.grad = torch.randn_like(p) * 1e-3
     optimizers = {}
     for wd in (0.01, 0.0):
-        groups = [{"params": [p for n, p in model.named_parameters() if n in decay], "weight_decay": wd},
-                  {"params": [p for n, p in model.named_parameters() if n not in decay], "weight_decay": 0.0}]
+        groups = [
+            {"params": [p for n, p in model.named_parameters() if n in decay], "weight_decay": wd},
+            {"params": [p for n, p in model.named_parameters() if n not in decay], "weight_decay": 0.0},
+        ]
         optimizers[wd] = torch.optim.AdamW(groups, lr=2e-5)
         optimizers[wd].step()  # warm-up: creates the state
     times = {wd: [] for wd in optimizers}

@@ -11,8 +11,12 @@ import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SIDES = {"pad128": "--pad_to_max_length True", "dyn": "--pad_to_max_length False (dynamic",
-         "group": "group_by_length", "ours": "ours:"}
+SIDES = {
+    "pad128": "--pad_to_max_length True",
+    "dyn": "--pad_to_max_length False (dynamic",
+    "group": "group_by_length",
+    "ours": "ours:",
+}
 NAMES = {"mrpc": "MRPC", "stsb": "STS-B", "cola": "CoLA", "rte": "RTE"}
 LABELS = "full_mrpc,full_mrpc_seed43,full_stsb,full_stsb_seed43,full_cola,full_cola_seed43"
 
@@ -28,9 +32,11 @@ def main() -> None:
     args = parser.parse_args()
     with open(args.results, encoding="utf-8") as f:
         stored = json.load(f)["benchmarks"]
-    print("| task (seed) | run_glue pad-128 | run_glue dynamic | run_glue + same sampler | ours | ours vs pad-128 / "
-          "dynamic / same sampler | step-only limit: same sampler / ours | whole / limit: same sampler / ours | "
-          "train padding: same sampler / ours | outside the steps: same sampler / ours | commit |")
+    print(
+        "| task (seed) | run_glue pad-128 | run_glue dynamic | run_glue + same sampler | ours | ours vs pad-128 / "
+        "dynamic / same sampler | step-only limit: same sampler / ours | whole / limit: same sampler / ours | "
+        "train padding: same sampler / ours | outside the steps: same sampler / ours | commit |"
+    )
     print("|---|---:|---:|---:|---:|---|---|---|---|---|---|")
     for label in args.labels.split(","):
         entry = stored[f"glue_e2e[{label}]"]
@@ -39,18 +45,23 @@ def main() -> None:
         extra = {key: side["extra"][0] for key, side in sides.items()}
         whole = {key: side["median_s"] for key, side in sides.items()}
         limit = {key: extra[key]["step_limit_s"] for key in sides}
-        pad = {key: 100 * (1 - extra[key]["tokens"]["train"]["real"] / extra[key]["tokens"]["train"]["positions"])
-               for key in sides}
+        pad = {
+            key: 100 * (1 - extra[key]["tokens"]["train"]["real"] / extra[key]["tokens"]["train"]["positions"])
+            for key in sides
+        }
         seed = result["config"]["seeds"][0]
         # a side not run (``--sides group,ours``) shows as "—"
-        ratios = " / ".join(f"{whole[k] / whole['ours']:.2f}x" if k in whole else "—"
-                            for k in ("pad128", "dyn", "group"))
+        ratios = " / ".join(
+            f"{whole[k] / whole['ours']:.2f}x" if k in whole else "—" for k in ("pad128", "dyn", "group")
+        )
         pad128, dyn = (f"{whole[k]:.1f} s" if k in whole else "—" for k in ("pad128", "dyn"))
-        print(f"| {NAMES[result['config']['task']]} ({seed}) | {pad128} | {dyn} | "
-              f"{whole['group']:.1f} s | {whole['ours']:.1f} s | {ratios} | {limit['group']:.1f} s / "
-              f"{limit['ours']:.1f} s | {whole['group'] / limit['group']:.2f} / {whole['ours'] / limit['ours']:.2f} | "
-              f"{pad['group']:.1f} % / {pad['ours']:.1f} % | {whole['group'] - limit['group']:.1f} s / "
-              f"{whole['ours'] - limit['ours']:.1f} s | `{entry['commit'][:7]}` |")
+        print(
+            f"| {NAMES[result['config']['task']]} ({seed}) | {pad128} | {dyn} | "
+            f"{whole['group']:.1f} s | {whole['ours']:.1f} s | {ratios} | {limit['group']:.1f} s / "
+            f"{limit['ours']:.1f} s | {whole['group'] / limit['group']:.2f} / {whole['ours'] / limit['ours']:.2f} | "
+            f"{pad['group']:.1f} % / {pad['ours']:.1f} % | {whole['group'] - limit['group']:.1f} s / "
+            f"{whole['ours'] - limit['ours']:.1f} s | `{entry['commit'][:7]}` |"
+        )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,12 @@ def collect(grid_dir: str) -> tuple[str | None, list[dict], list[str]]:
         if not os.path.isfile(results_path):
             unfinished.append(os.path.relpath(folder, grid_dir))
             continue
-        run = {"learning_rate": float(info["learning_rate"]), "seed": int(info["seed"]),
-               "path": os.path.relpath(folder, grid_dir), **_read(results_path)}
+        run = {
+            "learning_rate": float(info["learning_rate"]),
+            "seed": int(info["seed"]),
+            "path": os.path.relpath(folder, grid_dir),
+            **_read(results_path),
+        }
         state_path = os.path.join(folder, "trainer_state.json")
         history = _read(state_path).get("log_history", []) if os.path.isfile(state_path) else []
         run["epochs"] = [(h["epoch"], h) for h in history if any(k.startswith("eval_") for k in h)]
@@ -92,8 +96,11 @@ def binomial_line(runs: list[dict], rates: list[float], key: str, chance: float,
         values = [r[key] for r in runs if r["learning_rate"] == lr]
         k = round(statistics.mean(values) * n)
         parts.append(f"{lr:g}: {k}/{n} correct, p = {binomtest(k, n, chance, alternative='greater').pvalue:.3f}")
-    return ("One-sided binomial test of the mean accuracy against the constant prediction: " + "; ".join(parts) + "."
-            if parts else "")
+    return (
+        "One-sided binomial test of the mean accuracy against the constant prediction: " + "; ".join(parts) + "."
+        if parts
+        else ""
+    )
 
 
 def _pm(values: list[float]) -> str:
@@ -119,19 +126,38 @@ def report(grid_dir: str, data_dirs: dict[str, str], grid_seeds: list[int] | Non
     selected = select_learning_rate([r for r in runs if r["learning_rate"] in complete], key)[0] if complete else None
     max_epoch = max((round(e) for r in runs for e, _ in r["epochs"]), default=0)
     lines = [f"### {task_name}: dev {task.primary_metric} (x100), {len(runs)} finished run(s) in `{grid_dir}`", ""]
-    head = ["learning rate", *[f"seed {s}" for s in seeds], "mean ± std (final)",
-            *[f"after epoch {e}: mean ± std" for e in range(1, max_epoch)], "train s / run (median)"]
+    head = [
+        "learning rate",
+        *[f"seed {s}" for s in seeds],
+        "mean ± std (final)",
+        *[f"after epoch {e}: mean ± std" for e in range(1, max_epoch)],
+        "train s / run (median)",
+    ]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for lr in rates:
         lr_runs = {r["seed"]: r for r in runs if r["learning_rate"] == lr}
         cells = [f"**{lr:g}** (selected)" if lr == selected else f"{lr:g}"]
-        cells += ["NaN" if s in lr_runs and is_degenerate(lr_runs[s].get(key))
-                  else f"{100 * lr_runs[s][key]:.1f}" if s in lr_runs else "not run" for s in seeds]
+        cells += [
+            "NaN"
+            if s in lr_runs and is_degenerate(lr_runs[s].get(key))
+            else f"{100 * lr_runs[s][key]:.1f}"
+            if s in lr_runs
+            else "not run"
+            for s in seeds
+        ]
         finals = [r[key] for r in lr_runs.values() if not is_degenerate(r.get(key))]
         cells.append(_pm(finals) + ("" if lr in complete else " (incomplete)"))
         for e in range(1, max_epoch):
-            cells.append(_pm([h[key] for r in lr_runs.values() for ep, h in r["epochs"]
-                              if round(ep) == e and not is_degenerate(h.get(key))]))
+            cells.append(
+                _pm(
+                    [
+                        h[key]
+                        for r in lr_runs.values()
+                        for ep, h in r["epochs"]
+                        if round(ep) == e and not is_degenerate(h.get(key))
+                    ]
+                )
+            )
         times = [r["train_runtime"] for r in lr_runs.values() if "train_runtime" in r]
         cells.append(f"{statistics.median(times):.0f}" if times else "–")
         lines.append("| " + " | ".join(cells) + " |")
@@ -151,10 +177,19 @@ def report(grid_dir: str, data_dirs: dict[str, str], grid_seeds: list[int] | Non
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("grid_dirs", nargs="+", help="output_dir of a --lr_grid/--seeds run")
-    parser.add_argument("--data_dir", action="append", default=[], metavar="TASK=DIR",
-                        help="dev data of TASK, for the constant-prediction baseline (repeatable)")
-    parser.add_argument("--seeds", default=None, help="the grid's --seeds (e.g. 1,2,3): seeds not started show as "
-                        "'not run' and make their learning rate incomplete")
+    parser.add_argument(
+        "--data_dir",
+        action="append",
+        default=[],
+        metavar="TASK=DIR",
+        help="dev data of TASK, for the constant-prediction baseline (repeatable)",
+    )
+    parser.add_argument(
+        "--seeds",
+        default=None,
+        help="the grid's --seeds (e.g. 1,2,3): seeds not started show as "
+        "'not run' and make their learning rate incomplete",
+    )
     args = parser.parse_args(argv)
     data_dirs = dict(item.split("=", 1) for item in args.data_dir)
     for grid_dir in args.grid_dirs:

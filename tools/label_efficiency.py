@@ -47,11 +47,41 @@ TASKS = {
 }
 
 PRETRAIN_FLAGS = [
-    "--preset", "tiny", "--max_seq_length", "128", "--selection", "exact", "--max_predictions_per_seq", "20",
-    "--no_next_sentence_prediction", "--per_device_train_batch_size", "8", "--max_steps", "22000",
-    "--learning_rate", "1e-3", "--warmup_steps", "0.02", "--validation_split_percentage", "0",
-    "--eval_strategy", "no", "--save_strategy", "steps", "--save_steps", "5000", "--save_total_limit", "1",
-    "--logging_steps", "500", "--disable_tqdm", "True", "--report_to", "none", "--seed", "42",
+    "--preset",
+    "tiny",
+    "--max_seq_length",
+    "128",
+    "--selection",
+    "exact",
+    "--max_predictions_per_seq",
+    "20",
+    "--no_next_sentence_prediction",
+    "--per_device_train_batch_size",
+    "8",
+    "--max_steps",
+    "22000",
+    "--learning_rate",
+    "1e-3",
+    "--warmup_steps",
+    "0.02",
+    "--validation_split_percentage",
+    "0",
+    "--eval_strategy",
+    "no",
+    "--save_strategy",
+    "steps",
+    "--save_steps",
+    "5000",
+    "--save_total_limit",
+    "1",
+    "--logging_steps",
+    "500",
+    "--disable_tqdm",
+    "True",
+    "--report_to",
+    "none",
+    "--seed",
+    "42",
 ]
 
 
@@ -118,10 +148,22 @@ def books_file(corpus_dir: str, spec: str, shared: str) -> str:
 def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str] = ()) -> None:
     """``hf-bert-tasks pretrain`` on the ablation corpus's ``train.txt`` (plus ``extra_files``, e.g. :func:`books_file`;
     the held-out documents stay the ablation's, scored by ``evaluate``)."""
-    cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", "--train_files",
-           os.path.join(corpus_dir, "train.txt"), *extra_files,
-           "--tokenizer_name", os.path.join(corpus_dir, "tokenizer"), "--output_dir", os.path.join(out, "pretrain"),
-           "--dataset_cache_dir", os.path.join(corpus_dir, "cache"), *PRETRAIN_FLAGS]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hf_bert_tasks.cli",
+        "pretrain",
+        "--train_files",
+        os.path.join(corpus_dir, "train.txt"),
+        *extra_files,
+        "--tokenizer_name",
+        os.path.join(corpus_dir, "tokenizer"),
+        "--output_dir",
+        os.path.join(out, "pretrain"),
+        "--dataset_cache_dir",
+        os.path.join(corpus_dir, "cache"),
+        *PRETRAIN_FLAGS,
+    ]
     cmd, env = _pinned(cmd, core)
     os.makedirs(out, exist_ok=True)
     start = time.time()
@@ -143,16 +185,26 @@ def evaluate(corpus_dir: str, out: str) -> dict:
     torch.set_num_threads(1)
     tokenizer = AutoTokenizer.from_pretrained(os.path.join(corpus_dir, "tokenizer"))
     sets = ablation._heldout_sets(corpus_dir, tokenizer)
-    results = {"unigram": ablation._unigram_scores(corpus_dir, tokenizer, sets),
-               "pretrained": ablation.score_model(os.path.join(out, "pretrain"), sets),
-               "random init": ablation.score_model(os.path.join(out, "random-init"), sets)}
+    results = {
+        "unigram": ablation._unigram_scores(corpus_dir, tokenizer, sets),
+        "pretrained": ablation.score_model(os.path.join(out, "pretrain"), sets),
+        "random init": ablation.score_model(os.path.join(out, "random-init"), sets),
+    }
     with open(os.path.join(out, "heldout_mlm.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=1)
     return results
 
 
-def finetune(out: str, shared: str, arm: str, core: int | None, tasks: list[str], fractions: list[float],
-             seeds: list[int], model_dir: str | None = None) -> None:
+def finetune(
+    out: str,
+    shared: str,
+    arm: str,
+    core: int | None,
+    tasks: list[str],
+    fractions: list[float],
+    seeds: list[int],
+    model_dir: str | None = None,
+) -> None:
     from hf_bert_tasks.scripts.quickstart import random_init_copy
 
     model = model_dir or os.path.join(out, "pretrain")
@@ -170,12 +222,39 @@ def finetune(out: str, shared: str, arm: str, core: int | None, tasks: list[str]
                 if os.path.isfile(os.path.join(run_dir, "all_results.json")):
                     continue
                 epochs = epochs_for(n, full_epochs)
-                cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", task,
-                       "--model_name_or_path", model, "--data_dir", data_dir, "--output_dir", run_dir,
-                       "--seed", str(seed), "--learning_rate", str(LEARNING_RATE),
-                       "--per_device_train_batch_size", str(BATCH), "--max_seq_length", "128",
-                       "--num_train_epochs", str(epochs), "--eval_strategy", "no", "--save_strategy", "no",
-                       "--logging_steps", "50", "--disable_tqdm", "True", "--no_cache_tokenized"]
+                cmd = [
+                    sys.executable,
+                    "-m",
+                    "hf_bert_tasks.cli",
+                    "finetune",
+                    "--task",
+                    task,
+                    "--model_name_or_path",
+                    model,
+                    "--data_dir",
+                    data_dir,
+                    "--output_dir",
+                    run_dir,
+                    "--seed",
+                    str(seed),
+                    "--learning_rate",
+                    str(LEARNING_RATE),
+                    "--per_device_train_batch_size",
+                    str(BATCH),
+                    "--max_seq_length",
+                    "128",
+                    "--num_train_epochs",
+                    str(epochs),
+                    "--eval_strategy",
+                    "no",
+                    "--save_strategy",
+                    "no",
+                    "--logging_steps",
+                    "50",
+                    "--disable_tqdm",
+                    "True",
+                    "--no_cache_tokenized",
+                ]
                 cmd, env = _pinned(cmd, core)
                 os.makedirs(os.path.dirname(run_dir), exist_ok=True)
                 start = time.time()
@@ -185,10 +264,26 @@ def finetune(out: str, shared: str, arm: str, core: int | None, tasks: list[str]
                 with open(os.path.join(run_dir, "all_results.json")) as f:
                     value = json.load(f)[key]
                 with open(os.path.join(run_dir, "label_efficiency_run.json"), "w") as f:
-                    json.dump({"task": task, "fraction": fraction, "arm": arm, "seed": seed, "train_examples": n,
-                               "epochs": epochs, key: value, "wall_s": wall, "model": model}, f, indent=1)
-                print(f"{task} {fraction:g} ({n} examples, {epochs} epochs) {arm} seed {seed}: {key} {value:.4f} "
-                      f"({wall:.0f} s)", flush=True)
+                    json.dump(
+                        {
+                            "task": task,
+                            "fraction": fraction,
+                            "arm": arm,
+                            "seed": seed,
+                            "train_examples": n,
+                            "epochs": epochs,
+                            key: value,
+                            "wall_s": wall,
+                            "model": model,
+                        },
+                        f,
+                        indent=1,
+                    )
+                print(
+                    f"{task} {fraction:g} ({n} examples, {epochs} epochs) {arm} seed {seed}: {key} {value:.4f} "
+                    f"({wall:.0f} s)",
+                    flush=True,
+                )
 
 
 # ------------------------------------------------------------------ the paper's protocol on a GPU (issue 43 item 2)
@@ -213,9 +308,20 @@ def grid_jobs(tasks: list[str], fractions: list[float]) -> list[tuple[str, float
     return [(t, f, arm) for f in fractions for t in tasks for arm in ("pretrained", "random")]
 
 
-def run_grid(out: str, shared: str, model_dir: str, tasks: list[str], fractions: list[float], lr_grid: list[float],
-             seeds: list[int], workers: int, deadline_s: float, kill_s: float, extra: list[str],
-             min_steps: int = GRID_MIN_STEPS) -> list[dict]:
+def run_grid(
+    out: str,
+    shared: str,
+    model_dir: str,
+    tasks: list[str],
+    fractions: list[float],
+    lr_grid: list[float],
+    seeds: list[int],
+    workers: int,
+    deadline_s: float,
+    kill_s: float,
+    extra: list[str],
+    min_steps: int = GRID_MIN_STEPS,
+) -> list[dict]:
     """Fine-tune both arms on every (task, fraction): one ``hf-bert-tasks finetune --lr_grid ... --seeds ...`` process
     per (task, fraction, arm) (the data tokenized once per process), ``workers`` processes at once on one device.
     No process starts after ``deadline_s``; any still running at ``kill_s`` is killed (its finished runs count).
@@ -237,24 +343,65 @@ def run_grid(out: str, shared: str, model_dir: str, tasks: list[str], fractions:
         batch = batch_for(n)
         epochs = epochs_for(n, TASKS[task][4], batch, min_steps)
         run_dir = os.path.join(out, "grid", task, f"frac{fraction:g}", arm)
-        record = {"task": task, "fraction": fraction, "arm": arm, "train_examples": n, "batch": batch,
-                  "epochs": epochs, "run_dir": run_dir, "status": "not started (deadline)", "wall_s": 0.0}
+        record = {
+            "task": task,
+            "fraction": fraction,
+            "arm": arm,
+            "train_examples": n,
+            "batch": batch,
+            "epochs": epochs,
+            "run_dir": run_dir,
+            "status": "not started (deadline)",
+            "wall_s": 0.0,
+        }
         begin = time.time()
         if begin - start > deadline_s:
             return record
-        cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", task, "--model_name_or_path",
-               models[arm], "--data_dir", data_dir, "--output_dir", run_dir, "--lr_grid",
-               ",".join(f"{lr:g}" for lr in lr_grid), "--seeds", ",".join(map(str, seeds)),
-               "--per_device_train_batch_size", str(batch), "--per_device_eval_batch_size", "256",
-               "--max_seq_length", "128", "--num_train_epochs", str(epochs), "--eval_strategy", "no",
-               "--save_strategy", "no", "--logging_steps", "50", "--disable_tqdm", "True", "--no_cache_tokenized",
-               "--report_to", "none", *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "hf_bert_tasks.cli",
+            "finetune",
+            "--task",
+            task,
+            "--model_name_or_path",
+            models[arm],
+            "--data_dir",
+            data_dir,
+            "--output_dir",
+            run_dir,
+            "--lr_grid",
+            ",".join(f"{lr:g}" for lr in lr_grid),
+            "--seeds",
+            ",".join(map(str, seeds)),
+            "--per_device_train_batch_size",
+            str(batch),
+            "--per_device_eval_batch_size",
+            "256",
+            "--max_seq_length",
+            "128",
+            "--num_train_epochs",
+            str(epochs),
+            "--eval_strategy",
+            "no",
+            "--save_strategy",
+            "no",
+            "--logging_steps",
+            "50",
+            "--disable_tqdm",
+            "True",
+            "--no_cache_tokenized",
+            "--report_to",
+            "none",
+            *extra,
+        ]
         record["command"] = cmd
         os.makedirs(os.path.dirname(run_dir), exist_ok=True)
         env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
         with open(run_dir + ".log", "w") as log:
-            proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
             try:
                 code = proc.wait(timeout=max(1.0, kill_s - (time.time() - start)))
                 record["status"] = "finished" if code == 0 else f"failed (exit {code}; see {run_dir}.log)"
@@ -288,11 +435,16 @@ def grid_runs(out: str) -> list[dict]:
                 if seed_dir.startswith("seed_") and os.path.isfile(path):
                     with open(path) as f:
                         result = json.load(f)
-                    runs.append({**{k: job[k] for k in ("task", "fraction", "arm", "train_examples", "batch",
-                                                        "epochs")},
-                                 "learning_rate": float(lr_dir[3:]), "seed": int(seed_dir[5:]),
-                                 "metric": key, "value": 100 * result[key],
-                                 "train_runtime_s": result.get("train_runtime")})
+                    runs.append(
+                        {
+                            **{k: job[k] for k in ("task", "fraction", "arm", "train_examples", "batch", "epochs")},
+                            "learning_rate": float(lr_dir[3:]),
+                            "seed": int(seed_dir[5:]),
+                            "metric": key,
+                            "value": 100 * result[key],
+                            "train_runtime_s": result.get("train_runtime"),
+                        }
+                    )
     return runs
 
 
@@ -308,25 +460,56 @@ def grid_rows(out: str, transfer_dir: str | None, timings: dict[str, float], ste
             summary = json.load(f)
         phase = summary["phases"][-1]
         final = phase.get("final_eval", {})
-        config = {"steps": summary.get("steps"), "batch_size": phase.get("batch_size"),
-                  "max_seq_length": phase.get("max_seq_length"), "corpus": summary.get("corpus"),
-                  "train_instances": phase.get("train_instances")}
+        config = {
+            "steps": summary.get("steps"),
+            "batch_size": phase.get("batch_size"),
+            "max_seq_length": phase.get("max_seq_length"),
+            "corpus": summary.get("corpus"),
+            "train_instances": phase.get("train_instances"),
+        }
         first = "first GPU run (text only, 1.9 M words, same held-out documents and vocabulary recipe): "
-        rows.append(make_row(step, "pretraining: held-out MLM loss", final["eval_mlm_loss"], "nats",
-                             first + "5.76 nats", config))
-        rows.append(make_row(step, "pretraining: held-out MLM accuracy", 100 * final["eval_mlm_accuracy"], "%",
-                             first + "18.3 %", config))
+        rows.append(
+            make_row(
+                step, "pretraining: held-out MLM loss", final["eval_mlm_loss"], "nats", first + "5.76 nats", config
+            )
+        )
+        rows.append(
+            make_row(
+                step,
+                "pretraining: held-out MLM accuracy",
+                100 * final["eval_mlm_accuracy"],
+                "%",
+                first + "18.3 %",
+                config,
+            )
+        )
         with open(os.path.join(transfer_dir, "pretrain", "trainer_state.json")) as f:
             train = [h for h in json.load(f)["log_history"] if "train_runtime" in h]
         if train:
-            rows.append(make_row(step, "pretraining: Trainer train_runtime", train[-1]["train_runtime"], "s",
-                                 "first GPU run: 88.6 s", config))
+            rows.append(
+                make_row(
+                    step,
+                    "pretraining: Trainer train_runtime",
+                    train[-1]["train_runtime"],
+                    "s",
+                    "first GPU run: 88.6 s",
+                    config,
+                )
+            )
     for name, seconds in timings.items():
         rows.append(make_row(step, f"wall: {name}", seconds, "s", "issue 43: the whole group <= 330 s on one H200"))
     for r in grid_runs(out):
-        rows.append(make_row(step, f"{r['task']} {100 * r['fraction']:g} % labels, {r['arm']}, lr "
-                             f"{r['learning_rate']:.0e}, seed {r['seed']}: dev {r['metric'].removeprefix('eval_')}",
-                             r["value"], "%", "the other arm at its own best lr (render)", {"run": r}))
+        rows.append(
+            make_row(
+                step,
+                f"{r['task']} {100 * r['fraction']:g} % labels, {r['arm']}, lr "
+                f"{r['learning_rate']:.0e}, seed {r['seed']}: dev {r['metric'].removeprefix('eval_')}",
+                r["value"],
+                "%",
+                "the other arm at its own best lr (render)",
+                {"run": r},
+            )
+        )
     return rows
 
 
@@ -346,8 +529,7 @@ def table_from_rows(rows: list[dict]) -> tuple[dict, dict]:
         key = cell[0]["metric"]
         lr, per_lr = select_learning_rate([{"learning_rate": r["learning_rate"], key: r["value"]} for r in cell], key)
         chosen = sorted((r for r in cell if r["learning_rate"] == lr), key=lambda r: r["seed"])
-        table.setdefault(task, {}).setdefault(fraction, {})[arm] = [
-            {**r, key: r["value"] / 100} for r in chosen]
+        table.setdefault(task, {}).setdefault(fraction, {})[arm] = [{**r, key: r["value"] / 100} for r in chosen]
         selected[task, fraction, arm] = (lr, per_lr, sorted({r["learning_rate"] for r in cell}))
     return table, selected
 
@@ -358,8 +540,10 @@ def render(rows: list[dict], png: str | None = None) -> str:
     table, selected = table_from_rows(rows)
     if not table:
         raise ValueError("no fine-tuning runs in the rows (did the grid step run?)")
-    header = ("| task (dev metric, x100) | labels (fraction) | batch x epochs | pretrained: lr, mean ± std (seeds) | "
-              "random init: lr, mean ± std (seeds) | gain | gain > 2 x max seed std |")
+    header = (
+        "| task (dev metric, x100) | labels (fraction) | batch x epochs | pretrained: lr, mean ± std (seeds) | "
+        "random init: lr, mean ± std (seeds) | gain | gain > 2 x max seed std |"
+    )
     lines = [header, "|---|---|---|---|---|---|---|"]
     for task, by_fraction in table.items():
         for fraction in sorted(by_fraction, reverse=True):
@@ -373,16 +557,20 @@ def render(rows: list[dict], png: str | None = None) -> str:
                 stats[arm] = _stats(values)
                 lr, _, grid = selected[task, fraction, arm]
                 edge = " (grid edge)" if len(grid) > 2 and lr in (grid[0], grid[-1]) else ""
-                cells.append(f"{lr:.0e}{edge}: {stats[arm][0]:.1f} ± {stats[arm][1]:.1f} "
-                             f"({', '.join(f'{v:.2f}' for v in values)})")
+                cells.append(
+                    f"{lr:.0e}{edge}: {stats[arm][0]:.1f} ± {stats[arm][1]:.1f} "
+                    f"({', '.join(f'{v:.2f}' for v in values)})"
+                )
             run = next(iter(arms.values()))[0]
             gain = verdict = "-"
             if len(stats) == 2:
                 (pm, ps), (qm, qs) = stats["pretrained"], stats["random"]
                 gain = f"{pm - qm:+.1f}"
                 verdict = "yes" if pm - qm > 2 * max(ps, qs) else "no"
-            lines.append(f"| {task} ({run['metric']}) | {run['train_examples']:,} ({100 * fraction:g} %) | "
-                         f"{run['batch']} x {run['epochs']} | {cells[0]} | {cells[1]} | {gain} | {verdict} |")
+            lines.append(
+                f"| {task} ({run['metric']}) | {run['train_examples']:,} ({100 * fraction:g} %) | "
+                f"{run['batch']} x {run['epochs']} | {cells[0]} | {cells[1]} | {gain} | {verdict} |"
+            )
     if png:
         plot({t: {f: {a: v for a, v in arms.items()} for f, arms in bf.items()} for t, bf in table.items()}, png)
     return "\n".join(lines)
@@ -406,8 +594,13 @@ def _stats(values: list[float]) -> tuple[float, float]:
 
 def report(out: str) -> str:
     table = collect(out)
-    lines = [("| task (dev metric, x100) | labels (fraction) | epochs | pretrained (ours) | random init | gain | "
-              "gain > 2 x max seed std | wall s per run (pretrained / random) |"), "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        (
+            "| task (dev metric, x100) | labels (fraction) | epochs | pretrained (ours) | random init | gain | "
+            "gain > 2 x max seed std | wall s per run (pretrained / random) |"
+        ),
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for task, by_fraction in table.items():
         key = TASKS[task][3]
         for fraction in sorted(by_fraction):
@@ -423,7 +616,8 @@ def report(out: str) -> str:
                 f"| {task} ({key}) | {run['train_examples']:,} ({100 * fraction:g} %) | {run['epochs']} | "
                 f"{pm:.1f} ± {ps:.1f} ({', '.join(f'{v:.2f}' for v in p)}) | "
                 f"{qm:.1f} ± {qs:.1f} ({', '.join(f'{v:.2f}' for v in q)}) | {pm - qm:+.1f} | "
-                f"{'yes' if pm - qm > 2 * max(ps, qs) else 'no'} | {walls[0]:.0f} / {walls[1]:.0f} |")
+                f"{'yes' if pm - qm > 2 * max(ps, qs) else 'no'} | {walls[0]:.0f} / {walls[1]:.0f} |"
+            )
     with open(os.path.join(out, "label_efficiency.json"), "w") as f:
         json.dump(table, f, indent=1)
     plot(table, os.path.join(out, "label_efficiency.png"))
@@ -441,13 +635,21 @@ def plot(table: dict, path: str) -> None:
     for ax, (task, by_fraction) in zip(axes[0], table.items()):
         key = TASKS[task][3]
         for arm, style in (("pretrained", "o-"), ("random", "s--")):
-            points = sorted((runs[arm][0]["train_examples"], _stats([100 * r[key] for r in runs[arm]]))
-                            for runs in by_fraction.values() if arm in runs)
+            points = sorted(
+                (runs[arm][0]["train_examples"], _stats([100 * r[key] for r in runs[arm]]))
+                for runs in by_fraction.values()
+                if arm in runs
+            )
             if points:
                 xs = [x for x, _ in points]
-                ax.errorbar(xs, [m for _, (m, _) in points], yerr=[0 if math.isnan(s) else s for _, (_, s) in points],
-                            fmt=style, capsize=3, label="pretrained (this package)" if arm == "pretrained"
-                            else "random init (same architecture)")
+                ax.errorbar(
+                    xs,
+                    [m for _, (m, _) in points],
+                    yerr=[0 if math.isnan(s) else s for _, (_, s) in points],
+                    fmt=style,
+                    capsize=3,
+                    label="pretrained (this package)" if arm == "pretrained" else "random init (same architecture)",
+                )
         ax.set_xscale("log")
         # the fractions and seed counts this table holds (a cut grid has fewer of either): the labels say what is shown
         fractions = ", ".join(f"{100 * f:g} %" for f in sorted(by_fraction))
@@ -475,9 +677,12 @@ def main(argv=None) -> None:
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)))
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)))
-    parser.add_argument("--add_corpus", default=None,
-                        help="pretrain: add books (books / books+text) or comma-separated globs of book files "
-                             "(pretraining_transfer.py --corpus) to the ablation corpus's training documents")
+    parser.add_argument(
+        "--add_corpus",
+        default=None,
+        help="pretrain: add books (books / books+text) or comma-separated globs of book files "
+        "(pretraining_transfer.py --corpus) to the ablation corpus's training documents",
+    )
     grid = parser.add_argument_group("grid / rows / render (the GPU group, benchmarks/gpu_transfer_books.sh)")
     grid.add_argument("--lr_grid", default=",".join(f"{lr:g}" for lr in LR_GRID))
     grid.add_argument("--workers", type=int, default=8, help="fine-tuning processes at once")
@@ -492,10 +697,20 @@ def main(argv=None) -> None:
     grid.add_argument("--png", default=None, help="render: also write the figure here")
     args = parser.parse_args(argv)
     if args.stage == "grid":
-        run_grid(args.out, args.shared, args.model_dir or os.path.join(args.out, "pretrain"), args.tasks.split(","),
-                 [float(x) for x in args.fractions.split(",")], [float(x) for x in args.lr_grid.split(",")],
-                 [int(s) for s in args.seeds.split(",")], args.workers, args.deadline_s, args.kill_s,
-                 args.finetune_flags.split(), args.min_steps)
+        run_grid(
+            args.out,
+            args.shared,
+            args.model_dir or os.path.join(args.out, "pretrain"),
+            args.tasks.split(","),
+            [float(x) for x in args.fractions.split(",")],
+            [float(x) for x in args.lr_grid.split(",")],
+            [int(s) for s in args.seeds.split(",")],
+            args.workers,
+            args.deadline_s,
+            args.kill_s,
+            args.finetune_flags.split(),
+            args.min_steps,
+        )
     elif args.stage == "rows":
         sys.path.insert(0, os.path.join(REPO, "benchmarks"))
         from gpu_report import append_rows
@@ -517,9 +732,16 @@ def main(argv=None) -> None:
     elif args.stage == "finetune":
         if not args.arm:
             parser.error("finetune needs --arm pretrained|random")
-        finetune(args.out, args.shared, args.arm, args.core, args.tasks.split(","),
-                 [float(x) for x in args.fractions.split(",")], [int(s) for s in args.seeds.split(",")],
-                 args.model_dir)
+        finetune(
+            args.out,
+            args.shared,
+            args.arm,
+            args.core,
+            args.tasks.split(","),
+            [float(x) for x in args.fractions.split(",")],
+            [int(s) for s in args.seeds.split(",")],
+            args.model_dir,
+        )
     else:
         print(report(args.out))
 

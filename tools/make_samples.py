@@ -33,14 +33,82 @@ import random
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hf_bert_tasks", "samples")
 
-PEOPLE = ["anna", "bruno", "chloe", "dmitri", "elena", "farid", "greta", "hiro", "ines", "jonas", "kemal", "lotte",
-          "marek", "nadia", "oskar", "priya", "quentin", "rosa", "sven", "talia", "umar", "vera", "wim", "yusuf"]
-OBJECTS = ["kettle", "bicycle", "lantern", "violin", "notebook", "umbrella", "telescope", "basket", "compass",
-           "blanket", "teapot", "ladder", "camera", "helmet", "mirror", "saddle", "canoe", "clock", "drum", "map"]
-PLACES = ["harbour", "market", "library", "garden", "station", "museum", "bakery", "workshop", "village",
-          "meadow", "castle", "orchard", "bridge", "island", "valley", "tower"]
-VERBS = [("repaired", "fixed"), ("bought", "purchased"), ("painted", "coloured"), ("found", "discovered"),
-         ("sold", "traded"), ("cleaned", "washed"), ("borrowed", "took"), ("carried", "moved")]
+PEOPLE = [
+    "anna",
+    "bruno",
+    "chloe",
+    "dmitri",
+    "elena",
+    "farid",
+    "greta",
+    "hiro",
+    "ines",
+    "jonas",
+    "kemal",
+    "lotte",
+    "marek",
+    "nadia",
+    "oskar",
+    "priya",
+    "quentin",
+    "rosa",
+    "sven",
+    "talia",
+    "umar",
+    "vera",
+    "wim",
+    "yusuf",
+]
+OBJECTS = [
+    "kettle",
+    "bicycle",
+    "lantern",
+    "violin",
+    "notebook",
+    "umbrella",
+    "telescope",
+    "basket",
+    "compass",
+    "blanket",
+    "teapot",
+    "ladder",
+    "camera",
+    "helmet",
+    "mirror",
+    "saddle",
+    "canoe",
+    "clock",
+    "drum",
+    "map",
+]
+PLACES = [
+    "harbour",
+    "market",
+    "library",
+    "garden",
+    "station",
+    "museum",
+    "bakery",
+    "workshop",
+    "village",
+    "meadow",
+    "castle",
+    "orchard",
+    "bridge",
+    "island",
+    "valley",
+    "tower",
+]
+VERBS = [
+    ("repaired", "fixed"),
+    ("bought", "purchased"),
+    ("painted", "coloured"),
+    ("found", "discovered"),
+    ("sold", "traded"),
+    ("cleaned", "washed"),
+    ("borrowed", "took"),
+    ("carried", "moved"),
+]
 POS_SEEN = ["wonderful", "delightful", "charming", "brilliant", "lovely", "gripping", "superb", "moving"]
 POS_HELD_OUT = ["joyful", "clever", "splendid", "tender"]
 NEG_SEEN = ["dull", "tedious", "clumsy", "bland", "awful", "boring", "messy", "shallow"]
@@ -48,10 +116,18 @@ NEG_HELD_OUT = ["grim", "stale", "sloppy", "hollow"]
 THINGS = ["film", "story", "plot", "ending", "cast", "script", "soundtrack", "opening", "finale", "performance"]
 NEGATIONS = ["was not {adj}", "was never {adj}", "was hardly {adj}"]
 #: consequences in the pretraining corpus that reveal polarity (positive, negative)
-GOOD_THEN = ["so everyone cheered", "so {p} told all friends about it", "so {p} smiled all evening",
-             "so the critics praised it"]
-BAD_THEN = ["so everyone left early", "so {p} asked for a refund", "so {p} sighed all evening",
-            "so the critics mocked it"]
+GOOD_THEN = [
+    "so everyone cheered",
+    "so {p} told all friends about it",
+    "so {p} smiled all evening",
+    "so the critics praised it",
+]
+BAD_THEN = [
+    "so everyone left early",
+    "so {p} asked for a refund",
+    "so {p} sighed all evening",
+    "so the critics mocked it",
+]
 
 
 def _adjective(rng, positive: bool, held_out: bool) -> str:
@@ -70,12 +146,19 @@ def sst2(rng, n, held_out_share=0.0):
         thing, other = rng.sample(THINGS, 2)
         if kind == "plain":
             adj = _adjective(rng, positive, held)
-            text = rng.choice([f"the {thing} was {adj} .", f"what a {adj} {thing} .", f"i found the {thing} {adj} .",
-                               f"a {adj} {thing} from start to end ."])
+            text = rng.choice(
+                [
+                    f"the {thing} was {adj} .",
+                    f"what a {adj} {thing} .",
+                    f"i found the {thing} {adj} .",
+                    f"a {adj} {thing} from start to end .",
+                ]
+            )
         elif kind == "negated":
             adj = _adjective(rng, not positive, held)
-            text = rng.choice([f"the {thing} " + rng.choice(NEGATIONS).format(adj=adj) + " .",
-                               f"i did not find the {thing} {adj} ."])
+            text = rng.choice(
+                [f"the {thing} " + rng.choice(NEGATIONS).format(adj=adj) + " .", f"i did not find the {thing} {adj} ."]
+            )
         else:
             first = _adjective(rng, not positive, held)
             last = _adjective(rng, positive, held)
@@ -105,8 +188,13 @@ def mrpc(rng, n):
             else:  # another event: person, object and place all differ (found only by comparing the sentences)
                 person, obj, place = _other(rng, PEOPLE, person), _other(rng, OBJECTS, obj), _other(rng, PLACES, place)
         did = "never " if negated else ""
-        s2 = rng.choices([f"{person} {did}{syn} the {obj} near the {place} yesterday .",
-                          f"yesterday , near the {place} , {person} {did}{syn} the {obj} ."], weights=[0.7, 0.3])[0]
+        s2 = rng.choices(
+            [
+                f"{person} {did}{syn} the {obj} near the {place} yesterday .",
+                f"yesterday , near the {place} , {person} {did}{syn} the {obj} .",
+            ],
+            weights=[0.7, 0.3],
+        )[0]
         rows.append((label, s1, s2))
     return rows
 
@@ -121,7 +209,9 @@ def stsb(rng, n):
         o2 = obj if "obj" in kept else _other(rng, OBJECTS, obj)
         l2 = place if "place" in kept else _other(rng, PLACES, place)
         score = min(5.0, max(0.0, keep * 5 / 3 + rng.uniform(-0.3, 0.3)))
-        rows.append((f"{person} {verb} a {obj} at the {place} .", f"at the {l2} , {p2} {syn} a {o2} .", round(score, 2)))
+        rows.append(
+            (f"{person} {verb} a {obj} at the {place} .", f"at the {l2} , {p2} {syn} a {o2} .", round(score, 2))
+        )
     return rows
 
 
@@ -131,20 +221,25 @@ def mnli(rng, n):
         person, obj, place, (verb, syn) = _slots(rng)
         premise = f"{person} {verb} the {obj} at the {place} ."
         label = rng.choice(["entailment", "neutral", "contradiction"])
-        form = rng.choice(["place", "place", "object", "object", "claim"] if label == "neutral" else ["place", "object"])
+        form = rng.choice(
+            ["place", "place", "object", "object", "claim"] if label == "neutral" else ["place", "object"]
+        )
         if form == "place":
             other = _other(rng, PLACES, place)
-            hyp = {"entailment": f"{person} was at the {place} .",
-                   "contradiction": rng.choice([f"{person} was never at the {place} .",
-                                                f"{person} was only at the {other} ."]),
-                   "neutral": rng.choice([f"{person} was never at the {other} .", f"{person} was at the {other} ."]),
-                   }[label]
+            hyp = {
+                "entailment": f"{person} was at the {place} .",
+                "contradiction": rng.choice(
+                    [f"{person} was never at the {place} .", f"{person} was only at the {other} ."]
+                ),
+                "neutral": rng.choice([f"{person} was never at the {other} .", f"{person} was at the {other} ."]),
+            }[label]
         elif form == "object":
             other = _other(rng, OBJECTS, obj)
-            hyp = {"entailment": f"someone {syn} the {obj} .",
-                   "contradiction": rng.choice([f"nobody {syn} the {obj} .", f"{person} only {syn} the {other} ."]),
-                   "neutral": rng.choice([f"nobody {syn} the {other} .", f"someone {syn} the {other} ."]),
-                   }[label]
+            hyp = {
+                "entailment": f"someone {syn} the {obj} .",
+                "contradiction": rng.choice([f"nobody {syn} the {obj} .", f"{person} only {syn} the {other} ."]),
+                "neutral": rng.choice([f"nobody {syn} the {other} .", f"someone {syn} the {other} ."]),
+            }[label]
         else:
             hyp = rng.choice([f"{person} also likes the {rng.choice(OBJECTS)} .", f"the {place} is very old ."])
         rows.append({"premise": premise, "hypothesis": hyp, "label": label})
@@ -174,9 +269,11 @@ def corpus(rng, n_docs):
         for _ in range(rng.randint(2, 4)):
             _, obj, place, (verb, syn) = _slots(rng)
             if rng.random() < 0.5:
-                lines += [f"one morning {person} {verb} a {obj} at the {place} .",
-                          f"later {person} {syn} the {obj} again .",
-                          f"after that {person} walked back from the {place} to the {home} ."]
+                lines += [
+                    f"one morning {person} {verb} a {obj} at the {place} .",
+                    f"later {person} {syn} the {obj} again .",
+                    f"after that {person} walked back from the {place} to the {home} .",
+                ]
             else:
                 thing = rng.choice(THINGS)
                 lines += [f"in the evening {person} watched a {thing} at the {place} .", review(rng, person, thing)]
@@ -205,20 +302,44 @@ def main():
     for split, n in sizes.items():
         held = 0.0 if split == "train" else 0.1
         write_tsv(f"{HERE}/SST-2/{split}.tsv", ["sentence", "label"], sst2(rng_for(f"sst2-{split}"), n, held))
-        write_tsv(f"{HERE}/MRPC/{split}.tsv", ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
-                  [(lab, 1000 + i, 5000 + i, a, b) for i, (lab, a, b) in enumerate(mrpc(rng_for(f"mrpc-{split}"), n))])
-        write_tsv(f"{HERE}/STS-B/{split}.tsv",
-                  ["index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1", "sentence2", "score"],
-                  [(i, "sample", "gen", "2026", i, "none", "none", a, b, s)
-                   for i, (a, b, s) in enumerate(stsb(rng_for(f"stsb-{split}"), n // 2))])
+        write_tsv(
+            f"{HERE}/MRPC/{split}.tsv",
+            ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
+            [(lab, 1000 + i, 5000 + i, a, b) for i, (lab, a, b) in enumerate(mrpc(rng_for(f"mrpc-{split}"), n))],
+        )
+        write_tsv(
+            f"{HERE}/STS-B/{split}.tsv",
+            [
+                "index",
+                "genre",
+                "filename",
+                "year",
+                "old_index",
+                "source1",
+                "source2",
+                "sentence1",
+                "sentence2",
+                "score",
+            ],
+            [
+                (i, "sample", "gen", "2026", i, "none", "none", a, b, s)
+                for i, (a, b, s) in enumerate(stsb(rng_for(f"stsb-{split}"), n // 2))
+            ],
+        )
         name = "train.jsonl" if split == "train" else "dev_matched.jsonl"
         os.makedirs(f"{HERE}/MNLI", exist_ok=True)
         with open(f"{HERE}/MNLI/{name}", "w", encoding="utf-8") as f:
             f.writelines(json.dumps(row) + "\n" for row in mnli(rng_for(f"mnli-{split}"), n))
-    write_tsv(f"{HERE}/SST-2/test.tsv", ["index", "sentence"],
-              [(i, s) for i, (s, _) in enumerate(sst2(rng_for("sst2-test"), 50, 0.5))])
-    write_tsv(f"{HERE}/MRPC/test.tsv", ["index", "#1 ID", "#2 ID", "#1 String", "#2 String"],
-              [(i, 9000 + i, 9500 + i, a, b) for i, (_, a, b) in enumerate(mrpc(rng_for("mrpc-test"), 50))])
+    write_tsv(
+        f"{HERE}/SST-2/test.tsv",
+        ["index", "sentence"],
+        [(i, s) for i, (s, _) in enumerate(sst2(rng_for("sst2-test"), 50, 0.5))],
+    )
+    write_tsv(
+        f"{HERE}/MRPC/test.tsv",
+        ["index", "#1 ID", "#2 ID", "#1 String", "#2 String"],
+        [(i, 9000 + i, 9500 + i, a, b) for i, (_, a, b) in enumerate(mrpc(rng_for("mrpc-test"), 50))],
+    )
     os.makedirs(f"{HERE}/pretraining", exist_ok=True)
     with open(f"{HERE}/pretraining/corpus.txt", "w", encoding="utf-8") as f:
         f.write("\n\n".join("\n".join(doc) for doc in corpus(rng_for("corpus"), 1200)) + "\n")

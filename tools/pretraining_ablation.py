@@ -86,9 +86,14 @@ def corpus(shared: str, out: str) -> dict:
     _write(os.path.join(out, "heldout.txt"), held)
     tokenizer = train_wordpiece_tokenizer([s for d in train for s in d], vocab_size=VOCAB)
     tokenizer.save_pretrained(os.path.join(out, "tokenizer"))
-    info = {"documents": len(docs), "train_documents": len(train), "heldout_documents": len(held),
-            "train_sentences": sum(map(len, train)), "heldout_sentences": sum(map(len, held)),
-            "vocab_size": len(tokenizer)}
+    info = {
+        "documents": len(docs),
+        "train_documents": len(train),
+        "heldout_documents": len(held),
+        "train_sentences": sum(map(len, train)),
+        "heldout_sentences": sum(map(len, held)),
+        "vocab_size": len(tokenizer),
+    }
     with open(os.path.join(out, "corpus.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1)
     return info
@@ -101,19 +106,60 @@ def pretrain(out: str, arms: list[str], seeds: list[int], steps: int, core: int 
             if os.path.isfile(os.path.join(run, "pretraining_summary.json")):
                 print(f"{run}: done, kept")
                 continue
-            cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain",
-                   "--train_files", os.path.join(out, "train.txt"), "--tokenizer_name", os.path.join(out, "tokenizer"),
-                   "--preset", "tiny", "--max_seq_length", str(SEQ), "--selection", "exact",
-                   "--max_predictions_per_seq", "20", "--per_device_train_batch_size", str(BATCH),
-                   "--max_steps", str(steps), "--learning_rate", "1e-4", "--warmup_steps", "0.01",
-                   "--validation_split_percentage", "0", "--eval_strategy", "no", "--save_strategy", "no",
-                   "--logging_steps", "100", "--disable_tqdm", "True", "--report_to", "none",
-                   "--seed", str(seed), "--output_dir", run, "--dataset_cache_dir", os.path.join(out, "cache"),
-                   *ARMS[arm]]
+            cmd = [
+                sys.executable,
+                "-m",
+                "hf_bert_tasks.cli",
+                "pretrain",
+                "--train_files",
+                os.path.join(out, "train.txt"),
+                "--tokenizer_name",
+                os.path.join(out, "tokenizer"),
+                "--preset",
+                "tiny",
+                "--max_seq_length",
+                str(SEQ),
+                "--selection",
+                "exact",
+                "--max_predictions_per_seq",
+                "20",
+                "--per_device_train_batch_size",
+                str(BATCH),
+                "--max_steps",
+                str(steps),
+                "--learning_rate",
+                "1e-4",
+                "--warmup_steps",
+                "0.01",
+                "--validation_split_percentage",
+                "0",
+                "--eval_strategy",
+                "no",
+                "--save_strategy",
+                "no",
+                "--logging_steps",
+                "100",
+                "--disable_tqdm",
+                "True",
+                "--report_to",
+                "none",
+                "--seed",
+                str(seed),
+                "--output_dir",
+                run,
+                "--dataset_cache_dir",
+                os.path.join(out, "cache"),
+                *ARMS[arm],
+            ]
             if core is not None:
                 cmd = ["taskset", "-c", str(core), *cmd]
-            env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-                       TOKENIZERS_PARALLELISM="false")
+            env = dict(
+                os.environ,
+                OMP_NUM_THREADS="1",
+                HF_HUB_OFFLINE="1",
+                HF_DATASETS_OFFLINE="1",
+                TOKENIZERS_PARALLELISM="false",
+            )
             start = time.time()
             os.makedirs(run, exist_ok=True)
             with open(os.path.join(run, "console.log"), "w", encoding="utf-8") as log:
@@ -134,17 +180,18 @@ def _heldout_sets(out: str, tokenizer):
     from hf_bert_tasks.pretraining_data import build_pretraining_dataset
 
     docs = Dataset.from_dict({"sentences": _documents(os.path.join(out, "heldout.txt"))})
-    collator = DataCollatorForBertPretraining(tokenizer, seed=0, mlm_probability=0.15, selection="exact",
-                                              max_predictions_per_seq=20)
+    collator = DataCollatorForBertPretraining(
+        tokenizer, seed=0, mlm_probability=0.15, selection="exact", max_predictions_per_seq=20
+    )
     sets = {}
     for name, nsp in (("pairs", True), ("segments", False)):
-        instances = build_pretraining_dataset(docs, tokenizer, next_sentence_prediction=nsp, max_seq_length=SEQ,
-                                              seed=0)
-        rows = [{k: v for k, v in r.items() if k in ("input_ids", "token_type_ids", "word_ids")}
-                for r in instances]
+        instances = build_pretraining_dataset(
+            docs, tokenizer, next_sentence_prediction=nsp, max_seq_length=SEQ, seed=0
+        )
+        rows = [{k: v for k, v in r.items() if k in ("input_ids", "token_type_ids", "word_ids")} for r in instances]
         for i, r in enumerate(rows):
             r["idx"] = i
-        sets[name] = [collator(rows[i:i + 64]) for i in range(0, len(rows), 64)]
+        sets[name] = [collator(rows[i : i + 64]) for i in range(0, len(rows), 64)]
     return sets
 
 
@@ -157,16 +204,20 @@ def _unigram_scores(out: str, tokenizer, sets) -> dict:
     docs = _documents(os.path.join(out, "train.txt"))
     sentences = [s for d in docs for s in d]
     for i in range(0, len(sentences), 10_000):
-        ids = tokenizer(sentences[i:i + 10_000], add_special_tokens=False)["input_ids"]
-        counts += np.bincount(np.concatenate([np.asarray(x, dtype=np.int64) for x in ids if x]),
-                              minlength=len(tokenizer))
+        ids = tokenizer(sentences[i : i + 10_000], add_special_tokens=False)["input_ids"]
+        counts += np.bincount(
+            np.concatenate([np.asarray(x, dtype=np.int64) for x in ids if x]), minlength=len(tokenizer)
+        )
     log_p = np.log(counts / counts.sum())
     top = int(counts.argmax())
     scores = {}
     for set_name, batches in sets.items():
         targets = np.concatenate([b["labels"][b["labels"] != -100].numpy() for b in batches])
-        scores[set_name] = {"mlm_loss": float(-log_p[targets].mean()), "mlm_accuracy": float((targets == top).mean()),
-                            "masked_tokens": int(targets.size)}
+        scores[set_name] = {
+            "mlm_loss": float(-log_p[targets].mean()),
+            "mlm_accuracy": float((targets == top).mean()),
+            "masked_tokens": int(targets.size),
+        }
     return scores
 
 
@@ -190,8 +241,12 @@ def score_model(model_dir: str, sets: dict) -> dict:
             loss_sum += torch.nn.functional.cross_entropy(picked, target, reduction="sum").item()
             correct += (picked.argmax(-1) == target).sum().item()
             count += target.numel()
-        scores[set_name] = {"mlm_loss": loss_sum / count, "mlm_accuracy": correct / count,
-                            "masked_tokens": int(count), "instances": sum(len(b["input_ids"]) for b in batches)}
+        scores[set_name] = {
+            "mlm_loss": loss_sum / count,
+            "mlm_accuracy": correct / count,
+            "masked_tokens": int(count),
+            "instances": sum(len(b["input_ids"]) for b in batches),
+        }
     return scores
 
 
@@ -231,23 +286,32 @@ def report(out: str) -> str:
             return f"{values[0]:.{digits}f} (n=1)"
         return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f} (n={len(values)})"
 
-    lines = ["| arm | flags | held-out MLM loss, A/B pairs (nats) | accuracy, pairs | MLM loss, full segments (nats) "
-             "| accuracy, segments | steps x batch | wall s per run (one core) |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        (
+            "| arm | flags | held-out MLM loss, A/B pairs (nats) | accuracy, pairs | MLM loss, full segments (nats) "
+            "| accuracy, segments | steps x batch | wall s per run (one core) |"
+        ),
+        "|---|---|---|---|---|---|---|---|",
+    ]
     uni = results.get("unigram")
     if uni:
-        lines.append(f"| unigram (no model) | WordPiece frequencies of train.txt | {uni['pairs']['mlm_loss']:.3f} "
-                     f"| {uni['pairs']['mlm_accuracy']:.4f} | {uni['segments']['mlm_loss']:.3f} "
-                     f"| {uni['segments']['mlm_accuracy']:.4f} | - | - |")
+        lines.append(
+            f"| unigram (no model) | WordPiece frequencies of train.txt | {uni['pairs']['mlm_loss']:.3f} "
+            f"| {uni['pairs']['mlm_accuracy']:.4f} | {uni['segments']['mlm_loss']:.3f} "
+            f"| {uni['segments']['mlm_accuracy']:.4f} | - | - |"
+        )
     for arm, flags in ARMS.items():
         runs = [r for name, r in results.items() if name.rsplit("-seed", 1)[0] == arm]
         if not runs:
             continue
-        lines.append(f"| {arm} | `{' '.join(flags) or '(paper settings)'}` "
-                     f"| {cell([r['pairs']['mlm_loss'] for r in runs], 3)} "
-                     f"| {cell([r['pairs']['mlm_accuracy'] for r in runs], 4)} "
-                     f"| {cell([r['segments']['mlm_loss'] for r in runs], 3)} "
-                     f"| {cell([r['segments']['mlm_accuracy'] for r in runs], 4)} "
-                     f"| {runs[0]['steps']} x {BATCH} | {cell([r['wall_s'] for r in runs], 0)} |")
+        lines.append(
+            f"| {arm} | `{' '.join(flags) or '(paper settings)'}` "
+            f"| {cell([r['pairs']['mlm_loss'] for r in runs], 3)} "
+            f"| {cell([r['pairs']['mlm_accuracy'] for r in runs], 4)} "
+            f"| {cell([r['segments']['mlm_loss'] for r in runs], 3)} "
+            f"| {cell([r['segments']['mlm_accuracy'] for r in runs], 4)} "
+            f"| {runs[0]['steps']} x {BATCH} | {cell([r['wall_s'] for r in runs], 0)} |"
+        )
     text = "\n".join(lines)
     print(text)
     return text

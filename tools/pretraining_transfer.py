@@ -85,7 +85,7 @@ def _shakespeare(path: str) -> list[list[str]]:
         blocks.append(block)
     docs = []
     for i in range(0, len(blocks), 10):
-        speech = " ".join(" ".join(b) for b in blocks[i:i + 10])
+        speech = " ".join(" ".join(b) for b in blocks[i : i + 10])
         docs.append(_sentences(speech))
     return docs
 
@@ -113,9 +113,13 @@ def _glue_train(data: str) -> list[list[str]]:
     for row in _tsv_rows(os.path.join(data, "glue/CoLA/train.tsv"), header=False):
         singles.append(row[3].strip())
     for i in range(0, len(singles), 8):
-        docs.append(singles[i:i + 8])
-    for task, a, b in (("MRPC", "#1 String", "#2 String"), ("RTE", "sentence1", "sentence2"),
-                       ("STS-B", "sentence1", "sentence2"), ("WNLI", "sentence1", "sentence2")):
+        docs.append(singles[i : i + 8])
+    for task, a, b in (
+        ("MRPC", "#1 String", "#2 String"),
+        ("RTE", "sentence1", "sentence2"),
+        ("STS-B", "sentence1", "sentence2"),
+        ("WNLI", "sentence1", "sentence2"),
+    ):
         for row in _tsv_rows(os.path.join(data, f"glue/{task}/train.tsv")):
             docs.append(_sentences(row[a]) + _sentences(row[b]))
     return docs
@@ -159,8 +163,11 @@ def build_corpus(shared: str, out: str) -> dict:
         for name, docs in sources.items():
             docs = [d for d in docs if d]
             f.writelines("\n".join(doc) + "\n\n" for doc in docs)
-            stats[name] = {"documents": len(docs), "sentences": sum(map(len, docs)),
-                           "words": sum(len(s.split()) for d in docs for s in d)}
+            stats[name] = {
+                "documents": len(docs),
+                "sentences": sum(map(len, docs)),
+                "words": sum(len(s.split()) for d in docs for s in d),
+            }
     with open(out + ".stats.json", "w") as f:
         json.dump(stats, f, indent=2)
     return stats
@@ -203,8 +210,9 @@ def _write_documents(path: str, docs) -> None:
         f.writelines("\n".join(doc) + "\n\n" for doc in docs if doc)
 
 
-def build_training_corpus(out_dir: str, extra_files: list[str], keep_text: bool, vocab_size: int,
-                          num_proc: int | None = None) -> dict:
+def build_training_corpus(
+    out_dir: str, extra_files: list[str], keep_text: bool, vocab_size: int, num_proc: int | None = None
+) -> dict:
     """From ``out_dir/corpus.txt`` (:func:`build_corpus`): ``heldout.txt``, ``train.txt`` (old training documents if
     ``keep_text``, plus the documents of ``extra_files``: ``.xz`` / ``.txt`` book shards split into sentences),
     ``tokenizer/`` (WordPiece of ``vocab_size`` trained on the old training documents). Returns statistics."""
@@ -219,8 +227,9 @@ def build_training_corpus(out_dir: str, extra_files: list[str], keep_text: bool,
     train_docs, eval_docs = split_documents(documents, HELDOUT_PERCENT, HELDOUT_SEED)
     _write_documents(os.path.join(out_dir, "heldout.txt"), eval_docs["sentences"])
     old = train_docs["sentences"]
-    tokenizer = train_wordpiece_tokenizer(lambda: itertools.chain.from_iterable(old), vocab_size=vocab_size,
-                                          lowercase=True)
+    tokenizer = train_wordpiece_tokenizer(
+        lambda: itertools.chain.from_iterable(old), vocab_size=vocab_size, lowercase=True
+    )
     tokenizer.save_pretrained(os.path.join(out_dir, "tokenizer"))
     split_start = time.time()
     books = book_documents(extra_files, num_proc) if extra_files else []
@@ -232,11 +241,19 @@ def build_training_corpus(out_dir: str, extra_files: list[str], keep_text: bool,
     merged = [d for *_, d in sorted(keyed, key=lambda t: t[:2])]
     _write_documents(os.path.join(out_dir, "train.txt"), merged)
     words = lambda docs: sum(len(s.split()) for d in docs for s in d)
-    stats = {"heldout": {"documents": len(eval_docs), "words": words(eval_docs["sentences"])},
-             "train_text": {"documents": len(base), "words": words(base)},
-             "books": {"files": extra_files, "documents": len(books), "sentences": sum(map(len, books)),
-                       "words": words(books), "read_and_split_s": round(split_s, 2)},
-             "vocab_size": vocab_size, "wall_s": round(time.time() - start, 2)}
+    stats = {
+        "heldout": {"documents": len(eval_docs), "words": words(eval_docs["sentences"])},
+        "train_text": {"documents": len(base), "words": words(base)},
+        "books": {
+            "files": extra_files,
+            "documents": len(books),
+            "sentences": sum(map(len, books)),
+            "words": words(books),
+            "read_and_split_s": round(split_s, 2),
+        },
+        "vocab_size": vocab_size,
+        "wall_s": round(time.time() - start, 2),
+    }
     with open(os.path.join(out_dir, "train.txt.stats.json"), "w") as f:
         json.dump(stats, f, indent=2)
     return stats
@@ -256,8 +273,9 @@ def _run(cmd: list[str], log: str) -> float:
     return time.time() - start
 
 
-def finetune(out: str, seeds: list[int], shared: str, lr: float, batch: int, tasks: list[str],
-             subdir: str = "finetune") -> None:
+def finetune(
+    out: str, seeds: list[int], shared: str, lr: float, batch: int, tasks: list[str], subdir: str = "finetune"
+) -> None:
     from hf_bert_tasks.scripts.quickstart import random_init_copy
 
     pretrained = os.path.join(out, "pretrain")
@@ -275,11 +293,32 @@ def finetune(out: str, seeds: list[int], shared: str, lr: float, batch: int, tas
                 run_dir = os.path.join(out, subdir, task, arm.replace(" ", "-"), f"seed_{seed}")
                 if os.path.isfile(os.path.join(run_dir, "all_results.json")):
                     continue
-                cmd = cli + ["--task", task, "--model_name_or_path", model, "--data_dir", data_dir,
-                             "--output_dir", run_dir, "--seed", str(seed), "--learning_rate", str(lr),
-                             "--per_device_train_batch_size", str(batch), "--max_seq_length", "128",
-                             "--eval_strategy", "no", "--save_strategy", "no", "--logging_steps", "50",
-                             "--no_cache_tokenized", *extra]
+                cmd = cli + [
+                    "--task",
+                    task,
+                    "--model_name_or_path",
+                    model,
+                    "--data_dir",
+                    data_dir,
+                    "--output_dir",
+                    run_dir,
+                    "--seed",
+                    str(seed),
+                    "--learning_rate",
+                    str(lr),
+                    "--per_device_train_batch_size",
+                    str(batch),
+                    "--max_seq_length",
+                    "128",
+                    "--eval_strategy",
+                    "no",
+                    "--save_strategy",
+                    "no",
+                    "--logging_steps",
+                    "50",
+                    "--no_cache_tokenized",
+                    *extra,
+                ]
                 os.makedirs(run_dir, exist_ok=True)
                 wall = _run(cmd, os.path.join(run_dir, "..", f"seed_{seed}.log"))
                 with open(os.path.join(run_dir, "all_results.json")) as f:
@@ -305,8 +344,10 @@ def report(out: str, subdir: str = "finetune") -> str:
             continue
         fmt = lambda v: f"{statistics.mean(v):.1f} ± {statistics.stdev(v) if len(v) > 1 else float('nan'):.1f}"
         gain = statistics.mean(cells["pretrained"]) - statistics.mean(cells["random-init"])
-        lines.append(f"| {task} ({key}) | {fmt(cells['pretrained'])} | {fmt(cells['random-init'])} | {gain:+.1f} | "
-                     f"{len(cells['pretrained'])} / {len(cells['random-init'])} |")
+        lines.append(
+            f"| {task} ({key}) | {fmt(cells['pretrained'])} | {fmt(cells['random-init'])} | {gain:+.1f} | "
+            f"{len(cells['pretrained'])} / {len(cells['random-init'])} |"
+        )
         summary[task] = {"metric": key, **{arm: v for arm, v in cells.items()}, "gain": gain}
     with open(os.path.join(out, subdir, "transfer_results.json"), "w") as f:
         json.dump(summary, f, indent=2)
@@ -322,21 +363,28 @@ def main(argv=None) -> None:
     parser.add_argument("--tasks", default="sst2,conll2003")
     parser.add_argument("--learning_rate", type=float, default=1e-4)
     parser.add_argument("--batch_size", type=int, default=32)
-    parser.add_argument("--corpus", default="text",
-                        help="corpus: text (the old 1.9 M words), books, books+text, or comma-separated globs of "
-                             "book / google-format files added to the old text")
+    parser.add_argument(
+        "--corpus",
+        default="text",
+        help="corpus: text (the old 1.9 M words), books, books+text, or comma-separated globs of "
+        "book / google-format files added to the old text",
+    )
     parser.add_argument("--vocab_size", type=int, default=8192, help="corpus with books: the WordPiece vocabulary")
     parser.add_argument("--num_proc", type=int, default=None, help="corpus: processes reading the book shards")
-    parser.add_argument("--finetune_dir", default="finetune",
-                        help="sub-folder of --out for the fine-tuning runs (one per learning rate, say)")
+    parser.add_argument(
+        "--finetune_dir",
+        default="finetune",
+        help="sub-folder of --out for the fine-tuning runs (one per learning rate, say)",
+    )
     args, rest = parser.parse_known_args(argv)
     rest = rest[1:] if rest[:1] == ["--"] else rest  # pretrain flags after a bare --
     if args.stage == "corpus":
         keep_text, extra = _corpus_files(args.corpus, args.shared)  # FileNotFoundError before any writing
         stats = build_corpus(args.shared, os.path.join(args.out, "corpus.txt"))
         if extra or not keep_text:
-            stats["training corpus"] = build_training_corpus(args.out, extra, keep_text, args.vocab_size,
-                                                             args.num_proc)
+            stats["training corpus"] = build_training_corpus(
+                args.out, extra, keep_text, args.vocab_size, args.num_proc
+            )
         else:  # text only: an earlier books corpus in this folder must not be what pretrain reads
             import shutil
 
@@ -348,16 +396,37 @@ def main(argv=None) -> None:
     elif args.stage == "pretrain":
         corpus = ["--train_files", os.path.join(args.out, "corpus.txt")]
         if os.path.isfile(os.path.join(args.out, "train.txt")):  # corpus --corpus books...: fixed held-out, vocab
-            corpus = ["--train_files", os.path.join(args.out, "train.txt"), "--validation_files",
-                      os.path.join(args.out, "heldout.txt"), "--tokenizer_name", os.path.join(args.out, "tokenizer")]
-        cmd = [sys.executable, "-m", "hf_bert_tasks.cli", "pretrain", *corpus,
-               "--output_dir", os.path.join(args.out, "pretrain"), *rest]
+            corpus = [
+                "--train_files",
+                os.path.join(args.out, "train.txt"),
+                "--validation_files",
+                os.path.join(args.out, "heldout.txt"),
+                "--tokenizer_name",
+                os.path.join(args.out, "tokenizer"),
+            ]
+        cmd = [
+            sys.executable,
+            "-m",
+            "hf_bert_tasks.cli",
+            "pretrain",
+            *corpus,
+            "--output_dir",
+            os.path.join(args.out, "pretrain"),
+            *rest,
+        ]
         os.makedirs(args.out, exist_ok=True)
         wall = _run(cmd, os.path.join(args.out, "pretrain.log"))
         print(f"pretraining: {wall:.0f} s")
     elif args.stage == "finetune":
-        finetune(args.out, [int(s) for s in args.seeds.split(",")], args.shared, args.learning_rate,
-                 args.batch_size, args.tasks.split(","), args.finetune_dir)
+        finetune(
+            args.out,
+            [int(s) for s in args.seeds.split(",")],
+            args.shared,
+            args.learning_rate,
+            args.batch_size,
+            args.tasks.split(","),
+            args.finetune_dir,
+        )
     else:
         print(report(args.out, args.finetune_dir))
 

@@ -54,15 +54,21 @@ def main(argv=None) -> None:
         start = time.perf_counter()
         n = sum(len(split(p)) for p in paragraphs)
         seconds = time.perf_counter() - start
-        out["splitters"][name] = {"sentences": n, "seconds": round(seconds, 3),
-                                  "M_words_per_s": round(words / seconds / 1e6, 3)}
+        out["splitters"][name] = {
+            "sentences": n,
+            "seconds": round(seconds, 3),
+            "M_words_per_s": round(words / seconds / 1e6, 3),
+        }
     if reference is not None:
         sample_words = sum(len(p.split()) for p in sample)
         start = time.perf_counter()
         expected = [reference(p) for p in sample]
         seconds = time.perf_counter() - start
-        out["splitters"]["pysbd (sample)"] = {"paragraphs": len(sample), "sentences": sum(map(len, expected)),
-                                              "M_words_per_s": round(sample_words / seconds / 1e6, 4)}
+        out["splitters"]["pysbd (sample)"] = {
+            "paragraphs": len(sample),
+            "sentences": sum(map(len, expected)),
+            "M_words_per_s": round(sample_words / seconds / 1e6, 4),
+        }
         for name, split in splitters.items():
             got = [split(p) for p in sample]
             out["splitters"][name]["same_as_pysbd"] = f"{sum(g == e for g, e in zip(got, expected))} / {len(sample)}"
@@ -82,8 +88,13 @@ def main(argv=None) -> None:
             start = time.perf_counter()
             instances = build_pretraining_dataset(docs, tokenizer, max_seq_length=128, seed=42)
             build_s = time.perf_counter() - start
-        out["pipeline"] = {"books": len(docs), "read_and_split_s": round(read_s, 2), "instances": len(instances),
-                           "instances_s": round(build_s, 2), "k_words_per_s_instances": round(words / build_s / 1e3)}
+        out["pipeline"] = {
+            "books": len(docs),
+            "read_and_split_s": round(read_s, 2),
+            "instances": len(instances),
+            "instances_s": round(build_s, 2),
+            "k_words_per_s_instances": round(words / build_s / 1e3),
+        }
     print(json.dumps(out, indent=1))
 
 

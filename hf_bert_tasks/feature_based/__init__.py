@@ -53,8 +53,10 @@ class FeatureBasedMode(TrainingMode):
 
     name = "feature_based"
     help = "frozen encoder, head only (paper §5.3)"
-    card_text = ("Training mode: **feature-based** — the encoder was frozen and only the head was trained on its "
-                 "features (paper §5.3, ELMo-style).")
+    card_text = (
+        "Training mode: **feature-based** — the encoder was frozen and only the head was trained on its "
+        "features (paper §5.3, ELMo-style)."
+    )
     arguments_class = FeatureBasedArguments
     default_learning_rate = 1e-3
     report_group = "Feature-based approach (frozen encoder)"
@@ -105,8 +107,33 @@ class FeatureBasedMode(TrainingMode):
 register_training_mode(FeatureBasedMode())
 
 
-__all__ = ["AUTO_CLASSES", "HEADS", "HEAD_REGISTRY", "PAPER_FINETUNE_F1", "POOLINGS", "STRATEGIES", "BertFeatureBasedConfig",
-           "BertFeatureBasedModel", "ChoiceHead", "FeatureBasedMode", "FeatureCacheCollator", "FeatureHead",
-           "LayerCombiner", "ScalarMix", "SequenceHead", "SpanHead", "Strategy", "TokenBiLSTMHead", "TokenLinearHead",
-           "build_feature_based_model", "build_feature_cache", "data_fingerprint", "encoder_fingerprint",
-           "find_feature_cache", "get_strategy", "head_class", "prepare_feature_cache", "register_head"]
+__all__ = [
+    "AUTO_CLASSES",
+    "HEADS",
+    "HEAD_REGISTRY",
+    "PAPER_FINETUNE_F1",
+    "POOLINGS",
+    "STRATEGIES",
+    "BertFeatureBasedConfig",
+    "BertFeatureBasedModel",
+    "ChoiceHead",
+    "FeatureBasedMode",
+    "FeatureCacheCollator",
+    "FeatureHead",
+    "LayerCombiner",
+    "ScalarMix",
+    "SequenceHead",
+    "SpanHead",
+    "Strategy",
+    "TokenBiLSTMHead",
+    "TokenLinearHead",
+    "build_feature_based_model",
+    "build_feature_cache",
+    "data_fingerprint",
+    "encoder_fingerprint",
+    "find_feature_cache",
+    "get_strategy",
+    "head_class",
+    "prepare_feature_cache",
+    "register_head",
+]

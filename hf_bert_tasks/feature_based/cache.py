@@ -73,9 +73,16 @@ def find_feature_cache(folder: str, key: str, layers: list[int]) -> str | None:
     return next((path for path in paths if set(layers) <= set(_layers_of(path))), None)
 
 
-def build_feature_cache(model, features, collator, root: str, max_seq_length: int | None,
-                        layers: list[int] | None = None, batch_size: int = 64,
-                        dtype: str = "float16"):
+def build_feature_cache(
+    model,
+    features,
+    collator,
+    root: str,
+    max_seq_length: int | None,
+    layers: list[int] | None = None,
+    batch_size: int = 64,
+    dtype: str = "float16",
+):
     """Return the cache of ``features`` (a tokenized ``datasets.Dataset``: its :data:`MODEL_INPUTS` and
     :data:`TARGETS` columns) for the frozen encoder of ``model`` (a :class:`~.modeling.BertFeatureBasedModel`),
     computing it on a miss with ``collator`` (the task's) in batches of ``batch_size``. ``root``: folder of cache
@@ -107,14 +114,20 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"features-{key}-layers_{'_'.join(map(str, layers))}.arrow")
     np_dtype, token_view = DTYPES[dtype], model.view == "tokens"
-    out_features = datasets.Features({"features": datasets.Value("large_binary"), "length": datasets.Value("int64"),
-                                      **{name: features.features[name] for name in targets}})
+    out_features = datasets.Features(
+        {
+            "features": datasets.Value("large_binary"),
+            "length": datasets.Value("int64"),
+            **{name: features.features[name] for name in targets},
+        }
+    )
 
     def extract(batch: dict[str, list]) -> dict[str, list]:
         n = len(batch["input_ids"])
         padded = collator([{c: batch[c][i] for c in inputs} for i in range(n)])
-        rows, mask = model.encode(padded["input_ids"], padded.get("attention_mask"), padded.get("token_type_ids"),
-                                  layers=layers)
+        rows, mask = model.encode(
+            padded["input_ids"], padded.get("attention_mask"), padded.get("token_type_ids"), layers=layers
+        )
         rows = rows.to(torch.float32).cpu().numpy().astype(np_dtype)
         lengths = mask.sum(1).tolist()
         out = {"features": [rows[j, : lengths[j]].tobytes() for j in range(n)], "length": lengths}
@@ -127,9 +140,16 @@ def build_feature_cache(model, features, collator, root: str, max_seq_length: in
 
     # no eval()/train() toggle: encode() runs only the encoder, which the model keeps in eval mode
     cached = features.select_columns(inputs + targets).map(
-        extract, batched=True, batch_size=batch_size, remove_columns=inputs, features=out_features,
-        cache_file_name=path, new_fingerprint=Hasher.hash([key, layers]), load_from_cache_file=True,
-        desc="Frozen encoder features")
+        extract,
+        batched=True,
+        batch_size=batch_size,
+        remove_columns=inputs,
+        features=out_features,
+        cache_file_name=path,
+        new_fingerprint=Hasher.hash([key, layers]),
+        load_from_cache_file=True,
+        desc="Frozen encoder features",
+    )
     return cached, layers, False
 
 
@@ -152,8 +172,11 @@ class FeatureCacheCollator:
         missing = [i for i in self.model_layers if i not in self.cache_layers]
         if missing:
             raise ValueError(f"the feature cache holds hidden_states {self.cache_layers}; the model needs {missing}")
-        self._pick = None if list(self.model_layers) == list(self.cache_layers) else \
-            [self.cache_layers.index(i) for i in self.model_layers]
+        self._pick = (
+            None
+            if list(self.model_layers) == list(self.cache_layers)
+            else [self.cache_layers.index(i) for i in self.model_layers]
+        )
 
     def __call__(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         if "features" not in examples[0]:
@@ -168,11 +191,15 @@ class FeatureCacheCollator:
         for j, (e, r) in enumerate(zip(examples, lengths)):
             rows = np.frombuffer(e["features"], dtype=np_dtype)
             if rows.size != r * n_cache * h:
-                raise ValueError(f"cached features of {rows.size} values; expected length {r} x {n_cache} layers x {h}")
+                raise ValueError(
+                    f"cached features of {rows.size} values; expected length {r} x {n_cache} layers x {h}"
+                )
             rows = rows.reshape(r, n_cache, h)
             out[j, :r] = rows if self._pick is None else rows[:, self._pick]
-        batch = {"features": torch.from_numpy(out),
-                 "attention_mask": (torch.arange(r_max)[None, :] < torch.tensor(lengths)[:, None]).long()}
+        batch = {
+            "features": torch.from_numpy(out),
+            "attention_mask": (torch.arange(r_max)[None, :] < torch.tensor(lengths)[:, None]).long(),
+        }
         for name in [n for n in TARGETS if n in examples[0]]:
             values = [e[name] for e in examples]
             key = "labels" if name in ("label", "label_ids") else name
@@ -197,20 +224,28 @@ def prepare_feature_cache(model, train_dataset, eval_dataset, collator, data_arg
     if getattr(training_args, "feature_cache_layers", "strategy") == "all":
         layers = list(range(model.num_hidden_layers + 1))
     root = getattr(training_args, "feature_cache_dir", None) or os.path.join(
-        os.path.dirname(os.path.abspath(training_args.output_dir)), "feature_cache")
+        os.path.dirname(os.path.abspath(training_args.output_dir)), "feature_cache"
+    )
     evaluates = str(getattr(training_args.eval_strategy, "value", training_args.eval_strategy)) != "no"
     splits = {"train": train_dataset, "eval": eval_dataset if evaluates else None}
     started, hits, cache_layers, out = time.perf_counter(), [], None, {}
     with training_args.main_process_first(desc="feature cache"):
         for name, split in ((n, s) for n, s in splits.items() if s is not None):
             out[name], cache_layers, hit = build_feature_cache(
-                model, split, collator, root, data_args.max_seq_length, layers=layers,
-                batch_size=training_args.per_device_eval_batch_size)
+                model,
+                split,
+                collator,
+                root,
+                data_args.max_seq_length,
+                layers=layers,
+                batch_size=training_args.per_device_eval_batch_size,
+            )
             hits.append(hit)
             logger.info("feature cache (%s split) %s: %s", name, "hit" if hit else "built", out[name].cache_files)
     if cache_layers is None:
         return train_dataset, eval_dataset, collator, {}
-    cache_collator = FeatureCacheCollator(cache_layers, model.layers, model.encoder.config.hidden_size,
-                                          fallback=collator)
+    cache_collator = FeatureCacheCollator(
+        cache_layers, model.layers, model.encoder.config.hidden_size, fallback=collator
+    )
     metrics = {"feature_cache_hit": all(hits), "feature_extraction_runtime": round(time.perf_counter() - started, 4)}
     return out.get("train", train_dataset), out.get("eval", eval_dataset), cache_collator, metrics

@@ -84,8 +84,14 @@ class TokenBiLSTMHead(FeatureHead):
     def __init__(self, in_size: int, config):
         super().__init__()
         layers, dropout = config.head_num_layers, config.head_dropout
-        self.lstm = nn.LSTM(in_size, config.head_hidden_size, num_layers=layers, batch_first=True, bidirectional=True,
-                            dropout=dropout if layers > 1 else 0.0)
+        self.lstm = nn.LSTM(
+            in_size,
+            config.head_hidden_size,
+            num_layers=layers,
+            batch_first=True,
+            bidirectional=True,
+            dropout=dropout if layers > 1 else 0.0,
+        )
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(2 * config.head_hidden_size, config.num_labels)
 
@@ -112,8 +118,13 @@ class TokenLinearHead(FeatureHead):
 
 
 def _token_output(logits: torch.Tensor, labels: torch.Tensor | None) -> TokenClassifierOutput:
-    loss = None if labels is None else nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), labels[:, : logits.shape[1]].reshape(-1), ignore_index=-100)
+    loss = (
+        None
+        if labels is None
+        else nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), labels[:, : logits.shape[1]].reshape(-1), ignore_index=-100
+        )
+    )
     return TokenClassifierOutput(loss=loss, logits=logits)
 
 
@@ -132,8 +143,10 @@ class SpanHead(FeatureHead):
         start, end = self.qa_outputs(x).masked_fill(~row_mask[..., None], -1e4).unbind(-1)
         loss, n = None, start.shape[1]
         if start_positions is not None and end_positions is not None:
-            loss = (nn.functional.cross_entropy(start, start_positions.reshape(-1).clamp(0, n), ignore_index=n)
-                    + nn.functional.cross_entropy(end, end_positions.reshape(-1).clamp(0, n), ignore_index=n)) / 2
+            loss = (
+                nn.functional.cross_entropy(start, start_positions.reshape(-1).clamp(0, n), ignore_index=n)
+                + nn.functional.cross_entropy(end, end_positions.reshape(-1).clamp(0, n), ignore_index=n)
+            ) / 2
         return QuestionAnsweringModelOutput(loss=loss, start_logits=start, end_logits=end)
 
 
@@ -153,14 +166,25 @@ class SequenceHead(FeatureHead):
         if self.kind == "linear":
             self.net = nn.Sequential(nn.Dropout(p), nn.Linear(in_size, out))
         else:
-            self.net = nn.Sequential(nn.Dropout(p), nn.Linear(in_size, config.head_hidden_size), nn.Tanh(),
-                                     nn.Dropout(p), nn.Linear(config.head_hidden_size, out))
+            self.net = nn.Sequential(
+                nn.Dropout(p),
+                nn.Linear(in_size, config.head_hidden_size),
+                nn.Tanh(),
+                nn.Dropout(p),
+                nn.Linear(config.head_hidden_size, out),
+            )
 
     def forward(self, x, row_mask, labels=None, **_):
         logits = self.net(self.pool(x)[:, 0])
-        loss = None if labels is None else (
-            nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1)) if self.regression
-            else nn.functional.cross_entropy(logits, labels.reshape(-1)))
+        loss = (
+            None
+            if labels is None
+            else (
+                nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).reshape(-1))
+                if self.regression
+                else nn.functional.cross_entropy(logits, labels.reshape(-1))
+            )
+        )
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
 
@@ -189,6 +213,7 @@ HEADS = ("auto", *dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in h
 
 def head_names() -> tuple[str, ...]:
     """Every ``--head`` value: ``auto`` then each registered name once. Deprecated: read :data:`HEADS`."""
-    warnings.warn("hf_bert_tasks.feature_based.heads.head_names() is deprecated; use HEADS", DeprecationWarning,
-                  stacklevel=2)
+    warnings.warn(
+        "hf_bert_tasks.feature_based.heads.head_names() is deprecated; use HEADS", DeprecationWarning, stacklevel=2
+    )
     return ("auto", *dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in heads))

@@ -19,11 +19,13 @@ from .heads import HEADS, POOLINGS, head_class
 from .strategies import LayerCombiner, ScalarMix, get_strategy
 
 #: ``task_problem_type`` -> the task ``Auto`` class (so the ``pipeline()`` task) a saved model's ``auto_map`` names
-AUTO_CLASSES = {"single_label_classification": "AutoModelForSequenceClassification",
-                "regression": "AutoModelForSequenceClassification",
-                "token_classification": "AutoModelForTokenClassification",
-                "question_answering": "AutoModelForQuestionAnswering",
-                "multiple_choice": "AutoModelForMultipleChoice"}
+AUTO_CLASSES = {
+    "single_label_classification": "AutoModelForSequenceClassification",
+    "regression": "AutoModelForSequenceClassification",
+    "token_classification": "AutoModelForTokenClassification",
+    "question_answering": "AutoModelForQuestionAnswering",
+    "multiple_choice": "AutoModelForMultipleChoice",
+}
 
 
 class BertFeatureBasedConfig(PretrainedConfig):
@@ -42,9 +44,18 @@ class BertFeatureBasedConfig(PretrainedConfig):
 
     model_type = "bert_feature_based"
 
-    def __init__(self, encoder_config: dict | None = None, task_problem_type: str = "single_label_classification",
-                 feature_strategy: str = "concat_last_four", head: str = "auto", pooling: str = "cls",
-                 head_hidden_size: int = 768, head_num_layers: int = 2, head_dropout: float = 0.1, **kwargs):
+    def __init__(
+        self,
+        encoder_config: dict | None = None,
+        task_problem_type: str = "single_label_classification",
+        feature_strategy: str = "concat_last_four",
+        head: str = "auto",
+        pooling: str = "cls",
+        head_hidden_size: int = 768,
+        head_num_layers: int = 2,
+        head_dropout: float = 0.1,
+        **kwargs,
+    ):
         self.encoder_config = encoder_config or {}
         self.task_problem_type = task_problem_type
         self.feature_strategy = feature_strategy
@@ -91,8 +102,12 @@ class BertFeatureBasedModel(PreTrainedModel):
         ``revision`` / ``cache_dir`` for the download. ``ValueError`` when the checkpoint lacks encoder weights."""
         load_kw = {k: kwargs.pop(k) for k in ("revision", "cache_dir") if k in kwargs}
         encoder = AutoModel.from_pretrained(model_name_or_path, **load_kw)
-        config = BertFeatureBasedConfig(encoder_config=encoder.config.to_dict(), task_problem_type=task_problem_type,
-                                        feature_strategy=feature_strategy, **kwargs)
+        config = BertFeatureBasedConfig(
+            encoder_config=encoder.config.to_dict(),
+            task_problem_type=task_problem_type,
+            feature_strategy=feature_strategy,
+            **kwargs,
+        )
         model = cls(config)
         missing, _ = model.encoder.load_state_dict(encoder.state_dict(), strict=False)
         if missing:
@@ -115,7 +130,10 @@ class BertFeatureBasedModel(PreTrainedModel):
         model in an interpreter without hf_bert_tasks (transformers' "custom models" mechanism). Arguments: as
         ``PreTrainedModel.save_pretrained``."""
         module = type(self).__module__.rpartition(".")[2]
-        auto_map = {"AutoConfig": f"{module}.{type(self.config).__name__}", "AutoModel": f"{module}.{type(self).__name__}"}
+        auto_map = {
+            "AutoConfig": f"{module}.{type(self.config).__name__}",
+            "AutoModel": f"{module}.{type(self).__name__}",
+        }
         if self.config.task_problem_type in AUTO_CLASSES:
             auto_map[AUTO_CLASSES[self.config.task_problem_type]] = auto_map["AutoModel"]
         self.config.auto_map = auto_map
@@ -168,13 +186,19 @@ class BertFeatureBasedModel(PreTrainedModel):
         shape = input_ids.shape
         multiple_choice = self.config.task_problem_type == "multiple_choice"
         if multiple_choice:
-            input_ids, attention_mask, token_type_ids = (None if t is None else t.reshape(-1, shape[-1])
-                                                         for t in (input_ids, attention_mask, token_type_ids))
+            input_ids, attention_mask, token_type_ids = (
+                None if t is None else t.reshape(-1, shape[-1]) for t in (input_ids, attention_mask, token_type_ids)
+            )
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         with torch.no_grad():
-            out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                               output_hidden_states=True, return_dict=True)
+            out = self.encoder(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+                output_hidden_states=True,
+                return_dict=True,
+            )
         stacked = torch.stack([out.hidden_states[i] for i in layers], dim=2)  # [b, s, n, h]
         mask = attention_mask.bool()
         if self.view == "tokens":
@@ -187,8 +211,19 @@ class BertFeatureBasedModel(PreTrainedModel):
             rows = rows.reshape(shape[0], shape[1] * 2, *rows.shape[2:])
         return rows, torch.ones(rows.shape[:2], dtype=torch.bool, device=rows.device)
 
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, features=None, labels=None,
-                start_positions=None, end_positions=None, length=None, return_dict: bool | None = None, **kwargs):
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        token_type_ids=None,
+        features=None,
+        labels=None,
+        start_positions=None,
+        end_positions=None,
+        length=None,
+        return_dict: bool | None = None,
+        **kwargs,
+    ):
         """Token inputs through :meth:`encode`, or cached ``features`` (float ``[batch, R, n_layers, hidden]`` of
         :attr:`layers`; ``attention_mask`` ``[batch, R]`` their row mask, default all rows), then the strategy and the
         head (in its dtype). ``labels``: ``[batch]``, or ``[batch, seq]`` with -100 for tokens; ``start/end_positions``
@@ -197,15 +232,20 @@ class BertFeatureBasedModel(PreTrainedModel):
         Returns the matching ``transformers`` output; ``ValueError`` without ``input_ids`` or ``features``.
         """
         if features is not None:
-            rows, row_mask = features, attention_mask if attention_mask is not None else torch.ones(
-                features.shape[:2], dtype=torch.bool, device=features.device)
+            rows, row_mask = (
+                features,
+                attention_mask
+                if attention_mask is not None
+                else torch.ones(features.shape[:2], dtype=torch.bool, device=features.device),
+            )
         elif input_ids is not None:
             rows, row_mask = self.encode(input_ids, attention_mask, token_type_ids)
         else:
             raise ValueError("BertFeatureBasedModel.forward needs input_ids or cached features")
         x = self.combiner(rows.to(next(self.head.parameters()).dtype), self.combiner.layers)  # [b, R, d]
-        return self.head(x, row_mask.bool(), labels=labels, start_positions=start_positions,
-                         end_positions=end_positions)
+        return self.head(
+            x, row_mask.bool(), labels=labels, start_positions=start_positions, end_positions=end_positions
+        )
 
 
 def build_feature_based_model(task, model_args, training_args=None) -> BertFeatureBasedModel:
@@ -220,5 +260,10 @@ def build_feature_based_model(task, model_args, training_args=None) -> BertFeatu
         if value is not None:
             kwargs[name] = value
     return BertFeatureBasedModel.from_encoder(
-        model_args.model_name_or_path, task.problem_type, getattr(training_args, "feature_strategy", None)
-        or "concat_last_four", revision=model_args.model_revision, cache_dir=model_args.cache_dir, **kwargs)
+        model_args.model_name_or_path,
+        task.problem_type,
+        getattr(training_args, "feature_strategy", None) or "concat_last_four",
+        revision=model_args.model_revision,
+        cache_dir=model_args.cache_dir,
+        **kwargs,
+    )

@@ -42,11 +42,19 @@ class Strategy:
         L = num_hidden_layers
         need = 1 if self.name == "second_to_last" else 0
         if L < need:
-            raise ValueError(f"feature strategy {self.name!r} needs an encoder with at least {need} layer(s); it has {L}")
+            raise ValueError(
+                f"feature strategy {self.name!r} needs an encoder with at least {need} layer(s); it has {L}"
+            )
         four = list(range(max(L - 3, 0), L + 1))
-        return {"embeddings": [0], "last": [L], "second_to_last": [L - 1], "sum_last_four": four,
-                "concat_last_four": four, "sum_all": list(range(1, L + 1)) or [0],
-                "scalar_mix": list(range(L + 1))}[self.name]
+        return {
+            "embeddings": [0],
+            "last": [L],
+            "second_to_last": [L - 1],
+            "sum_last_four": four,
+            "concat_last_four": four,
+            "sum_all": list(range(1, L + 1)) or [0],
+            "scalar_mix": list(range(L + 1)),
+        }[self.name]
 
     def output_size(self, hidden_size: int, num_hidden_layers: int) -> int:
         """Feature width fed to the head: ``hidden_size``, or ``len(layers) * hidden_size`` for concatenation."""
@@ -54,9 +62,18 @@ class Strategy:
 
 
 #: ``--feature_strategy`` choices in Table 7's order, then the learned ELMo mix.
-STRATEGIES: dict[str, Strategy] = {name: Strategy(name, combine) for name, combine in (
-    ("embeddings", "single"), ("second_to_last", "single"), ("last", "single"), ("sum_last_four", "sum"),
-    ("concat_last_four", "concat"), ("sum_all", "sum"), ("scalar_mix", "scalar_mix"))}
+STRATEGIES: dict[str, Strategy] = {
+    name: Strategy(name, combine)
+    for name, combine in (
+        ("embeddings", "single"),
+        ("second_to_last", "single"),
+        ("last", "single"),
+        ("sum_last_four", "sum"),
+        ("concat_last_four", "concat"),
+        ("sum_all", "sum"),
+        ("scalar_mix", "scalar_mix"),
+    )
+}
 
 
 def get_strategy(name: str) -> Strategy:
@@ -106,7 +123,9 @@ class LayerCombiner(nn.Module):
     def forward(self, stacked: torch.Tensor, available: list[int]) -> torch.Tensor:
         missing = [i for i in self.layers if i not in available]
         if missing:
-            raise ValueError(f"strategy {self.strategy.name!r} needs hidden_states {missing}; only {available} were given")
+            raise ValueError(
+                f"strategy {self.strategy.name!r} needs hidden_states {missing}; only {available} were given"
+            )
         if list(available) != self.layers:
             stacked = stacked[..., [available.index(i) for i in self.layers], :]
         return self.mix(stacked) if self.mix is not None else _COMBINE[self.strategy.combine](stacked)

@@ -23,8 +23,11 @@ logger = logging.getLogger(__name__)
 #: ``--mode`` when none is given, and the mode of a saved folder that no other mode recognizes.
 DEFAULT_TRAINING_MODE = "finetune"
 #: built-in modes, in the order of ``--mode``'s choices and ``compare --modes``: name -> module (imported on first use).
-_BUILTIN = {"finetune": "hf_bert_tasks.modes", "lora": "hf_bert_tasks.lora",
-            "feature_based": "hf_bert_tasks.feature_based"}
+_BUILTIN = {
+    "finetune": "hf_bert_tasks.modes",
+    "lora": "hf_bert_tasks.lora",
+    "feature_based": "hf_bert_tasks.feature_based",
+}
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -49,8 +52,11 @@ class TrainingMode(abc.ABC):
         the task's paper defaults, with :attr:`default_learning_rate` when the mode sets one."""
         defaults = task.paper_defaults
         lr = defaults.learning_rate if self.default_learning_rate is None else self.default_learning_rate
-        return {"learning_rate": lr, "per_device_train_batch_size": defaults.per_device_train_batch_size,
-                "num_train_epochs": defaults.num_train_epochs}
+        return {
+            "learning_rate": lr,
+            "per_device_train_batch_size": defaults.per_device_train_batch_size,
+            "num_train_epochs": defaults.num_train_epochs,
+        }
 
     def default_lr_grid(self, task) -> tuple[float, ...] | None:
         """The learning rates a bare ``--lr_grid`` searches; ``None`` when the mode has no default grid."""
@@ -112,8 +118,10 @@ class _Registry(UserDict):
         self.data = dict(entries)  # not through __setitem__, which refuses
 
     def __setitem__(self, name: str, *mode):
-        raise TypeError(f"TRAINING_MODES is read-only ({name!r}): add a mode with register_training_mode, remove "
-                        "one with unregister_training_mode")
+        raise TypeError(
+            f"TRAINING_MODES is read-only ({name!r}): add a mode with register_training_mode, remove "
+            "one with unregister_training_mode"
+        )
 
     __delitem__ = __setitem__
 
@@ -197,8 +205,9 @@ class FinetuneMode(TrainingMode):
 
     name = "finetune"
     help = "all weights trained (paper §3.2)"
-    card_text = ("Training mode: **fine-tuning** — every weight of the encoder and the task head was trained "
-                 "(paper §3.2).")
+    card_text = (
+        "Training mode: **fine-tuning** — every weight of the encoder and the task head was trained (paper §3.2)."
+    )
     allows_reinit = True
 
     def default_lr_grid(self, task) -> tuple[float, ...]:
@@ -208,8 +217,11 @@ class FinetuneMode(TrainingMode):
     def build_model(self, task, model_args, training_args):
         """``task.model_class()`` from ``model_args.model_name_or_path``, with ``--reinit_layers`` /
         ``--reinit_pooler`` applied and the batch-mean loss declared (:func:`declare_batch_mean_loss`)."""
-        model = reinit_top_layers(load_task_model(task, model_args), getattr(model_args, "reinit_layers", 0),
-                                  getattr(model_args, "reinit_pooler", False))
+        model = reinit_top_layers(
+            load_task_model(task, model_args),
+            getattr(model_args, "reinit_layers", 0),
+            getattr(model_args, "reinit_pooler", False),
+        )
         return declare_batch_mean_loss(model)
 
     def paper_number(self, task, config: dict) -> tuple[float | None, str]:
@@ -235,8 +247,9 @@ def load_task_model(task, model_args):
     attn = getattr(model_args, "attn_implementation", None)
     try:
         try:
-            return task.model_class().from_pretrained(name, config=config, **hub,
-                                                      **({"attn_implementation": attn} if attn else {}))
+            return task.model_class().from_pretrained(
+                name, config=config, **hub, **({"attn_implementation": attn} if attn else {})
+            )
         except ValueError as err:  # an architecture without an SDPA kernel refuses attn_implementation="sdpa"
             if attn != "sdpa" or "sdpa" not in str(err).lower():
                 raise
@@ -249,7 +262,8 @@ def load_task_model(task, model_args):
         raise ValueError(
             f"{name}: its classification head does not fit task {task.name!r} ({task.num_labels} label(s)); the "
             f"checkpoint's head has {saved.num_labels} output(s) ({list(saved.id2label.values())}) — fine-tune "
-            "from the base encoder checkpoint instead") from None
+            "from the base encoder checkpoint instead"
+        ) from None
 
 
 def reinit_top_layers(model, n: int, pooler: bool = False):
@@ -263,7 +277,7 @@ def reinit_top_layers(model, n: int, pooler: bool = False):
     if not 0 <= n <= layers:
         raise ValueError(f"--reinit_layers {n}: expected 0 <= N <= {layers} (the model's num_hidden_layers)")
     base = model.base_model
-    modules = list(base.encoder.layer[layers - n:]) if n else []
+    modules = list(base.encoder.layer[layers - n :]) if n else []
     if pooler and getattr(base, "pooler", None) is not None:
         modules.append(base.pooler)
     with torch.no_grad():
@@ -289,6 +303,19 @@ def declare_batch_mean_loss(model):
 register_training_mode(FinetuneMode())
 
 
-__all__ = ["DEFAULT_TRAINING_MODE", "TRAINING_MODES", "FinetuneMode", "TrainingMode", "arm_from_label",
-           "declare_batch_mean_loss", "get_training_mode", "infer_training_mode", "list_training_modes",
-           "load_task_model", "mode_of", "register_training_mode", "reinit_top_layers", "unregister_training_mode"]
+__all__ = [
+    "DEFAULT_TRAINING_MODE",
+    "TRAINING_MODES",
+    "FinetuneMode",
+    "TrainingMode",
+    "arm_from_label",
+    "declare_batch_mean_loss",
+    "get_training_mode",
+    "infer_training_mode",
+    "list_training_modes",
+    "load_task_model",
+    "mode_of",
+    "register_training_mode",
+    "reinit_top_layers",
+    "unregister_training_mode",
+]

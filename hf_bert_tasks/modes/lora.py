@@ -15,11 +15,15 @@ class LoraArguments:
     ``target_modules``, comma-separated; the others by name); a base of ``FinetuneTrainingArguments``."""
 
     #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
-    bounds = (("lora_r", 1, None, "a positive integer"), ("lora_alpha", 1, None, "a positive integer"),
-              ("lora_dropout", 0.0, 1.0, "a probability in [0, 1)"))
+    bounds = (
+        ("lora_r", 1, None, "a positive integer"),
+        ("lora_alpha", 1, None, "a positive integer"),
+        ("lora_dropout", 0.0, 1.0, "a probability in [0, 1)"),
+    )
 
     lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
     lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
     lora_dropout: float = field(default=0.1, metadata={"help": "lora: dropout on the adapter input."})
-    lora_target_modules: str = field(default="query,value", metadata={
-        "help": "lora: comma-separated Linear layer names that get adapters."})
+    lora_target_modules: str = field(
+        default="query,value", metadata={"help": "lora: comma-separated Linear layer names that get adapters."}
+    )

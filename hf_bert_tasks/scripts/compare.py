@@ -67,14 +67,27 @@ def summarize(values: list[float]) -> tuple[float, float]:
 
 def run_settings(config: dict, seed: int, args, out: str) -> dict:
     """What compare itself sets for one configuration and seed (progress bars only on a terminal)."""
-    settings = {"task": args.task, "model_name_or_path": args.model_name_or_path, "output_dir": out, "seed": seed,
-                "mode": config["mode"], "do_train": True, "do_eval": True, "save_strategy": "no",
-                "overwrite_output_dir": True, "report_to": "none", "disable_tqdm": not interactive()}
+    settings = {
+        "task": args.task,
+        "model_name_or_path": args.model_name_or_path,
+        "output_dir": out,
+        "seed": seed,
+        "mode": config["mode"],
+        "do_train": True,
+        "do_eval": True,
+        "save_strategy": "no",
+        "overwrite_output_dir": True,
+        "report_to": "none",
+        "disable_tqdm": not interactive(),
+    }
     if args.data_dir:
         settings["data_dir"] = args.data_dir
     if config["strategy"]:
-        settings.update(feature_strategy=config["strategy"], feature_cache_layers="all",
-                        feature_cache_dir=os.path.join(args.output_dir, "feature_cache"))
+        settings.update(
+            feature_strategy=config["strategy"],
+            feature_cache_layers="all",
+            feature_cache_dir=os.path.join(args.output_dir, "feature_cache"),
+        )
     return settings
 
 
@@ -82,8 +95,7 @@ def finetune_parser():
     """The fine-tune recipe's parser (its argument dataclasses; errors raise ``UsageError``)."""
     from ..arguments import CliArgumentParser, DataArguments, FinetuneTrainingArguments, ModelArguments
 
-    return CliArgumentParser((ModelArguments, DataArguments, FinetuneTrainingArguments),
-                             prog="hf-bert-tasks finetune")
+    return CliArgumentParser((ModelArguments, DataArguments, FinetuneTrainingArguments), prog="hf-bert-tasks finetune")
 
 
 def given_settings(argv: list[str], parser=None) -> dict:
@@ -131,8 +143,11 @@ def validate_arms(args, common: dict) -> None:
     """Read every arm's ``--<mode>_args`` into ``args.arm_settings`` and build every configuration's arguments
     before anything runs; ``ValueError``: ``compare: arm 'lora' (--lora_args or the flags common ...): <message>``."""
     seed = parse_list(args.seeds, int)[0]
-    configs = [c for c in configurations(parse_list(args.modes), parse_list(args.strategies))
-               if c["label"] not in args.reuse_map]
+    configs = [
+        c
+        for c in configurations(parse_list(args.modes), parse_list(args.strategies))
+        if c["label"] not in args.reuse_map
+    ]
     args.arm_settings = {}
     try:
         for mode in TRAINING_MODES:
@@ -157,12 +172,18 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
     timing = os.path.join(out, "compare_wall_seconds.json")
     record = {"seed": None if reuse else seed, "output_dir": out, "reused": bool(reuse)}
     finished = reuse or (output_dir_is_finished(out) and os.path.isfile(timing) and not args.rerun)
-    print(f"compare: arm {config['label']!r}, seed {seed}: {'reading the finished run in' if finished else 'running into'}"
-          f" {out}", flush=True)  # which arm is running, before its logs
+    print(
+        f"compare: arm {config['label']!r}, seed {seed}: {'reading the finished run in' if finished else 'running into'}"
+        f" {out}",
+        flush=True,
+    )  # which arm is running, before its logs
     if finished:
         results = read_record(out, "all_results.json")
-        wall = read_record(out, os.path.basename(timing))["wall_seconds"] if not reuse else results.get(
-            "wall_seconds", results.get("train_runtime"))
+        wall = (
+            read_record(out, os.path.basename(timing))["wall_seconds"]
+            if not reuse
+            else results.get("wall_seconds", results.get("train_runtime"))
+        )
     else:
         model_args, data_args, training_args = run_arguments(config, seed, args, common, out)
         setup_process_logging(training_args)
@@ -201,9 +222,11 @@ def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
     model_args, data_args, training_args = run_arguments(config, seed, args, common, args.output_dir)
     apply_task_defaults(task, data_args, training_args)
     steps = training_args.max_steps
-    return {"epochs": f"{steps} steps" if steps > 0 else f"{training_args.num_train_epochs:g}",
-            "learning_rate": training_args.lr_grid or f"{training_args.learning_rate:g}",
-            "trainable_parameters": trainable_parameters(task, model_args, training_args)}
+    return {
+        "epochs": f"{steps} steps" if steps > 0 else f"{training_args.num_train_epochs:g}",
+        "learning_rate": training_args.lr_grid or f"{training_args.learning_rate:g}",
+        "trainable_parameters": trainable_parameters(task, model_args, training_args),
+    }
 
 
 def paper_split(source: str) -> str:
@@ -213,8 +236,15 @@ def paper_split(source: str) -> str:
 
 
 #: the report's columns, ``(row key, format)``; a missing value is ``—`` (the ``mean`` cell is written apart)
-_COLUMNS = (("name", "{}"), ("paper", "{:.1f}"), ("mean", "{}"), ("epochs", "{}"), ("learning_rate", "{}"),
-            ("trainable_parameters", "{:,}"), ("wall_seconds", "{:.0f}"))
+_COLUMNS = (
+    ("name", "{}"),
+    ("paper", "{:.1f}"),
+    ("mean", "{}"),
+    ("epochs", "{}"),
+    ("learning_rate", "{}"),
+    ("trainable_parameters", "{:,}"),
+    ("wall_seconds", "{:.0f}"),
+)
 
 
 def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[str, str]:
@@ -229,12 +259,19 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
     with open(paths["json"], "w", encoding="utf-8") as f:
         json.dump({"task": task.name, "metric": key, "title": title, "rows": rows}, f, indent=2, default=str)
     display = task.metric_spec(key).display
-    lines = [f"# {title}", "", (f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale: the mean over n runs "
-                                "(seeds), ± the sample std when n > 1; epochs, peak learning rate and trainable "
-                                "parameters of each arm; wall time per run (seconds, mean; feature-based runs include "
-                                "building or reading the feature cache)."), "",
-             f"| System | Paper | Ours (dev {key}) | epochs | lr | trainable params | wall s |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# {title}",
+        "",
+        (
+            f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale: the mean over n runs "
+            "(seeds), ± the sample std when n > 1; epochs, peak learning rate and trainable "
+            "parameters of each arm; wall time per run (seconds, mean; feature-based runs include "
+            "building or reading the feature cache)."
+        ),
+        "",
+        f"| System | Paper | Ours (dev {key}) | epochs | lr | trainable params | wall s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for group, members in itertools.groupby(rows, lambda r: get_training_mode(r["mode"]).report_group):
         lines.append(f"| **{group}** | | | | | | |")
         for row in members:
@@ -247,31 +284,50 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
             lines.append("| " + " | ".join(cells.values()) + " |")
     baselines = sorted({round(r["baseline"], 1) for r in rows if r.get("baseline") is not None})
     if baselines:  # the best constant answer on the same dev examples (hf_bert_tasks.baselines)
-        near = [r["name"] for r in rows if r["mean"] is not None and r.get("baseline") is not None
-                and r["mean"] - r["baseline"] < MARGIN]
-        lines += ["", f"Trivial baseline (the best constant answer on the same dev examples: majority class, all-O or "
-                  f"empty answer): **{' / '.join(f'{b:.1f}' for b in baselines)}**. "
-                  + (f"Within {MARGIN:g} points of it (learnt next to nothing): {', '.join(near)}." if near
-                     else f"Every arm beats it by {MARGIN:g} points or more.")]
+        near = [
+            r["name"]
+            for r in rows
+            if r["mean"] is not None and r.get("baseline") is not None and r["mean"] - r["baseline"] < MARGIN
+        ]
+        lines += [
+            "",
+            f"Trivial baseline (the best constant answer on the same dev examples: majority class, all-O or "
+            f"empty answer): **{' / '.join(f'{b:.1f}' for b in baselines)}**. "
+            + (
+                f"Within {MARGIN:g} points of it (learnt next to nothing): {', '.join(near)}."
+                if near
+                else f"Every arm beats it by {MARGIN:g} points or more."
+            ),
+        ]
     sources = sorted({r["paper_source"] for r in rows if r["paper_source"]})
-    lines += ["", "Paper numbers: " + ("; ".join(sources) if sources else "none for this task") + ". The paper used "
-              "BERT-BASE/LARGE on full data; ours use the model and sizes named above.", ""]
+    lines += [
+        "",
+        "Paper numbers: " + ("; ".join(sources) if sources else "none for this task") + ". The paper used "
+        "BERT-BASE/LARGE on full data; ours use the model and sizes named above.",
+        "",
+    ]
     with open(paths["md"], "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     from matplotlib.patches import Patch
 
     fig, ax = new_figure(figsize=(7, 0.45 * len(rows) + 1.8))
     ys = list(range(len(rows)))[::-1]
-    ax.barh(ys, [r["mean"] or 0.0 for r in rows], xerr=[r["std"] for r in rows], alpha=0.8,
-            color=[get_training_mode(r["mode"]).colour for r in rows])
+    ax.barh(
+        ys,
+        [r["mean"] or 0.0 for r in rows],
+        xerr=[r["std"] for r in rows],
+        alpha=0.8,
+        color=[get_training_mode(r["mode"]).colour for r in rows],
+    )
     modes = list(dict.fromkeys(r["mode"] for r in rows))  # one legend entry per bar colour, named as the bars
     handles = [Patch(color=get_training_mode(m).colour, alpha=0.8, label=f"ours: {m} (mean ± std)") for m in modes]
     paper_pts = [(r["paper"], y) for r, y in zip(rows, ys) if r["paper"] is not None]
     if paper_pts:
         handles.append(ax.scatter(*zip(*paper_pts), marker="D", color="black", zorder=3, label="paper"))
     for b in baselines:  # the axis starts at 0 and the baseline is marked: gaps are not inflated
-        handles.append(ax.axvline(b, color="grey", linestyle="--", linewidth=1,
-                                  label=f"trivial baseline (best constant) {b:.1f}"))
+        handles.append(
+            ax.axvline(b, color="grey", linestyle="--", linewidth=1, label=f"trivial baseline (best constant) {b:.1f}")
+        )
     ax.set_yticks(ys, [f"{r['name']} (n={r['n']})" for r in rows])
     ax.set(xlim=(0.0, 100), xlabel=f"dev {display} (0-100; mean over n seeds)")
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
@@ -282,26 +338,41 @@ def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[st
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``compare`` flags (argparse; other flags go to every fine-tune run; errors raise ``UsageError``)."""
-    parser = ArgumentParser(prog="hf-bert-tasks compare", description=__doc__.split("\n")[0],
-                            epilog="Any other flag of `hf-bert-tasks finetune` is passed to every run.")
+    parser = ArgumentParser(
+        prog="hf-bert-tasks compare",
+        description=__doc__.split("\n")[0],
+        epilog="Any other flag of `hf-bert-tasks finetune` is passed to every run.",
+    )
     parser.add_argument("--task", required=True, help="registered task (`hf-bert-tasks tasks`)")
     parser.add_argument("--model_name_or_path", required=True, help="checkpoint every arm starts from")
     parser.add_argument("--output_dir", required=True, help="one sub-folder per arm and seed, plus the report")
     parser.add_argument("--data_dir", default=None, help="folder with the task's original files; else the Hub")
     modes = ",".join(TRAINING_MODES)
     parser.add_argument("--modes", default=modes, help="comma-separated: " + modes)
-    parser.add_argument("--strategies", default="concat_last_four",
-                        help="comma-separated feature_based layer strategies (paper Table 7)")
+    parser.add_argument(
+        "--strategies",
+        default="concat_last_four",
+        help="comma-separated feature_based layer strategies (paper Table 7)",
+    )
     parser.add_argument("--seeds", default="1", help="comma-separated seeds; each arm runs once per seed")
     parser.add_argument("--title", default=None, help="title of the report and chart")
-    parser.add_argument("--rerun", action="store_true",
-                        help="run every configuration again even if output_dir holds its finished run")
-    parser.add_argument("--reuse", action="append", default=[],
-                        help="label=DIR: take DIR/all_results.json for that configuration instead of running it")
+    parser.add_argument(
+        "--rerun", action="store_true", help="run every configuration again even if output_dir holds its finished run"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="append",
+        default=[],
+        help="label=DIR: take DIR/all_results.json for that configuration instead of running it",
+    )
     for mode in TRAINING_MODES:
-        parser.add_argument(f"--{mode}_args", default="", metavar="YAML",
-                            help=f"settings of the {mode} runs only: a YAML/JSON file or an inline YAML mapping "
-                                 "such as '{num_train_epochs: 3, learning_rate: 1e-3}'")
+        parser.add_argument(
+            f"--{mode}_args",
+            default="",
+            metavar="YAML",
+            help=f"settings of the {mode} runs only: a YAML/JSON file or an inline YAML mapping "
+            "such as '{num_train_epochs: 3, learning_rate: 1e-3}'",
+        )
     return parser
 
 
@@ -323,7 +394,9 @@ def main(argv: list[str] | None = None) -> dict:
             raise ValueError(f"--reuse {item!r}: expected LABEL=DIR, e.g. finetune=runs/real/mrpc")
         label, path = item.split("=", 1)
         if label not in labels:  # it would be ignored and the configuration run in full
-            raise ValueError(f"--reuse {item}: no configuration {label!r} in this comparison; expected one of {labels}")
+            raise ValueError(
+                f"--reuse {item}: no configuration {label!r} in this comparison; expected one of {labels}"
+            )
         if not os.path.isfile(os.path.join(path, "all_results.json")):
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map[label] = path
@@ -338,23 +411,49 @@ def main(argv: list[str] | None = None) -> dict:
         runs = [run_one(config, seed, args, common) for seed in (seeds[:1] if reused else seeds)]
         # on the paper's 0-100 scale (the task's declaration)
         values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
-        base = next((spec.to_percent(r["results"][f"{PREFIX}{task.primary_metric}"]) for r in runs
-                     if f"{PREFIX}{task.primary_metric}" in r["results"]), None)
+        base = next(
+            (
+                spec.to_percent(r["results"][f"{PREFIX}{task.primary_metric}"])
+                for r in runs
+                if f"{PREFIX}{task.primary_metric}" in r["results"]
+            ),
+            None,
+        )
         mean, std = summarize(values) if values else (None, 0.0)
         walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
         paper, source = paper_number(task, config) if not common.get("validation_file") else (None, "")  # own data
-        rows.append({**config, "name": get_training_mode(config["mode"]).row_name(config), "mean": mean, "std": std,
-                     "n": len(values), "values": values, "wall_seconds": statistics.fmean(walls) if walls else None,
-                     "baseline": base, "paper": paper, "paper_source": source, "paper_split": paper_split(source), "reused": reused,
-                     **({} if reused else arm_budget(task, config, seeds[0], args, common)),
-                     "runs": [{k: v for k, v in r.items() if k != "results"} | {"metric": r["results"].get(key)}
-                              for r in runs]})
+        rows.append(
+            {
+                **config,
+                "name": get_training_mode(config["mode"]).row_name(config),
+                "mean": mean,
+                "std": std,
+                "n": len(values),
+                "values": values,
+                "wall_seconds": statistics.fmean(walls) if walls else None,
+                "baseline": base,
+                "paper": paper,
+                "paper_source": source,
+                "paper_split": paper_split(source),
+                "reused": reused,
+                **({} if reused else arm_budget(task, config, seeds[0], args, common)),
+                "runs": [
+                    {k: v for k, v in r.items() if k != "results"} | {"metric": r["results"].get(key)} for r in runs
+                ],
+            }
+        )
     parts = [p for p in os.path.normpath(args.model_name_or_path).split(os.sep) if p]
-    model = next((p for p in reversed(parts) if p not in ("model", "snapshots") and not re.fullmatch(r"[0-9a-f]{40}", p)),
-                 args.model_name_or_path)  # a package's or the Hub cache's folder: the model's own name
+    model = next(
+        (p for p in reversed(parts) if p not in ("model", "snapshots") and not re.fullmatch(r"[0-9a-f]{40}", p)),
+        args.model_name_or_path,
+    )  # a package's or the Hub cache's folder: the model's own name
     arms = ", ".join(dict.fromkeys(get_training_mode(c["mode"]).name for c in rows))
-    paths = write_report(task, rows, args.output_dir, args.title or f"{task.name}: dev {spec.display} of {arms} "
-                                                                    f"from {model} (seeds {args.seeds})")
+    paths = write_report(
+        task,
+        rows,
+        args.output_dir,
+        args.title or f"{task.name}: dev {spec.display} of {arms} from {model} (seeds {args.seeds})",
+    )
     with open(paths["md"], encoding="utf-8") as f:
         print(f.read())
     return {"rows": rows, "paths": paths}

@@ -37,8 +37,13 @@ def main(argv: list[str] | None = None) -> dict:
         logging.getLogger(__name__).info(threads)  # tiny/mini: one thread unless OMP_NUM_THREADS says otherwise
     summary = run_pretrain(model_args, data_args, training_args)
     if training_args.should_log:
-        print({"steps": summary["steps"], "final_mlm_accuracy": summary["final_mlm_accuracy"],
-               "final_nsp_accuracy": summary["final_nsp_accuracy"]})
+        print(
+            {
+                "steps": summary["steps"],
+                "final_mlm_accuracy": summary["final_mlm_accuracy"],
+                "final_nsp_accuracy": summary["final_nsp_accuracy"],
+            }
+        )
     return summary
 
 

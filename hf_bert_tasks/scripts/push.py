@@ -26,16 +26,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--private", action="store_true", help="create the repo private (new repos only)")
     parser.add_argument("--revision", default=None, help="branch to push to (created from main if missing)")
     parser.add_argument("--task", default=None, help="registered task (default: the run record's, run_info.json)")
-    add_flag(parser, "base_model", default=None,
-             help="Hub id of the checkpoint the run started from (when it was a local folder, the record names none)")
-    add_flag(parser, "seed_runs", nargs="*", default=None,
-             help="output dirs of the same configuration with other seeds (mean ± std on the card)")
+    add_flag(
+        parser,
+        "base_model",
+        default=None,
+        help="Hub id of the checkpoint the run started from (when it was a local folder, the record names none)",
+    )
+    add_flag(
+        parser,
+        "seed_runs",
+        nargs="*",
+        default=None,
+        help="output dirs of the same configuration with other seeds (mean ± std on the card)",
+    )
     parser.add_argument("--license", default="apache-2.0", help="license of the card (default apache-2.0)")
     add_flag(parser, "commit_message", default=None, help="commit message (default: a summary of the run)")
     readme = parser.add_mutually_exclusive_group()
-    add_flag(readme, "keep_readme", flag=True, help="a README.md edited on the Hub is kept (its model-index results "
-             "updated); without this or --overwrite_readme such a push stops and says so")
-    add_flag(readme, "overwrite_readme", flag=True, help="replace a README.md edited on the Hub with the generated card")
+    add_flag(
+        readme,
+        "keep_readme",
+        flag=True,
+        help="a README.md edited on the Hub is kept (its model-index results "
+        "updated); without this or --overwrite_readme such a push stops and says so",
+    )
+    add_flag(
+        readme, "overwrite_readme", flag=True, help="replace a README.md edited on the Hub with the generated card"
+    )
     add_flag(parser, "dry_run", flag=True, help="print the card and the files that would be pushed; no network call")
     return parser
 
@@ -57,18 +73,28 @@ def main(argv: list[str] | None = None) -> int:
         print(str(card))
         print("\nfiles to push:", ", ".join(files))
         if not card.data.base_model:  # a run from a local folder records no Hub id
-            print("note: the card names no base model (the run started from a local folder); add --base_model "
-                  "ORG/NAME (the Hub id of that checkpoint) so the Hub links the two")
+            print(
+                "note: the card names no base model (the run started from a local folder); add --base_model "
+                "ORG/NAME (the Hub id of that checkpoint) so the Hub links the two"
+            )
         return 0
     try:
-        result = push_output_dir(args.output_dir, args.repo_id, private=args.private, revision=args.revision,
-                                 commit_message=args.commit_message, card_kwargs=card_kwargs,
-                                 keep_readme=True if args.keep_readme else False if args.overwrite_readme else None)
+        result = push_output_dir(
+            args.output_dir,
+            args.repo_id,
+            private=args.private,
+            revision=args.revision,
+            commit_message=args.commit_message,
+            card_kwargs=card_kwargs,
+            keep_readme=True if args.keep_readme else False if args.overwrite_readme else None,
+        )
     except HubPushError as err:
         print(f"hf-bert-tasks push: {err}", file=sys.stderr)
         raise SystemExit(1) from None
-    print(f"pushed {len(result.files)} files to {result.repo_url} (revision {result.revision}, commit "
-          f"{result.commit_oid}); card has {result.eval_results} eval results")
+    print(
+        f"pushed {len(result.files)} files to {result.repo_url} (revision {result.revision}, commit "
+        f"{result.commit_oid}); card has {result.eval_results} eval results"
+    )
     return 0
 
 

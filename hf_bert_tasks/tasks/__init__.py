@@ -11,5 +11,14 @@ from .registry import TASK_REGISTRY, UnknownTaskError, get_task, list_tasks, reg
 from . import glue, swag, conll2003, squad  # noqa: F401 - registration order = the order `hf-bert-tasks tasks` shows
 # isort: on
 
-__all__ = ["PROBLEM_TYPES", "TASK_REGISTRY", "MetricSpec", "PaperDefaults", "Task", "UnknownTaskError", "get_task",
-           "list_tasks", "register_task"]
+__all__ = [
+    "PROBLEM_TYPES",
+    "TASK_REGISTRY",
+    "MetricSpec",
+    "PaperDefaults",
+    "Task",
+    "UnknownTaskError",
+    "get_task",
+    "list_tasks",
+    "register_task",
+]

@@ -16,12 +16,26 @@ from typing import Any
 import numpy as np
 
 #: Problem types understood by the recipes (the first two are ``PretrainedConfig.problem_type`` values).
-PROBLEM_TYPES = ("single_label_classification", "regression", "multiple_choice", "token_classification",
-                 "question_answering")
+PROBLEM_TYPES = (
+    "single_label_classification",
+    "regression",
+    "multiple_choice",
+    "token_classification",
+    "question_answering",
+)
 
 #: Trainer's ``eval_*`` bookkeeping keys (``eval_loss`` included): never declared by a task, never in model-index.
-TRAINER_KEYS = ("loss", "runtime", "samples_per_second", "steps_per_second", "samples", "epoch",
-                "model_preparation_time", "jit_compilation_time", "total_flos")
+TRAINER_KEYS = (
+    "loss",
+    "runtime",
+    "samples_per_second",
+    "steps_per_second",
+    "samples",
+    "epoch",
+    "model_preparation_time",
+    "jit_compilation_time",
+    "total_flos",
+)
 
 
 @dataclass(frozen=True)
@@ -140,8 +154,11 @@ class Task(abc.ABC):
 
         if not os.path.isdir(data_dir):
             raise FileNotFoundError(f"--data_dir {data_dir}: no such folder")
-        paths = {split: path for split, names in self.local_files.items()
-                 if (path := next((p for p in (os.path.join(data_dir, n) for n in names) if os.path.isfile(p)), None))}
+        paths = {
+            split: path
+            for split, names in self.local_files.items()
+            if (path := next((p for p in (os.path.join(data_dir, n) for n in names) if os.path.isfile(p)), None))
+        }
         if not paths:
             wanted = sorted({n for names in self.local_files.values() for n in names})
             raise FileNotFoundError(f"--data_dir {data_dir}: none of the {self.name} files {wanted} found")
@@ -155,8 +172,14 @@ class Task(abc.ABC):
         """
         raise ValueError(f"task {self.name!r} has no reader for local files; load it from the Hub instead")
 
-    def load(self, data_dir: str | None = None, dataset_name: str | None = None,
-             dataset_config_name: str | None = None, revision: str | None = None, cache_dir: str | None = None):
+    def load(
+        self,
+        data_dir: str | None = None,
+        dataset_name: str | None = None,
+        dataset_config_name: str | None = None,
+        revision: str | None = None,
+        cache_dir: str | None = None,
+    ):
         """The raw splits as a ``DatasetDict`` of canonical split names: :meth:`read_local` of ``data_dir`` when given,
         else ``datasets.load_dataset`` of ``dataset_name`` / ``dataset_config_name`` (default :attr:`hub_dataset` /
         :attr:`hub_config`) at ``revision`` into ``cache_dir``; :meth:`read_user_files` when :attr:`user_files`."""
@@ -177,14 +200,21 @@ class Task(abc.ABC):
         Raises:
             ValueError: ``--text_column_names`` with more names than the task has text columns.
         """
-        files = {split: getattr(data_args, flag, None) for split, flag in (
-            (self.train_split, "train_file"), (self.eval_splits[0], "validation_file"),
-            (self.test_splits[0], "test_file"))}
+        files = {
+            split: getattr(data_args, flag, None)
+            for split, flag in (
+                (self.train_split, "train_file"),
+                (self.eval_splits[0], "validation_file"),
+                (self.test_splits[0], "test_file"),
+            )
+        }
         files = {split: path for split, path in files.items() if path}
         names = [n.strip() for n in (getattr(data_args, "text_column_names", None) or "").split(",") if n.strip()]
         if len(names) > len(self.text_columns):
-            raise ValueError(f"--text_column_names {','.join(names)}: {len(names)} names, task {self.name!r} has "
-                             f"{len(self.text_columns)} text column(s); expected names for {list(self.text_columns)}")
+            raise ValueError(
+                f"--text_column_names {','.join(names)}: {len(names)} names, task {self.name!r} has "
+                f"{len(self.text_columns)} text column(s); expected names for {list(self.text_columns)}"
+            )
         columns = dict(zip(self.text_columns, names))
         if label := getattr(data_args, "label_column_name", None):
             columns[self.label_column] = label
@@ -207,9 +237,13 @@ class Task(abc.ABC):
         import datasets
 
         if data_dir is not None:
-            raise ValueError(f"--data_dir {data_dir} and --train_file/--validation_file/--test_file were both given; "
-                             "expected one source of data")
-        return datasets.DatasetDict({split: self.read_user_file(path, split) for split, path in self.user_files.items()})
+            raise ValueError(
+                f"--data_dir {data_dir} and --train_file/--validation_file/--test_file were both given; "
+                "expected one source of data"
+            )
+        return datasets.DatasetDict(
+            {split: self.read_user_file(path, split) for split, path in self.user_files.items()}
+        )
 
     def read_user_file(self, path: str, split: str) -> datasets.Dataset:  # noqa: F821
         """One user file of ``split`` (``.csv``, ``.tsv``, ``.json`` / ``.jsonl``: JSON Lines) read by ``datasets``'
@@ -226,11 +260,16 @@ class Task(abc.ABC):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"{path}: no such file (given as the {split} file)")
         ext = os.path.splitext(path)[1].lower()
-        builders = {".csv": ("csv", {}), ".tsv": ("csv", {"delimiter": "\t"}), ".json": ("json", {}),
-                    ".jsonl": ("json", {})}
+        builders = {
+            ".csv": ("csv", {}),
+            ".tsv": ("csv", {"delimiter": "\t"}),
+            ".json": ("json", {}),
+            ".jsonl": ("json", {}),
+        }
         if ext not in builders:
-            raise ValueError(f"{path}: extension {ext or '(none)'!r}; expected .csv, .tsv, .json or .jsonl "
-                             "(JSON Lines)")
+            raise ValueError(
+                f"{path}: extension {ext or '(none)'!r}; expected .csv, .tsv, .json or .jsonl (JSON Lines)"
+            )
         builder, options = builders[ext]
         if builder == "csv":
             options.update(na_filter=False)  # "NA" or "null" stays text, as written
@@ -242,9 +281,11 @@ class Task(abc.ABC):
         optional = {self.label_column} if split in self.test_splits else set()
         missing = [name for c, name in wanted.items() if name not in ds.column_names and c not in optional]
         if missing:
-            raise ValueError(f"{path}: column(s) {missing} not found; found {ds.column_names}, expected "
-                             f"{list(wanted.values())} for task {self.name!r} (name yours with --text_column_names "
-                             "a,b / --label_column_name c)")
+            raise ValueError(
+                f"{path}: column(s) {missing} not found; found {ds.column_names}, expected "
+                f"{list(wanted.values())} for task {self.name!r} (name yours with --text_column_names "
+                "a,b / --label_column_name c)"
+            )
         rename = {name: c for c, name in wanted.items() if name in ds.column_names and name != c}
         clash = [c for c in rename.values() if c in ds.column_names and c not in rename]
         ds = ds.remove_columns(clash).rename_columns(rename)
@@ -271,8 +312,11 @@ class Task(abc.ABC):
         saved model return label names instead of ``LABEL_0``."""
         kwargs: dict[str, Any] = {}
         if self.label_names:
-            kwargs.update(num_labels=len(self.label_names), id2label=dict(enumerate(self.label_names)),
-                          label2id={name: i for i, name in enumerate(self.label_names)})
+            kwargs.update(
+                num_labels=len(self.label_names),
+                id2label=dict(enumerate(self.label_names)),
+                label2id={name: i for i, name in enumerate(self.label_names)},
+            )
         if self.problem_type in ("single_label_classification", "regression"):
             kwargs.update(problem_type=self.problem_type, num_labels=self.num_labels)
         return kwargs
@@ -379,12 +423,17 @@ class Task(abc.ABC):
         """A JSON-able summary (used by ``hf-bert-tasks tasks --json`` and model cards)."""
         plain = ("name", "description", "hub_dataset", "hub_config", "problem_type", "text_columns", "label_names")
         out = {k: list(v) if isinstance(v, tuple) else v for k, v in ((k, getattr(self, k)) for k in plain)}
-        return {**out, "metrics": list(self.metric_names),
-                "metric_declarations": [dict(vars(m)) for m in self.metrics], "primary_metric": self.primary_metric,
-                "model_head": self.model_head, "pipeline_tag": self.pipeline_tag,
-                "local_files": {k: list(v) for k, v in self.local_files.items()},
-                "required_columns": list(self.required_columns().values()),
-                "labels": self.label_description()}
+        return {
+            **out,
+            "metrics": list(self.metric_names),
+            "metric_declarations": [dict(vars(m)) for m in self.metrics],
+            "primary_metric": self.primary_metric,
+            "model_head": self.model_head,
+            "pipeline_tag": self.pipeline_tag,
+            "local_files": {k: list(v) for k, v in self.local_files.items()},
+            "required_columns": list(self.required_columns().values()),
+            "labels": self.label_description(),
+        }
 
     def label_description(self) -> str:
         """What a user file's label column holds, for ``hf-bert-tasks tasks``: the label names (or their ids)."""
@@ -418,8 +467,10 @@ def text_lines(path: str):
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as err:
-                raise ValueError(f"{path}, line {number}: bytes that are not UTF-8 at column {err.start + 1} "
-                                 f"({raw[err.start:err.start + 4]!r}); expected a UTF-8 text file") from None
+                raise ValueError(
+                    f"{path}, line {number}: bytes that are not UTF-8 at column {err.start + 1} "
+                    f"({raw[err.start : err.start + 4]!r}); expected a UTF-8 text file"
+                ) from None
             yield number, text.rstrip("\r\n")
 
 

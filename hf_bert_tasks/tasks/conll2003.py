@@ -23,12 +23,81 @@ logger = logging.getLogger(__name__)
 NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 ENTITY_TYPES = ("PER", "ORG", "LOC", "MISC")
 #: Penn Treebank POS tags in the Hub dataset's order (47).
-POS_TAGS = ('"', "''", "#", "$", "(", ")", ",", ".", ":", "``", "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR",
-            "JJS", "LS", "MD", "NN", "NNP", "NNPS", "NNS", "NN|SYM", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS",
-            "RP", "SYM", "TO", "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB")
+POS_TAGS = (
+    '"',
+    "''",
+    "#",
+    "$",
+    "(",
+    ")",
+    ",",
+    ".",
+    ":",
+    "``",
+    "CC",
+    "CD",
+    "DT",
+    "EX",
+    "FW",
+    "IN",
+    "JJ",
+    "JJR",
+    "JJS",
+    "LS",
+    "MD",
+    "NN",
+    "NNP",
+    "NNPS",
+    "NNS",
+    "NN|SYM",
+    "PDT",
+    "POS",
+    "PRP",
+    "PRP$",
+    "RB",
+    "RBR",
+    "RBS",
+    "RP",
+    "SYM",
+    "TO",
+    "UH",
+    "VB",
+    "VBD",
+    "VBG",
+    "VBN",
+    "VBP",
+    "VBZ",
+    "WDT",
+    "WP",
+    "WP$",
+    "WRB",
+)
 #: Chunk tags in the Hub dataset's order (23).
-CHUNK_TAGS = ("O", "B-ADJP", "I-ADJP", "B-ADVP", "I-ADVP", "B-CONJP", "I-CONJP", "B-INTJ", "I-INTJ", "B-LST", "I-LST",
-              "B-NP", "I-NP", "B-PP", "I-PP", "B-PRT", "I-PRT", "B-SBAR", "I-SBAR", "B-UCP", "I-UCP", "B-VP", "I-VP")
+CHUNK_TAGS = (
+    "O",
+    "B-ADJP",
+    "I-ADJP",
+    "B-ADVP",
+    "I-ADVP",
+    "B-CONJP",
+    "I-CONJP",
+    "B-INTJ",
+    "I-INTJ",
+    "B-LST",
+    "I-LST",
+    "B-NP",
+    "I-NP",
+    "B-PP",
+    "I-PP",
+    "B-PRT",
+    "I-PRT",
+    "B-SBAR",
+    "I-SBAR",
+    "B-UCP",
+    "I-UCP",
+    "B-VP",
+    "I-VP",
+)
 DOCSTART = "-DOCSTART-"
 #: tag column -> its tag names, in the file's column order (POS, chunk, NER)
 _TAG_COLUMNS = {"pos_tags": POS_TAGS, "chunk_tags": CHUNK_TAGS, "ner_tags": NER_LABELS}
@@ -40,8 +109,14 @@ def conll_features():
     import datasets
 
     tags = {key: datasets.List(datasets.ClassLabel(names=list(names))) for key, names in _TAG_COLUMNS.items()}
-    return datasets.Features({"id": datasets.Value("string"), "document_id": datasets.Value("int32"),
-                              "tokens": datasets.List(datasets.Value("string")), **tags})
+    return datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "document_id": datasets.Value("int32"),
+            "tokens": datasets.List(datasets.Value("string")),
+            **tags,
+        }
+    )
 
 
 def read_conll_file(path: str) -> dict[str, list]:
@@ -61,12 +136,15 @@ def read_conll_file(path: str) -> dict[str, list]:
             sentence.append(fields)
             for tag, known, what in zip(fields[1:], _KNOWN, ("POS", "chunk", "NER")):
                 if tag not in known:
-                    raise ValueError(f"{path}, line {line}: {what} tag {tag!r} is unknown; expected one of "
-                                     f"{list(known)}")
+                    raise ValueError(
+                        f"{path}, line {line}: {what} tag {tag!r} is unknown; expected one of {list(known)}"
+                    )
             continue
         if fields and fields[0] != DOCSTART:
-            raise ValueError(f"{path}, line {line}: found {len(fields)} field(s) in {text!r}; expected 4 "
-                             "space-separated fields 'token POS chunk NER'")
+            raise ValueError(
+                f"{path}, line {line}: found {len(fields)} field(s) in {text!r}; expected 4 "
+                "space-separated fields 'token POS chunk NER'"
+            )
         if sentence:
             cols["id"].append(str(len(cols["id"])))
             cols["document_id"].append(document)
@@ -88,8 +166,11 @@ def conll_dataset(cols: dict[str, list]):
     import datasets
     import pyarrow as pa
 
-    table = {"id": pa.array(cols["id"], pa.string()), "document_id": pa.array(cols["document_id"], pa.int32()),
-             "tokens": pa.array(cols["tokens"], pa.list_(pa.string()))}
+    table = {
+        "id": pa.array(cols["id"], pa.string()),
+        "document_id": pa.array(cols["document_id"], pa.int32()),
+        "tokens": pa.array(cols["tokens"], pa.list_(pa.string())),
+    }
     for key, names in _TAG_COLUMNS.items():
         index = {name: i for i, name in enumerate(names)}
         table[key] = pa.array([[index[t] for t in tags] for tags in cols[key]], pa.list_(pa.int64()))
@@ -137,23 +218,37 @@ class Conll2003Task(Task):
         for row, (words, labels) in enumerate(zip(tokens, tags)):
             where = f"{path}, line {row + 1 + header}"
             if not isinstance(words, list) or not isinstance(labels, list):
-                raise ValueError(f"{where}: tokens and tags must be lists (JSON Lines: "  # noqa: TRY004 - bad input
-                                 '{"tokens": ["EU", "rejects"], "ner_tags": ["B-ORG", "O"]})')
+                raise ValueError(
+                    f"{where}: tokens and tags must be lists (JSON Lines: "
+                    '{"tokens": ["EU", "rejects"], "ner_tags": ["B-ORG", "O"]})'
+                )
             if len(words) != len(labels):
                 raise ValueError(f"{where}: {len(words)} tokens but {len(labels)} tags; expected one tag per token")
             try:
-                names.append([NER_LABELS[t] if isinstance(t, int) and 0 <= t < len(NER_LABELS) else
-                              NER_LABELS[NER_LABELS.index(t)] for t in labels])
+                names.append(
+                    [
+                        NER_LABELS[t]
+                        if isinstance(t, int) and 0 <= t < len(NER_LABELS)
+                        else NER_LABELS[NER_LABELS.index(t)]
+                        for t in labels
+                    ]
+                )
             except ValueError:
                 bad = next(t for t in labels if t not in NER_LABELS)
-                raise ValueError(f"{where}: tag {bad!r} is unknown; expected one of {list(NER_LABELS)} "
-                                 f"(or ids 0-{len(NER_LABELS) - 1})") from None
+                raise ValueError(
+                    f"{where}: tag {bad!r} is unknown; expected one of {list(NER_LABELS)} "
+                    f"(or ids 0-{len(NER_LABELS) - 1})"
+                ) from None
         if ner.detect_scheme(names) == "IOB1":
             names = [ner.iob1_to_iob2(t) for t in names]
-        cols = {"id": [str(i) for i in range(len(ds))], "document_id": [-1] * len(ds),
-                "tokens": [[str(w) for w in words] for words in tokens], "ner_tags": names,
-                "pos_tags": [[POS_TAGS[0]] * len(t) for t in tokens],
-                "chunk_tags": [[CHUNK_TAGS[0]] * len(t) for t in tokens]}
+        cols = {
+            "id": [str(i) for i in range(len(ds))],
+            "document_id": [-1] * len(ds),
+            "tokens": [[str(w) for w in words] for words in tokens],
+            "ner_tags": names,
+            "pos_tags": [[POS_TAGS[0]] * len(t) for t in tokens],
+            "chunk_tags": [[CHUNK_TAGS[0]] * len(t) for t in tokens],
+        }
         return conll_dataset(cols)
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
@@ -183,8 +278,9 @@ class Conll2003Task(Task):
         by themselves, integer tags without names in the Hub order :data:`NER_LABELS` (with a warning)."""
         tag_col = next((c for c in ("ner_tags", "tags") if c in ds.column_names), None)
         if "tokens" not in ds.column_names or tag_col is None:
-            raise ValueError(f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' "
-                             "(or 'tags')")
+            raise ValueError(
+                f"{name} [{split}]: columns {ds.column_names}; expected 'tokens' and 'ner_tags' (or 'tags')"
+            )
 
         def names_of(column):  # the ClassLabel names of a list-of-labels column, if it has them
             return getattr(getattr(ds.features[column], "feature", None), "names", None)
@@ -194,18 +290,26 @@ class Conll2003Task(Task):
             names = sorted({x for r in rows for x in r})
             rows = [[names.index(x) for x in r] for r in rows]
         elif names is None:
-            logger.warning("%s [%s]: %r has no label names; reading ids in the Hub order %s",
-                           name, split, tag_col, NER_LABELS)
+            logger.warning(
+                "%s [%s]: %r has no label names; reading ids in the Hub order %s", name, split, tag_col, NER_LABELS
+            )
             names = list(NER_LABELS)
         if unknown := sorted(set(names) - set(NER_LABELS)):
             raise ValueError(f"{name} [{split}]: labels {unknown} are not CoNLL-2003 labels {NER_LABELS}")
         tokens = ds["tokens"][:]
-        cols = {"id": [str(i) for i in (ds["id"][:] if "id" in ds.column_names else range(len(ds)))],
-                "document_id": [-1] * len(ds), "tokens": tokens, "ner_tags": [[names[i] for i in r] for r in rows]}
+        cols = {
+            "id": [str(i) for i in (ds["id"][:] if "id" in ds.column_names else range(len(ds)))],
+            "document_id": [-1] * len(ds),
+            "tokens": tokens,
+            "ner_tags": [[names[i] for i in r] for r in rows],
+        }
         for key, known in (("pos_tags", POS_TAGS), ("chunk_tags", CHUNK_TAGS)):  # an unknown tag reads as the first
             src = names_of(key) if key in ds.column_names else None
-            cols[key] = ([[src[i] if src[i] in known else known[0] for i in r] for r in ds[key][:]] if src
-                         else [[known[0]] * len(t) for t in tokens])
+            cols[key] = (
+                [[src[i] if src[i] in known else known[0] for i in r] for r in ds[key][:]]
+                if src
+                else [[known[0]] * len(t) for t in tokens]
+            )
         return conll_dataset(cols)
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
@@ -215,11 +319,15 @@ class Conll2003Task(Task):
 
         labelled = self.label_column in dataset.column_names
         out = ner.tokenize_and_align(
-            [list(t) for t in dataset["tokens"]], tokenizer, max_seq_length,
+            [list(t) for t in dataset["tokens"]],
+            tokenizer,
+            max_seq_length,
             tags=[list(t) for t in dataset[self.label_column]] if labelled else None,
-            label_names=self.label_names, label_all_tokens=self.label_all_tokens,
+            label_names=self.label_names,
+            label_all_tokens=self.label_all_tokens,
             document_ids=list(dataset["document_id"]) if "document_id" in dataset.column_names else None,
-            document_context=self.document_context)
+            document_context=self.document_context,
+        )
         logger.info("%s/%s: %d sentences -> %d windows", self.name, split, len(dataset), len(out["input_ids"]))
         return datasets.Dataset.from_dict(out)
 
@@ -230,8 +338,9 @@ class Conll2003Task(Task):
     def word_level(self, trainer, raw, features, metric_key_prefix: str):
         """Predict ``features`` and map to one tag name per word; returns ``(tags, PredictionOutput)``."""
         output = trainer.predict(features, metric_key_prefix=metric_key_prefix)
-        ids = ner_metrics.word_predictions(output.predictions, features["word_index"], features["sentence_index"],
-                                           [len(t) for t in raw["tokens"]])
+        ids = ner_metrics.word_predictions(
+            output.predictions, features["word_index"], features["sentence_index"], [len(t) for t in raw["tokens"]]
+        )
         return [[self.label_names[i] for i in row] for row in ids], output
 
     def evaluate(self, trainer, raw, features, split: str, output_dir: str | None = None) -> dict[str, float]:
@@ -245,8 +354,9 @@ class Conll2003Task(Task):
         lenient = ner_metrics.entity_metrics(gold, pred, mode="conlleval")
         metrics.update({f"eval_conlleval_{k}": lenient[k] for k in ("precision", "recall", "f1")})
         if output_dir and trainer.is_world_process_zero():
-            ner_metrics.write_conll(os.path.join(output_dir, f"{split}_predictions.txt"), raw["tokens"], pred, gold,
-                                    overwrite=True)
+            ner_metrics.write_conll(
+                os.path.join(output_dir, f"{split}_predictions.txt"), raw["tokens"], pred, gold, overwrite=True
+            )
         suffix = self.split_metric_suffix(split)
         metrics = {f"{k}{suffix}": v for k, v in metrics.items()}
         trainer.log(metrics)  # once, as Trainer's evaluate logs (history, console); an extra split's keys suffixed
@@ -260,9 +370,15 @@ class Conll2003Task(Task):
         path = os.path.join(output_dir, f"{split}_predictions.txt")
         if trainer.is_world_process_zero():
             ner_metrics.write_conll(path, raw["tokens"], pred, gold, overwrite=True)
-            write_json(os.path.join(output_dir, f"{split}_predictions_info.json"),
-                       {"sentences": len(pred), "words": sum(len(p) for p in pred), "scheme": "IOB2",
-                        "document_context": self.document_context})
+            write_json(
+                os.path.join(output_dir, f"{split}_predictions_info.json"),
+                {
+                    "sentences": len(pred),
+                    "words": sum(len(p) for p in pred),
+                    "scheme": "IOB2",
+                    "document_context": self.document_context,
+                },
+            )
         return [path]
 
 
@@ -275,25 +391,55 @@ CONLL_METRICS = (
     MetricSpec("recall", "recall", "Recall"),
     MetricSpec("accuracy", "accuracy", "Accuracy (words)"),
     *(MetricSpec(f"conlleval_{k}", k, f"{display} (conlleval)", config="conlleval") for k, display in _PRF.items()),
-    *(spec for t in ENTITY_TYPES for spec in (
-        *(MetricSpec(f"{t}_{k}", k, f"{t} {display if k == 'f1' else k}", config=t) for k, display in _PRF.items()),
-        not_a_metric(f"{t}_number", f"{t} gold entities (count)"),
-    )),
+    *(
+        spec
+        for t in ENTITY_TYPES
+        for spec in (
+            *(
+                MetricSpec(f"{t}_{k}", k, f"{t} {display if k == 'f1' else k}", config=t)
+                for k, display in _PRF.items()
+            ),
+            not_a_metric(f"{t}_number", f"{t} gold entities (count)"),
+        )
+    ),
 )
 
-CONLL2003 = register_task(Conll2003Task(
-    name="conll2003", description="CoNLL-2003 English NER: PER/ORG/LOC/MISC, entity-level F1 (IOB2, seqeval strict)",
-    hub_dataset="eriktks/conll2003", hub_config="conll2003", problem_type="token_classification",
-    text_columns=("tokens",), label_names=NER_LABELS, label_column="ner_tags",
-    metric_names=("f1", "precision", "recall", "accuracy"), primary_metric="f1", metrics=CONLL_METRICS,
-    model_head="AutoModelForTokenClassification", pipeline_tag="token-classification",
-    eval_splits=("validation", "test"), test_splits=("test",),
-    # Appendix A.3's grid (batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}): NER has no values of its own
-    paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=32, num_train_epochs=3.0,
-                                 max_seq_length=128, lr_grid=(5e-5, 3e-5, 2e-5)),
-    paper_results={"BERT-base (dev)": {"f1": 96.4}, "BERT-base (test)": {"f1": 92.4},
-                   "BERT-large (dev)": {"f1": 96.6}, "BERT-large (test)": {"f1": 92.8}},
-    paper_source="BERT paper Table 7 (CoNLL-2003 NER, fine-tuning approach; dev F1 and test F1, x100)",
-    local_files={"train": ("train.txt", "eng.train"), "validation": ("valid.txt", "dev.txt", "testa.txt", "eng.testa"),
-                 "test": ("test.txt", "testb.txt", "eng.testb")},
-))
+CONLL2003 = register_task(
+    Conll2003Task(
+        name="conll2003",
+        description="CoNLL-2003 English NER: PER/ORG/LOC/MISC, entity-level F1 (IOB2, seqeval strict)",
+        hub_dataset="eriktks/conll2003",
+        hub_config="conll2003",
+        problem_type="token_classification",
+        text_columns=("tokens",),
+        label_names=NER_LABELS,
+        label_column="ner_tags",
+        metric_names=("f1", "precision", "recall", "accuracy"),
+        primary_metric="f1",
+        metrics=CONLL_METRICS,
+        model_head="AutoModelForTokenClassification",
+        pipeline_tag="token-classification",
+        eval_splits=("validation", "test"),
+        test_splits=("test",),
+        # Appendix A.3's grid (batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}): NER has no values of its own
+        paper_defaults=PaperDefaults(
+            learning_rate=5e-5,
+            per_device_train_batch_size=32,
+            num_train_epochs=3.0,
+            max_seq_length=128,
+            lr_grid=(5e-5, 3e-5, 2e-5),
+        ),
+        paper_results={
+            "BERT-base (dev)": {"f1": 96.4},
+            "BERT-base (test)": {"f1": 92.4},
+            "BERT-large (dev)": {"f1": 96.6},
+            "BERT-large (test)": {"f1": 92.8},
+        },
+        paper_source="BERT paper Table 7 (CoNLL-2003 NER, fine-tuning approach; dev F1 and test F1, x100)",
+        local_files={
+            "train": ("train.txt", "eng.train"),
+            "validation": ("valid.txt", "dev.txt", "testa.txt", "eng.testa"),
+            "test": ("test.txt", "testb.txt", "eng.testb"),
+        },
+    )
+)

@@ -85,25 +85,40 @@ class GlueTask(Task):
                 raise ValueError(f"{path}: no data rows; expected at least one example")
             for line, fields in rows:
                 if len(fields) != width and headerless:
-                    raise ValueError(f"{path}, line {line}: found {len(fields)} field(s); expected {width} "
-                                     "tab-separated fields (source, label, note, sentence)")
+                    raise ValueError(
+                        f"{path}, line {line}: found {len(fields)} field(s); expected {width} "
+                        "tab-separated fields (source, label, note, sentence)"
+                    )
                 if len(fields) != width:
-                    raise ValueError(f"{path}, line {line}: found {len(fields)} field(s), the header has {width}; "
-                                     f"expected columns {header}")
+                    raise ValueError(
+                        f"{path}, line {line}: found {len(fields)} field(s), the header has {width}; "
+                        f"expected columns {header}"
+                    )
 
-        table = load_rows("csv", path, check, delimiter="\t", quoting=csv.QUOTE_NONE, na_filter=False,
-                          features=datasets.Features({n: datasets.Value("string") for n in names}),
-                          **({"header": None, "column_names": names} if headerless else {}))
+        table = load_rows(
+            "csv",
+            path,
+            check,
+            delimiter="\t",
+            quoting=csv.QUOTE_NONE,
+            na_filter=False,
+            features=datasets.Features({n: datasets.Value("string") for n in names}),
+            **({"header": None, "column_names": names} if headerless else {}),
+        )
         if data.count(b"\t") != (width - 1) * (table.num_rows + (not headerless)):
             check()
         if blank := data.count(b"\n") + (not data.endswith(b"\n")) - table.num_rows - (not headerless):
             logger.info("%s: skipped %d empty line(s)", path, blank)
-        where = ({c: str(i) for c, i in self.positional.items()} if headerless
-                 else {c: self.file_columns.get(c, c) for c in self.text_columns})
+        where = (
+            {c: str(i) for c, i in self.positional.items()}
+            if headerless
+            else {c: self.file_columns.get(c, c) for c in self.text_columns}
+        )
         label = where.pop(self.label_column) if headerless else self.file_label_column or self.label_column
         if missing := [n for n in where.values() if n not in names]:
-            raise ValueError(f"{path}, line 1: header {header} lacks column(s) {missing}; expected columns "
-                             f"{list(where.values())}")
+            raise ValueError(
+                f"{path}, line 1: header {header} lacks column(s) {missing}; expected columns {list(where.values())}"
+            )
         cols = {c: table.column(n) for c, n in where.items()}
         cols[self.label_column] = table.column(label) if label in names else None
         index = next((k for k in ("index", "id") if k in names and not headerless), None)
@@ -126,11 +141,11 @@ class GlueTask(Task):
                 try:
                     obj = json.loads(text)
                 except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}, line {line}: not valid JSON ({err.msg}); expected one JSON object "
-                                     "per line") from None
+                    raise ValueError(
+                        f"{path}, line {line}: not valid JSON ({err.msg}); expected one JSON object per line"
+                    ) from None
                 if not isinstance(obj, dict):
-                    raise ValueError(  # noqa: TRY004 - a bad input line, as every reader error
-                        f"{path}, line {line}: expected a JSON object, got {type(obj).__name__}")
+                    raise ValueError(f"{path}, line {line}: expected a JSON object, got {type(obj).__name__}")
 
         table, cols = load_rows("json", path, check), {"idx": None}
         for col in (*self.text_columns, self.label_column):
@@ -140,8 +155,10 @@ class GlueTask(Task):
             if col != self.label_column and (key is None or values.null_count or values.type != pa.string()):
                 check()  # a line that is no object reads as a column of its own
                 row = pc.index(pc.is_null(values), True).as_py() if key and values.null_count else 0
-                raise ValueError(f"{path}, line {line_of(path, row, False)}: missing text field for {col!r}; "
-                                 f"expected one of {list(keys)}")
+                raise ValueError(
+                    f"{path}, line {line_of(path, row, False)}: missing text field for {col!r}; "
+                    f"expected one of {list(keys)}"
+                )
         if cols[self.label_column] is not None:
             label = cols[self.label_column].cast(pa.string())
             cols[self.label_column] = pc.if_else(pc.equal(label, "-1"), None, label)
@@ -161,16 +178,20 @@ class GlueTask(Task):
                     try:
                         float(text)
                     except ValueError:
-                        raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {text!r} "
-                                         "is not a number; expected a float score") from None
+                        raise ValueError(
+                            f"{path}, line {line_of(path, row, header)}: field {column!r} = {text!r} "
+                            "is not a number; expected a float score"
+                        ) from None
                 raise
         keys = list(self.raw_label_map)
         at = pc.index_in(raw, value_set=pa.array(keys))
         unknown = pc.is_null(at) if not unlabelled_ok else pc.and_(pc.is_null(at), pc.is_valid(raw))
         if pc.any(unknown).as_py():
             row = pc.index(unknown, True).as_py()
-            raise ValueError(f"{path}, line {line_of(path, row, header)}: field {column!r} = {raw[row].as_py()!r} "
-                             f"is not a known label; expected one of {sorted(keys)}")
+            raise ValueError(
+                f"{path}, line {line_of(path, row, header)}: field {column!r} = {raw[row].as_py()!r} "
+                f"is not a known label; expected one of {sorted(keys)}"
+            )
         ids = pa.array([self.label_names.index(self.raw_label_map[k]) for k in keys], pa.int64())
         return pc.fill_null(pc.take(ids, at), -1)
 
@@ -198,8 +219,12 @@ class GlueTask(Task):
             cols["idx"] = pa.array(np.arange(n, dtype=np.int32))
         empty = functools.reduce(pc.or_, [pc.equal(pc.utf8_trim_whitespace(cols[c]), "") for c in self.text_columns])
         if pc.any(empty).as_py():  # kept, as the Hub keeps them: row counts stay the official ones
-            logger.warning("%s: %d example(s) with an empty text field (first: data row %d); kept as [CLS] [SEP] "
-                           "input", path, pc.sum(empty).as_py(), pc.index(empty, True).as_py() + 1)
+            logger.warning(
+                "%s: %d example(s) with an empty text field (first: data row %d); kept as [CLS] [SEP] input",
+                path,
+                pc.sum(empty).as_py(),
+                pc.index(empty, True).as_py() + 1,
+            )
         table = pa.table({c: cols[c] for c in self.features()})
         return datasets.Dataset(table, info=datasets.DatasetInfo(features=self.features()))
 
@@ -216,30 +241,37 @@ class GlueTask(Task):
 
         cols = {c: ["" if v is None else str(v) for v in ds[c]] for c in self.text_columns}
         raws = ds[self.label_column] if self.label_column in ds.column_names else [None] * len(ds)
-        by_name = {**{n: i for i, n in enumerate(self.label_names or ())},
-                   **{k: self.label_names.index(v) for k, v in (self.raw_label_map or {}).items()},
-                   **{str(i): i for i in range(self.num_labels)}}
+        by_name = {
+            **{n: i for i, n in enumerate(self.label_names or ())},
+            **{k: self.label_names.index(v) for k, v in (self.raw_label_map or {}).items()},
+            **{str(i): i for i in range(self.num_labels)},
+        }
         labels = []
         for row, raw in enumerate(raws):
             text = "" if raw is None else str(raw).strip()
             line = row + 1 + header
             if text in ("", "-1"):
                 if split not in self.test_splits:
-                    raise ValueError(f"{path}, line {line}: no label in column "
-                                     f"{self.user_columns.get(self.label_column, self.label_column)!r}; expected "
-                                     f"{self.label_description()}")
+                    raise ValueError(
+                        f"{path}, line {line}: no label in column "
+                        f"{self.user_columns.get(self.label_column, self.label_column)!r}; expected "
+                        f"{self.label_description()}"
+                    )
                 labels.append(-1)
             elif self.problem_type == "regression":
                 try:
                     labels.append(float(text))
                 except ValueError:
-                    raise ValueError(f"{path}, line {line}: label {text!r} is not a number; expected a float "
-                                     "score") from None
+                    raise ValueError(
+                        f"{path}, line {line}: label {text!r} is not a number; expected a float score"
+                    ) from None
             elif text in by_name or text.endswith(".0") and text[:-2] in by_name:
                 labels.append(by_name.get(text, by_name.get(text[:-2])))
             else:
-                raise ValueError(f"{path}, line {line}: label {text!r} is not one of task {self.name!r}'s labels; "
-                                 f"expected {self.label_description()}")
+                raise ValueError(
+                    f"{path}, line {line}: label {text!r} is not one of task {self.name!r}'s labels; "
+                    f"expected {self.label_description()}"
+                )
         cols[self.label_column] = labels
         cols["idx"] = [int(i) for i in ds["idx"]] if "idx" in ds.column_names else list(range(len(ds)))
         return datasets.Dataset.from_dict(cols, features=self.features())
@@ -249,8 +281,11 @@ class GlueTask(Task):
         import datasets
 
         feats = {c: datasets.Value("string") for c in self.text_columns}
-        feats[self.label_column] = (datasets.Value("float32") if self.problem_type == "regression"
-                                    else datasets.ClassLabel(names=list(self.label_names)))
+        feats[self.label_column] = (
+            datasets.Value("float32")
+            if self.problem_type == "regression"
+            else datasets.ClassLabel(names=list(self.label_names))
+        )
         return datasets.Features({**feats, "idx": datasets.Value("int32")})
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
@@ -258,14 +293,18 @@ class GlueTask(Task):
         truncated by google-research/bert's ``_truncate_seq_pair``: :func:`encode_pairs`). Output columns: ``input_ids``,
         ``token_type_ids``, ``attention_mask`` (unpadded lists) and ``label``, dropped when the first 1000 labels are
         all -1 (an unlabelled test split)."""
-        labelled = self.label_column in dataset.column_names and len(dataset) > 0 and bool(
-            np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
+        labelled = (
+            self.label_column in dataset.column_names
+            and len(dataset) > 0
+            and bool(np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
+        )
 
         def tokenize(batch):
             if len(self.text_columns) == 1:  # one segment: cut at the end, as google's and the tokenizer's rule
                 return tokenizer(list(batch[self.text_columns[0]]), truncation=True, max_length=max_seq_length)
-            return encode_pairs(tokenizer, list(batch[self.text_columns[0]]), list(batch[self.text_columns[1]]),
-                                max_seq_length)
+            return encode_pairs(
+                tokenizer, list(batch[self.text_columns[0]]), list(batch[self.text_columns[1]]), max_seq_length
+            )
 
         drop = [c for c in dataset.column_names if c != self.label_column or not labelled]
         return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
@@ -297,10 +336,16 @@ class GlueTask(Task):
 _PAIR = ("sentence1", "sentence2")
 _GLUE_FILES = {"train": ("train.tsv",), "validation": ("dev.tsv",), "test": ("test.tsv",)}
 #: GLUE metric declarations by key (values as computed by ``metrics.py``, 0-1; correlations in [-1, 1]).
-GLUE_METRICS = {spec.key: spec for spec in (
-    MetricSpec("accuracy", "accuracy", "Accuracy"), MetricSpec("f1", "f1", "F1"),
-    MetricSpec("matthews_correlation", "matthews_correlation", "Matthews correlation"),
-    MetricSpec("pearson", "pearsonr", "Pearson"), MetricSpec("spearmanr", "spearmanr", "Spearman"))}
+GLUE_METRICS = {
+    spec.key: spec
+    for spec in (
+        MetricSpec("accuracy", "accuracy", "Accuracy"),
+        MetricSpec("f1", "f1", "F1"),
+        MetricSpec("matthews_correlation", "matthews_correlation", "Matthews correlation"),
+        MetricSpec("pearson", "pearsonr", "Pearson"),
+        MetricSpec("spearmanr", "spearmanr", "Spearman"),
+    )
+}
 
 
 def _glue(name, description, text_columns, label_names, metric_names, paper, server_file, **kw) -> GlueTask:
@@ -312,52 +357,148 @@ def _glue(name, description, text_columns, label_names, metric_names, paper, ser
     elif raw_map == "names":
         raw_map = {n: n for n in label_names}
     paper_results = {model: {metric_names[0]: score} for model, score in zip(("BERT-base", "BERT-large"), paper)}
-    return register_task(GlueTask(
-        name=name, description=description, hub_dataset="nyu-mll/glue", hub_config=name,
-        problem_type=kw.pop("problem_type", "single_label_classification"), text_columns=text_columns,
-        label_names=label_names, metric_names=metric_names, primary_metric=metric_names[0],
-        metrics=tuple(GLUE_METRICS[m] for m in metric_names), model_head="AutoModelForSequenceClassification",
-        pipeline_tag="text-classification", paper_defaults=PaperDefaults(),
-        paper_results=kw.pop("paper_results", paper_results), paper_source="BERT paper Table 1 (GLUE test server; x100)",
-        local_files=kw.pop("local_files", _GLUE_FILES), raw_label_map=raw_map,
-        submission_files=kw.pop("submission_files", {"test": server_file}), **kw))
+    return register_task(
+        GlueTask(
+            name=name,
+            description=description,
+            hub_dataset="nyu-mll/glue",
+            hub_config=name,
+            problem_type=kw.pop("problem_type", "single_label_classification"),
+            text_columns=text_columns,
+            label_names=label_names,
+            metric_names=metric_names,
+            primary_metric=metric_names[0],
+            metrics=tuple(GLUE_METRICS[m] for m in metric_names),
+            model_head="AutoModelForSequenceClassification",
+            pipeline_tag="text-classification",
+            paper_defaults=PaperDefaults(),
+            paper_results=kw.pop("paper_results", paper_results),
+            paper_source="BERT paper Table 1 (GLUE test server; x100)",
+            local_files=kw.pop("local_files", _GLUE_FILES),
+            raw_label_map=raw_map,
+            submission_files=kw.pop("submission_files", {"test": server_file}),
+            **kw,
+        )
+    )
 
 
-_glue("cola", "CoLA: grammatical acceptability of one sentence (Matthews corr.)", ("sentence",),
-      ("unacceptable", "acceptable"), ("matthews_correlation",), (52.1, 60.5), "CoLA.tsv",
-      positional={"sentence": 3, "label": 1})
-_glue("sst2", "SST-2: binary sentiment of one movie-review sentence (accuracy)", ("sentence",),
-      ("negative", "positive"), ("accuracy",), (93.5, 94.9), "SST-2.tsv")
-_glue("mrpc", "MRPC: are two news sentences paraphrases (F1, accuracy)", _PAIR, ("not_equivalent", "equivalent"),
-      ("f1", "accuracy"), (88.9, 89.3), "MRPC.tsv", file_columns={"sentence1": "#1 String", "sentence2": "#2 String"},
-      file_label_column="Quality")
-_glue("stsb", "STS-B: semantic similarity score 0-5 of a sentence pair (Pearson, Spearman; regression)", _PAIR,
-      None, ("spearmanr", "pearson"), (85.8, 86.5), "STS-B.tsv", problem_type="regression", raw_label_map=None,
-      file_label_column="score", submission_labels="float")
-_glue("qqp", "QQP: are two Quora questions duplicates (F1, accuracy)", ("question1", "question2"),
-      ("not_duplicate", "duplicate"), ("f1", "accuracy"), (71.2, 72.1), "QQP.tsv", file_label_column="is_duplicate")
-_glue("mnli", "MNLI: entailment / neutral / contradiction (matched and mismatched accuracy)", ("premise", "hypothesis"),
-      ("entailment", "neutral", "contradiction"), ("accuracy",), (), None,  # matched + mismatched, given below
-      paper_results={"BERT-base": {"accuracy": 84.6, "accuracy_mm": 83.4},
-                     "BERT-large": {"accuracy": 86.7, "accuracy_mm": 85.9}},
-      raw_label_map="names", file_columns={"premise": "sentence1", "hypothesis": "sentence2"},
-      file_label_column="gold_label",
-      jsonl_columns={"premise": ("premise", "sentence1"), "hypothesis": ("hypothesis", "sentence2"),
-                     "label": ("label", "gold_label")},
-      eval_splits=("validation_matched", "validation_mismatched"), test_splits=("test_matched", "test_mismatched"),
-      metric_suffixes={"validation_mismatched": "_mm"},
-      local_files={"train": ("train.tsv", "train.jsonl"),
-                   "validation_matched": ("dev_matched.tsv", "dev_matched.jsonl"),
-                   "validation_mismatched": ("dev_mismatched.tsv", "dev_mismatched.jsonl"),
-                   "test_matched": ("test_matched.tsv",), "test_mismatched": ("test_mismatched.tsv",)},
-      submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"}, submission_labels="name")
-_glue("qnli", "QNLI: does the sentence answer the question (accuracy)", ("question", "sentence"),
-      ("entailment", "not_entailment"), ("accuracy",), (90.5, 92.7), "QNLI.tsv", raw_label_map="names",
-      submission_labels="name")
-_glue("rte", "RTE: textual entailment, 2 classes (accuracy)", _PAIR, ("entailment", "not_entailment"), ("accuracy",),
-      (66.4, 70.1), "RTE.tsv", raw_label_map="names", submission_labels="name")
-_glue("wnli", "WNLI: Winograd NLI (accuracy; the paper excludes it from Table 1)", _PAIR,
-      ("not_entailment", "entailment"), ("accuracy",), (), "WNLI.tsv")
+_glue(
+    "cola",
+    "CoLA: grammatical acceptability of one sentence (Matthews corr.)",
+    ("sentence",),
+    ("unacceptable", "acceptable"),
+    ("matthews_correlation",),
+    (52.1, 60.5),
+    "CoLA.tsv",
+    positional={"sentence": 3, "label": 1},
+)
+_glue(
+    "sst2",
+    "SST-2: binary sentiment of one movie-review sentence (accuracy)",
+    ("sentence",),
+    ("negative", "positive"),
+    ("accuracy",),
+    (93.5, 94.9),
+    "SST-2.tsv",
+)
+_glue(
+    "mrpc",
+    "MRPC: are two news sentences paraphrases (F1, accuracy)",
+    _PAIR,
+    ("not_equivalent", "equivalent"),
+    ("f1", "accuracy"),
+    (88.9, 89.3),
+    "MRPC.tsv",
+    file_columns={"sentence1": "#1 String", "sentence2": "#2 String"},
+    file_label_column="Quality",
+)
+_glue(
+    "stsb",
+    "STS-B: semantic similarity score 0-5 of a sentence pair (Pearson, Spearman; regression)",
+    _PAIR,
+    None,
+    ("spearmanr", "pearson"),
+    (85.8, 86.5),
+    "STS-B.tsv",
+    problem_type="regression",
+    raw_label_map=None,
+    file_label_column="score",
+    submission_labels="float",
+)
+_glue(
+    "qqp",
+    "QQP: are two Quora questions duplicates (F1, accuracy)",
+    ("question1", "question2"),
+    ("not_duplicate", "duplicate"),
+    ("f1", "accuracy"),
+    (71.2, 72.1),
+    "QQP.tsv",
+    file_label_column="is_duplicate",
+)
+_glue(
+    "mnli",
+    "MNLI: entailment / neutral / contradiction (matched and mismatched accuracy)",
+    ("premise", "hypothesis"),
+    ("entailment", "neutral", "contradiction"),
+    ("accuracy",),
+    (),
+    None,  # matched + mismatched, given below
+    paper_results={
+        "BERT-base": {"accuracy": 84.6, "accuracy_mm": 83.4},
+        "BERT-large": {"accuracy": 86.7, "accuracy_mm": 85.9},
+    },
+    raw_label_map="names",
+    file_columns={"premise": "sentence1", "hypothesis": "sentence2"},
+    file_label_column="gold_label",
+    jsonl_columns={
+        "premise": ("premise", "sentence1"),
+        "hypothesis": ("hypothesis", "sentence2"),
+        "label": ("label", "gold_label"),
+    },
+    eval_splits=("validation_matched", "validation_mismatched"),
+    test_splits=("test_matched", "test_mismatched"),
+    metric_suffixes={"validation_mismatched": "_mm"},
+    local_files={
+        "train": ("train.tsv", "train.jsonl"),
+        "validation_matched": ("dev_matched.tsv", "dev_matched.jsonl"),
+        "validation_mismatched": ("dev_mismatched.tsv", "dev_mismatched.jsonl"),
+        "test_matched": ("test_matched.tsv",),
+        "test_mismatched": ("test_mismatched.tsv",),
+    },
+    submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"},
+    submission_labels="name",
+)
+_glue(
+    "qnli",
+    "QNLI: does the sentence answer the question (accuracy)",
+    ("question", "sentence"),
+    ("entailment", "not_entailment"),
+    ("accuracy",),
+    (90.5, 92.7),
+    "QNLI.tsv",
+    raw_label_map="names",
+    submission_labels="name",
+)
+_glue(
+    "rte",
+    "RTE: textual entailment, 2 classes (accuracy)",
+    _PAIR,
+    ("entailment", "not_entailment"),
+    ("accuracy",),
+    (66.4, 70.1),
+    "RTE.tsv",
+    raw_label_map="names",
+    submission_labels="name",
+)
+_glue(
+    "wnli",
+    "WNLI: Winograd NLI (accuracy; the paper excludes it from Table 1)",
+    _PAIR,
+    ("not_entailment", "entailment"),
+    ("accuracy",),
+    (),
+    "WNLI.tsv",
+)
 
 
 def truncate_seq_pair(len_a: int, len_b: int, budget: int) -> tuple[int, int]:

@@ -36,15 +36,18 @@ def register_task(task: Task) -> Task:
     if task.problem_type not in PROBLEM_TYPES:
         raise ValueError(f"task {task.name!r}: problem_type {task.problem_type!r} is not one of {PROBLEM_TYPES}")
     if task.primary_metric not in task.metric_names:
-        raise ValueError(f"task {task.name!r}: primary_metric {task.primary_metric!r} is not in metric_names "
-                         f"{task.metric_names}")
+        raise ValueError(
+            f"task {task.name!r}: primary_metric {task.primary_metric!r} is not in metric_names {task.metric_names}"
+        )
     keys = [m.key for m in task.metrics]
     if len(set(keys)) != len(keys):
         raise ValueError(f"task {task.name!r}: metric keys declared twice in {keys}")
     undeclared = [m for m in task.metric_names if task.metric_spec(m) is None or not task.metric_spec(m).is_metric]
     if undeclared:
-        raise ValueError(f"task {task.name!r}: metric_names {undeclared} have no MetricSpec with is_metric=True in "
-                         "`metrics`; declare each (key, Hub id, display name, scale, direction)")
+        raise ValueError(
+            f"task {task.name!r}: metric_names {undeclared} have no MetricSpec with is_metric=True in "
+            "`metrics`; declare each (key, Hub id, display name, scale, direction)"
+        )
     TASK_REGISTRY[task.name] = task
     return task
 

@@ -42,8 +42,14 @@ class SquadTask(Task):
     null_score_diff_threshold: float | None = None
     #: the trained window (``--max_seq_length``), recorded for serving (:meth:`record_serving_config`)
     max_seq_length: int | None = None
-    data_options = ("doc_stride", "max_query_length", "n_best_size", "max_answer_length", "null_score_diff_threshold",
-                    "max_seq_length")
+    data_options = (
+        "doc_stride",
+        "max_query_length",
+        "n_best_size",
+        "max_answer_length",
+        "null_score_diff_threshold",
+        "max_seq_length",
+    )
 
     @property
     def tau(self) -> float:
@@ -71,7 +77,9 @@ class SquadTask(Task):
             try:
                 obj = json.load(f)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})") from None
+                raise ValueError(
+                    f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg})"
+                ) from None
         return self.columns_of(obj, path, labelled)
 
     def columns_of(self, obj, path: str, labelled: bool = True) -> dict[str, list]:
@@ -86,12 +94,24 @@ class SquadTask(Task):
                     qid = _field(item, "id", str, f"{where}, question {q}")
                     here = f"{path}, question id {qid!r}"
                     answers, impossible = _field(item, "answers", list, here, []), bool(item.get("is_impossible"))
-                    checks = ((qid in seen, "duplicate question id; expected unique ids"),
-                              (impossible and not self.version_2_with_negative, ("is_impossible is true, but SQuAD "
-                               "v1.1 has no unanswerable questions; use --task squad_v2 for a v2.0 file")),
-                              (impossible and answers, "is_impossible is true but 'answers' is not empty; expected []"),
-                              (labelled and not impossible and not answers, ("no answer for an answerable question; "
-                               "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)")))
+                    checks = (
+                        (qid in seen, "duplicate question id; expected unique ids"),
+                        (
+                            impossible and not self.version_2_with_negative,
+                            (
+                                "is_impossible is true, but SQuAD "
+                                "v1.1 has no unanswerable questions; use --task squad_v2 for a v2.0 file"
+                            ),
+                        ),
+                        (impossible and answers, "is_impossible is true but 'answers' is not empty; expected []"),
+                        (
+                            labelled and not impossible and not answers,
+                            (
+                                "no answer for an answerable question; "
+                                "expected 'answers' with text and answer_start (or is_impossible: true in SQuAD 2.0)"
+                            ),
+                        ),
+                    )
                     if problem := next((message for bad, message in checks if bad), None):
                         raise ValueError(f"{here}: {problem}")
                     seen.add(qid)
@@ -99,11 +119,15 @@ class SquadTask(Task):
                     starts = [_field(ans, "answer_start", int, f"{here}, answer {n}") for n, ans in enumerate(answers)]
                     for n, (text, start) in enumerate(zip(texts, starts)):
                         if (found := context[start : start + len(text)]) != text:
-                            raise ValueError(f"{here}, answer {n}: text {text!r} does not match the context at "
-                                             f"answer_start {start} (context has {found!r} there)")
+                            raise ValueError(
+                                f"{here}, answer {n}: text {text!r} does not match the context at "
+                                f"answer_start {start} (context has {found!r} there)"
+                            )
                     question = _field(item, "question", str, here)
-                    for key, value in zip(cols, (qid, article.get("title", ""), context, question,
-                                                 {"text": texts, "answer_start": starts})):
+                    for key, value in zip(
+                        cols,
+                        (qid, article.get("title", ""), context, question, {"text": texts, "answer_start": starts}),
+                    ):
                         cols[key].append(value)
         if not cols["id"]:
             raise ValueError(f"{path}: no questions found; expected data -> paragraphs -> qas")
@@ -142,22 +166,49 @@ class SquadTask(Task):
             ds = ds.add_column(self.label_column, [{"text": [], "answer_start": []}] * len(ds))
         ids = [str(i) for i in ds["id"]] if "id" in ds.column_names else [str(i) for i in range(len(ds))]
         titles = [str(t) for t in ds["title"]] if "title" in ds.column_names else [""] * len(ds)
-        article = {"data": [{"title": t, "paragraphs": [{"context": c, "qas": [
-            {"id": i, "question": q, "answers": [{"text": x, "answer_start": a} for x, a in
-                                                 zip(ans["text"], ans["answer_start"])],
-             "is_impossible": self.version_2_with_negative and not ans["text"]}]}]}
-            for row, (i, t, q, c, ans) in enumerate(zip(ids, titles, ds["question"], ds["context"], ds[self.label_column]))
-            if self._answers_ok(ans, f"{path}, line {row + 1 + header}")]}
+        article = {
+            "data": [
+                {
+                    "title": t,
+                    "paragraphs": [
+                        {
+                            "context": c,
+                            "qas": [
+                                {
+                                    "id": i,
+                                    "question": q,
+                                    "answers": [
+                                        {"text": x, "answer_start": a}
+                                        for x, a in zip(ans["text"], ans["answer_start"])
+                                    ],
+                                    "is_impossible": self.version_2_with_negative and not ans["text"],
+                                }
+                            ],
+                        }
+                    ],
+                }
+                for row, (i, t, q, c, ans) in enumerate(
+                    zip(ids, titles, ds["question"], ds["context"], ds[self.label_column])
+                )
+                if self._answers_ok(ans, f"{path}, line {row + 1 + header}")
+            ]
+        }
         cols = self.columns_of(article, path, labelled=split not in self.test_splits)
         return datasets.Dataset.from_dict(cols, features=self.features())
 
     @staticmethod
     def _answers_ok(ans, where: str) -> bool:
         """``True`` for a ``{"text": [str], "answer_start": [int]}`` mapping of equal lengths, else ``ValueError``."""
-        if not (isinstance(ans, dict) and isinstance(ans.get("text"), list) and isinstance(ans.get("answer_start"), list)
-                and len(ans["text"]) == len(ans["answer_start"])):
-            raise ValueError(f"{where}: answers {ans!r}; expected {{\"text\": [\"...\"], \"answer_start\": [0]}} "
-                             "(lists of equal length; empty lists for no answer)")
+        if not (
+            isinstance(ans, dict)
+            and isinstance(ans.get("text"), list)
+            and isinstance(ans.get("answer_start"), list)
+            and len(ans["text"]) == len(ans["answer_start"])
+        ):
+            raise ValueError(
+                f'{where}: answers {ans!r}; expected {{"text": ["..."], "answer_start": [0]}} '
+                "(lists of equal length; empty lists for no answer)"
+            )
         return True
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
@@ -171,12 +222,18 @@ class SquadTask(Task):
         training = split == self.train_split
 
         def make(batch):
-            return qa.create_features(list(batch["question"]), list(batch["context"]), tokenizer, config,
-                                      answers=list(batch["answers"]) if training else None,
-                                      example_ids=None if training else list(batch["id"]))
+            return qa.create_features(
+                list(batch["question"]),
+                list(batch["context"]),
+                tokenizer,
+                config,
+                answers=list(batch["answers"]) if training else None,
+                example_ids=None if training else list(batch["id"]),
+            )
 
-        return dataset.map(make, batched=True, remove_columns=dataset.column_names,
-                           desc=f"Windowing {self.name}/{split}")
+        return dataset.map(
+            make, batched=True, remove_columns=dataset.column_names, desc=f"Windowing {self.name}/{split}"
+        )
 
     def trainer_compute_metrics(self):
         """``None``: QA scores need post-processing over whole examples, done in :meth:`evaluate`."""
@@ -229,10 +286,18 @@ class SquadTask(Task):
         offsets = np.pad(offsets, (*pad, (0, 0)), constant_values=-1)  # offsets of padding are -1
         max_ctx = np.pad(max_ctx, pad)
         return postprocess_qa_predictions(
-            ids, list(raw["context"][:]), index, start_logits, end_logits, offsets[:, :width], max_ctx[:, :width],
-            n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
+            ids,
+            list(raw["context"][:]),
+            index,
+            start_logits,
+            end_logits,
+            offsets[:, :width],
+            max_ctx[:, :width],
+            n_best_size=self.n_best_size,
+            max_answer_length=self.max_answer_length,
             version_2_with_negative=self.version_2_with_negative,
-            null_score_diff_threshold=self.tau if tau is None else tau)
+            null_score_diff_threshold=self.tau if tau is None else tau,
+        )
 
     def trainer_post_process(self, examples, features, predictions) -> tuple[QAPredictions, dict[str, float]]:
         """``QuestionAnsweringTrainer(post_process=...)``: :meth:`postprocess_logits` then :meth:`score` (no prefix),
@@ -246,8 +311,9 @@ class SquadTask(Task):
         ``eval_features``."""
         from ..qa_trainer import QuestionAnsweringTrainer
 
-        return QuestionAnsweringTrainer(eval_examples=eval_raw, eval_features=eval_features,
-                                        post_process=self.trainer_post_process, **kwargs)
+        return QuestionAnsweringTrainer(
+            eval_examples=eval_raw, eval_features=eval_features, post_process=self.trainer_post_process, **kwargs
+        )
 
     def write_predictions(self, result: QAPredictions, output_dir: str, prefix: str = "") -> list[str]:
         """Write (and return the paths of) ``{prefix}`` + ``predictions.json``, ``nbest_predictions.json`` and for v2
@@ -266,9 +332,15 @@ class SquadTask(Task):
         config and the ``config.json`` of ``output_dir`` and its ``checkpoint-*``: served as it was scored
         (:mod:`hf_bert_tasks.qa_pipeline` reads them back)."""
         v2 = self.version_2_with_negative
-        values = {"version_2_with_negative": v2, **({"null_score_diff_threshold": self.tau} if v2 else {}),
-                  **{k: getattr(self, k) for k in ("max_seq_length", "doc_stride", "max_query_length",
-                                                   "max_answer_length") if getattr(self, k) is not None}}
+        values = {
+            "version_2_with_negative": v2,
+            **({"null_score_diff_threshold": self.tau} if v2 else {}),
+            **{
+                k: getattr(self, k)
+                for k in ("max_seq_length", "doc_stride", "max_query_length", "max_answer_length")
+                if getattr(self, k) is not None
+            },
+        }
         trainer.model.config.update(values)
         for folder in [output_dir, *glob.glob(os.path.join(output_dir, "checkpoint-*"))]:
             path = os.path.join(folder, "config.json")
@@ -316,37 +388,77 @@ def _field(obj, name: str, kind, where: str, default=None):
 
 
 #: SQuAD scores are on 0-100, as the official scripts compute them.
-_V1_SPECS = (MetricSpec("f1", "f1", "F1", scale=100.0),
-             MetricSpec("exact_match", "exact_match", "Exact match", scale=100.0))
+_V1_SPECS = (
+    MetricSpec("f1", "f1", "F1", scale=100.0),
+    MetricSpec("exact_match", "exact_match", "Exact match", scale=100.0),
+)
 #: v2.0: the scores at the applied threshold, on answerable / unanswerable questions, at the best threshold, and the
 #: thresholds themselves (differences of null and best span scores: not metrics).
 _V2_SPECS = _V1_SPECS + (
-    *(dataclasses.replace(m, key=f"best_{m.key}", display=f"{m.display} (best threshold)", config="best threshold")
-      for m in _V1_SPECS),
+    *(
+        dataclasses.replace(m, key=f"best_{m.key}", display=f"{m.display} (best threshold)", config="best threshold")
+        for m in _V1_SPECS
+    ),
     not_a_metric("best_f1_thresh", "Null-score threshold of the best F1"),
     not_a_metric("best_exact_match_thresh", "Null-score threshold of the best exact match"),
     not_a_metric("null_score_diff_threshold", "Null-score threshold applied"),
-    *(dataclasses.replace(m, key=f"{config}_{m.key}", display=f"{m.display} ({what})", config=config)
-      for config, what in (("HasAns", "answerable"), ("NoAns", "unanswerable")) for m in _V1_SPECS),
+    *(
+        dataclasses.replace(m, key=f"{config}_{m.key}", display=f"{m.display} ({what})", config=config)
+        for config, what in (("HasAns", "answerable"), ("NoAns", "unanswerable"))
+        for m in _V1_SPECS
+    ),
 )
+
 
 def _squad(name: str, description: str, v2: bool, specs, batch: int, epochs: float, paper: dict, source: str):
     files = {"train": "train-{}.json", "validation": "dev-{}.json", "test": "test-{}.json"}
-    return register_task(SquadTask(
-        name=name, description=description, hub_dataset=f"rajpurkar/{'squad_v2' if v2 else 'squad'}", hub_config=None,
-        problem_type="question_answering", text_columns=("question", "context"), label_names=None,
-        label_column="answers", metric_names=tuple(m.key for m in specs if m.is_metric), primary_metric="f1",
-        metrics=specs, model_head="AutoModelForQuestionAnswering", pipeline_tag="question-answering",
-        paper_defaults=PaperDefaults(learning_rate=5e-5, per_device_train_batch_size=batch, num_train_epochs=epochs,
-                                     max_seq_length=384, lr_grid=(5e-5,)),
-        paper_results=paper, paper_source=source, version_2_with_negative=v2,
-        local_files={split: (f.format("v2.0" if v2 else "v1.1"),) for split, f in files.items()}))
+    return register_task(
+        SquadTask(
+            name=name,
+            description=description,
+            hub_dataset=f"rajpurkar/{'squad_v2' if v2 else 'squad'}",
+            hub_config=None,
+            problem_type="question_answering",
+            text_columns=("question", "context"),
+            label_names=None,
+            label_column="answers",
+            metric_names=tuple(m.key for m in specs if m.is_metric),
+            primary_metric="f1",
+            metrics=specs,
+            model_head="AutoModelForQuestionAnswering",
+            pipeline_tag="question-answering",
+            paper_defaults=PaperDefaults(
+                learning_rate=5e-5,
+                per_device_train_batch_size=batch,
+                num_train_epochs=epochs,
+                max_seq_length=384,
+                lr_grid=(5e-5,),
+            ),
+            paper_results=paper,
+            paper_source=source,
+            version_2_with_negative=v2,
+            local_files={split: (f.format("v2.0" if v2 else "v1.1"),) for split, f in files.items()},
+        )
+    )
 
 
-_squad("squad_v1", "SQuAD v1.1: extract the answer span to a question from a Wikipedia paragraph (EM, F1)", False,
-       _V1_SPECS, 32, 3.0, {"BERT-base": {"exact_match": 80.8, "f1": 88.5},
-                            "BERT-large": {"exact_match": 84.1, "f1": 90.9}},
-       "BERT paper Table 2 (SQuAD 1.1 dev, single model, no TriviaQA; x100)")
-_squad("squad_v2", "SQuAD v2.0: extract the answer span or abstain (no-answer threshold tuned on dev; EM, F1)", True,
-       _V2_SPECS, 48, 2.0, {"BERT-large": {"exact_match": 78.7, "f1": 81.9}},
-       "BERT paper Table 3 (SQuAD 2.0 dev, single model, BERT-large only; x100)")
+_squad(
+    "squad_v1",
+    "SQuAD v1.1: extract the answer span to a question from a Wikipedia paragraph (EM, F1)",
+    False,
+    _V1_SPECS,
+    32,
+    3.0,
+    {"BERT-base": {"exact_match": 80.8, "f1": 88.5}, "BERT-large": {"exact_match": 84.1, "f1": 90.9}},
+    "BERT paper Table 2 (SQuAD 1.1 dev, single model, no TriviaQA; x100)",
+)
+_squad(
+    "squad_v2",
+    "SQuAD v2.0: extract the answer span or abstain (no-answer threshold tuned on dev; EM, F1)",
+    True,
+    _V2_SPECS,
+    48,
+    2.0,
+    {"BERT-large": {"exact_match": 78.7, "f1": 81.9}},
+    "BERT paper Table 3 (SQuAD 2.0 dev, single model, BERT-large only; x100)",
+)

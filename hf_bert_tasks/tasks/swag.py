@@ -34,8 +34,12 @@ def swag_features():
     """The ``datasets.Features`` of ``allenai/swag`` (``regular``): strings and ``label`` ``ClassLabel('0'..'3')``."""
     import datasets
 
-    return datasets.Features({**{c: datasets.Value("string") for c in SWAG_COLUMNS},
-                              "label": datasets.ClassLabel(names=[str(i) for i in range(NUM_CHOICES)])})
+    return datasets.Features(
+        {
+            **{c: datasets.Value("string") for c in SWAG_COLUMNS},
+            "label": datasets.ClassLabel(names=[str(i) for i in range(NUM_CHOICES)]),
+        }
+    )
 
 
 def _records(path: str):
@@ -49,7 +53,7 @@ def _records(path: str):
     except UnicodeDecodeError as err:
         raise ValueError(f"{path}: bytes that are not UTF-8 at byte {err.start}; expected a UTF-8 CSV file") from None
     except csv.Error as err:
-        raise ValueError(f"{path}: CSV error ({err}); expected comma-separated fields with \"-quoting") from None
+        raise ValueError(f'{path}: CSV error ({err}); expected comma-separated fields with "-quoting') from None
 
 
 def read_swag_table(path: str):
@@ -70,16 +74,18 @@ def read_swag_table(path: str):
         if not header:
             raise ValueError(f"{path}: the file is empty; expected a header with columns {list(REQUIRED_COLUMNS)}")
         if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
-            raise ValueError(f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, "
-                             f"found {header}")
+            raise ValueError(
+                f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, found {header}"
+            )
         first = next((row for _, row in records if row), [])
 
     def check():  # the line-level error the loader cannot give
         rows = [(where, row) for where, row in itertools.islice(_records(path), 1, None) if row]
         for where, row in rows:
             if len(row) != len(header):
-                raise ValueError(f"{where}: found {len(row)} field(s), the header has {len(header)}; "
-                                 f"expected {header}")
+                raise ValueError(
+                    f"{where}: found {len(row)} field(s), the header has {len(header)}; expected {header}"
+                )
             if (raw := dict(zip(header, row)).get("label", "").strip()) not in LABELS:
                 raise ValueError(f"{where}: field 'label' = {raw!r}; expected 0, 1, 2, 3 (or empty / -1 if unknown)")
         if not rows:
@@ -88,15 +94,26 @@ def read_swag_table(path: str):
     if len(first) != len(header):  # a first row longer than the header: the loader would take it for an index
         check()
     names = [c or f"_{i}" for i, c in enumerate(header)]  # the unnamed index column
-    table = load_rows("csv", path, check, header=0, column_names=names, na_filter=False, encoding="utf-8-sig",
-                      features=datasets.Features({c: datasets.Value("string") for c in names}))
+    table = load_rows(
+        "csv",
+        path,
+        check,
+        header=0,
+        column_names=names,
+        na_filter=False,
+        encoding="utf-8-sig",
+        features=datasets.Features({c: datasets.Value("string") for c in names}),
+    )
     with open(path, "rb") as f:
         data = f.read()
     inside = sum(pc.sum(pc.count_substring(table.column(c), ",")).as_py() or 0 for c in names)
     empty = pa.array([""] * table.num_rows)
     label = pc.utf8_trim_whitespace(table.column("label")) if "label" in names else empty
-    if (data.count(b",") != ",".join(header).count(",") + (len(names) - 1) * table.num_rows + inside
-            or re.search(rb"(?m)^[ \t]+\r?$", data) or not pc.all(pc.is_in(label, pa.array(LABELS))).as_py()):
+    if (
+        data.count(b",") != ",".join(header).count(",") + (len(names) - 1) * table.num_rows + inside
+        or re.search(rb"(?m)^[ \t]+\r?$", data)
+        or not pc.all(pc.is_in(label, pa.array(LABELS))).as_py()
+    ):
         check()
     cols = {c: table.column(c) if c in names else empty for c in SWAG_COLUMNS}
     return pa.table({**cols, "label": pc.cast(pc.if_else(pc.equal(label, ""), "-1", label), pa.int64())})
@@ -145,15 +162,21 @@ class SwagTask(Task):
         """
         import datasets
 
-        cols = {c: [("" if v is None else str(v)) for v in ds[c]] if c in ds.column_names else [""] * len(ds)
-                for c in SWAG_COLUMNS}
+        cols = {
+            c: [("" if v is None else str(v)) for v in ds[c]] if c in ds.column_names else [""] * len(ds)
+            for c in SWAG_COLUMNS
+        }
         raws = ds["label"] if "label" in ds.column_names else [None] * len(ds)
         allowed = LABELS if split in self.test_splits else LABELS[2:]
         for row, raw in enumerate(raws):
             if ("" if raw is None else str(raw).strip()) not in allowed:
-                raise ValueError(f"{path}, line {row + 1 + header}: label {raw!r}; expected 0, 1, 2 or 3"
-                                 + (" (or empty / -1 if unknown)" if split in self.test_splits else ""))
-        cols["label"] = [-1 if raw is None or str(raw).strip() in ("", "-1") else int(str(raw).strip()) for raw in raws]
+                raise ValueError(
+                    f"{path}, line {row + 1 + header}: label {raw!r}; expected 0, 1, 2 or 3"
+                    + (" (or empty / -1 if unknown)" if split in self.test_splits else "")
+                )
+        cols["label"] = [
+            -1 if raw is None or str(raw).strip() in ("", "-1") else int(str(raw).strip()) for raw in raws
+        ]
         return datasets.Dataset.from_dict(cols, features=swag_features())
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
@@ -172,8 +195,9 @@ class SwagTask(Task):
                 out["label"] = [int(x) if x >= 0 else -100 for x in batch["label"]]
             return out
 
-        return dataset.map(tokenize, batched=True, remove_columns=list(dataset.column_names),
-                           desc=f"Tokenizing {self.name}/{split}")
+        return dataset.map(
+            tokenize, batched=True, remove_columns=list(dataset.column_names), desc=f"Tokenizing {self.name}/{split}"
+        )
 
     #: :func:`multiple_choice_collator` (same arguments as :meth:`Task.data_collator`)
     data_collator = staticmethod(multiple_choice_collator)
@@ -202,16 +226,34 @@ class SwagTask(Task):
         return [path]
 
 
-SWAG = register_task(SwagTask(
-    name="swag", description="SWAG: pick the most plausible of 4 continuations of a video caption (accuracy)",
-    hub_dataset="allenai/swag", hub_config="regular", problem_type="multiple_choice",
-    text_columns=("sent1", "sent2", *ENDINGS), label_names=tuple(str(i) for i in range(NUM_CHOICES)),
-    metric_names=("accuracy",), primary_metric="accuracy", metrics=(MetricSpec("accuracy", "accuracy", "Accuracy"),),
-    model_head="AutoModelForMultipleChoice", pipeline_tag="multiple-choice",
-    # §4.4: "We fine-tune the model for 3 epochs with a learning rate of 2e-5 and a batch size of 16."
-    paper_defaults=PaperDefaults(learning_rate=2e-5, per_device_train_batch_size=16, num_train_epochs=3.0,
-                                 max_seq_length=128, lr_grid=(2e-5,)),
-    paper_results={"BERT-base (dev)": {"accuracy": 81.6}, "BERT-large (dev)": {"accuracy": 86.6},
-                   "BERT-large (test)": {"accuracy": 86.3}},
-    paper_source="BERT paper Table 4 (SWAG dev and test accuracy, x100)",
-    local_files={"train": ("train.csv",), "validation": ("val.csv",), "test": ("test.csv",)}))
+SWAG = register_task(
+    SwagTask(
+        name="swag",
+        description="SWAG: pick the most plausible of 4 continuations of a video caption (accuracy)",
+        hub_dataset="allenai/swag",
+        hub_config="regular",
+        problem_type="multiple_choice",
+        text_columns=("sent1", "sent2", *ENDINGS),
+        label_names=tuple(str(i) for i in range(NUM_CHOICES)),
+        metric_names=("accuracy",),
+        primary_metric="accuracy",
+        metrics=(MetricSpec("accuracy", "accuracy", "Accuracy"),),
+        model_head="AutoModelForMultipleChoice",
+        pipeline_tag="multiple-choice",
+        # §4.4: "We fine-tune the model for 3 epochs with a learning rate of 2e-5 and a batch size of 16."
+        paper_defaults=PaperDefaults(
+            learning_rate=2e-5,
+            per_device_train_batch_size=16,
+            num_train_epochs=3.0,
+            max_seq_length=128,
+            lr_grid=(2e-5,),
+        ),
+        paper_results={
+            "BERT-base (dev)": {"accuracy": 81.6},
+            "BERT-large (dev)": {"accuracy": 86.6},
+            "BERT-large (test)": {"accuracy": 86.3},
+        },
+        paper_source="BERT paper Table 4 (SWAG dev and test accuracy, x100)",
+        local_files={"train": ("train.csv",), "validation": ("val.csv",), "test": ("test.csv",)},
+    )
+)

@@ -6,6 +6,7 @@ key=value pairs go to ``quickstart._finetune`` (e.g. ``mode=\"lora\" epochs=10 l
 ``max_train_samples=160``); ``task=\"mrpc\"`` picks the sample task (default sst2); ``plan_<field>=`` replaces a
 ``QuickstartPlan`` field. Prints one RESULT line with the last dev metric and the last 8 evaluations. One thread.
 """
+
 import ast
 import json
 import os
@@ -28,7 +29,8 @@ for a in sys.argv[5:]:
     except (ValueError, SyntaxError):  # a bare word stays a string
         pass
     kw[k] = v
-task = kw.pop("task", "sst2"); folder = {"sst2": "SST-2", "mrpc": "MRPC", "mnli": "MNLI"}[task]
+task = kw.pop("task", "sst2")
+folder = {"sst2": "SST-2", "mrpc": "MRPC", "mnli": "MNLI"}[task]
 run = next(r for r in q.FULL.tasks if r.task == task)
 planmod = {k[5:]: kw.pop(k) for k in list(kw) if k.startswith("plan_")}
 plan = replace(q.FULL, **planmod)
@@ -37,4 +39,13 @@ res = q._finetune(plan, run, model, out, seed, **kw)
 with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
     hist = json.load(f)["log_history"]
 pe = [round(e.get("eval_accuracy", e.get("eval_f1", 0)), 3) for e in hist if "eval_loss" in e]
-print("RESULT", out, round(res.get("eval_accuracy", res.get("eval_f1")), 4), "per-eval", pe[-8:], "wall", round(time.time() - t0), flush=True)
+print(
+    "RESULT",
+    out,
+    round(res.get("eval_accuracy", res.get("eval_f1")), 4),
+    "per-eval",
+    pe[-8:],
+    "wall",
+    round(time.time() - t0),
+    flush=True,
+)

@@ -1,7 +1,8 @@
 """The whole quickstart with ``QuickstartPlan`` fields replaced, one thread (session 2026-12-02, issue 25):
 
-    python tools/quickstart_diagnosis/plan_variant.py SEED OUT pretrain_steps=1600 frozen_epochs=20
+python tools/quickstart_diagnosis/plan_variant.py SEED OUT pretrain_steps=1600 frozen_epochs=20
 """
+
 import ast
 import sys
 from dataclasses import replace

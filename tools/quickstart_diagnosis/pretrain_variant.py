@@ -1,7 +1,8 @@
 """The quickstart's pretraining step with ``QuickstartPlan`` fields replaced (session 2026-12-02, issue 25):
 
-    python tools/quickstart_diagnosis/pretrain_variant.py SEED OUT pretrain_batch_size=8 pretrain_steps=2000 ...
+python tools/quickstart_diagnosis/pretrain_variant.py SEED OUT pretrain_batch_size=8 pretrain_steps=2000 ...
 """
+
 import ast
 import sys
 import time

@@ -9,6 +9,7 @@ sample folder) at the quickstart's settings, one thread. Prints one PRE / RESULT
 MAX_TRAIN 0 = all; RANDOM_INIT 1 = a randomly initialised copy of CKPT; DATA_DIR replaces the sample folder
 (e.g. a variant written by tools/make_samples.py into another folder). Run pinned: taskset -c 0 OMP_NUM_THREADS=1.
 """
+
 import json
 import os
 import sys
@@ -24,7 +25,9 @@ started = time.time()
 if sys.argv[1] == "pretrain":
     seed, out = int(sys.argv[2]), sys.argv[3]
     _, rows, _ = q.pretrain_step(q.FULL, out, seed)
-    print("PRE", seed, [(r.metric, round(r.value, 4), r.works) for r in rows], round(time.time() - started), flush=True)
+    print(
+        "PRE", seed, [(r.metric, round(r.value, 4), r.works) for r in rows], round(time.time() - started), flush=True
+    )
     sys.exit(0)
 ckpt, task, folder, epochs, lr, seed, max_train, random_init, out = sys.argv[2:11]
 if len(sys.argv) > 11:  # another copy of the sample folder
@@ -35,5 +38,13 @@ result = q._finetune(plan, q.TaskRun(task, folder, float(epochs), float(lr)), mo
 with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
     history = json.load(f)["log_history"]
 per_epoch = [round(e.get("eval_f1", e.get("eval_accuracy")), 3) for e in history if "eval_loss" in e]
-print("RESULT", out, {k: round(v, 4) for k, v in result.items() if k in ("eval_f1", "eval_accuracy")}, "per epoch",
-      per_epoch, "wall", round(time.time() - started), flush=True)
+print(
+    "RESULT",
+    out,
+    {k: round(v, 4) for k, v in result.items() if k in ("eval_f1", "eval_accuracy")},
+    "per epoch",
+    per_epoch,
+    "wall",
+    round(time.time() - started),
+    flush=True,
+)

@@ -21,8 +21,12 @@ class Conll2003(evaluate.Metric):
             description="CoNLL-2003 NER: entity-level micro P/R/F1 and word accuracy (seqeval, 0-1 scale)",
             citation="Tjong Kim Sang and De Meulder, 2003; seqeval (Nakayama, 2018)",
             inputs_description="predictions, references: lists of IOB2 tag names per sentence",
-            features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("string")),
-                                        "references": datasets.Sequence(datasets.Value("string"))}),
+            features=datasets.Features(
+                {
+                    "predictions": datasets.Sequence(datasets.Value("string")),
+                    "references": datasets.Sequence(datasets.Value("string")),
+                }
+            ),
         )
 
     def _compute(self, predictions, references, mode="strict"):

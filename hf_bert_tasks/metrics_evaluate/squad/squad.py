@@ -22,10 +22,17 @@ class Squad(evaluate.Metric):
             description="SQuAD v1.1 exact match and F1 (official script rules, 0-100 scale)",
             citation="Rajpurkar et al., 2016, SQuAD: 100,000+ Questions for Machine Comprehension of Text",
             inputs_description="predictions: {id, prediction_text}; references: {id, answers: {text, answer_start}}",
-            features=datasets.Features({
-                "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string")},
-                "references": {"id": datasets.Value("string"), "answers": datasets.Sequence(
-                    {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")})}}),
+            features=datasets.Features(
+                {
+                    "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string")},
+                    "references": {
+                        "id": datasets.Value("string"),
+                        "answers": datasets.Sequence(
+                            {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")}
+                        ),
+                    },
+                }
+            ),
         )
 
     def _compute(self, predictions, references):

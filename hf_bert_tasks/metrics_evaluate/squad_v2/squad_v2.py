@@ -23,11 +23,21 @@ class SquadV2(evaluate.Metric):
             description="SQuAD v2.0 exact match and F1 with no-answer odds (official script rules, 0-100 scale)",
             citation="Rajpurkar et al., 2018, Know What You Don't Know: Unanswerable Questions for SQuAD",
             inputs_description="predictions: {id, prediction_text, no_answer_probability}; references: {id, answers}",
-            features=datasets.Features({
-                "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string"),
-                                "no_answer_probability": datasets.Value("float64")},
-                "references": {"id": datasets.Value("string"), "answers": datasets.Sequence(
-                    {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")})}}),
+            features=datasets.Features(
+                {
+                    "predictions": {
+                        "id": datasets.Value("string"),
+                        "prediction_text": datasets.Value("string"),
+                        "no_answer_probability": datasets.Value("float64"),
+                    },
+                    "references": {
+                        "id": datasets.Value("string"),
+                        "answers": datasets.Sequence(
+                            {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")}
+                        ),
+                    },
+                }
+            ),
         )
 
     def _compute(self, predictions, references, no_answer_threshold=1.0):

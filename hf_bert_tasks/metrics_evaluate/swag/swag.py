@@ -21,7 +21,9 @@ class Swag(evaluate.Metric):
             description="SWAG accuracy (hf_bert_tasks, 0-1 scale)",
             citation="Zellers et al., 2018, SWAG: A Large-Scale Adversarial Dataset for Grounded Commonsense Inference",
             inputs_description="predictions, references: index of the chosen / gold ending per example",
-            features=datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")}),
+            features=datasets.Features(
+                {"predictions": datasets.Value("int64"), "references": datasets.Value("int64")}
+            ),
         )
 
     def _compute(self, predictions, references):
