@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install quickstart test test-slow test-lowest bench clean
+.PHONY: install quickstart lint test test-slow test-lowest bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ install: $(VENV)/.installed
 # thread unless OMP_NUM_THREADS is set (the models are too small to gain from more).
 quickstart: install
 	$(VENV)/bin/hf-bert-tasks quickstart
+
+# `ruff format --check` and `ruff check` with the project's settings (pyproject.toml; ruff pinned in the dev extra):
+# formatting is not a lever (issue 41) - code is judged as `ruff format` writes it.
+lint: install
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
 
 test: install
 	$(PY) -m pytest -q
