@@ -36,7 +36,8 @@ SMOKE_ARGS = ["--batches", "20", "--repeats", "2"]
 
 def instances(max_seq_length: int, seed: int = 0):
     """(tokenizer, list of feature dicts) from the built-in corpus (``dupe_factor`` 4)."""
-    from hf_bert_tasks.pretraining_data import create_pretraining_examples, read_documents
+    from hf_bert_tasks.pretraining_data import create_pretraining_examples
+    from hf_bert_tasks.pretraining_documents import read_documents
     from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
     docs = read_documents(CORPUS)

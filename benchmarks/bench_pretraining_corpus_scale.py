@@ -4,7 +4,7 @@
 
 Input: every file of ``../shared/data/pretraining_text`` (WikiText-2 valid/test, raw test, tiny Shakespeare; about
 4.7 MB), replicated ``N`` times as ``N`` copies of each file for scale ``N``. Each scale runs in a fresh child process
-with an empty ``datasets`` cache: :func:`hf_bert_tasks.pretraining_data.load_documents` (files -> Arrow table of
+with an empty ``datasets`` cache: :func:`hf_bert_tasks.pretraining_documents.load_documents` (files -> Arrow table of
 documents, ``split_sentences``) then :func:`~hf_bert_tasks.pretraining_data.build_pretraining_dataset` (max_seq_length
 128, dupe_factor 1, ``--num_proc`` processes), then the same two calls again (a cache hit). Reported per scale: wall
 seconds of the first build, instances, instances/s, sentences/s, seconds of the cached rerun, the child's peak RSS
@@ -32,7 +32,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 from datasets import disable_progress_bars
 from transformers import AutoTokenizer
-from hf_bert_tasks.pretraining_data import build_pretraining_dataset, load_documents
+from hf_bert_tasks.pretraining_data import build_pretraining_dataset
+from hf_bert_tasks.pretraining_documents import load_documents
 from hf_bert_tasks.pretraining import _corpus_stats
 disable_progress_bars()
 cfg = json.loads(sys.argv[1])
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> dict:
     results: dict = {"corpus": sources, "num_proc": args.num_proc, "scales": {}}
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, HERE)
-        from hf_bert_tasks.pretraining_data import iter_file_documents
+        from hf_bert_tasks.pretraining_documents import iter_file_documents
         from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
         tokenizer = train_wordpiece_tokenizer(

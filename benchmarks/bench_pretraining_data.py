@@ -39,6 +39,7 @@ TIMED_PATHS = [
     "benchmarks/pretraining_data_ours.py",
     "benchmarks/timed_main.py",
     "hf_bert_tasks/pretraining_data.py",
+    "hf_bert_tasks/pretraining_documents.py",
     "hf_bert_tasks/collators.py",
     "hf_bert_tasks/tokenization.py",
 ]

@@ -71,7 +71,8 @@ def main(argv=None) -> dict:
     if len(args.batch) != len(args.seq):
         parser.error("give one --batch per --seq")
     sys.path.insert(0, REPO)
-    from hf_bert_tasks.pretraining_data import build_pretraining_dataset, load_documents
+    from hf_bert_tasks.pretraining_data import build_pretraining_dataset
+    from hf_bert_tasks.pretraining_documents import load_documents
     from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
     spec = importlib.util.spec_from_file_location(

@@ -27,7 +27,8 @@ import torch  # noqa: F401  (the collator imports it lazily: loaded here, it cou
 from transformers import BertTokenizer
 
 from hf_bert_tasks.collators import DataCollatorForBertPretraining
-from hf_bert_tasks.pretraining_data import build_pretraining_dataset, documents_dataset
+from hf_bert_tasks.pretraining_data import build_pretraining_dataset
+from hf_bert_tasks.pretraining_documents import documents_dataset
 
 
 def main(argv: list[str] | None = None) -> None:

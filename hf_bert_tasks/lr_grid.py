@@ -173,7 +173,7 @@ def run_grid(
         FileExistsError: a finished sub-run made with other settings, or an unfinished one's checkpoints without
             ``--resume_from_checkpoint auto`` / ``--overwrite_output_dir`` (:func:`~.checkpoints.start_run`).
         FileNotFoundError: a missing ``--resume_from_checkpoint PATH``."""
-    from .tasks.base import write_json
+    from .tasks.files import write_json
 
     key = f"eval_{task.primary_metric}"
     rates, seeds = training_args.learning_rates, training_args.seed_list

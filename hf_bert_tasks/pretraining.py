@@ -28,7 +28,8 @@ from .modeling import BERT_PRESETS
 from .plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curves
 from .plots import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
-from .pretraining_data import add_example_index, build_pretraining_dataset, load_documents, resolve_corpus_files
+from .pretraining_data import add_example_index, build_pretraining_dataset
+from .pretraining_documents import load_documents, resolve_corpus_files
 from .pretraining_trainer import (
     STAT_COLUMNS,
     BertForPreTrainingMaskedOnly,

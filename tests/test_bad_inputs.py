@@ -448,14 +448,14 @@ def corpus_one_sentence_documents(tmp, vocab_tokenizer):
 
 
 def corpus_empty_file(tmp):
-    from hf_bert_tasks.pretraining_data import documents_dataset
+    from hf_bert_tasks.pretraining_documents import documents_dataset
 
     path = _write(tmp / "corpus.txt", "\n\n  \n")
     return lambda: documents_dataset(path)
 
 
 def corpus_non_utf8(tmp):
-    from hf_bert_tasks.pretraining_data import read_documents
+    from hf_bert_tasks.pretraining_documents import read_documents
 
     path = _write(tmp / "corpus.txt", b"the cat sat .\nthe caf\xe9 .\n")
     return lambda: read_documents(path)

@@ -4,7 +4,7 @@ import lzma
 
 import pytest
 
-from hf_bert_tasks.pretraining_data import read_documents, resolve_corpus_files, split_into_sentences
+from hf_bert_tasks.pretraining_documents import read_documents, resolve_corpus_files, split_into_sentences
 
 
 def test_titles_before_a_name_do_not_end_a_sentence():

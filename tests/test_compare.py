@@ -162,13 +162,13 @@ def test_reuse_of_a_configuration_not_compared_is_an_error(tmp_path, tiny_bert_d
     ],
 )
 def test_paper_split_is_named_when_the_source_names_one_split(source, split):
-    from hf_bert_tasks.scripts.compare import paper_split
+    from hf_bert_tasks.scripts.compare_report import paper_split
 
     assert paper_split(source) == split
 
 
 def test_report_rows_state_n_budget_and_paper_split(tmp_path):
-    from hf_bert_tasks.scripts.compare import write_report
+    from hf_bert_tasks.scripts.compare_report import write_report
 
     finetune = {
         "label": "finetune",
@@ -249,7 +249,7 @@ def test_report_and_chart_carry_the_trivial_baseline(tmp_path, monkeypatch):
     legend entry per bar colour (named as the mode), a title that says what is compared."""
     import matplotlib.axes
 
-    from hf_bert_tasks.scripts.compare import write_report
+    from hf_bert_tasks.scripts.compare_report import write_report
 
     rows = [
         {

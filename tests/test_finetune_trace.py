@@ -50,6 +50,7 @@ FORBIDDEN = (
     "lora.py",
     "feature_based/",
     "tasks/squad.py",
+    "tasks/squad_tasks.py",
     "tasks/swag.py",
     "tasks/conll2003.py",
     "qa.py",
@@ -58,6 +59,7 @@ FORBIDDEN = (
     "ner_metrics.py",
     "pretraining.py",
     "pretraining_data.py",
+    "pretraining_documents.py",
 )
 
 

@@ -16,7 +16,7 @@ label and never a dev/test sentence, so the fine-tuning evaluation stays held ou
 ``corpus --corpus books+text`` (or ``books``, or comma-separated globs of google-format / ``.txt.xz`` book files)
 adds the Project Gutenberg shards of ``../shared/data/pretraining_books`` (one paragraph per line, a blank line
 between books; read through ``datasets``, xz decompressed, paragraphs split into sentences by
-``pretraining_data.split_into_sentences``: one document per book) and writes, beside ``corpus.txt``:
+``pretraining_documents.split_into_sentences``: one document per book) and writes, beside ``corpus.txt``:
 ``heldout.txt`` (the documents the text-only run held out: ``split_documents(corpus.txt, 5 %, seed 42)``, the
 pretrain recipe's own split), ``train.txt`` (the text-only run's training documents plus the books, the books spread
 evenly so ``--preprocessing_num_workers`` shares them) and ``tokenizer/`` (the WordPiece vocabulary the text-only run
@@ -180,8 +180,8 @@ BOOKS_GLOB = "data/pretraining_books/books-*.txt.xz"
 
 def book_documents(files: list[str], num_proc: int | None = None) -> list[list[str]]:
     """Book shards (one paragraph per line, a blank line between books; ``.xz`` read by ``datasets``) as one document
-    per book, each a list of sentences (``pretraining_data.split_into_sentences``)."""
-    from hf_bert_tasks.pretraining_data import load_documents
+    per book, each a list of sentences (``pretraining_documents.split_into_sentences``)."""
+    from hf_bert_tasks.pretraining_documents import load_documents
 
     docs = load_documents(files, document_boundary="blank_line", split_sentences=True, num_proc=num_proc)
     return docs["sentences"]
@@ -219,7 +219,7 @@ def build_training_corpus(
     import itertools
 
     from hf_bert_tasks.pretraining import split_documents
-    from hf_bert_tasks.pretraining_data import load_documents
+    from hf_bert_tasks.pretraining_documents import load_documents
     from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
     start = time.time()

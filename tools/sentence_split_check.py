@@ -2,7 +2,7 @@
 
     python tools/sentence_split_check.py ../shared/data/pretraining_books/books-000.txt.xz [--lib_path DIR]
 
-Times ``pretraining_data.split_into_sentences`` (rules) over every paragraph of the shard and, when importable
+Times ``pretraining_documents.split_into_sentences`` (rules) over every paragraph of the shard and, when importable
 (``--lib_path``: a ``pip install --target`` folder, never the project's venv), blingfire's ``text_to_sentences``
 and pysbd's ``Segmenter`` (pysbd on a sample: it is slow); then counts the sampled paragraphs each splitter splits
 exactly as pysbd does (pysbd as the reference: the most careful rules of the three). With ``--tokenizer DIR`` also
@@ -28,7 +28,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.lib_path:
         sys.path.append(args.lib_path)
-    from hf_bert_tasks.pretraining_data import split_into_sentences
+    from hf_bert_tasks.pretraining_documents import split_into_sentences
 
     with lzma.open(args.shard, "rt", encoding="utf-8") as f:
         paragraphs = [line.strip() for line in f if line.strip()]
@@ -78,7 +78,8 @@ def main(argv=None) -> None:
 
         from transformers import AutoTokenizer
 
-        from hf_bert_tasks.pretraining_data import build_pretraining_dataset, load_documents
+        from hf_bert_tasks.pretraining_data import build_pretraining_dataset
+        from hf_bert_tasks.pretraining_documents import load_documents
 
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
         with tempfile.TemporaryDirectory() as cache:

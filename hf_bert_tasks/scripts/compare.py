@@ -17,7 +17,6 @@ budget), ``comparison.md`` (laid out like Table 7) and ``comparison.png`` (bar c
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import logging
 import os
@@ -25,15 +24,15 @@ import re
 import shlex
 import statistics
 import sys
-import textwrap
 import time
 
 from .. import get_task
-from ..baselines import MARGIN, PREFIX
+from ..baselines import PREFIX
 from ..cli import ArgumentParser, UsageError, run_subcommand, warn_deprecated_flag
 from ..config_file import config_argv, read_config, settings_argv, unrecognized
 from ..console import interactive
 from ..modes import TRAINING_MODES, get_training_mode
+from .compare_report import paper_split, write_report
 
 
 def parse_list(text: str, kind=str) -> list:
@@ -227,113 +226,6 @@ def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
         "learning_rate": training_args.lr_grid or f"{training_args.learning_rate:g}",
         "trainable_parameters": trainable_parameters(task, model_args, training_args),
     }
-
-
-def paper_split(source: str) -> str:
-    """``"dev"`` or ``"test"`` when the paper source names one split only (GLUE: "test server"), else ``""``."""
-    splits = [s for s in ("dev", "test") if s in source.lower()]
-    return splits[0] if len(splits) == 1 else ""
-
-
-#: the report's columns, ``(row key, format)``; a missing value is ``—`` (the ``mean`` cell is written apart)
-_COLUMNS = (
-    ("name", "{}"),
-    ("paper", "{:.1f}"),
-    ("mean", "{}"),
-    ("epochs", "{}"),
-    ("learning_rate", "{}"),
-    ("trainable_parameters", "{:,}"),
-    ("wall_seconds", "{:.0f}"),
-)
-
-
-def write_report(task, rows: list[dict], output_dir: str, title: str) -> dict[str, str]:
-    """Write ``comparison.md``, ``comparison.json`` and ``comparison.png``; returns their paths. Each row: ``name``,
-    ``mode``, ``mean``/``std``/``n`` (0-100 scale), ``paper``/``paper_source``, ``wall_seconds``, ``reused`` and the
-    :func:`arm_budget` keys (``—`` when absent)."""
-    from ..plots import new_figure
-
-    key = task.primary_metric
-    os.makedirs(output_dir, exist_ok=True)
-    paths = {k: os.path.join(output_dir, f"comparison.{k}") for k in ("md", "json", "png")}
-    with open(paths["json"], "w", encoding="utf-8") as f:
-        json.dump({"task": task.name, "metric": key, "title": title, "rows": rows}, f, indent=2, default=str)
-    display = task.metric_spec(key).display
-    lines = [
-        f"# {title}",
-        "",
-        (
-            f"Task `{task.name}`, dev {display} (`{key}`) on a 0-100 scale: the mean over n runs "
-            "(seeds), ± the sample std when n > 1; epochs, peak learning rate and trainable "
-            "parameters of each arm; wall time per run (seconds, mean; feature-based runs include "
-            "building or reading the feature cache)."
-        ),
-        "",
-        f"| System | Paper | Ours (dev {key}) | epochs | lr | trainable params | wall s |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for group, members in itertools.groupby(rows, lambda r: get_training_mode(r["mode"]).report_group):
-        lines.append(f"| **{group}** | | | | | | |")
-        for row in members:
-            split = paper_split(row.get("paper_source") or "")
-            cells = {col: "—" if row.get(col) is None else fmt.format(row[col]) for col, fmt in _COLUMNS}
-            cells["name"] += " (reused)" if row["reused"] else ""
-            cells["paper"] += f" ({split})" if split and row["paper"] is not None else ""
-            spread = f" ± {row['std']:.1f}" if row["n"] > 1 else ""
-            cells["mean"] = f"{row['mean']:.1f}{spread} (n={row['n']})" if row["mean"] is not None else "n/a"
-            lines.append("| " + " | ".join(cells.values()) + " |")
-    baselines = sorted({round(r["baseline"], 1) for r in rows if r.get("baseline") is not None})
-    if baselines:  # the best constant answer on the same dev examples (hf_bert_tasks.baselines)
-        near = [
-            r["name"]
-            for r in rows
-            if r["mean"] is not None and r.get("baseline") is not None and r["mean"] - r["baseline"] < MARGIN
-        ]
-        lines += [
-            "",
-            f"Trivial baseline (the best constant answer on the same dev examples: majority class, all-O or "
-            f"empty answer): **{' / '.join(f'{b:.1f}' for b in baselines)}**. "
-            + (
-                f"Within {MARGIN:g} points of it (learnt next to nothing): {', '.join(near)}."
-                if near
-                else f"Every arm beats it by {MARGIN:g} points or more."
-            ),
-        ]
-    sources = sorted({r["paper_source"] for r in rows if r["paper_source"]})
-    lines += [
-        "",
-        "Paper numbers: " + ("; ".join(sources) if sources else "none for this task") + ". The paper used "
-        "BERT-BASE/LARGE on full data; ours use the model and sizes named above.",
-        "",
-    ]
-    with open(paths["md"], "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
-    from matplotlib.patches import Patch
-
-    fig, ax = new_figure(figsize=(7, 0.45 * len(rows) + 1.8))
-    ys = list(range(len(rows)))[::-1]
-    ax.barh(
-        ys,
-        [r["mean"] or 0.0 for r in rows],
-        xerr=[r["std"] for r in rows],
-        alpha=0.8,
-        color=[get_training_mode(r["mode"]).colour for r in rows],
-    )
-    modes = list(dict.fromkeys(r["mode"] for r in rows))  # one legend entry per bar colour, named as the bars
-    handles = [Patch(color=get_training_mode(m).colour, alpha=0.8, label=f"ours: {m} (mean ± std)") for m in modes]
-    paper_pts = [(r["paper"], y) for r, y in zip(rows, ys) if r["paper"] is not None]
-    if paper_pts:
-        handles.append(ax.scatter(*zip(*paper_pts), marker="D", color="black", zorder=3, label="paper"))
-    for b in baselines:  # the axis starts at 0 and the baseline is marked: gaps are not inflated
-        handles.append(
-            ax.axvline(b, color="grey", linestyle="--", linewidth=1, label=f"trivial baseline (best constant) {b:.1f}")
-        )
-    ax.set_yticks(ys, [f"{r['name']} (n={r['n']})" for r in rows])
-    ax.set(xlim=(0.0, 100), xlabel=f"dev {display} (0-100; mean over n seeds)")
-    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9)
-    ax.legend(handles=handles, loc="lower right", fontsize=7)
-    fig.savefig(paths["png"], dpi=110)
-    return paths
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -33,7 +33,8 @@ from ..modes import DEFAULT_TRAINING_MODE, arm_from_label, get_training_mode
 from ..modes.feature_based import NAME as FEATURE_BASED
 from ..modes.lora import NAME as LORA
 from ..resources import sample_path, sample_texts
-from .compare import paper_number, trainable_parameters, write_report
+from .compare import paper_number, trainable_parameters
+from .compare_report import write_report
 
 #: a row "works" when value >= baseline + MARGIN[kind] (metrics on the 0-1 scale)
 MARGIN = {"above": 0.10, "gain": 0.05}

@@ -1,5 +1,5 @@
-"""The tasks: each family's module (``glue.py``, ``swag.py``, ``conll2003.py``, ``squad.py``) calls
-:func:`register_task` (in :mod:`.registry`, never this package: no import cycle) for every task it defines, like
+"""The tasks: each family's registering module (``glue_tasks.py``, ``swag.py``, ``conll2003.py``, ``squad_tasks.py``)
+calls :func:`register_task` (in :mod:`.registry`, never this package: no import cycle) for every task it defines, like
 peft's ``register_peft_method``; importing them here makes ``get_task``/``list_tasks`` see every task."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from .base import PROBLEM_TYPES, MetricSpec, PaperDefaults, Task
 from .registry import TASK_REGISTRY, UnknownTaskError, get_task, list_tasks, register_task
 
 # isort: off
-from . import glue, swag, conll2003, squad  # noqa: F401 - registration order = the order `hf-bert-tasks tasks` shows
+# registration order = the order `hf-bert-tasks tasks` shows
+from . import glue_tasks, swag, conll2003, squad_tasks  # noqa: F401
 # isort: on
 
 __all__ = [

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ner, ner_metrics
-from .base import MetricSpec, PaperDefaults, Task, not_a_metric, text_lines, write_json
+from .base import MetricSpec, PaperDefaults, Task, not_a_metric
+from .files import text_lines, write_json
 from .registry import register_task
 
 logger = logging.getLogger(__name__)
