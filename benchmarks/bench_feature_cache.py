@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from transformers import AutoTokenizer
 
     from hf_bert_tasks.modeling import build_random_bert
-    from hf_bert_tasks.scripts.quickstart import sample_texts
+    from hf_bert_tasks.resources import sample_texts
     from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -9,16 +9,18 @@ from dataclasses import replace
 import pytest
 
 from hf_bert_tasks.scripts import quickstart as Q
+from hf_bert_tasks.scripts import quickstart_report as QR
+from hf_bert_tasks.scripts import quickstart_steps as QS
 from tests.conftest import SAMPLES
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def test_a_row_works_only_with_the_margin():
-    assert Q.Row("s", "m", 0.61, 0.5, "chance").works
-    assert not Q.Row("s", "m", 0.59, 0.5, "chance").works  # above the baseline, but by less than 0.10
-    assert not Q.Row("s", "m", 0.80, 0.76, "random init", kind="gain").works  # a gain needs +0.05
-    assert Q.Row("s", "m", 0.82, 0.76, "random init", kind="gain").works
+    assert QR.Row("s", "m", 0.61, 0.5, "chance").works
+    assert not QR.Row("s", "m", 0.59, 0.5, "chance").works  # above the baseline, but by less than 0.10
+    assert not QR.Row("s", "m", 0.80, 0.76, "random init", kind="gain").works  # a gain needs +0.05
+    assert QR.Row("s", "m", 0.82, 0.76, "random init", kind="gain").works
 
 
 def test_constant_baseline_is_the_best_constant_prediction():
@@ -27,10 +29,10 @@ def test_constant_baseline_is_the_best_constant_prediction():
     from hf_bert_tasks import get_task
 
     # 3 of 5 negative: accuracy's best constant is the majority class (0.6) ...
-    acc, name = Q.constant_baseline(get_task("sst2"), Dataset.from_dict({"label": [0, 0, 0, 1, 1]}))
+    acc, name = QR.constant_baseline(get_task("sst2"), Dataset.from_dict({"label": [0, 0, 0, 1, 1]}))
     assert (acc, name) == (0.6, "majority class")
     # ... but F1's best constant is "always equivalent": P = 2/5, R = 1, F1 = 2 * 0.4 / 1.4
-    f1, name = Q.constant_baseline(get_task("mrpc"), Dataset.from_dict({"label": [0, 0, 0, 1, 1]}))
+    f1, name = QR.constant_baseline(get_task("mrpc"), Dataset.from_dict({"label": [0, 0, 0, 1, 1]}))
     assert f1 == pytest.approx(0.8 / 1.4, abs=1e-12) and name == "always 'equivalent'"
 
 
@@ -38,7 +40,7 @@ def test_unigram_baseline_counts_wordpieces(tmp_path, vocab_tokenizer):
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat .\n\nthe dog ran .\n", encoding="utf-8")
     # 11 pieces, "the" 3 times
-    assert Q.unigram_baseline(vocab_tokenizer, str(corpus)) == 3 / 11
+    assert QR.unigram_baseline(vocab_tokenizer, str(corpus)) == 3 / 11
 
 
 class _Records(logging.Handler):
@@ -60,7 +62,7 @@ def test_head_swap_is_one_line_and_the_load_report_is_silenced(tiny_bert_dir):
         AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir)
         assert any("LOAD REPORT" in m for m in records.messages)  # what users saw before: transformers' table
         records.messages.clear()
-        with Q.quiet_load_report():
+        with QS.quiet_load_report():
             AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir)
         assert not any("LOAD REPORT" in m for m in records.messages)
     finally:
@@ -115,7 +117,7 @@ def test_reduced_run_rows_compare_each_step_with_its_own_baseline(reduced_run):
         assert (results["train_samples"], results["eval_accuracy"]) == (16, value)
     assert rows[("pretraining (4 steps)", "held-out NSP accuracy")]["baseline"] == 0.5
     for r in summary["rows"]:
-        margin = Q.MARGIN[r["kind"]]
+        margin = QR.MARGIN[r["kind"]]
         assert r["works"] == (r["value"] >= r["baseline"] + margin)
         assert r["verdict"].startswith("works" if r["works"] else "NOT shown")
     assert summary["all_work"] == all(r["works"] for r in summary["rows"])
@@ -207,7 +209,7 @@ def test_use_threads_leaves_larger_presets_alone():
 def test_held_out_rows_are_dev_sentences_with_a_word_unseen_in_training():
     train = ["the plot was dull .", "what a lovely cast ."]
     dev = ["the cast was dull .", "the plot was grim .", "What a LOVELY plot ."]
-    assert Q.held_out_rows(train, dev) == [1]
+    assert QR.held_out_rows(train, dev) == [1]
 
 
 def test_each_run_gets_a_new_folder_and_names_the_previous_one(tmp_path, monkeypatch, capsys):

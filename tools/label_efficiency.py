@@ -16,7 +16,7 @@ labelled examples a pretrained model matched training from scratch on 100x more)
 segments, batch 8, lr 1e-3; :data:`PRETRAIN_FLAGS`). ``finetune`` writes, per seed and fraction, a shuffled subset
 of the training split (the same subset for both arms: the subset's seed is the run's seed) into ``OUT/data`` and
 fine-tunes one arm on it; the dev split is always the full official one. The random arm is ``BertForPreTraining``
-re-initialised from the pretrained folder's config and tokenizer (``quickstart.random_init_copy``), so the arms
+re-initialised from the pretrained folder's config and tokenizer (``quickstart_steps.random_init_copy``), so the arms
 differ only in the encoder's initial weights. Epochs grow as the subset shrinks so that every run takes at least
 :data:`MIN_STEPS` optimizer steps (:func:`epochs_for`). Finished runs (an ``all_results.json``) are reused.
 """
@@ -205,7 +205,7 @@ def finetune(
     seeds: list[int],
     model_dir: str | None = None,
 ) -> None:
-    from hf_bert_tasks.scripts.quickstart import random_init_copy
+    from hf_bert_tasks.scripts.quickstart_steps import random_init_copy
 
     model = model_dir or os.path.join(out, "pretrain")
     if arm == "random":
@@ -329,7 +329,7 @@ def run_grid(
     import concurrent.futures
     import signal
 
-    from hf_bert_tasks.scripts.quickstart import random_init_copy
+    from hf_bert_tasks.scripts.quickstart_steps import random_init_copy
 
     start = time.time()
     models = {"pretrained": model_dir, "random": os.path.join(out, "random-init")}

@@ -25,7 +25,7 @@ trains on its training documents: the same vocabulary, so held-out MLM nats comp
 
 ``finetune`` runs SST-2 (full train, dev accuracy) and CoNLL-2003 (entity-level F1 on dev) for both arms with the
 same tokenizer, config, seeds, steps and hyperparameters; the random arm is ``BertForPreTraining`` re-initialised
-from the pretrained folder's config (``hf_bert_tasks.scripts.quickstart.random_init_copy``).
+from the pretrained folder's config (``hf_bert_tasks.scripts.quickstart_steps.random_init_copy``).
 """
 
 from __future__ import annotations
@@ -276,7 +276,7 @@ def _run(cmd: list[str], log: str) -> float:
 def finetune(
     out: str, seeds: list[int], shared: str, lr: float, batch: int, tasks: list[str], subdir: str = "finetune"
 ) -> None:
-    from hf_bert_tasks.scripts.quickstart import random_init_copy
+    from hf_bert_tasks.scripts.quickstart_steps import random_init_copy
 
     pretrained = os.path.join(out, "pretrain")
     arms = {"pretrained": pretrained}

@@ -15,6 +15,7 @@ import torch
 
 torch.set_num_threads(1)
 from hf_bert_tasks.scripts import quickstart as q
+from hf_bert_tasks.scripts import quickstart_steps as qs
 
 src, variant, epochs, lr, seed = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 out = f"runs/qs2x/{os.path.basename(os.path.dirname(src))}-{variant}-{epochs}-{lr}-{seed}"
@@ -34,7 +35,7 @@ if "reinit" in variant:
 run = q.TaskRun("sst2", "SST-2", epochs, lr)
 t = time.time()
 extra = {"train_sampling_strategy": "random"} if "random" in variant else {}
-r = q._finetune(q.FULL, run, model_dir, out, seed, **extra)
+r = qs.finetune_sample(q.FULL, run, model_dir, out, seed, **extra)
 s = json.loads(pathlib.Path(out, "trainer_state.json").read_text())
 print(
     "RESULT",

@@ -2,7 +2,7 @@
 
     python tools/quickstart_diagnosis/one_run.py CKPT OUT SEED RANDOM_INIT key=value ...
 
-key=value pairs go to ``quickstart._finetune`` (e.g. ``mode=\"lora\" epochs=10 learning_rate=2e-3``,
+key=value pairs go to ``quickstart_steps.finetune_sample`` (e.g. ``mode=\"lora\" epochs=10 learning_rate=2e-3``,
 ``max_train_samples=160``); ``task=\"mrpc\"`` picks the sample task (default sst2); ``plan_<field>=`` replaces a
 ``QuickstartPlan`` field. Prints one RESULT line with the last dev metric and the last 8 evaluations. One thread.
 """
@@ -17,6 +17,7 @@ from dataclasses import replace
 import torch
 
 from hf_bert_tasks.scripts import quickstart as q
+from hf_bert_tasks.scripts import quickstart_steps as qs
 
 torch.set_num_threads(1)
 t0 = time.time()
@@ -34,8 +35,8 @@ folder = {"sst2": "SST-2", "mrpc": "MRPC", "mnli": "MNLI"}[task]
 run = next(r for r in q.FULL.tasks if r.task == task)
 planmod = {k[5:]: kw.pop(k) for k in list(kw) if k.startswith("plan_")}
 plan = replace(q.FULL, **planmod)
-model = q.random_init_copy(ckpt, out + "-rnd", seed) if rnd == "1" else ckpt
-res = q._finetune(plan, run, model, out, seed, **kw)
+model = qs.random_init_copy(ckpt, out + "-rnd", seed) if rnd == "1" else ckpt
+res = qs.finetune_sample(plan, run, model, out, seed, **kw)
 with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
     hist = json.load(f)["log_history"]
 pe = [round(e.get("eval_accuracy", e.get("eval_f1", 0)), 3) for e in hist if "eval_loss" in e]

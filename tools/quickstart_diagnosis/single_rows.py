@@ -19,22 +19,23 @@ from dataclasses import replace
 import torch
 
 from hf_bert_tasks.scripts import quickstart as q
+from hf_bert_tasks.scripts import quickstart_steps as qs
 
 torch.set_num_threads(1)
 started = time.time()
 if sys.argv[1] == "pretrain":
     seed, out = int(sys.argv[2]), sys.argv[3]
-    _, rows, _ = q.pretrain_step(q.FULL, out, seed)
+    _, rows, _ = qs.pretrain_step(q.FULL, out, seed)
     print(
         "PRE", seed, [(r.metric, round(r.value, 4), r.works) for r in rows], round(time.time() - started), flush=True
     )
     sys.exit(0)
 ckpt, task, folder, epochs, lr, seed, max_train, random_init, out = sys.argv[2:11]
 if len(sys.argv) > 11:  # another copy of the sample folder
-    q.sample_path = lambda *parts: sys.argv[11]
-model = q.random_init_copy(ckpt, out + "-random-init-bert", int(seed)) if random_init == "1" else ckpt
+    qs.sample_path = lambda *parts: sys.argv[11]
+model = qs.random_init_copy(ckpt, out + "-random-init-bert", int(seed)) if random_init == "1" else ckpt
 plan = replace(q.FULL, max_train_samples=int(max_train) or None)
-result = q._finetune(plan, q.TaskRun(task, folder, float(epochs), float(lr)), model, out, int(seed))
+result = qs.finetune_sample(plan, q.TaskRun(task, folder, float(epochs), float(lr)), model, out, int(seed))
 with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
     history = json.load(f)["log_history"]
 per_epoch = [round(e.get("eval_f1", e.get("eval_accuracy")), 3) for e in history if "eval_loss" in e]
