@@ -25,7 +25,6 @@ import traceback
 
 from . import flags
 from .console import interactive, log_filters, quiet_console
-from .flags import FieldInfo, dataclass_fields  # noqa: F401  (public names of earlier releases)
 
 PROG = "hf-bert-tasks"
 #: subcommands that train: run inside :func:`hf_bert_tasks.console.quiet_console`

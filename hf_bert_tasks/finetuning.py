@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .checkpoints import AUTO_RESUME, check_output_dir, resolve_resume, start_run  # noqa: F401 - re-exported
-from .modes import TRAINING_MODES, declare_batch_mean_loss, load_task_model, mode_of, reinit_top_layers  # noqa: F401
+from .checkpoints import resolve_resume, start_run
+from .modes import TRAINING_MODES, declare_batch_mean_loss, mode_of
 from .tasks import Task
 
 if TYPE_CHECKING:  # arguments imports transformers: imported inside the functions (the CLI imports this module)
@@ -166,29 +166,8 @@ def train_evaluate_predict(
     trainer.save_model()
     if data.train_split is not None and not getattr(training_args, "_checkpoints_asked", True):
         remove_checkpoints(training_args.output_dir, trainer)  # the saved model is the run's one copy
-    loss_only = training_args.prediction_loss_only
-    if loss_only and (data.test_splits or data.eval_splits):
-        logger.warning(
-            "--prediction_loss_only: evaluation reports the loss only; no metric and no prediction file is written"
-        )
-    for split in [] if loss_only else data.test_splits:  # before the dev results: all_results.json = finished
-        for path in task.predict(trainer, raw[split], features[split], split, training_args.output_dir):
-            logger.info("wrote %s", path)
-    eval_metrics: dict[str, float] = {}
-    for split in data.eval_splits:
-        if loss_only:  # Trainer's loss-only evaluation (the task's scoring needs predictions)
-            suffix = task.split_metric_suffix(split)
-            scored = trainer.evaluate(features[split])
-            eval_metrics.update({f"{k}{suffix}": v for k, v in scored.items()})
-        else:
-            eval_metrics.update(task.evaluate(trainer, raw[split], features[split], split, training_args.output_dir))
-        eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(features[split])
-    if eval_metrics:  # beside each dev metric, the best constant answer's score (baselines.py)
-        from .baselines import baseline_metrics
-
-        eval_metrics.update(baseline_metrics(task, {s: raw[s] for s in data.eval_splits}))
-        trainer.save_metrics("eval", eval_metrics)
-        results.update(eval_metrics)
+    eval_metrics = _predict_and_evaluate(task, trainer, data, training_args)
+    results.update(eval_metrics)
     if data.train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
         from .plots import finish_training_curves
 
@@ -196,6 +175,38 @@ def train_evaluate_predict(
     if not results:  # predictions only: all_results.json (the finished-run marker) comes last
         trainer.save_metrics("all", {})
     return results
+
+
+def _predict_and_evaluate(task: Task, trainer, data: PreparedData, training_args) -> dict[str, float]:
+    """After training: the test splits' prediction files (first: ``all_results.json`` marks a finished run), then
+    every dev split scored by the task (``--prediction_loss_only``: Trainer's loss only), each with its sample count
+    and the best constant answer's score (:mod:`hf_bert_tasks.baselines`); saved as ``eval_results.json``. Returns
+    the dev metrics (empty without a dev split)."""
+    loss_only = training_args.prediction_loss_only
+    if loss_only and (data.test_splits or data.eval_splits):
+        logger.warning(
+            "--prediction_loss_only: evaluation reports the loss only; no metric and no prediction file is written"
+        )
+    for split in [] if loss_only else data.test_splits:  # before the dev results: all_results.json = finished
+        for path in task.predict(trainer, data.raw[split], data.features[split], split, training_args.output_dir):
+            logger.info("wrote %s", path)
+    eval_metrics: dict[str, float] = {}
+    for split in data.eval_splits:
+        if loss_only:  # Trainer's loss-only evaluation (the task's scoring needs predictions)
+            suffix = task.split_metric_suffix(split)
+            scored = trainer.evaluate(data.features[split])
+            eval_metrics.update({f"{k}{suffix}": v for k, v in scored.items()})
+        else:
+            eval_metrics.update(
+                task.evaluate(trainer, data.raw[split], data.features[split], split, training_args.output_dir)
+            )
+        eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(data.features[split])
+    if eval_metrics:  # beside each dev metric, the best constant answer's score (baselines.py)
+        from .baselines import baseline_metrics
+
+        eval_metrics.update(baseline_metrics(task, {s: data.raw[s] for s in data.eval_splits}))
+        trainer.save_metrics("eval", eval_metrics)
+    return eval_metrics
 
 
 def remove_checkpoints(output_dir: str, trainer=None) -> list[str]:

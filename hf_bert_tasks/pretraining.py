@@ -112,25 +112,7 @@ def run_pretrain(
         "phases": [],
         "objective": "MLM + NSP (BertForPreTraining)" if nsp else "MLM only (no NSP; RoBERTa, Liu et al. 2019)",
     }
-    phases = [(training_args, data_args, model_args)]
-    if training_args.phase2_max_steps:  # phase 1 into output_dir/phase1; phase 2 (its length, cap, batch) from it
-        args1 = copy.deepcopy(training_args)
-        args1.output_dir = os.path.join(out, "phase1")
-        args2 = copy.deepcopy(training_args)
-        args2.max_steps = training_args.phase2_max_steps
-        args2.per_device_train_batch_size = (
-            training_args.phase2_per_device_train_batch_size or training_args.per_device_train_batch_size
-        )
-        data2 = dataclasses.replace(
-            data_args,
-            max_seq_length=training_args.phase2_max_seq_length,
-            max_predictions_per_seq=training_args.phase2_max_predictions_per_seq,
-        )
-        phases = [
-            (args1, data_args, model_args),
-            (args2, data2, dataclasses.replace(model_args, model_name_or_path=args1.output_dir)),
-        ]
-    for number, (t_args, d_args, m_args) in enumerate(phases, 1):
+    for number, (t_args, d_args, m_args) in enumerate(_phases(model_args, data_args, training_args), 1):
         phase_file = os.path.join(t_args.output_dir, PHASE_FILE)
         # a checkpoint path resumes only the phase whose folder holds it, auto each phase
         holds = os.path.dirname(os.path.abspath(str(resume))) == os.path.abspath(t_args.output_dir)
@@ -169,6 +151,32 @@ def run_pretrain(
             )
             logger.info("pushed to %s (commit %s)", pushed.repo_url, pushed.commit_oid)
     return summary
+
+
+def _phases(
+    model_args: PretrainModelArguments, data_args: PretrainDataArguments, training_args: PretrainTrainingArguments
+) -> list[tuple[PretrainTrainingArguments, PretrainDataArguments, PretrainModelArguments]]:
+    """The run's phases as ``(training, data, model)`` arguments: one, or with ``--phase2_max_steps`` two (BERT §A.2):
+    phase 1 into ``output_dir/phase1``, phase 2 into ``output_dir`` from phase 1's checkpoint with its own steps,
+    sequence length, masked-position cap and batch size."""
+    if not training_args.phase2_max_steps:
+        return [(training_args, data_args, model_args)]
+    args1 = copy.deepcopy(training_args)
+    args1.output_dir = os.path.join(training_args.output_dir, "phase1")
+    args2 = copy.deepcopy(training_args)
+    args2.max_steps = training_args.phase2_max_steps
+    args2.per_device_train_batch_size = (
+        training_args.phase2_per_device_train_batch_size or training_args.per_device_train_batch_size
+    )
+    data2 = dataclasses.replace(
+        data_args,
+        max_seq_length=training_args.phase2_max_seq_length,
+        max_predictions_per_seq=training_args.phase2_max_predictions_per_seq,
+    )
+    return [
+        (args1, data_args, model_args),
+        (args2, data2, dataclasses.replace(model_args, model_name_or_path=args1.output_dir)),
+    ]
 
 
 def _corpus(data_args: PretrainDataArguments, seed: int):

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hf_bert_tasks import cli, list_tasks
+from hf_bert_tasks import cli, flags, list_tasks
 from tests.conftest import REPO, SAMPLES
 
 ENV = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
@@ -123,7 +123,7 @@ def test_fast_help_fields_are_the_dataclass_fields(command):
 
     for module, name, _ in cli.SUBCOMMANDS[command].dataclasses:
         cls = getattr(importlib.import_module(module), name)
-        from_source = cli.dataclass_fields(module, name)
+        from_source = flags.dataclass_fields(module, name)
         assert [f.name for f in from_source] == list(inspect.get_annotations(cls)), name
         declared = {f.name: f for f in dataclasses.fields(cls)}
         for f in from_source:

@@ -29,12 +29,12 @@ from hf_bert_tasks.tasks import TASK_REGISTRY
 
 def training_modes() -> list[str]:
     """Every training mode: the mode registry (``hf_bert_tasks.modes``) where it exists, else the ``--mode``
-    choices declared on ``FinetuneTrainingArguments`` (read from the source, as ``cli.dataclass_fields`` does, so
+    choices declared on ``FinetuneTrainingArguments`` (read from the source, as ``flags.dataclass_fields`` does, so
     collecting the tests imports no transformers)."""
     try:
         from hf_bert_tasks.modes import TRAINING_MODES  # the mode registry (issue 14 item 1)
     except ImportError:
-        from hf_bert_tasks.cli import dataclass_fields
+        from hf_bert_tasks.flags import dataclass_fields
 
         mode = next(
             f for f in dataclass_fields("hf_bert_tasks.arguments", "FinetuneTrainingArguments") if f.name == "mode"
