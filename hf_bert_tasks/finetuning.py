@@ -98,7 +98,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]
     if push is not None:  # --push_to_hub: the finished output_dir, in one commit
-        finish_run(task, model_args, data_args, training_args, push)
+        finish_run(task, training_args, push)
     return results
 
 

@@ -167,9 +167,9 @@ def pop_push_settings(training_args) -> dict | None:
     }
 
 
-def finish_run(task, model_args, data_args, training_args, push: dict | None) -> PushResult | None:
+def finish_run(task, training_args, push: dict | None) -> PushResult | None:
     """End of a fine-tuning run: push ``output_dir`` if ``--push_to_hub`` (``push``: :func:`pop_push_settings`'s
-    result), on the main process only; ``model_args`` and ``data_args`` are unused. ``HubPushError`` when the push
+    result), on the main process only. ``HubPushError`` when the push
     failed (``output_dir`` is complete and unchanged: push it with ``hf-bert-tasks push``)."""
     if push is None or not training_args.should_save:
         return None

@@ -177,7 +177,6 @@ def run_grid(
 
     key = f"eval_{task.primary_metric}"
     rates, seeds = training_args.learning_rates, training_args.seed_list
-    with_lr, with_seed = bool(training_args.lr_grid), bool(training_args.seeds)
     resume = training_args.resume_from_checkpoint
     if resume and str(resume).lower() != "auto" and len(rates) * len(seeds) > 1:
         raise ValueError(
@@ -185,60 +184,98 @@ def run_grid(
             f"{len(rates) * len(seeds)}; use --resume_from_checkpoint auto"
         )
     top = training_args.output_dir
-    main = training_args.process_index == 0
     settings = grid_settings(model_args, data_args, training_args)
-    stored = json.loads(json.dumps(settings))  # tuples -> lists, as on disk
     runs = []
     for lr in rates:
         for seed in seeds:
-            rel = run_folder(lr, seed, with_lr, with_seed)
-            args = copy.deepcopy(training_args)
-            args.learning_rate, args.seed, args.output_dir = lr, seed, os.path.join(top, rel)
-            results_path = os.path.join(args.output_dir, "all_results.json")
-            metrics = None
-            if os.path.isfile(results_path) and not training_args.overwrite_output_dir:
-                _check_same_settings(args.output_dir, stored)
-                metrics = _read_json(results_path)
-                if key in metrics:
-                    logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, args.output_dir)
-                else:  # stopped between training and evaluation: the same settings and seed train it again
-                    logger.warning(
-                        "lr %g seed %d: %s has training results but no %s (stopped before its "
-                        "evaluation); training it again",
-                        lr,
-                        seed,
-                        args.output_dir,
-                        key,
-                    )
-                    args.overwrite_output_dir, metrics = True, None
-            if metrics is None:
-                checkpoint = start_run(
-                    args
-                )  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
-                if main:
-                    write_json(
-                        os.path.join(args.output_dir, GRID_RUN_FILE),
-                        {"learning_rate": lr, "seed": seed, "settings": settings},
-                    )
-                logger.info("lr %g seed %d: training into %s", lr, seed, args.output_dir)
-                metrics = run_one(args, checkpoint)
-            if key not in metrics:
-                raise ValueError(
-                    f"--lr_grid/--seeds need an evaluation split to select on; {key} was not computed "
-                    f"(found {sorted(k for k in metrics if k.startswith('eval_'))})"
-                )
-            runs.append(
-                {
-                    "learning_rate": lr,
-                    "seed": seed,
-                    "path": rel,
-                    **{
-                        k: None if is_degenerate(v) else float(v)
-                        for k, v in metrics.items()
-                        if k.startswith("eval_") and k.removeprefix("eval_") in task.metric_names
-                    },
-                }
+            rel = run_folder(lr, seed, bool(training_args.lr_grid), bool(training_args.seeds))
+            metrics = _train_or_reuse(training_args, lr, seed, os.path.join(top, rel), key, settings, run_one)
+            scores = {
+                k: None if is_degenerate(v) else float(v)
+                for k, v in metrics.items()
+                if k.startswith("eval_") and k.removeprefix("eval_") in task.metric_names
+            }
+            runs.append({"learning_rate": lr, "seed": seed, "path": rel, **scores})
+    per_lr, grid_keys = _grid_selection(task, runs, key, len(rates), len(seeds))
+    if training_args.process_index != 0:
+        return grid_keys
+    best_dir = os.path.join(top, grid_keys["selected_run"])
+    for name in os.listdir(best_dir):
+        src = os.path.join(best_dir, name)
+        if os.path.isfile(src) and name != GRID_RUN_FILE:
+            shutil.copy2(src, os.path.join(top, name))
+    record = {
+        "selected_on": key,
+        "selection": "highest mean over seeds; a NaN/missing run makes its learning rate rank last (BERT §4.1)",
+        "std": "sample standard deviation (ddof=1); null with one seed or a degenerate run",
+        **{k: grid_keys[k] for k in ("selected_learning_rate", "best_learning_rate", "selected_seed", "selected_run")},
+        "learning_rates": rates,
+        "seeds": seeds,
+        "per_learning_rate": per_lr,
+        "runs": runs,
+    }
+    if extends:
+        keys = ("learning_rates", "seeds", "selected_learning_rate", "selected_seed")
+        record["extended_from"] = {k: extends.get(k) for k in keys}
+    write_json(os.path.join(top, GRID_RESULTS_FILE), record)
+    results = {**_read_json(os.path.join(top, "all_results.json")), **grid_keys}
+    write_json(os.path.join(top, "all_results.json"), results)
+    selected = grid_keys["selected_learning_rate"]
+    logger.info(
+        "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",
+        selected,
+        key,
+        next(s for s in per_lr if s["learning_rate"] == selected)["mean"],
+        len(seeds),
+        grid_keys["selected_seed"],
+        best_dir,
+    )
+    return results
+
+
+def _train_or_reuse(training_args, lr: float, seed: int, folder: str, key: str, settings: dict, run_one) -> dict:
+    """The metrics of the sub-run (``lr``, ``seed``) in ``folder``: a finished run's results, reused when it was made
+    with the same ``settings`` (:func:`_check_same_settings`), else ``run_one(args, checkpoint)`` trains it (an
+    interrupted run's checkpoints resumed or overwritten as :func:`~.checkpoints.start_run` decides; one stopped
+    before its evaluation is trained again). Raises ``ValueError`` when the metrics lack ``key`` (no dev split)."""
+    from .tasks.files import write_json
+
+    args = copy.deepcopy(training_args)
+    args.learning_rate, args.seed, args.output_dir = lr, seed, folder
+    results_path = os.path.join(folder, "all_results.json")
+    metrics = None
+    if os.path.isfile(results_path) and not training_args.overwrite_output_dir:
+        _check_same_settings(folder, json.loads(json.dumps(settings)))  # tuples -> lists, as on disk
+        metrics = _read_json(results_path)
+        if key in metrics:
+            logger.info("lr %g seed %d: %s is finished; reusing its results", lr, seed, folder)
+        else:  # stopped between training and evaluation: the same settings and seed train it again
+            logger.warning(
+                "lr %g seed %d: %s has training results but no %s (stopped before its evaluation); training it again",
+                lr,
+                seed,
+                folder,
+                key,
             )
+            args.overwrite_output_dir, metrics = True, None
+    if metrics is None:
+        checkpoint = start_run(args)  # an interrupted sub-run's checkpoints: resume (auto) or overwrite, never lose
+        if args.process_index == 0:
+            write_json(os.path.join(folder, GRID_RUN_FILE), {"learning_rate": lr, "seed": seed, "settings": settings})
+        logger.info("lr %g seed %d: training into %s", lr, seed, folder)
+        metrics = run_one(args, checkpoint)
+    if key not in metrics:
+        raise ValueError(
+            f"--lr_grid/--seeds need an evaluation split to select on; {key} was not computed "
+            f"(found {sorted(k for k in metrics if k.startswith('eval_'))})"
+        )
+    return metrics
+
+
+def _grid_selection(task, runs: list[dict], key: str, num_rates: int, num_seeds: int) -> tuple[list[dict], dict]:
+    """The §4.1 selection over ``runs``: each learning rate's summary (:func:`select_learning_rate`, its best seed
+    and every metric's mean and std over seeds added) and the grid keys of ``all_results.json`` (the selected learning
+    rate, seed and run folder, the grid's size, the selected learning rate's means and stds)."""
     selected, per_lr = select_learning_rate(runs, key)
     chosen = best_run([r for r in runs if r["learning_rate"] == selected], key)
     names = [m for m in task.metric_names if f"eval_{m}" in runs[0]]
@@ -254,55 +291,11 @@ def run_grid(
         "best_learning_rate": selected,
         "selected_seed": chosen["seed"],
         "selected_run": chosen["path"],
-        "num_seeds": len(seeds),
-        "num_learning_rates": len(rates),
+        "num_seeds": num_seeds,
+        "num_learning_rates": num_rates,
         **{f"eval_{m}_{s}": selected_summary[f"eval_{m}_{s}"] for m in names for s in ("mean", "std")},
     }
-    if not main:
-        return grid_keys
-    best_dir = os.path.join(top, chosen["path"])
-    for name in os.listdir(best_dir):
-        src = os.path.join(best_dir, name)
-        if os.path.isfile(src) and name != GRID_RUN_FILE:
-            shutil.copy2(src, os.path.join(top, name))
-    write_json(
-        os.path.join(top, GRID_RESULTS_FILE),
-        {
-            "selected_on": key,
-            "selection": "highest mean over seeds; a NaN/missing run makes its learning rate rank last (BERT §4.1)",
-            "std": "sample standard deviation (ddof=1); null with one seed or a degenerate run",
-            **{
-                k: grid_keys[k]
-                for k in ("selected_learning_rate", "best_learning_rate", "selected_seed", "selected_run")
-            },
-            "learning_rates": rates,
-            "seeds": seeds,
-            "per_learning_rate": per_lr,
-            "runs": runs,
-            **(
-                {
-                    "extended_from": {
-                        k: extends.get(k)
-                        for k in ("learning_rates", "seeds", "selected_learning_rate", "selected_seed")
-                    }
-                }
-                if extends
-                else {}
-            ),
-        },
-    )
-    results = {**_read_json(os.path.join(top, "all_results.json")), **grid_keys}
-    write_json(os.path.join(top, "all_results.json"), results)
-    logger.info(
-        "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",
-        selected,
-        key,
-        selected_summary["mean"],
-        len(seeds),
-        chosen["seed"],
-        best_dir,
-    )
-    return results
+    return per_lr, grid_keys
 
 
 def _check_same_settings(folder: str, stored: dict) -> None:

@@ -282,6 +282,3 @@ def build_pretraining_dataset(
 def add_example_index(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
     """Batched ``map`` function (``with_indices=True``) adding the ``idx`` column that keys the collator's masks."""
     return {"idx": list(indices)}
-
-
-# ------------------------------------------------------------------------------------------- corpora of any size

@@ -1,7 +1,8 @@
-"""Size rules for the package (``hf_bert_tasks/``, the sample data aside): no file over 500 lines, no function or
-method body over 100 lines (its docstring not counted), no ``weights_only=False`` anywhere. Issue 22's cap on the
-package's total (9,500 lines) is gone (issue 41: a total cap was met by packing lines, not by simplifying); files and
-functions are what a reader has to hold at once."""
+"""Size rules for the package (``hf_bert_tasks/``, the sample data aside): no file over 450 lines, no function or
+method body over 80 lines (its docstring not counted), no ``weights_only=False`` anywhere (issue 41; the caps were
+500 and 100 before). Issue 22's cap on the package's total (9,500 lines) is gone (issue 41: a total cap was met by
+packing lines, not by simplifying); files and functions are what a reader has to hold at once, measured as
+``ruff format`` writes them."""
 
 import ast
 import os
@@ -44,18 +45,18 @@ def test_body_lines_leave_the_docstring_out():
 
 
 @pytest.mark.parametrize("rel", SOURCES)
-def test_package_file_is_at_most_500_lines(rel):
-    assert len(_read(rel).splitlines()) <= 500, rel
+def test_package_file_is_at_most_450_lines(rel):
+    assert len(_read(rel).splitlines()) <= 450, rel
 
 
-def test_no_function_body_over_100_lines():
+def test_no_function_body_over_80_lines():
     long = [
         f"{rel}:{node.lineno} {node.name} ({body_lines(node)} lines)"
         for rel in SOURCES
         for node in ast.walk(ast.parse(_read(rel)))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and body_lines(node) > 100
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and body_lines(node) > 80
     ]
-    assert not long
+    assert not long, long
 
 
 def test_nothing_is_unpickled_with_weights_only_false():
