@@ -11,8 +11,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# re-exported from their new module (ner_metrics must not import ner) for old imports
-from .ner_metrics import IGNORE_INDEX, entity_metrics, token_level_metrics, word_predictions, write_conll  # noqa: F401
+from .ner_metrics import IGNORE_INDEX
 
 
 def split_tag(tag: str) -> tuple[str, str | None]:

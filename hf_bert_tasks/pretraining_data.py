@@ -17,7 +17,6 @@ from typing import Any
 
 # the corpus readers, documented here before they had their own module (docs/design.md, docs/bad_inputs.md)
 from .pretraining_documents import (
-    _documents,
     documents_dataset,
     load_documents,
     read_documents,
@@ -39,6 +38,43 @@ __all__ = [
 ]
 
 IS_NEXT, NOT_NEXT = 0, 1
+
+
+def rows_to_documents(
+    batch: dict[str, list],
+    text_column: str = "text",
+    split_sentences: bool = False,
+    where: str = "batch",
+    first_row: int = 0,
+    sentences_column: str = "sentences",
+) -> list[list[str]]:
+    """Rows as sentence lists (stripped, empty ones dropped): ``sentences_column``, else ``text_column`` split into
+    lines. ``where`` and the row (from ``first_row``) name a bad row."""
+    sentences, texts = batch.get(sentences_column), batch.get(text_column)
+    if sentences is None and texts is None:
+        raise ValueError(
+            f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
+            f"{text_column!r} column (one document per row, one sentence per line); got {sorted(batch)}"
+        )
+    docs = []
+    for i, (doc, text) in enumerate(itertools.zip_longest(sentences or (), texts or ())):
+        if doc is None:
+            if not isinstance(text, str):
+                raise ValueError(
+                    f"{where}, row {first_row + i}: a row needs a {sentences_column!r} (list of strings) "
+                    f"or {text_column!r} (one sentence per line) value; got {text!r:.80}"
+                )
+            doc = text.split("\n")
+        elif isinstance(doc, str) or not all(isinstance(x, str) for x in doc):
+            raise ValueError(
+                f"{where}, row {first_row + i}: {sentences_column!r} must be a list of strings, got {doc!r:.80}"
+            )
+        docs.append(
+            [x for line in doc for x in split_into_sentences(line)]
+            if split_sentences
+            else [x.strip() for x in doc if x.strip()]
+        )
+    return docs
 
 
 def create_pretraining_examples(
@@ -75,7 +111,7 @@ def create_pretraining_examples(
     _check_instance_settings(
         tokenizer, max_seq_length, short_seq_prob, nsp_probability, dupe_factor, on_single_document, nsp
     )
-    docs = _documents(batch, text_column, split_sentences, sentences_column=sentences_column)
+    docs = rows_to_documents(batch, text_column, split_sentences, sentences_column=sentences_column)
     rng = _batch_rng(seed, indices, docs)
     tokenized = _tokenize_documents(tokenizer, docs)
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id

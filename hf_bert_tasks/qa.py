@@ -11,9 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# re-exported from their new module so that ``from hf_bert_tasks.qa import ...`` keeps working
-from .qa_postprocess import QAPredictions, features_to_arrays, pad_2d, postprocess_qa_predictions  # noqa: F401
-
 #: Training columns (deprecated: kept for old imports).
 TRAIN_COLUMNS = ("input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions")
 #: Columns the model receives at evaluation time.

@@ -126,11 +126,11 @@ CONLL_PRED = [["B-PER", "I-PER", "O", "B-ORG"], ["O", "I-ORG", "I-ORG", "O", "B-
 
 @pytest.mark.parametrize("mode", ["strict", "conlleval"])
 def test_conll2003_module_equals_entity_metrics(mode):
-    from hf_bert_tasks import ner
+    from hf_bert_tasks import ner_metrics
 
     module = evaluate.load(metric_path("conll2003"))
     got = module.compute(predictions=CONLL_PRED, references=CONLL_GOLD, mode=mode)
-    assert got == ner.entity_metrics(CONLL_GOLD, CONLL_PRED, mode=mode)
+    assert got == ner_metrics.entity_metrics(CONLL_GOLD, CONLL_PRED, mode=mode)
 
 
 def test_conll2003_by_hand():

@@ -12,7 +12,7 @@ import pytest
 import hf_bert_tasks
 from hf_bert_tasks import get_task
 from hf_bert_tasks import model_card as mc
-from hf_bert_tasks.qa import QAPredictions
+from hf_bert_tasks.qa_postprocess import QAPredictions
 from hf_bert_tasks.tasks.base import TRAINER_KEYS, MetricSpec
 
 ALL_TASKS = hf_bert_tasks.list_tasks()

@@ -1,31 +1,8 @@
-"""Names moved by the split of ``qa.py`` / ``ner.py`` (and ``arguments.read_config_file``) keep their old spelling
-(the old modules are the deprecated location; new code imports from ``qa_postprocess`` / ``ner_metrics``):
-the old import path gives the very object of the new module."""
+"""Names kept at their old spelling: ``arguments.read_config_file`` (the config reader) and the names dropped by
+the slimming pass, which still work with a deprecation warning. (The re-exports of ``qa.py`` / ``ner.py`` for old
+imports are gone since issue 41: ``qa_postprocess`` / ``ner_metrics`` are the only place of those names.)"""
 
 import pytest
-
-
-@pytest.mark.parametrize(
-    "old_module, new_module, names",
-    [
-        (
-            "hf_bert_tasks.qa",
-            "hf_bert_tasks.qa_postprocess",
-            ["QAPredictions", "features_to_arrays", "pad_2d", "postprocess_qa_predictions"],
-        ),
-        (
-            "hf_bert_tasks.ner",
-            "hf_bert_tasks.ner_metrics",
-            ["IGNORE_INDEX", "entity_metrics", "token_level_metrics", "word_predictions", "write_conll"],
-        ),
-    ],
-)
-def test_old_import_path_gives_the_moved_object(old_module, new_module, names):
-    import importlib
-
-    old, new = importlib.import_module(old_module), importlib.import_module(new_module)
-    for name in names:
-        assert getattr(old, name) is getattr(new, name), name
 
 
 def test_read_config_file_is_the_config_reader(tmp_path):

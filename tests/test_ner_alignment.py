@@ -8,11 +8,11 @@ Label ids are CoNLL-2003's: O=0 B-PER=1 I-PER=2 B-ORG=3 I-ORG=4 B-LOC=5 I-LOC=6 
 import numpy as np
 import pytest
 
-from hf_bert_tasks import ner
+from hf_bert_tasks import ner, ner_metrics
 from hf_bert_tasks.tasks.conll2003 import NER_LABELS
 
 O, B_PER, I_PER, B_LOC, I_LOC, B_MISC, I_MISC = 0, 1, 2, 5, 6, 7, 8
-X = ner.IGNORE_INDEX
+X = ner_metrics.IGNORE_INDEX
 
 
 def test_word_split_into_three_pieces_labels_only_its_first_piece(vocab_tokenizer):
@@ -72,7 +72,7 @@ def test_sentence_longer_than_the_window_is_split_without_losing_a_word(vocab_to
     assert out["sentence_index"] == [0, 0]
     # predicting the gold label at every position gives back one tag per word, all 7 of them
     preds = np.array(out["labels"])
-    assert ner.word_predictions(preds, out["word_index"], out["sentence_index"], [7]) == [tags]
+    assert ner_metrics.word_predictions(preds, out["word_index"], out["sentence_index"], [7]) == [tags]
 
 
 def test_plan_windows_centres_the_target_in_its_context():
@@ -124,26 +124,26 @@ def test_document_context_without_document_ids_is_an_error():
 def test_word_predictions_from_logits_padded_by_trainer():
     logits = np.full((2, 5, 9), -100.0)  # Trainer pads batches with -100
     logits[0, 1, B_PER] = logits[0, 2, I_PER] = logits[1, 1, B_LOC] = 1.0
-    preds = ner.word_predictions(logits, [[-1, 0, 1, -1], [-1, 0, -1]], [0, 1], [2, 1])
+    preds = ner_metrics.word_predictions(logits, [[-1, 0, 1, -1], [-1, 0, -1]], [0, 1], [2, 1])
     assert preds == [[B_PER, I_PER], [B_LOC]]
 
 
 def test_strict_mode_and_conlleval_mode_differ_on_an_i_tag_after_o():
     gold = [["B-PER", "I-PER", "O", "B-LOC"]]
     pred = [["I-PER", "I-PER", "O", "B-LOC"]]
-    strict = ner.entity_metrics(gold, pred, mode="strict")
-    lenient = ner.entity_metrics(gold, pred, mode="conlleval")
+    strict = ner_metrics.entity_metrics(gold, pred, mode="strict")
+    lenient = ner_metrics.entity_metrics(gold, pred, mode="conlleval")
     assert (strict["precision"], strict["recall"], strict["f1"]) == (1.0, 0.5, pytest.approx(2 / 3))
     assert strict["PER_f1"] == 0.0 and strict["LOC_f1"] == 1.0
     assert (lenient["precision"], lenient["recall"], lenient["f1"]) == (1.0, 1.0, 1.0)
     # conlleval's reading of the prediction = strict mode on the prediction repaired to IOB2
-    assert ner.entity_metrics(gold, [ner.iob1_to_iob2(pred[0])], mode="strict")["f1"] == 1.0
+    assert ner_metrics.entity_metrics(gold, [ner.iob1_to_iob2(pred[0])], mode="strict")["f1"] == 1.0
 
 
 def test_entity_metrics_per_type_and_token_accuracy():
     gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O"]]
     pred = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "O"]]
-    m = ner.entity_metrics(gold, pred)
+    m = ner_metrics.entity_metrics(gold, pred)
     assert (m["precision"], m["recall"], m["f1"]) == (pytest.approx(2 / 3), pytest.approx(2 / 3), pytest.approx(2 / 3))
     assert m["accuracy"] == pytest.approx(5 / 6)
     assert (m["PER_f1"], m["LOC_f1"], m["ORG_precision"], m["ORG_recall"]) == (1.0, 0.0, 0.5, 1.0)
@@ -153,16 +153,18 @@ def test_entity_metrics_per_type_and_token_accuracy():
 def test_token_level_metrics_skip_ignored_positions():
     labels = np.array([[X, B_PER, X, O, X]])
     preds = np.array([[O, B_PER, B_LOC, O, O]])
-    m = ner.token_level_metrics(preds, labels, NER_LABELS)
+    m = ner_metrics.token_level_metrics(preds, labels, NER_LABELS)
     assert m["f1"] == 1.0 and m["accuracy"] == 1.0
 
 
 def test_write_conll_gives_token_gold_pred_lines(tmp_path):
     path = tmp_path / "pred.txt"
-    ner.write_conll(str(path), [["nadia", "ran"], ["ok"]], [["B-PER", "O"], ["O"]], [["B-PER", "O"], ["B-ORG"]])
+    ner_metrics.write_conll(
+        str(path), [["nadia", "ran"], ["ok"]], [["B-PER", "O"], ["O"]], [["B-PER", "O"], ["B-ORG"]]
+    )
     assert path.read_text() == "nadia B-PER B-PER\nran O O\n\nok B-ORG O\n\n"
     with pytest.raises(FileExistsError):
-        ner.write_conll(str(path), [["ok"]], [["O"]])
+        ner_metrics.write_conll(str(path), [["ok"]], [["O"]])
 
 
 def test_alignment_needs_a_fast_tokenizer():

@@ -2,7 +2,7 @@
 
 Predictions are the gold tags of ``conll2003/test.txt`` perturbed with a seeded RNG: type swaps, boundary errors,
 dropped and spurious entities, IOB1-style ``I-`` starts, split entities and ``I-`` tags of another type. The
-package writes them with :func:`hf_bert_tasks.ner.write_conll` (the recipe's file), ``perl conlleval`` scores that
+package writes them with :func:`hf_bert_tasks.ner_metrics.write_conll` (the recipe's file), ``perl conlleval`` scores that
 file, and every number it prints must equal ours to its 2 printed decimals:
 
 * ``entity_metrics(mode="conlleval")``: accuracy, precision, recall, F1, per type (the recipe's ``eval_accuracy``
@@ -18,7 +18,7 @@ import random
 
 import pytest
 
-from hf_bert_tasks import ner
+from hf_bert_tasks import ner_metrics
 from hf_bert_tasks.tasks.conll2003 import ENTITY_TYPES, read_conll_file
 from tests import oracles
 
@@ -99,7 +99,7 @@ def test_set():
 
 def score_file(tmp_path, name, tokens, gold, pred) -> oracles.Conlleval:
     path = tmp_path / name
-    ner.write_conll(str(path), tokens, pred, gold)
+    ner_metrics.write_conll(str(path), tokens, pred, gold)
     return oracles.conlleval(str(path))
 
 
@@ -127,9 +127,9 @@ def test_entity_metrics_equal_conlleval_on_the_full_test_set(test_set, tmp_path,
     assert official.tokens == sum(len(t) for t in tokens) == 46435  # one line per word, no -DOCSTART- lines
     assert official.gold_phrases == 5648  # LOC 1668 + MISC 702 + ORG 1661 + PER 1617 (data MANIFEST)
     assert 20.0 < official.f1 < 99.0  # the perturbations matter
-    assert_equal_to_conlleval(ner.entity_metrics(gold, pred, mode="conlleval"), official)
+    assert_equal_to_conlleval(ner_metrics.entity_metrics(gold, pred, mode="conlleval"), official)
 
-    strict = ner.entity_metrics(gold, pred, mode="strict")
+    strict = ner_metrics.entity_metrics(gold, pred, mode="strict")
     repaired = score_file(tmp_path, "strict.txt", tokens, gold, [strict_repair(p) for p in pred])
     assert_equal_to_conlleval(strict, repaired, accuracy=False)
     oracles.assert_two_decimals(strict["accuracy"], official.accuracy, "accuracy")  # tags of the file as written
@@ -140,15 +140,15 @@ def test_an_iob1_prediction_of_the_gold_entities_is_perfect_for_conlleval_only(t
     pred = [iob1(g) for g in gold]
     official = score_file(tmp_path, "pred.txt", tokens, gold, pred)
     assert (official.precision, official.recall, official.f1) == (100.0, 100.0, 100.0)
-    assert ner.entity_metrics(gold, pred, mode="conlleval")["f1"] == 1.0
-    assert ner.entity_metrics(gold, pred, mode="strict")["f1"] < 0.2  # strict IOB2 sees (almost) no B- start
+    assert ner_metrics.entity_metrics(gold, pred, mode="conlleval")["f1"] == 1.0
+    assert ner_metrics.entity_metrics(gold, pred, mode="strict")["f1"] < 0.2  # strict IOB2 sees (almost) no B- start
 
 
 def test_tokens_that_conlleval_would_misread_are_written_as_one_field(tmp_path):
     tokens = [["New York", "-X-", "", "visited"]]
     gold = [["B-LOC", "O", "O", "O"]]
     path = tmp_path / "odd.txt"
-    ner.write_conll(str(path), tokens, gold, gold)
+    ner_metrics.write_conll(str(path), tokens, gold, gold)
     assert path.read_text(encoding="utf-8").splitlines() == [
         "New_York B-LOC B-LOC",
         "_-X- O O",

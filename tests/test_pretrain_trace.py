@@ -4,8 +4,9 @@ An in-process ``hf-bert-tasks pretrain`` (the recipe main, as tests/test_pretrai
 sample corpus, tiny sizes, 2 steps) runs under ``sys.setprofile``. Every Python ``call`` event whose code lives in the
 package directory is recorded by module; module bodies (code named ``<module>``, i.e. imports) are not counted, and
 everything the run imports is imported before the trace starts. A "module change" is two consecutive recorded calls
-in different modules. Budgets (docs/design.md, "Pretraining"): at most 12 modules, at most 30 changes; no module of
-fine-tuning, LoRA, feature-based or task code is entered.
+in different modules. Budgets (docs/design.md, "Pretraining"): at most 13 modules (12 until issue 41 split corpus
+reading, ``pretraining_documents``, from instance creation, ``pretraining_data``: each entered once), at most 30
+changes; no module of fine-tuning, LoRA, feature-based or task code is entered.
 """
 
 import gc
@@ -17,7 +18,7 @@ import hf_bert_tasks
 from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-MAX_MODULES = 12
+MAX_MODULES = 13
 MAX_CHANGES = 30
 
 

@@ -5,7 +5,7 @@
   -> every ``eval_*`` score (at tau, HasAns/NoAns, best and best thresholds); ``predictions.json`` alone -> the
   scores at tau.
 
-Files come from the package's own code: the pure post-processing (:func:`hf_bert_tasks.qa.postprocess_qa_predictions`
+Files come from the package's own code: the pure post-processing (:func:`hf_bert_tasks.qa_postprocess.postprocess_qa_predictions`
 + ``SquadTask.score`` / ``write_predictions``) over the full dev files, and the recipe's evaluate path on a tiny model.
 """
 
@@ -18,7 +18,7 @@ import re
 import numpy as np
 import pytest
 
-from hf_bert_tasks import qa
+from hf_bert_tasks import qa_postprocess
 from hf_bert_tasks.scripts import finetune
 from hf_bert_tasks.tasks import get_task
 from tests import oracles
@@ -68,7 +68,7 @@ def test_the_issues_one_question_case_reproduces_best_f1_from_the_written_files(
     data_file = squad_file(tmp_path / "dev-v2.0.json", [("x", [("q", "what ?", "x")])])
     task = get_task("squad_v2")
     raw = task.read_json(data_file)
-    result = qa.postprocess_qa_predictions(
+    result = qa_postprocess.postprocess_qa_predictions(
         ["q"],
         ["x"],
         np.array([0]),
@@ -150,7 +150,7 @@ def dev_predictions():
                 [{"text": t, "answer_start": s} for t, s in zip(a["text"], a["answer_start"])] for a in raw["answers"]
             ]
             index, starts, ends, offsets = word_features(raw["context"], golds, np.random.default_rng(0))
-            result = qa.postprocess_qa_predictions(
+            result = qa_postprocess.postprocess_qa_predictions(
                 raw["id"],
                 raw["context"],
                 index,

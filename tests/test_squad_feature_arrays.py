@@ -1,10 +1,10 @@
-"""qa.features_to_arrays: evaluation features (a datasets.Dataset or plain columns) -> padded numpy arrays."""
+"""qa_postprocess.features_to_arrays: evaluation features (a datasets.Dataset or plain columns) -> padded numpy arrays."""
 
 import numpy as np
 import pytest
 from datasets import Dataset
 
-from hf_bert_tasks.qa import features_to_arrays
+from hf_bert_tasks.qa_postprocess import features_to_arrays
 
 # Three features of two examples; rows have 3, 2 and 4 positions (ragged, as windows of different lengths are).
 COLUMNS = {
