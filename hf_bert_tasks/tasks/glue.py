@@ -1,4 +1,5 @@
-"""The GLUE tasks of the paper's Table 1 (§4.1): CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE (+ WNLI).
+"""The GLUE tasks of the paper's Table 1 (§4.1): CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE (+ WNLI); this module
+reads, tokenizes and predicts them (:class:`GlueTask`), :mod:`.glue_tasks` registers each one.
 
 Hub source: ``nyu-mll/glue`` (one config per task). Local source: the original GLUE folders (``MRPC/train.tsv``,
 ``dev.tsv``, ``test.tsv``; MNLI ``dev_matched.tsv``/``dev_mismatched.tsv`` or ``.jsonl``) read with quoting off.

@@ -1,4 +1,5 @@
-"""SQuAD v1.1 and v2.0 (paper §4.2, §4.3; Tables 2 and 3): extractive question answering.
+"""SQuAD v1.1 and v2.0 (paper §4.2, §4.3; Tables 2 and 3): extractive question answering (:class:`SquadTask`;
+registered in :mod:`.squad_tasks`).
 
 Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (``answers = {"text": [...], "answer_start": [...]}``,
 empty for an unanswerable v2 question). Local source: the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``,
