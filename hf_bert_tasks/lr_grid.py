@@ -263,7 +263,7 @@ def run_grid(
     best_dir = os.path.join(top, chosen["path"])
     for name in os.listdir(best_dir):
         src = os.path.join(best_dir, name)
-        if os.path.isfile(src) and name != GRID_RUN_FILE:
+        if os.path.isfile(src) and name not in (GRID_RUN_FILE, "README.md"):  # the card: written below
             shutil.copy2(src, os.path.join(top, name))
     write_json(
         os.path.join(top, GRID_RESULTS_FILE),
@@ -293,6 +293,9 @@ def run_grid(
     )
     results = {**_read_json(os.path.join(top, "all_results.json")), **grid_keys}
     write_json(os.path.join(top, "all_results.json"), results)
+    from .model_card import write_card
+
+    write_card(top, task=task.name)  # the selected run's card, with the grid's table
     logger.info(
         "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",
         selected,
