@@ -38,6 +38,7 @@ def split_metrics(task, metrics: dict[str, Any], non_metrics: bool = False) -> d
     from .tasks.base import TRAINER_KEYS
 
     out: dict[str, dict[str, float]] = {}
+    specs = {m.key: m for m in task.metrics}  # Task.metric_spec, once
     for key, value in metrics.items():
         parsed = split_of_key(task, key)
         if parsed is None or isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -45,7 +46,7 @@ def split_metrics(task, metrics: dict[str, Any], non_metrics: bool = False) -> d
         split, name = parsed
         if name in TRAINER_KEYS or name.endswith("_samples"):
             continue
-        spec = task.metric_spec(name)
+        spec = specs.get(name)
         if spec is None:
             logger.warning("%s is not declared by task %r (Task.metrics); left out of the card", key, task.name)
         elif spec.is_metric != non_metrics:
@@ -92,7 +93,7 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
     from huggingface_hub import EvalResult
 
     dataset, results = dataset or {}, []
-    limit = dataset.get("max_eval_samples")
+    limit, specs = dataset.get("max_eval_samples"), {m.key: m for m in task.metrics}
     for split, values in split_metrics(task, metrics).items():
         scored = metrics.get(f"examples_scored{task.split_metric_suffix(split)}")
         sliced = limit and scored is not None and int(scored) == int(limit)
@@ -100,7 +101,7 @@ def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, 
             if math.isnan(value):
                 logger.warning("%s on %s is NaN; left out of model-index", name, split)
                 continue
-            spec = task.metric_spec(name)
+            spec = specs[name]
             results.append(
                 EvalResult(
                     task_type=task.pipeline_tag,
