@@ -3,8 +3,8 @@
 A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; the card is
 the ``README.md`` the run wrote (:func:`hf_bert_tasks.model_card.write_card`), rendered only for an older folder
 without one, and its ``model-index`` results **replace in place** those already on the Hub with the same key (why:
-docs/design.md, "model-index merged in place"). The token goes to ``huggingface_hub`` only, never printed, logged or written; nothing
-is written into ``output_dir``.
+docs/design.md, "model-index merged in place"). The token goes to ``huggingface_hub`` only, never printed, logged or
+written; nothing is written into ``output_dir``.
 """
 
 from __future__ import annotations
@@ -149,7 +149,6 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
 
     card_kwargs = {k: v for k, v in (card_kwargs or {}).items() if v is not None}
     path = os.path.join(output_dir, model_card.README_FILE)
-    text = None
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -163,8 +162,8 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
     records = (RUN_INFO_FILE, model_card.PRETRAINING_SUMMARY_FILE)
     if not any(os.path.isfile(os.path.join(output_dir, name)) for name in records):
         raise FileNotFoundError(
-            f"{output_dir}: no README.md (the card a run writes) and no {RUN_INFO_FILE} (the record a card is rendered "
-            "from); expected an output dir of hf-bert-tasks finetune or pretrain"
+            f"{output_dir}: no README.md (the card a run writes) and no {RUN_INFO_FILE} (the record a card is "
+            "rendered from); expected an output dir of hf-bert-tasks finetune or pretrain"
         )
     return card_text(model_card.build_card(output_dir, repo_id=repo_id, files=files, **card_kwargs))
 

@@ -168,8 +168,8 @@ CLIENT = textwrap.dedent(r"""
     m = AutoModelForSequenceClassification.from_pretrained("org/rev", revision="seed-1")
     out["rev_loaded"] = type(m).__name__
     # the README.md the fine-tune run wrote, uploaded unchanged (no card on the new branch; no card flag given)
-    out["rev_readme_unchanged"] = open(HfApi().hf_hub_download("org/rev", "README.md", revision="seed-1"), "rb").read() \
-        == open(os.path.join(dirs["mrpc"], "README.md"), "rb").read()
+    pushed = HfApi().hf_hub_download("org/rev", "README.md", revision="seed-1")
+    out["rev_readme_unchanged"] = open(pushed, "rb").read() == open(os.path.join(dirs["mrpc"], "README.md"), "rb").read()
 
     # 8. the fine-tune recipe from a pushed repo id, pushing its result with an explicit --hub_token
     token = os.environ.pop("HF_TOKEN")
