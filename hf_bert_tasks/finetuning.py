@@ -174,6 +174,10 @@ def train_evaluate_predict(
         finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({mode.name})")
     if not results:  # predictions only: all_results.json (the finished-run marker) comes last
         trainer.save_metrics("all", {})
+    if training_args.should_save:  # README.md: the card of the saved model, from the record and all_results.json
+        from .model_card import write_card
+
+        write_card(training_args.output_dir, task=task.name)
     return results
 
 

@@ -1,18 +1,19 @@
 """The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
 
-A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; the card's
-``model-index`` results **replace in place** those already on the Hub with the same key (why: docs/design.md,
-"model-index merged in place"). The token goes to ``huggingface_hub`` only, never printed, logged or written; nothing
-is written into ``output_dir``.
+A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; the card is
+the ``README.md`` the run wrote (:func:`hf_bert_tasks.model_card.write_card`), rendered only for an older folder
+without one, and its ``model-index`` results **replace in place** those already on the Hub with the same key (why:
+docs/design.md, "model-index merged in place"). The token goes to ``huggingface_hub`` only, never printed, logged or
+written; nothing is written into ``output_dir``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 from dataclasses import dataclass, field
+
+from .model_card_index import CARD_HASH, card_text, readme_edited  # noqa: F401 - the card file's hash line
 
 logger = logging.getLogger(__name__)
 
@@ -48,32 +49,18 @@ PUSH_PATTERNS = (
     "heads.py",
     "strategies.py",
 )
-#: Never pushed: pickles and optimizer/scheduler/RNG states (the card is generated, so a local README is not used).
+#: Not in the file list: pickles and optimizer/scheduler/RNG states; ``README.md``, the card, is uploaded by
+#: :func:`push_output_dir` itself (:func:`card_for_push`, merged with the Hub's card by :func:`card_to_upload`).
 NEVER_PUSH = ("training_args.bin", "*.pt", "*.pth", "optimizer*", "scheduler*", "rng_state*", "README.md")
 
 
-#: the last line of every card this package writes: the SHA-256 of the text above it (an edit changes the text)
-CARD_HASH = re.compile(r"<!-- hf_bert_tasks card sha256:([0-9a-f]{64}) -->\n?\Z")
-
-
-def card_text(card) -> str:
-    """``card`` as the ``README.md`` this package uploads: its text, then a line with the text's SHA-256."""
-    text = str(card).rstrip("\n") + "\n"
-    return f"{text}<!-- hf_bert_tasks card sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()} -->\n"
-
-
-def readme_edited(text: str) -> bool:
-    """True when a ``README.md`` was not written by :func:`card_text` or was edited since (its hash line missing or
-    no longer the hash of the text above it)."""
-    found = CARD_HASH.search(text)
-    return not found or hashlib.sha256(text[: found.start()].encode("utf-8")).hexdigest() != found.group(1)
-
-
 def card_to_upload(remote_text: str | None, card, keep_readme: bool | None = None):
-    """The ``README.md`` text to upload over ``remote_text`` (the Hub's, ``None`` if none): :func:`card_text` of
-    ``card`` with the remote ``model-index`` results merged in place, unless the remote README was edited
-    (:func:`readme_edited`): then ``keep_readme=True`` keeps the user's text (its ``model-index`` updated),
-    ``False`` replaces it, and ``None`` raises.
+    """The ``README.md`` text to upload over ``remote_text`` (the Hub's, ``None`` if none): ``card`` (a
+    ``ModelCard``, or the text of a local ``README.md``) with the remote ``model-index`` results merged in place, as
+    it is when that changes nothing (no remote card, or every remote result replaced); unless the remote README was
+    edited (:func:`readme_edited`): then ``keep_readme=True`` keeps the user's text (its ``model-index`` updated),
+    ``False`` replaces it, and ``None`` raises. A re-serialised card gets a new hash line (:func:`card_text`) unless
+    it is a local README the user edited.
 
     Raises:
         ValueError: an edited remote README and no ``keep_readme`` choice (names both flags).
@@ -82,10 +69,12 @@ def card_to_upload(remote_text: str | None, card, keep_readme: bool | None = Non
 
     from . import model_card
 
+    text = card if isinstance(card, str) else card_text(card)
     if remote_text is None:
-        return card_text(card)
-    remote = ModelCard(remote_text, ignore_metadata_errors=True)
-    merged = model_card.merge_eval_results(remote.data.eval_results or [], card.data.eval_results or []) or None
+        return text
+    card, remote = ModelCard(text, ignore_metadata_errors=True), ModelCard(remote_text, ignore_metadata_errors=True)
+    ours = card.data.eval_results or []
+    merged = model_card.merge_eval_results(remote.data.eval_results or [], ours) or None
     if readme_edited(remote_text):
         if keep_readme is None:
             raise ValueError(
@@ -96,8 +85,10 @@ def card_to_upload(remote_text: str | None, card, keep_readme: bool | None = Non
         if keep_readme:
             remote.data.eval_results = merged
             return str(remote)
+    if merged is None or len(merged) == len(ours):  # every remote result replaced by ours: ours unchanged
+        return text
     card.data.eval_results = merged
-    return card_text(card)
+    return str(card) if readme_edited(text) else card_text(card)
 
 
 class HubPushError(RuntimeError):
@@ -142,6 +133,41 @@ def files_to_push(output_dir: str) -> list[str]:
     return list(filter_repo_objects(names, allow_patterns=list(PUSH_PATTERNS), ignore_patterns=list(NEVER_PUSH)))
 
 
+def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_kwargs: dict | None = None) -> str:
+    """The card a push uploads (before the merge with the Hub's, :func:`card_to_upload`): ``output_dir/README.md``
+    as the run wrote it; rendered (:func:`hf_bert_tasks.model_card.build_card`, for ``repo_id`` and ``files``) only
+    for a folder with none but with its record (``run_info.json``, or ``pretraining_summary.json``), or when
+    ``card_kwargs`` (``push``'s ``--task`` / ``--base_model`` / ``--seed_runs`` / ``--license``; ``None`` values
+    ignored) change a card the run wrote and nobody edited. Nothing is guessed from the folder's files.
+
+    Raises:
+        FileNotFoundError: neither ``README.md`` nor a run record in ``output_dir`` (names both files).
+        ValueError: ``card_kwargs`` given for a ``README.md`` that was edited (:func:`readme_edited`; names them).
+    """
+    from . import model_card
+    from .run_record import RUN_INFO_FILE
+
+    card_kwargs = {k: v for k, v in (card_kwargs or {}).items() if v is not None}
+    path = os.path.join(output_dir, model_card.README_FILE)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if not card_kwargs:
+            return text
+        if readme_edited(text):
+            raise ValueError(
+                f"{path} was edited, so --{' --'.join(card_kwargs)} cannot be applied to it; change it by hand, or "
+                f"delete it to render the card from {RUN_INFO_FILE} with them"
+            )
+    records = (RUN_INFO_FILE, model_card.PRETRAINING_SUMMARY_FILE)
+    if not any(os.path.isfile(os.path.join(output_dir, name)) for name in records):
+        raise FileNotFoundError(
+            f"{output_dir}: no README.md (the card a run writes) and no {RUN_INFO_FILE} (the record a card is "
+            "rendered from); expected an output dir of hf-bert-tasks finetune or pretrain"
+        )
+    return card_text(model_card.build_card(output_dir, repo_id=repo_id, files=files, **card_kwargs))
+
+
 def pop_push_settings(training_args) -> dict | None:
     """Take the Hub settings out of ``training_args`` before ``Trainer`` sees them; ``None`` without ``--push_to_hub``.
 
@@ -168,8 +194,8 @@ def pop_push_settings(training_args) -> dict | None:
 
 
 def finish_run(task, training_args, push: dict | None) -> PushResult | None:
-    """End of a fine-tuning run: push ``output_dir`` if ``--push_to_hub`` (``push``: :func:`pop_push_settings`'s
-    result), on the main process only. ``HubPushError`` when the push
+    """End of a fine-tuning run: push ``output_dir`` with the card the run wrote if ``--push_to_hub`` (``push``:
+    :func:`pop_push_settings`'s result), on the main process only. ``HubPushError`` when the push
     failed (``output_dir`` is complete and unchanged: push it with ``hf-bert-tasks push``)."""
     if push is None or not training_args.should_save:
         return None
@@ -179,7 +205,6 @@ def finish_run(task, training_args, push: dict | None) -> PushResult | None:
         private=push["private"],
         revision=push["revision"],
         token=push["token"],
-        card_kwargs={"task": task.name},
     )
     logger.info("pushed to %s (commit %s)", result.repo_url, result.commit_oid)
     return result
@@ -197,8 +222,8 @@ def push_output_dir(
     card_kwargs: dict | None = None,
     keep_readme: bool | None = None,
 ) -> PushResult:
-    """Push a finished run to the Hub in one commit, with a generated card whose eval results are merged in place;
-    returns a :class:`PushResult`.
+    """Push a finished run to the Hub in one commit, with its card (:func:`card_for_push`) whose eval results are
+    merged in place with the Hub's; returns a :class:`PushResult`.
 
     Args:
         output_dir: a fine-tuning (``all_results.json``) or pretraining (``pretraining_summary.json``) output dir.
@@ -206,18 +231,18 @@ def push_output_dir(
         revision: branch to push to (created from ``main`` if missing); default ``main``.
         token: a Hub token; default: ``HF_TOKEN`` or the stored login. Never logged.
         commit_message: default ``"Upload <folder> with hf_bert_tasks"``.
-        card: a ready ``ModelCard``; default :func:`hf_bert_tasks.model_card.build_card` with ``card_kwargs``.
+        card: a ready ``ModelCard`` (or ``README.md`` text); default :func:`card_for_push` with ``card_kwargs``.
         keep_readme: a README.md on the Hub edited since this package wrote it is kept (``True``), replaced
             (``False``) or, by default, the push stops and says so (:func:`card_to_upload`).
 
     Raises:
-        FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id`` (before any network call).
+        FileNotFoundError / ValueError: bad ``output_dir`` or ``repo_id``, no card and no record to render one from
+            (before any network call).
         HubPushError: the Hub refused or could not be reached (message: step, repo, cause); nothing local changed.
     """
-    from huggingface_hub import CommitOperationAdd, HfApi, get_token
+    from huggingface_hub import CommitOperationAdd, HfApi, ModelCard, get_token
     from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
 
-    from . import model_card
     from .credentials import redact
 
     check_repo_id(repo_id)
@@ -225,7 +250,7 @@ def push_output_dir(
     if not any(f.endswith(".safetensors") for f in files):  # before the card: its errors are about other files
         raise FileNotFoundError(f"{output_dir}: no *.safetensors weights to push (found {files})")
     if card is None:
-        card = model_card.build_card(output_dir, repo_id=repo_id, files=files + ["README.md"], **(card_kwargs or {}))
+        card = card_for_push(output_dir, repo_id, files + ["README.md"], card_kwargs)
     revision = revision or "main"
     api = HfApi(token=token)
     step = "create the repo"
@@ -274,7 +299,7 @@ def push_output_dir(
         commit_oid=info.oid,
         revision=revision,
         files=files + ["README.md"],
-        eval_results=len(card.data.eval_results or []),
+        eval_results=len(ModelCard(readme, ignore_metadata_errors=True).data.eval_results or []),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .modes import TrainingMode, has_file, register_training_mode
+from .modes import TrainingMode, register_training_mode
 from .modes.lora import LoraArguments
 
 #: our problem type -> peft TaskType name (``None``: no peft task type; the head goes through modules_to_save)
@@ -143,10 +143,6 @@ class LoraMode(TrainingMode):
     def finish_training(self, trainer, output_dir: str) -> None:
         """Save the adapter to ``output_dir/lora_adapter`` and merge it (the saved model is then plain)."""
         finalize_lora(trainer, output_dir)
-
-    def recognizes(self, output_dir: str, config: dict) -> dict | None:
-        """A folder with ``adapter_config.json`` (peft's adapter file) at its top."""
-        return {"mode": self.name, "strategy": None} if has_file(output_dir, "adapter_config.json") else None
 
 
 register_training_mode(LoraMode())

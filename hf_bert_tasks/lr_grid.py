@@ -202,7 +202,7 @@ def run_grid(
     best_dir = os.path.join(top, grid_keys["selected_run"])
     for name in os.listdir(best_dir):
         src = os.path.join(best_dir, name)
-        if os.path.isfile(src) and name != GRID_RUN_FILE:
+        if os.path.isfile(src) and name not in (GRID_RUN_FILE, "README.md"):  # the card: written below
             shutil.copy2(src, os.path.join(top, name))
     record = {
         "selected_on": key,
@@ -220,6 +220,9 @@ def run_grid(
     write_json(os.path.join(top, GRID_RESULTS_FILE), record)
     results = {**_read_json(os.path.join(top, "all_results.json")), **grid_keys}
     write_json(os.path.join(top, "all_results.json"), results)
+    from .model_card import write_card
+
+    write_card(top, task=task.name)  # the selected run's card, with the grid's table
     selected = grid_keys["selected_learning_rate"]
     logger.info(
         "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",

@@ -2,8 +2,10 @@
 
 ``ModelCard.from_template`` fills ``hf_bert_tasks/templates/<kind>.md``; tables come from
 ``transformers.modelcard.make_markdown_table``. Every declared metric (:attr:`hf_bert_tasks.tasks.base.Task.metrics`)
-of ``all_results.json`` becomes an ``EvalResult``; everything else comes from the run record :data:`RUN_INFO_FILE`
-(nothing is guessed, no pickle is loaded). No network call: merging with the Hub's card is :mod:`hf_bert_tasks.hub`'s.
+of ``all_results.json`` becomes an ``EvalResult`` (:mod:`hf_bert_tasks.model_card_index`); everything else comes from
+the run record :data:`RUN_INFO_FILE` (nothing is guessed from a folder's files, no pickle is loaded). Each run writes
+its card, ``README.md``, with its model (:func:`write_card`); no network call here: merging with the Hub's card is
+:mod:`hf_bert_tasks.hub`'s.
 """
 
 from __future__ import annotations
@@ -12,19 +14,31 @@ import json
 import logging
 import math
 import os
-import re
 import statistics
 from fnmatch import fnmatch
 from typing import Any
 
 from transformers.modelcard import make_markdown_table, parse_log_history
 
+from .model_card_index import (  # noqa: F401 - re-exported: the model-index part of the card
+    card_text,
+    dataset_display_name,
+    eval_result_key,
+    eval_results_from_metrics,
+    merge_eval_results,
+    pretraining_eval_results,
+    readme_edited,
+    split_metrics,
+    split_of_key,
+)
 from .run_record import HIDDEN_ARGUMENTS, RUN_INFO_FILE, framework_versions, non_default_arguments, read_record  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
 #: Written by the pretraining recipe (:mod:`hf_bert_tasks.pretraining`).
 PRETRAINING_SUMMARY_FILE = "pretraining_summary.json"
+#: The card, written into a run's output dir with its model (:func:`write_card`) and pushed with it.
+README_FILE = "README.md"
 
 #: Files pushed with a card, described in its file list (shell patterns; the first that matches wins).
 FILE_DESCRIPTIONS = {
@@ -53,15 +67,10 @@ FILE_DESCRIPTIONS = {
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
-    if isinstance(value, float):
-        return (
-            "nan"
-            if math.isnan(value)
-            else f"{value:.{digits}g}"
-            if abs(value) < 1e-3 and value
-            else f"{value:.{digits}f}"
-        )
-    return str(value)
+    """A table cell: floats with ``digits`` decimals (significant digits below 1e-3), anything else as ``str``."""
+    if not isinstance(value, float) or math.isnan(value):
+        return "nan" if isinstance(value, float) else str(value)
+    return f"{value:.{digits}g}" if value and abs(value) < 1e-3 else f"{value:.{digits}f}"
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -72,125 +81,6 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 def _display(task, key: str) -> str:
     """The declared display name of ``key`` (the key itself for an undeclared one)."""
     return getattr(task.metric_spec(key), "display", key)
-
-
-# ------------------------------------------------------------------------------------------ eval results
-def _split_of_key(task, key: str) -> tuple[str, str] | None:
-    """``eval_f1_test`` -> (``test``, ``f1``) for the task's eval splits; ``None`` for a non-metric key."""
-    if not key.startswith("eval_"):
-        return None
-    rest = key[len("eval_") :]
-    others = [(s, task.split_metric_suffix(s)) for s in task.eval_splits[1:]]
-    for split, suffix in sorted(others, key=lambda x: -len(x[1])):
-        if suffix and rest.endswith(suffix):
-            return split, rest[: -len(suffix)]
-    return task.eval_splits[0], rest
-
-
-def split_metrics(task, metrics: dict[str, Any], non_metrics: bool = False) -> dict[str, dict[str, float]]:
-    """Group Trainer-style ``eval_*`` metrics by split: ``{"validation": {"f1": 0.9, ...}, "test": {...}}``.
-
-    Only declared keys are kept, :attr:`metric_names` first; ``non_metrics=True`` returns the declared non-metrics
-    instead (thresholds, counts). Trainer's keys (``eval_loss`` …) are dropped, undeclared ones with a warning.
-    """
-    from .tasks.base import TRAINER_KEYS
-
-    out: dict[str, dict[str, float]] = {}
-    for key, value in metrics.items():
-        parsed = _split_of_key(task, key)
-        if parsed is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        split, name = parsed
-        if name in TRAINER_KEYS or name.endswith("_samples"):
-            continue
-        spec = task.metric_spec(name)
-        if spec is None:
-            logger.warning("%s is not declared by task %r (Task.metrics); left out of the card", key, task.name)
-        elif spec.is_metric != non_metrics:
-            out.setdefault(split, {})[name] = float(value)
-    order = {m: i for i, m in enumerate(task.metric_names)}
-    return {
-        s: dict(sorted(v.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-        for s, v in sorted(out.items(), key=lambda kv: task.eval_splits.index(kv[0]))
-    }
-
-
-def dataset_display_name(task) -> str:
-    """A readable dataset name: ``GLUE MRPC``, ``CoNLL-2003``, ``SQuAD v1.1`` (from the task description)."""
-    head = task.description.split(":")[0].strip()
-    return f"GLUE {head}" if task.hub_dataset.endswith("/glue") else head
-
-
-def eval_results_from_metrics(task, metrics: dict[str, Any], dataset: dict[str, Any] | None = None) -> list:
-    """One ``huggingface_hub.EvalResult`` per metric per evaluated split (MNLI m/mm are two results).
-
-    ``metrics``: ``all_results.json``'s ``eval_<metric>[<split suffix>]`` -> float (``examples_scored<suffix>``: the
-    examples scored, stated as ``dataset.args.num_examples``); ``dataset``: ``{"id", "config", "revision"}``
-    overriding the task's Hub dataset, ``user_files`` (split -> file name: the file is the dataset) and
-    ``max_eval_samples`` (the split is then ``validation[:300]``, the ``datasets`` slice actually scored). ``task_type`` is the pipeline tag, ``metric_type`` the
-    declared Hub metric id, ``metric_value`` on the declared scale; NaN values are skipped with a warning.
-    """
-    from huggingface_hub import EvalResult
-
-    dataset = dataset or {}
-    files, limit = dataset.get("user_files") or {}, dataset.get("max_eval_samples")
-    results = []
-    for split, values in split_metrics(task, metrics).items():
-        scored = metrics.get(f"examples_scored{task.split_metric_suffix(split)}")
-        source = {
-            "dataset_type": dataset.get("id") or task.hub_dataset,
-            "dataset_name": dataset_display_name(task),
-            "dataset_config": dataset.get("config", task.hub_config),
-            "dataset_revision": dataset.get("revision"),
-        }
-        if split in files:  # the user's own file: no claim about the Hub dataset
-            ext = os.path.splitext(files[split])[1].lstrip(".").lower()
-            source = {
-                "dataset_type": "json" if ext in ("json", "jsonl") else ext or "csv",
-                "dataset_name": f"{files[split]} (user file)",
-                "dataset_config": None,
-                "dataset_revision": None,
-            }
-        subset = f"{split}[:{int(scored)}]" if limit and scored is not None and int(scored) == int(limit) else split
-        for name, value in values.items():
-            if math.isnan(value):
-                logger.warning("%s on %s is NaN; left out of model-index", name, split)
-                continue
-            spec = task.metric_spec(name)
-            results.append(
-                EvalResult(
-                    task_type=task.pipeline_tag,
-                    task_name=task.pipeline_tag.replace("-", " ").title(),
-                    **source,
-                    dataset_split=subset,
-                    dataset_args={"num_examples": int(scored)} if scored is not None else None,
-                    metric_type=spec.hub_id,
-                    metric_name=spec.display,
-                    metric_config=spec.config,
-                    metric_value=round(value, 6),
-                )
-            )
-    return results
-
-
-def eval_result_key(result) -> tuple:
-    """What identifies one result in ``model-index``: task, dataset (id, config, split), metric type and config."""
-    return (
-        result.task_type,
-        result.dataset_type,
-        result.dataset_config,
-        result.dataset_split,
-        result.metric_type,
-        result.metric_config,
-    )
-
-
-def merge_eval_results(existing: list, new: list) -> list:
-    """``existing`` with each result of ``new`` replacing the one with its :func:`eval_result_key` in place, the
-    others of ``new`` appended: one entry per key."""
-    merged = {eval_result_key(r): r for r in existing or []}
-    merged.update((eval_result_key(r), r) for r in new)
-    return list(merged.values())
 
 
 # -------------------------------------------------------------------------------------------- rendering
@@ -225,26 +115,12 @@ def _paper_table(task, metrics: dict[str, Any]) -> str:
     rows = []
     for label, values in (task.paper_results or {}).items():
         for metric, paper in values.items():
-            split, base = _split_of_key(task, f"eval_{metric}")
-            labelled = re.search(r"\((dev|test|validation)\)", label)  # "BERT-base (test)": compare on test if scored
-            if (
-                split == task.eval_splits[0]
-                and labelled
-                and labelled.group(1) == "test"
-                and "test" in task.eval_splits
-            ):
-                split = "test"
-            ours = metrics.get(f"eval_{base}{task.split_metric_suffix(split)}")
-            spec = task.metric_spec(base)
-            rows.append(
-                [
-                    label,
-                    _display(task, base),
-                    split,
-                    "" if ours is None or spec is None else f"{spec.to_percent(float(ours)):.1f}",
-                    f"{float(paper):.1f}",
-                ]
-            )
+            split, base = split_of_key(task, f"eval_{metric}")
+            if "(test)" in label and split == task.eval_splits[0] and "test" in task.eval_splits:
+                split = "test"  # "BERT-base (test)": compared on our test split when it was scored
+            ours, spec = metrics.get(f"eval_{base}{task.split_metric_suffix(split)}"), task.metric_spec(base)
+            ours = "" if ours is None or spec is None else f"{spec.to_percent(float(ours)):.1f}"
+            rows.append([label, _display(task, base), split, ours, f"{float(paper):.1f}"])
     return _table(["paper model", "metric", "our split", "ours", "paper"], rows) if rows else ""
 
 
@@ -258,14 +134,8 @@ def _seeds_table(task, runs: list[dict]) -> str:
         for name in task.metric_names:
             vals = [p[split][name] for p in per_run if split in p and name in p[split]]
             if len(vals) >= 2:
-                rows.append(
-                    [
-                        split,
-                        _display(task, name),
-                        f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}",
-                        len(vals),
-                    ]
-                )
+                spread = f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}"
+                rows.append([split, _display(task, name), spread, len(vals)])
     return _table(["split", "metric", "mean ± std", "runs"], rows)
 
 
@@ -281,30 +151,27 @@ def _lr_grid_fields(task, output_dir: str) -> dict:
     for s in grid["per_learning_rate"]:
         values = [r.get(key) for r in grid.get("runs", []) if r.get("learning_rate") == s["learning_rate"]]
         mean = "NaN (a degenerate run)" if s.get("mean") is None else _fmt(s["mean"])
-        selected = " (selected)" if s["learning_rate"] == grid.get("selected_learning_rate") else ""
-        rows.append(
-            [
-                f"{s['learning_rate']:g}{selected}",
-                s.get("num_runs", len(values)),
-                mean if s.get("std") is None else f"{mean} ± {_fmt(s['std'])}",
-                ", ".join("NaN" if v is None else _fmt(v) for v in values),
-            ]
+        mean = mean if s.get("std") is None else f"{mean} ± {_fmt(s['std'])}"
+        rate = f"{s['learning_rate']:g}" + (
+            " (selected)" if s["learning_rate"] == grid.get("selected_learning_rate") else ""
         )
+        per_seed = ", ".join("NaN" if v is None else _fmt(v) for v in values)
+        rows.append([rate, s.get("num_runs", len(values)), mean, per_seed])
     table = _table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows)
     return {"grid": grid, "grid_metric": metric, "grid_table": table}
 
 
-def _mode_text(mode: dict | None, output_dir: str, config: dict | None = None) -> str:
-    """The training-mode paragraph from the record's ``training_mode`` (``{"mode", "strategy"}``), else from the
-    folder's files (:func:`hf_bert_tasks.modes.infer_training_mode`)."""
-    from .modes import TRAINING_MODES, infer_training_mode
+def _mode_text(mode: dict | None) -> str:
+    """The training-mode paragraph of the record's ``training_mode`` (``{"mode", "strategy"}``); ``""`` (the card
+    then has no mode paragraph) when the run recorded none: a mode is never guessed from a folder's files."""
+    from .modes import TRAINING_MODES
 
-    mode = dict(mode or {}) if (mode or {}).get("mode") else infer_training_mode(output_dir, config)
+    if not (mode or {}).get("mode"):
+        return ""
     if mode["mode"] in TRAINING_MODES:
         return TRAINING_MODES[mode["mode"]].describe(mode.get("strategy"))
-    return f"Training mode: **{mode['mode']}**." + (
-        f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else ""
-    )
+    strategy = f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else ""
+    return f"Training mode: **{mode['mode']}**.{strategy}"
 
 
 def _render(
@@ -344,6 +211,33 @@ def _render(
     )
 
 
+def _record_fields(the_task, info: dict, base_model: str | None) -> dict:
+    """The template fields read from the run record ``info`` (``{}`` for a folder without one): base model and its
+    source, dataset, seed, mode, data arguments, hyperparameters table and training log."""
+    if base_model:
+        base, base_source = base_model, "given with --base_model"
+    else:
+        base, base_source = info.get("base_model"), info.get("base_model_source", "not recorded by the run")
+    dataset = dict(info.get("dataset") or {"id": the_task.hub_dataset, "config": the_task.hub_config})
+    dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
+    hyper, log_history = info.get("hyperparameters") or {}, info.get("log_history")
+    # Trainer's log as transformers' cards show it; the template falls back to the final training loss
+    train_log, log_lines, _ = parse_log_history(log_history) if log_history else (None, None, None)
+    rows = [[k, f"`{v}`"] for k, v in sorted(hyper.items())]
+    return {
+        "base": base,
+        "base_source": base_source,
+        "dataset": dataset,
+        "seed": info.get("seed"),
+        "training_mode": _mode_text(info.get("training_mode")),
+        "data_arguments": info.get("data_arguments"),
+        "hyperparameters_table": _table(["argument", "value"], rows) if rows else "",
+        "log_history": log_history,
+        "train_log": train_log,
+        "log_table": make_markdown_table(log_lines).rstrip("\n") if log_lines else "",
+    }
+
+
 def build_finetune_card(
     output_dir: str,
     *,
@@ -360,7 +254,8 @@ def build_finetune_card(
     Args:
         output_dir: a finished run: ``all_results.json`` and the run record :data:`RUN_INFO_FILE`; ``config.json``
             and ``lr_grid_results.json`` are read when present.
-        task: registered task name; default: the record's. Required for a folder without a record.
+        task: registered task name; default: the record's. Required for a folder without a record (whose card
+            then has no base model, mode, seed, hyperparameters or log: nothing is guessed).
         base_model: Hub id of the starting checkpoint, overriding the record's (none for a local folder:
             :func:`hf_bert_tasks.run_record.model_origin`).
         repo_id: the Hub repo the card is for (title and usage snippet); default: the folder name.
@@ -387,38 +282,29 @@ def build_finetune_card(
     if not info:
         logger.warning(
             "%s has no %s (written while training by RunRecordCallback): the card leaves out the base "
-            "model (name it with --base_model), data arguments, seed, hyperparameters and training log",
+            "model (name it with --base_model), training mode, data arguments, seed, hyperparameters and log",
             output_dir,
             RUN_INFO_FILE,
         )
     the_task = get_task(task or info["task"])
-    if base_model:
-        base, base_source = base_model, "given with --base_model"
-    else:
-        base, base_source = info.get("base_model"), info.get("base_model_source", "not recorded by the run")
-    versions = info.get("framework_versions") or framework_versions()
-    dataset = dict(info.get("dataset") or {"id": the_task.hub_dataset, "config": the_task.hub_config})
-    dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
+    fields = _record_fields(the_task, info, base_model)
+    dataset, config = fields["dataset"], read_record(output_dir, "config.json") or {}
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors")
     )
     per_split = split_metrics(the_task, metrics)
-    hyper = info.get("hyperparameters") or {}
     runs = [r for r in (seed_runs or []) if r]
-    log_history = info.get("log_history")
-    # Trainer's log as transformers' cards show it; the template falls back to the final training loss
-    train_log, log_lines, _ = parse_log_history(log_history) if log_history else (None, None, None)
     return _render(
         "finetuned",
         output_dir,
         repo_id,
         [the_task.name, the_task.pipeline_tag, *(tags or [])],
         files,
-        versions,
+        info.get("framework_versions") or framework_versions(),
         "framework_versions" in info,
         {
-            "base_model": base,
+            "base_model": fields["base"],
             "datasets": None if dataset.get("user_files") else [dataset.get("id") or the_task.hub_dataset],
             "license": license,
             "library_name": "peft" if adapter_only else "transformers",
@@ -427,29 +313,18 @@ def build_finetune_card(
             "eval_results": eval_results_from_metrics(the_task, metrics, dataset) or None,
         },
         task=the_task,
-        base=base,
-        base_source=base_source,
-        dataset=dataset,
         dataset_name=dataset_display_name(the_task),
         primary_name=_display(the_task, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
         **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True), metrics),
         scored={s: metrics.get(f"examples_scored{the_task.split_metric_suffix(s)}") for s in per_split},
         paper_table="" if dataset.get("user_files") else _paper_table(the_task, metrics),  # not the paper's data
-        seed=info.get("seed"),
         seed_runs=runs,
         seeds_table=_seeds_table(the_task, runs),
         **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),
-        training_mode=_mode_text(info.get("training_mode"), output_dir, read_record(output_dir, "config.json")),
-        feature_based=(read_record(output_dir, "config.json") or {}).get("model_type") == "bert_feature_based",
-        remote_code=bool((read_record(output_dir, "config.json") or {}).get("auto_map")),  # its own modeling code
-        data_arguments=info.get("data_arguments"),
-        hyperparameters_table=_table(["argument", "value"], [[k, f"`{v}`"] for k, v in sorted(hyper.items())])
-        if hyper
-        else "",
-        log_history=log_history,
-        train_log=train_log,
-        log_table=make_markdown_table(log_lines).rstrip("\n") if log_lines else "",
+        feature_based=config.get("model_type") == "bert_feature_based",
+        remote_code=bool(config.get("auto_map")),  # its own modeling code
+        **fields,
     )
 
 
@@ -469,8 +344,6 @@ def build_pretraining_card(
     ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.run_record.model_origin`).
     ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
     """
-    from huggingface_hub import EvalResult
-
     summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")
     corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
     corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
@@ -481,35 +354,9 @@ def build_pretraining_card(
             PRETRAINING_SUMMARY_FILE,
             init,
         )
-    results = [
-        EvalResult(
-            task_type="fill-mask",
-            task_name="Masked language modelling + next sentence prediction",
-            dataset_type="text",
-            dataset_name=", ".join(corpus_files) or "pretraining corpus",
-            dataset_split="held-out documents",
-            metric_type="accuracy",
-            metric_name=metric,
-            metric_config=config,
-            metric_value=round(float(summary[key]), 6),
-        )
-        for key, metric, config in (
-            ("final_mlm_accuracy", "MLM accuracy", "mlm"),
-            ("final_nsp_accuracy", "NSP accuracy", "nsp"),
-        )
-        if isinstance(summary.get(key), (int, float)) and not math.isnan(summary[key])
-    ]
+    columns = ("phase", "max_seq_length", "steps", "batch_size", "learning_rate", "train_instances")
     phase_rows = [
-        [
-            p.get("phase"),
-            p.get("max_seq_length"),
-            p.get("steps"),
-            p.get("batch_size"),
-            p.get("learning_rate"),
-            p.get("train_instances"),
-            p.get("final_eval", {}).get("eval_mlm_accuracy", ""),
-            p.get("final_eval", {}).get("eval_nsp_accuracy", ""),
-        ]
+        [p.get(c) for c in columns] + [p.get("final_eval", {}).get(f"eval_{k}_accuracy", "") for k in ("mlm", "nsp")]
         for p in summary.get("phases", [])
     ]
     model_rows = [
@@ -517,6 +364,9 @@ def build_pretraining_card(
         ["vocab_size", model.get("vocab_size", "?")],
         ["initialisation", init or "?"],
     ] + [[k, v] for k, v in (model.get("overrides") or {}).items()]
+    recipe_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else v] for k, v in recipe.items()]
+    header = ["phase", "max_seq_length", "steps", "batch", "learning rate", "train instances", "MLM acc.", "NSP acc."]
+    results = pretraining_eval_results(summary, corpus_files)
     return _render(
         "pretrained",
         output_dir,
@@ -537,17 +387,8 @@ def build_pretraining_card(
         corpus_files=corpus_files,
         init=init,
         base=base,
-        pretraining_table=_table(
-            ["phase", "max_seq_length", "steps", "batch", "learning rate", "train instances", "MLM acc.", "NSP acc."],
-            phase_rows,
-        )
-        if phase_rows
-        else "",
-        masking_table=_table(
-            ["setting", "value"], [[k, json.dumps(v) if isinstance(v, (list, dict)) else v] for k, v in recipe.items()]
-        )
-        if recipe
-        else "",
+        pretraining_table=_table(header, phase_rows) if phase_rows else "",
+        masking_table=_table(["setting", "value"], recipe_rows) if recipe_rows else "",
         model_table=_table(["setting", "value"], model_rows),
     )
 
@@ -563,6 +404,35 @@ def build_card(output_dir: str, **kwargs):
             output_dir, **{k: v for k, v in kwargs.items() if k not in ("task", "seed_runs")}
         )
     return build_finetune_card(output_dir, **kwargs)
+
+
+def write_card(output_dir: str, **kwargs) -> str | None:
+    """Write the card of a finished run (:func:`build_card` with ``kwargs``, e.g. ``task``; its file list: the
+    folder's listing) to ``output_dir/README.md`` with :func:`card_text` (last line: the text's SHA-256); returns the
+    path, or ``None`` when a ``README.md`` there was edited or not written by this package (:func:`readme_edited`):
+    it is kept and a warning says so. Errors: :func:`build_card`'s. Call it on the main process only.
+
+    The recipes call it right after their final metrics are saved: ``all_results.json`` complete
+    (:func:`hf_bert_tasks.finetuning.train_evaluate_predict`), the grid's table and top-level results
+    (:func:`hf_bert_tasks.lr_grid.run_grid`), ``pretraining_summary.json``
+    (:func:`hf_bert_tasks.pretraining.run_pretrain`). As in sentence-transformers, the card data is recorded while
+    training (:class:`~hf_bert_tasks.run_record.RunRecordCallback`) and the card written with the model; not by the
+    callback itself: ``Trainer`` has no event after the recipe's final evaluation (it runs after ``save_model``),
+    and ``model-index`` must hold exactly those final numbers.
+    """
+    path = os.path.join(output_dir, README_FILE)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            if readme_edited(f.read()):
+                logger.warning(
+                    "%s was edited or not written by hf_bert_tasks: kept, this run's card not written", path
+                )
+                return None
+    card = build_card(output_dir, **kwargs)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(card_text(card))
+    os.replace(path + ".tmp", path)
+    return path
 
 
 def load_seed_runs(output_dirs: list[str]) -> list[dict]:

@@ -24,6 +24,7 @@ from transformers import AutoTokenizer, BertConfig, BertForPreTraining, set_seed
 from .checkpoints import is_auto, resolve_resume
 from .collators import DataCollatorForBertPretraining
 from .hub import pop_push_settings, push_output_dir
+from .model_card import write_card
 from .modeling import BERT_PRESETS
 from .plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curves
 from .plots import PRETRAINING_CURVES_FILE as CURVES_FILE
@@ -145,6 +146,7 @@ def run_pretrain(
     if training_args.should_save:
         pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
+        write_card(out)  # README.md: the pretraining card, from the summary
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
             pushed = push_output_dir(
                 out, push["repo_id"], private=push["private"], revision=push["revision"], token=push["token"]

@@ -392,6 +392,7 @@ def finished_run(tmp_path):
     out.mkdir()
     (out / "all_results.json").write_text(json.dumps({"eval_f1": 0.875, "eval_accuracy": 0.8}))
     (out / "config.json").write_text(json.dumps({"id2label": {"0": "not_equivalent", "1": "equivalent"}}))
+    (out / "run_info.json").write_text(json.dumps({"task": "mrpc"}))  # push renders a card from the run record
     return str(out)
 
 

@@ -100,7 +100,7 @@ CLIENT = textwrap.dedent(r"""
     out["repush_card"], _ = card_results("org/tiny-mrpc")
 
     # 4. regression (STS-B): the pipeline returns the raw score
-    cli.main(["push", dirs["stsb"], "--repo_id", "org/tiny-stsb", "--task", "stsb"])  # no run record: --task
+    cli.main(["push", dirs["stsb"], "--repo_id", "org/tiny-stsb"])  # an older folder: card rendered from run_info.json
     sts = pipeline_for("org/tiny-stsb")({"text": "anna fixed a clock .", "text_pair": "a clock ."})
     logits = AutoModelForSequenceClassification.from_pretrained(dirs["stsb"])(
         **AutoTokenizer.from_pretrained(dirs["stsb"])("anna fixed a clock .", "a clock .", return_tensors="pt")).logits
@@ -167,6 +167,9 @@ CLIENT = textwrap.dedent(r"""
     out["rev_main_files"] = sorted(HfApi().list_repo_files("org/rev"))
     m = AutoModelForSequenceClassification.from_pretrained("org/rev", revision="seed-1")
     out["rev_loaded"] = type(m).__name__
+    # the README.md the fine-tune run wrote, uploaded unchanged (no card on the new branch; no card flag given)
+    pushed = HfApi().hf_hub_download("org/rev", "README.md", revision="seed-1")
+    out["rev_readme_unchanged"] = open(pushed, "rb").read() == open(os.path.join(dirs["mrpc"], "README.md"), "rb").read()
 
     # 8. the fine-tune recipe from a pushed repo id, pushing its result with an explicit --hub_token
     token = os.environ.pop("HF_TOKEN")
@@ -201,8 +204,15 @@ def _finetune(task, folder, model_dir, out):
     return str(out)
 
 
-def _random_head(head_class, tiny_bert_dir, out, results: dict, **config_kwargs):
-    """A randomly initialised head on the tiny encoder, saved with a literal ``all_results.json`` (card input)."""
+def _record(out, task: str, **fields):
+    """A minimal run record (an older folder: no README.md; push renders its card from this)."""
+    with open(os.path.join(out, "run_info.json"), "w") as f:
+        json.dump({"task": task, **fields}, f)
+
+
+def _random_head(head_class, tiny_bert_dir, out, task, results: dict, **config_kwargs):
+    """A randomly initialised head on the tiny encoder, saved with a literal ``all_results.json`` and a minimal run
+    record (card input)."""
     import transformers
     from transformers import AutoConfig, AutoTokenizer
 
@@ -211,6 +221,7 @@ def _random_head(head_class, tiny_bert_dir, out, results: dict, **config_kwargs)
     AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
     with open(os.path.join(out, "all_results.json"), "w") as f:
         json.dump(results, f)
+    _record(out, task)
     return str(out)
 
 
@@ -233,6 +244,7 @@ def _feature_based(tiny_bert_dir, out):
     AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
     with open(os.path.join(out, "all_results.json"), "w") as f:
         json.dump({"eval_accuracy": 0.55}, f)
+    _record(out, "rte", training_mode={"mode": "feature_based", "strategy": "concat_last_four"})
     return str(out)
 
 
@@ -270,6 +282,7 @@ def session(tiny_bert_dir, tmp_path_factory):
             "AutoModelForSequenceClassification",
             tiny_bert_dir,
             tmp / "stsb",
+            "stsb",
             {"eval_pearson": 0.25, "eval_spearmanr": 0.3, "eval_loss": 2.0},
             num_labels=1,
             problem_type="regression",
@@ -278,6 +291,7 @@ def session(tiny_bert_dir, tmp_path_factory):
             "AutoModelForTokenClassification",
             tiny_bert_dir,
             tmp / "ner",
+            "conll2003",
             {
                 "eval_f1": 0.5,
                 "eval_precision": 0.4,
@@ -293,9 +307,15 @@ def session(tiny_bert_dir, tmp_path_factory):
             label2id={n: i for i, n in enumerate(NER_LABELS)},
         ),
         "qa": _random_head(
-            "AutoModelForQuestionAnswering", tiny_bert_dir, tmp / "qa", {"eval_exact_match": 12.5, "eval_f1": 20.25}
+            "AutoModelForQuestionAnswering",
+            tiny_bert_dir,
+            tmp / "qa",
+            "squad_v1",
+            {"eval_exact_match": 12.5, "eval_f1": 20.25},
         ),
-        "swag": _random_head("AutoModelForMultipleChoice", tiny_bert_dir, tmp / "swag", {"eval_accuracy": 0.3}),
+        "swag": _random_head(
+            "AutoModelForMultipleChoice", tiny_bert_dir, tmp / "swag", "swag", {"eval_accuracy": 0.3}
+        ),
         "fb": _feature_based(tiny_bert_dir, tmp / "fb"),
         "pretrained": _pretrained(tiny_bert_dir, tmp / "pretrained"),
         "mrpc2": str(tmp / "mrpc2"),
@@ -447,6 +467,12 @@ def test_push_to_a_revision_leaves_main_without_weights(session):
     record, _, _ = session
     assert "model.safetensors" in record["rev_branch_files"] and record["rev_main_files"] == [".gitattributes"]
     assert record["rev_loaded"] == "BertForSequenceClassification"
+
+
+def test_a_push_uploads_the_readme_the_run_wrote_unchanged(session):
+    record, _, dirs = session
+    assert os.path.isfile(os.path.join(dirs["mrpc"], "README.md"))  # written by the fine-tune run
+    assert record["rev_readme_unchanged"] is True
 
 
 def test_finetune_recipe_starts_from_a_pushed_repo_id_and_pushes_its_result(session):

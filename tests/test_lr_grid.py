@@ -199,6 +199,22 @@ def test_the_model_card_shows_the_grid(grid):
     assert "NaN (a degenerate run)" in text and "sample standard deviation (ddof=1)" in text
 
 
+@pytest.mark.parametrize("rel", [".", "lr_1000/seed_1", "lr_0.001/seed_1", "lr_0.001/seed_2"])
+def test_every_saved_model_has_the_card_of_its_own_results(grid, rel):
+    from huggingface_hub import ModelCard
+
+    results = read(grid / rel / "all_results.json")
+    card = ModelCard.load(grid / rel / "README.md")
+    got = {r.metric_type: (r.dataset_split, r.metric_value) for r in card.data.eval_results or []}
+    expected = {
+        hub_id: ("validation[:32]", round(results[f"eval_{name}"], 6))
+        for name, hub_id in (("pearson", "pearsonr"), ("spearmanr", "spearmanr"))
+        if not math.isnan(results[f"eval_{name}"])  # a diverged run's NaN is left out of model-index
+    }
+    assert got == expected
+    assert ("0.001 (selected)" in card.text) == (rel == ".")  # the grid's table: on the selected model's card
+
+
 def test_a_finished_grid_is_not_overwritten_silently(grid, tiny_bert_dir, tmp_path):
     before = (grid / "all_results.json").read_text()
     with pytest.raises(FileExistsError, match="overwrite_output_dir"):

@@ -12,7 +12,7 @@ import pytest
 
 from hf_bert_tasks import get_task
 from hf_bert_tasks import model_card as mc
-from hf_bert_tasks.hub import files_to_push, pop_push_settings, push_output_dir
+from hf_bert_tasks.hub import card_for_push, card_to_upload, files_to_push, pop_push_settings, push_output_dir
 from hf_bert_tasks.run_record import RunRecordCallback, model_origin
 from tests.conftest import REPO, SAMPLES
 
@@ -191,10 +191,19 @@ def test_finetune_card_body_has_hyperparameters_seed_versions_paper_and_citation
     assert "Read from the original task files" in text
 
 
-def test_feature_based_folder_without_run_info_gets_its_mode_and_strategy_from_config(tmp_path):
+def test_a_folder_without_run_info_gets_no_mode_guessed_from_its_files(tmp_path):
     _write(tmp_path, "all_results.json", {"eval_accuracy": 0.6})
     _write(tmp_path, "config.json", {"model_type": "bert_feature_based", "feature_strategy": "sum_last_four"})
+    _write(tmp_path, "adapter_config.json", {})  # peft's adapter file: no LoRA guessed either
     text = str(mc.build_finetune_card(str(tmp_path), task="rte"))
+    assert "Training mode" not in text and "sum_last_four" not in text and "LoRA" not in text
+
+
+def test_the_recorded_mode_is_the_cards_mode(mrpc_run):
+    info = mc.read_record(mrpc_run)
+    info["training_mode"] = {"mode": "feature_based", "strategy": "sum_last_four"}
+    _write(mrpc_run, "run_info.json", info)
+    text = str(mc.build_finetune_card(mrpc_run))
     assert "**feature-based**" in text and "Feature strategy: `sum_last_four`." in text
 
 
@@ -349,6 +358,7 @@ def test_no_pickle_is_loaded_from_an_output_folder(tmp_path, capsys):
 
     mc.build_card(str(out), task="mrpc")
     mc.load_seed_runs([str(out), str(out)])
+    _write(out, "run_info.json", {"task": "mrpc"})  # push renders a card only from a record
     assert push.main([str(out), "--repo_id", "org/m", "--task", "mrpc", "--dry_run"]) == 0
     assert "training_args.bin" not in files_to_push(str(out))
     assert not marker.exists()
@@ -423,10 +433,101 @@ def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypat
     assert [e["step"] for e in second["log_history"] if "loss" in e] == [1]
     assert [e["step"] for e in second["log_history"] if "eval_f1" in e] == [1]
     assert set(second["metrics"]) >= {"eval_f1", "eval_accuracy", "eval_loss"}
-    assert not (out / "README.md").exists()
     final = json.loads((out / "run_info.json").read_text())
     assert any("train_loss" in e for e in final["log_history"])
     assert "| Training Loss | Epoch | Step | Validation Loss |" in _squeeze(mc.build_card(str(out)).text)
+
+
+def test_a_finetune_run_writes_its_card_whose_model_index_is_its_all_results(tiny_bert_dir, tmp_path):
+    from huggingface_hub import ModelCard
+
+    from hf_bert_tasks.hub import readme_edited
+    from hf_bert_tasks.scripts import finetune
+
+    out = tmp_path / "mrpc"
+    finetune.main(
+        [
+            "--task",
+            "mrpc",
+            "--data_dir",
+            os.path.join(SAMPLES, "MRPC"),
+            "--model_name_or_path",
+            tiny_bert_dir,
+            "--output_dir",
+            str(out),
+            "--max_train_samples",
+            "16",
+            "--max_eval_samples",
+            "8",
+            "--num_train_epochs",
+            "1",
+            "--save_strategy",
+            "no",
+            "--report_to",
+            "none",
+        ]
+    )
+    results = json.loads((out / "all_results.json").read_text())
+    card = ModelCard.load(out / "README.md")
+    got = sorted((r.dataset_split, r.dataset_args, r.metric_type, r.metric_value) for r in card.data.eval_results)
+    assert results["examples_scored"] == 8
+    assert got == [
+        ("validation[:8]", {"num_examples": 8}, "accuracy", round(results["eval_accuracy"], 6)),
+        ("validation[:8]", {"num_examples": 8}, "f1", round(results["eval_f1"], 6)),
+    ]
+    assert "**fine-tuning**" in card.text and "| learning_rate |" in _squeeze(card.text)
+    assert not readme_edited((out / "README.md").read_text(encoding="utf-8"))
+
+
+def test_write_card_keeps_a_readme_the_user_edited(mrpc_run, caplog):
+    _write(mrpc_run, "README.md", "# my own notes\n")
+    assert mc.write_card(mrpc_run) is None
+    with open(os.path.join(mrpc_run, "README.md"), encoding="utf-8") as f:
+        assert f.read() == "# my own notes\n"
+    assert "README.md was edited or not written by hf_bert_tasks: kept" in caplog.text
+
+
+def test_write_card_replaces_the_card_an_earlier_run_wrote(mrpc_run):
+    from huggingface_hub import ModelCard
+
+    mc.write_card(mrpc_run)
+    _write(mrpc_run, "all_results.json", {"eval_f1": 0.5, "eval_accuracy": 0.25})
+    path = mc.write_card(mrpc_run)
+    assert [(r.metric_type, r.metric_value) for r in ModelCard.load(path).data.eval_results] == [
+        ("f1", 0.5),
+        ("accuracy", 0.25),
+    ]
+
+
+def test_push_uploads_the_runs_readme_unchanged(mrpc_run):
+    mc.write_card(mrpc_run)
+    with open(os.path.join(mrpc_run, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert card_for_push(mrpc_run, "org/m", files_to_push(mrpc_run), {"task": None, "license": None}) == text
+    assert card_to_upload(None, text) == text  # no card on the Hub yet
+    assert card_to_upload(text, text) == text  # the Hub's results all replaced by the same keys
+
+
+def test_push_of_a_folder_without_card_or_record_names_the_folder_and_both_files(tmp_path):
+    _write(tmp_path, "all_results.json", {"eval_f1": 0.5})
+    _write(tmp_path, "model.safetensors", "x")
+    _write(tmp_path, "config.json", {"model_type": "bert_feature_based"})
+    with pytest.raises(FileNotFoundError, match=rf"^{re.escape(str(tmp_path))}: no README.md .* no run_info.json"):
+        push_output_dir(str(tmp_path), "org/m")  # raised before any network call
+
+
+def test_card_flags_render_the_runs_unedited_card_again(mrpc_run):
+    from huggingface_hub import ModelCard
+
+    mc.write_card(mrpc_run)
+    text = card_for_push(mrpc_run, "org/m", [], {"base_model": "org/base"})
+    assert ModelCard(text).data.base_model == "org/base"
+
+
+def test_card_flags_for_an_edited_readme_are_refused(mrpc_run):
+    _write(mrpc_run, "README.md", "# my own notes\n")
+    with pytest.raises(ValueError, match=r"README.md was edited, so --base_model cannot be applied to it"):
+        card_for_push(mrpc_run, "org/m", [], {"base_model": "org/base", "task": None})
 
 
 def test_non_default_arguments_never_include_the_token(tmp_path):

@@ -10,7 +10,6 @@ from hf_bert_tasks.modes import (
     TRAINING_MODES,
     TrainingMode,
     get_training_mode,
-    infer_training_mode,
     list_training_modes,
     register_training_mode,
     unregister_training_mode,
@@ -172,20 +171,10 @@ def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_
     assert info["hyperparameters"]["learning_rate"] == 3e-3  # the mode's default, not the task's 2e-5
 
 
-def test_the_card_prints_the_modes_text(bias_only, tmp_path):
+def test_the_card_prints_the_modes_text(bias_only):
     from hf_bert_tasks.model_card import _mode_text
 
-    assert _mode_text({"mode": "bias_only", "strategy": None}, str(tmp_path)) == bias_only.card_text
-
-
-def test_a_folder_without_run_info_is_recognized_by_its_files(tmp_path):
-    assert infer_training_mode(str(tmp_path), {"model_type": "bert"}) == {"mode": "finetune", "strategy": None}
-    assert infer_training_mode(str(tmp_path), {"model_type": "bert_feature_based", "feature_strategy": "last"}) == {
-        "mode": "feature_based",
-        "strategy": "last",
-    }
-    (tmp_path / "adapter_config.json").write_text("{}")
-    assert infer_training_mode(str(tmp_path), {"model_type": "bert"}) == {"mode": "lora", "strategy": None}
+    assert _mode_text({"mode": "bias_only", "strategy": None}) == bias_only.card_text
 
 
 @pytest.mark.parametrize(

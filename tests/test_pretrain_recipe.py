@@ -106,6 +106,20 @@ def test_summary_reports_corpus_masking_steps_and_accuracies(pretrained):
     assert saved["final_nsp_accuracy"] == last_eval["eval_nsp_accuracy"]
 
 
+def test_the_run_writes_its_card_whose_model_index_is_the_summarys_accuracies(pretrained):
+    from huggingface_hub import ModelCard
+
+    out, _summary = pretrained
+    with open(os.path.join(out, "pretraining_summary.json"), encoding="utf-8") as f:
+        summary = json.load(f)
+    card = ModelCard.load(os.path.join(out, "README.md"))
+    assert [(r.metric_config, r.dataset_split, r.metric_value) for r in card.data.eval_results] == [
+        ("mlm", "held-out documents", round(summary["final_mlm_accuracy"], 6)),
+        ("nsp", "held-out documents", round(summary["final_nsp_accuracy"], 6)),
+    ]
+    assert card.data.pipeline_tag == "fill-mask"
+
+
 def test_masking_recipe_reads_the_collator_that_drew_the_masks(vocab_tokenizer):
     """The summary's masking settings come from the collator instance (here non-default: 60/30/10, bernoulli 0.3,
     cap 7), not from constants; instance settings (NSP off) from the data arguments."""

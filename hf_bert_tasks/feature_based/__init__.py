@@ -85,11 +85,6 @@ class FeatureBasedMode(TrainingMode):
     def describe(self, variant: str | None) -> str:
         return self.card_text + (f" Feature strategy: `{variant}`." if variant else "")
 
-    def recognizes(self, output_dir: str, config: dict) -> dict | None:
-        """A saved ``BertFeatureBasedModel`` (``model_type`` ``bert_feature_based`` in ``config.json``)."""
-        found = config.get("model_type") == "bert_feature_based"
-        return {"mode": self.name, "strategy": config.get("feature_strategy")} if found else None
-
     def compare_arms(self, strategies: list[str]) -> list[dict]:
         """One configuration per layer strategy, labelled ``feature_based:<strategy>``; ``ValueError`` for an unknown
         strategy (lists the known ones)."""

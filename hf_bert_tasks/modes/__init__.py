@@ -10,7 +10,6 @@ import abc
 import difflib
 import importlib
 import logging
-import os
 import re
 from collections import UserDict
 from collections.abc import Mapping
@@ -20,7 +19,7 @@ from .. import paper
 
 logger = logging.getLogger(__name__)
 
-#: ``--mode`` when none is given, and the mode of a saved folder that no other mode recognizes.
+#: ``--mode`` when none is given.
 DEFAULT_TRAINING_MODE = "finetune"
 #: built-in modes, in the order of ``--mode``'s choices and ``compare --modes``: name -> module (imported on first use).
 _BUILTIN = {
@@ -85,11 +84,6 @@ class TrainingMode(abc.ABC):
     def describe(self, variant: str | None) -> str:
         """The model card's training-mode paragraph."""
         return self.card_text or f"Training mode: **{self.name}**."
-
-    def recognizes(self, output_dir: str, config: dict) -> dict | None:
-        """``{"mode", "strategy"}`` when a saved folder without ``run_info.json`` is this mode's output (from its
-        files and ``config.json`` as a dict), else ``None``."""
-        return None
 
     def compare_arms(self, strategies: list[str]) -> list[dict]:
         """The ``compare`` configurations of this mode: ``{"label", "mode", "strategy"}`` dicts (``ValueError``: a
@@ -180,23 +174,11 @@ def mode_of(training_args) -> TrainingMode:
     return get_training_mode(getattr(training_args, "mode", None) or DEFAULT_TRAINING_MODE)
 
 
-def infer_training_mode(output_dir: str, config: dict | None = None) -> dict:
-    """``{"mode", "strategy"}`` of a saved folder that has no ``run_info.json``: the first registered mode whose
-    :meth:`~TrainingMode.recognizes` accepts its files / ``config.json`` (``config``), else the default mode."""
-    found = (f for mode in TRAINING_MODES.values() if (f := mode.recognizes(output_dir, config or {})))
-    return next(found, {"mode": DEFAULT_TRAINING_MODE, "strategy": None})
-
-
 def arm_from_label(label: str) -> dict:
     """A ``compare`` configuration from its label (``"finetune"``, ``"feature_based:last"``): ``{"label", "mode",
     "strategy"}``, the inverse of :meth:`TrainingMode.compare_arms`."""
     name, _, strategy = label.partition(":")
     return {"label": label, "mode": name, "strategy": strategy or None}
-
-
-def has_file(output_dir: str, name: str) -> bool:
-    """``output_dir/name`` is a file."""
-    return os.path.isfile(os.path.join(output_dir, name))
 
 
 # ---------------------------------------------------------------------------------------- the default mode
@@ -311,7 +293,6 @@ __all__ = [
     "arm_from_label",
     "declare_batch_mean_loss",
     "get_training_mode",
-    "infer_training_mode",
     "list_training_modes",
     "load_task_model",
     "mode_of",

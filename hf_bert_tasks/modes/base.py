@@ -1,3 +1,3 @@
 """Alias: the training-mode contract now lives in :mod:`hf_bert_tasks.modes`."""
 
-from . import TrainingMode, has_file  # noqa: F401
+from . import TrainingMode  # noqa: F401

@@ -1,12 +1,14 @@
-"""Push a finished run to the Hub with a full model card (``hf-bert-tasks push``).
+"""Push a finished run to the Hub with its model card (``hf-bert-tasks push``).
 
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --private --revision seed-42
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --base_model bert-base-uncased --dry_run
 
-One commit of weights, tokenizer, config, results, the run record and the generated card (:mod:`hf_bert_tasks.hub`);
-the token (``HF_TOKEN`` or the stored login) is never printed. ``--dry_run`` prints the card and the file list, with
-no network call; a failed push exits with status 1. Dashed spellings (``--repo-id`` …) still work, deprecated.
+One commit of weights, tokenizer, config, results, the run record and the card: the ``README.md`` the run wrote, or
+for an older folder without one, a card rendered from its ``run_info.json`` (:func:`hf_bert_tasks.hub.card_for_push`;
+``--task``, ``--base_model``, ``--seed_runs``, ``--license`` render it again). The token (``HF_TOKEN`` or the stored
+login) is never printed. ``--dry_run`` prints the card and the file list, with no network call; a failed push exits
+with status 1. Dashed spellings (``--repo-id`` …) still work, deprecated.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="output dirs of the same configuration with other seeds (mean ± std on the card)",
     )
-    parser.add_argument("--license", default="apache-2.0", help="license of the card (default apache-2.0)")
+    parser.add_argument("--license", default=None, help="license of the card (default: the card's, apache-2.0)")
     add_flag(parser, "commit_message", default=None, help="commit message (default: a summary of the run)")
     readme = parser.add_mutually_exclusive_group()
     add_flag(
@@ -57,10 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv``, build the card, push (or print it with ``--dry-run``). Returns the exit status."""
+    """Parse ``argv``, take the card (:func:`~hf_bert_tasks.hub.card_for_push`), push (or print it with
+    ``--dry-run``). Returns the exit status."""
     args = build_parser().parse_args(argv)  # before the heavy imports: --help and usage errors answer at once
-    from ..hub import HubPushError, check_repo_id, files_to_push, push_output_dir
-    from ..model_card import build_card, load_seed_runs
+    from huggingface_hub import ModelCard
+
+    from ..hub import HubPushError, card_for_push, check_repo_id, files_to_push, push_output_dir
+    from ..model_card import load_seed_runs
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     check_repo_id(args.repo_id)
@@ -69,10 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         card_kwargs["seed_runs"] = load_seed_runs([args.output_dir, *args.seed_runs])
     if args.dry_run:
         files = files_to_push(args.output_dir) + ["README.md"]
-        card = build_card(args.output_dir, repo_id=args.repo_id, files=files, **card_kwargs)
-        print(str(card))
+        text = card_for_push(args.output_dir, args.repo_id, files, card_kwargs)
+        print(text)
         print("\nfiles to push:", ", ".join(files))
-        if not card.data.base_model:  # a run from a local folder records no Hub id
+        if not ModelCard(text, ignore_metadata_errors=True).data.base_model:  # a local folder records no Hub id
             print(
                 "note: the card names no base model (the run started from a local folder); add --base_model "
                 "ORG/NAME (the Hub id of that checkpoint) so the Hub links the two"
