@@ -1,27 +1,28 @@
-"""Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``);
-the fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning defaults'."""
+"""The recipes' training arguments (``TrainingArguments`` subclasses; the fine-tune recipe's light dataclasses are in
+:mod:`hf_bert_tasks.args_finetune`, its one parse in ``args_finetune.parse_finetune_argv``), plus ``--config
+file.yaml|json``; the fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning
+defaults'."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import sys
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from transformers import HfArgumentParser, TrainingArguments
 
+from .args_finetune import DataArguments, FinetuneCommandLine, FinetuneOptions, ModelArguments, mode_groups
+from .args_parser import UsageError
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
-from .cli import UsageError
 from .config_file import config_argv, unrecognized
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
-from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
-from .modes.feature_based import FeatureBasedArguments
-from .modes.lora import LoraArguments
-from .tasks import get_task, list_tasks
-from .trainer_flags import REFUSED_FLAGS
+from .modes import mode_arguments_classes, mode_of
+from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
 
 logger = logging.getLogger(__name__)
 
@@ -33,197 +34,10 @@ _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_give
 
 
 @dataclass
-class ModelArguments:
-    """Which checkpoint to fine-tune."""
-
-    model_name_or_path: str = field(
-        default="bert-base-uncased",
-        metadata={"help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."},
-    )
-    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer id/folder if not the model's."})
-    model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
-    cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
-    attn_implementation: str | None = field(
-        default="sdpa",
-        metadata={
-            "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention.",
-            "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"],
-        },
-    )
-    reinit_pooler: bool = field(
-        default=False,
-        metadata={
-            "help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, 'Revisiting "
-            "Few-sample BERT Fine-tuning', §5; --mode finetune only)."
-        },
-    )
-    reinit_layers: int = field(
-        default=0,
-        metadata={
-            "help": "Re-initialise the top N encoder layers (Zhang et al. 2021, §5; --mode finetune only); 0 keeps all."
-        },
-    )
-
-
-@dataclass
-class DataArguments:
-    """Which task and data, and how to tokenize it."""
-
-    task: str = field(
-        default=None,
-        metadata={
-            "help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
-            "metavar": "{" + ",".join(list_tasks()) + "}",
-        },
-    )
-    data_dir: str | None = field(
-        default=None, metadata={"help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."}
-    )
-    train_file: str | None = field(
-        default=None,
-        metadata={
-            "help": "Your own training file (.csv, .tsv, .jsonl) with the task's columns (`hf-bert-tasks tasks`)."
-        },
-    )
-    validation_file: str | None = field(default=None, metadata={"help": "Your own dev file (as --train_file)."})
-    test_file: str | None = field(default=None, metadata={"help": "Your own test file (label column optional)."})
-    text_column_names: str | None = field(
-        default=None,
-        metadata={
-            "help": "Your files' text columns, comma-separated in the task's order (default: the task's names)."
-        },
-    )
-    label_column_name: str | None = field(
-        default=None, metadata={"help": "Your files' label column (default: the task's, e.g. label)."}
-    )
-    dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
-    dataset_config_name: str | None = field(
-        default=None, metadata={"help": "Hub dataset config overriding the task's."}
-    )
-    dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})
-    max_seq_length: int | None = field(
-        default=None,
-        metadata={"help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."},
-    )
-    pad_to_max_length: bool = field(
-        default=False,
-        metadata={"help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."},
-    )
-    max_train_samples: int | None = field(default=None, metadata={"help": "Keep only the first N training examples."})
-    max_eval_samples: int | None = field(
-        default=None, metadata={"help": "Keep only the first N examples per eval split."}
-    )
-    max_predict_samples: int | None = field(default=None, metadata={"help": "Keep only the first N test examples."})
-    # Question answering (SQuAD; paper §4.2-4.3, google-research/bert run_squad.py flags)
-    doc_stride: int = field(default=128, metadata={"help": "SQuAD: tokens between the starts of two context windows."})
-    max_query_length: int = field(default=64, metadata={"help": "SQuAD: questions are cut to this many tokens."})
-    n_best_size: int = field(default=20, metadata={"help": "SQuAD: start/end candidates kept per window (n-best)."})
-    max_answer_length: int = field(default=30, metadata={"help": "SQuAD: longest answer span in tokens."})
-    null_score_diff_threshold: float | None = field(
-        default=None, metadata={"help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."}
-    )
-    # Token classification (CoNLL-2003 NER; paper §5.3)
-    label_all_tokens: bool = field(
-        default=False,
-        metadata={"help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."},
-    )
-    document_context: bool = field(
-        default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
-    )
-    # Tokenized-features cache (hf_bert_tasks/tokenized_cache.py)
-    cache_tokenized: bool = field(
-        default=True,
-        metadata={
-            "help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task options, "
-            "preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."
-        },
-    )
-    tokenized_cache_dir: str | None = field(
-        default=None,
-        metadata={"help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."},
-    )
-    overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenize and replace cached features."})
-
-    def __post_init__(self):
-        if self.task is None:
-            raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
-        self._looked_up = (self.task, get_task(self.task))  # an unknown name fails here, suggesting close names
-
-    def registered_task(self):
-        """The registered :class:`~hf_bert_tasks.tasks.base.Task` :attr:`task` names (looked up again if it changed
-        since the arguments were made: ``UnknownTaskError`` for an unknown name)."""
-        name, task = self._looked_up
-        return task if name == self.task else get_task(self.task)
-
-
-@dataclass
-class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingArguments):
-    """``TrainingArguments`` with the paper's fine-tuning defaults and extras (each field's help): ``lr_grid`` x
-    ``seeds`` (:mod:`hf_bert_tasks.lr_grid`), length-aware batches (:mod:`hf_bert_tasks.batching`) and ``mode``
-    (:mod:`hf_bert_tasks.modes`), whose own flags come from its arguments dataclass, a base class of this one."""
-
-    output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
-    learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
-    per_device_train_batch_size: int | None = field(
-        default=None, metadata={"help": "Batch size (default: the task's)."}
-    )
-    num_train_epochs: float | None = field(default=None, metadata={"help": "Epochs (default: the task's)."})
-    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Batch size for evaluation."})
-    warmup_steps: float = field(default=0.1, metadata={"help": "Warmup: a float < 1 is a fraction of total steps."})
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (the paper's 0.01)."})
-    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps, epoch."})
-    save_strategy: str = field(default="epoch", metadata={"help": "When to save checkpoints: no, steps, epoch."})
-    save_total_limit: int | None = field(default=1, metadata={"help": "Checkpoints kept in output_dir."})
-    logging_steps: float = field(default=50, metadata={"help": "Log every N steps."})
-    lr_grid: str | None = field(
-        default=None,
-        metadata={
-            "help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare --lr_grid (or "
-            "'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
-            "nargs": "?",
-            "const": "paper",
-        },
-    )
-    seeds: str | None = field(
-        default=None,
-        metadata={
-            "help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); with "
-            "--lr_grid the best lr is chosen by the mean dev metric over seeds."
-        },
-    )
-    group_by_length: bool = field(
-        default=True,
-        metadata={
-            "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
-            "STS-B: docs/results.md). Opt out with --no_group_by_length or --train_sampling_strategy random."
-        },
-    )
-    train_sampling_strategy: str | None = field(
-        default=None,
-        metadata={
-            "help": "Training sampler: group_by_length, random, sequential, batch_rebalance (default: see "
-            "--group_by_length). An explicit value wins over --group_by_length.",
-            "choices": ["random", "sequential", "group_by_length", "batch_rebalance"],
-        },
-    )
-    sort_eval_by_length: bool = field(
-        default=True,
-        metadata={
-            "help": "Evaluate/predict longest-first (less padding); predictions are put back in the input order, so "
-            "metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."
-        },
-    )
-    overwrite_output_dir: bool = field(
-        default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
-    )
-    mode: str = field(
-        default=DEFAULT_TRAINING_MODE,
-        metadata={
-            "help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all weights "
-            "(paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
-            "choices": TRAINING_MODES.names(),
-        },
-    )
+class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().values(), TrainingArguments):
+    """``TrainingArguments`` with the paper's fine-tuning defaults and extras (:class:`FinetuneOptions`) and the flags
+    of the modes registered when this module is imported (the built-ins'); :func:`finetune_arguments_class` adds
+    those of modes registered later."""
 
     def __post_init__(self):
         mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
@@ -416,6 +230,52 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         training_args.lr_grid = ",".join(f"{lr:g}" for lr in grid)
 
 
+@functools.cache
+def _with_flags(extra: tuple[type, ...]) -> type:
+    name = "FinetuneTrainingArguments_" + "_".join(cls.__name__ for cls in extra)
+    cls = dataclasses.make_dataclass(name, [], bases=(*extra, FinetuneTrainingArguments))
+    cls.__module__ = __name__
+    globals()[name] = cls  # found by name: Trainer pickles the arguments (training_args.bin)
+    return cls
+
+
+def finetune_arguments_class() -> type[FinetuneTrainingArguments]:
+    """:class:`FinetuneTrainingArguments` with the flags dataclasses of the modes registered since this module was
+    imported as further bases (a subclass, cached per set of modes); ``ValueError`` for a mode flag that clashes."""
+    mode_groups()  # a mode's flag that is already another's fails here, naming both
+    extra = tuple(c for c in mode_arguments_classes().values() if c not in FinetuneTrainingArguments.__mro__)
+    return _with_flags(extra) if extra else FinetuneTrainingArguments
+
+
+def finetune_arguments(command_line: FinetuneCommandLine):
+    """``(ModelArguments, DataArguments, training arguments)`` of a parsed command line
+    (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`): the training arguments built once, from the parsed
+    values, as :func:`finetune_arguments_class` (a field of another transformers version is left out when not given,
+    ``UsageError`` when given); ``command_line.given`` tells :func:`gpu_fast_path` what was set."""
+    cls = finetune_arguments_class()
+    known = {f.name for f in dataclasses.fields(cls)}
+    values = dict(command_line.training)
+    for name in set(values) - known:
+        if name in VERSION_DEPENDENT and name in command_line.given:
+            raise UsageError(f"unrecognized arguments: --{name} (transformers {_version()} has no such field)")
+        values.pop(name)
+    with flags_given(command_line.given):
+        return command_line.model, command_line.data, cls(**values)
+
+
+def _version() -> str:
+    import transformers
+
+    return transformers.__version__
+
+
+def _is_finetune(dataclass_types) -> bool:
+    types_ = tuple(dataclass_types)
+    return (
+        len(types_) == 3 and types_[:2] == (ModelArguments, DataArguments) and types_[2] is FinetuneTrainingArguments
+    )
+
+
 class CliArgumentParser(HfArgumentParser):
     """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
     ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error)."""
@@ -436,8 +296,15 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
             argparse cannot convert."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    helping = any(a in ("-h", "--help", "--help_all") for a in argv)
+    if _is_finetune(dataclass_types) and not helping:  # one parse: args_finetune, then the arguments built once
+        from .args_finetune import parse_finetune_argv
+
+        return finetune_arguments(parse_finetune_argv(argv, prog or "hf-bert-tasks"))
+    if _is_finetune(dataclass_types):
+        dataclass_types = (ModelArguments, DataArguments, finetune_arguments_class())
     parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
-    if any(a in ("-h", "--help", "--help_all") for a in argv):
+    if helping:
         parser.add_argument(
             "--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the command line win"
         )

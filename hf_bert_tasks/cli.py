@@ -23,7 +23,7 @@ import sys
 import textwrap
 import traceback
 
-from . import flags
+from . import args_parser, flags
 from .console import interactive, log_filters, quiet_console
 from .flags import FieldInfo, dataclass_fields  # noqa: F401  (public names of earlier releases)
 
@@ -48,12 +48,10 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
         "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
         (
-            ("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
-            ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
-            ("hf_bert_tasks.arguments", "FinetuneTrainingArguments", _OWN),
-            ("hf_bert_tasks.modes.feature_based", "FeatureBasedArguments", "feature-based mode arguments"),
-            ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments"),
-        ),
+            ("hf_bert_tasks.args_finetune", "ModelArguments", "model arguments"),
+            ("hf_bert_tasks.args_finetune", "DataArguments", "data arguments"),
+            ("hf_bert_tasks.args_finetune", "FinetuneOptions", _OWN),
+        ),  # then each registered mode's flags (hf_bert_tasks.modes.mode_arguments_classes)
         "--task TASK --output_dir DIR",
     ),
     "pretrain": Subcommand(
@@ -71,8 +69,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
 }
 
 
-class UsageError(ValueError):
-    """A command-line mistake (unknown or missing flag, bad value); printed as one ``error:`` line, exit status 2."""
+UsageError = args_parser.UsageError  # a public name of cli
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -196,10 +193,25 @@ def check_early(command: str, rest: list[str], module) -> list[str]:
     ``module``: the script); returns the arguments to run: off a terminal, ``--disable_tqdm true`` unless set."""
     if command == "compare":  # its own flags (module.build_parser) and every fine-tune flag
         extra = [s[2:] for a in module.build_parser()._actions for s in a.option_strings if s.startswith("--")]
-        flags.check_command_line(rest, (*SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS), extra)
+        from .args_finetune import finetune_parser
+
+        extra += [s[2:] for a in finetune_parser()._actions for s in a.option_strings if s.startswith("--")]
+        flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra)
         return rest
     values = flags.check_command_line(rest, (*SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
     return rest if interactive() or "disable_tqdm" in values else [*rest, "--disable_tqdm", "true"]
+
+
+def parse_finetune(argv: list[str]):
+    """``finetune``'s command line parsed once (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`, light);
+    off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
+    from .args_finetune import check_inputs, parse_finetune_argv
+
+    command_line = parse_finetune_argv(argv, f"{PROG} finetune")
+    check_inputs(command_line)  # --data_dir, data files, the model offline: one line before the heavy imports
+    if not interactive() and "disable_tqdm" not in command_line.given:
+        command_line.training["disable_tqdm"] = True
+    return command_line
 
 
 def _dispatch(command: str, rest: list[str]) -> int:
@@ -210,7 +222,9 @@ def _dispatch(command: str, rest: list[str]) -> int:
         print(fast_help(command))
         return 0
     module = importlib.import_module(f"hf_bert_tasks.scripts.{command}")  # light: heavy imports are in main()
-    if command in ("finetune", "pretrain", "compare") and not helping:
+    if command == "finetune" and not helping:  # its one parse, before quiet_console imports transformers
+        rest = parse_finetune(rest)
+    elif command in ("pretrain", "compare") and not helping:
         rest = check_early(command, rest, module)
     with quiet_console() if command in HEAVY and not helping else contextlib.nullcontext():
         result = module.main(rest)

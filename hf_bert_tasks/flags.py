@@ -106,6 +106,25 @@ def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
     return fields
 
 
+def _field_infos(module, class_name: str | None = None) -> list[FieldInfo]:
+    """The fields of a dataclass (``module``: the class itself or its module's name with ``class_name``): a light
+    one's (``hf_bert_tasks.args_*``, a mode's flags) from ``dataclasses.fields``, another's from its source."""
+    if isinstance(module, str) and not module.startswith("hf_bert_tasks.args_"):
+        return dataclass_fields(module, class_name)
+    cls = getattr(importlib.import_module(module), class_name) if isinstance(module, str) else module
+    infos = []
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        choices = f.metadata.get("choices")
+        infos.append(
+            FieldInfo(
+                f.name, annotation, repr(default), f.metadata.get("help", ""), list(choices) if choices else None
+            )
+        )
+    return infos
+
+
 def fast_help(program: str, command: str, spec) -> str:
     """``program command --help`` for an ``HfArgumentParser`` subcommand (``spec``: its
     :class:`hf_bert_tasks.cli.Subcommand`), built from its dataclasses' source and its script's docstring."""
@@ -137,9 +156,14 @@ def fast_help(program: str, command: str, spec) -> str:
         action="store_true",
         help="show the traceback of an error (a bare --debug; --debug VALUE is TrainingArguments')",
     )
-    for mod, cls, title in spec.dataclasses:
+    sources = [(title, _field_infos(mod, cls)) for mod, cls, title in spec.dataclasses]
+    if command == "finetune":  # the registered modes' flags (their light dataclasses)
+        from .args_finetune import mode_groups
+
+        sources += [(title, _field_infos(cls)) for title, cls in mode_groups()]
+    for title, infos in sources:
         group = parser.add_argument_group(title)
-        for f in dataclass_fields(mod, cls):
+        for f in infos:
             choices = f.choices or known_at_run_time.get(f.name)
             if choices:
                 metavar = "{" + ",".join(map(str, choices)) + "}"
@@ -219,7 +243,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     if given.get("config"):
         path = given["config"][-1]
         config = read_config(path)
-        check_keys(path, config, fields)
+        check_keys(path, config, known - {"config", "help_all"})
         values = {**{k: v if isinstance(v, list) else [v] for k, v in config.items() if v is not None}, **given}
     last = {k: str(v[-1]) for k, v in values.items() if v}
     if "task" in fields:
