@@ -245,10 +245,11 @@ TASK_REFUSALS: dict[tuple[str, str], str] = {
 
 #: ``TrainingArguments`` field -> ``(kind, default, metadata)`` as ``HfArgumentParser`` reads it (kind: the field's
 #: type after its narrowing: ``str``, ``int``, ``float``, ``bool``, ``bool?`` = ``bool | None``, ``list[str]``,
-#: ``dict``, ``enum`` = a ``str`` with ``choices``), so ``hf_bert_tasks.args_parser`` builds the flags without
-#: importing transformers (5.25's; :data:`VERSION_DEPENDENT` fields of other versions too). ``tests/test_trainer_flags.py``
-#: checks it against the installed ``dataclasses.fields(TrainingArguments)`` (an ``enum``'s installed choices must be
-#: among these; a value outside the installed ones is refused by ``TrainingArguments`` itself).
+#: ``dict`` (JSON text), ``enum`` (a ``str`` with ``choices``), ``object`` (a class no command line gives; ``str``)),
+#: so ``hf_bert_tasks.args_parser`` builds the flags without importing transformers (5.25's fields, and the
+#: :data:`VERSION_DEPENDENT` ones of other versions). ``tests/test_trainer_flags.py`` checks it against the installed
+#: ``dataclasses.fields(TrainingArguments)``; an ``enum``'s installed choices must be among its ``choices`` (a value
+#: the installed version lacks is refused by ``TrainingArguments`` itself, one line).
 TRAINER_FIELDS: dict[str, tuple[str, object, dict]] = {
     "logging_dir": ("str", None, {}),
     "warmup_ratio": ("float", None, {}),
@@ -413,7 +414,7 @@ TRAINER_FIELDS: dict[str, tuple[str, object, dict]] = {
     "data_seed": ("int", None, {}),
     "use_cpu": ("bool", False, {}),
     "accelerator_config": ("str", None, {}),
-    "parallelism_config": ("str", None, {}),
+    "parallelism_config": ("object", None, {}),
     "dataloader_drop_last": ("bool", False, {}),
     "dataloader_num_workers": ("int", 0, {}),
     "dataloader_pin_memory": ("bool", True, {}),
@@ -454,6 +455,7 @@ def field_type(kind: str):
         "str": str,
         "enum": str,
         "dict": str,
+        "object": str,
         "int": int,
         "float": float,
         "bool": bool,
