@@ -217,13 +217,15 @@ GROUPS = (
 @dataclass
 class FinetuneCommandLine:
     """A parsed ``finetune`` command line: ``model`` and ``data`` built, ``training`` the values of every training
-    flag (``FinetuneOptions``, the registered modes' flags, ``TrainingArguments``' own) by field name, and ``given``,
-    the flags the user set (command line and ``--config``; :func:`hf_bert_tasks.args_parser.given_flags`)."""
+    flag (``FinetuneOptions``, the registered modes' flags, ``TrainingArguments``' own) by field name, ``given``,
+    the flags the user set (command line and ``--config``; :func:`hf_bert_tasks.args_parser.given_flags`), and
+    ``modes``, the modes' flags dataclasses it was parsed with."""
 
     model: ModelArguments
     data: DataArguments
     training: dict
     given: frozenset
+    modes: tuple = ()  #: the registered modes' flags dataclasses the parser took
 
 
 def mode_groups() -> list[tuple[str, type]]:
@@ -248,16 +250,13 @@ def mode_groups() -> list[tuple[str, type]]:
     return groups
 
 
-def finetune_parser(prog: str = "hf-bert-tasks finetune"):
+def finetune_parser(prog: str = "hf-bert-tasks finetune", groups=None):
     """The ``finetune`` flags as one :class:`hf_bert_tasks.args_parser.FlagParser` (no transformers import): the
-    recipe's dataclasses, each registered mode's flags, then ``TrainingArguments``' other fields (the static table
-    :data:`hf_bert_tasks.trainer_flags.TRAINER_FIELDS`)."""
-    from .args_parser import build_parser, dataclass_flags, trainer_flags
+    recipe's dataclasses, each registered mode's flags (``groups``: default :func:`mode_groups`), then
+    ``TrainingArguments``' other fields (the static table :data:`hf_bert_tasks.trainer_flags.TRAINER_FIELDS`)."""
+    from .args_parser import build_parser
 
-    groups = [*GROUPS, *mode_groups()]
-    own = {name for _, cls in groups for name in cls.__dataclass_fields__}
-    rows = [(title, dataclass_flags(cls)) for title, cls in groups]
-    return build_parser([*rows, ("TrainingArguments", trainer_flags(skip=own))], prog)
+    return build_parser([*GROUPS, *(mode_groups() if groups is None else groups)], prog)
 
 
 def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -> FinetuneCommandLine:
@@ -267,36 +266,12 @@ def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -
     Raises:
         hf_bert_tasks.args_parser.UsageError: an unknown flag (with the closest known one) or a value argparse
             refuses (one line, as argparse words it).
-        ValueError: ``--task`` missing or unknown, a bad ``--config`` file or key.
+        ValueError: ``--task`` missing or unknown, a bad ``--config`` file or key, a mode flag that clashes.
         FileNotFoundError: a missing ``--config`` file."""
-    from .args_parser import UsageError, given_flags
-    from .config_file import config_argv, unrecognized
+    from .args_parser import parse_flags
 
-    parser = finetune_parser(prog)
-    if any(a.split("=", 1)[0] == "--config" for a in argv):
-        argv = config_argv(argv, parser)
-    namespace, remaining = parser.parse_known_args(argv)
-    if remaining:
-        raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
-    values = vars(namespace)
+    modes = mode_groups()
+    values, given = parse_flags(finetune_parser(prog, modes), argv)
     model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
     data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task checked
-    return FinetuneCommandLine(model, data, values, given_flags(argv))
-
-
-def check_inputs(command_line: FinetuneCommandLine) -> None:
-    """The checks of a command line's paths that need no model, before transformers is imported: ``--data_dir``,
-    ``--train_file`` ... ``--test_file``, ``--model_name_or_path`` (:func:`hf_bert_tasks.flags.check_model`; the
-    recipe's own checks have the same messages). ``FileNotFoundError`` naming the flag and the path."""
-    import os
-
-    from .flags import check_model
-
-    model, data = command_line.model, command_line.data
-    if data.data_dir is not None and not os.path.isdir(data.data_dir):
-        raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
-    for flag in ("train_file", "validation_file", "test_file"):
-        if getattr(data, flag) is not None and not os.path.isfile(getattr(data, flag)):
-            raise FileNotFoundError(f"--{flag} {getattr(data, flag)}: no such file")
-    given = "model_name_or_path" in command_line.given
-    check_model(model.model_name_or_path, given=given, cache_dir=model.cache_dir)
+    return FinetuneCommandLine(model, data, values, given, tuple(cls for _, cls in modes))

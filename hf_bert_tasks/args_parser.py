@@ -128,7 +128,7 @@ def dataclass_flags(cls, skip: Iterable[str] = ()) -> list[tuple[str, dict, dict
 
 def trainer_flags(skip: Iterable[str] = ()) -> list[tuple[str, dict, dict | None]]:
     """``(name, kwargs, negation)`` of each ``TrainingArguments`` field (:data:`trainer_flags.TRAINER_FIELDS`)."""
-    from .trainer_flags import TRAINER_FIELDS, field_type
+    from .trainer_flags import FIELD_TYPES, TRAINER_FIELDS
 
     skip = set(skip)
     rows = []
@@ -136,18 +136,38 @@ def trainer_flags(skip: Iterable[str] = ()) -> list[tuple[str, dict, dict | None
         if name not in skip:
             factory = (lambda d=default: list(d)) if isinstance(default, list) else dataclasses.MISSING
             value = dataclasses.MISSING if factory is not dataclasses.MISSING else default
-            rows.append((name, *field_kwargs(name, field_type(kind), value, factory, metadata)))
+            rows.append((name, *field_kwargs(name, FIELD_TYPES[kind], value, factory, metadata)))
     return rows
 
 
-def build_parser(groups: list[tuple[str, list]], prog: str, **kwargs) -> FlagParser:
-    """One :class:`FlagParser` with an argument group per ``(title, rows of dataclass_flags/trainer_flags)``."""
-    parser = FlagParser(prog=prog, **kwargs)
-    for title, rows in groups:
+def build_parser(groups: list[tuple[str, type]], prog: str, trainer_title: str | None = "TrainingArguments"):
+    """One :class:`FlagParser`: an argument group per ``(title, dataclass)`` (:func:`dataclass_flags`), then, unless
+    ``trainer_title`` is ``None``, ``TrainingArguments``' fields the classes do not declare (:func:`trainer_flags`)."""
+    parser = FlagParser(prog=prog)
+    rows = [(title, dataclass_flags(cls)) for title, cls in groups]
+    if trainer_title is not None:
+        rows.append((trainer_title, trainer_flags(skip={n for _, cls in groups for n in cls.__dataclass_fields__})))
+    for title, flags in rows:
         group = parser.add_argument_group(title)
-        for name, field_args, negation in rows:
+        for name, field_args, negation in flags:
             add_field(group, name, field_args, negation)
     return parser
+
+
+def parse_flags(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[dict, frozenset[str]]:
+    """``(values by field name, flags given)`` of ``argv`` parsed once by ``parser`` (``--config FILE`` values first:
+    :func:`hf_bert_tasks.config_file.config_argv`, the command line wins). ``UsageError`` for an unknown flag (with
+    the closest known one) or a value the parser refuses; ``ValueError`` / ``FileNotFoundError`` for ``--config``."""
+    if any(a.split("=", 1)[0] == "--config" for a in argv):
+        from .config_file import config_argv
+
+        argv = config_argv(argv, parser)
+    namespace, remaining = parser.parse_known_args(argv)
+    if remaining:
+        from .config_file import unrecognized
+
+        raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
+    return vars(namespace), given_flags(argv)
 
 
 def given_flags(argv: list[str]) -> frozenset[str]:

@@ -37,33 +37,43 @@ _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_give
 class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().values(), TrainingArguments):
     """``TrainingArguments`` with the paper's fine-tuning defaults and extras (:class:`FinetuneOptions`) and the flags
     of the modes registered when this module is imported (the built-ins'); :func:`finetune_arguments_class` adds
-    those of modes registered later."""
+    those of modes registered later. ``__post_init__`` sets three attributes (not fields: no flag, not in run
+    records) saying where values came from: ``from_task`` (the fields not given, which :func:`apply_task_defaults`
+    fills from the task and the mode), ``splits_asked`` (``(do_train, do_eval, do_predict)`` as given, before
+    Trainer's post-init; ``None``: no ``--do_*``, every split the data has) and ``keep_checkpoints`` (a
+    ``CHECKPOINT_FLAGS`` flag given, or the object not built from a command line: the ``checkpoint-*`` folders stay,
+    else ``finetuning.remove_checkpoints``)."""
 
     def __post_init__(self):
         mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
         check_declared_values(self)  # every mode's flags (choices, bounds), so a bad one fails in any compare arm
-        self._metric_unset = self.metric_for_best_model is None  # filled from the task (apply_task_defaults)
         # no --do_* flag: every split the data has; kept before Trainer's post-init changes them
         flags = (self.do_train, self.do_eval, self.do_predict)
-        self._explicit_do = flags if any(flags) else None
         # an explicit --train_sampling_strategy wins over --group_by_length; neither: the task's (apply_task_defaults)
         given = _GIVEN_FLAGS.get() or ()
         # checkpoints the user asked for stay after the run; else the saved model is its one copy (remove_checkpoints)
-        self._checkpoints_asked = _GIVEN_FLAGS.get() is None or bool(set(given) & CHECKPOINT_FLAGS)
+        keep = _GIVEN_FLAGS.get() is None or bool(set(given) & CHECKPOINT_FLAGS)
         # refused TrainingArguments flags (trainer_flags.TABLE): one line, before any model or data is loaded
         for name, reason in REFUSED_FLAGS.items():
             if getattr(self, name, None) not in (_REFUSED_DEFAULTS.get(name), None, "", [], ()):
                 raise ValueError(reason)
-        self._sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
+        sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
         if self.train_sampling_strategy is None:
             self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
         self.group_by_length = self.train_sampling_strategy == "group_by_length"
         self.seed_list  # noqa: B018 - a malformed --seeds fails here, before any data is read
-        # placeholders for TrainingArguments' checks; apply_task_defaults replaces those in `_unset`
+        # placeholders for TrainingArguments' checks; apply_task_defaults replaces those in `from_task`
         placeholders = {"learning_rate": 2e-5, "per_device_train_batch_size": 32, "num_train_epochs": 3.0}
-        self._unset = [k for k in placeholders if getattr(self, k) is None]
-        for key in self._unset:
+        unset = [k for k in placeholders if getattr(self, k) is None]
+        for key in unset:
             setattr(self, key, placeholders[key])
+        unset += ["metric_for_best_model"] if self.metric_for_best_model is None else []
+        unset += ["train_sampling_strategy"] if sampler_unset else []
+        self.from_task, self.splits_asked, self.keep_checkpoints = (
+            frozenset(unset),
+            flags if any(flags) else None,
+            keep,
+        )
         if self.output_dir is None:
             raise ValueError("--output_dir is required")
         import torch
@@ -211,13 +221,14 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
-    for key in getattr(training_args, "_unset", []):
+    unset = getattr(training_args, "from_task", frozenset())
+    for key in unset & set(defaults):
         setattr(training_args, key, defaults[key])
-    if getattr(training_args, "_sampler_unset", False) and task.problem_type == "regression":
+    if "train_sampling_strategy" in unset and task.problem_type == "regression":
         training_args.train_sampling_strategy, training_args.group_by_length = "random", False
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
-    if training_args.load_best_model_at_end and getattr(training_args, "_metric_unset", False):  # SQuAD too
+    if training_args.load_best_model_at_end and "metric_for_best_model" in unset:  # SQuAD too
         training_args.metric_for_best_model = task.primary_metric  # Trainer reads it as eval_<metric>
         training_args.greater_is_better = task.metric_spec(task.primary_metric).higher_is_better
     if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:
@@ -239,11 +250,13 @@ def _with_flags(extra: tuple[type, ...]) -> type:
     return cls
 
 
-def finetune_arguments_class() -> type[FinetuneTrainingArguments]:
+def finetune_arguments_class(modes=None) -> type[FinetuneTrainingArguments]:
     """:class:`FinetuneTrainingArguments` with the flags dataclasses of the modes registered since this module was
-    imported as further bases (a subclass, cached per set of modes); ``ValueError`` for a mode flag that clashes."""
-    mode_groups()  # a mode's flag that is already another's fails here, naming both
-    extra = tuple(c for c in mode_arguments_classes().values() if c not in FinetuneTrainingArguments.__mro__)
+    imported (``modes``: those classes; default: the registry's, a clash checked by ``args_finetune.mode_groups``)
+    as further bases (a subclass, cached per set of modes)."""
+    if modes is None:
+        modes = [cls for _, cls in mode_groups()]
+    extra = tuple(c for c in modes if c not in FinetuneTrainingArguments.__mro__)
     return _with_flags(extra) if extra else FinetuneTrainingArguments
 
 
@@ -252,7 +265,7 @@ def finetune_arguments(command_line: FinetuneCommandLine):
     (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`): the training arguments built once, from the parsed
     values, as :func:`finetune_arguments_class` (a field of another transformers version is left out when not given,
     ``UsageError`` when given); ``command_line.given`` tells :func:`gpu_fast_path` what was set."""
-    cls = finetune_arguments_class()
+    cls = finetune_arguments_class(command_line.modes)
     known = {f.name for f in dataclasses.fields(cls)}
     values = dict(command_line.training)
     for name in set(values) - known:

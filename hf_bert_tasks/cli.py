@@ -205,10 +205,10 @@ def check_early(command: str, rest: list[str], module) -> list[str]:
 def parse_finetune(argv: list[str]):
     """``finetune``'s command line parsed once (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`, light);
     off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
-    from .args_finetune import check_inputs, parse_finetune_argv
+    from .args_finetune import parse_finetune_argv
 
     command_line = parse_finetune_argv(argv, f"{PROG} finetune")
-    check_inputs(command_line)  # --data_dir, data files, the model offline: one line before the heavy imports
+    flags.check_inputs(command_line)  # --data_dir, data files, the model offline: one line before the heavy imports
     if not interactive() and "disable_tqdm" not in command_line.given:
         command_line.training["disable_tqdm"] = True
     return command_line

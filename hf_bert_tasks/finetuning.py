@@ -176,7 +176,7 @@ def train_evaluate_predict(
         trainer.save_metrics("train", results)
         trainer.save_state()
     trainer.save_model()
-    if data.train_split is not None and not getattr(training_args, "_checkpoints_asked", True):
+    if data.train_split is not None and not getattr(training_args, "keep_checkpoints", True):
         remove_checkpoints(training_args.output_dir, trainer)  # the saved model is the run's one copy
     loss_only = training_args.prediction_loss_only
     if loss_only and (data.test_splits or data.eval_splits):
@@ -270,7 +270,7 @@ def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str]
     """Which splits to train / evaluate / predict on: every available one without ``--do_*`` flags. Raises
     ``ValueError`` for a requested split the data lacks, or no usable split (names the splits found)."""
     available = list(raw.keys())
-    explicit = getattr(training_args, "_explicit_do", None)
+    explicit = getattr(training_args, "splits_asked", None)
     do_train, do_eval, do_predict = explicit or (True, True, True)
     train = task.train_split if do_train and task.train_split in raw else None
     evals = [s for s in task.eval_splits if s in raw] if do_eval else []

@@ -12,6 +12,10 @@ import functools
 import importlib
 import importlib.util
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .args_finetune import FinetuneCommandLine
 
 #: transformers' own dataclass, a base of both recipes' training arguments (its flags are accepted too)
 TRAINING_ARGUMENTS = ("transformers.training_args", "TrainingArguments", "")
@@ -270,3 +274,17 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
             cache_dir=last.get("cache_dir"),
         )
     return values
+
+
+def check_inputs(command_line: FinetuneCommandLine) -> None:
+    """The checks of a command line's paths that need no model, before transformers is imported: ``--data_dir``,
+    ``--train_file`` ... ``--test_file``, ``--model_name_or_path`` (:func:`hf_bert_tasks.flags.check_model`; the
+    recipe's own checks have the same messages). ``FileNotFoundError`` naming the flag and the path."""
+    model, data = command_line.model, command_line.data
+    if data.data_dir is not None and not os.path.isdir(data.data_dir):
+        raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
+    for flag in ("train_file", "validation_file", "test_file"):
+        if getattr(data, flag) is not None and not os.path.isfile(getattr(data, flag)):
+            raise FileNotFoundError(f"--{flag} {getattr(data, flag)}: no such file")
+    given = "model_name_or_path" in command_line.given
+    check_model(model.model_name_or_path, given=given, cache_dir=model.cache_dir)

@@ -449,16 +449,16 @@ TRAINER_FIELDS: dict[str, tuple[str, object, dict]] = {
 }
 
 
-def field_type(kind: str):
-    """The Python type a :data:`TRAINER_FIELDS` kind stands for (``enum``: ``str``; ``dict``: a JSON-object string)."""
-    return {
-        "str": str,
-        "enum": str,
-        "dict": str,
-        "object": str,
-        "int": int,
-        "float": float,
-        "bool": bool,
-        "bool?": bool | None,
-        "list[str]": list[str],
-    }[kind]
+#: The Python type each :data:`TRAINER_FIELDS` kind stands for (``enum``: ``str`` with choices; ``dict``: JSON text;
+#: ``object``: a class no command line gives).
+FIELD_TYPES = {
+    "str": str,
+    "enum": str,
+    "dict": str,
+    "object": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "bool?": bool | None,
+    "list[str]": list[str],
+}

@@ -71,7 +71,11 @@ def parse_only(argv: list[str]) -> None:
         return
     module = __import__(f"hf_bert_tasks.scripts.{command}", fromlist=["main"])
     try:  # flags known, task registered (files and models: the user's, not the parse)
-        if command in ("finetune", "pretrain"):
+        if command == "finetune":  # the recipe's one parse (no file or model check)
+            from hf_bert_tasks.args_finetune import parse_finetune_argv
+
+            parse_finetune_argv(rest)
+        elif command == "pretrain":
             flags.check_command_line(rest, (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
         elif command == "compare":
             cli.check_early(command, rest, module)

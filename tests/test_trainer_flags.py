@@ -38,7 +38,7 @@ def test_the_static_field_table_is_the_installed_training_arguments():
     from transformers import TrainingArguments
 
     from hf_bert_tasks.args_parser import _reduce_type
-    from hf_bert_tasks.trainer_flags import TRAINER_FIELDS, field_type
+    from hf_bert_tasks.trainer_flags import FIELD_TYPES, TRAINER_FIELDS
 
     hints = typing.get_type_hints(TrainingArguments)
     fields = [f for f in dataclasses.fields(TrainingArguments) if f.init]
@@ -54,7 +54,7 @@ def test_the_static_field_table_is_the_installed_training_arguments():
         assert default == installed, f.name
         assert {k: list(v) if k == "choices" else v for k, v in f.metadata.items() if k != "help"} == metadata, f.name
         if kind not in ("dict", "list[str]", "object"):  # JSON text; a list of str or of an Enum of str; a class
-            assert field_type(kind) == tp, f.name
+            assert FIELD_TYPES[kind] == tp, f.name
 
 
 def test_every_row_has_a_status_and_what_it_needs():
