@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .args_parser import CommandLine
 from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES
 from .tasks import get_task, list_tasks
 
@@ -214,18 +215,8 @@ GROUPS = (
 )
 
 
-@dataclass
-class FinetuneCommandLine:
-    """A parsed ``finetune`` command line: ``model`` and ``data`` built, ``training`` the values of every training
-    flag (``FinetuneOptions``, the registered modes' flags, ``TrainingArguments``' own) by field name, ``given``,
-    the flags the user set (command line and ``--config``; :func:`hf_bert_tasks.args_parser.given_flags`), and
-    ``modes``, the modes' flags dataclasses it was parsed with."""
-
-    model: ModelArguments
-    data: DataArguments
-    training: dict
-    given: frozenset
-    modes: tuple = ()  #: the registered modes' flags dataclasses the parser took
+#: a parsed ``finetune`` command line (:func:`parse_finetune_argv`)
+FinetuneCommandLine = CommandLine
 
 
 def mode_groups() -> list[tuple[str, type]]:
@@ -274,4 +265,4 @@ def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -
     values, given = parse_flags(finetune_parser(prog, modes), argv)
     model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
     data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task checked
-    return FinetuneCommandLine(model, data, values, given, tuple(cls for _, cls in modes))
+    return CommandLine(model, data, values, given, tuple(cls for _, cls in modes))

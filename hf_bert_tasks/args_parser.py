@@ -18,6 +18,20 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal, Union
 
 
+@dataclasses.dataclass
+class CommandLine:
+    """A recipe's command line parsed once: ``model`` and ``data`` (its light dataclasses, built), ``training``
+    (every training flag's value by field name, for the ``TrainingArguments`` subclass built after transformers is
+    imported), ``given`` (the flags the user set: command line and ``--config``, :func:`given_flags`) and ``modes``
+    (``finetune``: the registered modes' flags dataclasses it was parsed with)."""
+
+    model: Any
+    data: Any
+    training: dict
+    given: frozenset
+    modes: tuple = ()
+
+
 class UsageError(ValueError):
     """A command-line mistake (unknown or missing flag, bad value); printed as one ``error:`` line, exit status 2."""
 

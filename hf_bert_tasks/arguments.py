@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 from transformers import HfArgumentParser, TrainingArguments
 
-from .args_finetune import DataArguments, FinetuneCommandLine, FinetuneOptions, ModelArguments, mode_groups
-from .args_parser import UsageError
+from .args_finetune import DataArguments, FinetuneOptions, ModelArguments, mode_groups
+from .args_parser import CommandLine, UsageError, build_parser, parse_flags
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
-from .config_file import config_argv, unrecognized
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
 from .modes import mode_arguments_classes, mode_of
 from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
@@ -260,12 +259,17 @@ def finetune_arguments_class(modes=None) -> type[FinetuneTrainingArguments]:
     return _with_flags(extra) if extra else FinetuneTrainingArguments
 
 
-def finetune_arguments(command_line: FinetuneCommandLine):
-    """``(ModelArguments, DataArguments, training arguments)`` of a parsed command line
-    (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`): the training arguments built once, from the parsed
-    values, as :func:`finetune_arguments_class` (a field of another transformers version is left out when not given,
-    ``UsageError`` when given); ``command_line.given`` tells :func:`gpu_fast_path` what was set."""
-    cls = finetune_arguments_class(command_line.modes)
+def finetune_arguments(command_line: CommandLine):
+    """``(ModelArguments, DataArguments, training arguments)`` of a parsed ``finetune`` command line
+    (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`), as :func:`finetune_arguments_class`
+    (:func:`training_arguments`)."""
+    return training_arguments(finetune_arguments_class(command_line.modes), command_line)
+
+
+def training_arguments(cls: type[TrainingArguments], command_line: CommandLine):
+    """``(model, data, training arguments)``: ``cls`` built once from a parsed command line's training values (a
+    field of another transformers version is left out when not given, ``UsageError`` when given);
+    ``command_line.given`` tells :func:`gpu_fast_path` what was set."""
     known = {f.name for f in dataclasses.fields(cls)}
     values = dict(command_line.training)
     for name in set(values) - known:
@@ -280,13 +284,6 @@ def _version() -> str:
     import transformers
 
     return transformers.__version__
-
-
-def _is_finetune(dataclass_types) -> bool:
-    types_ = tuple(dataclass_types)
-    return (
-        len(types_) == 3 and types_[:2] == (ModelArguments, DataArguments) and types_[2] is FinetuneTrainingArguments
-    )
 
 
 class CliArgumentParser(HfArgumentParser):
@@ -309,29 +306,22 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
             argparse cannot convert."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    helping = any(a in ("-h", "--help", "--help_all") for a in argv)
-    if _is_finetune(dataclass_types) and not helping:  # one parse: args_finetune, then the arguments built once
-        from .args_finetune import parse_finetune_argv
-
-        return finetune_arguments(parse_finetune_argv(argv, prog or "hf-bert-tasks"))
-    if _is_finetune(dataclass_types):
-        dataclass_types = (ModelArguments, DataArguments, finetune_arguments_class())
-    parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
-    if helping:
+    types_ = list(dataclass_types)
+    if types_ == [ModelArguments, DataArguments, FinetuneTrainingArguments]:  # and the modes registered since
+        types_[2] = finetune_arguments_class()
+    if any(a in ("-h", "--help", "--help_all") for a in argv):
+        parser = CliArgumentParser(types_, prog=prog or "hf-bert-tasks")
         parser.add_argument(
             "--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the command line win"
         )
         parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
         parser.parse_args(["--help"])
-    if any(a.split("=", 1)[0] == "--config" for a in argv):  # only then: a run without it stays out of config_file
-        argv = config_argv(argv, parser)
-    # what the user gave, for gpu_fast_path: ``--a-b=1`` gives ``a_b``, ``--no_x`` gives ``no_x`` and ``x``
-    names = {t[2:].split("=", 1)[0].replace("-", "_") for t in argv if t.startswith("--") and len(t) > 2}
-    with flags_given(names | {n[3:] for n in names if n.startswith("no_")}):
-        *outputs, remaining = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
-    if remaining:
-        raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
-    return tuple(outputs)
+    parser = build_parser([(cls.__name__, cls) for cls in types_], prog or "hf-bert-tasks", trainer_title=None)
+    values, given = parse_flags(parser, argv)  # the one parse
+    *light, training = types_
+    with flags_given(given):  # built in order: a model/data check fails before the training arguments are made
+        built = [cls(**{f.name: values.pop(f.name) for f in dataclasses.fields(cls) if f.init}) for cls in light]
+        return (*built, training(**{f.name: values[f.name] for f in dataclasses.fields(training) if f.init}))
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:

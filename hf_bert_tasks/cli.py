@@ -57,9 +57,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "pretrain": Subcommand(
         "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
         (
-            ("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
-            ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
-            ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments", _OWN),
+            ("hf_bert_tasks.args_pretrain", "PretrainModelArguments", "model arguments"),
+            ("hf_bert_tasks.args_pretrain", "PretrainDataArguments", "data arguments"),
+            ("hf_bert_tasks.args_pretrain", "PretrainOptions", _OWN),
         ),
         "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
     ),
@@ -189,26 +189,27 @@ def _pop_debug(argv: list[str]) -> bool:
 
 
 def check_early(command: str, rest: list[str], module) -> list[str]:
-    """Check a recipe's command line before it imports transformers (:func:`hf_bert_tasks.flags.check_command_line`;
-    ``module``: the script); returns the arguments to run: off a terminal, ``--disable_tqdm true`` unless set."""
-    if command == "compare":  # its own flags (module.build_parser) and every fine-tune flag
-        extra = [s[2:] for a in module.build_parser()._actions for s in a.option_strings if s.startswith("--")]
-        from .args_finetune import finetune_parser
+    """``compare``'s command line checked before it imports transformers (``module``: its script): its own flags
+    (``module.build_parser``) and every fine-tune flag (the one fine-tune parser's), ``--config`` keys, ``--task``,
+    ``--data_dir`` and the model (:func:`hf_bert_tasks.flags.check_command_line`); returns ``rest``."""
+    from .args_finetune import finetune_parser
 
-        extra += [s[2:] for a in finetune_parser()._actions for s in a.option_strings if s.startswith("--")]
-        flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra)
-        return rest
-    values = flags.check_command_line(rest, (*SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
-    return rest if interactive() or "disable_tqdm" in values else [*rest, "--disable_tqdm", "true"]
+    parsers = (module.build_parser(), finetune_parser())
+    extra = [s[2:] for p in parsers for a in p._actions for s in a.option_strings if s.startswith("--")]
+    flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra)
+    return rest
 
 
-def parse_finetune(argv: list[str]):
-    """``finetune``'s command line parsed once (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`, light);
+def parse_command_line(command: str, argv: list[str]):
+    """``finetune``'s or ``pretrain``'s command line parsed once (``args_finetune.parse_finetune_argv``,
+    ``args_pretrain.parse_pretrain_argv``: light) and its paths checked (:func:`hf_bert_tasks.flags.check_inputs`);
     off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
-    from .args_finetune import parse_finetune_argv
-
-    command_line = parse_finetune_argv(argv, f"{PROG} finetune")
-    flags.check_inputs(command_line)  # --data_dir, data files, the model offline: one line before the heavy imports
+    if command == "finetune":
+        from .args_finetune import parse_finetune_argv as parse
+    else:
+        from .args_pretrain import parse_pretrain_argv as parse
+    command_line = parse(argv, f"{PROG} {command}")
+    flags.check_inputs(command_line)  # data folder/files, corpus, the model offline: one line before heavy imports
     if not interactive() and "disable_tqdm" not in command_line.given:
         command_line.training["disable_tqdm"] = True
     return command_line
@@ -222,9 +223,9 @@ def _dispatch(command: str, rest: list[str]) -> int:
         print(fast_help(command))
         return 0
     module = importlib.import_module(f"hf_bert_tasks.scripts.{command}")  # light: heavy imports are in main()
-    if command == "finetune" and not helping:  # its one parse, before quiet_console imports transformers
-        rest = parse_finetune(rest)
-    elif command in ("pretrain", "compare") and not helping:
+    if command in ("finetune", "pretrain") and not helping:  # the one parse, before quiet_console's imports
+        rest = parse_command_line(command, rest)
+    elif command == "compare" and not helping:
         rest = check_early(command, rest, module)
     with quiet_console() if command in HEAVY and not helping else contextlib.nullcontext():
         result = module.main(rest)

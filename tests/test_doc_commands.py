@@ -60,7 +60,7 @@ def test_commands_are_found():
 
 def parse_only(argv: list[str]) -> None:
     """Raise ``ValueError`` when ``hf-bert-tasks <argv>`` would be refused by its parser."""
-    from hf_bert_tasks import cli, flags
+    from hf_bert_tasks import cli
 
     command, rest = argv[0], argv[1:]
     if command.startswith("-"):
@@ -76,7 +76,9 @@ def parse_only(argv: list[str]) -> None:
 
             parse_finetune_argv(rest)
         elif command == "pretrain":
-            flags.check_command_line(rest, (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
+            from hf_bert_tasks.args_pretrain import parse_pretrain_argv
+
+            parse_pretrain_argv(rest)
         elif command == "compare":
             cli.check_early(command, rest, module)
     except OSError:  # FileNotFoundError too
