@@ -4,8 +4,10 @@ An in-process ``hf-bert-tasks pretrain`` (the recipe main, as tests/test_pretrai
 sample corpus, tiny sizes, 2 steps) runs under ``sys.setprofile``. Every Python ``call`` event whose code lives in the
 package directory is recorded by module; module bodies (code named ``<module>``, i.e. imports) are not counted, and
 everything the run imports is imported before the trace starts. A "module change" is two consecutive recorded calls
-in different modules. Budgets (docs/design.md, "Pretraining"): at most 12 modules, at most 30 changes; no module of
-fine-tuning, LoRA, feature-based or task code is entered.
+in different modules. Budgets (docs/design.md, "Pretraining"): at most 14 modules, at most 33 changes (12 / 30 before
+issue 41's one parse: the command line is now parsed by ``args_pretrain`` / ``args_parser``, not by
+``HfArgumentParser``, whose calls were not traced); no module of fine-tuning, LoRA, feature-based or task code is
+entered.
 """
 
 import gc
@@ -17,8 +19,8 @@ import hf_bert_tasks
 from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-MAX_MODULES = 12
-MAX_CHANGES = 30
+MAX_MODULES = 14
+MAX_CHANGES = 33
 
 
 def _module(filename: str) -> str | None:
