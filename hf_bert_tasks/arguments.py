@@ -16,11 +16,18 @@ from dataclasses import dataclass
 
 from transformers import HfArgumentParser, TrainingArguments
 
-from .args_finetune import DataArguments, FinetuneOptions, ModelArguments, mode_groups
+from .args_finetune import (
+    DataArguments,
+    FinetuneOptions,
+    ModelArguments,  # noqa: F401 - a public name of arguments
+    mode_groups,
+)
 from .args_parser import CommandLine, UsageError, build_parser, parse_flags
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
 from .modes import mode_arguments_classes, mode_of
+from .modes.feature_based import FeatureBasedArguments  # noqa: F401 - public names of arguments (mode flags)
+from .modes.lora import LoraArguments  # noqa: F401
 from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
 
 logger = logging.getLogger(__name__)
@@ -212,8 +219,9 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
         args.use_cpu = True
 
 
-def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
-    """Fill what the user did not set: learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
+def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
+    """The one place of the defaults that depend on the task and the mode; returns ``(data_args, training_args)``,
+    final. Fills what the user did not set (``training_args.from_task``): learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
     ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
     batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
     the task's primary dev metric and its direction (SQuAD's F1 too: its Trainer evaluates with post-processing).
@@ -238,6 +246,7 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
                 "rates, e.g. --lr_grid 1e-3,5e-4"
             )
         training_args.lr_grid = ",".join(f"{lr:g}" for lr in grid)
+    return data_args, training_args
 
 
 @functools.cache
@@ -288,10 +297,13 @@ def _version() -> str:
 
 class CliArgumentParser(HfArgumentParser):
     """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
-    ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error)."""
+    ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error).
+    :class:`FinetuneTrainingArguments` stands for :func:`finetune_arguments_class` (the flags of modes registered
+    since, e.g. in ``compare``'s arms). For ``--help_all`` and ``compare``; the recipes parse with ``args_parser``."""
 
     def __init__(self, dataclass_types, **kwargs):  # not cli.ArgumentParser's: a run stays out of cli.py
-        super().__init__(dataclass_types, allow_abbrev=False, **kwargs)
+        types_ = [finetune_arguments_class() if t is FinetuneTrainingArguments else t for t in dataclass_types]
+        super().__init__(types_, allow_abbrev=False, **kwargs)
 
     def error(self, message):
         raise UsageError(message)
@@ -306,9 +318,7 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
             argparse cannot convert."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    types_ = list(dataclass_types)
-    if types_ == [ModelArguments, DataArguments, FinetuneTrainingArguments]:  # and the modes registered since
-        types_[2] = finetune_arguments_class()
+    types_ = [finetune_arguments_class() if t is FinetuneTrainingArguments else t for t in dataclass_types]
     if any(a in ("-h", "--help", "--help_all") for a in argv):
         parser = CliArgumentParser(types_, prog=prog or "hf-bert-tasks")
         parser.add_argument(

@@ -132,3 +132,10 @@ def test_a_modes_flag_that_is_already_a_flag_is_refused(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "hf-bert-tasks: error: training mode 'clash': its flag --seed is a TrainingArguments field\n"
     )
+
+
+def test_compare_takes_the_modes_flag_in_its_arms(top_layers):
+    from hf_bert_tasks.scripts.compare import arm_settings, given_settings
+
+    assert given_settings(["--train_top_layers", "2"]) == {"train_top_layers": 2}
+    assert arm_settings("{train_top_layers: 3}", "--top_layers_args") == {"train_top_layers": 3}
