@@ -265,4 +265,7 @@ def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -
     values, given = parse_flags(finetune_parser(prog, modes), argv)
     model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
     data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task checked
-    return CommandLine(model, data, values, given, tuple(cls for _, cls in modes))
+    from .trainer_flags import TRAINER_FIELDS
+
+    table = frozenset(TRAINER_FIELDS).difference(*(c.__dataclass_fields__ for _, c in [*GROUPS, *modes]))
+    return CommandLine(model, data, values, given, tuple(cls for _, cls in modes), table)

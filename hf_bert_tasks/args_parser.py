@@ -22,14 +22,16 @@ from typing import Any, Literal, Union
 class CommandLine:
     """A recipe's command line parsed once: ``model`` and ``data`` (its light dataclasses, built), ``training``
     (every training flag's value by field name, for the ``TrainingArguments`` subclass built after transformers is
-    imported), ``given`` (the flags the user set: command line and ``--config``, :func:`given_flags`) and ``modes``
-    (``finetune``: the registered modes' flags dataclasses it was parsed with)."""
+    imported), ``given`` (the flags the user set: command line and ``--config``, :func:`given_flags`), ``modes``
+    (``finetune``: the registered modes' flags dataclasses it was parsed with) and ``table_fields`` (the flags
+    whose default came from ``trainer_flags.TRAINER_FIELDS``: not given, the installed class's default applies)."""
 
     model: Any
     data: Any
     training: dict
     given: frozenset
     modes: tuple = ()
+    table_fields: frozenset = frozenset()  #: training flags whose default is ``TRAINER_FIELDS``' (not a class's)
 
 
 class UsageError(ValueError):

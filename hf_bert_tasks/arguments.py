@@ -28,7 +28,7 @@ from .config_file import read_config as read_config_file  # noqa: F401 - the --c
 from .modes import mode_arguments_classes, mode_of
 from .modes.feature_based import FeatureBasedArguments  # noqa: F401 - public names of arguments (mode flags)
 from .modes.lora import LoraArguments  # noqa: F401
-from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
+from .trainer_flags import REFUSED_FLAGS, TRAINER_FIELDS, VERSION_DEPENDENT
 
 logger = logging.getLogger(__name__)
 
@@ -277,10 +277,14 @@ def finetune_arguments(command_line: CommandLine):
 
 def training_arguments(cls: type[TrainingArguments], command_line: CommandLine):
     """``(model, data, training arguments)``: ``cls`` built once from a parsed command line's training values (a
-    field of another transformers version is left out when not given, ``UsageError`` when given);
+    field of another transformers version is left out when not given, ``UsageError`` when given; a
+    ``TrainingArguments`` field not given keeps the installed class's default, not the static table's);
     ``command_line.given`` tells :func:`gpu_fast_path` what was set."""
     known = {f.name for f in dataclasses.fields(cls)}
     values = dict(command_line.training)
+    for name in command_line.table_fields - command_line.given:  # the installed version's own default applies
+        if name in values and values[name] == TRAINER_FIELDS[name][1]:
+            del values[name]
     for name in set(values) - known:
         if name in VERSION_DEPENDENT and name in command_line.given:
             raise UsageError(f"unrecognized arguments: --{name} (transformers {_version()} has no such field)")

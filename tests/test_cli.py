@@ -614,3 +614,18 @@ def test_only_the_main_process_logs_info(should_log, expected):
         assert root.level == expected
     finally:
         root.setLevel(before)
+
+
+def test_a_trainingarguments_flag_not_given_keeps_the_installed_default(monkeypatch):
+    """The static table's default only fills the parser: a field the user did not give gets the installed
+    ``TrainingArguments``' own default (another transformers version may have another one)."""
+    from hf_bert_tasks import trainer_flags
+    from hf_bert_tasks.args_finetune import parse_finetune_argv
+    from hf_bert_tasks.arguments import finetune_arguments
+
+    monkeypatch.setitem(trainer_flags.TRAINER_FIELDS, "seed", ("int", 1, {}))
+    monkeypatch.setitem(trainer_flags.TRAINER_FIELDS, "data_seed", ("int", 5, {}))
+    command_line = parse_finetune_argv(["--task", "rte", "--output_dir", "o", "--data_seed", "5"])
+    assert command_line.training["seed"] == 1  # the parser's default (the table's)
+    training = finetune_arguments(command_line)[2]
+    assert (training.seed, training.data_seed) == (42, 5)  # installed default; given (equal to the table's) kept
