@@ -134,9 +134,11 @@ def check_model(name: str | None, *, given: bool = True, cache_dir: str | None =
 
 
 def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
-    """Check a recipe's command line (``argv``) before the recipe imports transformers; returns the settings it gives
-    (``--config`` file values below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of
-    each argument dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes.
+    """``compare``'s early check (``cli.check_early``; ``finetune`` and ``pretrain`` are parsed once instead): check
+    ``argv``'s flag names before transformers is imported; returns the settings it gives (``--config`` file values
+    below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of each light argument
+    dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes (its own parser's and the
+    fine-tune parser's).
 
     Raises:
         ValueError: an unknown flag or ``--config`` key (the recipe's wording, with the closest flag), an unknown or
