@@ -25,26 +25,26 @@ _FROM_ARGS = object()
 
 
 def main(argv=None) -> dict[str, float]:
-    """``hf-bert-tasks finetune``: parse ``argv`` (a list of strings, default ``sys.argv[1:]``, or a command line
-    already parsed by :func:`hf_bert_tasks.args_finetune.parse_finetune_argv`), run the recipe (its final evaluation logs the eval metrics once),
-    end with the line ``outputs in <output_dir>`` on the main process; returns every metric. Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
+    """``hf-bert-tasks finetune``: parse ``argv`` (strings, default ``sys.argv[1:]``; or a command line parsed
+    already, :func:`hf_bert_tasks.args_finetune.parse_finetune_argv`), run the recipe (its final evaluation logs the
+    eval metrics once), end with the line ``outputs in <output_dir>`` on the main process; returns every metric.
+    Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
     import sys
 
     from .args_finetune import FinetuneCommandLine, parse_finetune_argv
 
-    argv = argv if isinstance(argv, FinetuneCommandLine) else list(sys.argv[1:] if argv is None else argv)
-    prog = "hf-bert-tasks finetune"
-    if not isinstance(argv, FinetuneCommandLine) and any(
-        a in ("-h", "--help", "--help_all") for a in argv
-    ):  # every flag: HfArgumentParser's help
-        from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    command_line, prog = argv, "hf-bert-tasks finetune"
+    if not isinstance(argv, FinetuneCommandLine):
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if any(a in ("-h", "--help", "--help_all") for a in argv):  # every flag: HfArgumentParser's help
+            from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
 
-        return parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog=prog)
-    command_line = argv if isinstance(argv, FinetuneCommandLine) else parse_finetune_argv(argv, prog)  # the one parse
+            return parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog=prog)
+        command_line = parse_finetune_argv(argv, prog)  # the one parse, before transformers is imported
     from .arguments import finetune_arguments, setup_process_logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    model_args, data_args, training_args = finetune_arguments(command_line)
+    model_args, data_args, training_args = finetune_arguments(command_line)  # built once
     setup_process_logging(training_args)
     metrics = run_finetune(model_args, data_args, training_args)
     if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
