@@ -1,27 +1,34 @@
-"""Argument dataclasses shared by the recipes (parsed with ``HfArgumentParser``, plus ``--config file.yaml|json``);
-the fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning defaults'."""
+"""The recipes' training arguments (``TrainingArguments`` subclasses; the fine-tune recipe's light dataclasses are in
+:mod:`hf_bert_tasks.args_finetune`, its one parse in ``args_finetune.parse_finetune_argv``), plus ``--config
+file.yaml|json``; the fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning
+defaults'."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import sys
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from transformers import HfArgumentParser, TrainingArguments
 
+from .args_finetune import (
+    DataArguments,
+    FinetuneOptions,
+    ModelArguments,  # noqa: F401 - a public name of arguments
+    mode_groups,
+)
+from .args_parser import CommandLine, UsageError, build_parser, parse_flags
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
-from .cli import UsageError
-from .config_file import config_argv, unrecognized
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
-from .modes import DEFAULT_TRAINING_MODE, TRAINING_MODES, mode_of
-from .modes.feature_based import FeatureBasedArguments
-from .modes.lora import LoraArguments
-from .tasks import get_task, list_tasks
-from .trainer_flags import REFUSED_FLAGS
+from .modes import mode_arguments_classes, mode_of
+from .modes.feature_based import FeatureBasedArguments  # noqa: F401 - public names of arguments (mode flags)
+from .modes.lora import LoraArguments  # noqa: F401
+from .trainer_flags import REFUSED_FLAGS, TRAINER_FIELDS, VERSION_DEPENDENT
 
 logger = logging.getLogger(__name__)
 
@@ -33,223 +40,46 @@ _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_give
 
 
 @dataclass
-class ModelArguments:
-    """Which checkpoint to fine-tune."""
-
-    model_name_or_path: str = field(
-        default="bert-base-uncased",
-        metadata={"help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."},
-    )
-    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer id/folder if not the model's."})
-    model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
-    cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
-    attn_implementation: str | None = field(
-        default="sdpa",
-        metadata={
-            "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention.",
-            "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"],
-        },
-    )
-    reinit_pooler: bool = field(
-        default=False,
-        metadata={
-            "help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, 'Revisiting "
-            "Few-sample BERT Fine-tuning', §5; --mode finetune only)."
-        },
-    )
-    reinit_layers: int = field(
-        default=0,
-        metadata={
-            "help": "Re-initialise the top N encoder layers (Zhang et al. 2021, §5; --mode finetune only); 0 keeps all."
-        },
-    )
-
-
-@dataclass
-class DataArguments:
-    """Which task and data, and how to tokenize it."""
-
-    task: str = field(
-        default=None,
-        metadata={
-            "help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
-            "metavar": "{" + ",".join(list_tasks()) + "}",
-        },
-    )
-    data_dir: str | None = field(
-        default=None, metadata={"help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."}
-    )
-    train_file: str | None = field(
-        default=None,
-        metadata={
-            "help": "Your own training file (.csv, .tsv, .jsonl) with the task's columns (`hf-bert-tasks tasks`)."
-        },
-    )
-    validation_file: str | None = field(default=None, metadata={"help": "Your own dev file (as --train_file)."})
-    test_file: str | None = field(default=None, metadata={"help": "Your own test file (label column optional)."})
-    text_column_names: str | None = field(
-        default=None,
-        metadata={
-            "help": "Your files' text columns, comma-separated in the task's order (default: the task's names)."
-        },
-    )
-    label_column_name: str | None = field(
-        default=None, metadata={"help": "Your files' label column (default: the task's, e.g. label)."}
-    )
-    dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
-    dataset_config_name: str | None = field(
-        default=None, metadata={"help": "Hub dataset config overriding the task's."}
-    )
-    dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})
-    max_seq_length: int | None = field(
-        default=None,
-        metadata={"help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."},
-    )
-    pad_to_max_length: bool = field(
-        default=False,
-        metadata={"help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."},
-    )
-    max_train_samples: int | None = field(default=None, metadata={"help": "Keep only the first N training examples."})
-    max_eval_samples: int | None = field(
-        default=None, metadata={"help": "Keep only the first N examples per eval split."}
-    )
-    max_predict_samples: int | None = field(default=None, metadata={"help": "Keep only the first N test examples."})
-    # Question answering (SQuAD; paper §4.2-4.3, google-research/bert run_squad.py flags)
-    doc_stride: int = field(default=128, metadata={"help": "SQuAD: tokens between the starts of two context windows."})
-    max_query_length: int = field(default=64, metadata={"help": "SQuAD: questions are cut to this many tokens."})
-    n_best_size: int = field(default=20, metadata={"help": "SQuAD: start/end candidates kept per window (n-best)."})
-    max_answer_length: int = field(default=30, metadata={"help": "SQuAD: longest answer span in tokens."})
-    null_score_diff_threshold: float | None = field(
-        default=None, metadata={"help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."}
-    )
-    # Token classification (CoNLL-2003 NER; paper §5.3)
-    label_all_tokens: bool = field(
-        default=False,
-        metadata={"help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."},
-    )
-    document_context: bool = field(
-        default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
-    )
-    # Tokenized-features cache (hf_bert_tasks/tokenized_cache.py)
-    cache_tokenized: bool = field(
-        default=True,
-        metadata={
-            "help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task options, "
-            "preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."
-        },
-    )
-    tokenized_cache_dir: str | None = field(
-        default=None,
-        metadata={"help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."},
-    )
-    overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenize and replace cached features."})
-
-    def __post_init__(self):
-        if self.task is None:
-            raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
-        self._looked_up = (self.task, get_task(self.task))  # an unknown name fails here, suggesting close names
-
-    def registered_task(self):
-        """The registered :class:`~hf_bert_tasks.tasks.base.Task` :attr:`task` names (looked up again if it changed
-        since the arguments were made: ``UnknownTaskError`` for an unknown name)."""
-        name, task = self._looked_up
-        return task if name == self.task else get_task(self.task)
-
-
-@dataclass
-class FinetuneTrainingArguments(LoraArguments, FeatureBasedArguments, TrainingArguments):
-    """``TrainingArguments`` with the paper's fine-tuning defaults and extras (each field's help): ``lr_grid`` x
-    ``seeds`` (:mod:`hf_bert_tasks.lr_grid`), length-aware batches (:mod:`hf_bert_tasks.batching`) and ``mode``
-    (:mod:`hf_bert_tasks.modes`), whose own flags come from its arguments dataclass, a base class of this one."""
-
-    output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
-    learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
-    per_device_train_batch_size: int | None = field(
-        default=None, metadata={"help": "Batch size (default: the task's)."}
-    )
-    num_train_epochs: float | None = field(default=None, metadata={"help": "Epochs (default: the task's)."})
-    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Batch size for evaluation."})
-    warmup_steps: float = field(default=0.1, metadata={"help": "Warmup: a float < 1 is a fraction of total steps."})
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (the paper's 0.01)."})
-    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps, epoch."})
-    save_strategy: str = field(default="epoch", metadata={"help": "When to save checkpoints: no, steps, epoch."})
-    save_total_limit: int | None = field(default=1, metadata={"help": "Checkpoints kept in output_dir."})
-    logging_steps: float = field(default=50, metadata={"help": "Log every N steps."})
-    lr_grid: str | None = field(
-        default=None,
-        metadata={
-            "help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare --lr_grid (or "
-            "'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
-            "nargs": "?",
-            "const": "paper",
-        },
-    )
-    seeds: str | None = field(
-        default=None,
-        metadata={
-            "help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); with "
-            "--lr_grid the best lr is chosen by the mean dev metric over seeds."
-        },
-    )
-    group_by_length: bool = field(
-        default=True,
-        metadata={
-            "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
-            "STS-B: docs/results.md). Opt out with --no_group_by_length or --train_sampling_strategy random."
-        },
-    )
-    train_sampling_strategy: str | None = field(
-        default=None,
-        metadata={
-            "help": "Training sampler: group_by_length, random, sequential, batch_rebalance (default: see "
-            "--group_by_length). An explicit value wins over --group_by_length.",
-            "choices": ["random", "sequential", "group_by_length", "batch_rebalance"],
-        },
-    )
-    sort_eval_by_length: bool = field(
-        default=True,
-        metadata={
-            "help": "Evaluate/predict longest-first (less padding); predictions are put back in the input order, so "
-            "metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."
-        },
-    )
-    overwrite_output_dir: bool = field(
-        default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
-    )
-    mode: str = field(
-        default=DEFAULT_TRAINING_MODE,
-        metadata={
-            "help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all weights "
-            "(paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
-            "choices": TRAINING_MODES.names(),
-        },
-    )
+class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().values(), TrainingArguments):
+    """``TrainingArguments`` with the paper's fine-tuning defaults and extras (:class:`FinetuneOptions`) and the flags
+    of the modes registered when this module is imported (the built-ins'); :func:`finetune_arguments_class` adds
+    those of modes registered later. ``__post_init__`` sets three attributes (not fields: no flag, not in run
+    records) saying where values came from: ``from_task`` (the fields not given, which :func:`apply_task_defaults`
+    fills from the task and the mode), ``splits_asked`` (``(do_train, do_eval, do_predict)`` as given, before
+    Trainer's post-init; ``None``: no ``--do_*``, every split the data has) and ``keep_checkpoints`` (a
+    ``CHECKPOINT_FLAGS`` flag given, or the object not built from a command line: the ``checkpoint-*`` folders stay,
+    else ``finetuning.remove_checkpoints``)."""
 
     def __post_init__(self):
         mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
         check_declared_values(self)  # every mode's flags (choices, bounds), so a bad one fails in any compare arm
-        self._metric_unset = self.metric_for_best_model is None  # filled from the task (apply_task_defaults)
         # no --do_* flag: every split the data has; kept before Trainer's post-init changes them
         flags = (self.do_train, self.do_eval, self.do_predict)
-        self._explicit_do = flags if any(flags) else None
         # an explicit --train_sampling_strategy wins over --group_by_length; neither: the task's (apply_task_defaults)
         given = _GIVEN_FLAGS.get() or ()
         # checkpoints the user asked for stay after the run; else the saved model is its one copy (remove_checkpoints)
-        self._checkpoints_asked = _GIVEN_FLAGS.get() is None or bool(set(given) & CHECKPOINT_FLAGS)
+        keep = _GIVEN_FLAGS.get() is None or bool(set(given) & CHECKPOINT_FLAGS)
         # refused TrainingArguments flags (trainer_flags.TABLE): one line, before any model or data is loaded
         for name, reason in REFUSED_FLAGS.items():
             if getattr(self, name, None) not in (_REFUSED_DEFAULTS.get(name), None, "", [], ()):
                 raise ValueError(reason)
-        self._sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
+        sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
         if self.train_sampling_strategy is None:
             self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
         self.group_by_length = self.train_sampling_strategy == "group_by_length"
         self.seed_list  # noqa: B018 - a malformed --seeds fails here, before any data is read
-        # placeholders for TrainingArguments' checks; apply_task_defaults replaces those in `_unset`
+        # placeholders for TrainingArguments' checks; apply_task_defaults replaces those in `from_task`
         placeholders = {"learning_rate": 2e-5, "per_device_train_batch_size": 32, "num_train_epochs": 3.0}
-        self._unset = [k for k in placeholders if getattr(self, k) is None]
-        for key in self._unset:
+        unset = [k for k in placeholders if getattr(self, k) is None]
+        for key in unset:
             setattr(self, key, placeholders[key])
+        unset += ["metric_for_best_model"] if self.metric_for_best_model is None else []
+        unset += ["train_sampling_strategy"] if sampler_unset else []
+        self.from_task, self.splits_asked, self.keep_checkpoints = (
+            frozenset(unset),
+            flags if any(flags) else None,
+            keep,
+        )
         if self.output_dir is None:
             raise ValueError("--output_dir is required")
         import torch
@@ -389,21 +219,23 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
         args.use_cpu = True
 
 
-def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments) -> None:
-    """Fill what the user did not set: learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
+def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
+    """The one place of the defaults that depend on the task and the mode; returns ``(data_args, training_args)``,
+    final. Fills what the user did not set (``training_args.from_task``): learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
     ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
     batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
     the task's primary dev metric and its direction (SQuAD's F1 too: its Trainer evaluates with post-processing).
     Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
-    for key in getattr(training_args, "_unset", []):
+    unset = getattr(training_args, "from_task", frozenset())
+    for key in unset & set(defaults):
         setattr(training_args, key, defaults[key])
-    if getattr(training_args, "_sampler_unset", False) and task.problem_type == "regression":
+    if "train_sampling_strategy" in unset and task.problem_type == "regression":
         training_args.train_sampling_strategy, training_args.group_by_length = "random", False
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
-    if training_args.load_best_model_at_end and getattr(training_args, "_metric_unset", False):  # SQuAD too
+    if training_args.load_best_model_at_end and "metric_for_best_model" in unset:  # SQuAD too
         training_args.metric_for_best_model = task.primary_metric  # Trainer reads it as eval_<metric>
         training_args.greater_is_better = task.metric_spec(task.primary_metric).higher_is_better
     if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:
@@ -414,14 +246,68 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
                 "rates, e.g. --lr_grid 1e-3,5e-4"
             )
         training_args.lr_grid = ",".join(f"{lr:g}" for lr in grid)
+    return data_args, training_args
+
+
+@functools.cache
+def _with_flags(extra: tuple[type, ...]) -> type:
+    name = "FinetuneTrainingArguments_" + "_".join(cls.__name__ for cls in extra)
+    cls = dataclasses.make_dataclass(name, [], bases=(*extra, FinetuneTrainingArguments))
+    cls.__module__ = __name__
+    globals()[name] = cls  # found by name: Trainer pickles the arguments (training_args.bin)
+    return cls
+
+
+def finetune_arguments_class(modes=None) -> type[FinetuneTrainingArguments]:
+    """:class:`FinetuneTrainingArguments` with the flags dataclasses of the modes registered since this module was
+    imported (``modes``: those classes; default: the registry's, a clash checked by ``args_finetune.mode_groups``)
+    as further bases (a subclass, cached per set of modes)."""
+    if modes is None:
+        modes = [cls for _, cls in mode_groups()]
+    extra = tuple(c for c in modes if c not in FinetuneTrainingArguments.__mro__)
+    return _with_flags(extra) if extra else FinetuneTrainingArguments
+
+
+def finetune_arguments(command_line: CommandLine):
+    """``(ModelArguments, DataArguments, training arguments)`` of a parsed ``finetune`` command line
+    (:func:`hf_bert_tasks.args_finetune.parse_finetune_argv`), as :func:`finetune_arguments_class`
+    (:func:`training_arguments`)."""
+    return training_arguments(finetune_arguments_class(command_line.modes), command_line)
+
+
+def training_arguments(cls: type[TrainingArguments], command_line: CommandLine):
+    """``(model, data, training arguments)``: ``cls`` built once from a parsed command line's training values (a
+    field of another transformers version is left out when not given, ``UsageError`` when given; a
+    ``TrainingArguments`` field not given keeps the installed class's default, not the static table's);
+    ``command_line.given`` tells :func:`gpu_fast_path` what was set."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    values = dict(command_line.training)
+    for name in command_line.table_fields - command_line.given:  # the installed version's own default applies
+        if name in values and values[name] == TRAINER_FIELDS[name][1]:
+            del values[name]
+    for name in set(values) - known:
+        if name in VERSION_DEPENDENT and name in command_line.given:
+            raise UsageError(f"unrecognized arguments: --{name} (transformers {_version()} has no such field)")
+        values.pop(name)
+    with flags_given(command_line.given):
+        return command_line.model, command_line.data, cls(**values)
+
+
+def _version() -> str:
+    import transformers
+
+    return transformers.__version__
 
 
 class CliArgumentParser(HfArgumentParser):
     """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
-    ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error)."""
+    ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error).
+    :class:`FinetuneTrainingArguments` stands for :func:`finetune_arguments_class` (the flags of modes registered
+    since, e.g. in ``compare``'s arms). For ``--help_all`` and ``compare``; the recipes parse with ``args_parser``."""
 
     def __init__(self, dataclass_types, **kwargs):  # not cli.ArgumentParser's: a run stays out of cli.py
-        super().__init__(dataclass_types, allow_abbrev=False, **kwargs)
+        types_ = [finetune_arguments_class() if t is FinetuneTrainingArguments else t for t in dataclass_types]
+        super().__init__(types_, allow_abbrev=False, **kwargs)
 
     def error(self, message):
         raise UsageError(message)
@@ -436,22 +322,20 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         hf_bert_tasks.cli.UsageError: (a ``ValueError``) for an unknown flag (with the closest known one) or a value
             argparse cannot convert."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = CliArgumentParser(dataclass_types, prog=prog or "hf-bert-tasks")
+    types_ = [finetune_arguments_class() if t is FinetuneTrainingArguments else t for t in dataclass_types]
     if any(a in ("-h", "--help", "--help_all") for a in argv):
+        parser = CliArgumentParser(types_, prog=prog or "hf-bert-tasks")
         parser.add_argument(
             "--config", metavar="FILE", help="YAML or JSON file of argument values; flags on the command line win"
         )
         parser.add_argument("--help_all", action="help", help="show this message (every flag) and exit")
         parser.parse_args(["--help"])
-    if any(a.split("=", 1)[0] == "--config" for a in argv):  # only then: a run without it stays out of config_file
-        argv = config_argv(argv, parser)
-    # what the user gave, for gpu_fast_path: ``--a-b=1`` gives ``a_b``, ``--no_x`` gives ``no_x`` and ``x``
-    names = {t[2:].split("=", 1)[0].replace("-", "_") for t in argv if t.startswith("--") and len(t) > 2}
-    with flags_given(names | {n[3:] for n in names if n.startswith("no_")}):
-        *outputs, remaining = parser.parse_args_into_dataclasses(args=argv, return_remaining_strings=True)
-    if remaining:
-        raise UsageError(unrecognized([s for a in parser._actions for s in a.option_strings], remaining))
-    return tuple(outputs)
+    parser = build_parser([(cls.__name__, cls) for cls in types_], prog or "hf-bert-tasks", trainer_title=None)
+    values, given = parse_flags(parser, argv)  # the one parse
+    *light, training = types_
+    with flags_given(given):  # built in order: a model/data check fails before the training arguments are made
+        built = [cls(**{f.name: values.pop(f.name) for f in dataclasses.fields(cls) if f.init}) for cls in light]
+        return (*built, training(**{f.name: values[f.name] for f in dataclasses.fields(training) if f.init}))
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:

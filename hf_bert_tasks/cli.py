@@ -23,7 +23,7 @@ import sys
 import textwrap
 import traceback
 
-from . import flags
+from . import args_parser, flags
 from .console import interactive, log_filters, quiet_console
 
 PROG = "hf-bert-tasks"
@@ -47,20 +47,18 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
         "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
         (
-            ("hf_bert_tasks.arguments", "ModelArguments", "model arguments"),
-            ("hf_bert_tasks.arguments", "DataArguments", "data arguments"),
-            ("hf_bert_tasks.arguments", "FinetuneTrainingArguments", _OWN),
-            ("hf_bert_tasks.modes.feature_based", "FeatureBasedArguments", "feature-based mode arguments"),
-            ("hf_bert_tasks.modes.lora", "LoraArguments", "LoRA mode arguments"),
-        ),
+            ("hf_bert_tasks.args_finetune", "ModelArguments", "model arguments"),
+            ("hf_bert_tasks.args_finetune", "DataArguments", "data arguments"),
+            ("hf_bert_tasks.args_finetune", "FinetuneOptions", _OWN),
+        ),  # then each registered mode's flags (hf_bert_tasks.modes.mode_arguments_classes)
         "--task TASK --output_dir DIR",
     ),
     "pretrain": Subcommand(
         "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
         (
-            ("hf_bert_tasks.pretraining_config", "PretrainModelArguments", "model arguments"),
-            ("hf_bert_tasks.pretraining_config", "PretrainDataArguments", "data arguments"),
-            ("hf_bert_tasks.pretraining_config", "PretrainTrainingArguments", _OWN),
+            ("hf_bert_tasks.args_pretrain", "PretrainModelArguments", "model arguments"),
+            ("hf_bert_tasks.args_pretrain", "PretrainDataArguments", "data arguments"),
+            ("hf_bert_tasks.args_pretrain", "PretrainOptions", _OWN),
         ),
         "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
     ),
@@ -70,8 +68,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
 }
 
 
-class UsageError(ValueError):
-    """A command-line mistake (unknown or missing flag, bad value); printed as one ``error:`` line, exit status 2."""
+UsageError = args_parser.UsageError  # a public name of cli
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -191,14 +188,30 @@ def _pop_debug(argv: list[str]) -> bool:
 
 
 def check_early(command: str, rest: list[str], module) -> list[str]:
-    """Check a recipe's command line before it imports transformers (:func:`hf_bert_tasks.flags.check_command_line`;
-    ``module``: the script); returns the arguments to run: off a terminal, ``--disable_tqdm true`` unless set."""
-    if command == "compare":  # its own flags (module.build_parser) and every fine-tune flag
-        extra = [s[2:] for a in module.build_parser()._actions for s in a.option_strings if s.startswith("--")]
-        flags.check_command_line(rest, (*SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS), extra)
-        return rest
-    values = flags.check_command_line(rest, (*SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
-    return rest if interactive() or "disable_tqdm" in values else [*rest, "--disable_tqdm", "true"]
+    """``compare``'s command line checked before it imports transformers (``module``: its script): its own flags
+    (``module.build_parser``) and every fine-tune flag (the one fine-tune parser's), ``--config`` keys, ``--task``,
+    ``--data_dir`` and the model (:func:`hf_bert_tasks.flags.check_command_line`); returns ``rest``."""
+    from .args_finetune import finetune_parser
+
+    parsers = (module.build_parser(), finetune_parser())
+    extra = [s[2:] for p in parsers for a in p._actions for s in a.option_strings if s.startswith("--")]
+    flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra)
+    return rest
+
+
+def parse_command_line(command: str, argv: list[str]):
+    """``finetune``'s or ``pretrain``'s command line parsed once (``args_finetune.parse_finetune_argv``,
+    ``args_pretrain.parse_pretrain_argv``: light) and its paths checked (:func:`hf_bert_tasks.flags.check_inputs`);
+    off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
+    if command == "finetune":
+        from .args_finetune import parse_finetune_argv as parse
+    else:
+        from .args_pretrain import parse_pretrain_argv as parse
+    command_line = parse(argv, f"{PROG} {command}")
+    flags.check_inputs(command_line)  # data folder/files, corpus, the model offline: one line before heavy imports
+    if not interactive() and "disable_tqdm" not in command_line.given:
+        command_line.training["disable_tqdm"] = True
+    return command_line
 
 
 def _dispatch(command: str, rest: list[str]) -> int:
@@ -209,7 +222,9 @@ def _dispatch(command: str, rest: list[str]) -> int:
         print(fast_help(command))
         return 0
     module = importlib.import_module(f"hf_bert_tasks.scripts.{command}")  # light: heavy imports are in main()
-    if command in ("finetune", "pretrain", "compare") and not helping:
+    if command in ("finetune", "pretrain") and not helping:  # the one parse, before quiet_console's imports
+        rest = parse_command_line(command, rest)
+    elif command == "compare" and not helping:
         rest = check_early(command, rest, module)
     with quiet_console() if command in HEAVY and not helping else contextlib.nullcontext():
         result = module.main(rest)

@@ -24,15 +24,27 @@ logger = logging.getLogger(__name__)
 _FROM_ARGS = object()
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
-    """``hf-bert-tasks finetune``: parse ``argv``, run the recipe (its final evaluation logs the eval metrics once),
-    end with the line ``outputs in <output_dir>`` on the main process; returns every metric. Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
-    from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args, setup_process_logging
+def main(argv=None) -> dict[str, float]:
+    """``hf-bert-tasks finetune``: parse ``argv`` (strings, default ``sys.argv[1:]``; or a command line parsed
+    already, :func:`hf_bert_tasks.args_finetune.parse_finetune_argv`), run the recipe (its final evaluation logs the
+    eval metrics once), end with the line ``outputs in <output_dir>`` on the main process; returns every metric.
+    Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
+    import sys
+
+    from .args_finetune import FinetuneCommandLine, parse_finetune_argv
+
+    command_line, prog = argv, "hf-bert-tasks finetune"
+    if not isinstance(argv, FinetuneCommandLine):
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if any(a in ("-h", "--help", "--help_all") for a in argv):  # every flag: HfArgumentParser's help
+            from .arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+
+            return parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog=prog)
+        command_line = parse_finetune_argv(argv, prog)  # the one parse, before transformers is imported
+    from .arguments import finetune_arguments, setup_process_logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    model_args, data_args, training_args = parse_args(
-        (ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog="hf-bert-tasks finetune"
-    )
+    model_args, data_args, training_args = finetune_arguments(command_line)  # built once
     setup_process_logging(training_args)
     metrics = run_finetune(model_args, data_args, training_args)
     if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
@@ -164,7 +176,7 @@ def train_evaluate_predict(
         trainer.save_metrics("train", results)
         trainer.save_state()
     trainer.save_model()
-    if data.train_split is not None and not getattr(training_args, "_checkpoints_asked", True):
+    if data.train_split is not None and not getattr(training_args, "keep_checkpoints", True):
         remove_checkpoints(training_args.output_dir, trainer)  # the saved model is the run's one copy
     eval_metrics = _predict_and_evaluate(task, trainer, data, training_args)
     results.update(eval_metrics)
@@ -273,7 +285,7 @@ def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str]
     """Which splits to train / evaluate / predict on: every available one without ``--do_*`` flags. Raises
     ``ValueError`` for a requested split the data lacks, or no usable split (names the splits found)."""
     available = list(raw.keys())
-    explicit = getattr(training_args, "_explicit_do", None)
+    explicit = getattr(training_args, "splits_asked", None)
     do_train, do_eval, do_predict = explicit or (True, True, True)
     train = task.train_split if do_train and task.train_split in raw else None
     evals = [s for s in task.eval_splits if s in raw] if do_eval else []

@@ -1,20 +1,20 @@
-"""The flags of the ``HfArgumentParser`` subcommands, read from the argument dataclasses' *source* with :mod:`ast`
-(``TrainingArguments``' too; no torch, transformers or datasets import): the fast ``--help`` (:func:`fast_help`) and
-the early checks (:func:`check_command_line`), refusing only what the recipe refuses, with its messages.
-"""
+"""The recipes' flags without torch, transformers or datasets: the fast ``--help`` (:func:`fast_help`, from the light
+argument dataclasses and the registered modes' flags), the checks of a parsed command line's paths
+(:func:`check_inputs`, :func:`check_model`) and ``compare``'s early check of flag names (:func:`check_command_line`),
+with the recipes' messages."""
 
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
-import functools
 import importlib
-import importlib.util
+import inspect
 import os
+from typing import TYPE_CHECKING
 
-#: transformers' own dataclass, a base of both recipes' training arguments (its flags are accepted too)
-TRAINING_ARGUMENTS = ("transformers.training_args", "TrainingArguments", "")
+if TYPE_CHECKING:
+    from .args_parser import CommandLine
+
 #: where ``hf-bert-tasks quickstart`` writes a checkpoint that works offline (named by the offline-model error)
 OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"
 
@@ -29,81 +29,29 @@ _TRAINING_NOTE = (
 
 @dataclasses.dataclass
 class FieldInfo:
-    """A dataclass field as written in the source: ``name``, annotation text, default text, help, choices."""
+    """A dataclass field for the help: ``name``, annotation text, default text (``repr``), help, choices, and
+    ``value``, the default itself."""
 
     name: str
     annotation: str
     default: str
     help: str
     choices: list | None
+    value: object = None
 
 
-def _literal(node, fallback):
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return fallback
-
-
-def _default_text(node, imported: dict[str, str]) -> str:
-    """``repr`` of a literal default or of a constant imported from a (light) module of this package (``imported``:
-    name -> module), else its source text (``list(STRATEGIES)``)."""
-    if isinstance(node, ast.Name) and node.id in imported:
-        return repr(getattr(importlib.import_module(imported[node.id]), node.id))
-    value = _literal(node, node)
-    return ast.unparse(node) if value is node else repr(value)
-
-
-def source_path(module: str) -> str:
-    """The source file of ``module`` without importing it or its parents (``transformers.training_args`` ->
-    ``.../transformers/training_args.py``)."""
-    top, _, rest = module.partition(".")
-    spec = importlib.util.find_spec(top)
-    if not rest:
-        return spec.origin
-    base = os.path.join(spec.submodule_search_locations[0], *rest.split("."))
-    return base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
-
-
-@functools.cache
-def _parsed(path: str) -> ast.Module:
-    with open(path, encoding="utf-8") as f:
-        return ast.parse(f.read(), filename=path)
-
-
-def dataclass_fields(module: str, class_name: str) -> list[FieldInfo]:
-    """The fields a dataclass declares in its own body (``name: T = field(default=..., metadata={...})`` or
-    ``name: T = value``), read from its module's source with :mod:`ast`, no import; a default or metadata that is not
-    a literal is shown as source text. Raises ``LookupError`` when the module has no class ``class_name``."""
-    tree = _parsed(source_path(module))
-    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
-    if node is None:
-        raise LookupError(f"{module} has no class {class_name}")
-    imported = {}  # names the module imports from its own package (``from .modes import X``): name -> module
-    for stmt in tree.body:
-        if isinstance(stmt, ast.ImportFrom) and stmt.level:
-            source = importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), module.rpartition(".")[0])
-            imported.update({alias.asname or alias.name: source for alias in stmt.names})
-    fields = []
-    for stmt in node.body:
-        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-            continue
-        info = FieldInfo(stmt.target.id, ast.unparse(stmt.annotation), default="", help="", choices=None)
-        if isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", None) == "field":
-            kwargs = {k.arg: k.value for k in stmt.value.keywords}
-            if "default" in kwargs:
-                info.default = _default_text(kwargs["default"], imported)
-            elif "default_factory" in kwargs:
-                info.default = ast.unparse(kwargs["default_factory"]) + "()"
-            meta = kwargs.get("metadata")
-            meta = {_literal(k, None): v for k, v in zip(meta.keys, meta.values)} if isinstance(meta, ast.Dict) else {}
-            if "help" in meta:
-                info.help = str(_literal(meta["help"], ast.unparse(meta["help"])))
-            info.choices = _literal(meta.get("choices"), None)
-        elif stmt.value is not None:
-            info.default = _default_text(stmt.value, imported)
-        fields.append(info)
-    return fields
+def dataclass_fields(module, class_name: str | None = None) -> list[FieldInfo]:
+    """The fields of a dataclass (``module``: the class itself, or its module's name with ``class_name``, imported:
+    name it in a light module, e.g. ``hf_bert_tasks.args_finetune``) as :class:`FieldInfo` (default as ``repr``)."""
+    cls = getattr(importlib.import_module(module), class_name) if isinstance(module, str) else module
+    infos = []
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        annotation = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        choices = f.metadata.get("choices")
+        help_text, choices = f.metadata.get("help", ""), list(choices) if choices else None
+        infos.append(FieldInfo(f.name, annotation, repr(default), help_text, choices, default))
+    return infos
 
 
 def fast_help(program: str, command: str, spec) -> str:
@@ -114,7 +62,7 @@ def fast_help(program: str, command: str, spec) -> str:
 
     known_at_run_time = {"task": list_tasks(), "mode": list_training_modes()}  # the registries' names
     prog = f"{program} {command}"
-    doc = ast.get_docstring(_parsed(source_path(f"hf_bert_tasks.scripts.{command}"))) or spec.help
+    doc = inspect.getdoc(importlib.import_module(f"hf_bert_tasks.scripts.{command}")) or spec.help
     parser = argparse.ArgumentParser(
         prog=prog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -137,9 +85,14 @@ def fast_help(program: str, command: str, spec) -> str:
         action="store_true",
         help="show the traceback of an error (a bare --debug; --debug VALUE is TrainingArguments')",
     )
-    for mod, cls, title in spec.dataclasses:
+    sources = [(title, dataclass_fields(mod, cls)) for mod, cls, title in spec.dataclasses]
+    if command == "finetune":  # the registered modes' flags (their light dataclasses)
+        from .args_finetune import mode_groups
+
+        sources += [(title, dataclass_fields(cls)) for title, cls in mode_groups()]
+    for title, infos in sources:
         group = parser.add_argument_group(title)
-        for f in dataclass_fields(mod, cls):
+        for f in infos:
             choices = f.choices or known_at_run_time.get(f.name)
             if choices:
                 metavar = "{" + ",".join(map(str, choices)) + "}"
@@ -181,9 +134,11 @@ def check_model(name: str | None, *, given: bool = True, cache_dir: str | None =
 
 
 def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
-    """Check a recipe's command line (``argv``) before the recipe imports transformers; returns the settings it gives
-    (``--config`` file values below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of
-    each argument dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes.
+    """``compare``'s early check (``cli.check_early``; ``finetune`` and ``pretrain`` are parsed once instead): check
+    ``argv``'s flag names before transformers is imported; returns the settings it gives (``--config`` file values
+    below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of each light argument
+    dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes (its own parser's and the
+    fine-tune parser's).
 
     Raises:
         ValueError: an unknown flag or ``--config`` key (the recipe's wording, with the closest flag), an unknown or
@@ -219,7 +174,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
     if given.get("config"):
         path = given["config"][-1]
         config = read_config(path)
-        check_keys(path, config, fields)
+        check_keys(path, config, known - {"config", "help_all"})
         values = {**{k: v if isinstance(v, list) else [v] for k, v in config.items() if v is not None}, **given}
     last = {k: str(v[-1]) for k, v in values.items() if v}
     if "task" in fields:
@@ -239,10 +194,30 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
 
             resolve_corpus_files([str(v) for v in values[name]], flag=f"--{name}")
     if "model_name_or_path" in known:
-        default = _literal(getattr(fields.get("model_name_or_path"), "default", None) or "None", None)
+        default = getattr(fields.get("model_name_or_path"), "value", None)
         check_model(
             last.get("model_name_or_path", default),
             given="model_name_or_path" in last,
             cache_dir=last.get("cache_dir"),
         )
     return values
+
+
+def check_inputs(command_line: CommandLine) -> None:
+    """The checks of a parsed command line's paths that need no model, before transformers is imported:
+    ``--data_dir``, ``--train_file`` ... ``--test_file``, ``--train_files`` / ``--validation_files``
+    (pretraining_data's ``resolve_corpus_files``) and ``--model_name_or_path`` (:func:`check_model`); the recipe's own
+    checks have the same messages. ``FileNotFoundError`` naming the flag and the path."""
+    model, data = command_line.model, command_line.data
+    if getattr(data, "data_dir", None) is not None and not os.path.isdir(data.data_dir):
+        raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
+    for flag in ("train_file", "validation_file", "test_file"):
+        if getattr(data, flag, None) is not None and not os.path.isfile(getattr(data, flag)):
+            raise FileNotFoundError(f"--{flag} {getattr(data, flag)}: no such file")
+    for flag in ("train_files", "validation_files"):
+        if getattr(data, flag, None):
+            from .pretraining_data import resolve_corpus_files
+
+            resolve_corpus_files([str(v) for v in getattr(data, flag)], flag=f"--{flag}")
+    given = "model_name_or_path" in command_line.given
+    check_model(model.model_name_or_path, given=given, cache_dir=getattr(model, "cache_dir", None))

@@ -116,9 +116,8 @@ def test_help_all_lists_every_trainingarguments_flag(capsys):
 
 @pytest.mark.parametrize("command", ["finetune", "pretrain"])
 def test_fast_help_fields_are_the_dataclass_fields(command):
-    """The fast help reads the dataclasses' source; it must list exactly what the imported classes declare."""
+    """The fast help lists the fields of the light dataclasses exactly as the imported classes declare them."""
     import dataclasses
-    import importlib
     import inspect
 
     for module, name, _ in cli.SUBCOMMANDS[command].dataclasses:
@@ -210,25 +209,14 @@ def test_pretrain_missing_corpus_is_an_early_error(capsys, tmp_path):
     )
 
 
-def test_early_check_reads_trainingarguments_flags_and_negations():
-    from hf_bert_tasks import flags
+def test_the_one_parse_reads_trainingarguments_flags_and_negations():
+    from hf_bert_tasks.args_finetune import parse_finetune_argv
 
-    sources = (*cli.SUBCOMMANDS["finetune"].dataclasses, flags.TRAINING_ARGUMENTS)
-    values = flags.check_command_line(
-        [
-            "--task",
-            "rte",
-            "--output_dir",
-            "o",
-            "--gradient-accumulation-steps",
-            "2",
-            "--no_group_by_length",
-            "--model_name_or_path",
-            SAMPLES,
-        ],
-        sources,
-    )
-    assert values["gradient_accumulation_steps"] == ["2"] and values["group_by_length"] == ["false"]
+    argv = ["--task", "rte", "--output_dir", "o", "--gradient-accumulation-steps", "2", "--no_group_by_length"]
+    command_line = parse_finetune_argv([*argv, "--model_name_or_path", SAMPLES])
+    assert command_line.training["gradient_accumulation_steps"] == 2
+    assert command_line.training["group_by_length"] is False
+    assert {"gradient_accumulation_steps", "group_by_length", "no_group_by_length"} <= command_line.given
 
 
 def test_compare_early_check_takes_its_own_and_trainingarguments_flags(capsys, tmp_path, tiny_bert_dir):
@@ -253,25 +241,52 @@ def test_compare_early_check_takes_its_own_and_trainingarguments_flags(capsys, t
     assert capsys.readouterr().err == f"hf-bert-tasks: error: --data_dir {tmp_path / 'none'}: no such folder\n"
 
 
-@pytest.mark.parametrize("command", ["finetune", "pretrain"])
-def test_early_check_knows_exactly_the_flags_the_recipe_parser_takes(command):
-    """The early check must never refuse a flag the recipe accepts (nor accept one it refuses)."""
-    from hf_bert_tasks import flags
+def _actions(parser) -> dict:
+    """``{option strings: (dest, default, choices, nargs, const, required, type name)}`` of a parser's flags."""
+    return {
+        tuple(a.option_strings): (
+            a.dest,
+            a.default,
+            None if a.choices is None else [str(c) for c in a.choices],
+            a.nargs,
+            a.const,
+            a.required,
+            getattr(a.type, "__name__", None) if a.type in (int, float, str, None) else "converter",
+        )
+        for a in parser._actions
+        if a.option_strings and a.dest != "help"
+    }
+
+
+def _one_parser_and_hfargumentparser(command):
     from hf_bert_tasks.arguments import CliArgumentParser
 
-    classes = [getattr(importlib.import_module(m), c) for m, c, _ in cli.SUBCOMMANDS[command].dataclasses]
-    if command == "finetune":  # the recipe's dataclasses: the mode dataclasses are bases of the training one
-        from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
+    if command == "finetune":
+        from hf_bert_tasks.args_finetune import finetune_parser
+        from hf_bert_tasks.arguments import DataArguments, ModelArguments, finetune_arguments_class
 
-        classes = [ModelArguments, DataArguments, FinetuneTrainingArguments]
-    parser = CliArgumentParser(classes)
-    taken = {s[2:].replace("-", "_") for a in parser._actions for s in a.option_strings if s.startswith("--")}
-    known = {
-        f.name
-        for src in (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS)
-        for f in flags.dataclass_fields(*src[:2])
-    }
-    assert {t for t in taken if not (t.startswith("no_") and t[3:] in known)} - {"help"} == known
+        return finetune_parser(), CliArgumentParser((ModelArguments, DataArguments, finetune_arguments_class()))
+    from hf_bert_tasks.args_parser import build_parser
+    from hf_bert_tasks.args_pretrain import GROUPS
+    from hf_bert_tasks.pretraining_config import PretrainTrainingArguments
+
+    classes = (*(cls for _, cls in GROUPS[:2]), PretrainTrainingArguments)
+    return build_parser(list(GROUPS), "p"), CliArgumentParser(classes)
+
+
+@pytest.mark.parametrize("command", ["finetune", "pretrain"])
+def test_the_one_parser_takes_exactly_hfargumentparsers_flags(command):
+    """The one parser (built without importing transformers) makes every flag as ``HfArgumentParser`` makes it from
+    the recipe's dataclasses: option strings (``--a_b``, ``--a-b``, ``--no_x``), defaults, choices, nargs."""
+    from hf_bert_tasks.trainer_flags import VERSION_DEPENDENT
+
+    ours, theirs = (_actions(p) for p in _one_parser_and_hfargumentparser(command))
+    other_versions = {k for k in ours if k[0][2:] in VERSION_DEPENDENT and k not in theirs}  # refused when built
+    assert set(ours) - other_versions == set(theirs)
+    ours = {k: v for k, v in ours.items() if k not in other_versions}
+    differ = {k: (ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]}
+    # an Enum field: HfArgumentParser converts with a choice function, ours with the same choices as strings
+    assert {k for k, (a, b) in differ.items() if a[:6] != b[:6] or (a[6], b[6]) != ("str", "converter")} == set()
 
 
 def test_tasks_table_fits_100_columns():
@@ -600,3 +615,18 @@ def test_only_the_main_process_logs_info(should_log, expected):
         assert root.level == expected
     finally:
         root.setLevel(before)
+
+
+def test_a_trainingarguments_flag_not_given_keeps_the_installed_default(monkeypatch):
+    """The static table's default only fills the parser: a field the user did not give gets the installed
+    ``TrainingArguments``' own default (another transformers version may have another one)."""
+    from hf_bert_tasks import trainer_flags
+    from hf_bert_tasks.args_finetune import parse_finetune_argv
+    from hf_bert_tasks.arguments import finetune_arguments
+
+    monkeypatch.setitem(trainer_flags.TRAINER_FIELDS, "seed", ("int", 1, {}))
+    monkeypatch.setitem(trainer_flags.TRAINER_FIELDS, "data_seed", ("int", 5, {}))
+    command_line = parse_finetune_argv(["--task", "rte", "--output_dir", "o", "--data_seed", "5"])
+    assert command_line.training["seed"] == 1  # the parser's default (the table's)
+    training = finetune_arguments(command_line)[2]
+    assert (training.seed, training.data_seed) == (42, 5)  # installed default; given (equal to the table's) kept

@@ -60,7 +60,7 @@ def test_commands_are_found():
 
 def parse_only(argv: list[str]) -> None:
     """Raise ``ValueError`` when ``hf-bert-tasks <argv>`` would be refused by its parser."""
-    from hf_bert_tasks import cli, flags
+    from hf_bert_tasks import cli
 
     command, rest = argv[0], argv[1:]
     if command.startswith("-"):
@@ -71,8 +71,14 @@ def parse_only(argv: list[str]) -> None:
         return
     module = __import__(f"hf_bert_tasks.scripts.{command}", fromlist=["main"])
     try:  # flags known, task registered (files and models: the user's, not the parse)
-        if command in ("finetune", "pretrain"):
-            flags.check_command_line(rest, (*cli.SUBCOMMANDS[command].dataclasses, flags.TRAINING_ARGUMENTS))
+        if command == "finetune":  # the recipe's one parse (no file or model check)
+            from hf_bert_tasks.args_finetune import parse_finetune_argv
+
+            parse_finetune_argv(rest)
+        elif command == "pretrain":
+            from hf_bert_tasks.args_pretrain import parse_pretrain_argv
+
+            parse_pretrain_argv(rest)
         elif command == "compare":
             cli.check_early(command, rest, module)
     except OSError:  # FileNotFoundError too

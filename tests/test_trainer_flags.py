@@ -28,6 +28,35 @@ def test_table_lists_every_field_of_the_installed_training_arguments():
     )
 
 
+def test_the_static_field_table_is_the_installed_training_arguments():
+    """``TRAINER_FIELDS`` (what the one parser builds ``TrainingArguments``' flags from, without importing it) names
+    every installed field with its narrowed type, default and metadata; an enum's installed choices are among its
+    own. A row for a field the installed version lacks must be VERSION_DEPENDENT."""
+    import enum
+    import typing
+
+    from transformers import TrainingArguments
+
+    from hf_bert_tasks.args_parser import _reduce_type
+    from hf_bert_tasks.trainer_flags import FIELD_TYPES, TRAINER_FIELDS
+
+    hints = typing.get_type_hints(TrainingArguments)
+    fields = [f for f in dataclasses.fields(TrainingArguments) if f.init]
+    assert sorted(set(TRAINER_FIELDS) - {f.name for f in fields} - set(VERSION_DEPENDENT)) == []
+    for f in fields:
+        kind, default, metadata = TRAINER_FIELDS[f.name]
+        tp = _reduce_type(f.name, hints[f.name])
+        installed = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            assert (kind, default) == ("enum", installed), f.name
+            assert {x.value for x in tp} <= set(metadata["choices"]), f.name
+            continue
+        assert default == installed, f.name
+        assert {k: list(v) if k == "choices" else v for k, v in f.metadata.items() if k != "help"} == metadata, f.name
+        if kind not in ("dict", "list[str]", "object"):  # JSON text; a list of str or of an Enum of str; a class
+            assert FIELD_TYPES[kind] == tp, f.name
+
+
 def test_every_row_has_a_status_and_what_it_needs():
     for name, flag in TABLE.items():
         assert flag.status in STATUSES, name

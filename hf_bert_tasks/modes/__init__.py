@@ -1,12 +1,13 @@
 """Training modes (``--mode``): the :class:`TrainingMode` contract, its lazy registry and the default mode,
 ``finetune`` (:class:`FinetuneMode`, with the task model LoRA wraps too); ``lora`` is in :mod:`hf_bert_tasks.lora`,
 ``feature_based`` in :mod:`hf_bert_tasks.feature_based`. A new mode = a :class:`TrainingMode` subclass +
-:func:`register_training_mode`; its flags, a dataclass in ``modes/<name>.py`` that ``FinetuneTrainingArguments``
-inherits. This module imports no torch/transformers. Why lazy: docs/design.md, 'Training modes'."""
+:func:`register_training_mode`; its flags, a dataclass registered with it (built-ins: a light module
+``modes/<name>.py``), join the ``finetune`` command line. This module imports no torch/transformers. Why lazy: docs/design.md, 'Training modes'."""
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 import difflib
 import importlib
 import logging
@@ -27,6 +28,11 @@ _BUILTIN = {
     "lora": "hf_bert_tasks.lora",
     "feature_based": "hf_bert_tasks.feature_based",
 }
+#: built-in modes' flags dataclasses: name -> ``"module:Class"`` of a light module (read without the mode's module)
+_BUILTIN_FLAGS = {
+    "lora": "hf_bert_tasks.modes.lora:LoraArguments",
+    "feature_based": "hf_bert_tasks.modes.feature_based:FeatureBasedArguments",
+}
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -37,7 +43,7 @@ class TrainingMode(abc.ABC):
     name: str = ""  #: the ``--mode`` value, lower-case ``[a-z][a-z0-9_]*``
     help: str = ""  #: one line for ``--mode``'s help
     card_text: str = ""  #: the sentence the model card prints under "Training mode"
-    arguments_class: type | None = None  #: dataclass of the mode's flags (a base of ``FinetuneTrainingArguments``)
+    arguments_class: type | None = None  #: dataclass of the mode's flags (``finetune --<field>``; registered with it)
     allows_reinit: bool = False  #: ``--reinit_pooler`` / ``--reinit_layers`` allowed (the mode trains those weights)
     default_learning_rate: float | None = None  #: without ``--learning_rate``; ``None``: the task's paper default
     report_group: str = "Fine-tuning approach"  #: the section of the ``compare`` table (Table 7's two approaches)
@@ -107,9 +113,10 @@ class _Registry(UserDict):
     first looked up (``in``, iteration and :meth:`names` import no mode). Read-only: item assignment and ``del``
     raise ``TypeError`` (they would skip :func:`register_training_mode`'s checks)."""
 
-    def __init__(self, entries: dict[str, str]):
+    def __init__(self, entries: dict[str, str], flags: dict[str, str]):
         super().__init__()
         self.data = dict(entries)  # not through __setitem__, which refuses
+        self.flags: dict[str, str | type] = dict(flags)  # name -> flags dataclass or "module:Class" (light)
 
     def __setitem__(self, name: str, *mode):
         raise TypeError(
@@ -131,25 +138,51 @@ class _Registry(UserDict):
 
 
 #: The only central state: ``--mode`` value -> mode (lazy for the built-ins), in registration order.
-TRAINING_MODES: Mapping[str, TrainingMode] = _Registry(_BUILTIN)
+TRAINING_MODES: Mapping[str, TrainingMode] = _Registry(_BUILTIN, _BUILTIN_FLAGS)
 
 
-def register_training_mode(mode: TrainingMode) -> TrainingMode:
-    """Add ``mode`` to :data:`TRAINING_MODES` and return it. Raises ``TypeError`` for a non-:class:`TrainingMode`,
-    ``ValueError`` for a name not matching ``[a-z][a-z0-9_]*`` or already registered."""
+def register_training_mode(mode: TrainingMode, arguments_class: type | None = None) -> TrainingMode:
+    """Add ``mode`` to :data:`TRAINING_MODES` with its flags dataclass (``arguments_class``, default
+    ``mode.arguments_class``; each field a ``finetune --<field>`` flag, read as ``training_args.<field>``) and return
+    it. Raises ``TypeError`` for a non-:class:`TrainingMode` or flags that are not a dataclass, ``ValueError`` for a
+    name not matching ``[a-z][a-z0-9_]*`` or already registered."""
     if not isinstance(mode, TrainingMode):
         raise TypeError(f"register_training_mode: expected a TrainingMode instance, got {type(mode).__name__}")
+    arguments_class = arguments_class or mode.arguments_class
+    if arguments_class is not None and not dataclasses.is_dataclass(arguments_class):
+        raise TypeError(f"training mode {mode.name!r}: arguments_class must be a dataclass, got {arguments_class!r}")
     if not _NAME_RE.match(mode.name or ""):
         raise ValueError(f"training mode name {mode.name!r} must match {_NAME_RE.pattern}")
     if mode.name in TRAINING_MODES and TRAINING_MODES.data[mode.name] != type(mode).__module__:
         raise ValueError(f"training mode {mode.name!r} is already registered")
     TRAINING_MODES.data[mode.name] = mode
+    if arguments_class is not None:
+        mode.arguments_class = arguments_class
+        TRAINING_MODES.flags[mode.name] = arguments_class
     return mode
 
 
 def unregister_training_mode(name: str) -> None:
     """Remove a registered mode (tests that register a toy mode clean up with it); unknown names are ignored."""
     TRAINING_MODES.data.pop(name, None)
+    TRAINING_MODES.flags.pop(name, None)
+
+
+def mode_arguments_class(name: str) -> type | None:
+    """The flags dataclass registered with mode ``name`` (``None``: the mode has no flags), importing only its light
+    module for a built-in, never the mode's own module. ``KeyError`` for an unregistered name."""
+    if name not in TRAINING_MODES:
+        raise KeyError(name)
+    cls = TRAINING_MODES.flags.get(name)
+    if isinstance(cls, str):
+        module, _, attr = cls.partition(":")
+        cls = TRAINING_MODES.flags[name] = getattr(importlib.import_module(module), attr)
+    return cls
+
+
+def mode_arguments_classes() -> dict[str, type]:
+    """``{mode name: flags dataclass}`` of the registered modes that have flags, in registration order."""
+    return {name: cls for name in list(TRAINING_MODES) if (cls := mode_arguments_class(name)) is not None}
 
 
 def get_training_mode(name: str | None) -> TrainingMode:
@@ -295,6 +328,8 @@ __all__ = [
     "get_training_mode",
     "list_training_modes",
     "load_task_model",
+    "mode_arguments_class",
+    "mode_arguments_classes",
     "mode_of",
     "register_training_mode",
     "reinit_top_layers",

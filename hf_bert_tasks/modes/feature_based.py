@@ -11,10 +11,10 @@ NAME = "feature_based"
 
 @dataclass
 class FeatureBasedArguments:
-    """The feature-based mode's flags (the head's and the cache's); a base class of
-    :class:`~hf_bert_tasks.arguments.FinetuneTrainingArguments`."""
+    """The feature-based mode's flags (the head's and the cache's), registered with the mode
+    (``modes._BUILTIN_FLAGS``)."""
 
-    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
+    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``arguments.check_declared_values``
     bounds = (("head_hidden_size", 1, None, "a positive integer"),)
 
     feature_strategy: str = field(

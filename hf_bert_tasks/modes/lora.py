@@ -12,9 +12,9 @@ NAME = "lora"
 @dataclass
 class LoraArguments:
     """The LoRA mode's flags, each a ``peft.LoraConfig`` field (``--lora_r`` = ``r``, ``--lora_target_modules`` =
-    ``target_modules``, comma-separated; the others by name); a base of ``FinetuneTrainingArguments``."""
+    ``target_modules``, comma-separated; the others by name); registered with the mode (``modes._BUILTIN_FLAGS``)."""
 
-    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``FinetuneTrainingArguments``
+    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``arguments.check_declared_values``
     bounds = (
         ("lora_r", 1, None, "a positive integer"),
         ("lora_alpha", 1, None, "a positive integer"),

@@ -22,16 +22,30 @@ from __future__ import annotations
 import logging
 
 
-def main(argv: list[str] | None = None) -> dict:
-    from ..arguments import parse_args, setup_process_logging
+def main(argv=None) -> dict:
+    """``hf-bert-tasks pretrain``: parse ``argv`` (a list of strings, default ``sys.argv[1:]``, or a command line
+    parsed by :func:`hf_bert_tasks.args_pretrain.parse_pretrain_argv`), run the recipe, print the final accuracies
+    on the main process; returns the run's summary. ``ValueError`` for bad flags or data."""
+    import sys
+
+    from ..args_parser import CommandLine
+    from ..args_pretrain import parse_pretrain_argv
+
+    argv = argv if isinstance(argv, CommandLine) else list(sys.argv[1:] if argv is None else argv)
+    if not isinstance(argv, CommandLine) and any(a in ("-h", "--help", "--help_all") for a in argv):
+        from ..arguments import parse_args
+        from ..pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+
+        classes = (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments)
+        return parse_args(classes, argv, prog="hf-bert-tasks pretrain")  # every flag: HfArgumentParser's help
+    command_line = argv if isinstance(argv, CommandLine) else parse_pretrain_argv(argv)  # the one parse
+    from ..arguments import setup_process_logging, training_arguments
     from ..pretraining import run_pretrain
-    from ..pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+    from ..pretraining_config import PretrainTrainingArguments
     from ..threads import use_threads
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    model_args, data_args, training_args = parse_args(
-        (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv, prog="hf-bert-tasks pretrain"
-    )
+    model_args, data_args, training_args = training_arguments(PretrainTrainingArguments, command_line)
     setup_process_logging(training_args)
     if not model_args.model_name_or_path and (threads := use_threads(None, model_args.preset)):
         logging.getLogger(__name__).info(threads)  # tiny/mini: one thread unless OMP_NUM_THREADS says otherwise
