@@ -36,9 +36,9 @@ SMOKE_ARGS = ["--batches", "20", "--repeats", "2"]
 
 def instances(max_seq_length: int, seed: int = 0):
     """(tokenizer, list of feature dicts) from the built-in corpus (``dupe_factor`` 4)."""
-    from hf_bert_tasks.pretraining_data import create_pretraining_examples
-    from hf_bert_tasks.pretraining_documents import read_documents
-    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.pretraining.data import create_pretraining_examples
+    from hf_bert_tasks.pretraining.documents import read_documents
+    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
 
     docs = read_documents(CORPUS)
     tokenizer = train_wordpiece_tokenizer([s for d in docs for s in d], vocab_size=2000)
@@ -53,7 +53,7 @@ def instances(max_seq_length: int, seed: int = 0):
 def main(argv: list[str] | None = None) -> list[dict]:
     from transformers import DataCollatorForLanguageModeling
 
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, default=100)

@@ -14,7 +14,7 @@ learning rate and thread count, interleaved in one process:
   over the very batches ``Trainer``'s data loader yields for the cache (collated once, untimed, held in memory):
   the head's own compute, nothing else;
 * **cached epochs (Trainer)**: ``Trainer.train()`` on a feature cache built before the round (``datasets`` Arrow
-  file read through :class:`~hf_bert_tasks.feature_based.FeatureCacheCollator`): the per-epoch cost;
+  file read through :class:`~hf_bert_tasks.modes.feature_based.mode.FeatureCacheCollator`): the per-epoch cost;
 * **cached incl. build (Trainer)**: the run builds the cache (one encoder pass, ``build_feature_cache``) into a
   fresh folder, then ``Trainer.train()`` on it, as ``--mode feature_based`` does on a cache miss: what a run pays;
 * **recompute encoder (Trainer)**: ``Trainer.train()`` on the tokenized split: the frozen encoder runs
@@ -71,7 +71,7 @@ def one_head(hidden: int, args, encoder_dir, tokenizer, root) -> dict:
     import torch
     from transformers import DataCollatorForTokenClassification, Trainer, TrainingArguments
 
-    from hf_bert_tasks.feature_based import BertFeatureBasedModel, FeatureCacheCollator, build_feature_cache
+    from hf_bert_tasks.modes.feature_based.mode import BertFeatureBasedModel, FeatureCacheCollator, build_feature_cache
 
     torch.set_num_threads(args.threads)
     data = synthetic_features(args.examples, args.seq, len(tokenizer))
@@ -301,9 +301,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     from transformers import AutoTokenizer
 
-    from hf_bert_tasks.modeling import build_random_bert
-    from hf_bert_tasks.resources import sample_texts
-    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.run.modeling import build_random_bert
+    from hf_bert_tasks.run.resources import sample_texts
+    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
 
     with tempfile.TemporaryDirectory() as tmp:
         encoder_dir = args.model

@@ -6,7 +6,7 @@ Same weights (ours loads the reference's state dict), same batch (15 % of the po
 same optimizer settings, one process, interleaved steps:
 
 * reference: transformers' ``BertForPreTraining``, which projects all B x L positions to the vocabulary;
-* ours: ``hf_bert_tasks.pretraining.BertForPreTrainingMaskedOnly``, which projects only the target positions (the
+* ours: ``hf_bert_tasks.pretraining.recipe.BertForPreTrainingMaskedOnly``, which projects only the target positions (the
   pretrain recipe's ``--masked_only_decoder``). Both give the same loss (tests/test_pretrain_recipe.py).
 
 One timed run is one optimizer step; each side has its own AdamW.
@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     import torch
     from transformers import BertForPreTraining
 
-    from hf_bert_tasks.modeling import bert_config
-    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.run.modeling import bert_config
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="tiny")

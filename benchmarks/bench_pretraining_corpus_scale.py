@@ -4,8 +4,8 @@
 
 Input: every file of ``../shared/data/pretraining_text`` (WikiText-2 valid/test, raw test, tiny Shakespeare; about
 4.7 MB), replicated ``N`` times as ``N`` copies of each file for scale ``N``. Each scale runs in a fresh child process
-with an empty ``datasets`` cache: :func:`hf_bert_tasks.pretraining_documents.load_documents` (files -> Arrow table of
-documents, ``split_sentences``) then :func:`~hf_bert_tasks.pretraining_data.build_pretraining_dataset` (max_seq_length
+with an empty ``datasets`` cache: :func:`hf_bert_tasks.pretraining.documents.load_documents` (files -> Arrow table of
+documents, ``split_sentences``) then :func:`~hf_bert_tasks.pretraining.data.build_pretraining_dataset` (max_seq_length
 128, dupe_factor 1, ``--num_proc`` processes), then the same two calls again (a cache hit). Reported per scale: wall
 seconds of the first build, instances, instances/s, sentences/s, seconds of the cached rerun, the child's peak RSS
 (``ru_maxrss``) and its RSS after imports (the part that does not depend on the corpus). A flat peak RSS and a
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> dict:
     results: dict = {"corpus": sources, "num_proc": args.num_proc, "scales": {}}
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, HERE)
-        from hf_bert_tasks.pretraining_documents import iter_file_documents
-        from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+        from hf_bert_tasks.pretraining.documents import iter_file_documents
+        from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
 
         tokenizer = train_wordpiece_tokenizer(
             (s for path in sources for d in iter_file_documents(path, split_sentences=True) for s in d),

@@ -38,10 +38,10 @@ REPO = os.path.dirname(HERE)
 TIMED_PATHS = [
     "benchmarks/pretraining_data_ours.py",
     "benchmarks/timed_main.py",
-    "hf_bert_tasks/pretraining_data.py",
-    "hf_bert_tasks/pretraining_documents.py",
-    "hf_bert_tasks/collators.py",
-    "hf_bert_tasks/tokenization.py",
+    "hf_bert_tasks/pretraining/data.py",
+    "hf_bert_tasks/pretraining/documents.py",
+    "hf_bert_tasks/pretraining/collators.py",
+    "hf_bert_tasks/run/tokenization.py",
 ]
 SMOKE_ARGS = ["--lines", "1000", "--repeats", "2", "--warmup", "0"]
 

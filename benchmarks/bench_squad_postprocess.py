@@ -13,8 +13,8 @@ Each side starts from what its pipeline holds after prediction, as ``datasets.Da
 * reference: ``utils_qa.postprocess_qa_predictions(examples, features, (start, end))`` with ``features`` carrying
   ``example_id`` and ``offset_mapping`` (``None`` outside the context), as ``run_qa.py``'s
   ``prepare_validation_features`` leaves them; output files off;
-* ours: ``hf_bert_tasks.qa_postprocess.features_to_arrays`` (our features: ``offset_mapping`` with ``[-1, -1]`` outside the
-  context) + ``hf_bert_tasks.qa_postprocess.postprocess_qa_predictions`` (``max_context=None``), as ``tasks/squad.py`` calls them.
+* ours: ``hf_bert_tasks.tasks.squad.postprocess.features_to_arrays`` (our features: ``offset_mapping`` with ``[-1, -1]`` outside the
+  context) + ``hf_bert_tasks.tasks.squad.postprocess.postprocess_qa_predictions`` (``max_context=None``), as ``tasks/squad.py`` calls them.
 
 Before any ratio is reported the two must return identical predictions (and, for v2, null odds equal to 1e-5:
 the reference sums float32 logits, ours float64). The n-best lists are not compared: the reference keeps duplicate
@@ -54,8 +54,8 @@ def build_inputs(version: str, max_questions: int | None, seed: int = 0):
     from datasets import Dataset
     from transformers import AutoTokenizer
 
-    from hf_bert_tasks import qa
     from hf_bert_tasks.tasks import get_task
+    from hf_bert_tasks.tasks.squad import features as qa
 
     task = get_task("squad_v2" if version == "v2" else "squad_v1")
     cols = task.read_json(harness.shared_path("data", "squad", FILES[version]))
@@ -87,7 +87,7 @@ def build_inputs(version: str, max_questions: int | None, seed: int = 0):
 
 
 def one_version(version: str, args, utils_qa, ref_path: str) -> dict:
-    from hf_bert_tasks import qa_postprocess
+    from hf_bert_tasks.tasks.squad import postprocess as qa_postprocess
 
     examples, ours_feats, ref_feats, start, end = build_inputs(version, args.max_questions)
     v2 = version == "v2"

@@ -4,7 +4,7 @@
 
 Builds the transfer experiment's corpus (``tools/pretraining_transfer.py corpus``: the unlabelled text of
 ``../shared/data``, one sentence per line, documents between blank lines), trains its 8,192-piece WordPiece
-vocabulary, makes the pretrain recipe's NSP instances (:func:`hf_bert_tasks.pretraining_data.build_pretraining_dataset`,
+vocabulary, makes the pretrain recipe's NSP instances (:func:`hf_bert_tasks.pretraining.data.build_pretraining_dataset`,
 google's rules: target length ``max_seq_length - 3``, ``short_seq_prob`` 0.1) at each ``--seq``, and reports, per
 length, the fraction of token positions that are padding:
 
@@ -71,9 +71,9 @@ def main(argv=None) -> dict:
     if len(args.batch) != len(args.seq):
         parser.error("give one --batch per --seq")
     sys.path.insert(0, REPO)
-    from hf_bert_tasks.pretraining_data import build_pretraining_dataset
-    from hf_bert_tasks.pretraining_documents import load_documents
-    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.pretraining.data import build_pretraining_dataset
+    from hf_bert_tasks.pretraining.documents import load_documents
+    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
 
     spec = importlib.util.spec_from_file_location(
         "pretraining_transfer", os.path.join(REPO, "tools", "pretraining_transfer.py")

@@ -26,9 +26,9 @@ import datasets
 import torch  # noqa: F401  (the collator imports it lazily: loaded here, it counts as start-up as NVIDIA's imports do)
 from transformers import BertTokenizer
 
-from hf_bert_tasks.collators import DataCollatorForBertPretraining
-from hf_bert_tasks.pretraining_data import build_pretraining_dataset
-from hf_bert_tasks.pretraining_documents import documents_dataset
+from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
+from hf_bert_tasks.pretraining.data import build_pretraining_dataset
+from hf_bert_tasks.pretraining.documents import documents_dataset
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from transformers.models.bert.modeling_bert import BertForPreTrainingOutput
 
-from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly
+from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
 
 
 def static_slots(selected: torch.Tensor, slots: int):

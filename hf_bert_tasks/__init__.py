@@ -49,7 +49,10 @@ def metric_path(name: str) -> str:
 
 
 # Pretraining (lazy: importing hf_bert_tasks stays cheap; these pull in torch/transformers on first use).
-_LAZY = {"create_pretraining_examples": "pretraining_data", "DataCollatorForBertPretraining": "collators"}
+_LAZY = {
+    "create_pretraining_examples": "pretraining.data",
+    "DataCollatorForBertPretraining": "pretraining.collators",
+}
 __all__ += list(_LAZY)
 
 
@@ -59,3 +62,96 @@ def __getattr__(name):
 
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Modules of 0.1.0 moved by the plug-in layout (issue 41): old path -> new module. ``import hf_bert_tasks.qa_pipeline``
+# (as pushed cards and user scripts wrote it) returns the new module object, with a FutureWarning; no alias files.
+_MOVED_MODULES = {
+    "arguments": "run.arguments",
+    "baselines": "run.baselines",
+    "batching": "run.batching",
+    "checkpoints": "run.checkpoints",
+    "collators": "pretraining.collators",
+    "config_file": "run.config_file",
+    "console": "run.console",
+    "credentials": "run.credentials",
+    "feature_based": "modes.feature_based.mode",
+    "feature_based.cache": "modes.feature_based.cache",
+    "feature_based.heads": "modes.feature_based.heads",
+    "feature_based.modeling": "modes.feature_based.modeling",
+    "feature_based.strategies": "modes.feature_based.strategies",
+    "finetuning": "scripts.finetune",
+    "flags": "run.flags",
+    "hub": "run.hub",
+    "lora": "modes.lora.mode",
+    "loss_normalisation": "run.batching",
+    "lr_grid": "run.lr_grid",
+    "metrics": "tasks.metrics",
+    "model_card": "run.model_card",
+    "modeling": "run.modeling",
+    "modes.base": "modes",
+    "modes.finetune": "modes",
+    "modes.registry": "modes",
+    "ner": "tasks.conll2003.features",
+    "ner_metrics": "tasks.conll2003.metrics",
+    "plots": "run.plots",
+    "pretraining_config": "pretraining.config",
+    "pretraining_data": "pretraining.data",
+    "pretraining_trainer": "pretraining.trainer",
+    "qa": "tasks.squad.features",
+    "qa_pipeline": "tasks.squad.pipeline",
+    "qa_postprocess": "tasks.squad.postprocess",
+    "qa_trainer": "tasks.squad.trainer",
+    "resources": "run.resources",
+    "run_record": "run.run_record",
+    "squad_metrics": "tasks.squad.metrics",
+    "task_model": "modes",
+    "threads": "run.threads",
+    "tokenization": "run.tokenization",
+    "tokenized_cache": "run.tokenized_cache",
+    "trainer_flags": "run.trainer_flags",
+}
+
+
+class _MovedModuleFinder:
+    """``sys.meta_path`` finder for :data:`_MOVED_MODULES`: the old name is bound to the new module object (one
+    module, one state: a registry or a monkeypatch seen through either name)."""
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        prefix = __name__ + "."
+        if not fullname.startswith(prefix) or fullname[len(prefix) :] not in _MOVED_MODULES:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(fullname, cls)
+
+    @staticmethod
+    def create_module(spec):
+        import importlib
+        import warnings
+
+        new = f"{__name__}.{_MOVED_MODULES[spec.name[len(__name__) + 1 :]]}"
+        warnings.warn(f"{spec.name} moved to {new} (0.2.0); import it from there", FutureWarning, stacklevel=2)
+        module = importlib.import_module(new)
+        if spec.name == f"{__name__}.feature_based":
+            import sys
+
+            # the old package's submodules resolve through it too
+            module.__path__ = list(getattr(sys.modules[new.rsplit(".", 1)[0]], "__path__", []))
+        return module
+
+    @staticmethod
+    def exec_module(module):
+        pass
+
+
+def _install_moved_module_finder():
+    import sys
+
+    # last: asked only for names no other finder resolves (the old ones), not on every import of the process
+    if not any(f is _MovedModuleFinder for f in sys.meta_path):
+        sys.meta_path.append(_MovedModuleFinder)
+
+
+_install_moved_module_finder()

@@ -23,11 +23,11 @@ import sys
 import textwrap
 import traceback
 
-from . import args_parser, flags
-from .console import interactive, log_filters, quiet_console
+from .run import args_parser, flags
+from .run.console import interactive, log_filters, quiet_console
 
 PROG = "hf-bert-tasks"
-#: subcommands that train: run inside :func:`hf_bert_tasks.console.quiet_console`
+#: subcommands that train: run inside :func:`hf_bert_tasks.run.console.quiet_console`
 HEAVY = ("finetune", "pretrain", "compare", "quickstart")
 
 
@@ -47,18 +47,18 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "finetune": Subcommand(
         "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
         (
-            ("hf_bert_tasks.args_finetune", "ModelArguments", "model arguments"),
-            ("hf_bert_tasks.args_finetune", "DataArguments", "data arguments"),
-            ("hf_bert_tasks.args_finetune", "FinetuneOptions", _OWN),
+            ("hf_bert_tasks.run.args_finetune", "ModelArguments", "model arguments"),
+            ("hf_bert_tasks.run.args_finetune", "DataArguments", "data arguments"),
+            ("hf_bert_tasks.run.args_finetune", "FinetuneOptions", _OWN),
         ),  # then each registered mode's flags (hf_bert_tasks.modes.mode_arguments_classes)
         "--task TASK --output_dir DIR",
     ),
     "pretrain": Subcommand(
         "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
         (
-            ("hf_bert_tasks.args_pretrain", "PretrainModelArguments", "model arguments"),
-            ("hf_bert_tasks.args_pretrain", "PretrainDataArguments", "data arguments"),
-            ("hf_bert_tasks.args_pretrain", "PretrainOptions", _OWN),
+            ("hf_bert_tasks.pretraining.args", "PretrainModelArguments", "model arguments"),
+            ("hf_bert_tasks.pretraining.args", "PretrainDataArguments", "data arguments"),
+            ("hf_bert_tasks.pretraining.args", "PretrainOptions", _OWN),
         ),
         "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
     ),
@@ -190,8 +190,8 @@ def _pop_debug(argv: list[str]) -> bool:
 def check_early(command: str, rest: list[str], module) -> list[str]:
     """``compare``'s command line checked before it imports transformers (``module``: its script): its own flags
     (``module.build_parser``) and every fine-tune flag (the one fine-tune parser's), ``--config`` keys, ``--task``,
-    ``--data_dir`` and the model (:func:`hf_bert_tasks.flags.check_command_line`); returns ``rest``."""
-    from .args_finetune import finetune_parser
+    ``--data_dir`` and the model (:func:`hf_bert_tasks.run.flags.check_command_line`); returns ``rest``."""
+    from .run.args_finetune import finetune_parser
 
     parsers = (module.build_parser(), finetune_parser())
     extra = [s[2:] for p in parsers for a in p._actions for s in a.option_strings if s.startswith("--")]
@@ -201,12 +201,12 @@ def check_early(command: str, rest: list[str], module) -> list[str]:
 
 def parse_command_line(command: str, argv: list[str]):
     """``finetune``'s or ``pretrain``'s command line parsed once (``args_finetune.parse_finetune_argv``,
-    ``args_pretrain.parse_pretrain_argv``: light) and its paths checked (:func:`hf_bert_tasks.flags.check_inputs`);
+    ``args_pretrain.parse_pretrain_argv``: light) and its paths checked (:func:`hf_bert_tasks.run.flags.check_inputs`);
     off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
     if command == "finetune":
-        from .args_finetune import parse_finetune_argv as parse
+        from .run.args_finetune import parse_finetune_argv as parse
     else:
-        from .args_pretrain import parse_pretrain_argv as parse
+        from .pretraining.args import parse_pretrain_argv as parse
     command_line = parse(argv, f"{PROG} {command}")
     flags.check_inputs(command_line)  # data folder/files, corpus, the model offline: one line before heavy imports
     if not interactive() and "disable_tqdm" not in command_line.given:

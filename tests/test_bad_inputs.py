@@ -196,8 +196,8 @@ def data_dir_without_task_files(tmp):
 
 def missing_split(tmp):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.arguments import FinetuneTrainingArguments
-    from hf_bert_tasks.finetuning import select_splits
+    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.scripts.finetune import select_splits
 
     folder = _mrpc(tmp, ["1\t1\t2\tthe cat .\tthe dog ."])
     args = FinetuneTrainingArguments(output_dir=str(tmp / "out"), do_train=True, do_eval=True, report_to="none")
@@ -206,14 +206,14 @@ def missing_split(tmp):
 
 # ------------------------------------------------------------------------------------------------ recipes
 def config_unknown_key(tmp):
-    from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
 
     path = _write(tmp / "cfg.yaml", "task: mrpc\noutput_dir: x\nlearnin_rate: 2e-5\n")
     return lambda: parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), ["--config", path])
 
 
 def _finetune_parse(argv):
-    from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
 
     return lambda: parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv)
 
@@ -235,7 +235,7 @@ def cli_bad_value(tmp):
 
 
 def lr_grid_not_numbers(tmp):
-    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(output_dir=str(tmp / "o"), lr_grid="5e-5,fast", report_to="none")
     return lambda: args.learning_rates
@@ -245,8 +245,8 @@ def mismatched_head(tmp, tiny_bert_dir):
     from transformers import AutoModelForSequenceClassification
 
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.arguments import ModelArguments
-    from hf_bert_tasks.finetuning import build_model
+    from hf_bert_tasks.run.arguments import ModelArguments
+    from hf_bert_tasks.scripts.finetune import build_model
 
     three = AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir, num_labels=3)
     three.save_pretrained(tmp / "mnli-model")
@@ -256,7 +256,7 @@ def mismatched_head(tmp, tiny_bert_dir):
 def max_seq_length_over_positions(tmp, tiny_bert_dir):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from hf_bert_tasks.finetuning import check_model_fits
+    from hf_bert_tasks.scripts.finetune import check_model_fits
 
     model = AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir, num_labels=2)  # 256 positions
     return lambda: check_model_fits(model, AutoTokenizer.from_pretrained(tiny_bert_dir), 512, "tiny-bert")
@@ -265,7 +265,7 @@ def max_seq_length_over_positions(tmp, tiny_bert_dir):
 def tokenizer_larger_than_model_vocab(tmp, tiny_bert_dir, vocab_tokenizer):
     from transformers import AutoModelForSequenceClassification, BertConfig
 
-    from hf_bert_tasks.finetuning import check_model_fits
+    from hf_bert_tasks.scripts.finetune import check_model_fits
 
     model = AutoModelForSequenceClassification.from_config(
         BertConfig(vocab_size=20, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)
@@ -326,7 +326,7 @@ def squad_answerable_without_answer(tmp):
 def squad_overlong_question(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks import qa
+    from hf_bert_tasks.tasks.squad import features as qa
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
     question = " ".join(["the cat sat on the mat"] * 10)  # 60 WordPieces
@@ -405,7 +405,7 @@ def swag_short_row(tmp):
 def corpus_one_document(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks.pretraining_data import create_pretraining_examples
+    from hf_bert_tasks.pretraining.data import create_pretraining_examples
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
     doc = ["the cat sat on the mat .", "the dog ran .", "she sat on the rug .", "it was good ."]
@@ -421,7 +421,7 @@ def corpus_one_document(tmp, vocab_tokenizer):
 def corpus_one_document_strict(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks.pretraining_data import create_pretraining_examples
+    from hf_bert_tasks.pretraining.data import create_pretraining_examples
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
     return lambda: create_pretraining_examples(
@@ -435,7 +435,7 @@ def corpus_one_document_strict(tmp, vocab_tokenizer):
 def corpus_one_sentence_documents(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks.pretraining_data import create_pretraining_examples
+    from hf_bert_tasks.pretraining.data import create_pretraining_examples
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
     docs = [["the cat sat on the mat ."], ["the dog ran to the rug ."], ["she was not good ."]]
@@ -448,14 +448,14 @@ def corpus_one_sentence_documents(tmp, vocab_tokenizer):
 
 
 def corpus_empty_file(tmp):
-    from hf_bert_tasks.pretraining_documents import documents_dataset
+    from hf_bert_tasks.pretraining.documents import documents_dataset
 
     path = _write(tmp / "corpus.txt", "\n\n  \n")
     return lambda: documents_dataset(path)
 
 
 def corpus_non_utf8(tmp):
-    from hf_bert_tasks.pretraining_documents import read_documents
+    from hf_bert_tasks.pretraining.documents import read_documents
 
     path = _write(tmp / "corpus.txt", b"the cat sat .\nthe caf\xe9 .\n")
     return lambda: read_documents(path)
@@ -464,7 +464,7 @@ def corpus_non_utf8(tmp):
 def collator_vocab_without_mask_token(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
 
     tokenizer = BertTokenizerFast(
         tokenizer_object=vocab_tokenizer.backend_tokenizer,
@@ -495,7 +495,7 @@ def vocab_file_without_mask_line(tmp):
 def collator_features_with_different_keys(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
     collator = DataCollatorForBertPretraining(tokenizer=tokenizer, seed=0)
@@ -506,7 +506,7 @@ def collator_features_with_different_keys(tmp, vocab_tokenizer):
 def collator_feature_longer_than_max_length(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
     collator = DataCollatorForBertPretraining(tokenizer=tokenizer, seed=0, max_length=4)
@@ -516,7 +516,7 @@ def collator_feature_longer_than_max_length(tmp, vocab_tokenizer):
 def collator_empty_batch(tmp, vocab_tokenizer):
     from transformers import BertTokenizerFast
 
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
 
     tokenizer = BertTokenizerFast(tokenizer_object=vocab_tokenizer.backend_tokenizer)
     return lambda: DataCollatorForBertPretraining(tokenizer=tokenizer, seed=0)([])

@@ -4,7 +4,7 @@ import lzma
 
 import pytest
 
-from hf_bert_tasks.pretraining_documents import read_documents, resolve_corpus_files, split_into_sentences
+from hf_bert_tasks.pretraining.documents import read_documents, resolve_corpus_files, split_into_sentences
 
 
 def test_titles_before_a_name_do_not_end_a_sentence():
@@ -111,8 +111,8 @@ def test_zstd_and_compressed_parquet_are_refused_by_name(tmp_path):
 
 
 def test_validation_files_are_the_held_out_set_and_every_training_document_is_trained_on(tmp_path):
-    from hf_bert_tasks.pretraining import _corpus
-    from hf_bert_tasks.pretraining_config import PretrainDataArguments
+    from hf_bert_tasks.pretraining.config import PretrainDataArguments
+    from hf_bert_tasks.pretraining.recipe import _corpus
 
     train = tmp_path / "train.txt"
     train.write_text("a one.\na two.\n\nb one.\nb two.\n\nc one.\nc two.\n")
@@ -131,8 +131,8 @@ def test_validation_files_are_the_held_out_set_and_every_training_document_is_tr
 
 
 def test_a_missing_validation_file_is_named_with_its_flag(tmp_path):
-    from hf_bert_tasks.pretraining import _corpus
-    from hf_bert_tasks.pretraining_config import PretrainDataArguments
+    from hf_bert_tasks.pretraining.config import PretrainDataArguments
+    from hf_bert_tasks.pretraining.recipe import _corpus
 
     train = tmp_path / "train.txt"
     train.write_text("a one.\na two.\n\nb one.\n")

@@ -1,4 +1,4 @@
-"""``--resume_from_checkpoint auto`` resumes from the newest *complete* checkpoint (``hf_bert_tasks.checkpoints``).
+"""``--resume_from_checkpoint auto`` resumes from the newest *complete* checkpoint (``hf_bert_tasks.run.checkpoints``).
 
 The reported fault: a run with ``--save_steps 2 --max_steps 2``, its results removed, plus a ``checkpoint-4`` holding
 only ``model.safetensors`` and ``config.json`` (a kill during the save), rerun with ``auto --max_steps 4`` died with
@@ -100,7 +100,7 @@ def test_trainer_writes_the_files_resuming_reads(two_step_run):
 
 
 def test_a_checkpoint_written_by_trainer_is_complete(two_step_run):
-    from hf_bert_tasks.checkpoints import checkpoint_problems
+    from hf_bert_tasks.run.checkpoints import checkpoint_problems
 
     assert checkpoint_problems(os.path.join(two_step_run, "checkpoint-2")) == []
 
@@ -113,7 +113,7 @@ def test_a_checkpoint_written_by_trainer_is_complete(two_step_run):
     ],
 )
 def test_files_trainer_writes_in_other_setups_count_as_complete(two_step_run, tmp_path, rename):
-    from hf_bert_tasks.checkpoints import checkpoint_problems
+    from hf_bert_tasks.run.checkpoints import checkpoint_problems
 
     folder = tmp_path / "checkpoint-2"
     shutil.copytree(os.path.join(two_step_run, "checkpoint-2"), folder)
@@ -136,7 +136,7 @@ def test_files_trainer_writes_in_other_setups_count_as_complete(two_step_run, tm
     ],
 )
 def test_each_missing_or_cut_file_makes_a_checkpoint_incomplete(two_step_run, tmp_path, damage, expected):
-    from hf_bert_tasks.checkpoints import checkpoint_problems
+    from hf_bert_tasks.run.checkpoints import checkpoint_problems
 
     kind, _, name = damage.rpartition(":")
     folder = tmp_path / ("checkpoint-6" if kind == "step" else "checkpoint-2")
@@ -152,7 +152,7 @@ def test_each_missing_or_cut_file_makes_a_checkpoint_incomplete(two_step_run, tm
 
 
 def test_the_newest_complete_checkpoint_wins_and_the_skipped_ones_are_named(two_step_run, tmp_path, caplog):
-    from hf_bert_tasks.checkpoints import last_complete_checkpoint, list_checkpoints
+    from hf_bert_tasks.run.checkpoints import last_complete_checkpoint, list_checkpoints
 
     out = _copy_run(two_step_run, tmp_path)
     _torn_checkpoint(out, os.path.join(out, "checkpoint-2"), step=4)
@@ -167,7 +167,7 @@ def test_the_newest_complete_checkpoint_wins_and_the_skipped_ones_are_named(two_
     os.makedirs(os.path.join(out, "checkpoint-foo"))  # not a checkpoint name: ignored, as get_last_checkpoint does
     open(os.path.join(out, "checkpoint-8"), "w").close()  # a file, not a folder: ignored
     assert [os.path.basename(p) for _, p in list_checkpoints(out)] == ["checkpoint-6", "checkpoint-4", "checkpoint-2"]
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
         assert last_complete_checkpoint(out) == os.path.join(out, "checkpoint-2")
     (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "checkpoint-6 (no optimizer.pt (saved with --save_only_model, or cut short))" in record.getMessage()
@@ -176,18 +176,18 @@ def test_the_newest_complete_checkpoint_wins_and_the_skipped_ones_are_named(two_
 
 
 def test_no_complete_checkpoint_means_a_fresh_start_with_a_warning(two_step_run, tmp_path, caplog):
-    from hf_bert_tasks.checkpoints import resolve_resume
+    from hf_bert_tasks.run.checkpoints import resolve_resume
 
     out = str(tmp_path / "run")
     os.makedirs(out)
     _torn_checkpoint(out, os.path.join(two_step_run, "checkpoint-2"), step=4)
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
         assert resolve_resume("auto", out) is None
     assert "no complete checkpoint" in caplog.text and "checkpoint-4" in caplog.text
 
 
 def test_auto_and_true_are_the_same_and_an_empty_folder_is_a_fresh_start(tmp_path):
-    from hf_bert_tasks.checkpoints import resolve_resume
+    from hf_bert_tasks.run.checkpoints import resolve_resume
 
     assert resolve_resume("auto", str(tmp_path)) is None
     assert resolve_resume("True", str(tmp_path / "missing")) is None
@@ -195,7 +195,7 @@ def test_auto_and_true_are_the_same_and_an_empty_folder_is_a_fresh_start(tmp_pat
 
 
 def test_an_explicit_path_to_a_cut_checkpoint_is_an_error_naming_what_is_missing(two_step_run, tmp_path):
-    from hf_bert_tasks.checkpoints import resolve_resume
+    from hf_bert_tasks.run.checkpoints import resolve_resume
 
     torn = _torn_checkpoint(str(tmp_path), os.path.join(two_step_run, "checkpoint-2"), step=4)
     with pytest.raises(ValueError, match=r"checkpoint-4: not a complete checkpoint \(no trainer_state.json"):
@@ -212,7 +212,7 @@ def test_finetune_auto_skips_a_checkpoint_cut_short_by_a_kill(two_step_run, tiny
     out = _copy_run(two_step_run, tmp_path)
     _torn_checkpoint(out, os.path.join(out, "checkpoint-2"))
     before = _mtimes(os.path.join(out, "checkpoint-2"))
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
         finetune.main(_finetune_flags(tiny_bert_dir, out, 4, "--resume_from_checkpoint", "auto"))
     assert "skipping incomplete checkpoint(s) checkpoint-4 (no trainer_state.json" in caplog.text
     with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
@@ -228,7 +228,7 @@ def test_finetune_auto_with_only_a_cut_checkpoint_starts_from_step_0(two_step_ru
     out = str(tmp_path / "run")
     os.makedirs(out)
     _torn_checkpoint(out, os.path.join(two_step_run, "checkpoint-2"))
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
         finetune.main(_finetune_flags(tiny_bert_dir, out, 4, "--resume_from_checkpoint", "auto"))
     assert "no complete checkpoint" in caplog.text
     with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
@@ -296,7 +296,7 @@ def test_pretrain_resume_skips_a_checkpoint_cut_short_by_a_kill(tiny_bert_dir, t
     _torn_checkpoint(out, os.path.join(out, "checkpoint-2"))
     os.makedirs(os.path.join(out, "checkpoint-foo"))
     before = _mtimes(os.path.join(out, "checkpoint-2"))
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
         summary = pretrain.main(
             _pretrain_flags(tiny_bert_dir, str(corpus), out, 4, "--resume_from_checkpoint", spelling)
         )

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from hf_bert_tasks.collators import DataCollatorForBertPretraining
+from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
 
 N_ORDINARY = 1000  # a large vocabulary, so a random replacement rarely equals the original token
 
@@ -307,7 +307,7 @@ def test_splitmix64_matches_the_reference_outputs():
     from Vigna's reference splitmix64.c)."""
     import numpy as np
 
-    from hf_bert_tasks.collators import splitmix64
+    from hf_bert_tasks.pretraining.collators import splitmix64
 
     got = splitmix64(np.array([1234567], dtype=np.uint64), np.arange(5)[None, :])[0].tolist()
     assert got == [
@@ -630,7 +630,7 @@ def test_reference_rule_reproduces_the_pinned_masks():
 
 
 def test_the_key_functions_of_earlier_releases_follow_the_reference_rule():
-    from hf_bert_tasks.collators import example_keys, keyed_uniform, keyed_uniforms
+    from hf_bert_tasks.pretraining.collators import example_keys, keyed_uniform, keyed_uniforms
 
     keys = example_keys(2024, 3, [0, 7])
     assert keys.tolist() == [_key_ref(2024, 3, 0), _key_ref(2024, 3, 7)]
@@ -689,7 +689,7 @@ def test_without_idx_worker_masks_are_reproducible_under_torch_manual_seed(big_t
 def test_segment_word_units_shift_restarting_word_ids_of_segment_b():
     import numpy as np
 
-    from hf_bert_tasks.collators import segment_word_units
+    from hf_bert_tasks.pretraining.collators import segment_word_units
 
     # [CLS] w0 w0 w1 [SEP] w0 w1 w1 [SEP]: B's ids restart at 0 (a fast tokenizer's word_ids on a pair)
     words = np.array([[-1, 0, 0, 1, -1, 0, 1, 1, -1]])

@@ -38,7 +38,7 @@ def test_every_task_config_is_there():
 @pytest.mark.parametrize("path", FINETUNE_CONFIGS, ids=os.path.basename)
 def test_finetune_config_gives_the_papers_hyperparameters(path, tmp_path):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.arguments import (
+    from hf_bert_tasks.run.arguments import (
         DataArguments,
         FinetuneTrainingArguments,
         ModelArguments,
@@ -63,8 +63,12 @@ def test_finetune_config_gives_the_papers_hyperparameters(path, tmp_path):
 
 @pytest.mark.parametrize("path", PRETRAIN_CONFIGS, ids=os.path.basename)
 def test_pretrain_config_parses(path, tmp_path):
-    from hf_bert_tasks.arguments import parse_args
-    from hf_bert_tasks.pretraining import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+    from hf_bert_tasks.pretraining.recipe import (
+        PretrainDataArguments,
+        PretrainModelArguments,
+        PretrainTrainingArguments,
+    )
+    from hf_bert_tasks.run.arguments import parse_args
 
     corpus = os.path.join(SAMPLES, "pretraining", "corpus.txt")  # pretrain_base.yaml names a placeholder path
     model, data, training = parse_args(

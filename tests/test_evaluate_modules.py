@@ -72,7 +72,7 @@ SQUAD_REFS = [
 
 
 def test_squad_module_equals_the_task_metrics():
-    from hf_bert_tasks import squad_metrics as SM
+    from hf_bert_tasks.tasks.squad import metrics as SM
 
     got = evaluate.load(metric_path("squad")).compute(predictions=SQUAD_PREDS, references=SQUAD_REFS)
     preds = {p["id"]: p["prediction_text"] for p in SQUAD_PREDS}
@@ -97,7 +97,7 @@ SQUAD_V2_REFS = [
 
 @pytest.mark.parametrize("threshold", [1.0, 0.0, 3.0])
 def test_squad_v2_module_equals_the_official_port(threshold):
-    from hf_bert_tasks import squad_metrics as SM
+    from hf_bert_tasks.tasks.squad import metrics as SM
 
     got = evaluate.load(metric_path("squad_v2")).compute(
         predictions=SQUAD_V2_PREDS, references=SQUAD_V2_REFS, no_answer_threshold=threshold
@@ -126,7 +126,7 @@ CONLL_PRED = [["B-PER", "I-PER", "O", "B-ORG"], ["O", "I-ORG", "I-ORG", "O", "B-
 
 @pytest.mark.parametrize("mode", ["strict", "conlleval"])
 def test_conll2003_module_equals_entity_metrics(mode):
-    from hf_bert_tasks import ner_metrics
+    from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 
     module = evaluate.load(metric_path("conll2003"))
     got = module.compute(predictions=CONLL_PRED, references=CONLL_GOLD, mode=mode)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from hf_bert_tasks.feature_based import (
+from hf_bert_tasks.modes.feature_based.mode import (
     STRATEGIES,
     BertFeatureBasedConfig,
     BertFeatureBasedModel,
@@ -223,7 +223,7 @@ def token_features(labels_offset=0):
 def token_collator():
     from transformers import DataCollatorForTokenClassification
 
-    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
 
     tok = train_wordpiece_tokenizer(["a b c d e f g h"], vocab_size=40)
     return DataCollatorForTokenClassification(tok)
@@ -310,7 +310,7 @@ def test_fingerprints_do_not_depend_on_the_process(tmp_path):
 
     code = (
         "import datasets, torch; from transformers import BertConfig, BertModel;"
-        "from hf_bert_tasks.feature_based import data_fingerprint, encoder_fingerprint;"
+        "from hf_bert_tasks.modes.feature_based.mode import data_fingerprint, encoder_fingerprint;"
         "torch.manual_seed(0); m = BertModel(BertConfig(vocab_size=40, hidden_size=8, num_hidden_layers=1,"
         " num_attention_heads=2, intermediate_size=16));"
         "d = datasets.Dataset.from_dict({'input_ids': [[2, 5, 3], [2, 6, 7, 3]]});"
@@ -321,7 +321,7 @@ def test_fingerprints_do_not_depend_on_the_process(tmp_path):
     import datasets
     from transformers import BertConfig, BertModel
 
-    from hf_bert_tasks.feature_based import data_fingerprint, encoder_fingerprint
+    from hf_bert_tasks.modes.feature_based.mode import data_fingerprint, encoder_fingerprint
 
     torch.manual_seed(0)  # the same model and data as in the subprocess
     m = BertModel(
@@ -464,7 +464,7 @@ def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny
 
 
 def test_bad_mode_is_a_value_error(tmp_path):
-    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
 
     with pytest.raises(ValueError, match="--mode 'frozen'"):
         FinetuneTrainingArguments(output_dir=str(tmp_path), mode="frozen")

@@ -79,7 +79,7 @@ def saved(tmp_path_factory, tiny_model_dir):  # noqa: F811
     tokenizer (as the recipe saves its output dir)."""
     from transformers import AutoTokenizer
 
-    from hf_bert_tasks.feature_based import BertFeatureBasedModel
+    from hf_bert_tasks.modes.feature_based.mode import BertFeatureBasedModel
 
     root, tokenizer = tmp_path_factory.mktemp("feature-remote"), AutoTokenizer.from_pretrained(tiny_model_dir)
     folders = {}
@@ -119,10 +119,12 @@ def fresh(saved, tmp_path_factory):
 def _package_model(folder: str, auto_name: str):
     import transformers
 
-    import hf_bert_tasks.feature_based  # noqa: F401 - registers the package's classes
+    import hf_bert_tasks.modes.feature_based.mode  # noqa: F401 - registers the package's classes
 
     model = getattr(transformers, auto_name).from_pretrained(folder).eval()
-    assert type(model).__module__ == "hf_bert_tasks.feature_based.modeling"  # the package's class, not remote code
+    assert (
+        type(model).__module__ == "hf_bert_tasks.modes.feature_based.modeling"
+    )  # the package's class, not remote code
     return model, transformers.AutoTokenizer.from_pretrained(folder)
 
 
@@ -196,7 +198,7 @@ def test_multiple_choice_logits_are_the_packages(saved, fresh):
 
 
 def test_a_push_uploads_the_remote_code_files(saved):
-    from hf_bert_tasks.hub import files_to_push
+    from hf_bert_tasks.run.hub import files_to_push
 
     folder = saved["single_label_classification"]
     code = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
@@ -218,7 +220,7 @@ def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task
     import re
     import shutil
 
-    from hf_bert_tasks.model_card import build_finetune_card
+    from hf_bert_tasks.run.model_card import build_finetune_card
 
     folder = tmp_path / "model"
     shutil.copytree(saved[problem_type], folder)
@@ -245,7 +247,7 @@ def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task
 def test_the_card_describes_the_code_files(saved, tmp_path):
     import shutil
 
-    from hf_bert_tasks.model_card import build_finetune_card
+    from hf_bert_tasks.run.model_card import build_finetune_card
 
     folder = tmp_path / "model"
     shutil.copytree(saved["single_label_classification"], folder)
@@ -260,7 +262,7 @@ def test_the_qa_cards_how_to_use_runs_with_remote_code(saved, tmp_path):
     import re
     import shutil
 
-    from hf_bert_tasks.model_card import build_finetune_card
+    from hf_bert_tasks.run.model_card import build_finetune_card
 
     folder = tmp_path / "model"
     shutil.copytree(saved["question_answering"], folder)

@@ -36,7 +36,7 @@ BASE = [
 
 def run(tiny_bert_dir, out, cache, *flags, capture=None):
     """``finetune.main`` with :data:`BASE`; ``capture`` (a dict) receives the model Trainer trained."""
-    from hf_bert_tasks import feature_based
+    from hf_bert_tasks.modes.feature_based import mode as feature_based
     from hf_bert_tasks.scripts import finetune
 
     with pytest.MonkeyPatch.context() as mp:

@@ -365,7 +365,7 @@ def test_yaml_config_gives_defaults_and_flags_win(tiny_bert_dir, tmp_path):
 
 def test_paper_defaults_apply_unless_given():
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.arguments import (
+    from hf_bert_tasks.run.arguments import (
         DataArguments,
         FinetuneTrainingArguments,
         ModelArguments,

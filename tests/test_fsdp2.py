@@ -93,7 +93,7 @@ def sharded_like_zero3(model):
 
 def test_the_zero3_simulation_catches_a_weight_read_outside_its_forward():
     """Negative control: reading the tied decoder weight directly (the pattern of the public reports) fails."""
-    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
 
     model = BertForPreTrainingMaskedOnly(fsdp2_worker.tiny_config()).eval()
     rows = fsdp2_worker.batch(0)
@@ -104,7 +104,7 @@ def test_the_zero3_simulation_catches_a_weight_read_outside_its_forward():
 
 
 def test_masked_only_mlm_and_nsp_loss_read_parameters_only_through_forwards():
-    from hf_bert_tasks.pretraining import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
 
     model = BertForPreTrainingMaskedOnly(fsdp2_worker.tiny_config()).eval()
     rows = fsdp2_worker.batch(0)
@@ -117,8 +117,8 @@ def test_masked_only_mlm_and_nsp_loss_read_parameters_only_through_forwards():
 
 
 def test_feature_based_model_reads_parameters_only_through_forwards():
-    from hf_bert_tasks.feature_based import BertFeatureBasedModel
-    from hf_bert_tasks.feature_based.modeling import BertFeatureBasedConfig
+    from hf_bert_tasks.modes.feature_based.mode import BertFeatureBasedModel
+    from hf_bert_tasks.modes.feature_based.modeling import BertFeatureBasedConfig
 
     encoder = fsdp2_worker.tiny_config()
     config = BertFeatureBasedConfig(

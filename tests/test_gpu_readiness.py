@@ -69,8 +69,8 @@ def test_fp32_pads_to_the_longest_sequence_only(monkeypatch, tiny_bert_dir, tmp_
 
 def test_models_use_sdpa_attention_by_default(tiny_bert_dir):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.arguments import ModelArguments
-    from hf_bert_tasks.finetuning import build_model
+    from hf_bert_tasks.run.arguments import ModelArguments
+    from hf_bert_tasks.scripts.finetune import build_model
 
     model = build_model(get_task("mrpc"), ModelArguments(model_name_or_path=tiny_bert_dir))
     assert model.config._attn_implementation == "sdpa"
@@ -106,7 +106,7 @@ def test_gpu_bench_flops_per_token_for_bert_base(kind):
     import torch
     from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification
 
-    from hf_bert_tasks.modeling import bert_config
+    from hf_bert_tasks.run.modeling import bert_config
 
     config = bert_config("base")
     seq, fraction = 128, 0.15

@@ -130,7 +130,7 @@ CLIENT = textwrap.dedent(r"""
     out["swag_logits_shape"] = list(mc(input_ids=ids, attention_mask=torch.ones_like(ids)).logits.shape)
 
     # 5b. a feature-based model (frozen encoder + head, registered Auto classes) and a pretraining checkpoint
-    import hf_bert_tasks.feature_based  # noqa: F401  (registers bert_feature_based with the Auto classes)
+    import hf_bert_tasks.modes.feature_based.mode  # noqa: F401  (registers bert_feature_based with the Auto classes)
     cli.main(["push", dirs["fb"], "--repo_id", "org/tiny-fb", "--task", "rte"])
     fb_remote = AutoModelForSequenceClassification.from_pretrained("org/tiny-fb").eval()
     fb_local = AutoModelForSequenceClassification.from_pretrained(dirs["fb"]).eval()
@@ -229,7 +229,7 @@ def _feature_based(tiny_bert_dir, out):
     """A frozen-encoder model with a linear head on concat_last_four features (issue 6's model class)."""
     from transformers import AutoTokenizer
 
-    from hf_bert_tasks.feature_based import BertFeatureBasedModel
+    from hf_bert_tasks.modes.feature_based.mode import BertFeatureBasedModel
 
     model = BertFeatureBasedModel.from_encoder(
         tiny_bert_dir,
@@ -524,7 +524,7 @@ def _result(value):
 
 
 def test_a_card_we_wrote_is_replaced_with_results_merged():
-    from hf_bert_tasks.hub import card_text, card_to_upload, readme_edited
+    from hf_bert_tasks.run.hub import card_text, card_to_upload, readme_edited
 
     ours = card_text(_card([_result(0.5)]))
     assert not readme_edited(ours)
@@ -535,7 +535,7 @@ def test_a_card_we_wrote_is_replaced_with_results_merged():
 def test_an_edited_readme_stops_the_push_unless_kept_or_overwritten():
     from huggingface_hub import ModelCard
 
-    from hf_bert_tasks.hub import card_text, card_to_upload, readme_edited
+    from hf_bert_tasks.run.hub import card_text, card_to_upload, readme_edited
 
     edited = card_text(_card([_result(0.5)])).replace("body", "my own notes on this model")
     assert readme_edited(edited) and readme_edited("# a card written by hand\n")

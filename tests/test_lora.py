@@ -5,7 +5,7 @@ import os
 import pytest
 import torch
 
-from hf_bert_tasks.lora import apply_lora, head_module_names, trainable_parameter_counts
+from hf_bert_tasks.modes.lora.mode import apply_lora, head_module_names, trainable_parameter_counts
 
 HEADS = {
     "single_label_classification": ("AutoModelForSequenceClassification", "classifier"),

@@ -11,9 +11,9 @@ import pytest
 
 import hf_bert_tasks
 from hf_bert_tasks import get_task
-from hf_bert_tasks import model_card as mc
-from hf_bert_tasks.qa_postprocess import QAPredictions
+from hf_bert_tasks.run import model_card as mc
 from hf_bert_tasks.tasks.base import TRAINER_KEYS, MetricSpec
+from hf_bert_tasks.tasks.squad.postprocess import QAPredictions
 
 ALL_TASKS = hf_bert_tasks.list_tasks()
 #: The Hub's metric ids the package may write as ``metric_type`` (https://huggingface.co/metrics).

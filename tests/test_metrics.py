@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from hf_bert_tasks import metrics as M
+from hf_bert_tasks.tasks import metrics as M
 
 
 def test_accuracy_and_f1_on_a_hand_computed_case():

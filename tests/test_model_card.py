@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from hf_bert_tasks import get_task
-from hf_bert_tasks import model_card as mc
-from hf_bert_tasks.hub import card_for_push, card_to_upload, files_to_push, pop_push_settings, push_output_dir
-from hf_bert_tasks.run_record import RunRecordCallback, model_origin
+from hf_bert_tasks.run import model_card as mc
+from hf_bert_tasks.run.hub import card_for_push, card_to_upload, files_to_push, pop_push_settings, push_output_dir
+from hf_bert_tasks.run.run_record import RunRecordCallback, model_origin
 from tests.conftest import REPO, SAMPLES
 
 
@@ -308,7 +308,7 @@ def _record_run(output_dir, model_name_or_path):
     """What the fine-tune recipe records for a run started from ``model_name_or_path`` (in the current folder)."""
     from transformers import TrainingArguments
 
-    from hf_bert_tasks.arguments import DataArguments
+    from hf_bert_tasks.run.arguments import DataArguments
 
     args = TrainingArguments(output_dir=str(output_dir), report_to="none")
     callback = RunRecordCallback(
@@ -441,7 +441,7 @@ def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypat
 def test_a_finetune_run_writes_its_card_whose_model_index_is_its_all_results(tiny_bert_dir, tmp_path):
     from huggingface_hub import ModelCard
 
-    from hf_bert_tasks.hub import readme_edited
+    from hf_bert_tasks.run.hub import readme_edited
     from hf_bert_tasks.scripts import finetune
 
     out = tmp_path / "mrpc"
@@ -531,7 +531,7 @@ def test_card_flags_for_an_edited_readme_are_refused(mrpc_run):
 
 
 def test_non_default_arguments_never_include_the_token(tmp_path):
-    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(output_dir=str(tmp_path), learning_rate=3e-5, hub_token="hf_secret")
     diff = mc.non_default_arguments(args)
@@ -540,7 +540,7 @@ def test_non_default_arguments_never_include_the_token(tmp_path):
 
 
 def test_pop_push_settings_turns_trainer_push_off_and_removes_the_token(tmp_path):
-    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(
         output_dir=str(tmp_path), push_to_hub=True, hub_model_id="org/m", hub_token="hf_secret"
@@ -551,7 +551,7 @@ def test_pop_push_settings_turns_trainer_push_off_and_removes_the_token(tmp_path
 
 
 def test_push_to_hub_without_model_id_is_an_error(tmp_path):
-    from hf_bert_tasks.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(output_dir=str(tmp_path), push_to_hub=True)
     with pytest.raises(ValueError, match="--push_to_hub needs --hub_model_id"):
@@ -652,7 +652,7 @@ def test_push_rejects_a_malformed_repo_id(mrpc_run):
     ],
 )
 def test_check_repo_id_applies_huggingface_hubs_own_rules(repo_id, rule):
-    from hf_bert_tasks.hub import check_repo_id
+    from hf_bert_tasks.run.hub import check_repo_id
 
     assert check_repo_id("org/name-1.2_x") == "org/name-1.2_x"
     with pytest.raises(

@@ -32,7 +32,7 @@ class BiasOnlyMode(TrainingMode):
         self.calls = []
 
     def build_model(self, task, model_args, training_args):
-        from hf_bert_tasks.task_model import load_task_model
+        from hf_bert_tasks.modes import load_task_model
 
         model = load_task_model(task, model_args)
         for name, p in model.named_parameters():
@@ -85,7 +85,7 @@ def test_unknown_mode_suggests_the_closest_name():
 
 
 def test_a_registered_toy_mode_is_a_choice_of_the_parser(bias_only, tmp_path):
-    from hf_bert_tasks.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
 
     _, _, training = parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments),
@@ -172,7 +172,7 @@ def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_
 
 
 def test_the_card_prints_the_modes_text(bias_only):
-    from hf_bert_tasks.model_card import _mode_text
+    from hf_bert_tasks.run.model_card import _mode_text
 
     assert _mode_text({"mode": "bias_only", "strategy": None}) == bias_only.card_text
 
@@ -186,7 +186,7 @@ def test_the_card_prints_the_modes_text(bias_only):
 )
 def test_a_bare_lr_grid_is_the_tasks_paper_grid(task, grid, tmp_path):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.arguments import (
+    from hf_bert_tasks.run.arguments import (
         DataArguments,
         FinetuneTrainingArguments,
         ModelArguments,
@@ -204,7 +204,7 @@ def test_a_bare_lr_grid_is_the_tasks_paper_grid(task, grid, tmp_path):
 
 def test_a_bare_lr_grid_in_a_mode_without_a_grid_is_an_error(tmp_path):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.arguments import (
+    from hf_bert_tasks.run.arguments import (
         DataArguments,
         FinetuneTrainingArguments,
         ModelArguments,

@@ -6,8 +6,8 @@ import pytest
 
 
 def test_read_config_file_is_the_config_reader(tmp_path):
-    from hf_bert_tasks.arguments import read_config_file
-    from hf_bert_tasks.config_file import read_config
+    from hf_bert_tasks.run.arguments import read_config_file
+    from hf_bert_tasks.run.config_file import read_config
 
     path = tmp_path / "c.yaml"
     path.write_text("learning_rate: 3.0e-5\n", encoding="utf-8")
@@ -17,9 +17,9 @@ def test_read_config_file_is_the_config_reader(tmp_path):
 def test_names_dropped_by_the_slimming_pass_still_work_with_a_deprecation_warning(tmp_path):
     from types import SimpleNamespace
 
-    from hf_bert_tasks import qa
-    from hf_bert_tasks.feature_based import heads
-    from hf_bert_tasks.finetuning import resolve_resume_checkpoint
+    from hf_bert_tasks.modes.feature_based import heads
+    from hf_bert_tasks.scripts.finetune import resolve_resume_checkpoint
+    from hf_bert_tasks.tasks.squad import features as qa
 
     assert qa.TRAIN_COLUMNS == ("input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions")
     with pytest.warns(DeprecationWarning, match="HEADS"):

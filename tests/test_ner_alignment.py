@@ -1,4 +1,4 @@
-"""NER helpers (hf_bert_tasks.ner): tag schemes, WordPiece label alignment, windows, document context, metrics.
+"""NER helpers (hf_bert_tasks.tasks.conll2003.features): tag schemes, WordPiece label alignment, windows, document context, metrics.
 
 Token ids below come from tests/conftest.py's VOCAB (id = line number): [CLS]=2 [SEP]=3 the=5 cat=7 sat=9 on=10
 mat=11 .=14 he=30 un=24 ##believ=25 ##able=26 new=27 york=28 in=29 she=31.
@@ -8,8 +8,9 @@ Label ids are CoNLL-2003's: O=0 B-PER=1 I-PER=2 B-ORG=3 I-ORG=4 B-LOC=5 I-LOC=6 
 import numpy as np
 import pytest
 
-from hf_bert_tasks import ner, ner_metrics
 from hf_bert_tasks.tasks.conll2003 import NER_LABELS
+from hf_bert_tasks.tasks.conll2003 import features as ner
+from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 
 O, B_PER, I_PER, B_LOC, I_LOC, B_MISC, I_MISC = 0, 1, 2, 5, 6, 7, 8
 X = ner_metrics.IGNORE_INDEX

@@ -2,7 +2,7 @@
 
 Predictions are the gold tags of ``conll2003/test.txt`` perturbed with a seeded RNG: type swaps, boundary errors,
 dropped and spurious entities, IOB1-style ``I-`` starts, split entities and ``I-`` tags of another type. The
-package writes them with :func:`hf_bert_tasks.ner_metrics.write_conll` (the recipe's file), ``perl conlleval`` scores that
+package writes them with :func:`hf_bert_tasks.tasks.conll2003.metrics.write_conll` (the recipe's file), ``perl conlleval`` scores that
 file, and every number it prints must equal ours to its 2 printed decimals:
 
 * ``entity_metrics(mode="conlleval")``: accuracy, precision, recall, F1, per type (the recipe's ``eval_accuracy``
@@ -18,8 +18,8 @@ import random
 
 import pytest
 
-from hf_bert_tasks import ner_metrics
 from hf_bert_tasks.tasks.conll2003 import ENTITY_TYPES, read_conll_file
+from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 from tests import oracles
 
 

@@ -16,8 +16,8 @@ import unicodedata
 
 import pytest
 
-from hf_bert_tasks import squad_metrics as SM
 from hf_bert_tasks.tasks import get_task
+from hf_bert_tasks.tasks.squad import metrics as SM
 from tests import oracles
 
 #: Texts that normalize to nothing or keep Unicode punctuation / symbols the official rule does not strip.

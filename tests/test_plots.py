@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from hf_bert_tasks.plots import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
+from hf_bert_tasks.run.plots import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
 from tests.conftest import SAMPLES
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -163,7 +163,7 @@ def test_training_curves_mark_the_baseline_and_start_at_step_zero(tmp_path, monk
     """Issue 44 item 2: one eval point at step 200 is drawn on an axis from 0, beside the trivial baseline."""
     import matplotlib.figure
 
-    from hf_bert_tasks.plots import plot_training_curves
+    from hf_bert_tasks.run.plots import plot_training_curves
 
     saved = {}
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.update(axes=fig.axes))

@@ -123,9 +123,9 @@ def test_the_run_writes_its_card_whose_model_index_is_the_summarys_accuracies(pr
 def test_masking_recipe_reads_the_collator_that_drew_the_masks(vocab_tokenizer):
     """The summary's masking settings come from the collator instance (here non-default: 60/30/10, bernoulli 0.3,
     cap 7), not from constants; instance settings (NSP off) from the data arguments."""
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
-    from hf_bert_tasks.pretraining import masking_recipe
-    from hf_bert_tasks.pretraining_config import PretrainDataArguments
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.config import PretrainDataArguments
+    from hf_bert_tasks.pretraining.recipe import masking_recipe
 
     collator = DataCollatorForBertPretraining(
         vocab_tokenizer,
@@ -152,7 +152,7 @@ def test_masking_recipe_reads_the_collator_that_drew_the_masks(vocab_tokenizer):
 
 
 def test_curves_png_plots_the_logged_history(pretrained):
-    from hf_bert_tasks.plots import plot_pretraining_curves, pretraining_curves
+    from hf_bert_tasks.run.plots import plot_pretraining_curves, pretraining_curves
 
     out, summary = pretrained
     with open(os.path.join(out, "pretraining_curves.png"), "rb") as f:
@@ -175,7 +175,7 @@ def test_curves_png_plots_the_logged_history(pretrained):
 
 
 def test_curves_of_two_phases_continue_the_step_axis():
-    from hf_bert_tasks.plots import pretraining_curves
+    from hf_bert_tasks.run.plots import pretraining_curves
 
     summary = {
         "phases": [
@@ -339,7 +339,7 @@ def test_two_phases_and_resume_from_checkpoint(corpus, tmp_path):
 def test_masked_only_head_gives_the_same_loss_and_state_dict():
     from transformers import BertConfig, BertForPreTraining
 
-    from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
 
     config = BertConfig(
         vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
@@ -382,7 +382,7 @@ def test_static_masks_repeat_across_epochs_and_dynamic_masks_do_not(
 ):
     """One step per epoch (batch 512 > instances), 2 steps: the rows the model sees in epoch 0 and epoch 1 (masked
     input_ids + labels, padding stripped) are the same multiset with static masks and not with dynamic masks."""
-    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
+    from hf_bert_tasks.pretraining.trainer import PretrainingTrainer
 
     seen = []
     original = PretrainingTrainer.compute_loss
@@ -453,7 +453,7 @@ def test_jsonl_glob_and_streaming_corpus(tmp_path):
 
 @pytest.mark.parametrize("flag,message", [("--preset", "unknown BERT preset 'huge'"), ("--dropout", "must be in")])
 def test_bad_model_arguments_are_named(flag, message):
-    from hf_bert_tasks.pretraining_config import PretrainModelArguments
+    from hf_bert_tasks.pretraining.config import PretrainModelArguments
 
     with pytest.raises(ValueError, match=message):
         PretrainModelArguments(**{flag[2:]: "huge" if flag == "--preset" else 1.0})
@@ -462,7 +462,7 @@ def test_bad_model_arguments_are_named(flag, message):
 def test_mlm_only_run_has_no_nsp_labels_loss_or_metrics(corpus, tmp_path, monkeypatch):
     """--no_next_sentence_prediction (RoBERTa's MLM-only objective): batches carry no next_sentence_label, the logged
     loss is the MLM loss, and no NSP metric is logged or summarised."""
-    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
+    from hf_bert_tasks.pretraining.trainer import PretrainingTrainer
 
     keys, original = [], PretrainingTrainer.compute_loss
     monkeypatch.setattr(

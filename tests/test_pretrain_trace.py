@@ -41,7 +41,11 @@ def _traced_calls(fn) -> tuple[list[str], list[str]]:
         if event == "call" and frame.f_code.co_name != "<module>":
             module = _module(frame.f_code.co_filename)
             if module is not None:
-                if not card_frame and module == "hf_bert_tasks.model_card" and frame.f_code.co_name == "write_card":
+                if (
+                    not card_frame
+                    and module == "hf_bert_tasks.run.model_card"
+                    and frame.f_code.co_name == "write_card"
+                ):
                     card_frame.append(frame)
                 (card_calls if card_frame else calls).append(module)
         elif event == "return" and card_frame and frame is card_frame[0]:

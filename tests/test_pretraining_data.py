@@ -4,8 +4,8 @@ import warnings
 
 import pytest
 
-from hf_bert_tasks.pretraining_data import build_pretraining_dataset, create_pretraining_examples
-from hf_bert_tasks.pretraining_documents import read_documents, split_into_sentences
+from hf_bert_tasks.pretraining.data import build_pretraining_dataset, create_pretraining_examples
+from hf_bert_tasks.pretraining.documents import read_documents, split_into_sentences
 
 N_DOCS, WORDS_PER_DOC = 40, 400
 
@@ -332,7 +332,7 @@ def _write_corpus(folder):
 
 @pytest.mark.parametrize("pattern", ["part-*.txt", "docs.jsonl", "docs.parquet"])
 def test_load_documents_reads_text_globs_jsonl_and_parquet(tmp_path, pattern):
-    from hf_bert_tasks.pretraining_documents import load_documents
+    from hf_bert_tasks.pretraining.documents import load_documents
 
     folder = _write_corpus(tmp_path / "corpus")
     docs = load_documents(str(folder / pattern), cache_dir=str(tmp_path / "cache"))
@@ -341,7 +341,7 @@ def test_load_documents_reads_text_globs_jsonl_and_parquet(tmp_path, pattern):
 
 
 def test_load_documents_streaming_gives_the_same_documents(tmp_path):
-    from hf_bert_tasks.pretraining_documents import load_documents
+    from hf_bert_tasks.pretraining.documents import load_documents
 
     folder = _write_corpus(tmp_path / "corpus")
     stream = load_documents([str(folder / "part-*.txt"), str(folder / "docs.parquet")], streaming=True)
@@ -349,9 +349,10 @@ def test_load_documents_streaming_gives_the_same_documents(tmp_path):
 
 
 def test_second_run_reads_documents_and_instances_from_the_cache(tmp_path, doc_tokenizer, monkeypatch):
-    from hf_bert_tasks import pretraining_data, pretraining_documents
-    from hf_bert_tasks.pretraining_data import build_pretraining_dataset
-    from hf_bert_tasks.pretraining_documents import load_documents
+    from hf_bert_tasks.pretraining import data as pretraining_data
+    from hf_bert_tasks.pretraining import documents as pretraining_documents
+    from hf_bert_tasks.pretraining.data import build_pretraining_dataset
+    from hf_bert_tasks.pretraining.documents import load_documents
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n\n".join("\n".join(d) for d in _corpus()["sentences"][:6]) + "\n", encoding="utf-8")
@@ -374,7 +375,7 @@ def test_second_run_reads_documents_and_instances_from_the_cache(tmp_path, doc_t
 def test_a_changed_file_is_read_again(tmp_path):
     import os
 
-    from hf_bert_tasks.pretraining_documents import load_documents
+    from hf_bert_tasks.pretraining.documents import load_documents
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("a .\nb .\n\nc .\n", encoding="utf-8")
@@ -386,7 +387,7 @@ def test_a_changed_file_is_read_again(tmp_path):
 
 
 def test_a_pattern_matching_nothing_and_a_bad_jsonl_line_are_named(tmp_path):
-    from hf_bert_tasks.pretraining_documents import load_documents
+    from hf_bert_tasks.pretraining.documents import load_documents
 
     with pytest.raises(FileNotFoundError, match=r"nothing-\*\.txt does not exist"):
         load_documents(str(tmp_path / "nothing-*.txt"))
@@ -397,8 +398,8 @@ def test_a_pattern_matching_nothing_and_a_bad_jsonl_line_are_named(tmp_path):
 
 
 def test_instances_are_the_same_with_two_preprocessing_workers(tmp_path, doc_tokenizer):
-    from hf_bert_tasks.pretraining_data import build_pretraining_dataset
-    from hf_bert_tasks.pretraining_documents import load_documents
+    from hf_bert_tasks.pretraining.data import build_pretraining_dataset
+    from hf_bert_tasks.pretraining.documents import load_documents
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n\n".join("\n".join(d[:30]) for d in _corpus()["sentences"][:8]) + "\n", encoding="utf-8")

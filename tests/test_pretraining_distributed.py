@@ -33,7 +33,7 @@ NAMES, PLACES = ["anna", "oskar", "rosa", "maria"], ["paris", "lima", "oslo"]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, sample_tokenizer):
-    from hf_bert_tasks.modeling import build_random_bert
+    from hf_bert_tasks.run.modeling import build_random_bert
 
     root = tmp_path_factory.mktemp("ddp-pretrain")
     model = build_random_bert(

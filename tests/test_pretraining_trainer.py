@@ -37,7 +37,7 @@ def _dataset(rows):
 def _model(vocab_size):
     from transformers import BertConfig
 
-    from hf_bert_tasks.pretraining_trainer import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
 
     torch.manual_seed(0)
     config = BertConfig(
@@ -54,9 +54,9 @@ def _model(vocab_size):
 
 
 def _trainer(model, tokenizer, tmp_path, train_rows=None, eval_rows=None, **args):
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
-    from hf_bert_tasks.pretraining_config import PretrainTrainingArguments
-    from hf_bert_tasks.pretraining_trainer import PretrainingTrainer
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.config import PretrainTrainingArguments
+    from hf_bert_tasks.pretraining.trainer import PretrainingTrainer
 
     training_args = PretrainTrainingArguments(
         output_dir=str(tmp_path),
@@ -182,7 +182,7 @@ def test_training_step_metrics_stay_on_the_device(vocab_tokenizer, tmp_path, mon
 
 # ------------------------------------------------------------------- MLM only (no NSP: RoBERTa, Liu et al. 2019 §4.2)
 def test_terms_without_nsp_labels_have_no_nsp_loss_and_no_nsp_metrics():
-    from hf_bert_tasks.pretraining_trainer import metrics_from_sums, pretraining_terms
+    from hf_bert_tasks.pretraining.trainer import metrics_from_sums, pretraining_terms
 
     logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # two predicted tokens, vocabulary of 3
     labels = torch.tensor([[-100, 0, -100], [2, -100, -100]])

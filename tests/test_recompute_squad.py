@@ -5,7 +5,7 @@
   -> every ``eval_*`` score (at tau, HasAns/NoAns, best and best thresholds); ``predictions.json`` alone -> the
   scores at tau.
 
-Files come from the package's own code: the pure post-processing (:func:`hf_bert_tasks.qa_postprocess.postprocess_qa_predictions`
+Files come from the package's own code: the pure post-processing (:func:`hf_bert_tasks.tasks.squad.postprocess.postprocess_qa_predictions`
 + ``SquadTask.score`` / ``write_predictions``) over the full dev files, and the recipe's evaluate path on a tiny model.
 """
 
@@ -18,9 +18,9 @@ import re
 import numpy as np
 import pytest
 
-from hf_bert_tasks import qa_postprocess
 from hf_bert_tasks.scripts import finetune
 from hf_bert_tasks.tasks import get_task
+from hf_bert_tasks.tasks.squad import postprocess as qa_postprocess
 from tests import oracles
 
 

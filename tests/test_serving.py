@@ -2,7 +2,7 @@
 
 Each family's tiny recipe run (the contract test's data writers, tiny BERT and settings: ``tests/
 test_contract_task_mode.py``) writes its predictions file; the saved folder is then served through the documented
-entry point — :func:`hf_bert_tasks.hub.pipeline_for` (text classification, regression, NER, SQuAD v1/v2), and
+entry point — :func:`hf_bert_tasks.run.hub.pipeline_for` (text classification, regression, NER, SQuAD v1/v2), and
 ``AutoModelForMultipleChoice`` for SWAG (transformers 5 has no multiple-choice pipeline) — on the same examples,
 and the served answers must be the written ones: labels, scores, entities per word, SQuAD texts including v2.0's
 abstentions.
@@ -91,7 +91,7 @@ def _groups(tags: list[str]) -> list[tuple[str, int, int]]:
 
 @pytest.mark.parametrize("name", [n for n in FAMILIES if n != "sst2"])
 def test_served_answers_are_the_written_predictions(recipe, name):
-    from hf_bert_tasks.hub import pipeline_for
+    from hf_bert_tasks.run.hub import pipeline_for
 
     task, out, raw = recipe(name)
     split = task.eval_splits[0]
@@ -166,7 +166,7 @@ def test_the_served_threshold_is_the_one_in_config_json(recipe, tmp_path):
     among the n-best); the official rule on the written files gives the expected answers."""
     import shutil
 
-    from hf_bert_tasks.hub import pipeline_for
+    from hf_bert_tasks.run.hub import pipeline_for
 
     _, out, raw = recipe("squad_v2")
     tau, expected = _abstentions(out)
@@ -177,7 +177,7 @@ def test_the_served_threshold_is_the_one_in_config_json(recipe, tmp_path):
 
 
 def test_a_threshold_given_to_the_pipeline_wins_over_the_config(recipe):
-    from hf_bert_tasks.hub import pipeline_for
+    from hf_bert_tasks.run.hub import pipeline_for
 
     _, out, raw = recipe("squad_v2")
     tau, expected = _abstentions(out)
@@ -203,7 +203,7 @@ def test_a_squad_v1_model_says_so_in_its_config(recipe):
 def test_the_qa_pipeline_serves_the_trained_window_without_being_told(recipe, name):
     """Issue 44 item 3: the trained max_seq_length / doc_stride / max_query_length are in config.json and the
     package's QA pipeline reads them back, so its answers are predictions.json's with no window option given."""
-    from hf_bert_tasks.hub import pipeline_for
+    from hf_bert_tasks.run.hub import pipeline_for
 
     _, out, raw = recipe(name)
     config = _json(os.path.join(out, "config.json"))
@@ -219,7 +219,7 @@ def test_the_cards_how_to_use_code_runs(recipe, name, tmp_path):
     import subprocess
     import sys
 
-    from hf_bert_tasks.model_card import build_finetune_card
+    from hf_bert_tasks.run.model_card import build_finetune_card
 
     _, out, _ = recipe(name)
     text = str(build_finetune_card(out))

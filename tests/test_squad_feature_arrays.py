@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from hf_bert_tasks.qa_postprocess import features_to_arrays
+from hf_bert_tasks.tasks.squad.postprocess import features_to_arrays
 
 # Three features of two examples; rows have 3, 2 and 4 positions (ragged, as windows of different lengths are).
 COLUMNS = {

@@ -1,4 +1,4 @@
-"""SQuAD windowed features (hf_bert_tasks.qa.create_features) and the official-JSON reader, on written fixtures.
+"""SQuAD windowed features (hf_bert_tasks.tasks.squad.features.create_features) and the official-JSON reader, on written fixtures.
 
 Token ids are line numbers of tests.conftest.VOCAB: [CLS]=2 [SEP]=3 the=5 a=6 cat=7 dog=8 sat=9 on=10 mat=11 ran=12
 to=13 .=14 new=27 york=28; anything else is [UNK]=1.
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from hf_bert_tasks import qa
 from hf_bert_tasks.tasks import get_task
+from hf_bert_tasks.tasks.squad import features as qa
 
 # 14 context tokens: a(0) dog(1) sat(2) on(3) the(4) mat(5) .(6) the(7) cat(8) ran(9) to(10) new(11) york(12) .(13)
 CONTEXT = "a dog sat on the mat . the cat ran to new york ."

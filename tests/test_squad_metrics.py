@@ -2,7 +2,7 @@
 
 import pytest
 
-from hf_bert_tasks import squad_metrics as SM
+from hf_bert_tasks.tasks.squad import metrics as SM
 
 
 @pytest.mark.parametrize(

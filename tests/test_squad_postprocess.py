@@ -1,11 +1,11 @@
-"""n-best post-processing (hf_bert_tasks.qa_postprocess.postprocess_qa_predictions) on literal logits and offsets."""
+"""n-best post-processing (hf_bert_tasks.tasks.squad.postprocess.postprocess_qa_predictions) on literal logits and offsets."""
 
 import math
 
 import numpy as np
 import pytest
 
-from hf_bert_tasks.qa_postprocess import postprocess_qa_predictions
+from hf_bert_tasks.tasks.squad.postprocess import postprocess_qa_predictions
 
 # One feature of 6 positions: [CLS] q [SEP] "red"(0,3) "fox"(4,7) [SEP]
 CONTEXT = "red fox"

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from hf_bert_tasks import squad_metrics
 from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.tasks.squad import metrics as squad_metrics
 from tests.conftest import build_learnable_bert
 
 PARAGRAPHS = [
@@ -189,7 +189,7 @@ def test_squad_v1_learns_and_writes_predictions_nbest_and_metrics_and_serves_a_p
         assert all(contexts[qid][slice(*e["offsets"])] == e["text"] for e in entries)
     assert not (out / "null_odds.json").exists()
     assert load(out, "all_results.json")["eval_f1"] == metrics["eval_f1"]
-    import hf_bert_tasks.qa_pipeline  # noqa: F401  (registers "extractive-question-answering")
+    import hf_bert_tasks.tasks.squad.pipeline  # noqa: F401  (registers "extractive-question-answering")
 
     # transformers 5 removed pipeline("question-answering"); the saved model serves through our registered task
     with pytest.raises(KeyError, match="question-answering( has been removed|, available tasks)"):  # 5.25 | 5.17

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from hf_bert_tasks.pretraining_documents import read_documents
+from hf_bert_tasks.pretraining.documents import read_documents
 from tests.conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "tools"))

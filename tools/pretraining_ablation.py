@@ -74,7 +74,7 @@ def corpus(shared: str, out: str) -> dict:
     sys.path.insert(0, HERE)
     from pretraining_transfer import build_corpus
 
-    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
 
     os.makedirs(out, exist_ok=True)
     full = os.path.join(out, "corpus-full.txt")
@@ -176,8 +176,8 @@ def _heldout_sets(out: str, tokenizer):
     """The two held-out sets, masked once: ``{"pairs": batches, "segments": batches}`` (lists of collated batches)."""
     from datasets import Dataset
 
-    from hf_bert_tasks.collators import DataCollatorForBertPretraining
-    from hf_bert_tasks.pretraining_data import build_pretraining_dataset
+    from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
+    from hf_bert_tasks.pretraining.data import build_pretraining_dataset
 
     docs = Dataset.from_dict({"sentences": _documents(os.path.join(out, "heldout.txt"))})
     collator = DataCollatorForBertPretraining(

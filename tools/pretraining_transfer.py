@@ -181,7 +181,7 @@ BOOKS_GLOB = "data/pretraining_books/books-*.txt.xz"
 def book_documents(files: list[str], num_proc: int | None = None) -> list[list[str]]:
     """Book shards (one paragraph per line, a blank line between books; ``.xz`` read by ``datasets``) as one document
     per book, each a list of sentences (``pretraining_documents.split_into_sentences``)."""
-    from hf_bert_tasks.pretraining_documents import load_documents
+    from hf_bert_tasks.pretraining.documents import load_documents
 
     docs = load_documents(files, document_boundary="blank_line", split_sentences=True, num_proc=num_proc)
     return docs["sentences"]
@@ -218,9 +218,9 @@ def build_training_corpus(
     ``tokenizer/`` (WordPiece of ``vocab_size`` trained on the old training documents). Returns statistics."""
     import itertools
 
-    from hf_bert_tasks.pretraining import split_documents
-    from hf_bert_tasks.pretraining_documents import load_documents
-    from hf_bert_tasks.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.pretraining.documents import load_documents
+    from hf_bert_tasks.pretraining.recipe import split_documents
+    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
 
     start = time.time()
     documents = load_documents(os.path.join(out_dir, "corpus.txt"))  # as the pretrain recipe reads it

@@ -28,7 +28,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.lib_path:
         sys.path.append(args.lib_path)
-    from hf_bert_tasks.pretraining_documents import split_into_sentences
+    from hf_bert_tasks.pretraining.documents import split_into_sentences
 
     with lzma.open(args.shard, "rt", encoding="utf-8") as f:
         paragraphs = [line.strip() for line in f if line.strip()]
@@ -78,8 +78,8 @@ def main(argv=None) -> None:
 
         from transformers import AutoTokenizer
 
-        from hf_bert_tasks.pretraining_data import build_pretraining_dataset
-        from hf_bert_tasks.pretraining_documents import load_documents
+        from hf_bert_tasks.pretraining.data import build_pretraining_dataset
+        from hf_bert_tasks.pretraining.documents import load_documents
 
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
         with tempfile.TemporaryDirectory() as cache:

@@ -1,6 +1,6 @@
 """Training modes (``--mode``): the :class:`TrainingMode` contract, its lazy registry and the default mode,
-``finetune`` (:class:`FinetuneMode`, with the task model LoRA wraps too); ``lora`` is in :mod:`hf_bert_tasks.lora`,
-``feature_based`` in :mod:`hf_bert_tasks.feature_based`. A new mode = a :class:`TrainingMode` subclass +
+``finetune`` (:class:`FinetuneMode`, with the task model LoRA wraps too); ``lora`` is in :mod:`hf_bert_tasks.modes.lora.mode`,
+``feature_based`` in :mod:`hf_bert_tasks.modes.feature_based.mode`. A new mode = a :class:`TrainingMode` subclass +
 :func:`register_training_mode`; its flags, a dataclass registered with it (built-ins: a light module
 ``modes/<name>.py``), join the ``finetune`` command line. This module imports no torch/transformers. Why lazy: docs/design.md, 'Training modes'."""
 
@@ -25,13 +25,13 @@ DEFAULT_TRAINING_MODE = "finetune"
 #: built-in modes, in the order of ``--mode``'s choices and ``compare --modes``: name -> module (imported on first use).
 _BUILTIN = {
     "finetune": "hf_bert_tasks.modes",
-    "lora": "hf_bert_tasks.lora",
-    "feature_based": "hf_bert_tasks.feature_based",
+    "lora": "hf_bert_tasks.modes.lora.mode",
+    "feature_based": "hf_bert_tasks.modes.feature_based.mode",
 }
 #: built-in modes' flags dataclasses: name -> ``"module:Class"`` of a light module (read without the mode's module)
 _BUILTIN_FLAGS = {
-    "lora": "hf_bert_tasks.modes.lora:LoraArguments",
-    "feature_based": "hf_bert_tasks.modes.feature_based:FeatureBasedArguments",
+    "lora": "hf_bert_tasks.modes.lora.arguments:LoraArguments",
+    "feature_based": "hf_bert_tasks.modes.feature_based.arguments:FeatureBasedArguments",
 }
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 

@@ -27,11 +27,11 @@ import sys
 import time
 
 from .. import get_task
-from ..baselines import PREFIX
 from ..cli import ArgumentParser, UsageError, run_subcommand, warn_deprecated_flag
-from ..config_file import config_argv, read_config, settings_argv, unrecognized
-from ..console import interactive
 from ..modes import TRAINING_MODES, get_training_mode
+from ..run.baselines import PREFIX
+from ..run.config_file import config_argv, read_config, settings_argv, unrecognized
+from ..run.console import interactive
 from .compare_report import paper_split, write_report
 
 
@@ -92,7 +92,7 @@ def run_settings(config: dict, seed: int, args, out: str) -> dict:
 
 def finetune_parser():
     """The fine-tune recipe's parser (its argument dataclasses; errors raise ``UsageError``)."""
-    from ..arguments import CliArgumentParser, DataArguments, FinetuneTrainingArguments, ModelArguments
+    from ..run.arguments import CliArgumentParser, DataArguments, FinetuneTrainingArguments, ModelArguments
 
     return CliArgumentParser((ModelArguments, DataArguments, FinetuneTrainingArguments), prog="hf-bert-tasks finetune")
 
@@ -113,7 +113,7 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed from
     :func:`run_settings`, ``common`` (every run's flags) and ``args.arm_settings[mode]``, a later one winning.
     ``ValueError`` when a check of the dataclasses fails (e.g. ``--lora_dropout 1.5``)."""
-    from ..arguments import flags_given
+    from ..run.arguments import flags_given
 
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
     with flags_given(settings):  # a GPU's defaults (bf16, fused AdamW) where no setting chose otherwise
@@ -162,9 +162,9 @@ def validate_arms(args, common: dict) -> None:
 
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
     """Run one configuration with one seed, or read it (``--reuse``, a finished earlier run without ``--rerun``)."""
-    from ..arguments import output_dir_is_finished, setup_process_logging
-    from ..finetuning import run_finetune
-    from ..run_record import read_record
+    from ..run.arguments import output_dir_is_finished, setup_process_logging
+    from ..run.run_record import read_record
+    from .finetune import run_finetune
 
     reuse = args.reuse_map.get(config["label"])
     out = reuse or os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
@@ -202,8 +202,8 @@ def trainable_parameters(task, model_args, training_args) -> int:
     printing its load report (the run prints it)."""
     import transformers
 
-    from ..finetuning import build_model
-    from ..lora import trainable_parameter_counts
+    from ..modes.lora.mode import trainable_parameter_counts
+    from .finetune import build_model
 
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()
@@ -216,7 +216,7 @@ def trainable_parameters(task, model_args, training_args) -> int:
 def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
     """What a configuration trains with, after the task's and mode's defaults (``apply_task_defaults``): ``epochs``
     (``"N steps"`` with ``--max_steps``), peak ``learning_rate`` (or ``--lr_grid``), :func:`trainable_parameters`."""
-    from ..arguments import apply_task_defaults
+    from ..run.arguments import apply_task_defaults
 
     model_args, data_args, training_args = run_arguments(config, seed, args, common, args.output_dir)
     apply_task_defaults(task, data_args, training_args)

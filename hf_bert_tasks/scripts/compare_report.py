@@ -9,8 +9,8 @@ import json
 import os
 import textwrap
 
-from ..baselines import MARGIN
 from ..modes import get_training_mode
+from ..run.baselines import MARGIN
 
 
 def paper_split(source: str) -> str:
@@ -61,7 +61,7 @@ def _table_row(row: dict) -> str:
 
 def report_lines(task, rows: list[dict], title: str, baselines: list[float]) -> list[str]:
     """``comparison.md`` as lines: title, what the numbers are, the table grouped as Table 7 (each mode's
-    ``report_group``), the trivial ``baselines`` (0-100, the arms within :data:`~hf_bert_tasks.baselines.MARGIN`
+    ``report_group``), the trivial ``baselines`` (0-100, the arms within :data:`~hf_bert_tasks.run.baselines.MARGIN`
     points of them named) and the paper numbers' sources."""
     key = task.primary_metric
     lines = [
@@ -79,7 +79,7 @@ def report_lines(task, rows: list[dict], title: str, baselines: list[float]) -> 
     ]
     for group, members in itertools.groupby(rows, lambda r: get_training_mode(r["mode"]).report_group):
         lines += [f"| **{group}** | | | | | | |", *map(_table_row, members)]
-    if baselines:  # the best constant answer on the same dev examples (hf_bert_tasks.baselines)
+    if baselines:  # the best constant answer on the same dev examples (hf_bert_tasks.run.baselines)
         near = [
             r["name"]
             for r in rows
@@ -109,7 +109,7 @@ def plot_report(task, rows: list[dict], title: str, baselines: list[float], path
     diamonds and each trivial baseline as a dashed line, on a 0-100 axis (gaps not inflated)."""
     from matplotlib.patches import Patch
 
-    from ..plots import new_figure
+    from ..run.plots import new_figure
 
     fig, ax = new_figure(figsize=(7, 0.45 * len(rows) + 1.8))
     ys = list(range(len(rows)))[::-1]

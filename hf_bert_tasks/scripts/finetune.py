@@ -12,19 +12,382 @@ Original GLUE files on disk, offline:
 
 From a YAML config (command-line flags override it): ``hf-bert-tasks finetune --config recipes/configs/mrpc.yaml``.
 Without ``--do_train/--do_eval/--do_predict`` every available split is used. Under ``torchrun`` only the main
-process logs INFO and prints the metrics. The recipe itself is :mod:`hf_bert_tasks.finetuning` (``main`` is its).
-"""
+process logs INFO and prints the metrics.
+
+The recipe, top to bottom: ``hf-bert-tasks finetune`` = ``recipes/finetune.py`` = :func:`main`.
+
+:func:`run_finetune`: parse → task defaults → output-dir guard → data → one run (:func:`train_evaluate_predict`,
+with :class:`hf_bert_tasks.run.batching.GlobalLossTrainer`) or the lr grid x seeds (:mod:`hf_bert_tasks.run.lr_grid`) →
+``--push_to_hub``. Outputs in ``output_dir``: docs/design.md, 'Recipe outputs'."""
 
 from __future__ import annotations
 
-import sys
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..finetuning import main
+from ..modes import TRAINING_MODES, declare_batch_mean_loss, mode_of
+from ..run.checkpoints import resolve_resume, start_run
+from ..tasks import Task
 
+if TYPE_CHECKING:  # arguments imports transformers: imported inside the functions (the CLI imports this module)
+    from ..run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
+
+logger = logging.getLogger(__name__)
 PROG = "hf-bert-tasks finetune"
-__all__ = ["PROG", "main"]
+#: ``train_evaluate_predict``'s ``resume`` when the caller gives none: read ``--resume_from_checkpoint`` itself.
+_FROM_ARGS = object()
+
+
+def main(argv=None) -> dict[str, float]:
+    """``hf-bert-tasks finetune``: parse ``argv`` (strings, default ``sys.argv[1:]``; or a command line parsed
+    already, :func:`hf_bert_tasks.run.args_finetune.parse_finetune_argv`), run the recipe (its final evaluation logs the
+    eval metrics once), end with the line ``outputs in <output_dir>`` on the main process; returns every metric.
+    Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
+    import sys
+
+    from ..run.args_finetune import FinetuneCommandLine, parse_finetune_argv
+
+    command_line, prog = argv, "hf-bert-tasks finetune"
+    if not isinstance(argv, FinetuneCommandLine):
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if any(a in ("-h", "--help", "--help_all") for a in argv):  # every flag: HfArgumentParser's help
+            from ..run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+
+            return parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog=prog)
+        command_line = parse_finetune_argv(argv, prog)  # the one parse, before transformers is imported
+    from ..run.arguments import finetune_arguments, setup_process_logging
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+    model_args, data_args, training_args = finetune_arguments(command_line)  # built once
+    setup_process_logging(training_args)
+    metrics = run_finetune(model_args, data_args, training_args)
+    if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
+        from ..run.baselines import report
+
+        report(data_args.registered_task(), metrics)  # a run at chance level ends saying so
+        print(f"outputs in {training_args.output_dir}")
+    return metrics
+
+
+def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments):
+    """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given).
+    Raises ``FileExistsError`` for an occupied ``output_dir`` (:func:`hf_bert_tasks.run.checkpoints.start_run`,
+    :func:`hf_bert_tasks.run.lr_grid.check_grid_output_dir`)."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from ..run.arguments import apply_task_defaults
+    from ..run.hub import finish_run, pop_push_settings
+    from ..run.tokenization import fit_tokenizer_to_model
+    from ..run.trainer_flags import TASK_REFUSALS
+
+    task = data_args.registered_task()  # looked up once, when the arguments were made
+    apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
+    for (problem_type, name), message in TASK_REFUSALS.items():  # flags this task refuses, before any data is read
+        if task.problem_type == problem_type and getattr(training_args, name, None):
+            raise ValueError(message.format(value=getattr(training_args, name), task=task.name))
+    grid = bool(training_args.lr_grid or training_args.seeds)
+    if grid:
+        from ..run.lr_grid import check_grid_output_dir, run_grid
+
+        extends = check_grid_output_dir(training_args)  # a finished grid may be extended
+    else:
+        resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
+    push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
+    task = task.configure(data_args)  # a copy holding the data options (doc_stride, label_all_tokens ...)
+    raw = task.load(
+        data_args.data_dir,
+        data_args.dataset_name,
+        data_args.dataset_config_name,
+        data_args.dataset_revision,
+        model_args.cache_dir,
+    )
+    hub = {"revision": model_args.model_revision, "cache_dir": model_args.cache_dir}
+    tokenizer = AutoTokenizer.from_pretrained(model_args.tokenizer_name or model_args.model_name_or_path, **hub)
+    config = AutoConfig.from_pretrained(model_args.model_name_or_path, **hub)
+    fit_tokenizer_to_model(tokenizer, config, name=model_args.tokenizer_name or model_args.model_name_or_path)
+    check_model_fits(config, tokenizer, data_args.max_seq_length, model_args.model_name_or_path)  # before tokenizing
+    prepared = prepare_data(task, raw, tokenizer, data_args, training_args)  # tokenized once for every run
+    if not grid:
+        results = train_evaluate_predict(task, raw, tokenizer, model_args, data_args, training_args, prepared, resume)
+    else:
+        results = run_grid(
+            task,
+            model_args,
+            data_args,
+            training_args,
+            extends=extends,
+            run_one=lambda args, resume: train_evaluate_predict(
+                task, raw, tokenizer, model_args, data_args, args, prepared, resume
+            ),
+        )
+        # the card and run_info.json describe the checkpoint copied up: the selected lr and its best seed
+        training_args.learning_rate = results["selected_learning_rate"]
+        training_args.seed = results["selected_seed"]
+    if push is not None:  # --push_to_hub: the finished output_dir, in one commit
+        finish_run(task, training_args, push)
+    return results
+
+
+def train_evaluate_predict(
+    task: Task,
+    raw,
+    tokenizer,
+    model_args,
+    data_args,
+    training_args,
+    prepared: PreparedData | None = None,
+    resume: Any = _FROM_ARGS,
+) -> dict[str, float]:
+    """One fine-tuning run into ``training_args.output_dir``; returns the merged train/eval metrics. ``prepared``:
+    :func:`prepare_data`'s result (computed when ``None``); ``resume``: the checkpoint (:func:`.checkpoints.start_run`;
+    ``None``: a fresh start; not given: ``--resume_from_checkpoint``). The caller checks the data fits the model."""
+    from transformers import set_seed
+
+    from ..run.batching import LOSS_UNITS, GlobalLossTrainer, SkipLastStepEvaluation
+    from ..run.run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
+
+    set_seed(training_args.seed)
+    data = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
+    features, raw = data.features, data.raw
+    if not data.eval_splits:
+        training_args.eval_strategy = "no"
+    model = build_model(task, model_args, training_args)
+    mode = mode_of(training_args)
+    train_dataset, eval_dataset, collator, cache_metrics = mode.prepare_training(
+        declare_batch_mean_loss(model),
+        features.get(data.train_split),
+        features[data.eval_splits[0]] if data.eval_splits else None,
+        data.collator,
+        data_args,
+        training_args,
+    )
+    recorded_mode = mode.record(training_args)
+    if resume is _FROM_ARGS:
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+    first_eval = data.eval_splits[0] if data.eval_splits else None
+    trainer = task.build_trainer(
+        GlobalLossTrainer,
+        eval_raw=raw.get(first_eval),
+        eval_features=features.get(first_eval),
+        loss_unit=LOSS_UNITS[task.problem_type],
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=tokenizer,
+        data_collator=collator,
+        compute_metrics=data.compute_metrics,
+    )
+    trainer.add_callback(
+        RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode, args=trainer.args)
+    )
+    trainer.add_callback(SkipLastStepEvaluation())  # the final evaluation below scores the last step's model
+    results: dict[str, float] = {}
+    if data.train_split is not None:
+        train_result = trainer.train(resume_from_checkpoint=resume)
+        mode.finish_training(trainer, training_args.output_dir)  # e.g. LoRA: save the adapter, then merge it
+        results = dict(train_result.metrics, **cache_metrics, train_samples=len(features[data.train_split]))
+        trainer.save_metrics("train", results)
+        trainer.save_state()
+    trainer.save_model()
+    if data.train_split is not None and not getattr(training_args, "keep_checkpoints", True):
+        remove_checkpoints(training_args.output_dir, trainer)  # the saved model is the run's one copy
+    eval_metrics = _predict_and_evaluate(task, trainer, data, training_args)
+    results.update(eval_metrics)
+    if data.train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
+        from ..run.plots import finish_training_curves
+
+        finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({mode.name})")
+    if not results:  # predictions only: all_results.json (the finished-run marker) comes last
+        trainer.save_metrics("all", {})
+    if training_args.should_save:  # README.md: the card of the saved model, from the record and all_results.json
+        from ..run.model_card import write_card
+
+        write_card(training_args.output_dir, task=task.name)
+    return results
+
+
+def _predict_and_evaluate(task: Task, trainer, data: PreparedData, training_args) -> dict[str, float]:
+    """After training: the test splits' prediction files (first: ``all_results.json`` marks a finished run), then
+    every dev split scored by the task (``--prediction_loss_only``: Trainer's loss only), each with its sample count
+    and the best constant answer's score (:mod:`hf_bert_tasks.run.baselines`); saved as ``eval_results.json``. Returns
+    the dev metrics (empty without a dev split)."""
+    loss_only = training_args.prediction_loss_only
+    if loss_only and (data.test_splits or data.eval_splits):
+        logger.warning(
+            "--prediction_loss_only: evaluation reports the loss only; no metric and no prediction file is written"
+        )
+    for split in [] if loss_only else data.test_splits:  # before the dev results: all_results.json = finished
+        for path in task.predict(trainer, data.raw[split], data.features[split], split, training_args.output_dir):
+            logger.info("wrote %s", path)
+    eval_metrics: dict[str, float] = {}
+    for split in data.eval_splits:
+        if loss_only:  # Trainer's loss-only evaluation (the task's scoring needs predictions)
+            suffix = task.split_metric_suffix(split)
+            scored = trainer.evaluate(data.features[split])
+            eval_metrics.update({f"{k}{suffix}": v for k, v in scored.items()})
+        else:
+            eval_metrics.update(
+                task.evaluate(trainer, data.raw[split], data.features[split], split, training_args.output_dir)
+            )
+        eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(data.features[split])
+    if eval_metrics:  # beside each dev metric, the best constant answer's score (baselines.py)
+        from ..run.baselines import baseline_metrics
+
+        eval_metrics.update(baseline_metrics(task, {s: data.raw[s] for s in data.eval_splits}))
+        trainer.save_metrics("eval", eval_metrics)
+    return eval_metrics
+
+
+def remove_checkpoints(output_dir: str, trainer=None) -> list[str]:
+    """Delete the ``checkpoint-<step>`` folders of a finished run whose user did not ask for checkpoints (no
+    ``--save_strategy`` / ``--save_steps`` / ``--save_total_limit`` / ``--load_best_model_at_end`` given): the model
+    saved in ``output_dir`` is the run's one copy (issue 44: an MRPC folder held the final model twice, once with its
+    optimizer). They exist while training, so an interrupted run still resumes. Returns the removed paths (main
+    process only; others: ``[]``)."""
+    import glob
+    import re
+    import shutil
+
+    if trainer is not None and not trainer.is_world_process_zero():
+        return []
+    removed = sorted(
+        p
+        for p in glob.glob(os.path.join(output_dir, "checkpoint-*"))
+        if re.fullmatch(r"checkpoint-\d+", os.path.basename(p)) and os.path.isdir(p)
+    )
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
+
+
+def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneTrainingArguments | None = None):
+    """The model ``Trainer`` trains for ``task`` in the selected ``--mode`` (full fine-tuning when ``training_args``
+    is ``None``): the registered mode's :meth:`~hf_bert_tasks.modes.TrainingMode.build_model`. Raises
+    ``ValueError`` for ``--reinit_*`` with a mode that keeps those weights frozen, or a head that does not fit."""
+    mode = mode_of(training_args)
+    if (
+        getattr(model_args, "reinit_layers", 0) or getattr(model_args, "reinit_pooler", False)
+    ) and not mode.allows_reinit:
+        frozen = [m.name for m in TRAINING_MODES.values() if not m.allows_reinit]
+        raise ValueError(
+            f"--reinit_layers/--reinit_pooler re-initialise weights that --mode {mode.name} keeps "
+            f"frozen; expected neither with --mode {' or '.join(frozen)}"
+        )
+    return mode.build_model(task, model_args, training_args)
+
+
+def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
+    """Check that the tokenizer's ids and ``max_seq_length`` fit the embedding tables of ``model`` (a model or its
+    config), before an index error deep inside torch: ``ValueError`` (naming both numbers) for ``max_seq_length`` >
+    ``config.max_position_embeddings`` or a tokenizer with more ids than ``config.vocab_size``."""
+    config = getattr(model, "config", model)
+    positions, vocab = getattr(config, "max_position_embeddings", None), getattr(config, "vocab_size", None)
+    if positions is not None and max_seq_length > positions:
+        raise ValueError(
+            f"--max_seq_length {max_seq_length} is longer than the {positions} position embeddings of "
+            f"{name}; expected --max_seq_length <= {positions}"
+        )
+    if vocab is not None and len(tokenizer) > vocab:
+        raise ValueError(
+            f"the tokenizer has {len(tokenizer)} ids but {name} has only {vocab} token embeddings; "
+            "expected the model's own tokenizer (check --tokenizer_name)"
+        )
+
+
+def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str], list[str]]:
+    """Which splits to train / evaluate / predict on: every available one without ``--do_*`` flags. Raises
+    ``ValueError`` for a requested split the data lacks, or no usable split (names the splits found)."""
+    available = list(raw.keys())
+    explicit = getattr(training_args, "splits_asked", None)
+    do_train, do_eval, do_predict = explicit or (True, True, True)
+    train = task.train_split if do_train and task.train_split in raw else None
+    evals = [s for s in task.eval_splits if s in raw] if do_eval else []
+    tests = [s for s in task.test_splits if s in raw] if do_predict else []
+    for flag, wanted, got, names in (
+        ("--do_train", do_train, train, [task.train_split]),
+        ("--do_eval", do_eval, evals, list(task.eval_splits)),
+        ("--do_predict", do_predict, tests, list(task.test_splits)),
+    ):
+        if explicit and wanted and not got:
+            raise ValueError(f"{flag}: task {task.name!r} needs split(s) {names}; the data has {available}")
+    if train is None and not evals and not tests:
+        raise ValueError(f"task {task.name!r}: no usable split in the data (found {available})")
+    return train, evals, tests
+
+
+@dataclass
+class PreparedData:
+    """The splits of one recipe invocation, their features, the collator (``task.data_collator``: dynamic padding,
+    to a multiple of 8 under fp16/bf16) and ``task.trainer_compute_metrics()`` (``None``: none)."""
+
+    train_split: str | None
+    eval_splits: list[str]
+    test_splits: list[str]
+    raw: dict
+    features: dict
+    collator: Any
+    compute_metrics: Callable | None
+
+
+def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> PreparedData:
+    """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
+    ``--no_cache_tokenized``; :func:`hf_bert_tasks.run.tokenized_cache.preprocess_splits`); then the task's collator
+    and metric function."""
+    train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
+    limits = {
+        train_split: data_args.max_train_samples,
+        **{s: data_args.max_eval_samples for s in eval_splits},
+        **{s: data_args.max_predict_samples for s in test_splits},
+    }
+    with training_args.main_process_first(desc="dataset map pre-processing"):
+        raw = {
+            s: raw[s] if n is None else raw[s].select(range(min(n, len(raw[s]))))
+            for s, n in limits.items()
+            if s is not None
+        }
+        if getattr(data_args, "cache_tokenized", False):
+            from ..run.tokenized_cache import preprocess_splits
+
+            features = preprocess_splits(
+                task,
+                raw,
+                tokenizer,
+                data_args.max_seq_length,
+                data_args.tokenized_cache_dir,
+                data_args.overwrite_cache,
+            )
+        else:
+            features = {s: task.preprocess(raw[s], tokenizer, data_args.max_seq_length, s) for s in raw}
+    half = training_args.fp16 or training_args.bf16
+    collator = task.data_collator(
+        tokenizer,
+        pad_to_multiple_of=8 if half else None,
+        max_length=data_args.max_seq_length if data_args.pad_to_max_length else None,
+    )
+    compute_metrics = task.trainer_compute_metrics()
+    return PreparedData(train_split, eval_splits, test_splits, raw, features, collator, compute_metrics)
+
+
+def resolve_resume_checkpoint(training_args) -> str | None:
+    """Deprecated alias of :func:`hf_bert_tasks.run.checkpoints.resolve_resume` on ``training_args``' resume and folder."""
+    import warnings
+
+    warnings.warn(
+        "hf_bert_tasks.scripts.finetune.resolve_resume_checkpoint is deprecated; use "
+        "hf_bert_tasks.run.checkpoints.resolve_resume",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+
 
 if __name__ == "__main__":
+    import sys
+
     from ..cli import run_subcommand
 
     sys.exit(run_subcommand("finetune"))

@@ -1,5 +1,5 @@
 """Pretrain BERT with MLM + NSP (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``; the recipe is
-:func:`hf_bert_tasks.pretraining.run_pretrain`).
+:func:`hf_bert_tasks.pretraining.recipe.run_pretrain`).
 
     hf-bert-tasks pretrain --train_files corpus.txt --preset tiny --vocab_size 8000 --max_steps 2000 \
         --output_dir runs/pretrain-tiny          # one sentence per line, blank line between documents
@@ -24,25 +24,25 @@ import logging
 
 def main(argv=None) -> dict:
     """``hf-bert-tasks pretrain``: parse ``argv`` (a list of strings, default ``sys.argv[1:]``, or a command line
-    parsed by :func:`hf_bert_tasks.args_pretrain.parse_pretrain_argv`), run the recipe, print the final accuracies
+    parsed by :func:`hf_bert_tasks.pretraining.args.parse_pretrain_argv`), run the recipe, print the final accuracies
     on the main process; returns the run's summary. ``ValueError`` for bad flags or data."""
     import sys
 
-    from ..args_parser import CommandLine
-    from ..args_pretrain import parse_pretrain_argv
+    from ..pretraining.args import parse_pretrain_argv
+    from ..run.args_parser import CommandLine
 
     argv = argv if isinstance(argv, CommandLine) else list(sys.argv[1:] if argv is None else argv)
     if not isinstance(argv, CommandLine) and any(a in ("-h", "--help", "--help_all") for a in argv):
-        from ..arguments import parse_args
-        from ..pretraining_config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+        from ..pretraining.config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
+        from ..run.arguments import parse_args
 
         classes = (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments)
         return parse_args(classes, argv, prog="hf-bert-tasks pretrain")  # every flag: HfArgumentParser's help
     command_line = argv if isinstance(argv, CommandLine) else parse_pretrain_argv(argv)  # the one parse
-    from ..arguments import setup_process_logging, training_arguments
-    from ..pretraining import run_pretrain
-    from ..pretraining_config import PretrainTrainingArguments
-    from ..threads import use_threads
+    from ..pretraining.config import PretrainTrainingArguments
+    from ..pretraining.recipe import run_pretrain
+    from ..run.arguments import setup_process_logging, training_arguments
+    from ..run.threads import use_threads
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = training_arguments(PretrainTrainingArguments, command_line)

@@ -29,13 +29,7 @@ from .. import get_task
 from ..cli import ArgumentParser, run_subcommand
 from ..modes import DEFAULT_TRAINING_MODE
 from .quickstart_report import MARGIN, Row, dev_showcase, held_out_rows, plot_summary, print_table
-from .quickstart_steps import (
-    comparison_step,
-    finetune_step,
-    label_efficiency_step,
-    pretrain_step,
-    quiet_load_report,
-)
+from .quickstart_steps import comparison_step, finetune_step, label_efficiency_step, pretrain_step, quiet_load_report
 
 #: documented names (docs/design.md, the quickstart) kept importable here; they live in quickstart_report/_steps
 __all__ = [
@@ -200,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from ..threads import use_threads  # looked up at call time (tests replace it)
+    from ..run.threads import use_threads  # looked up at call time (tests replace it)
 
     args = build_parser().parse_args(argv)  # before the heavy imports: --help answers at once
     output_dir = args.output_dir

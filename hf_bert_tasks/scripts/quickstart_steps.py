@@ -10,11 +10,11 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import get_task
-from ..console import interactive, log_filters
 from ..modes import DEFAULT_TRAINING_MODE, arm_from_label, get_training_mode
-from ..modes.feature_based import NAME as FEATURE_BASED
-from ..modes.lora import NAME as LORA
-from ..resources import sample_path, sample_texts
+from ..modes.feature_based.arguments import NAME as FEATURE_BASED
+from ..modes.lora.arguments import NAME as LORA
+from ..run.console import interactive, log_filters
+from ..run.resources import sample_path, sample_texts
 from .compare import paper_number, trainable_parameters
 from .compare_report import write_report
 from .quickstart_report import Row, constant_baseline, unigram_baseline
@@ -22,7 +22,7 @@ from .quickstart_report import Row, constant_baseline, unigram_baseline
 if TYPE_CHECKING:
     from .quickstart import QuickstartPlan, TaskRun
 
-#: :func:`hf_bert_tasks.console.log_filters`: an expected head swap's LOAD REPORT is one line
+#: :func:`hf_bert_tasks.run.console.log_filters`: an expected head swap's LOAD REPORT is one line
 quiet_load_report = log_filters
 
 
@@ -31,8 +31,8 @@ def finetune_sample(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_d
     replace them: ``mode``, ``epochs``, ``learning_rate``, ``max_train_samples``, a mode's own flags). Returns the
     run's metrics, its ``wall_seconds`` and its ``budget`` as :func:`~hf_bert_tasks.scripts.compare.arm_budget`
     gives it."""
-    from ..arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
-    from ..finetuning import run_finetune
+    from ..run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
+    from .finetune import run_finetune
 
     model_args = ModelArguments(
         model_name_or_path=model_dir,
@@ -88,8 +88,13 @@ def random_init_copy(model_dir: str, output_dir: str, seed: int) -> str:
 
 def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str, list[Row], dict]:
     """Step 1: vocabulary + MLM/NSP pretraining. Returns the checkpoint folder, its rows and its summary."""
-    from ..pretraining import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments, run_pretrain
-    from ..tokenization import train_wordpiece_tokenizer
+    from ..pretraining.recipe import (
+        PretrainDataArguments,
+        PretrainModelArguments,
+        PretrainTrainingArguments,
+        run_pretrain,
+    )
+    from ..run.tokenization import train_wordpiece_tokenizer
 
     tokenizer_dir = os.path.join(output_dir, "tokenizer")
     tokenizer = train_wordpiece_tokenizer(sample_texts(), vocab_size=plan.vocab_size)

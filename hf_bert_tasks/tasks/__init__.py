@@ -1,4 +1,4 @@
-"""The tasks: each family's registering module (``glue_tasks.py``, ``swag.py``, ``conll2003.py``, ``squad_tasks.py``)
+"""The tasks: each family's registering module (``glue/tasks.py``, ``swag/``, ``conll2003/``, ``squad/tasks.py``)
 calls :func:`register_task` (in :mod:`.registry`, never this package: no import cycle) for every task it defines, like
 peft's ``register_peft_method``; importing them here makes ``get_task``/``list_tasks`` see every task."""
 
@@ -9,7 +9,9 @@ from .registry import TASK_REGISTRY, UnknownTaskError, get_task, list_tasks, reg
 
 # isort: off
 # registration order = the order `hf-bert-tasks tasks` shows
-from . import glue_tasks, swag, conll2003, squad_tasks  # noqa: F401
+from .glue import tasks as glue_tasks  # noqa: F401
+from . import swag, conll2003  # noqa: F401
+from .squad import tasks as squad_tasks  # noqa: F401
 # isort: on
 
 __all__ = [

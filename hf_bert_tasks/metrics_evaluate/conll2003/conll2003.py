@@ -10,7 +10,7 @@ Inputs: tag names per word and sentence (as the Hub's ``seqeval``). Results: ``n
 import datasets
 import evaluate
 
-from hf_bert_tasks import ner_metrics
+from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 
 
 class Conll2003(evaluate.Metric):

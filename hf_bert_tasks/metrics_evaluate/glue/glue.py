@@ -32,7 +32,7 @@ class Glue(evaluate.Metric):
         task = self._task()
         dtype = "float64" if task.problem_type == "regression" else "int64"
         return evaluate.MetricInfo(
-            description=f"GLUE {task.name}: {', '.join(task.metric_names)} (hf_bert_tasks.metrics, 0-1 scale)",
+            description=f"GLUE {task.name}: {', '.join(task.metric_names)} (hf_bert_tasks.tasks.metrics, 0-1 scale)",
             citation="Wang et al., 2018, GLUE: A Multi-Task Benchmark and Analysis Platform for NLU",
             inputs_description="predictions, references: one label id (float score for stsb) per example",
             features=datasets.Features({"predictions": datasets.Value(dtype), "references": datasets.Value(dtype)}),

@@ -12,7 +12,7 @@ recipe's ``null_odds.json``), unanswered above ``no_answer_threshold``. Results:
 import datasets
 import evaluate
 
-from hf_bert_tasks import squad_metrics
+from hf_bert_tasks.tasks.squad import metrics as squad_metrics
 
 
 class SquadV2(evaluate.Metric):

@@ -1,0 +1,148 @@
+"""LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained. LoRA
+(Hu et al., 2021) freezes ``W`` and learns ``W + (alpha / r) * B A`` (``A: [r, in]``, ``B: [out, r]``, ``B``
+starting at zero), on ``query`` and ``value`` by default as in the LoRA paper. The head (the top-level modules outside
+the encoder) is in ``modules_to_save`` for every task (peft has no multiple-choice task type). :func:`finalize_lora`
+merges the adapter after training, so ``output_dir`` holds a plain ``BertFor...`` checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import TrainingMode, register_training_mode
+from .arguments import LoraArguments
+
+#: our problem type -> peft TaskType name (``None``: no peft task type; the head goes through modules_to_save)
+PEFT_TASK_TYPES = {
+    "single_label_classification": "SEQ_CLS",
+    "regression": "SEQ_CLS",
+    "token_classification": "TOKEN_CLS",
+    "question_answering": "QUESTION_ANS",
+    "multiple_choice": None,
+}
+
+
+def head_module_names(model) -> list[str]:
+    """Top-level child modules with parameters that are not the base encoder (``["classifier"]`` for BertFor...);
+    ``ValueError`` when there is none (nothing would train besides the adapters)."""
+    prefix = getattr(model, "base_model_prefix", "")
+    names = [n for n, m in model.named_children() if n != prefix and any(True for _ in m.parameters())]
+    if not names:
+        raise ValueError(f"{type(model).__name__}: found no task head outside {prefix!r} to keep trainable")
+    return names
+
+
+def lora_config(
+    model,
+    problem_type: str,
+    r: int = 8,
+    alpha: int = 16,
+    dropout: float = 0.1,
+    target_modules: str | list[str] = "query,value",
+):
+    """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type`` (one of
+    :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`): peft's task type, the task head in ``modules_to_save``, rank
+    ``r`` (updates scaled by ``alpha / r``), ``dropout`` on the LoRA input, ``target_modules`` the Linear layers
+    that get adapters (comma-separated names or a list).
+
+    Raises:
+        ValueError: an unknown ``problem_type``, ``r < 1``, or no head module outside the encoder.
+    """
+    from peft import LoraConfig, TaskType
+
+    if problem_type not in PEFT_TASK_TYPES:
+        raise ValueError(f"unknown problem type {problem_type!r}; expected one of {list(PEFT_TASK_TYPES)}")
+    if r < 1:
+        raise ValueError(f"--lora_r must be >= 1, got {r}")
+    if isinstance(target_modules, str):
+        target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
+    task_type = PEFT_TASK_TYPES[problem_type]
+    return LoraConfig(
+        task_type=getattr(TaskType, task_type) if task_type else None,
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        target_modules=target_modules,
+        modules_to_save=head_module_names(model),
+    )
+
+
+def apply_lora(
+    model,
+    problem_type: str,
+    r: int = 8,
+    alpha: int = 16,
+    dropout: float = 0.1,
+    target_modules: str | list[str] = "query,value",
+):
+    """Wrap ``model`` (a ``transformers`` task model) in a ``peft.PeftModel`` whose trainable parameters are the
+    adapters and the head, configured by :func:`lora_config` (the arguments and ``ValueError`` as there)."""
+    from peft import get_peft_model
+
+    return get_peft_model(model, lora_config(model, problem_type, r, alpha, dropout, target_modules))
+
+
+def finalize_lora(trainer, output_dir: str) -> str:
+    """Save the adapter to ``<output_dir>/lora_adapter`` (returned) and replace ``trainer.model`` by the merged model
+    (the same outputs up to float rounding, saved as a plain ``transformers`` checkpoint)."""
+    from peft import PeftModel
+
+    model = trainer.model
+    path = os.path.join(output_dir, "lora_adapter")
+    if isinstance(model, PeftModel):
+        if trainer.is_world_process_zero():
+            model.save_pretrained(path)
+        trainer.model = model.merge_and_unload()
+        trainer.model_wrapped = trainer.model
+    return path
+
+
+def trainable_parameter_counts(model) -> tuple[int, int]:
+    """``(trainable, total)`` parameter counts of ``model``."""
+    params = list(model.parameters())
+    return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
+
+
+__all__ = [
+    "PEFT_TASK_TYPES",
+    "LoraMode",
+    "apply_lora",
+    "finalize_lora",
+    "head_module_names",
+    "lora_config",
+    "trainable_parameter_counts",
+]
+
+
+class LoraMode(TrainingMode):
+    """LoRA adapters (peft) on the task model of full fine-tuning."""
+
+    name = "lora"
+    help = "peft LoRA adapters on the frozen encoder + the task head"
+    card_text = (
+        "Training mode: **LoRA** — low-rank adapters (peft) on the frozen encoder plus the task head were trained."
+    )
+    arguments_class = LoraArguments
+    default_learning_rate = 5e-4
+    colour = "tab:green"
+
+    def build_model(self, task, model_args, training_args):
+        """The fine-tuning task model wrapped in a ``peft.PeftModel`` with the ``--lora_*`` ``LoraConfig``."""
+        from .. import declare_batch_mean_loss, load_task_model
+
+        model = declare_batch_mean_loss(load_task_model(task, model_args))
+        return apply_lora(
+            model,
+            task.problem_type,
+            training_args.lora_r,
+            training_args.lora_alpha,
+            training_args.lora_dropout,
+            training_args.lora_target_modules,
+        )
+
+    def finish_training(self, trainer, output_dir: str) -> None:
+        """Save the adapter to ``output_dir/lora_adapter`` and merge it (the saved model is then plain)."""
+        finalize_lora(trainer, output_dir)
+
+
+register_training_mode(LoraMode())

@@ -1,0 +1,271 @@
+"""The fine-tune recipe's own argument dataclasses, importable without transformers: :class:`ModelArguments`,
+:class:`DataArguments` and :class:`FinetuneOptions` (the package's training flags and its changed
+``TrainingArguments`` defaults; ``arguments.FinetuneTrainingArguments`` inherits them). ``args_parser`` builds the
+command line from their fields, so a usage error is one line before the heavy imports. Defaults: docs/design.md,
+'Fine-tuning defaults'."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..modes import DEFAULT_TRAINING_MODE, TRAINING_MODES
+from ..tasks import get_task, list_tasks
+from .args_parser import CommandLine
+
+
+@dataclass
+class ModelArguments:
+    """Which checkpoint to fine-tune."""
+
+    model_name_or_path: str = field(
+        default="bert-base-uncased",
+        metadata={"help": "Hub id (bert-base-uncased, org/name of a pushed run) or local folder of a checkpoint."},
+    )
+    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer id/folder if not the model's."})
+    model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
+    cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
+    attn_implementation: str | None = field(
+        default="sdpa",
+        metadata={
+            "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention.",
+            "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"],
+        },
+    )
+    reinit_pooler: bool = field(
+        default=False,
+        metadata={
+            "help": "Re-initialise the pooler (trained for NSP) before fine-tuning (Zhang et al. 2021, 'Revisiting "
+            "Few-sample BERT Fine-tuning', §5; --mode finetune only)."
+        },
+    )
+    reinit_layers: int = field(
+        default=0,
+        metadata={
+            "help": "Re-initialise the top N encoder layers (Zhang et al. 2021, §5; --mode finetune only); 0 keeps all."
+        },
+    )
+
+
+@dataclass
+class DataArguments:
+    """Which task and data, and how to tokenize it."""
+
+    task: str = field(
+        default=None,
+        metadata={
+            "help": "Registered task name (required; `hf-bert-tasks tasks` lists them with their metrics).",
+            "metavar": "{" + ",".join(list_tasks()) + "}",
+        },
+    )
+    data_dir: str | None = field(
+        default=None, metadata={"help": "Folder with the original task files (e.g. glue_data/MRPC); else the Hub."}
+    )
+    train_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "Your own training file (.csv, .tsv, .jsonl) with the task's columns (`hf-bert-tasks tasks`)."
+        },
+    )
+    validation_file: str | None = field(default=None, metadata={"help": "Your own dev file (as --train_file)."})
+    test_file: str | None = field(default=None, metadata={"help": "Your own test file (label column optional)."})
+    text_column_names: str | None = field(
+        default=None,
+        metadata={
+            "help": "Your files' text columns, comma-separated in the task's order (default: the task's names)."
+        },
+    )
+    label_column_name: str | None = field(
+        default=None, metadata={"help": "Your files' label column (default: the task's, e.g. label)."}
+    )
+    dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
+    dataset_config_name: str | None = field(
+        default=None, metadata={"help": "Hub dataset config overriding the task's."}
+    )
+    dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})
+    max_seq_length: int | None = field(
+        default=None,
+        metadata={"help": "Max WordPieces per sequence incl. [CLS]/[SEP] (default: the task's, 128 for GLUE)."},
+    )
+    pad_to_max_length: bool = field(
+        default=False,
+        metadata={"help": "Pad every batch to max_seq_length (run_glue.py's default) instead of dynamically."},
+    )
+    max_train_samples: int | None = field(default=None, metadata={"help": "Keep only the first N training examples."})
+    max_eval_samples: int | None = field(
+        default=None, metadata={"help": "Keep only the first N examples per eval split."}
+    )
+    max_predict_samples: int | None = field(default=None, metadata={"help": "Keep only the first N test examples."})
+    # Question answering (SQuAD; paper §4.2-4.3, google-research/bert run_squad.py flags)
+    doc_stride: int = field(default=128, metadata={"help": "SQuAD: tokens between the starts of two context windows."})
+    max_query_length: int = field(default=64, metadata={"help": "SQuAD: questions are cut to this many tokens."})
+    n_best_size: int = field(default=20, metadata={"help": "SQuAD: start/end candidates kept per window (n-best)."})
+    max_answer_length: int = field(default=30, metadata={"help": "SQuAD: longest answer span in tokens."})
+    null_score_diff_threshold: float | None = field(
+        default=None, metadata={"help": "SQuAD v2: predict no answer when null - best non-null score > this (tau)."}
+    )
+    # Token classification (CoNLL-2003 NER; paper §5.3)
+    label_all_tokens: bool = field(
+        default=False,
+        metadata={"help": "NER: label every WordPiece (later pieces of B-X get I-X), not only the first."},
+    )
+    document_context: bool = field(
+        default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
+    )
+    # Tokenized-features cache (hf_bert_tasks/run/tokenized_cache.py)
+    cache_tokenized: bool = field(
+        default=True,
+        metadata={
+            "help": "Cache tokenized features on disk by fingerprint (data, tokenizer, max_seq_length, task options, "
+            "preprocessing code): a second run skips tokenization. Opt out: --no_cache_tokenized."
+        },
+    )
+    tokenized_cache_dir: str | None = field(
+        default=None,
+        metadata={"help": "Folder of the tokenized-features cache (default: <datasets cache>/hf_bert_tasks)."},
+    )
+    overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenize and replace cached features."})
+
+    def __post_init__(self):
+        if self.task is None:
+            raise ValueError("--task is required (see `hf-bert-tasks tasks` for the list)")
+        self._looked_up = (self.task, get_task(self.task))  # an unknown name fails here, suggesting close names
+
+    def registered_task(self):
+        """The registered :class:`~hf_bert_tasks.tasks.base.Task` :attr:`task` names (looked up again if it changed
+        since the arguments were made: ``UnknownTaskError`` for an unknown name)."""
+        name, task = self._looked_up
+        return task if name == self.task else get_task(self.task)
+
+
+@dataclass
+class FinetuneOptions:
+    """The fine-tune recipe's training flags and changed ``TrainingArguments`` defaults (each field's help):
+    ``lr_grid`` x ``seeds`` (:mod:`hf_bert_tasks.run.lr_grid`), length-aware batches (:mod:`hf_bert_tasks.run.batching`)
+    and ``mode`` (:mod:`hf_bert_tasks.modes`; a mode's own flags come from its registered arguments dataclass)."""
+
+    output_dir: str | None = field(default=None, metadata={"help": "Where the model, metrics and predictions go."})
+    learning_rate: float | None = field(default=None, metadata={"help": "Peak learning rate (default: the task's)."})
+    per_device_train_batch_size: int | None = field(
+        default=None, metadata={"help": "Batch size (default: the task's)."}
+    )
+    num_train_epochs: float | None = field(default=None, metadata={"help": "Epochs (default: the task's)."})
+    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Batch size for evaluation."})
+    warmup_steps: float = field(default=0.1, metadata={"help": "Warmup: a float < 1 is a fraction of total steps."})
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (the paper's 0.01)."})
+    eval_strategy: str = field(default="epoch", metadata={"help": "When to evaluate: no, steps, epoch."})
+    save_strategy: str = field(default="epoch", metadata={"help": "When to save checkpoints: no, steps, epoch."})
+    save_total_limit: int | None = field(default=1, metadata={"help": "Checkpoints kept in output_dir."})
+    logging_steps: float = field(default=50, metadata={"help": "Log every N steps."})
+    lr_grid: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated learning rates, e.g. '5e-5,4e-5,3e-5,2e-5'; best on dev kept. A bare --lr_grid (or "
+            "'paper') searches the task's paper grid (GLUE: 5e-5,4e-5,3e-5,2e-5, §4.1).",
+            "nargs": "?",
+            "const": "paper",
+        },
+    )
+    seeds: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated seeds, e.g. '1,2,3': one run per seed (random restarts, paper §4.1); with "
+            "--lr_grid the best lr is chosen by the mean dev metric over seeds."
+        },
+    )
+    group_by_length: bool = field(
+        default=True,
+        metadata={
+            "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
+            "STS-B: docs/results.md). Opt out with --no_group_by_length or --train_sampling_strategy random."
+        },
+    )
+    train_sampling_strategy: str | None = field(
+        default=None,
+        metadata={
+            "help": "Training sampler: group_by_length, random, sequential, batch_rebalance (default: see "
+            "--group_by_length). An explicit value wins over --group_by_length.",
+            "choices": ["random", "sequential", "group_by_length", "batch_rebalance"],
+        },
+    )
+    sort_eval_by_length: bool = field(
+        default=True,
+        metadata={
+            "help": "Evaluate/predict longest-first (less padding); predictions are put back in the input order, so "
+            "metrics and prediction files do not change. Opt out: --no_sort_eval_by_length."
+        },
+    )
+    overwrite_output_dir: bool = field(
+        default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
+    )
+    mode: str = field(
+        default=DEFAULT_TRAINING_MODE,
+        metadata={
+            "help": "How the model is trained, one of the registered training modes (hf_bert_tasks.modes): all weights "
+            "(paper §3.2), peft LoRA adapters, or a frozen encoder with a trained head (paper §5.3).",
+            "choices": TRAINING_MODES.names(),
+        },
+    )
+
+
+#: (title, class) of the recipe's own argument groups, in ``--help`` order; modes' flags follow (the registry's)
+GROUPS = (
+    ("model arguments", ModelArguments),
+    ("data arguments", DataArguments),
+    ("training arguments (the package's own and changed defaults)", FinetuneOptions),
+)
+
+
+#: a parsed ``finetune`` command line (:func:`parse_finetune_argv`)
+FinetuneCommandLine = CommandLine
+
+
+def mode_groups() -> list[tuple[str, type]]:
+    """``(title, flags dataclass)`` of each registered mode with flags (``modes.mode_arguments_classes``).
+
+    Raises:
+        ValueError: a mode's flag that is already a flag of the recipe or of another mode (names both)."""
+    from ..modes import mode_arguments_classes
+    from .trainer_flags import TRAINER_FIELDS
+
+    owner = {name: "finetune" for _, cls in GROUPS for name in cls.__dataclass_fields__}
+    groups = []
+    for mode, cls in mode_arguments_classes().items():
+        for name in cls.__dataclass_fields__:
+            if owner.get(name, mode) != mode:
+                raise ValueError(f"training mode {mode!r}: its flag --{name} is already a flag of {owner[name]!r}")
+            owner[name] = mode
+        groups.append((f"{mode} mode arguments", cls))
+    clash = sorted(n for n, o in owner.items() if o != "finetune" and n in TRAINER_FIELDS)
+    if clash:
+        raise ValueError(f"training mode {owner[clash[0]]!r}: its flag --{clash[0]} is a TrainingArguments field")
+    return groups
+
+
+def finetune_parser(prog: str = "hf-bert-tasks finetune", groups=None):
+    """The ``finetune`` flags as one :class:`hf_bert_tasks.run.args_parser.FlagParser` (no transformers import): the
+    recipe's dataclasses, each registered mode's flags (``groups``: default :func:`mode_groups`), then
+    ``TrainingArguments``' other fields (the static table :data:`hf_bert_tasks.run.trainer_flags.TRAINER_FIELDS`)."""
+    from .args_parser import build_parser
+
+    return build_parser([*GROUPS, *(mode_groups() if groups is None else groups)], prog)
+
+
+def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -> FinetuneCommandLine:
+    """Parse a ``finetune`` command line once (``--config FILE`` values below the flags), before transformers is
+    imported; ``--task`` is looked up (``DataArguments``).
+
+    Raises:
+        hf_bert_tasks.run.args_parser.UsageError: an unknown flag (with the closest known one) or a value argparse
+            refuses (one line, as argparse words it).
+        ValueError: ``--task`` missing or unknown, a bad ``--config`` file or key, a mode flag that clashes.
+        FileNotFoundError: a missing ``--config`` file."""
+    from .args_parser import parse_flags
+
+    modes = mode_groups()
+    values, given = parse_flags(finetune_parser(prog, modes), argv)
+    model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
+    data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task checked
+    from .trainer_flags import TRAINER_FIELDS
+
+    table = frozenset(TRAINER_FIELDS).difference(*(c.__dataclass_fields__ for _, c in [*GROUPS, *modes]))
+    return CommandLine(model, data, values, given, tuple(cls for _, cls in modes), table)

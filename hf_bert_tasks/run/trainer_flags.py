@@ -1,0 +1,464 @@
+"""Every ``transformers.TrainingArguments`` field, classified for ``hf-bert-tasks finetune``: it **works** (passed to
+``Trainer`` and exercised end to end by ``tests/test_trainer_flags.py`` with the non-default value given here), it is
+**refused** (one line on stderr, exit status 2, while the flags are parsed: before any model or data is loaded), or
+it is **not applicable** here (hardware, launchers or integrations this machine and package do not have; passed to
+``Trainer`` unchanged). A field of the installed transformers missing from :data:`TABLE` fails the test, so the table
+cannot go stale. Why: docs/design.md, 'Trainer hooks and the overrides left'."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WORKS, REFUSED, NOT_APPLICABLE = "works", "refused", "not applicable"
+STATUSES = (WORKS, REFUSED, NOT_APPLICABLE)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One ``TrainingArguments`` field: ``status`` (:data:`STATUSES`); ``argv``: command-line words setting a
+    non-default value (``works``; ``()``: exercised by every run, e.g. ``--output_dir``, or by the test named in
+    ``note``); ``group``: the test run it joins (flags of one group run together; ``slow`` groups only in the slow
+    suite); ``note``: the refusal line a user sees (``refused``), why it does not apply (``not applicable``), or
+    where it is tested."""
+
+    status: str
+    argv: tuple[str, ...] = ()
+    group: str = "core"
+    note: str = ""
+
+
+def works(*argv: str, group: str = "core", note: str = "") -> Flag:
+    return Flag(WORKS, tuple(argv), group, note)
+
+
+def refused(reason: str) -> Flag:
+    return Flag(REFUSED, note=reason)
+
+
+def not_applicable(reason: str) -> Flag:
+    return Flag(NOT_APPLICABLE, note=reason)
+
+
+_GPU = "needs a CUDA GPU (the GPU checks: tests/test_gpu_*.py)"
+_LAUNCHER = "set by a multi-process launcher (accelerate / torchrun; tests/test_distributed.py)"
+_HUB = "the recipe's own --push_to_hub (hf_bert_tasks.run.hub: one commit of the finished folder; tests/test_hub.py)"
+
+#: Fields that only some of the supported transformers versions (pyproject.toml: >= 5.13) have -> which ones. A
+#: :data:`TABLE` row for a field the installed version lacks must be listed here; the end-to-end test runs a row only
+#: where the installed ``TrainingArguments`` has its field (``make test-lowest`` runs the table at the lowest version).
+VERSION_DEPENDENT: dict[str, str] = {
+    "logging_dir": "transformers 5.13 (the lowest supported) has it, 5.25 not",
+    "warmup_ratio": "5.13 has it, 5.25 not (there a float --warmup_steps < 1 is the ratio)",
+    "activation_checkpointing": "5.25 has it, 5.13 not (there --gradient_checkpointing only)",
+    "activation_checkpointing_kwargs": "5.25 has it, 5.13 not",
+    "dataloader_multiprocessing_context": "5.25 has it, 5.13 not",
+    "dataloader_in_order": "5.25 has it, 5.13 not",
+}
+
+#: TrainingArguments field -> :class:`Flag` (transformers 5.x).
+TABLE: dict[str, Flag] = {
+    # fields of the older supported versions only (VERSION_DEPENDENT)
+    "logging_dir": works("--logging_dir", "tb-logs", group="epochs"),
+    "warmup_ratio": works("--warmup_ratio", "0.2", group="epochs"),
+    # what and how long
+    "output_dir": works(note="every run"),
+    "do_train": works("--do_train", "--do_eval", group="core"),
+    "do_eval": works(note="with --do_train (core group)"),
+    "do_predict": works(
+        note="no --do_* flag: every split the data has; the runs with a test file predict it "
+        "(tests/test_finetune_recipe.py: --do_predict alone)"
+    ),
+    "per_device_train_batch_size": works("--per_device_train_batch_size", "4"),
+    "per_device_eval_batch_size": works("--per_device_eval_batch_size", "3"),
+    "num_train_epochs": works("--num_train_epochs", "2", group="epochs"),
+    "max_steps": works("--max_steps", "4"),
+    "gradient_accumulation_steps": works("--gradient_accumulation_steps", "2"),
+    "auto_find_batch_size": works("--auto_find_batch_size", "True", group="epochs"),
+    "resume_from_checkpoint": works(note="tests/test_resume.py, tests/test_checkpoint_resume.py"),
+    # optimizer and schedule
+    "learning_rate": works("--learning_rate", "1e-4"),
+    "lr_scheduler_type": works("--lr_scheduler_type", "cosine_with_min_lr", group="epochs"),
+    "lr_scheduler_kwargs": works("--lr_scheduler_kwargs", '{"min_lr": 1e-6}', group="epochs"),
+    "warmup_steps": works("--warmup_steps", "1"),
+    "optim": works("--optim", "adamw_torch"),
+    "optim_args": not_applicable("read only by optimizers not installed here (GaLore, APOLLO, LOMO, AnyPrecision)"),
+    "optim_target_modules": not_applicable("GaLore / APOLLO target modules; those optimizers are not installed"),
+    "weight_decay": works("--weight_decay", "0.0"),
+    "adam_beta1": works("--adam_beta1", "0.85"),
+    "adam_beta2": works("--adam_beta2", "0.99"),
+    "adam_epsilon": works("--adam_epsilon", "1e-7"),
+    "max_grad_norm": works("--max_grad_norm", "0.5"),
+    "label_smoothing_factor": works(
+        "--label_smoothing_factor", "0.1", group="epochs", note="refused for regression (STS-B): TASK_REFUSALS"
+    ),
+    "average_tokens_across_devices": works("--average_tokens_across_devices", "False"),
+    "neftune_noise_alpha": works("--neftune_noise_alpha", "5.0", group="epochs"),
+    # precision and compilation
+    "bf16": works("--bf16", "True", group="bf16", note="CPU autocast here; the GPU default (gpu_fast_path)"),
+    "bf16_full_eval": works("--bf16_full_eval", "True", group="bf16"),
+    "fp16": not_applicable(_GPU),
+    "fp16_full_eval": not_applicable(_GPU),
+    "tf32": not_applicable("TensorFloat-32 matmuls of Ampere or newer NVIDIA GPUs"),
+    "torch_compile": works("--torch_compile", "True", group="slow_compile"),
+    "torch_compile_backend": works("--torch_compile_backend", "inductor", group="slow_compile"),
+    "torch_compile_mode": works("--torch_compile_mode", "default", group="slow_compile"),
+    "use_liger_kernel": not_applicable("Liger Triton kernels for decoder LLMs (GPU, package liger-kernel)"),
+    "liger_kernel_config": not_applicable("configures use_liger_kernel"),
+    "activation_checkpointing": works("--activation_checkpointing", "True", group="checkpointing"),
+    "activation_checkpointing_kwargs": not_applicable(
+        "decoder-layer options (every_n_layers) of activation_checkpointing; BERT takes none"
+    ),
+    "gradient_checkpointing": works("--gradient_checkpointing", "True", group="checkpointing"),
+    "gradient_checkpointing_kwargs": works(
+        "--gradient_checkpointing_kwargs", '{"use_reentrant": false}', group="checkpointing"
+    ),
+    "use_cache": not_applicable("the key/value cache of decoder models; a BERT encoder has none"),
+    "torch_empty_cache_steps": works("--torch_empty_cache_steps", "2"),
+    # logging
+    "logging_strategy": works("--logging_strategy", "epoch", group="epochs"),
+    "logging_steps": works("--logging_steps", "1"),
+    "logging_first_step": works("--logging_first_step", "True"),
+    "log_on_each_node": works("--log_on_each_node", "False"),
+    "logging_nan_inf_filter": works("--logging_nan_inf_filter", "False"),
+    "include_num_input_tokens_seen": works("--include_num_input_tokens_seen", "True"),
+    "log_level": works("--log_level", "warning"),
+    "log_level_replica": works("--log_level_replica", "error"),
+    "disable_tqdm": works("--disable_tqdm", "True"),
+    "report_to": not_applicable(
+        "experiment trackers (tensorboard, wandb, trackio ...) are not installed here; 'none' is the default"
+    ),
+    "run_name": works("--run_name", "flag-table"),
+    "project": not_applicable("read only by the Trackio integration (not installed)"),
+    "trackio_space_id": not_applicable("Trackio integration (not installed)"),
+    "trackio_bucket_id": not_applicable("Trackio integration (not installed)"),
+    "trackio_static_space_id": not_applicable("Trackio integration (not installed)"),
+    "skip_memory_metrics": works("--skip_memory_metrics", "False"),
+    "debug": refused(
+        "--debug: transformers 5.25's underflow/overflow detector calls abs() on BERT's boolean "
+        "attention mask and fails (NotImplementedError); expected the flag left out"
+    ),
+    # evaluation
+    "eval_strategy": works("--eval_strategy", "steps"),
+    "eval_steps": works("--eval_steps", "2"),
+    "eval_delay": works("--eval_delay", "1"),
+    "eval_on_start": works("--eval_on_start", "True"),
+    "prediction_loss_only": works(
+        "--prediction_loss_only",
+        "True",
+        group="loss_only",
+        note="loss only, no metric or prediction file (warned); refused for SQuAD",
+    ),
+    "eval_do_concat_batches": works("--eval_do_concat_batches", "False", group="epochs"),
+    "eval_use_gather_object": works("--eval_use_gather_object", "True"),
+    "eval_accumulation_steps": works("--eval_accumulation_steps", "1"),
+    "include_for_metrics": works("--include_for_metrics", "loss"),
+    "batch_eval_metrics": works("--batch_eval_metrics", "True", group="batch_metrics"),
+    "load_best_model_at_end": works("--load_best_model_at_end", "True", group="epochs"),
+    "metric_for_best_model": works(
+        note="the task's primary metric with --load_best_model_at_end (tests/test_trainer_flags.py: SQuAD by f1)"
+    ),
+    "greater_is_better": works(note="from the metric's declaration (MetricSpec.higher_is_better)"),
+    # checkpoints
+    "save_strategy": works("--save_strategy", "steps"),
+    "save_steps": works("--save_steps", "2"),
+    "save_total_limit": works("--save_total_limit", "2"),
+    "save_only_model": works("--save_only_model", "True"),
+    "save_on_each_node": works("--save_on_each_node", "True"),
+    "enable_jit_checkpoint": works("--enable_jit_checkpoint", "True"),
+    "ignore_data_skip": works("--ignore_data_skip", "True"),
+    "restore_callback_states_from_checkpoint": works("--restore_callback_states_from_checkpoint", "True"),
+    # hub
+    "push_to_hub": not_applicable(_HUB),
+    "hub_token": not_applicable(_HUB),
+    "hub_private_repo": not_applicable(_HUB),
+    "hub_model_id": not_applicable(_HUB),
+    "hub_strategy": not_applicable(_HUB),
+    "hub_always_push": not_applicable(_HUB),
+    "hub_revision": not_applicable(_HUB),
+    # data
+    "seed": works("--seed", "7"),
+    "data_seed": works("--data_seed", "11"),
+    "full_determinism": works("--full_determinism", "True", group="epochs"),
+    "dataloader_drop_last": works(
+        "--dataloader_drop_last", "True", group="epochs", note="training batches only: evaluation scores every row"
+    ),
+    "dataloader_num_workers": works("--dataloader_num_workers", "1", group="workers"),
+    "dataloader_pin_memory": not_applicable("pinned host memory for a GPU copy; off without CUDA"),
+    "dataloader_persistent_workers": works("--dataloader_persistent_workers", "True", group="workers"),
+    "dataloader_prefetch_factor": works("--dataloader_prefetch_factor", "3", group="workers"),
+    "dataloader_multiprocessing_context": works("--dataloader_multiprocessing_context", "fork", group="workers"),
+    "dataloader_in_order": works("--dataloader_in_order", "False", group="workers"),
+    "train_sampling_strategy": works("--train_sampling_strategy", "sequential"),
+    "length_column_name": works("--length_column_name", "n_tokens"),
+    "remove_unused_columns": refused(
+        "--remove_unused_columns False: the recipe's features carry bookkeeping "
+        "columns the model does not take (SQuAD offsets, NER word indexes); expected "
+        "the default True"
+    ),
+    "label_names": refused(
+        "--label_names: each task names its own targets (labels, or start_positions and "
+        "end_positions for SQuAD); expected the flag left out"
+    ),
+    # devices and launchers
+    "use_cpu": works("--use_cpu", "True", group="bf16"),
+    "accelerator_config": works("--accelerator_config", '{"even_batches": false}', group="epochs"),
+    "parallelism_config": not_applicable("N-D parallelism across several GPUs (accelerate ParallelismConfig)"),
+    "local_rank": not_applicable(_LAUNCHER),
+    "ddp_find_unused_parameters": not_applicable(_LAUNCHER),
+    "ddp_bucket_cap_mb": not_applicable(_LAUNCHER),
+    "ddp_broadcast_buffers": not_applicable(_LAUNCHER),
+    "ddp_static_graph": not_applicable(_LAUNCHER),
+    "ddp_backend": not_applicable(_LAUNCHER),
+    "ddp_timeout": not_applicable(_LAUNCHER),
+    "fsdp": not_applicable("FSDP shards over several GPUs (tests/test_fsdp2.py)"),
+    "fsdp_config": not_applicable("configures fsdp"),
+    "deepspeed": not_applicable("DeepSpeed is not installed here; it needs GPUs"),
+}
+
+
+#: refused field -> the line a user sees (:data:`TABLE`'s refused rows): ``FinetuneTrainingArguments.__post_init__``
+#: raises it for any value but transformers' default, while the flags are parsed (before any model or data is loaded)
+REFUSED_FLAGS: dict[str, str] = {name: flag.note for name, flag in TABLE.items() if flag.status == REFUSED}
+
+
+def flags_with(status: str) -> list[str]:
+    """Field names of :data:`TABLE` with ``status``, in table order."""
+    return [name for name, flag in TABLE.items() if flag.status == status]
+
+
+#: ``(problem type, field) -> the line a user sees`` when a task of that type is given the flag (a truthy value),
+#: checked by ``run_finetune`` once the task is known and before its data is loaded. Label smoothing on regression
+#: (STS-B) is refused rather than ignored: a smoothed one-hot over one real output means nothing and Trainer's label
+#: smoother would index the float scores; a user must not believe it was applied. ``--prediction_loss_only`` on
+#: SQuAD: its evaluation windows carry no answer positions, so there is no loss, and its scores need predictions.
+TASK_REFUSALS: dict[tuple[str, str], str] = {
+    ("regression", "label_smoothing_factor"): (
+        "--label_smoothing_factor {value}: task {task!r} is a regression (one real-valued output, mean squared "
+        "error); label smoothing applies to class labels; expected 0"
+    ),
+    ("question_answering", "prediction_loss_only"): (
+        "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no "
+        "answer positions, so there is no loss to report; expected the flag left out"
+    ),
+}
+
+
+#: ``TrainingArguments`` field -> ``(kind, default, metadata)`` as ``HfArgumentParser`` reads it (kind: the field's
+#: type after its narrowing: ``str``, ``int``, ``float``, ``bool``, ``bool?`` = ``bool | None``, ``list[str]``,
+#: ``dict`` (JSON text), ``enum`` (a ``str`` with ``choices``), ``object`` (a class no command line gives; ``str``)),
+#: so ``hf_bert_tasks.run.args_parser`` builds the flags without importing transformers (5.25's fields, and the
+#: :data:`VERSION_DEPENDENT` ones of other versions). ``tests/test_trainer_flags.py`` checks it against the installed
+#: ``dataclasses.fields(TrainingArguments)``; an ``enum``'s installed choices must be among its ``choices`` (a value
+#: the installed version lacks is refused by ``TrainingArguments`` itself, one line).
+TRAINER_FIELDS: dict[str, tuple[str, object, dict]] = {
+    "logging_dir": ("str", None, {}),
+    "warmup_ratio": ("float", None, {}),
+    "output_dir": ("str", None, {}),
+    "per_device_train_batch_size": ("int", 8, {}),
+    "num_train_epochs": ("float", 3.0, {}),
+    "max_steps": ("int", -1, {}),
+    "learning_rate": ("float", 5e-05, {}),
+    "lr_scheduler_type": (
+        "enum",
+        "linear",
+        {
+            "choices": [
+                "linear",
+                "cosine",
+                "cosine_with_restarts",
+                "polynomial",
+                "constant",
+                "constant_with_warmup",
+                "inverse_sqrt",
+                "reduce_lr_on_plateau",
+                "cosine_with_min_lr",
+                "cosine_warmup_with_min_lr",
+                "warmup_stable_decay",
+                "greedy",
+            ]
+        },
+    ),
+    "lr_scheduler_kwargs": ("str", None, {}),
+    "warmup_steps": ("float", 0, {}),
+    "optim": (
+        "enum",
+        "adamw_torch_fused",
+        {
+            "choices": [
+                "adamw_torch",
+                "adamw_torch_fused",
+                "adamw_torch_xla",
+                "adamw_torch_npu_fused",
+                "adafactor",
+                "adamw_anyprecision",
+                "adamw_torch_4bit",
+                "adamw_torch_8bit",
+                "ademamix",
+                "sgd",
+                "adagrad",
+                "adamw_bnb_8bit",
+                "adamw_8bit",
+                "ademamix_8bit",
+                "lion_8bit",
+                "lion_32bit",
+                "paged_adamw_32bit",
+                "paged_adamw_8bit",
+                "paged_ademamix_32bit",
+                "paged_ademamix_8bit",
+                "paged_lion_32bit",
+                "paged_lion_8bit",
+                "rmsprop",
+                "rmsprop_bnb",
+                "rmsprop_bnb_8bit",
+                "rmsprop_bnb_32bit",
+                "galore_adamw",
+                "galore_adamw_8bit",
+                "galore_adafactor",
+                "galore_adamw_layerwise",
+                "galore_adamw_8bit_layerwise",
+                "galore_adafactor_layerwise",
+                "lomo",
+                "adalomo",
+                "grokadamw",
+                "schedule_free_radam",
+                "schedule_free_adamw",
+                "schedule_free_sgd",
+                "apollo_adamw",
+                "apollo_adamw_layerwise",
+                "stable_adamw",
+            ]
+        },
+    ),
+    "optim_args": ("str", None, {}),
+    "weight_decay": ("float", 0.0, {}),
+    "adam_beta1": ("float", 0.9, {}),
+    "adam_beta2": ("float", 0.999, {}),
+    "adam_epsilon": ("float", 1e-08, {}),
+    "optim_target_modules": ("str", None, {}),
+    "gradient_accumulation_steps": ("int", 1, {}),
+    "average_tokens_across_devices": ("bool", True, {}),
+    "max_grad_norm": ("float", 1.0, {}),
+    "label_smoothing_factor": ("float", 0.0, {}),
+    "bf16": ("bool", False, {}),
+    "fp16": ("bool", False, {}),
+    "bf16_full_eval": ("bool", False, {}),
+    "fp16_full_eval": ("bool", False, {}),
+    "tf32": ("bool?", None, {}),
+    "activation_checkpointing": ("bool?", None, {"nargs": "?", "const": True}),
+    "activation_checkpointing_kwargs": ("str", None, {}),
+    "gradient_checkpointing": ("bool?", None, {"nargs": "?", "const": True}),
+    "gradient_checkpointing_kwargs": ("str", None, {}),
+    "torch_compile": ("bool", False, {}),
+    "torch_compile_backend": ("str", None, {}),
+    "torch_compile_mode": ("str", None, {}),
+    "use_liger_kernel": ("bool", False, {}),
+    "liger_kernel_config": ("dict", None, {}),
+    "use_cache": ("bool", False, {}),
+    "neftune_noise_alpha": ("float", None, {}),
+    "torch_empty_cache_steps": ("int", None, {}),
+    "auto_find_batch_size": ("bool", False, {}),
+    "logging_strategy": ("enum", "steps", {"choices": ["no", "steps", "epoch"]}),
+    "logging_steps": ("float", 500, {}),
+    "logging_first_step": ("bool", False, {}),
+    "log_on_each_node": ("bool", True, {}),
+    "logging_nan_inf_filter": ("bool", True, {}),
+    "include_num_input_tokens_seen": ("bool", "no", {}),
+    "log_level": (
+        "str",
+        "passive",
+        {"choices": ["detail", "debug", "info", "warning", "error", "critical", "passive"]},
+    ),
+    "log_level_replica": (
+        "str",
+        "warning",
+        {"choices": ["detail", "debug", "info", "warning", "error", "critical", "passive"]},
+    ),
+    "disable_tqdm": ("bool?", None, {}),
+    "report_to": ("str", "none", {}),
+    "run_name": ("str", None, {}),
+    "project": ("str", "huggingface", {}),
+    "trackio_space_id": ("str", None, {}),
+    "trackio_bucket_id": ("str", None, {}),
+    "trackio_static_space_id": ("str", None, {}),
+    "eval_strategy": ("enum", "no", {"choices": ["no", "steps", "epoch"]}),
+    "eval_steps": ("float", None, {}),
+    "eval_delay": ("float", 0, {}),
+    "per_device_eval_batch_size": ("int", 8, {}),
+    "prediction_loss_only": ("bool", False, {}),
+    "eval_on_start": ("bool", False, {}),
+    "eval_do_concat_batches": ("bool", True, {}),
+    "eval_use_gather_object": ("bool", False, {}),
+    "eval_accumulation_steps": ("int", None, {}),
+    "include_for_metrics": ("list[str]", [], {}),
+    "batch_eval_metrics": ("bool", False, {}),
+    "save_only_model": ("bool", False, {}),
+    "save_strategy": ("enum", "steps", {"choices": ["no", "steps", "epoch", "best"]}),
+    "save_steps": ("float", 500, {}),
+    "save_on_each_node": ("bool", False, {}),
+    "save_total_limit": ("int", None, {}),
+    "enable_jit_checkpoint": ("bool", False, {}),
+    "push_to_hub": ("bool", False, {}),
+    "hub_token": ("str", None, {}),
+    "hub_private_repo": ("bool?", None, {}),
+    "hub_model_id": ("str", None, {}),
+    "hub_strategy": ("enum", "every_save", {"choices": ["end", "every_save", "checkpoint", "all_checkpoints"]}),
+    "hub_always_push": ("bool", False, {}),
+    "hub_revision": ("str", None, {}),
+    "load_best_model_at_end": ("bool", False, {}),
+    "metric_for_best_model": ("str", None, {}),
+    "greater_is_better": ("bool?", None, {}),
+    "ignore_data_skip": ("bool", False, {}),
+    "restore_callback_states_from_checkpoint": ("bool", False, {}),
+    "full_determinism": ("bool", False, {}),
+    "seed": ("int", 42, {}),
+    "data_seed": ("int", None, {}),
+    "use_cpu": ("bool", False, {}),
+    "accelerator_config": ("str", None, {}),
+    "parallelism_config": ("object", None, {}),
+    "dataloader_drop_last": ("bool", False, {}),
+    "dataloader_num_workers": ("int", 0, {}),
+    "dataloader_pin_memory": ("bool", True, {}),
+    "dataloader_persistent_workers": ("bool", False, {}),
+    "dataloader_prefetch_factor": ("int", None, {}),
+    "dataloader_multiprocessing_context": ("str", None, {"choices": ["fork", "spawn", "forkserver"]}),
+    "dataloader_in_order": ("bool", True, {}),
+    "remove_unused_columns": ("bool", True, {}),
+    "label_names": ("list[str]", None, {}),
+    "train_sampling_strategy": (
+        "str",
+        "random",
+        {"choices": ["random", "sequential", "group_by_length", "batch_rebalance"]},
+    ),
+    "length_column_name": ("str", "length", {}),
+    "ddp_find_unused_parameters": ("bool?", None, {}),
+    "ddp_bucket_cap_mb": ("int", None, {}),
+    "ddp_broadcast_buffers": ("bool?", None, {}),
+    "ddp_static_graph": ("bool?", None, {}),
+    "ddp_backend": ("str", None, {"choices": ["nccl", "gloo", "mpi", "xccl", "hccl", "cncl", "mccl"]}),
+    "ddp_timeout": ("int", 1800, {}),
+    "fsdp": ("str", None, {"nargs": "?", "const": True}),
+    "fsdp_config": ("str", None, {}),
+    "deepspeed": ("str", None, {}),
+    "debug": ("list[str]", "", {}),
+    "skip_memory_metrics": ("bool", True, {}),
+    "do_train": ("bool", False, {}),
+    "do_eval": ("bool", False, {}),
+    "do_predict": ("bool", False, {}),
+    "resume_from_checkpoint": ("str", None, {}),
+    "local_rank": ("int", -1, {}),
+}
+
+
+#: The Python type each :data:`TRAINER_FIELDS` kind stands for (``enum``: ``str`` with choices; ``dict``: JSON text;
+#: ``object``: a class no command line gives).
+FIELD_TYPES = {
+    "str": str,
+    "enum": str,
+    "dict": str,
+    "object": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "bool?": bool | None,
+    "list[str]": list[str],
+}
