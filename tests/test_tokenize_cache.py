@@ -179,18 +179,16 @@ def test_no_cache_and_overwrite_cache(tiny_bert_dir, tmp_path, preprocess_calls)
 
 
 def test_the_code_fingerprint_follows_the_file_that_holds_ignore_index(tmp_path, monkeypatch):
-    """NER features use ``IGNORE_INDEX`` from ``ner_metrics.py``: editing that file must change the cache key."""
+    """NER features use ``IGNORE_INDEX`` from ``tasks/conll2003/metrics.py``: editing it must change the cache key."""
     import shutil
 
     from hf_bert_tasks.run import tokenized_cache
     from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 
     package = tmp_path / "pkg"
-    shutil.copytree(
-        os.path.dirname(tokenized_cache.__file__), package, ignore=shutil.ignore_patterns("__pycache__", "samples")
-    )
+    shutil.copytree(tokenized_cache._PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "samples"))
     monkeypatch.setattr(tokenized_cache, "_PACKAGE", str(package))
     before = tokenized_cache.code_fingerprint()
-    target = package / os.path.basename(ner_metrics.__file__)
+    target = package / os.path.relpath(ner_metrics.__file__, tokenized_cache._PACKAGE)
     target.write_text(target.read_text().replace("IGNORE_INDEX = -100", "IGNORE_INDEX = -1"))
     assert tokenized_cache.code_fingerprint() != before

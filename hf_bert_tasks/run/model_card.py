@@ -188,7 +188,7 @@ def _render(
     listing) and versions. ``FileNotFoundError`` for a ``kind`` with no template."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    path = os.path.join(os.path.dirname(__file__), "templates", f"{kind}.md")
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", f"{kind}.md")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
 

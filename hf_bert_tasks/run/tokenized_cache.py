@@ -22,9 +22,9 @@ logger = logging.getLogger(__name__)
 CACHE_FORMAT = 1
 #: Written next to the Arrow files of an entry: the key's components (for debugging and ``ls``).
 KEY_FILE = "hf_bert_tasks_key.json"
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-#: Source files whose code decides the features (hashed into the key).
-CODE_FILES = ("qa.py", "ner.py", "ner_metrics.py")
+#: The package root: every module under its ``tasks/`` (each family's features, metrics and ``IGNORE_INDEX``) decides
+#: the features and is hashed into the key.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def tokenizer_fingerprint(tokenizer) -> str:
@@ -52,11 +52,10 @@ def tokenizer_fingerprint(tokenizer) -> str:
 
 
 def code_fingerprint() -> str:
-    """SHA-256 of the preprocessing source files (``tasks/*.py`` and :data:`CODE_FILES`)."""
+    """SHA-256 of the preprocessing source files: every ``tasks/**/*.py`` (a family's folder holds its features)."""
     h = hashlib.sha256()
     tasks = os.path.join(_PACKAGE, "tasks")
-    files = sorted(os.path.join(tasks, n) for n in os.listdir(tasks) if n.endswith(".py"))
-    files += [os.path.join(_PACKAGE, n) for n in CODE_FILES]
+    files = sorted(os.path.join(root, n) for root, _, names in os.walk(tasks) for n in names if n.endswith(".py"))
     for path in files:
         if os.path.isfile(path):
             h.update(os.path.relpath(path, _PACKAGE).encode())
