@@ -21,7 +21,8 @@ import torch
 from tests.test_contract_task_mode import tiny_model_dir  # noqa: F401 - the shared tiny BERT fixture
 
 ATOL = 1e-5
-PACKAGE_DIR = Path(__file__).resolve().parent.parent / "hf_bert_tasks" / "feature_based"
+REPO_DIR = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = REPO_DIR / "hf_bert_tasks" / "modes" / "feature_based"
 TEXT, PAIR = "the cat sat on the mat .", "a dog ran to the river ."
 #: problem type -> (feature strategy, head, extra config): one folder per Auto class a feature-based model serves
 FOLDERS = {
@@ -275,7 +276,7 @@ def test_the_qa_cards_how_to_use_runs_with_remote_code(saved, tmp_path):
     assert "trust_remote_code=True" in code and "no other package" not in code
     env = {
         **os.environ,
-        "PYTHONPATH": str(PACKAGE_DIR.parent.parent),
+        "PYTHONPATH": str(REPO_DIR),
         "HF_MODULES_CACHE": str(tmp_path / "hf-modules"),
     }
     proc = subprocess.run(

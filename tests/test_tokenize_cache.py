@@ -186,9 +186,10 @@ def test_the_code_fingerprint_follows_the_file_that_holds_ignore_index(tmp_path,
     from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 
     package = tmp_path / "pkg"
+    rel = os.path.relpath(ner_metrics.__file__, tokenized_cache._PACKAGE)
     shutil.copytree(tokenized_cache._PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "samples"))
     monkeypatch.setattr(tokenized_cache, "_PACKAGE", str(package))
     before = tokenized_cache.code_fingerprint()
-    target = package / os.path.relpath(ner_metrics.__file__, tokenized_cache._PACKAGE)
+    target = package / rel
     target.write_text(target.read_text().replace("IGNORE_INDEX = -100", "IGNORE_INDEX = -1"))
     assert tokenized_cache.code_fingerprint() != before
