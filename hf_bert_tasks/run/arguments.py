@@ -19,7 +19,12 @@ from transformers import HfArgumentParser, TrainingArguments
 from ..modes import mode_arguments_classes, mode_of
 from ..modes.feature_based.arguments import FeatureBasedArguments  # noqa: F401 - public names of arguments (mode flags)
 from ..modes.lora.arguments import LoraArguments  # noqa: F401
-from .args_finetune import DataArguments, FinetuneOptions, mode_groups
+from .args_finetune import (
+    DataArguments,
+    FinetuneOptions,
+    ModelArguments,  # noqa: F401 - a public name of arguments
+    mode_groups,
+)
 from .args_parser import CommandLine, UsageError, build_parser, parse_flags
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)

@@ -20,10 +20,12 @@ from typing import Any
 
 from transformers.modelcard import make_markdown_table, parse_log_history
 
-from .model_card_index import (
+from .model_card_index import (  # noqa: F401 - re-exported: the model-index part of the card
     card_text,
     dataset_display_name,
+    eval_result_key,
     eval_results_from_metrics,
+    merge_eval_results,
     pretraining_eval_results,
     readme_edited,
     split_metrics,
