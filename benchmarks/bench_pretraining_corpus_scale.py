@@ -32,8 +32,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 from datasets import disable_progress_bars
 from transformers import AutoTokenizer
-from hf_bert_tasks.pretraining_data import build_pretraining_dataset
-from hf_bert_tasks.pretraining_documents import load_documents
+from hf_bert_tasks.pretraining.data import build_pretraining_dataset
+from hf_bert_tasks.pretraining.documents import load_documents
 from hf_bert_tasks.pretraining import _corpus_stats
 disable_progress_bars()
 cfg = json.loads(sys.argv[1])

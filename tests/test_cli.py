@@ -621,12 +621,12 @@ def test_only_the_main_process_logs_info(should_log, expected):
 def test_a_trainingarguments_flag_not_given_keeps_the_installed_default(monkeypatch):
     """The static table's default only fills the parser: a field the user did not give gets the installed
     ``TrainingArguments``' own default (another transformers version may have another one)."""
-    from hf_bert_tasks.run import trainer_flags
+    from hf_bert_tasks.run import trainer_fields
     from hf_bert_tasks.run.args_finetune import parse_finetune_argv
     from hf_bert_tasks.run.arguments import finetune_arguments
 
-    monkeypatch.setitem(trainer_flags.TRAINER_FIELDS, "seed", ("int", 1, {}))
-    monkeypatch.setitem(trainer_flags.TRAINER_FIELDS, "data_seed", ("int", 5, {}))
+    monkeypatch.setitem(trainer_fields.TRAINER_FIELDS, "seed", ("int", 1, {}))
+    monkeypatch.setitem(trainer_fields.TRAINER_FIELDS, "data_seed", ("int", 5, {}))
     command_line = parse_finetune_argv(["--task", "rte", "--output_dir", "o", "--data_seed", "5"])
     assert command_line.training["seed"] == 1  # the parser's default (the table's)
     training = finetune_arguments(command_line)[2]

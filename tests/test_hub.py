@@ -49,7 +49,7 @@ CLIENT = textwrap.dedent(r"""
     from transformers import (AutoModelForMultipleChoice, AutoModelForQuestionAnswering, AutoModelForSequenceClassification,
                               AutoModelForTokenClassification, AutoTokenizer, pipeline)
     from hf_bert_tasks import cli
-    from hf_bert_tasks.hub import HubPushError, pipeline_for, push_output_dir
+    from hf_bert_tasks.run.hub import HubPushError, pipeline_for, push_output_dir
 
     dirs = json.load(open(sys.argv[1]))
     out = {}

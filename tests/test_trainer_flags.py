@@ -46,7 +46,7 @@ def test_the_static_field_table_is_the_installed_training_arguments():
     from transformers import TrainingArguments
 
     from hf_bert_tasks.run.args_parser import _reduce_type
-    from hf_bert_tasks.run.trainer_flags import FIELD_TYPES, TRAINER_FIELDS
+    from hf_bert_tasks.run.trainer_fields import FIELD_TYPES, TRAINER_FIELDS
 
     hints = typing.get_type_hints(TrainingArguments)
     fields = [f for f in dataclasses.fields(TrainingArguments) if f.init]

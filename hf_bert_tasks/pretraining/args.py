@@ -206,7 +206,7 @@ def parse_pretrain_argv(argv: list[str], prog: str = "hf-bert-tasks pretrain"):
     values, given = parse_flags(build_parser(list(GROUPS), prog), argv)
     model = PretrainModelArguments(**{k: values.pop(k) for k in PretrainModelArguments.__dataclass_fields__})
     data = PretrainDataArguments(**{k: values.pop(k) for k in PretrainDataArguments.__dataclass_fields__})
-    from ..run.trainer_flags import TRAINER_FIELDS
+    from ..run.trainer_fields import TRAINER_FIELDS
 
     table = frozenset(TRAINER_FIELDS).difference(*(c.__dataclass_fields__ for _, c in GROUPS))
     return CommandLine(model, data, values, given, table_fields=table)

@@ -225,7 +225,7 @@ def mode_groups() -> list[tuple[str, type]]:
     Raises:
         ValueError: a mode's flag that is already a flag of the recipe or of another mode (names both)."""
     from ..modes import mode_arguments_classes
-    from .trainer_flags import TRAINER_FIELDS
+    from .trainer_fields import TRAINER_FIELDS
 
     owner = {name: "finetune" for _, cls in GROUPS for name in cls.__dataclass_fields__}
     groups = []
@@ -244,7 +244,7 @@ def mode_groups() -> list[tuple[str, type]]:
 def finetune_parser(prog: str = "hf-bert-tasks finetune", groups=None):
     """The ``finetune`` flags as one :class:`hf_bert_tasks.run.args_parser.FlagParser` (no transformers import): the
     recipe's dataclasses, each registered mode's flags (``groups``: default :func:`mode_groups`), then
-    ``TrainingArguments``' other fields (the static table :data:`hf_bert_tasks.run.trainer_flags.TRAINER_FIELDS`)."""
+    ``TrainingArguments``' other fields (the static table :data:`hf_bert_tasks.run.trainer_fields.TRAINER_FIELDS`)."""
     from .args_parser import build_parser
 
     return build_parser([*GROUPS, *(mode_groups() if groups is None else groups)], prog)
@@ -265,7 +265,7 @@ def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -
     values, given = parse_flags(finetune_parser(prog, modes), argv)
     model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
     data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task checked
-    from .trainer_flags import TRAINER_FIELDS
+    from .trainer_fields import TRAINER_FIELDS
 
     table = frozenset(TRAINER_FIELDS).difference(*(c.__dataclass_fields__ for _, c in [*GROUPS, *modes]))
     return CommandLine(model, data, values, given, tuple(cls for _, cls in modes), table)

@@ -1,6 +1,6 @@
 """One ``argparse`` parser for a recipe's flags, built from dataclass fields without importing transformers: the
 package's own argument dataclasses (light modules) and ``TrainingArguments``' fields as listed in
-:data:`hf_bert_tasks.run.trainer_flags.TRAINER_FIELDS`. Each field becomes a flag exactly as ``HfArgumentParser`` makes it
+:data:`hf_bert_tasks.run.trainer_fields.TRAINER_FIELDS`. Each field becomes a flag exactly as ``HfArgumentParser`` makes it
 (``--a_b`` and ``--a-b``, booleans taking an optional value, ``--no_<flag>`` for a boolean defaulting to true,
 ``choices`` from an ``Enum``/``Literal`` or the field's metadata, ``Optional[X]`` as ``X``, ``list[X]`` as
 ``nargs="+"``), so a command line is parsed once and errors are one line before the heavy imports. Why:
@@ -24,7 +24,7 @@ class CommandLine:
     (every training flag's value by field name, for the ``TrainingArguments`` subclass built after transformers is
     imported), ``given`` (the flags the user set: command line and ``--config``, :func:`given_flags`), ``modes``
     (``finetune``: the registered modes' flags dataclasses it was parsed with) and ``table_fields`` (the flags
-    whose default came from ``trainer_flags.TRAINER_FIELDS``: not given, the installed class's default applies)."""
+    whose default came from ``trainer_fields.TRAINER_FIELDS``: not given, the installed class's default applies)."""
 
     model: Any
     data: Any
@@ -143,8 +143,8 @@ def dataclass_flags(cls, skip: Iterable[str] = ()) -> list[tuple[str, dict, dict
 
 
 def trainer_flags(skip: Iterable[str] = ()) -> list[tuple[str, dict, dict | None]]:
-    """``(name, kwargs, negation)`` of each ``TrainingArguments`` field (:data:`trainer_flags.TRAINER_FIELDS`)."""
-    from .trainer_flags import FIELD_TYPES, TRAINER_FIELDS
+    """``(name, kwargs, negation)`` of each ``TrainingArguments`` field (:data:`trainer_fields.TRAINER_FIELDS`)."""
+    from .trainer_fields import FIELD_TYPES, TRAINER_FIELDS
 
     skip = set(skip)
     rows = []

@@ -28,7 +28,8 @@ from .args_finetune import (
 from .args_parser import CommandLine, UsageError, build_parser, parse_flags
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
-from .trainer_flags import REFUSED_FLAGS, TRAINER_FIELDS, VERSION_DEPENDENT
+from .trainer_fields import TRAINER_FIELDS
+from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
 
 logger = logging.getLogger(__name__)
 
