@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from typing import Any
 
 # the corpus readers, documented here before they had their own module (docs/design.md, docs/bad_inputs.md)
-from .documents import documents_dataset, load_documents, read_documents, resolve_corpus_files, split_into_sentences
+from .documents import (
+    documents_dataset,
+    load_documents,
+    read_documents,
+    resolve_corpus_files,
+    rows_to_documents,
+    split_into_sentences,
+)
 
 __all__ = [
     "IS_NEXT",
@@ -32,43 +39,6 @@ __all__ = [
 ]
 
 IS_NEXT, NOT_NEXT = 0, 1
-
-
-def rows_to_documents(
-    batch: dict[str, list],
-    text_column: str = "text",
-    split_sentences: bool = False,
-    where: str = "batch",
-    first_row: int = 0,
-    sentences_column: str = "sentences",
-) -> list[list[str]]:
-    """Rows as sentence lists (stripped, empty ones dropped): ``sentences_column``, else ``text_column`` split into
-    lines. ``where`` and the row (from ``first_row``) name a bad row."""
-    sentences, texts = batch.get(sentences_column), batch.get(text_column)
-    if sentences is None and texts is None:
-        raise ValueError(
-            f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
-            f"{text_column!r} column (one document per row, one sentence per line); got {sorted(batch)}"
-        )
-    docs = []
-    for i, (doc, text) in enumerate(itertools.zip_longest(sentences or (), texts or ())):
-        if doc is None:
-            if not isinstance(text, str):
-                raise ValueError(
-                    f"{where}, row {first_row + i}: a row needs a {sentences_column!r} (list of strings) "
-                    f"or {text_column!r} (one sentence per line) value; got {text!r:.80}"
-                )
-            doc = text.split("\n")
-        elif isinstance(doc, str) or not all(isinstance(x, str) for x in doc):
-            raise ValueError(
-                f"{where}, row {first_row + i}: {sentences_column!r} must be a list of strings, got {doc!r:.80}"
-            )
-        docs.append(
-            [x for line in doc for x in split_into_sentences(line)]
-            if split_sentences
-            else [x.strip() for x in doc if x.strip()]
-        )
-    return docs
 
 
 def create_pretraining_examples(

@@ -143,16 +143,51 @@ def _file_kind(path: str, document_boundary: str, encoding: str) -> str:
     return document_boundary
 
 
+def rows_to_documents(
+    batch: dict[str, list],
+    text_column: str = "text",
+    split_sentences: bool = False,
+    where: str = "batch",
+    first_row: int = 0,
+    sentences_column: str = "sentences",
+) -> list[list[str]]:
+    """Rows as sentence lists (stripped, empty ones dropped): ``sentences_column``, else ``text_column`` split into
+    lines. ``where`` and the row (from ``first_row``) name a bad row."""
+    sentences, texts = batch.get(sentences_column), batch.get(text_column)
+    if sentences is None and texts is None:
+        raise ValueError(
+            f"{where}: needs a {sentences_column!r} column (a list of sentences per document) or a "
+            f"{text_column!r} column (one document per row, one sentence per line); got {sorted(batch)}"
+        )
+    docs = []
+    for i, (doc, text) in enumerate(itertools.zip_longest(sentences or (), texts or ())):
+        if doc is None:
+            if not isinstance(text, str):
+                raise ValueError(
+                    f"{where}, row {first_row + i}: a row needs a {sentences_column!r} (list of strings) "
+                    f"or {text_column!r} (one sentence per line) value; got {text!r:.80}"
+                )
+            doc = text.split("\n")
+        elif isinstance(doc, str) or not all(isinstance(x, str) for x in doc):
+            raise ValueError(
+                f"{where}, row {first_row + i}: {sentences_column!r} must be a list of strings, got {doc!r:.80}"
+            )
+        docs.append(
+            [x for line in doc for x in split_into_sentences(line)]
+            if split_sentences
+            else [x.strip() for x in doc if x.strip()]
+        )
+    return docs
+
+
 def _text_documents(
     batch: dict[str, list], indices, kind: str, where: str, text_column: str, split_sentences: bool
 ) -> dict[str, list]:
     """The map over a loader's rows, empty documents dropped: ``json`` / ``parquet`` / Hub rows one document each
-    (:func:`hf_bert_tasks.pretraining.data.rows_to_documents`); text paragraphs, also ended at a blank-looking line
+    (:func:`rows_to_documents`); text paragraphs, also ended at a blank-looking line
     (google's reader), or (``heading``) whole files split at each WikiText heading (the document's first sentence)."""
     headings = kind == "heading"
     if kind not in ("heading", "blank_line"):
-        from .data import rows_to_documents  # the rule instance creation reads rows with (no cycle)
-
         docs = rows_to_documents(batch, text_column, split_sentences, where, indices[0] + 1 if indices else 1)
     else:
         docs = []
