@@ -11,6 +11,12 @@ class."""
 #: :data:`VERSION_DEPENDENT` ones of other versions). ``tests/test_trainer_flags.py`` checks it against the installed
 #: ``dataclasses.fields(TrainingArguments)``; an ``enum``'s installed choices must be among its ``choices`` (a value
 #: the installed version lacks is refused by ``TrainingArguments`` itself, one line).
+#: Fields whose type or default differs between supported transformers versions (the table holds the newest's; a
+#: flag the user does not give keeps the installed default): field -> how they differ.
+DIFFERS_BY_VERSION: dict[str, str] = {
+    "gradient_checkpointing": "5.13: bool, default False; 5.25: bool | None, default None (activation_checkpointing)",
+    "train_sampling_strategy": "5.25 adds the choice batch_rebalance",
+}
 TRAINER_FIELDS: dict[str, tuple[str, object, dict]] = {
     "logging_dir": ("str", None, {}),
     "warmup_ratio": ("float", None, {}),
