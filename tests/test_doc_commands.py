@@ -101,3 +101,87 @@ def test_documented_command_parses(where, line, argv, capsys):
         parse_only(argv)
     except ValueError as err:
         pytest.fail(f"{where}, line {line}: `hf-bert-tasks {shlex.join(argv)}` is refused: {err}")
+
+
+# --- Runs, shortened, where cheap ------------------------------------------------------------------------------------
+# README commands that run on the package's own samples once the user's paths are replaced: each runs from the CLI
+# entry as written, then cut short by flags appended after it (argparse keeps the last value of a flag).
+_SHORT_FINETUNE = ["--max_steps", "2", "--per_device_train_batch_size", "4", "--max_train_samples", "16"]
+_SHORT_FINETUNE += ["--max_eval_samples", "8", "--max_predict_samples", "4", "--save_strategy", "no"]
+_SHORT_FINETUNE += ["--disable_tqdm", "true", "--report_to", "none", "--tokenized_cache_dir", "cache"]
+_SHORT_PRETRAIN = ["--max_steps", "2", "--phase2_max_steps", "1", "--per_device_train_batch_size", "4"]
+_SHORT_PRETRAIN += ["--disable_tqdm", "true", "--report_to", "none", "--save_strategy", "no"]
+#: the user's review/sentiment files of the README's own-data command (labels by name, as SST-2's label set)
+_MY_ROWS = [
+    ("a bright and moving story", "positive"),
+    ("dull from the first scene", "negative"),
+    ("the cast is wonderful", "positive"),
+    ("a slow and empty film", "negative"),
+]
+
+
+def readme_command(command_head: str) -> tuple[int, list[str]]:
+    """``(line, argv)`` of the one README command starting with ``command_head`` (``"finetune --task sst2"``)."""
+    found = [
+        (n, argv) for where, n, argv in COMMANDS if where == "README.md" and shlex.join(argv).startswith(command_head)
+    ]
+    assert len(found) == 1, f"README.md: {len(found)} commands start with {command_head!r}"
+    return found[0]
+
+
+def localised(argv: list[str], model: str) -> list[str]:
+    """``argv`` with the README's placeholders replaced by local files: ``glue_data/<T>`` -> the bundled sample,
+    ``corpus.txt`` -> the bundled pretraining text, a Hub or placeholder checkpoint -> ``model``. A GLUE command that
+    names no ``--data_dir`` (the Hub) gets the bundled sample."""
+    from tests.conftest import SAMPLES
+
+    swap = {"corpus.txt": os.path.join(SAMPLES, "pretraining", "corpus.txt")}
+    swap.update({m: model for m in ("bert-base-uncased", "bert-base-cased", "path/to/checkpoint")})
+    out = [swap.get(a, os.path.join(SAMPLES, a.split("/", 1)[1]) if a.startswith("glue_data/") else a) for a in argv]
+    if out[0] == "finetune" and "--data_dir" not in out and "--train_file" not in out:
+        out += ["--data_dir", os.path.join(SAMPLES, out[out.index("--task") + 1].upper())]
+    return out
+
+
+def run_written(argv: list[str], results: str = "all_results.json") -> dict:
+    """Run ``hf-bert-tasks ARGV`` from the CLI entry (cwd: the test's folder) and return its ``results`` JSON file."""
+    import json
+
+    from hf_bert_tasks import cli
+
+    assert cli.main(argv) == 0, shlex.join(argv)
+    out = argv[argv.index("--output_dir") + 1]
+    with open(os.path.join(out, results)) as f:
+        return json.load(f)
+
+
+def test_readme_pretraining_then_finetuning_runs_as_written(tmp_path, monkeypatch, tiny_bert_dir):
+    monkeypatch.chdir(tmp_path)
+    _, pretrain = readme_command("pretrain --train_files corpus.txt")
+    _, finetune = readme_command("finetune --task mrpc --data_dir glue_data/MRPC --model_name_or_path runs/pretrain")
+    summary = run_written(localised(pretrain, tiny_bert_dir) + _SHORT_PRETRAIN, "pretraining_summary.json")
+    assert summary["steps"] == 3  # phase 1 and phase 2, as the README's two phases
+    results = run_written(localised(finetune, tiny_bert_dir) + _SHORT_FINETUNE)
+    assert {"eval_f1", "eval_accuracy", "baseline_f1"} <= set(results)
+    assert os.path.isfile(tmp_path / "runs" / "mrpc" / "README.md")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "finetune --task mrpc --model_name_or_path bert-base-uncased --output_dir runs/mrpc --lr_grid",
+        "finetune --task sst2 --train_file my_train.csv",
+        "finetune --task mrpc --data_dir glue_data/MRPC --model_name_or_path bert-base-uncased --output_dir runs/mrpc-lora",
+    ],
+)
+def test_readme_finetune_command_runs_shortened(head, tmp_path, monkeypatch, tiny_bert_dir):
+    monkeypatch.chdir(tmp_path)
+    for name in ("my_train.csv", "my_dev.csv"):
+        rows = "".join(f"{text},{label}\n" for text, label in _MY_ROWS)
+        (tmp_path / name).write_text("review,sentiment\n" + rows, encoding="utf-8")
+    _, argv = readme_command(head)
+    short = (
+        ["--lr_grid", argv[argv.index("--lr_grid") + 1].split(",")[0], "--seeds", "1"] if "--lr_grid" in argv else []
+    )
+    results = run_written(localised(argv, tiny_bert_dir) + _SHORT_FINETUNE + short)
+    assert any(key.startswith("eval_") for key in results) and any(k.startswith("baseline_") for k in results)
