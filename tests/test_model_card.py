@@ -428,7 +428,9 @@ def test_a_finetune_run_writes_its_card_whose_model_index_is_its_all_results(tin
     from hf_bert_tasks.scripts import finetune
 
     out = tmp_path / "mrpc"
-    finetune.main(tiny_run_argv("mrpc", tiny_bert_dir, out, max_train_samples=16, max_eval_samples=8, num_train_epochs=1))
+    finetune.main(
+        tiny_run_argv("mrpc", tiny_bert_dir, out, max_train_samples=16, max_eval_samples=8, num_train_epochs=1)
+    )
     results = json.loads((out / "all_results.json").read_text())
     card = ModelCard.load(out / "README.md")
     got = sorted((r.dataset_split, r.dataset_args, r.metric_type, r.metric_value) for r in card.data.eval_results)
