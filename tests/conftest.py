@@ -78,6 +78,32 @@ VOCAB = [
 ]
 
 
+#: The bundled sample folder (under :data:`SAMPLES`) of each task that has one.
+SAMPLE_FOLDERS = {"mrpc": "MRPC", "sst2": "SST-2", "stsb": "STS-B", "mnli": "MNLI"}
+#: The flags every short test run shares unless told otherwise: no checkpoints, no report backends.
+TINY_RUN = {"save_strategy": "no", "report_to": "none"}
+
+
+def tiny_run_argv(task: str, model, out, *extra: str, data_dir=None, **flags) -> list[str]:
+    """The ``finetune`` argv (without the sub-command) of a short test run of ``model`` on ``task``.
+
+    ``--task``, ``--data_dir`` (``data_dir``, else the bundled sample of ``task``: :data:`SAMPLE_FOLDERS`),
+    ``--model_name_or_path``, ``--output_dir``, then :data:`TINY_RUN` updated by ``flags`` in order (``name=value``
+    gives ``--name str(value)``; ``name=None`` leaves a default flag out), then ``extra`` as given (switches such as
+    ``--do_train``, and the flags a test is about). The run's length and sizes are the caller's ``flags``.
+    Raises ValueError for a task without a bundled sample when ``data_dir`` is not given.
+    """
+    if data_dir is None:
+        if task not in SAMPLE_FOLDERS:
+            raise ValueError(f"tiny_run_argv: no bundled sample for task {task!r}; pass data_dir=")
+        data_dir = os.path.join(SAMPLES, SAMPLE_FOLDERS[task])
+    argv = ["--task", task, "--data_dir", str(data_dir), "--model_name_or_path", str(model), "--output_dir", str(out)]
+    for name, value in {**TINY_RUN, **flags}.items():
+        if value is not None:
+            argv += [f"--{name}", str(value)]
+    return argv + list(extra)
+
+
 def shared_data(*parts: str) -> str:
     """Path under ../shared/data, or skip the test with the reason when it is absent."""
     path = os.path.join(SHARED_DATA, *parts)

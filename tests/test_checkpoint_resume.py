@@ -13,49 +13,31 @@ import shutil
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import tiny_run_argv
 
 #: What Trainer (transformers 5.24, one process, no mixed precision) writes into checkpoint-<step>.
 RESUME_FILES = {"trainer_state.json", "model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth"}
 
 
 def _finetune_flags(model, out, steps, *extra):
-    return [
-        "--task",
+    return tiny_run_argv(
         "mrpc",
-        "--data_dir",
-        os.path.join(SAMPLES, "MRPC"),
-        "--model_name_or_path",
         model,
-        "--output_dir",
-        str(out),
-        "--max_train_samples",
-        "32",
-        "--per_device_train_batch_size",
-        "8",
-        "--learning_rate",
-        "1e-3",
-        "--seed",
-        "3",
-        "--max_steps",
-        str(steps),
-        "--save_strategy",
-        "steps",
-        "--save_steps",
-        "2",
-        "--save_total_limit",
-        "10",
-        "--eval_strategy",
-        "no",
-        "--logging_steps",
-        "1",
-        "--report_to",
-        "none",
-        "--disable_tqdm",
-        "true",
+        out,
         "--do_train",
         *extra,
-    ]
+        max_train_samples=32,
+        per_device_train_batch_size=8,
+        learning_rate="1e-3",
+        seed=3,
+        max_steps=steps,
+        save_strategy="steps",
+        save_steps=2,
+        save_total_limit=10,
+        eval_strategy="no",
+        logging_steps=1,
+        disable_tqdm="true",
+    )
 
 
 def _remove_results(out) -> None:

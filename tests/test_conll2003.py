@@ -8,7 +8,7 @@ import pytest
 from hf_bert_tasks.scripts import finetune
 from hf_bert_tasks.tasks import get_task
 from hf_bert_tasks.tasks.conll2003 import NER_LABELS, conll_features, read_conll_file
-from tests.conftest import shared_data
+from tests.conftest import shared_data, tiny_run_argv
 
 TWO_DOCUMENTS = """-DOCSTART- -X- -X- O
 
@@ -200,36 +200,20 @@ def test_recipe_trains_evaluates_writes_conll_predictions_and_serves_a_pipeline(
     data.mkdir()
     _three_files(data, fixture_corpus(0), fixture_corpus(1), fixture_corpus(2))
     out = tmp_path / "out"
-    args = [
-        "--task",
+    args = tiny_run_argv(
         "conll2003",
-        "--data_dir",
-        str(data),
-        "--model_name_or_path",
         tiny_bert_dir,
-        "--output_dir",
-        str(out),
-        "--num_train_epochs",
-        "12",
-        "--per_device_train_batch_size",
-        "8",
-        "--learning_rate",
-        "3e-3",
-        "--warmup_steps",
-        "0",
-        "--max_seq_length",
-        "24",
-        "--save_strategy",
-        "no",
-        "--eval_strategy",
-        "no",
-        "--disable_tqdm",
-        "true",
-        "--report_to",
-        "none",
-        "--seed",
-        "0",
-    ]
+        out,
+        data_dir=data,
+        num_train_epochs=12,
+        per_device_train_batch_size=8,
+        learning_rate="3e-3",
+        warmup_steps=0,
+        max_seq_length=24,
+        eval_strategy="no",
+        disable_tqdm="true",
+        seed=0,
+    )
     finetune.main(args + (["--document_context"] if document_context else []))
     results = json.loads((out / "all_results.json").read_text())
     # the reported entity-level scores are those of the written prediction files (seqeval, strict IOB2, as reference)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from hf_bert_tasks.run.console import LibraryNoiseFilter, log_filters
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, tiny_run_argv
 
 #: the text transformers 5.24 logs (``loading_report.log_state_dict_report``) for a pretraining checkpoint loaded
 #: under a sequence-classification head, as printed by ``hf-bert-tasks finetune`` before this module
@@ -123,35 +123,10 @@ def test_filters_hold_only_inside_the_block_and_nest():
 
 def test_a_finetune_run_off_a_terminal_prints_no_bar_frames_and_no_load_table(tmp_path, tiny_bert_dir):
     env = {**os.environ, "PYTHONPATH": REPO, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    sizes = {"max_train_samples": 16, "max_eval_samples": 8, "per_device_train_batch_size": 8, "num_train_epochs": 1}
+    argv = tiny_run_argv("mrpc", tiny_bert_dir, tmp_path, logging_steps=1, **sizes)  # no --disable_tqdm
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hf_bert_tasks.cli",
-            "finetune",
-            "--task",
-            "mrpc",
-            "--data_dir",
-            os.path.join(SAMPLES, "MRPC"),
-            "--model_name_or_path",
-            tiny_bert_dir,
-            "--output_dir",
-            str(tmp_path),
-            "--max_train_samples",
-            "16",
-            "--max_eval_samples",
-            "8",
-            "--per_device_train_batch_size",
-            "8",
-            "--num_train_epochs",
-            "1",
-            "--logging_steps",
-            "1",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
-        ],
+        [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", *argv],
         check=False,
         capture_output=True,
         text=True,

@@ -25,6 +25,7 @@ import pytest
 
 import hf_bert_tasks
 from hf_bert_tasks.tasks import TASK_REGISTRY
+from tests.conftest import tiny_run_argv
 
 
 def training_modes() -> list[str]:
@@ -48,7 +49,8 @@ MODES = training_modes()
 CASES = [(task, mode) for task in TASKS for mode in MODES]
 
 MAX_SEQ_LENGTH = 48
-#: Settings every run shares: 2 optimizer steps, no checkpoints, no evaluation during training (the final one runs).
+#: Settings every run shares (with :func:`tests.conftest.tiny_run_argv`'s: no checkpoints, no report backends):
+#: 2 optimizer steps, no evaluation during training (the final one runs).
 COMMON = [
     "--max_steps",
     "2",
@@ -60,14 +62,10 @@ COMMON = [
     str(MAX_SEQ_LENGTH),
     "--learning_rate",
     "1e-3",
-    "--save_strategy",
-    "no",
     "--eval_strategy",
     "no",
     "--logging_steps",
     "1",
-    "--report_to",
-    "none",
     "--disable_tqdm",
     "true",
     "--seed",
@@ -361,20 +359,9 @@ def run(request, tmp_path_factory, tiny_model_dir, data_dirs):
     logger.setLevel(logging.INFO)
     try:
         results = finetune.main(
-            [
-                "--task",
-                name,
-                "--data_dir",
-                data_dir,
-                "--model_name_or_path",
-                tiny_model_dir,
-                "--output_dir",
-                out,
-                "--mode",
-                mode,
-                *COMMON,
-                *MODE_FLAGS.get(mode, []),
-            ]
+            tiny_run_argv(
+                name, tiny_model_dir, out, "--mode", mode, *COMMON, *MODE_FLAGS.get(mode, []), data_dir=data_dir
+            )
         )
     finally:
         logger.removeHandler(handler)

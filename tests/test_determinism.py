@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, tiny_run_argv
 
 
 @pytest.fixture(scope="module")
@@ -26,32 +26,19 @@ def _run(model, data, out, seed) -> dict:
     from hf_bert_tasks.scripts import finetune
 
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "sst2",
-            "--data_dir",
-            data,
-            "--model_name_or_path",
             model,
-            "--output_dir",
-            str(out),
-            "--num_train_epochs",
-            "2",
-            "--per_device_train_batch_size",
-            "8",
-            "--learning_rate",
-            "1e-3",
-            "--seed",
-            str(seed),
-            "--save_strategy",
-            "no",
-            "--eval_strategy",
-            "no",
-            "--report_to",
-            "none",
+            out,
             "--do_train",
             "--do_eval",
-        ]
+            data_dir=data,
+            num_train_epochs=2,
+            per_device_train_batch_size=8,
+            learning_rate="1e-3",
+            seed=seed,
+            eval_strategy="no",
+        )
     )
     with open(os.path.join(out, "all_results.json"), encoding="utf-8") as f:
         return {k: v for k, v in json.load(f).items() if k in ("train_loss", "eval_loss", "eval_accuracy")}

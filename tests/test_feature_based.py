@@ -17,7 +17,7 @@ from hf_bert_tasks.modes.feature_based.mode import (
     build_feature_cache,
     get_strategy,
 )
-from tests.conftest import REPO
+from tests.conftest import REPO, tiny_run_argv
 
 L, H = 4, 8  # a 4-layer, hidden-8 encoder: hidden_states has 5 entries (index 0 = embeddings)
 
@@ -425,36 +425,12 @@ def dev_f1(out, n: int) -> float:
 
 def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny_bert_dir):
     from hf_bert_tasks.scripts import finetune
-    from tests.conftest import SAMPLES
 
-    flags = [
-        "--task",
-        "mrpc",
-        "--data_dir",
-        os.path.join(SAMPLES, "MRPC"),
-        "--model_name_or_path",
-        tiny_bert_dir,
-        "--mode",
-        "feature_based",
-        "--feature_strategy",
-        "last",
-        "--num_train_epochs",
-        "2",
-        "--max_train_samples",
-        "64",
-        "--max_eval_samples",
-        "32",
-        "--do_train",
-        "--do_eval",
-        "--save_strategy",
-        "no",
-        "--report_to",
-        "none",
-        "--feature_cache_dir",
-        str(tmp_path / "cache"),
-    ]
-    first = finetune.main(flags + ["--output_dir", str(tmp_path / "a")])
-    second = finetune.main(flags + ["--output_dir", str(tmp_path / "b")])
+    flags = ["--mode", "feature_based", "--feature_strategy", "last", "--do_train", "--do_eval"]
+    flags += ["--feature_cache_dir", str(tmp_path / "cache")]
+    sizes = {"num_train_epochs": 2, "max_train_samples": 64, "max_eval_samples": 32}
+    first = finetune.main(tiny_run_argv("mrpc", tiny_bert_dir, tmp_path / "a", *flags, **sizes))
+    second = finetune.main(tiny_run_argv("mrpc", tiny_bert_dir, tmp_path / "b", *flags, **sizes))
     assert first["feature_cache_hit"] is False and second["feature_cache_hit"] is True
     # the same cached rows, seed and head training: the same dev results (floats to rounding, see the save/load test)
     assert second["eval_f1"] == first["eval_f1"] and second["eval_loss"] == pytest.approx(first["eval_loss"], rel=1e-5)
@@ -474,19 +450,13 @@ def test_recipe_without_cache_trains_the_head_with_trainer_and_serves_a_pipeline
     from transformers import pipeline
 
     from hf_bert_tasks.scripts import finetune
-    from tests.conftest import SAMPLES
 
     out = tmp_path / "nocache"
     metrics = finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "mrpc",
-            "--data_dir",
-            os.path.join(SAMPLES, "MRPC"),
-            "--model_name_or_path",
             tiny_bert_dir,
-            "--output_dir",
-            str(out),
+            out,
             "--mode",
             "feature_based",
             "--feature_cache",
@@ -497,19 +467,12 @@ def test_recipe_without_cache_trains_the_head_with_trainer_and_serves_a_pipeline
             "mean",
             "--feature_strategy",
             "sum_all",
-            "--num_train_epochs",
-            "1",
-            "--max_train_samples",
-            "16",
-            "--max_eval_samples",
-            "8",
             "--do_train",
             "--do_eval",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
-        ]
+            num_train_epochs=1,
+            max_train_samples=16,
+            max_eval_samples=8,
+        )
     )
     assert "feature_cache_hit" not in metrics
     assert metrics["eval_f1"] == pytest.approx(dev_f1(out, 8))  # the saved model's F1 on the 8 dev pairs

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hf_bert_tasks.scripts import finetune
-from tests.conftest import REPO, SAMPLES, build_learnable_bert, majority_accuracy, predict_labels
+from tests.conftest import REPO, SAMPLES, build_learnable_bert, majority_accuracy, predict_labels, tiny_run_argv
 
 FAST = [
     "--max_train_samples",
@@ -25,30 +25,14 @@ FAST = [
     "16",
     "--learning_rate",
     "1e-3",
-    "--save_strategy",
-    "no",
     "--disable_tqdm",
     "true",
-    "--report_to",
-    "none",
 ]
 
 
-def run(task, folder, model_dir, out, *extra):
-    return finetune.main(
-        [
-            "--task",
-            task,
-            "--data_dir",
-            os.path.join(SAMPLES, folder),
-            "--model_name_or_path",
-            model_dir,
-            "--output_dir",
-            str(out),
-            *FAST,
-            *extra,
-        ]
-    )
+def run(task, model_dir, out, *extra):
+    """A short run on the bundled sample of ``task`` (:data:`FAST`), then ``extra``."""
+    return finetune.main(tiny_run_argv(task, model_dir, out, *FAST, *extra))
 
 
 def read_results(out):
@@ -124,37 +108,26 @@ LEARN = [
     "0.1",
     "--max_seq_length",
     "32",
-    "--save_strategy",
-    "no",
     "--eval_strategy",
     "no",
     "--disable_tqdm",
     "true",
-    "--report_to",
-    "none",
 ]
 
 
 def learn(task, data_dir, model_dir, out, epochs, learning_rate, *extra):
     return finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             task,
-            "--data_dir",
-            str(data_dir),
-            "--model_name_or_path",
             model_dir,
-            "--output_dir",
-            str(out),
-            "--num_train_epochs",
-            str(epochs),
-            "--learning_rate",
-            str(learning_rate),
-            "--seed",
-            "0",
+            out,
             *LEARN,
             *extra,
-        ]
+            data_dir=data_dir,
+            num_train_epochs=epochs,
+            learning_rate=learning_rate,
+            seed=0,
+        )
     )
 
 
@@ -268,7 +241,7 @@ def jsonl_accuracy(out, lines) -> float:
 
 def test_mnli_reports_matched_accuracy_from_jsonl(tiny_bert_dir, tmp_path):
     out = tmp_path / "mnli"
-    run("mnli", "MNLI", tiny_bert_dir, out)
+    run("mnli", tiny_bert_dir, out)
     results = read_results(out)
     assert results["eval_samples"] == 32
     assert json.loads(pathlib.Path(out / "config.json").read_text())["id2label"] == {
@@ -289,19 +262,7 @@ def test_mnli_mismatched_metrics_get_the_mm_suffix(tiny_bert_dir, tmp_path):
     (data / "dev_matched.jsonl").write_text("\n".join(lines[40:60]) + "\n")
     (data / "dev_mismatched.jsonl").write_text("\n".join(lines[60:90]) + "\n")
     out = tmp_path / "mnli_mm"
-    finetune.main(
-        [
-            "--task",
-            "mnli",
-            "--data_dir",
-            str(data),
-            "--model_name_or_path",
-            tiny_bert_dir,
-            "--output_dir",
-            str(out),
-            *FAST,
-        ]
-    )
+    finetune.main(tiny_run_argv("mnli", tiny_bert_dir, out, *FAST, data_dir=data))
     results = read_results(out)
     assert results["eval_samples"] == 20 and results["eval_samples_mm"] == 30
     # each accuracy is the saved model's on its own file (matched: lines 40-59, mismatched: lines 60-89)
@@ -311,17 +272,17 @@ def test_mnli_mismatched_metrics_get_the_mm_suffix(tiny_bert_dir, tmp_path):
 
 def test_a_finished_output_dir_is_not_overwritten_silently(tiny_bert_dir, tmp_path):
     out = tmp_path / "sst2"
-    run("sst2", "SST-2", tiny_bert_dir, out)
+    run("sst2", tiny_bert_dir, out)
     before = (out / "all_results.json").read_text()
     with pytest.raises(FileExistsError, match="overwrite_output_dir"):
-        run("sst2", "SST-2", tiny_bert_dir, out)
+        run("sst2", tiny_bert_dir, out)
     assert (out / "all_results.json").read_text() == before
-    run("sst2", "SST-2", tiny_bert_dir, out, "--overwrite_output_dir")
+    run("sst2", tiny_bert_dir, out, "--overwrite_output_dir")
 
 
 def test_lr_grid_keeps_the_best_run_on_dev(tiny_bert_dir, tmp_path):
     out = tmp_path / "grid"
-    run("sst2", "SST-2", tiny_bert_dir, out, "--lr_grid", "1e-3,1e-6", "--do_train", "--do_eval")
+    run("sst2", tiny_bert_dir, out, "--lr_grid", "1e-3,1e-6", "--do_train", "--do_eval")
     grid = json.loads(pathlib.Path(out / "lr_grid_results.json").read_text())
     assert [r["learning_rate"] for r in grid["runs"]] == [1e-3, 1e-6]
     best = max(grid["runs"], key=lambda r: r["eval_accuracy"])

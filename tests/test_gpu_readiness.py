@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, tiny_run_argv
 
 
 def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[tuple[int, int]]:
@@ -29,28 +29,16 @@ def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[tuple[
 
     monkeypatch.setattr(GlueTask, "data_collator", spy)
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "sst2",
-            "--data_dir",
-            os.path.join(SAMPLES, "SST-2"),
-            "--model_name_or_path",
             tiny_bert_dir,
-            "--output_dir",
-            str(tmp_path / "out"),
+            tmp_path / "out",
             "--do_train",
-            "--max_steps",
-            "3",
-            "--max_train_samples",
-            "24",
-            "--per_device_train_batch_size",
-            "8",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
             *extra,
-        ]
+            max_steps=3,
+            max_train_samples=24,
+            per_device_train_batch_size=8,
+        )
     )
     return lengths
 

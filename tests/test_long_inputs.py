@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import tiny_run_argv
 
 POSITIONS = 64
 LONG = "the cat sat on the mat . " * 40  # the input: far more than 64 WordPieces
@@ -67,39 +67,22 @@ def _finetune(model, out, *extra):
     from hf_bert_tasks.scripts import finetune
 
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "sst2",
-            "--data_dir",
-            os.path.join(SAMPLES, "SST-2"),
-            "--model_name_or_path",
             model,
-            "--output_dir",
-            str(out),
-            "--max_train_samples",
-            "16",
-            "--max_eval_samples",
-            "8",
-            "--per_device_train_batch_size",
-            "8",
-            "--max_steps",
-            "1",
-            "--learning_rate",
-            "1e-3",
-            "--max_seq_length",
-            "32",
-            "--save_strategy",
-            "no",
-            "--eval_strategy",
-            "no",
-            "--report_to",
-            "none",
-            "--disable_tqdm",
-            "true",
+            out,
             "--do_train",
             "--do_eval",
             *extra,
-        ]
+            max_train_samples=16,
+            max_eval_samples=8,
+            per_device_train_batch_size=8,
+            max_steps=1,
+            learning_rate="1e-3",
+            max_seq_length=32,
+            eval_strategy="no",
+            disable_tqdm="true",
+        )
     )
     return str(out)
 
@@ -202,31 +185,18 @@ def test_token_classification_folder_serves_long_inputs(limitless_checkpoint, tm
         (data / name).write_text("-DOCSTART- -X- -X- O\n\n" + "\n".join([sentence] * 4), encoding="utf-8")
     out = str(tmp_path / "ner")
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "conll2003",
-            "--data_dir",
-            str(data),
-            "--model_name_or_path",
             limitless_checkpoint,
-            "--output_dir",
             out,
-            "--max_steps",
-            "1",
-            "--per_device_train_batch_size",
-            "4",
-            "--max_seq_length",
-            "32",
-            "--save_strategy",
-            "no",
-            "--eval_strategy",
-            "no",
-            "--report_to",
-            "none",
-            "--disable_tqdm",
-            "true",
             "--do_train",
-        ]
+            data_dir=data,
+            max_steps=1,
+            per_device_train_batch_size=4,
+            max_seq_length=32,
+            eval_strategy="no",
+            disable_tqdm="true",
+        )
     )
     assert _saved_limit(out) == POSITIONS
     entities = pipeline("token-classification", model=out, aggregation_strategy="first")(LONG)

@@ -117,34 +117,22 @@ def test_recipe_lora_saves_adapter_and_a_loadable_merged_model(tmp_path, tiny_be
     from transformers import AutoModelForSequenceClassification
 
     from hf_bert_tasks.scripts import finetune
-    from tests.conftest import SAMPLES
+    from tests.conftest import SAMPLES, tiny_run_argv
 
     out = tmp_path / "lora"
     metrics = finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "mrpc",
-            "--data_dir",
-            os.path.join(SAMPLES, "MRPC"),
-            "--model_name_or_path",
             tiny_bert_dir,
-            "--output_dir",
-            str(out),
+            out,
             "--mode",
             "lora",
-            "--num_train_epochs",
-            "1",
-            "--max_train_samples",
-            "32",
-            "--max_eval_samples",
-            "16",
             "--do_train",
             "--do_eval",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
-        ]
+            num_train_epochs=1,
+            max_train_samples=32,
+            max_eval_samples=16,
+        )
     )
     assert os.path.isfile(out / "lora_adapter" / "adapter_config.json")
     model = AutoModelForSequenceClassification.from_pretrained(out)

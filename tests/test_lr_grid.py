@@ -8,7 +8,7 @@ import os
 import pytest
 
 from hf_bert_tasks.run.lr_grid import best_run, run_folder, select_learning_rate, summarize
-from tests.conftest import SAMPLES
+from tests.conftest import tiny_run_argv
 
 NAN = float("nan")
 KEY = "eval_spearmanr"
@@ -99,12 +99,8 @@ FAST = [
     "1",
     "--per_device_train_batch_size",
     "16",
-    "--save_strategy",
-    "no",
     "--disable_tqdm",
     "true",
-    "--report_to",
-    "none",
     "--do_train",
     "--do_eval",
 ]
@@ -113,22 +109,7 @@ FAST = [
 def stsb(model_dir, out, cache, *extra):
     from hf_bert_tasks.scripts import finetune
 
-    return finetune.main(
-        [
-            "--task",
-            "stsb",
-            "--data_dir",
-            os.path.join(SAMPLES, "STS-B"),
-            "--model_name_or_path",
-            model_dir,
-            "--output_dir",
-            str(out),
-            "--tokenized_cache_dir",
-            str(cache),
-            *FAST,
-            *extra,
-        ]
-    )
+    return finetune.main(tiny_run_argv("stsb", model_dir, out, "--tokenized_cache_dir", str(cache), *FAST, *extra))
 
 
 def read(path):

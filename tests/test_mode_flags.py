@@ -10,7 +10,7 @@ import pytest
 
 from hf_bert_tasks import cli
 from hf_bert_tasks.modes import TrainingMode, mode_arguments_class, register_training_mode, unregister_training_mode
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, tiny_run_argv
 
 
 @dataclass
@@ -50,30 +50,9 @@ def top_layers():
 
 
 def finetune_argv(out, model, *extra):
-    return [
-        "finetune",
-        "--task",
-        "mrpc",
-        "--data_dir",
-        os.path.join(SAMPLES, "MRPC"),
-        "--model_name_or_path",
-        model,
-        "--output_dir",
-        str(out),
-        "--max_train_samples",
-        "8",
-        "--max_eval_samples",
-        "8",
-        "--max_steps",
-        "2",
-        "--per_device_train_batch_size",
-        "4",
-        "--save_strategy",
-        "no",
-        "--report_to",
-        "none",
-        *extra,
-    ]
+    """``finetune``: 2 steps of 4 on 8 pairs of the MRPC sample, then ``extra``."""
+    sizes = {"max_train_samples": 8, "max_eval_samples": 8, "max_steps": 2, "per_device_train_batch_size": 4}
+    return ["finetune", *tiny_run_argv("mrpc", model, out, *extra, **sizes)]
 
 
 def test_the_flags_class_is_registered_with_the_mode(top_layers):

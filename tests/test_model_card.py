@@ -14,7 +14,7 @@ from hf_bert_tasks import get_task
 from hf_bert_tasks.run import model_card as mc
 from hf_bert_tasks.run.hub import card_for_push, card_to_upload, files_to_push, pop_push_settings, push_output_dir
 from hf_bert_tasks.run.run_record import RunRecordCallback, model_origin
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, tiny_run_argv
 
 
 def _squeeze(text: str) -> str:
@@ -390,38 +390,21 @@ def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypat
     monkeypatch.setattr(RunRecordCallback, "on_step_end", snapshot)
     out = tmp_path / "mrpc"
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "mrpc",
-            "--data_dir",
-            os.path.join(SAMPLES, "MRPC"),
-            "--model_name_or_path",
             tiny_bert_dir,
-            "--output_dir",
-            str(out),
-            "--max_train_samples",
-            "16",
-            "--max_eval_samples",
-            "8",
-            "--per_device_train_batch_size",
-            "8",
-            "--num_train_epochs",
-            "1",
-            "--learning_rate",
-            "1e-3",
-            "--logging_steps",
-            "1",
-            "--eval_strategy",
-            "steps",
-            "--eval_steps",
-            "1",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
+            out,
             "--do_train",
             "--do_eval",
-        ]
+            max_train_samples=16,
+            max_eval_samples=8,
+            per_device_train_batch_size=8,
+            num_train_epochs=1,
+            learning_rate="1e-3",
+            logging_steps=1,
+            eval_strategy="steps",
+            eval_steps=1,
+        )
     )
     assert [step for step, _ in snapshots] == [1, 2]
     first, second = snapshots[0][1], snapshots[1][1]
@@ -446,26 +429,7 @@ def test_a_finetune_run_writes_its_card_whose_model_index_is_its_all_results(tin
 
     out = tmp_path / "mrpc"
     finetune.main(
-        [
-            "--task",
-            "mrpc",
-            "--data_dir",
-            os.path.join(SAMPLES, "MRPC"),
-            "--model_name_or_path",
-            tiny_bert_dir,
-            "--output_dir",
-            str(out),
-            "--max_train_samples",
-            "16",
-            "--max_eval_samples",
-            "8",
-            "--num_train_epochs",
-            "1",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
-        ]
+        tiny_run_argv("mrpc", tiny_bert_dir, out, max_train_samples=16, max_eval_samples=8, num_train_epochs=1)
     )
     results = json.loads((out / "all_results.json").read_text())
     card = ModelCard.load(out / "README.md")

@@ -14,7 +14,7 @@ from hf_bert_tasks.modes import (
     register_training_mode,
     unregister_training_mode,
 )
-from tests.conftest import SAMPLES
+from tests.conftest import tiny_run_argv
 
 
 class BiasOnlyMode(TrainingMode):
@@ -130,34 +130,8 @@ def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_
     from hf_bert_tasks.scripts import finetune
 
     out = tmp_path / "bias"
-    finetune.main(
-        [
-            "--task",
-            "mrpc",
-            "--data_dir",
-            os.path.join(SAMPLES, "MRPC"),
-            "--model_name_or_path",
-            tiny_bert_dir,
-            "--output_dir",
-            str(out),
-            "--mode",
-            "bias_only",
-            "--num_train_epochs",
-            "1",
-            "--max_train_samples",
-            "16",
-            "--per_device_train_batch_size",
-            "4",
-            "--max_eval_samples",
-            "8",
-            "--do_train",
-            "--do_eval",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
-        ]
-    )
+    sizes = {"num_train_epochs": 1, "max_train_samples": 16, "per_device_train_batch_size": 4, "max_eval_samples": 8}
+    finetune.main(tiny_run_argv("mrpc", tiny_bert_dir, out, "--mode", "bias_only", "--do_train", "--do_eval", **sizes))
     assert bias_only.calls == ["build_model", ("finish_training", str(out))]
     before, after = load_file(os.path.join(tiny_bert_dir, "model.safetensors")), load_file(out / "model.safetensors")
     # the saved model is the one the mode built: weights frozen, biases trained (BertForPreTraining -> task model:

@@ -8,6 +8,7 @@ import pytest
 
 from hf_bert_tasks import cli, get_task, register_task
 from hf_bert_tasks.tasks.registry import TASK_REGISTRY
+from tests.conftest import tiny_run_argv
 
 PAIRS = [
     ("The river rose after three days of rain.", "Heavy rain made the river rise.", 1),
@@ -50,10 +51,9 @@ def test_a_task_registered_in_a_test_runs_through_the_cli(paraphrase_task, tmp_p
     write_split(data, "train.tsv", PAIRS)
     write_split(data, "dev.tsv", PAIRS[:4])
     out = tmp_path / "out"
-    argv = ["finetune", "--task", "news_paraphrase", "--data_dir", str(data), "--model_name_or_path", tiny_bert_dir]
-    argv += ["--output_dir", str(out), "--max_steps", "2", "--per_device_train_batch_size", "4"]
-    argv += ["--save_strategy", "no", "--report_to", "none", "--do_train", "--do_eval"]
-    assert cli.main(argv) == 0
+    sizes = {"max_steps": 2, "per_device_train_batch_size": 4}
+    argv = tiny_run_argv("news_paraphrase", tiny_bert_dir, out, "--do_train", "--do_eval", data_dir=data, **sizes)
+    assert cli.main(["finetune", *argv]) == 0
     with open(out / "all_results.json") as f:
         results = json.load(f)
     assert results["eval_samples"] == 4 and {"eval_f1", "eval_accuracy"} <= set(results)

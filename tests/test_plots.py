@@ -1,13 +1,12 @@
 """training_curves.png: the plotted series equal trainer_state.json's log_history; every recipe mode writes the PNG."""
 
 import json
-import os
 
 import numpy as np
 import pytest
 
 from hf_bert_tasks.run.plots import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
-from tests.conftest import SAMPLES
+from tests.conftest import tiny_run_argv
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -68,36 +67,21 @@ def test_every_recipe_mode_writes_curves_of_its_own_log_history(tmp_path, tiny_b
 
     out = tmp_path / mode
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "sst2",
-            "--data_dir",
-            os.path.join(SAMPLES, "SST-2"),
-            "--model_name_or_path",
             tiny_bert_dir,
-            "--output_dir",
-            str(out),
+            out,
             "--mode",
             mode,
-            "--max_train_samples",
-            "32",
-            "--max_eval_samples",
-            "16",
-            "--num_train_epochs",
-            "2",
-            "--per_device_train_batch_size",
-            "16",
-            "--logging_steps",
-            "1",
-            "--save_strategy",
-            "no",
             "--do_train",
             "--do_eval",
-            "--report_to",
-            "none",
-            "--disable_tqdm",
-            "true",
-        ]
+            max_train_samples=32,
+            max_eval_samples=16,
+            num_train_epochs=2,
+            per_device_train_batch_size=16,
+            logging_steps=1,
+            disable_tqdm="true",
+        )
     )
     assert (out / CURVES_FILE).read_bytes()[:8] == PNG_SIGNATURE
     history = json.loads((out / "trainer_state.json").read_text())["log_history"]
@@ -118,34 +102,20 @@ def test_report_to_tensorboard_writes_the_logged_losses(tmp_path, tiny_bert_dir)
 
     out = tmp_path / "tb"
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "sst2",
-            "--data_dir",
-            os.path.join(SAMPLES, "SST-2"),
-            "--model_name_or_path",
             tiny_bert_dir,
-            "--output_dir",
-            str(out),
-            "--max_train_samples",
-            "32",
-            "--max_eval_samples",
-            "16",
-            "--num_train_epochs",
-            "1",
-            "--per_device_train_batch_size",
-            "16",
-            "--logging_steps",
-            "1",
-            "--save_strategy",
-            "no",
+            out,
             "--do_train",
             "--do_eval",
-            "--report_to",
-            "tensorboard",
-            "--disable_tqdm",
-            "true",
-        ]
+            max_train_samples=32,
+            max_eval_samples=16,
+            num_train_epochs=1,
+            per_device_train_batch_size=16,
+            logging_steps=1,
+            report_to="tensorboard",
+            disable_tqdm="true",
+        )
     )
     runs = list((out / "runs").iterdir())  # Trainer's default: <output_dir>/runs/<date>_<host>
     assert len(runs) == 1

@@ -6,6 +6,8 @@ import os
 import pytest
 import torch
 
+from tests.conftest import tiny_run_argv
+
 SIZE = ["--num_hidden_layers", "1", "--hidden_size", "32", "--num_attention_heads", "2", "--intermediate_size", "64"]
 FAST = [
     "--per_device_train_batch_size",
@@ -257,30 +259,17 @@ def test_pretrained_checkpoint_fine_tunes_with_the_finetune_recipe(pretrained, t
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hf_bert_tasks", "samples", "MRPC"
     )
     metrics = finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "mrpc",
-            "--data_dir",
-            mrpc,
-            "--model_name_or_path",
-            str(out),
-            "--output_dir",
-            str(tmp_path / "ft"),
-            "--max_train_samples",
-            "16",
-            "--max_eval_samples",
-            "16",
-            "--max_predict_samples",
-            "4",
-            "--num_train_epochs",
-            "1",
-            "--save_strategy",
-            "no",
-            "--report_to",
-            "none",
-            "--disable_tqdm",
-            "True",
-        ]
+            out,
+            tmp_path / "ft",
+            data_dir=mrpc,
+            max_train_samples=16,
+            max_eval_samples=16,
+            max_predict_samples=4,
+            num_train_epochs=1,
+            disable_tqdm="True",
+        )
     )
     assert "eval_f1" in metrics and "eval_accuracy" in metrics
 

@@ -14,6 +14,7 @@ import json
 
 from hf_bert_tasks.scripts import finetune
 from tests import oracles
+from tests.conftest import tiny_run_argv
 from tests.test_oracle_conlleval import strict_repair
 from tests.test_recompute_glue import NOT_METRICS
 
@@ -105,34 +106,19 @@ def test_every_reported_conll_metric_recomputes_from_the_written_predictions(tin
     (data / "test.txt").write_text(_corpus(5), encoding="utf-8")
     out = tmp_path / "out"
     finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "conll2003",
-            "--data_dir",
-            str(data),
-            "--model_name_or_path",
             tiny_bert_dir,
-            "--output_dir",
-            str(out),
-            "--max_seq_length",
-            "24",
-            "--max_steps",
-            "6",
-            "--learning_rate",
-            "3e-3",
-            "--per_device_train_batch_size",
-            "8",
-            "--warmup_steps",
-            "0",
-            "--save_strategy",
-            "no",
-            "--disable_tqdm",
-            "true",
-            "--report_to",
-            "none",
-            "--seed",
-            "0",
-        ]
+            out,
+            data_dir=data,
+            max_seq_length=24,
+            max_steps=6,
+            learning_rate="3e-3",
+            per_device_train_batch_size=8,
+            warmup_steps=0,
+            disable_tqdm="true",
+            seed=0,
+        )
     )  # half-trained: some right
     results = json.loads((out / "all_results.json").read_text())
     checked = set()

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, SAMPLES, tiny_run_argv
 
 KILLABLE = """
 import os, sys, time
@@ -62,39 +62,24 @@ def mrpc_dir(tmp_path_factory):
 
 
 def _flags(model, data, out, *extra):
-    return [
-        "--task",
+    return tiny_run_argv(
         "mrpc",
-        "--data_dir",
-        data,
-        "--model_name_or_path",
         model,
-        "--output_dir",
-        str(out),
-        "--num_train_epochs",
-        "2",
-        "--per_device_train_batch_size",
-        "8",
-        "--learning_rate",
-        "1e-3",
-        "--seed",
-        "11",
-        "--save_strategy",
-        "steps",
-        "--save_steps",
-        "4",
-        "--save_total_limit",
-        "2",
-        "--eval_strategy",
-        "no",
-        "--logging_steps",
-        "1",
-        "--report_to",
-        "none",
+        out,
         "--do_train",
         "--do_eval",
         *extra,
-    ]
+        data_dir=data,
+        num_train_epochs=2,
+        per_device_train_batch_size=8,
+        learning_rate="1e-3",
+        seed=11,
+        save_strategy="steps",
+        save_steps=4,
+        save_total_limit=2,
+        eval_strategy="no",
+        logging_steps=1,
+    )
 
 
 def _eval_metrics(out) -> dict:

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from hf_bert_tasks.tasks import TASK_REGISTRY
+from tests.conftest import tiny_run_argv
 from tests.test_contract_task_mode import COMMON, MAX_SEQ_LENGTH, tiny_model_dir, write_tiny_data  # noqa: F401
 
 #: One task per family; SQuAD v2.0 also saves checkpoints, to check that they record what the folder does.
@@ -46,20 +47,7 @@ def recipe(tmp_path_factory, tiny_model_dir):  # noqa: F811 - the contract test'
         if name not in runs:
             task, root = TASK_REGISTRY[name], tmp_path_factory.mktemp(name)
             data_dir, out = write_tiny_data(task, root / "data"), str(root / "out")
-            finetune.main(
-                [
-                    "--task",
-                    name,
-                    "--data_dir",
-                    data_dir,
-                    "--model_name_or_path",
-                    tiny_model_dir,
-                    "--output_dir",
-                    out,
-                    *COMMON,
-                    *FAMILIES[name],
-                ]
-            )
+            finetune.main(tiny_run_argv(name, tiny_model_dir, out, *COMMON, *FAMILIES[name], data_dir=data_dir))
             runs[name] = task, out, task.load(data_dir)[task.eval_splits[0]]
         return runs[name]
 

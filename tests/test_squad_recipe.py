@@ -8,7 +8,7 @@ import pytest
 
 from hf_bert_tasks.scripts import finetune
 from hf_bert_tasks.tasks.squad import metrics as squad_metrics
-from tests.conftest import build_learnable_bert
+from tests.conftest import build_learnable_bert, tiny_run_argv
 
 PARAGRAPHS = [
     (
@@ -70,37 +70,21 @@ def write_folder(tmp_path, version, test_split=False):
 
 def run(task, data_dir, model_dir, out, *extra):
     return finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             task,
-            "--data_dir",
-            data_dir,
-            "--model_name_or_path",
             model_dir,
-            "--output_dir",
-            str(out),
-            "--max_seq_length",
-            "32",
-            "--doc_stride",
-            "8",
-            "--max_query_length",
-            "12",
-            "--max_steps",
-            "2",
-            "--per_device_train_batch_size",
-            "4",
-            "--learning_rate",
-            "1e-3",
-            "--eval_strategy",
-            "no",
-            "--save_strategy",
-            "no",
-            "--disable_tqdm",
-            "true",
-            "--report_to",
-            "none",
+            out,
             *extra,
-        ]
+            data_dir=data_dir,
+            max_seq_length=32,
+            doc_stride=8,
+            max_query_length=12,
+            max_steps=2,
+            per_device_train_batch_size=4,
+            learning_rate="1e-3",
+            eval_strategy="no",
+            disable_tqdm="true",
+        )
     )
 
 

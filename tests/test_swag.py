@@ -11,7 +11,7 @@ import pytest
 from hf_bert_tasks.scripts import finetune
 from hf_bert_tasks.tasks import get_task
 from hf_bert_tasks.tasks.swag import multiple_choice_collator, read_swag_csv, swag_features
-from tests.conftest import build_learnable_bert, majority_accuracy
+from tests.conftest import build_learnable_bert, majority_accuracy, tiny_run_argv
 
 HEADER = ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
 ROWS = (
@@ -164,32 +164,18 @@ def test_recipe_learns_evaluates_and_writes_predicted_endings(tmp_path):
     texts = [" ".join(row[4:11]) for row in _swag_rows(64, 0) + _swag_rows(32, 1) + _swag_rows(8, 2)]
     out = tmp_path / "out"
     results = finetune.main(
-        [
-            "--task",
+        tiny_run_argv(
             "swag",
-            "--data_dir",
-            str(data),
-            "--model_name_or_path",
             build_learnable_bert(tmp_path / "bert", texts),
-            "--output_dir",
-            str(out),
-            "--num_train_epochs",
-            "8",
-            "--learning_rate",
-            "3e-3",
-            "--seed",
-            "0",
-            "--save_strategy",
-            "no",
-            "--eval_strategy",
-            "no",
-            "--disable_tqdm",
-            "true",
-            "--report_to",
-            "none",
-            "--max_seq_length",
-            "24",
-        ]
+            out,
+            data_dir=data,
+            num_train_epochs=8,
+            learning_rate="3e-3",
+            seed=0,
+            eval_strategy="no",
+            disable_tqdm="true",
+            max_seq_length=24,
+        )
     )  # 64 examples, the paper's batch 16: 32 steps
     saved = json.loads((out / "all_results.json").read_text())
     dev_labels = [int(row[-1]) for row in _swag_rows(32, 1)]

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from hf_bert_tasks.run.tokenized_cache import KEY_FILE, features_key, preprocess_cached, tokenizer_fingerprint
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, SAMPLES, tiny_run_argv
 
 ARGS = [
     "--max_train_samples",
@@ -24,32 +24,15 @@ ARGS = [
     "16",
     "--learning_rate",
     "1e-3",
-    "--save_strategy",
-    "no",
     "--disable_tqdm",
     "true",
-    "--report_to",
-    "none",
     "--seed",
     "5",
 ]
 
 
 def sst2_argv(model_dir, out, cache, *extra):
-    return [
-        "--task",
-        "sst2",
-        "--data_dir",
-        os.path.join(SAMPLES, "SST-2"),
-        "--model_name_or_path",
-        model_dir,
-        "--output_dir",
-        str(out),
-        "--tokenized_cache_dir",
-        str(cache),
-        *ARGS,
-        *extra,
-    ]
+    return tiny_run_argv("sst2", model_dir, out, "--tokenized_cache_dir", str(cache), *ARGS, *extra)
 
 
 @pytest.fixture
