@@ -206,7 +206,7 @@ def train_evaluate_predict(
     if training_args.should_save:  # README.md: the card of the saved model, from the record and all_results.json
         from ..run.model_card import write_card
 
-        write_card(training_args.output_dir, task=task.name)
+        write_card(training_args.output_dir, task=task)
     return results
 
 
