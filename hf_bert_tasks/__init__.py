@@ -68,7 +68,7 @@ def __getattr__(name):
 # (as pushed cards and user scripts wrote it) returns the new module object, with a FutureWarning; no alias files.
 _MOVED_MODULES = {
     "arguments": "run.arguments",
-    "baselines": "run.baselines",
+    "baselines": "tasks.metrics",
     "batching": "run.batching",
     "checkpoints": "run.checkpoints",
     "collators": "pretraining.collators",

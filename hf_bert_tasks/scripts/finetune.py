@@ -65,7 +65,7 @@ def main(argv=None) -> dict[str, float]:
     setup_process_logging(training_args)
     metrics = run_finetune(model_args, data_args, training_args)
     if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
-        from ..run.baselines import report
+        from ..tasks.metrics import report
 
         report(data_args.registered_task(), metrics)  # a run at chance level ends saying so
         print(f"outputs in {training_args.output_dir}")
@@ -213,7 +213,7 @@ def train_evaluate_predict(
 def _predict_and_evaluate(task: Task, trainer, data: PreparedData, training_args) -> dict[str, float]:
     """After training: the test splits' prediction files (first: ``all_results.json`` marks a finished run), then
     every dev split scored by the task (``--prediction_loss_only``: Trainer's loss only), each with its sample count
-    and the best constant answer's score (:mod:`hf_bert_tasks.run.baselines`); saved as ``eval_results.json``. Returns
+    and the best constant answer's score (:mod:`hf_bert_tasks.tasks.metrics`); saved as ``eval_results.json``. Returns
     the dev metrics (empty without a dev split)."""
     loss_only = training_args.prediction_loss_only
     if loss_only and (data.test_splits or data.eval_splits):
@@ -224,20 +224,21 @@ def _predict_and_evaluate(task: Task, trainer, data: PreparedData, training_args
         for path in task.predict(trainer, data.raw[split], data.features[split], split, training_args.output_dir):
             logger.info("wrote %s", path)
     eval_metrics: dict[str, float] = {}
+    suffixes, raw = {}, {}  # per dev split: its metric-key suffix and raw examples (for the baselines)
     for split in data.eval_splits:
+        suffixes[split], raw[split] = task.split_metric_suffix(split), data.raw[split]
         if loss_only:  # Trainer's loss-only evaluation (the task's scoring needs predictions)
-            suffix = task.split_metric_suffix(split)
             scored = trainer.evaluate(data.features[split])
-            eval_metrics.update({f"{k}{suffix}": v for k, v in scored.items()})
+            eval_metrics.update({f"{k}{suffixes[split]}": v for k, v in scored.items()})
         else:
             eval_metrics.update(
-                task.evaluate(trainer, data.raw[split], data.features[split], split, training_args.output_dir)
+                task.evaluate(trainer, raw[split], data.features[split], split, training_args.output_dir)
             )
-        eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(data.features[split])
-    if eval_metrics:  # beside each dev metric, the best constant answer's score (baselines.py)
-        from ..run.baselines import baseline_metrics
+        eval_metrics[f"eval_samples{suffixes[split]}"] = len(data.features[split])
+    if eval_metrics:  # beside each dev metric, the best constant answer's score (tasks/metrics.py)
+        from ..tasks.metrics import baseline_metrics
 
-        eval_metrics.update(baseline_metrics(task, {s: data.raw[s] for s in data.eval_splits}))
+        eval_metrics.update(baseline_metrics(task, raw, suffixes))
         trainer.save_metrics("eval", eval_metrics)
     return eval_metrics
 
