@@ -73,7 +73,7 @@ _MOVED_MODULES = {
     "checkpoints": "run.checkpoints",
     "collators": "pretraining.collators",
     "config_file": "run.config_file",
-    "console": "run.console",
+    "console": "cli",
     "credentials": "run.credentials",
     "feature_based": "modes.feature_based.mode",
     "feature_based.cache": "modes.feature_based.cache",

@@ -79,7 +79,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     from transformers import AutoConfig, AutoTokenizer
 
     from ..run.arguments import apply_task_defaults
-    from ..run.hub import finish_run, pop_push_settings
+    from ..run.credentials import scrub_secrets
     from ..run.tokenization import fit_tokenizer_to_model
     from ..run.trainer_flags import TASK_REFUSALS
 
@@ -93,9 +93,18 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         from ..run.lr_grid import check_grid_output_dir, run_grid
 
         extends = check_grid_output_dir(training_args)  # a finished grid may be extended
-    else:
+    elif os.path.isdir(training_args.output_dir) or training_args.resume_from_checkpoint:
         resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
-    push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
+    else:
+        resume = None  # a new folder: nothing to guard, nothing to resume
+    if (
+        training_args.push_to_hub
+    ):  # Trainer must neither push its own card nor pickle the token: ours pushes at the end
+        from ..run.hub import pop_push_settings
+
+        push = pop_push_settings(training_args)
+    else:
+        push, _ = None, scrub_secrets(training_args)  # no secret reaches training_args.bin or the run record
     task = task.configure(data_args)  # a copy holding the data options (doc_stride, label_all_tokens ...)
     raw = task.load(
         data_args.data_dir,
@@ -127,6 +136,8 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]
     if push is not None:  # --push_to_hub: the finished output_dir, in one commit
+        from ..run.hub import finish_run
+
         finish_run(task, training_args, push)
     return results
 
