@@ -215,14 +215,16 @@ def check_early(command: str, rest: list[str], module) -> list[str]:
 
 def parse_command_line(command: str, argv: list[str]):
     """``finetune``'s or ``pretrain``'s command line parsed once (``args_finetune.parse_finetune_argv``,
-    ``args_pretrain.parse_pretrain_argv``: light) and its paths checked (:func:`hf_bert_tasks.run.flags.check_inputs`);
+    ``args_pretrain.parse_pretrain_argv``: light) and its paths checked (:func:`hf_bert_tasks.run.args_parser.check_inputs`);
     off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
     if command == "finetune":
         from .run.args_finetune import parse_finetune_argv as parse
     else:
         from .pretraining.args import parse_pretrain_argv as parse
     command_line = parse(argv, f"{PROG} {command}")
-    flags.check_inputs(command_line)  # data folder/files, corpus, the model offline: one line before heavy imports
+    args_parser.check_inputs(
+        command_line
+    )  # data folder/files, corpus, the model offline: one line before heavy imports
     if not interactive() and "disable_tqdm" not in command_line.given:
         command_line.training["disable_tqdm"] = True
     return command_line

@@ -78,12 +78,18 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     :func:`hf_bert_tasks.run.lr_grid.check_grid_output_dir`)."""
     from transformers import AutoConfig, AutoTokenizer
 
-    from ..run.arguments import apply_task_defaults
-    from ..run.credentials import scrub_secrets
+    from ..run.arguments import apply_task_defaults, scrub_secrets
     from ..run.tokenization import fit_tokenizer_to_model
     from ..run.trainer_flags import TASK_REFUSALS
 
     task = data_args.registered_task()  # looked up once, when the arguments were made
+    # Trainer must neither push its own card nor pickle a secret: with --push_to_hub ours pushes at the end
+    if training_args.push_to_hub:
+        from ..run.hub import pop_push_settings
+
+        push = pop_push_settings(training_args)  # the Hub settings and token, taken out of the arguments
+    else:
+        push, _ = None, scrub_secrets(training_args)  # no secret reaches training_args.bin or the run record
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
     for (problem_type, name), message in TASK_REFUSALS.items():  # flags this task refuses, before any data is read
         if task.problem_type == problem_type and getattr(training_args, name, None):
@@ -97,14 +103,6 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
     else:
         resume = None  # a new folder: nothing to guard, nothing to resume
-    if (
-        training_args.push_to_hub
-    ):  # Trainer must neither push its own card nor pickle the token: ours pushes at the end
-        from ..run.hub import pop_push_settings
-
-        push = pop_push_settings(training_args)
-    else:
-        push, _ = None, scrub_secrets(training_args)  # no secret reaches training_args.bin or the run record
     task = task.configure(data_args)  # a copy holding the data options (doc_stride, label_all_tokens ...)
     raw = task.load(
         data_args.data_dir,
