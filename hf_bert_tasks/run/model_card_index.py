@@ -1,6 +1,6 @@
-"""What a fine-tune card is made of, as data, read and computed once (:func:`card_inputs`: the run's JSON records,
-its metrics grouped per split, the paper comparison and ``model-index``'s ``huggingface_hub.EvalResult`` entries,
-merged in place on a re-push), and the hash line telling a ``README.md`` this package wrote from one edited since.
+"""What a fine-tune card is made of, as data, read and computed once (:func:`card_inputs`: the run's JSON records
+(:func:`read_record`), its metrics grouped per split, the paper comparison and ``model-index``'s
+``huggingface_hub.EvalResult`` entries, merged in place on a re-push), and the hash line telling a ``README.md`` this package wrote from one edited since.
 :mod:`hf_bert_tasks.run.model_card` renders the prose from it (and re-exports these names; the hash line is
 :mod:`hf_bert_tasks.run.hub`'s too). One call per card: the task's metric declarations and split suffixes are looked
 up once (:func:`metric_keys`), not per metric.
@@ -9,15 +9,35 @@ up once (:func:`metric_keys`), not per metric.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
 import re
 from typing import Any
 
-from ..tasks.base import TRAINER_KEYS, MetricSpec
+from ..tasks.base import TRAINER_KEYS
 
 logger = logging.getLogger(__name__)
+
+#: The run record (written by :class:`hf_bert_tasks.run.run_record.RunRecordCallback`), next to the run's outputs.
+RUN_INFO_FILE = "run_info.json"
+
+
+def read_record(output_dir: str, name: str = RUN_INFO_FILE, missing: str | None = None) -> Any:
+    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, or with ``missing``
+    ``FileNotFoundError`` (``<path>: not found; <missing>``); ``ValueError`` (naming the file and line) when it is not
+    valid JSON."""
+    path = os.path.join(output_dir, name)
+    if not os.path.isfile(path):
+        if missing:
+            raise FileNotFoundError(f"{path}: not found; {missing}")
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: line {err.lineno}: not valid JSON ({err.msg})") from None
 
 
 def metric_keys(task) -> tuple[dict, dict[str, str]]:
@@ -82,14 +102,10 @@ def paper_rows(task, metrics: dict[str, Any], keys: tuple[dict, dict]) -> list[t
             if "(test)" in label and split == task.eval_splits[0] and "test" in task.eval_splits:
                 split = "test"  # "BERT-base (test)": compared on our test split when it was scored
             ours, spec = metrics.get(f"eval_{base}{suffixes.get(split, '')}"), specs.get(base)
-            rows.append((label, base, split, None if ours is None else spec, ours, paper))
-    # ours on the paper's 0-100 scale, converted together (MetricSpec.to_percent)
-    scored = [(spec, float(ours)) for *_, spec, ours, _ in rows if spec is not None]
-    percent = iter(list(map(MetricSpec.to_percent, *zip(*scored))) if scored else [])
-    return [
-        (label, base, split, None if spec is None else next(percent), paper)
-        for label, base, split, spec, _, paper in rows
-    ]
+            # on the paper's 0-100 scale (MetricSpec.to_percent: x100 for a 0-1 metric)
+            ours = None if ours is None or spec is None else float(ours) * (100.0 / spec.scale)
+            rows.append((label, base, split, ours, paper))
+    return rows
 
 
 def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]:
@@ -106,8 +122,6 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
         FileNotFoundError: ``output_dir`` or its ``all_results.json`` is missing.
         ValueError: no ``task`` and no record naming one; a JSON file is malformed (names it and the line).
     """
-    from .run_record import RUN_INFO_FILE, read_record  # transformers' TrainerCallback: imported when a card is made
-
     metrics, info, config, grid_file = (
         read_record(output_dir, "all_results.json", "expected a finished fine-tuning run"),
         read_record(output_dir) or {},

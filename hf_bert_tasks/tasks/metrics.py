@@ -162,13 +162,14 @@ def near_baseline(task, metrics: dict, margin: float = MARGIN) -> str | None:
     value, base = metrics.get(f"eval_{key}"), metrics.get(f"{PREFIX}{key}")
     if value is None or base is None or not np.isfinite(value):
         return None
-    spec = task.metric_spec(key)
-    gap = spec.to_percent(value) - spec.to_percent(base) if spec else (value - base) * 100
-    if gap >= margin:
+    # to the 0-100 scale: x100 for a 0-1 metric (MetricSpec.to_percent of the declared metric; undeclared: 0-1)
+    to_percent = next((100.0 / m.scale for m in task.metrics if m.key == key), 100.0)
+    value, base = value * to_percent, base * to_percent
+    if value - base >= margin:
         return None
     return (
-        f"dev {key} {spec.to_percent(value) if spec else value * 100:.2f} does not beat the trivial baseline "
-        f"{spec.to_percent(base) if spec else base * 100:.2f} (the best constant answer on the same examples) by "
+        f"dev {key} {value:.2f} does not beat the trivial baseline "
+        f"{base:.2f} (the best constant answer on the same examples) by "
         f"{margin:g} points: the model has learnt next to nothing. Usual causes: a learning rate too low or too high for "
         "this model (try --lr_grid), too few steps (--num_train_epochs / --max_steps), or labels that do not "
         "match the text (check the label column and its order)."
