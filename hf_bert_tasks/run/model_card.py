@@ -28,6 +28,7 @@ from .model_card_index import (  # noqa: F401 - re-exported: the model-index par
     eval_results_from_metrics,
     merge_eval_results,
     metric_keys,
+    mode_text,
     pretraining_eval_results,
     readme_edited,
     split_metrics,
@@ -157,19 +158,6 @@ def _lr_grid_fields(task, grid: dict | None, specs: dict) -> dict:
     return {"grid": grid, "grid_metric": metric, "grid_table": table}
 
 
-def _mode_text(mode: dict | None) -> str:
-    """The training-mode paragraph of the record's ``training_mode`` (``{"mode", "strategy"}``); ``""`` (the card
-    then has no mode paragraph) when the run recorded none: a mode is never guessed from a folder's files."""
-    from ..modes import TRAINING_MODES
-
-    if not (mode or {}).get("mode"):
-        return ""
-    if mode["mode"] in TRAINING_MODES:
-        return TRAINING_MODES[mode["mode"]].describe(mode.get("strategy"))
-    strategy = f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else ""
-    return f"Training mode: **{mode['mode']}**.{strategy}"
-
-
 def _render(
     kind: str,
     output_dir: str,
@@ -207,9 +195,10 @@ def _render(
     )
 
 
-def _record_fields(info: dict, base_model: str | None, dataset: dict) -> dict:
+def _record_fields(info: dict, base_model: str | None, dataset: dict, mode_paragraph: str) -> dict:
     """The template fields read from the run record ``info`` (``{}`` for a folder without one): base model and its
-    source, ``dataset`` (:func:`card_inputs`'), seed, mode, data arguments, hyperparameters table and training log."""
+    source, ``dataset`` and ``mode_paragraph`` (:func:`card_inputs`'), seed, data arguments, hyperparameters table and
+    training log."""
     if base_model:
         base, base_source = base_model, "given with --base_model"
     else:
@@ -223,7 +212,7 @@ def _record_fields(info: dict, base_model: str | None, dataset: dict) -> dict:
         "base_source": base_source,
         "dataset": dataset,
         "seed": info.get("seed"),
-        "training_mode": _mode_text(info.get("training_mode")),
+        "training_mode": mode_paragraph,
         "data_arguments": info.get("data_arguments"),
         "hyperparameters_table": _table(["argument", "value"], rows) if rows else "",
         "log_history": log_history,
@@ -266,7 +255,7 @@ def build_finetune_card(
     """
     inputs = card_inputs(output_dir, task, grid=not seed_runs)  # every file read and every number grouped, once
     the_task, info, keys, dataset = inputs["task"], inputs["info"], inputs["keys"], inputs["dataset"]
-    fields = _record_fields(info, base_model, dataset)
+    fields = _record_fields(info, base_model, dataset, inputs["mode_text"])
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors")

@@ -108,6 +108,19 @@ def paper_rows(task, metrics: dict[str, Any], keys: tuple[dict, dict]) -> list[t
     return rows
 
 
+def mode_text(mode: dict | None) -> str:
+    """The training-mode paragraph of the record's ``training_mode`` (``{"mode", "strategy"}``); ``""`` (the card
+    then has no mode paragraph) when the run recorded none: a mode is never guessed from a folder's files."""
+    from ..modes import TRAINING_MODES
+
+    if not (mode or {}).get("mode"):
+        return ""
+    if mode["mode"] in TRAINING_MODES:
+        return TRAINING_MODES[mode["mode"]].describe(mode.get("strategy"))
+    strategy = f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else ""
+    return f"Training mode: **{mode['mode']}**.{strategy}"
+
+
 def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]:
     """Everything a fine-tune card reads from ``output_dir`` and computes, in one call: ``task`` (the registered
     :class:`~hf_bert_tasks.tasks.base.Task`: ``task`` itself, or looked up by name, default the record's),
@@ -116,7 +129,8 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
     (:func:`metric_keys`), ``dataset`` (the record's, with ``max_eval_samples``), ``dataset_name``
     (:func:`dataset_display_name`), ``per_split`` / ``others``
     (:func:`split_metrics`: metrics / declared non-metrics), ``scored`` (examples scored per split), ``paper_rows``
-    (:func:`paper_rows`) and ``eval_results`` (:func:`eval_results_from_metrics`).
+    (:func:`paper_rows`), ``eval_results`` (:func:`eval_results_from_metrics`) and ``mode_text``
+    (:func:`mode_text`).
 
     Raises:
         FileNotFoundError: ``output_dir`` or its ``all_results.json`` is missing.
@@ -164,6 +178,7 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
         "scored": {s: metrics.get(f"examples_scored{keys[1].get(s, '')}") for s in per_split},
         "paper_rows": [] if dataset.get("user_files") else paper_rows(task, metrics, keys),  # not the paper's data
         "eval_results": eval_results_from_metrics(task, metrics, dataset, keys),
+        "mode_text": mode_text(info.get("training_mode")),  # the mode's own words (modes): last
     }
 
 

@@ -173,7 +173,10 @@ def train_evaluate_predict(
         data_args,
         training_args,
     )
-    recorded_mode = mode.record(training_args)
+    # run_info.json, started from the run's arguments (the object Trainer keeps as trainer.args)
+    record = RunRecordCallback(
+        task, model_args, data_args, training_mode=mode.record(training_args), args=training_args
+    )
     if resume is _FROM_ARGS:
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
     first_eval = data.eval_splits[0] if data.eval_splits else None
@@ -190,9 +193,7 @@ def train_evaluate_predict(
         data_collator=collator,
         compute_metrics=data.compute_metrics,
     )
-    trainer.add_callback(
-        RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode, args=trainer.args)
-    )
+    trainer.add_callback(record)  # written again at every log and evaluation
     trainer.add_callback(SkipLastStepEvaluation())  # the final evaluation below scores the last step's model
     results: dict[str, float] = {}
     if data.train_split is not None:
