@@ -89,7 +89,8 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
 
         push = pop_push_settings(training_args)  # the Hub settings and token, taken out of the arguments
     else:
-        push, _ = None, scrub_secrets(training_args)  # no secret reaches training_args.bin or the run record
+        push = None
+        scrub_secrets(training_args)  # no secret reaches training_args.bin or the run record
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
     for (problem_type, name), message in TASK_REFUSALS.items():  # flags this task refuses, before any data is read
         if task.problem_type == problem_type and getattr(training_args, name, None):
@@ -173,12 +174,12 @@ def train_evaluate_predict(
         data_args,
         training_args,
     )
+    if resume is _FROM_ARGS:
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
     # run_info.json, started from the run's arguments (the object Trainer keeps as trainer.args)
     record = RunRecordCallback(
         task, model_args, data_args, training_mode=mode.record(training_args), args=training_args
     )
-    if resume is _FROM_ARGS:
-        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
     first_eval = data.eval_splits[0] if data.eval_splits else None
     trainer = task.build_trainer(
         GlobalLossTrainer,
