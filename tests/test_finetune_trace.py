@@ -24,7 +24,8 @@ left are between roles: parsing (``arguments.py`` -> ``tasks/registry.py`` for `
 ``--mode``), the Hub settings / secrets (``hub.py`` -> ``credentials.py``: every recipe scrubs secrets, with or
 without ``--push_to_hub``), the task's model config inside the mode's ``build_model``, and per evaluation
 ``batching.py`` -> ``tasks/base.py`` -> ``metrics.py`` -> ``run_record.py``. Traced from the CLI entry (the parse and
-the console included): 23 modules / 107 changes after the plug-in layout and the card every run writes; 17 / 55 since
+the console included; a plain process, see MAX_CHANGES): 23 modules / 107 changes after the plug-in layout and the
+card every run writes; 17 / 55 since
 the console is part of ``cli.py``, the trivial baselines of ``tasks/metrics.py``, the path checks of
 ``run/args_parser.py`` and ``scrub_secrets`` of ``run/arguments.py``, the card step is one call that reads the run's
 files and groups every number (``model_card_index.card_inputs``), ``checkpoints`` is entered only for an existing
@@ -45,10 +46,11 @@ from hf_bert_tasks import cli
 from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-#: Regression bounds, as measured from the CLI entry: 17 modules, 55 module changes. Issue 41's target (12 modules,
-#: 30 changes) is open: docs/design.md, "Known gaps".
+#: Regression bounds, as measured from the CLI entry: 17 modules, 58 module changes (55 in a plain process: under
+#: pytest its log-capture handlers also get the console's repeat filter, whose calls are in ``cli.py``). Issue 41's
+#: target (12 modules, 30 changes) is open: docs/design.md, "Known gaps".
 MAX_MODULES = 17
-MAX_CHANGES = 55
+MAX_CHANGES = 58
 #: folders of the other modes, task families and pretraining: a GLUE fine-tune run must not execute their code.
 FORBIDDEN = (
     "modes/lora/",
