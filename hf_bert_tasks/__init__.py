@@ -68,12 +68,12 @@ def __getattr__(name):
 # (as pushed cards and user scripts wrote it) returns the new module object, with a FutureWarning; no alias files.
 _MOVED_MODULES = {
     "arguments": "run.arguments",
-    "baselines": "run.baselines",
+    "baselines": "tasks.metrics",
     "batching": "run.batching",
     "checkpoints": "run.checkpoints",
     "collators": "pretraining.collators",
     "config_file": "run.config_file",
-    "console": "run.console",
+    "console": "cli",
     "credentials": "run.credentials",
     "feature_based": "modes.feature_based.mode",
     "feature_based.cache": "modes.feature_based.cache",

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from hf_bert_tasks.run.baselines import baseline_metrics, constant_scores, near_baseline
 from hf_bert_tasks.tasks import get_task
+from hf_bert_tasks.tasks.metrics import baseline_metrics, constant_scores, near_baseline
 
 
 def glue_split(task, labels):

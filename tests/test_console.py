@@ -1,4 +1,4 @@
-"""``hf_bert_tasks.run.console``: a load report that is an expected head swap becomes one line, library messages our
+"""``hf_bert_tasks.cli``'s console: a load report that is an expected head swap becomes one line, library messages our
 load paths trigger are dropped, and a recipe run off a terminal prints no progress-bar frames (issue 27 item 3)."""
 
 import logging
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hf_bert_tasks.run.console import LibraryNoiseFilter, log_filters
+from hf_bert_tasks.cli import LibraryNoiseFilter, log_filters
 from tests.conftest import REPO, tiny_run_argv
 
 #: the text transformers 5.24 logs (``loading_report.log_state_dict_report``) for a pretraining checkpoint loaded
@@ -146,7 +146,7 @@ def test_repeated_warnings_are_shown_once():
     import logging
     import warnings
 
-    from hf_bert_tasks.run.console import RepeatFilter, quiet_console
+    from hf_bert_tasks.cli import RepeatFilter, quiet_console
 
     with warnings.catch_warnings(record=True) as shown, quiet_console(progress_bars=False):
         for line in range(16):  # 16 places, as 16 workers or batches would raise it
@@ -163,7 +163,7 @@ def test_a_repeated_warning_reaches_every_handler_once():
     """Two handlers on one logger: each shows a warning the first time and drops its repeat (a filter per handler)."""
     import logging
 
-    from hf_bert_tasks.run.console import quiet_console
+    from hf_bert_tasks.cli import quiet_console
 
     class Keep(logging.Handler):
         def __init__(self):

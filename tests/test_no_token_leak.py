@@ -1,8 +1,8 @@
 """No recipe writes a Hub token anywhere: every byte written by every recipe is searched for a sentinel token.
 
 The reported fault: ``hf-bert-tasks pretrain ... --hub_token X`` pickled ``X`` into ``training_args.bin`` (in the run
-and in every checkpoint). The fix is one function, :func:`hf_bert_tasks.run.credentials.scrub_secrets`, called by every
-recipe (through :func:`hf_bert_tasks.run.hub.pop_push_settings`) before a ``Trainer`` exists.
+and in every checkpoint). The fix is one function, :func:`hf_bert_tasks.run.arguments.scrub_secrets`, called by every
+recipe (or through :func:`hf_bert_tasks.run.hub.pop_push_settings`) before a ``Trainer`` exists.
 
 One client subprocess (:data:`DRIVER`) runs, with ``HF_TOKEN`` and ``--hub_token`` set to :data:`SENTINEL`:
 ``compare`` (the fine-tune recipe in its three modes: fine-tuning, LoRA, feature-based; checkpoints on), the pretrain

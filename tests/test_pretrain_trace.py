@@ -19,8 +19,8 @@ from tests.conftest import SAMPLES
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
 #: Regression bounds after the one parse (``pretraining/args.py``, ``run/args_parser.py``) and the card written with the
 #: model (``run/model_card*``) and rows_to_documents in documents.py (no import cycle): 18 modules, 44 module changes
-#: (12 / 30 before them).
-MAX_MODULES = 18
+#: (12 / 30 before them); 17 since ``scrub_secrets`` lives in ``run/arguments.py`` (no ``credentials.py``).
+MAX_MODULES = 17
 MAX_CHANGES = 44
 
 

@@ -228,14 +228,15 @@ def mode_groups() -> list[tuple[str, type]]:
     from .trainer_fields import TRAINER_FIELDS
 
     owner = {name: "finetune" for _, cls in GROUPS for name in cls.__dataclass_fields__}
-    groups = []
+    groups, mode_flags = [], set()
     for mode, cls in mode_arguments_classes().items():
         for name in cls.__dataclass_fields__:
             if owner.get(name, mode) != mode:
                 raise ValueError(f"training mode {mode!r}: its flag --{name} is already a flag of {owner[name]!r}")
             owner[name] = mode
+            mode_flags.add(name)
         groups.append((f"{mode} mode arguments", cls))
-    clash = sorted(n for n, o in owner.items() if o != "finetune" and n in TRAINER_FIELDS)
+    clash = sorted(mode_flags.intersection(TRAINER_FIELDS))
     if clash:
         raise ValueError(f"training mode {owner[clash[0]]!r}: its flag --{clash[0]} is a TrainingArguments field")
     return groups
@@ -259,13 +260,13 @@ def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -
             refuses (one line, as argparse words it).
         ValueError: ``--task`` missing or unknown, a bad ``--config`` file or key, a mode flag that clashes.
         FileNotFoundError: a missing ``--config`` file."""
-    from .args_parser import parse_flags
-
-    modes = mode_groups()
-    values, given = parse_flags(finetune_parser(prog, modes), argv)
-    model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
-    data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task checked
+    from .args_parser import build_parser, parse_flags
     from .trainer_fields import TRAINER_FIELDS
 
-    table = frozenset(TRAINER_FIELDS).difference(*(c.__dataclass_fields__ for _, c in [*GROUPS, *modes]))
-    return CommandLine(model, data, values, given, tuple(cls for _, cls in modes), table)
+    groups = [*GROUPS, *mode_groups()]  # the flags of the registered modes, checked for clashes
+    values, given = parse_flags(build_parser(groups, prog), argv)
+    classes = [cls for _, cls in groups]
+    table = frozenset(TRAINER_FIELDS).difference(*[cls.__dataclass_fields__ for cls in classes])
+    model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
+    data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task looked up: last
+    return CommandLine(model, data, values, given, tuple(classes[len(GROUPS) :]), table)

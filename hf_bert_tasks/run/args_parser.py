@@ -3,7 +3,8 @@ package's own argument dataclasses (light modules) and ``TrainingArguments``' fi
 :data:`hf_bert_tasks.run.trainer_fields.TRAINER_FIELDS`. Each field becomes a flag exactly as ``HfArgumentParser`` makes it
 (``--a_b`` and ``--a-b``, booleans taking an optional value, ``--no_<flag>`` for a boolean defaulting to true,
 ``choices`` from an ``Enum``/``Literal`` or the field's metadata, ``Optional[X]`` as ``X``, ``list[X]`` as
-``nargs="+"``), so a command line is parsed once and errors are one line before the heavy imports. Why:
+``nargs="+"``), so a command line is parsed once and errors are one line before the heavy imports; then the parsed
+paths are checked (:func:`check_inputs`, :func:`check_model`), still before transformers is imported. Why:
 docs/design.md, "Command line (issue 13)"."""
 
 from __future__ import annotations
@@ -12,10 +13,14 @@ import argparse
 import dataclasses
 import enum
 import functools
+import os
 import types
 import typing
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, Union
+
+#: where ``hf-bert-tasks quickstart`` writes a checkpoint that works offline (named by the offline-model error)
+OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"
 
 
 @dataclasses.dataclass
@@ -191,3 +196,53 @@ def given_flags(argv: list[str]) -> frozenset[str]:
     set, as opposed to a default (``--config`` values are in ``argv`` once :func:`config_file.config_argv` ran)."""
     names = {t[2:].split("=", 1)[0].replace("-", "_") for t in argv if t.startswith("--") and len(t) > 2}
     return frozenset(names | {n[3:] for n in names if n.startswith("no_")})
+
+
+# --------------------------------------------------------------------------------------------- path checks
+def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
+    """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
+    a folder, or, offline (``HF_HUB_OFFLINE=1``), a Hub id with no cached snapshot holding a ``config.json`` (read
+    from the cache layout; why: docs/design.md, "flags: offline model check"). Online, a Hub id is left to the recipe.
+
+    Raises:
+        FileNotFoundError: naming the flag, the value (``(the default)`` when not ``given``) and a local folder
+            that works offline (:data:`OFFLINE_CHECKPOINT_HINT`).
+    """
+    if not name or os.path.isdir(name):
+        return
+    flag = f"--model_name_or_path {name}" + ("" if given else " (the default)")
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise FileNotFoundError(f"{flag}: no such folder")
+    import glob
+
+    from huggingface_hub import constants  # light: the Hub settings only
+
+    folder = os.path.join(cache_dir or constants.HF_HUB_CACHE, "models--" + name.replace("/", "--"))
+    if constants.is_offline_mode() and not glob.glob(
+        os.path.join(glob.escape(folder), "snapshots", "*", "config.json")
+    ):
+        raise FileNotFoundError(
+            f"{flag}: not a local folder and not in the Hub cache, and the Hub is off (HF_HUB_OFFLINE=1); give a "
+            f"local checkpoint folder, e.g. --model_name_or_path {OFFLINE_CHECKPOINT_HINT} (written by "
+            "`hf-bert-tasks quickstart`)"
+        )
+
+
+def check_inputs(command_line: CommandLine) -> None:
+    """The checks of a parsed command line's paths that need no model, before transformers is imported:
+    ``--data_dir``, ``--train_file`` ... ``--test_file``, ``--train_files`` / ``--validation_files``
+    (pretraining_data's ``resolve_corpus_files``) and ``--model_name_or_path`` (:func:`check_model`); the recipe's own
+    checks have the same messages. ``FileNotFoundError`` naming the flag and the path."""
+    model, data = command_line.model, command_line.data
+    if getattr(data, "data_dir", None) is not None and not os.path.isdir(data.data_dir):
+        raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
+    for flag in ("train_file", "validation_file", "test_file"):
+        if getattr(data, flag, None) is not None and not os.path.isfile(getattr(data, flag)):
+            raise FileNotFoundError(f"--{flag} {getattr(data, flag)}: no such file")
+    for flag in ("train_files", "validation_files"):
+        if getattr(data, flag, None):
+            from ..pretraining.data import resolve_corpus_files
+
+            resolve_corpus_files([str(v) for v in getattr(data, flag)], flag=f"--{flag}")
+    given = "model_name_or_path" in command_line.given
+    check_model(model.model_name_or_path, given=given, cache_dir=getattr(model, "cache_dir", None))

@@ -28,6 +28,7 @@ from .args_finetune import (
 from .args_parser import CommandLine, UsageError, build_parser, parse_flags
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
+from .credentials import SECRET_NAME
 from .trainer_fields import TRAINER_FIELDS
 from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
 
@@ -337,6 +338,20 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
     with flags_given(given):  # built in order: a model/data check fails before the training arguments are made
         built = [cls(**{f.name: values.pop(f.name) for f in dataclasses.fields(cls) if f.init}) for cls in light]
         return (*built, training(**{f.name: values[f.name] for f in dataclasses.fields(training) if f.init}))
+
+
+def scrub_secrets(args) -> dict[str, str]:
+    """Set every secret-named attribute of ``args`` that holds a string to ``None``; returns ``{name: value}`` of the
+    removed secrets (``{}``: none; names: :data:`hf_bert_tasks.run.credentials.SECRET_NAME`). ``args``: a ``TrainingArguments`` (any object with a ``__dict__``), changed in
+    place; every instance attribute is scanned (a pickle holds them all)."""
+    removed = {
+        name: value
+        for name, value in vars(args).items()
+        if isinstance(value, str) and value and SECRET_NAME.search(name)
+    }
+    for name in removed:
+        setattr(args, name, None)
+    return removed
 
 
 def setup_process_logging(training_args: TrainingArguments) -> None:

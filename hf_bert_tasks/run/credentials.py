@@ -1,6 +1,8 @@
 """Keep Hub tokens (and other secrets) out of everything a recipe writes, ``training_args.bin`` included.
 
-Every recipe scrubs them (:func:`scrub_secrets`, through :func:`hf_bert_tasks.run.hub.pop_push_settings`). Why:
+Every recipe scrubs them from its training arguments before a ``Trainer`` exists
+(:func:`hf_bert_tasks.run.arguments.scrub_secrets`, with the arguments' other finishing steps; with
+``--push_to_hub`` :func:`hf_bert_tasks.run.hub.pop_push_settings` takes the token out for the push). Why:
 docs/design.md, "why secrets are scrubbed from TrainingArguments".
 """
 
@@ -17,18 +19,6 @@ def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
 
 
-def scrub_secrets(args) -> dict[str, str]:
-    """Set every secret-named attribute of ``args`` that holds a string to ``None``; returns ``{name: value}`` of the
-    removed secrets (``{}``: none). ``args``: a ``TrainingArguments`` (any object with a ``__dict__``), changed in
-    place; every instance attribute is scanned (a pickle holds them all)."""
-    removed = {
-        name: value for name, value in vars(args).items() if isinstance(value, str) and value and is_secret_name(name)
-    }
-    for name in removed:
-        setattr(args, name, None)
-    return removed
-
-
 def redact(text: str, secrets) -> str:
     """``text`` with every non-empty string of ``secrets`` replaced by ``***`` (for error messages and logs)."""
     for secret in filter(None, secrets):
@@ -36,4 +26,12 @@ def redact(text: str, secrets) -> str:
     return text
 
 
-__all__ = ["SECRET_NAME", "is_secret_name", "redact", "scrub_secrets"]
+def __getattr__(name: str):
+    if name == "scrub_secrets":  # its 0.1.0 place; it lives with the arguments it scrubs (imports transformers)
+        from .arguments import scrub_secrets
+
+        return scrub_secrets
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["SECRET_NAME", "is_secret_name", "redact"]

@@ -1,7 +1,8 @@
 """The recipes' flags without torch, transformers or datasets: the fast ``--help`` (:func:`fast_help`, from the light
 argument dataclasses and the registered modes' flags), the checks of a parsed command line's paths
 (:func:`check_inputs`, :func:`check_model`) and ``compare``'s early check of flag names (:func:`check_command_line`),
-with the recipes' messages."""
+with the recipes' messages (the path checks themselves are :mod:`hf_bert_tasks.run.args_parser`'s, where a
+command line is parsed)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,8 @@ import dataclasses
 import importlib
 import inspect
 import os
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .args_parser import CommandLine
-
-#: where ``hf-bert-tasks quickstart`` writes a checkpoint that works offline (named by the offline-model error)
-OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"
+from .args_parser import OFFLINE_CHECKPOINT_HINT, check_inputs, check_model  # noqa: F401 - public names of flags
 
 _TRAINING_NOTE = (
     "Every flag of transformers' TrainingArguments is accepted too (--seed, --fp16, --bf16, --report_to, "
@@ -104,35 +100,6 @@ def fast_help(program: str, command: str, spec) -> str:
 
 
 # --------------------------------------------------------------------------------------------- early checks
-def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
-    """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
-    a folder, or, offline (``HF_HUB_OFFLINE=1``), a Hub id with no cached snapshot holding a ``config.json`` (read
-    from the cache layout; why: docs/design.md, "flags: offline model check"). Online, a Hub id is left to the recipe.
-
-    Raises:
-        FileNotFoundError: naming the flag, the value (``(the default)`` when not ``given``) and a local folder
-            that works offline (:data:`OFFLINE_CHECKPOINT_HINT`).
-    """
-    if not name or os.path.isdir(name):
-        return
-    flag = f"--model_name_or_path {name}" + ("" if given else " (the default)")
-    if name.startswith((".", "/", "~")) or name.count("/") > 1:
-        raise FileNotFoundError(f"{flag}: no such folder")
-    import glob
-
-    from huggingface_hub import constants  # light: the Hub settings only
-
-    folder = os.path.join(cache_dir or constants.HF_HUB_CACHE, "models--" + name.replace("/", "--"))
-    if constants.is_offline_mode() and not glob.glob(
-        os.path.join(glob.escape(folder), "snapshots", "*", "config.json")
-    ):
-        raise FileNotFoundError(
-            f"{flag}: not a local folder and not in the Hub cache, and the Hub is off (HF_HUB_OFFLINE=1); give a "
-            f"local checkpoint folder, e.g. --model_name_or_path {OFFLINE_CHECKPOINT_HINT} (written by "
-            "`hf-bert-tasks quickstart`)"
-        )
-
-
 def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
     """``compare``'s early check (``cli.check_early``; ``finetune`` and ``pretrain`` are parsed once instead): check
     ``argv``'s flag names before transformers is imported; returns the settings it gives (``--config`` file values
@@ -201,23 +168,3 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
             cache_dir=last.get("cache_dir"),
         )
     return values
-
-
-def check_inputs(command_line: CommandLine) -> None:
-    """The checks of a parsed command line's paths that need no model, before transformers is imported:
-    ``--data_dir``, ``--train_file`` ... ``--test_file``, ``--train_files`` / ``--validation_files``
-    (pretraining_data's ``resolve_corpus_files``) and ``--model_name_or_path`` (:func:`check_model`); the recipe's own
-    checks have the same messages. ``FileNotFoundError`` naming the flag and the path."""
-    model, data = command_line.model, command_line.data
-    if getattr(data, "data_dir", None) is not None and not os.path.isdir(data.data_dir):
-        raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
-    for flag in ("train_file", "validation_file", "test_file"):
-        if getattr(data, flag, None) is not None and not os.path.isfile(getattr(data, flag)):
-            raise FileNotFoundError(f"--{flag} {getattr(data, flag)}: no such file")
-    for flag in ("train_files", "validation_files"):
-        if getattr(data, flag, None):
-            from ..pretraining.data import resolve_corpus_files
-
-            resolve_corpus_files([str(v) for v in getattr(data, flag)], flag=f"--{flag}")
-    given = "model_name_or_path" in command_line.given
-    check_model(model.model_name_or_path, given=given, cache_dir=getattr(model, "cache_dir", None))

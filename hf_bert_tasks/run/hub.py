@@ -172,10 +172,10 @@ def pop_push_settings(training_args) -> dict | None:
     """Take the Hub settings out of ``training_args`` before ``Trainer`` sees them; ``None`` without ``--push_to_hub``.
 
     The recipes push with :func:`push_output_dir` at the end (``Trainer``'s own card lacks most of ours). Every secret
-    (:func:`hf_bert_tasks.run.credentials.scrub_secrets`) is taken out, with or without ``--push_to_hub``, so ``Trainer``
+    (:func:`hf_bert_tasks.run.arguments.scrub_secrets`) is taken out, with or without ``--push_to_hub``, so ``Trainer``
     never pickles it. No network call. ``ValueError``: ``--push_to_hub`` without a (well-formed) ``--hub_model_id``.
     """
-    from .credentials import scrub_secrets
+    from .arguments import scrub_secrets
 
     token = scrub_secrets(training_args).get("hub_token")
     if not getattr(training_args, "push_to_hub", False):

@@ -222,7 +222,7 @@ def run_grid(
     write_json(os.path.join(top, "all_results.json"), results)
     from .model_card import write_card
 
-    write_card(top, task=task.name)  # the selected run's card, with the grid's table
+    write_card(top, task=task)  # the selected run's card, with the grid's table
     selected = grid_keys["selected_learning_rate"]
     logger.info(
         "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",

@@ -21,11 +21,14 @@ from typing import Any
 from transformers.modelcard import make_markdown_table, parse_log_history
 
 from .model_card_index import (  # noqa: F401 - re-exported: the model-index part of the card
+    card_inputs,
     card_text,
     dataset_display_name,
     eval_result_key,
     eval_results_from_metrics,
     merge_eval_results,
+    metric_keys,
+    mode_text,
     pretraining_eval_results,
     readme_edited,
     split_metrics,
@@ -78,75 +81,69 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return make_markdown_table([dict(zip(header, (_fmt(v) for v in row))) for row in rows]).rstrip("\n")
 
 
-def _display(task, key: str) -> str:
-    """The declared display name of ``key`` (the key itself for an undeclared one)."""
-    return getattr(task.metric_spec(key), "display", key)
+def _display(specs: dict, key: str) -> str:
+    """The declared display name of ``key`` (``specs``: {key: MetricSpec}; the key itself for an undeclared one)."""
+    return getattr(specs.get(key), "display", key)
 
 
 # -------------------------------------------------------------------------------------------- rendering
-def _results_fields(
-    task, per_split: dict[str, dict[str, float]], others: dict[str, dict[str, float]], metrics: dict | None = None
-) -> dict:
-    """The table of metrics per split (as computed; a ``<split>: trivial baseline`` row from ``metrics``'
-    ``baseline_*`` keys), its scale and the declared non-metrics; ``{}`` when none."""
-    metrics = metrics or {}
+def _results_fields(inputs: dict) -> dict:
+    """The table of metrics per split of :func:`card_inputs`' ``inputs`` (as computed; a ``<split>: trivial
+    baseline`` row from the metrics' ``baseline_*`` keys), its scale and the declared non-metrics; ``{}`` when none."""
+    per_split, metrics, (specs, suffixes) = inputs["per_split"], inputs["metrics"], inputs["keys"]
     if not per_split:
         return {}
     names = list(dict.fromkeys(n for v in per_split.values() for n in v))
     rows = [[split] + [v.get(n, "") for n in names] for split, v in per_split.items()]
-    for split in per_split:  # the best constant answer on the same split (baselines.py), when recorded
-        suffix = task.split_metric_suffix(split)
+    for split in per_split:  # the best constant answer on the same split (tasks/metrics.py), when recorded
+        suffix = suffixes[split]
         if any(f"baseline_{n}{suffix}" in metrics for n in names):
             rows.append([f"{split}: trivial baseline"] + [metrics.get(f"baseline_{n}{suffix}", "") for n in names])
-    scales = sorted({task.metric_spec(n).scale for n in names})
+    scales = sorted({specs[n].scale for n in names})
     return {
-        "results_table": _table(["split"] + [_display(task, n) for n in names], rows),
+        "results_table": _table(["split"] + [_display(specs, n) for n in names], rows),
         "scale": " and ".join("0-1" if s == 1.0 else "0-100" for s in scales),
         "reported": [
-            f"{_display(task, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
-            for split, vals in others.items()
+            f"{_display(specs, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
+            for split, vals in inputs["others"].items()
             for n, v in vals.items()
         ],
     }
 
 
-def _paper_table(task, metrics: dict[str, Any]) -> str:
-    """Ours beside :attr:`~hf_bert_tasks.tasks.base.Task.paper_results` (x100); ``""`` when the paper has none."""
-    rows = []
-    for label, values in (task.paper_results or {}).items():
-        for metric, paper in values.items():
-            split, base = split_of_key(task, f"eval_{metric}")
-            if "(test)" in label and split == task.eval_splits[0] and "test" in task.eval_splits:
-                split = "test"  # "BERT-base (test)": compared on our test split when it was scored
-            ours, spec = metrics.get(f"eval_{base}{task.split_metric_suffix(split)}"), task.metric_spec(base)
-            ours = "" if ours is None or spec is None else f"{spec.to_percent(float(ours)):.1f}"
-            rows.append([label, _display(task, base), split, ours, f"{float(paper):.1f}"])
+def _paper_table(inputs: dict) -> str:
+    """Ours beside :attr:`~hf_bert_tasks.tasks.base.Task.paper_results` (x100; :func:`card_inputs`' ``paper_rows``);
+    ``""`` when the paper has none."""
+    specs = inputs["keys"][0]
+    rows = [
+        [label, _display(specs, base), split, "" if ours is None else f"{ours:.1f}", f"{float(paper):.1f}"]
+        for label, base, split, ours, paper in inputs["paper_rows"]
+    ]
     return _table(["paper model", "metric", "our split", "ours", "paper"], rows) if rows else ""
 
 
-def _seeds_table(task, runs: list[dict]) -> str:
+def _seeds_table(task, runs: list[dict], keys: tuple[dict, dict]) -> str:
     """Mean ± sample std per split and metric over ``runs`` (``[{"seed", "metrics"}]``); ``""`` for fewer than 2."""
     if len(runs) < 2:
         return ""
-    per_run = [split_metrics(task, r.get("metrics", r)) for r in runs]
+    per_run = [split_metrics(task, r.get("metrics", r), keys=keys) for r in runs]
     rows = []
     for split in task.eval_splits:
         for name in task.metric_names:
             vals = [p[split][name] for p in per_run if split in p and name in p[split]]
             if len(vals) >= 2:
                 spread = f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}"
-                rows.append([split, _display(task, name), spread, len(vals)])
+                rows.append([split, _display(keys[0], name), spread, len(vals)])
     return _table(["split", "metric", "mean ± std", "runs"], rows)
 
 
-def _lr_grid_fields(task, output_dir: str) -> dict:
-    """The template fields of the §4.1 protocol from ``lr_grid_results.json`` (:mod:`hf_bert_tasks.run.lr_grid`): the
-    grid, its metric's name and its table; ``{}`` without it."""
-    grid = read_record(output_dir, "lr_grid_results.json")
+def _lr_grid_fields(task, grid: dict | None, specs: dict) -> dict:
+    """The template fields of the §4.1 protocol from ``lr_grid_results.json`` (``grid``; :mod:`hf_bert_tasks.run.lr_grid`):
+    the grid, its metric's name and its table; ``{}`` without it."""
     if not isinstance(grid, dict) or not grid.get("per_learning_rate"):
         return {}  # no grid, or one written before seeds existed (runs only)
     key = grid.get("selected_on", f"eval_{task.primary_metric}")
-    metric = _display(task, key.removeprefix("eval_"))
+    metric = _display(specs, key.removeprefix("eval_"))
     rows = []
     for s in grid["per_learning_rate"]:
         values = [r.get(key) for r in grid.get("runs", []) if r.get("learning_rate") == s["learning_rate"]]
@@ -159,19 +156,6 @@ def _lr_grid_fields(task, output_dir: str) -> dict:
         rows.append([rate, s.get("num_runs", len(values)), mean, per_seed])
     table = _table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows)
     return {"grid": grid, "grid_metric": metric, "grid_table": table}
-
-
-def _mode_text(mode: dict | None) -> str:
-    """The training-mode paragraph of the record's ``training_mode`` (``{"mode", "strategy"}``); ``""`` (the card
-    then has no mode paragraph) when the run recorded none: a mode is never guessed from a folder's files."""
-    from ..modes import TRAINING_MODES
-
-    if not (mode or {}).get("mode"):
-        return ""
-    if mode["mode"] in TRAINING_MODES:
-        return TRAINING_MODES[mode["mode"]].describe(mode.get("strategy"))
-    strategy = f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else ""
-    return f"Training mode: **{mode['mode']}**.{strategy}"
 
 
 def _render(
@@ -211,15 +195,14 @@ def _render(
     )
 
 
-def _record_fields(the_task, info: dict, base_model: str | None) -> dict:
+def _record_fields(info: dict, base_model: str | None, dataset: dict, mode_paragraph: str) -> dict:
     """The template fields read from the run record ``info`` (``{}`` for a folder without one): base model and its
-    source, dataset, seed, mode, data arguments, hyperparameters table and training log."""
+    source, ``dataset`` and ``mode_paragraph`` (:func:`card_inputs`'), seed, data arguments, hyperparameters table and
+    training log."""
     if base_model:
         base, base_source = base_model, "given with --base_model"
     else:
         base, base_source = info.get("base_model"), info.get("base_model_source", "not recorded by the run")
-    dataset = dict(info.get("dataset") or {"id": the_task.hub_dataset, "config": the_task.hub_config})
-    dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
     hyper, log_history = info.get("hyperparameters") or {}, info.get("log_history")
     # Trainer's log as transformers' cards show it; the template falls back to the final training loss
     train_log, log_lines, _ = parse_log_history(log_history) if log_history else (None, None, None)
@@ -229,7 +212,7 @@ def _record_fields(the_task, info: dict, base_model: str | None) -> dict:
         "base_source": base_source,
         "dataset": dataset,
         "seed": info.get("seed"),
-        "training_mode": _mode_text(info.get("training_mode")),
+        "training_mode": mode_paragraph,
         "data_arguments": info.get("data_arguments"),
         "hyperparameters_table": _table(["argument", "value"], rows) if rows else "",
         "log_history": log_history,
@@ -241,7 +224,7 @@ def _record_fields(the_task, info: dict, base_model: str | None) -> dict:
 def build_finetune_card(
     output_dir: str,
     *,
-    task: str | None = None,
+    task=None,
     base_model: str | None = None,
     repo_id: str | None = None,
     seed_runs: list[dict] | None = None,
@@ -254,7 +237,7 @@ def build_finetune_card(
     Args:
         output_dir: a finished run: ``all_results.json`` and the run record :data:`RUN_INFO_FILE`; ``config.json``
             and ``lr_grid_results.json`` are read when present.
-        task: registered task name; default: the record's. Required for a folder without a record (whose card
+        task: registered task (a :class:`~hf_bert_tasks.tasks.base.Task` or its name); default: the record's. Required for a folder without a record (whose card
             then has no base model, mode, seed, hyperparameters or log: nothing is guessed).
         base_model: Hub id of the starting checkpoint, overriding the record's (none for a local folder:
             :func:`hf_bert_tasks.run.run_record.model_origin`).
@@ -270,31 +253,14 @@ def build_finetune_card(
         FileNotFoundError: ``output_dir`` or its ``all_results.json`` is missing.
         ValueError: no ``task`` and no record naming one; a JSON file is malformed (names it and the line).
     """
-    from ..tasks import get_task, list_tasks
-
-    metrics = read_record(output_dir, "all_results.json", "expected a finished fine-tuning run")
-    info = read_record(output_dir) or {}
-    if not (task or info.get("task")):
-        raise ValueError(
-            f"{output_dir}: no {RUN_INFO_FILE} names the task (a run of an older version, or one "
-            f"that did not finish initialising); pass --task (one of {list_tasks()})"
-        )
-    if not info:
-        logger.warning(
-            "%s has no %s (written while training by RunRecordCallback): the card leaves out the base "
-            "model (name it with --base_model), training mode, data arguments, seed, hyperparameters and log",
-            output_dir,
-            RUN_INFO_FILE,
-        )
-    the_task = get_task(task or info["task"])
-    fields = _record_fields(the_task, info, base_model)
-    dataset, config = fields["dataset"], read_record(output_dir, "config.json") or {}
+    inputs = card_inputs(output_dir, task, grid=not seed_runs)  # every file read and every number grouped, once
+    the_task, info, keys, dataset = inputs["task"], inputs["info"], inputs["keys"], inputs["dataset"]
+    fields = _record_fields(info, base_model, dataset, inputs["mode_text"])
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
         os.path.join(output_dir, "model.safetensors")
     )
-    per_split = split_metrics(the_task, metrics)
-    runs = [r for r in (seed_runs or []) if r]
+    per_split, runs, specs = inputs["per_split"], [r for r in (seed_runs or []) if r], keys[0]
     return _render(
         "finetuned",
         output_dir,
@@ -309,21 +275,21 @@ def build_finetune_card(
             "license": license,
             "library_name": "peft" if adapter_only else "transformers",
             "pipeline_tag": the_task.pipeline_tag,
-            "metrics": list(dict.fromkeys(the_task.metric_spec(m).hub_id for m in the_task.metric_names)),
-            "eval_results": eval_results_from_metrics(the_task, metrics, dataset) or None,
+            "metrics": list(dict.fromkeys(specs[m].hub_id for m in the_task.metric_names)),
+            "eval_results": inputs["eval_results"] or None,
         },
         task=the_task,
-        dataset_name=dataset_display_name(the_task),
-        primary_name=_display(the_task, the_task.primary_metric),
+        dataset_name=inputs["dataset_name"],
+        primary_name=_display(specs, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
-        **_results_fields(the_task, per_split, split_metrics(the_task, metrics, non_metrics=True), metrics),
-        scored={s: metrics.get(f"examples_scored{the_task.split_metric_suffix(s)}") for s in per_split},
-        paper_table="" if dataset.get("user_files") else _paper_table(the_task, metrics),  # not the paper's data
+        **_results_fields(inputs),
+        scored=inputs["scored"],
+        paper_table=_paper_table(inputs),
         seed_runs=runs,
-        seeds_table=_seeds_table(the_task, runs),
-        **({} if seed_runs else _lr_grid_fields(the_task, output_dir)),
-        feature_based=config.get("model_type") == "bert_feature_based",
-        remote_code=bool(config.get("auto_map")),  # its own modeling code
+        seeds_table=_seeds_table(the_task, runs, keys),
+        **_lr_grid_fields(the_task, inputs["grid"], specs),
+        feature_based=inputs["config"].get("model_type") == "bert_feature_based",
+        remote_code=bool(inputs["config"].get("auto_map")),  # its own modeling code
         **fields,
     )
 

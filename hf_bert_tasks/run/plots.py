@@ -93,7 +93,7 @@ def plot_training_curves(
     baseline: float | None = None,
 ) -> dict[str, Any]:
     """Draw the losses (nats, left) and ``eval_<metric>`` (as logged, right) against step (from 0) into the PNG
-    ``path``, the metric's trivial ``baseline`` (:mod:`hf_bert_tasks.run.baselines`; default: the log's
+    ``path``, the metric's trivial ``baseline`` (:mod:`hf_bert_tasks.tasks.metrics`; default: the log's
     ``baseline_<metric>``) as a dashed line; returns the series."""
     series = curve_series(log_history, metric)
     name = (series["metric"] or "").removeprefix("eval_")

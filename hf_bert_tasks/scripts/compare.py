@@ -27,11 +27,10 @@ import sys
 import time
 
 from .. import get_task
-from ..cli import ArgumentParser, UsageError, run_subcommand, warn_deprecated_flag
+from ..cli import ArgumentParser, UsageError, interactive, run_subcommand, warn_deprecated_flag
 from ..modes import TRAINING_MODES, get_training_mode
-from ..run.baselines import PREFIX
 from ..run.config_file import config_argv, read_config, settings_argv, unrecognized
-from ..run.console import interactive
+from ..tasks.metrics import PREFIX
 from .compare_report import paper_split, write_report
 
 

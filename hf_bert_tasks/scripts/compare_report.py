@@ -10,7 +10,7 @@ import os
 import textwrap
 
 from ..modes import get_training_mode
-from ..run.baselines import MARGIN
+from ..tasks.metrics import MARGIN
 
 
 def paper_split(source: str) -> str:
@@ -61,7 +61,7 @@ def _table_row(row: dict) -> str:
 
 def report_lines(task, rows: list[dict], title: str, baselines: list[float]) -> list[str]:
     """``comparison.md`` as lines: title, what the numbers are, the table grouped as Table 7 (each mode's
-    ``report_group``), the trivial ``baselines`` (0-100, the arms within :data:`~hf_bert_tasks.run.baselines.MARGIN`
+    ``report_group``), the trivial ``baselines`` (0-100, the arms within :data:`~hf_bert_tasks.tasks.metrics.MARGIN`
     points of them named) and the paper numbers' sources."""
     key = task.primary_metric
     lines = [
@@ -79,7 +79,7 @@ def report_lines(task, rows: list[dict], title: str, baselines: list[float]) -> 
     ]
     for group, members in itertools.groupby(rows, lambda r: get_training_mode(r["mode"]).report_group):
         lines += [f"| **{group}** | | | | | | |", *map(_table_row, members)]
-    if baselines:  # the best constant answer on the same dev examples (hf_bert_tasks.run.baselines)
+    if baselines:  # the best constant answer on the same dev examples (hf_bert_tasks.tasks.metrics)
         near = [
             r["name"]
             for r in rows

@@ -65,7 +65,7 @@ def main(argv=None) -> dict[str, float]:
     setup_process_logging(training_args)
     metrics = run_finetune(model_args, data_args, training_args)
     if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
-        from ..run.baselines import report
+        from ..tasks.metrics import report
 
         report(data_args.registered_task(), metrics)  # a run at chance level ends saying so
         print(f"outputs in {training_args.output_dir}")
@@ -78,12 +78,19 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     :func:`hf_bert_tasks.run.lr_grid.check_grid_output_dir`)."""
     from transformers import AutoConfig, AutoTokenizer
 
-    from ..run.arguments import apply_task_defaults
-    from ..run.hub import finish_run, pop_push_settings
+    from ..run.arguments import apply_task_defaults, scrub_secrets
     from ..run.tokenization import fit_tokenizer_to_model
     from ..run.trainer_flags import TASK_REFUSALS
 
     task = data_args.registered_task()  # looked up once, when the arguments were made
+    # Trainer must neither push its own card nor pickle a secret: with --push_to_hub ours pushes at the end
+    if training_args.push_to_hub:
+        from ..run.hub import pop_push_settings
+
+        push = pop_push_settings(training_args)  # the Hub settings and token, taken out of the arguments
+    else:
+        push = None
+        scrub_secrets(training_args)  # no secret reaches training_args.bin or the run record
     apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
     for (problem_type, name), message in TASK_REFUSALS.items():  # flags this task refuses, before any data is read
         if task.problem_type == problem_type and getattr(training_args, name, None):
@@ -93,9 +100,10 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         from ..run.lr_grid import check_grid_output_dir, run_grid
 
         extends = check_grid_output_dir(training_args)  # a finished grid may be extended
-    else:
+    elif os.path.isdir(training_args.output_dir) or training_args.resume_from_checkpoint:
         resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
-    push = pop_push_settings(training_args)  # Trainer must neither push its own card nor pickle the token
+    else:
+        resume = None  # a new folder: nothing to guard, nothing to resume
     task = task.configure(data_args)  # a copy holding the data options (doc_stride, label_all_tokens ...)
     raw = task.load(
         data_args.data_dir,
@@ -127,6 +135,8 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]
     if push is not None:  # --push_to_hub: the finished output_dir, in one commit
+        from ..run.hub import finish_run
+
         finish_run(task, training_args, push)
     return results
 
@@ -164,9 +174,12 @@ def train_evaluate_predict(
         data_args,
         training_args,
     )
-    recorded_mode = mode.record(training_args)
     if resume is _FROM_ARGS:
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+    # run_info.json, started from the run's arguments (the object Trainer keeps as trainer.args)
+    record = RunRecordCallback(
+        task, model_args, data_args, training_mode=mode.record(training_args), args=training_args
+    )
     first_eval = data.eval_splits[0] if data.eval_splits else None
     trainer = task.build_trainer(
         GlobalLossTrainer,
@@ -181,9 +194,7 @@ def train_evaluate_predict(
         data_collator=collator,
         compute_metrics=data.compute_metrics,
     )
-    trainer.add_callback(
-        RunRecordCallback(task, model_args, data_args, training_mode=recorded_mode, args=trainer.args)
-    )
+    trainer.add_callback(record)  # written again at every log and evaluation
     trainer.add_callback(SkipLastStepEvaluation())  # the final evaluation below scores the last step's model
     results: dict[str, float] = {}
     if data.train_split is not None:
@@ -206,14 +217,14 @@ def train_evaluate_predict(
     if training_args.should_save:  # README.md: the card of the saved model, from the record and all_results.json
         from ..run.model_card import write_card
 
-        write_card(training_args.output_dir, task=task.name)
+        write_card(training_args.output_dir, task=task)
     return results
 
 
 def _predict_and_evaluate(task: Task, trainer, data: PreparedData, training_args) -> dict[str, float]:
     """After training: the test splits' prediction files (first: ``all_results.json`` marks a finished run), then
     every dev split scored by the task (``--prediction_loss_only``: Trainer's loss only), each with its sample count
-    and the best constant answer's score (:mod:`hf_bert_tasks.run.baselines`); saved as ``eval_results.json``. Returns
+    and the best constant answer's score (:mod:`hf_bert_tasks.tasks.metrics`); saved as ``eval_results.json``. Returns
     the dev metrics (empty without a dev split)."""
     loss_only = training_args.prediction_loss_only
     if loss_only and (data.test_splits or data.eval_splits):
@@ -224,20 +235,21 @@ def _predict_and_evaluate(task: Task, trainer, data: PreparedData, training_args
         for path in task.predict(trainer, data.raw[split], data.features[split], split, training_args.output_dir):
             logger.info("wrote %s", path)
     eval_metrics: dict[str, float] = {}
+    suffixes, raw = {}, {}  # per dev split: its metric-key suffix and raw examples (for the baselines)
     for split in data.eval_splits:
+        suffixes[split], raw[split] = task.split_metric_suffix(split), data.raw[split]
         if loss_only:  # Trainer's loss-only evaluation (the task's scoring needs predictions)
-            suffix = task.split_metric_suffix(split)
             scored = trainer.evaluate(data.features[split])
-            eval_metrics.update({f"{k}{suffix}": v for k, v in scored.items()})
+            eval_metrics.update({f"{k}{suffixes[split]}": v for k, v in scored.items()})
         else:
             eval_metrics.update(
-                task.evaluate(trainer, data.raw[split], data.features[split], split, training_args.output_dir)
+                task.evaluate(trainer, raw[split], data.features[split], split, training_args.output_dir)
             )
-        eval_metrics[f"eval_samples{task.split_metric_suffix(split)}"] = len(data.features[split])
-    if eval_metrics:  # beside each dev metric, the best constant answer's score (baselines.py)
-        from ..run.baselines import baseline_metrics
+        eval_metrics[f"eval_samples{suffixes[split]}"] = len(data.features[split])
+    if eval_metrics:  # beside each dev metric, the best constant answer's score (tasks/metrics.py)
+        from ..tasks.metrics import baseline_metrics
 
-        eval_metrics.update(baseline_metrics(task, {s: data.raw[s] for s in data.eval_splits}))
+        eval_metrics.update(baseline_metrics(task, raw, suffixes))
         trainer.save_metrics("eval", eval_metrics)
     return eval_metrics
 

@@ -10,10 +10,10 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import get_task
+from ..cli import interactive, log_filters
 from ..modes import DEFAULT_TRAINING_MODE, arm_from_label, get_training_mode
 from ..modes.feature_based.arguments import NAME as FEATURE_BASED
 from ..modes.lora.arguments import NAME as LORA
-from ..run.console import interactive, log_filters
 from ..run.resources import sample_path, sample_texts
 from .compare import paper_number, trainable_parameters
 from .compare_report import write_report
@@ -22,7 +22,7 @@ from .quickstart_report import Row, constant_baseline, unigram_baseline
 if TYPE_CHECKING:
     from .quickstart import QuickstartPlan, TaskRun
 
-#: :func:`hf_bert_tasks.run.console.log_filters`: an expected head swap's LOAD REPORT is one line
+#: :func:`hf_bert_tasks.cli.log_filters`: an expected head swap's LOAD REPORT is one line
 quiet_load_report = log_filters
 
 

@@ -380,9 +380,9 @@ class Task(abc.ABC):
         output = trainer.predict(features, metric_key_prefix="eval")
         suffix = self.split_metric_suffix(split)
         metrics = {f"{k}{suffix}": v for k, v in output.metrics.items()}
-        trainer.log(metrics)  # what trainer.evaluate does (history, ``epoch``); an extra split's keys suffixed
         if output_dir and trainer.is_world_process_zero():
             self.write_eval_predictions(raw, output, os.path.join(output_dir, f"{split}_predictions.tsv"))
+        trainer.log(metrics)  # what trainer.evaluate does (history, ``epoch``); an extra split's keys suffixed
         return metrics
 
     def write_eval_predictions(self, raw, output, path: str) -> str:
