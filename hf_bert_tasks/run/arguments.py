@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import logging
 import os
+import re
 import sys
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -28,7 +29,6 @@ from .args_finetune import (
 from .args_parser import CommandLine, UsageError, build_parser, parse_flags
 from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
-from .credentials import SECRET_NAME
 from .trainer_fields import TRAINER_FIELDS
 from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
 
@@ -340,9 +340,18 @@ def parse_args(dataclass_types, argv: list[str] | None = None, prog: str | None 
         return (*built, training(**{f.name: values[f.name] for f in dataclasses.fields(training) if f.init}))
 
 
+#: Attribute names holding secrets: transformers' rule (names ending in ``_token``) plus API keys and passwords.
+SECRET_NAME = re.compile(r"(^|_)(token|api_key|apikey|secret|password)$", re.IGNORECASE)
+
+
+def is_secret_name(name: str) -> bool:
+    """True for an argument name that holds a secret (see :data:`SECRET_NAME`)."""
+    return bool(SECRET_NAME.search(name))
+
+
 def scrub_secrets(args) -> dict[str, str]:
     """Set every secret-named attribute of ``args`` that holds a string to ``None``; returns ``{name: value}`` of the
-    removed secrets (``{}``: none; names: :data:`hf_bert_tasks.run.credentials.SECRET_NAME`). ``args``: a ``TrainingArguments`` (any object with a ``__dict__``), changed in
+    removed secrets (``{}``: none; names: :data:`SECRET_NAME`). ``args``: a ``TrainingArguments`` (any object with a ``__dict__``), changed in
     place; every instance attribute is scanned (a pickle holds them all)."""
     removed = {
         name: value

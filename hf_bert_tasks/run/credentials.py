@@ -8,16 +8,6 @@ docs/design.md, "why secrets are scrubbed from TrainingArguments".
 
 from __future__ import annotations
 
-import re
-
-#: Attribute names holding secrets: transformers' rule (names ending in ``_token``) plus API keys and passwords.
-SECRET_NAME = re.compile(r"(^|_)(token|api_key|apikey|secret|password)$", re.IGNORECASE)
-
-
-def is_secret_name(name: str) -> bool:
-    """True for an argument name that holds a secret (see :data:`SECRET_NAME`)."""
-    return bool(SECRET_NAME.search(name))
-
 
 def redact(text: str, secrets) -> str:
     """``text`` with every non-empty string of ``secrets`` replaced by ``***`` (for error messages and logs)."""
@@ -26,12 +16,17 @@ def redact(text: str, secrets) -> str:
     return text
 
 
-def __getattr__(name: str):
-    if name == "scrub_secrets":  # its 0.1.0 place; it lives with the arguments it scrubs (imports transformers)
-        from .arguments import scrub_secrets
+#: 0.1.0 names of this module that live with the arguments they scrub (``run/arguments.py``, which imports
+#: transformers): resolved on first use, so importing this module stays cheap and ``arguments`` never imports it.
+_WITH_THE_ARGUMENTS = ("SECRET_NAME", "is_secret_name", "scrub_secrets")
 
-        return scrub_secrets
+
+def __getattr__(name: str):
+    if name in _WITH_THE_ARGUMENTS:
+        from . import arguments
+
+        return getattr(arguments, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["SECRET_NAME", "is_secret_name", "redact"]
+__all__ = ["redact"]
