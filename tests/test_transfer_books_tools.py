@@ -69,6 +69,28 @@ def test_each_arm_is_reported_at_the_lr_with_the_best_mean_over_seeds():
     assert line.endswith("| +11.0 | yes |")
 
 
+def _grid_folder(out, lr, values):
+    """A finished grid of one (sst2, 1 %, pretrained) job at one lr: grid_jobs.json and seed_N/all_results.json."""
+    run_dir = os.path.join(out, "grid", "sst2", "frac0.01", "pretrained")
+    job = {"task": "sst2", "fraction": 0.01, "arm": "pretrained", "train_examples": 673, "batch": 32, "epochs": 14}
+    for seed, value in enumerate(values, start=1):
+        os.makedirs(os.path.join(run_dir, f"lr_{lr:g}", f"seed_{seed}"))
+        with open(os.path.join(run_dir, f"lr_{lr:g}", f"seed_{seed}", "all_results.json"), "w") as f:
+            json.dump({"eval_accuracy": value}, f)
+    with open(os.path.join(out, "grid_jobs.json"), "w") as f:
+        json.dump({"jobs": [{**job, "run_dir": run_dir, "status": "finished"}]}, f)
+
+
+def test_rows_of_two_grid_folders_are_one_lr_selection(tmp_path):
+    _grid_folder(str(tmp_path / "a"), 1e-3, [0.60, 0.62, 0.64])  # first pass: mean 62
+    _grid_folder(str(tmp_path / "b"), 3e-3, [0.70, 0.72, 0.74])  # second pass, a larger rate: mean 72
+    rows = le.grid_rows([str(tmp_path / "a"), str(tmp_path / "b")], None, {}, "s")
+    assert len(rows) == 6
+    _, selected = le.table_from_rows(rows)
+    lr, _, grid = selected["sst2", 0.01, "pretrained"]
+    assert (lr, grid) == (3e-3, [1e-3, 3e-3])
+
+
 def test_books_plus_text_keeps_the_text_runs_held_out_documents_and_spreads_the_books(tmp_path):
     out = tmp_path / "tr"
     out.mkdir()

@@ -448,9 +448,10 @@ def grid_runs(out: str) -> list[dict]:
     return runs
 
 
-def grid_rows(out: str, transfer_dir: str | None, timings: dict[str, float], step: str) -> list[dict]:
-    """gpu_report rows of the grid: one per fine-tuning run (dev metric x100), held-out MLM of the pretraining
-    (``transfer_dir/pretrain``) and the stage timings (``timings``: name -> seconds)."""
+def grid_rows(outs: list[str], transfer_dir: str | None, timings: dict[str, float], step: str) -> list[dict]:
+    """gpu_report rows of the grids in ``outs`` (one grid, or one split across cores or lr passes): one per
+    fine-tuning run (dev metric x100), held-out MLM of the pretraining (``transfer_dir/pretrain``) and the stage
+    timings (``timings``: name -> seconds)."""
     sys.path.insert(0, os.path.join(REPO, "benchmarks"))
     from gpu_report import make_row
 
@@ -498,7 +499,7 @@ def grid_rows(out: str, transfer_dir: str | None, timings: dict[str, float], ste
             )
     for name, seconds in timings.items():
         rows.append(make_row(step, f"wall: {name}", seconds, "s", "issue 43: the whole group <= 330 s on one H200"))
-    for r in grid_runs(out):
+    for r in (run for out in outs for run in grid_runs(out)):
         rows.append(
             make_row(
                 step,
@@ -694,6 +695,9 @@ def main(argv=None) -> None:
     grid.add_argument("--step", default="transfer_books", help="rows / render: the step id of the rows")
     grid.add_argument("--transfer_dir", default=None, help="rows: pretraining_transfer.py's --out (held-out MLM)")
     grid.add_argument("--timing", action="append", default=[], help="rows: NAME=SECONDS (repeatable)")
+    grid.add_argument(
+        "--more_out", action="append", default=[], help="rows: another grid's --out whose runs join OUT's (repeatable)"
+    )
     grid.add_argument("--png", default=None, help="render: also write the figure here")
     args = parser.parse_args(argv)
     if args.stage == "grid":
@@ -716,7 +720,7 @@ def main(argv=None) -> None:
         from gpu_report import append_rows
 
         timings = {name: float(value) for name, value in (t.split("=", 1) for t in args.timing)}
-        rows = grid_rows(args.out, args.transfer_dir, timings, args.step)
+        rows = grid_rows([args.out, *args.more_out], args.transfer_dir, timings, args.step)
         append_rows(args.results, rows)
         print(f"{len(rows)} rows of step {args.step} -> {args.results}")
     elif args.stage == "render":
