@@ -108,7 +108,9 @@ _MOVED_MODULES = {
     "task_model": "modes",
     "threads": "run.threads",
     "tokenization": "run.tokenization",
-    "tokenized_cache": "run.tokenized_cache",
+    "tasks.registry": "tasks.base",
+    "tokenized_cache": "run.tokenization",
+    "run.tokenized_cache": "run.tokenization",
     "trainer_flags": "run.trainer_flags",
 }
 

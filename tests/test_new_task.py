@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hf_bert_tasks import cli, get_task, register_task
-from hf_bert_tasks.tasks.registry import TASK_REGISTRY
+from hf_bert_tasks.tasks.base import TASK_REGISTRY
 from tests.conftest import tiny_run_argv
 
 PAIRS = [

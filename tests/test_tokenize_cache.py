@@ -1,4 +1,4 @@
-"""The tokenized-features cache (hf_bert_tasks/run/tokenized_cache.py): a second run — in this process or a fresh one —
+"""The tokenized-features cache (hf_bert_tasks/run/tokenization.py): a second run — in this process or a fresh one —
 skips tokenization; the key follows data, tokenizer, max_seq_length, task options; local files get a stable key."""
 
 import json
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hf_bert_tasks.run.tokenized_cache import KEY_FILE, features_key, preprocess_cached, tokenizer_fingerprint
+from hf_bert_tasks.run.tokenization import KEY_FILE, features_key, preprocess_cached, tokenizer_fingerprint
 from tests.conftest import REPO, SAMPLES, tiny_run_argv
 
 ARGS = [
@@ -165,7 +165,7 @@ def test_the_code_fingerprint_follows_the_file_that_holds_ignore_index(tmp_path,
     """NER features use ``IGNORE_INDEX`` from ``tasks/conll2003/metrics.py``: editing it must change the cache key."""
     import shutil
 
-    from hf_bert_tasks.run import tokenized_cache
+    from hf_bert_tasks.run import tokenization as tokenized_cache
     from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 
     package = tmp_path / "pkg"

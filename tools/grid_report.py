@@ -71,7 +71,7 @@ def constant_baseline(task_name: str, data_dir: str) -> tuple[str, float, int]:
     """
     import numpy as np
 
-    from hf_bert_tasks.tasks.registry import get_task
+    from hf_bert_tasks.tasks.base import get_task
 
     task = get_task(task_name)
     dev = task.read_local(data_dir)["validation"]
@@ -113,7 +113,7 @@ def _pm(values: list[float]) -> str:
 
 def report(grid_dir: str, data_dirs: dict[str, str], grid_seeds: list[int] | None = None) -> str:
     from hf_bert_tasks.run.lr_grid import is_degenerate, select_learning_rate
-    from hf_bert_tasks.tasks.registry import get_task
+    from hf_bert_tasks.tasks.base import get_task
 
     task_name, runs, unfinished = collect(grid_dir)
     if not runs:

@@ -111,7 +111,7 @@ class DataArguments:
     document_context: bool = field(
         default=False, metadata={"help": "NER: fill each window with neighbouring sentences of the same document."}
     )
-    # Tokenized-features cache (hf_bert_tasks/run/tokenized_cache.py)
+    # Tokenized-features cache (hf_bert_tasks/run/tokenization.py)
     cache_tokenized: bool = field(
         default=True,
         metadata={

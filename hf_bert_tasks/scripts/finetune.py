@@ -347,7 +347,7 @@ class PreparedData:
 
 def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> PreparedData:
     """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
-    ``--no_cache_tokenized``; :func:`hf_bert_tasks.run.tokenized_cache.preprocess_splits`); then the task's collator
+    ``--no_cache_tokenized``; :func:`hf_bert_tasks.run.tokenization.preprocess_splits`); then the task's collator
     and metric function."""
     train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
     limits = {
@@ -362,7 +362,7 @@ def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> Prepar
             if s is not None
         }
         if getattr(data_args, "cache_tokenized", False):
-            from ..run.tokenized_cache import preprocess_splits
+            from ..run.tokenization import preprocess_splits
 
             features = preprocess_splits(
                 task,

@@ -6,12 +6,16 @@ Hub dataset's (MNLI ``validation_matched`` …), for local files too."""
 from __future__ import annotations
 
 import abc
+import difflib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
+from .files import UserFiles
 
 #: Problem types understood by the recipes (the first two are ``PretrainedConfig.problem_type`` values).
 PROBLEM_TYPES = (
@@ -92,7 +96,7 @@ class PaperDefaults:
 
 
 @dataclass
-class Task(abc.ABC):
+class Task(UserFiles, abc.ABC):
     """Base class of every registered task (the contract of ``tests/test_task_contract.py``).
 
     Attributes:
@@ -220,85 +224,6 @@ class Task(abc.ABC):
         if not options and not files and not columns:
             return self
         return replace(self, **options, user_files=files, user_columns=columns)
-
-    def required_columns(self) -> dict[str, str]:
-        """Canonical column -> the column a user file must have (:attr:`user_columns`, else the canonical name): the
-        text columns and the label column (the label is optional in a test file)."""
-        return {c: self.user_columns.get(c, c) for c in (*self.text_columns, self.label_column)}
-
-    def read_user_files(self, data_dir: str | None = None) -> datasets.DatasetDict:  # noqa: F821
-        """:meth:`read_user_file` of each of :attr:`user_files` (``--train_file`` … as ``run_glue.py``).
-
-        Raises:
-            ValueError: ``--data_dir`` given as well; a bad file (:meth:`read_user_file`).
-        """
-        import datasets
-
-        if data_dir is not None:
-            raise ValueError(
-                f"--data_dir {data_dir} and --train_file/--validation_file/--test_file were both given; "
-                "expected one source of data"
-            )
-        return datasets.DatasetDict(
-            {split: self.read_user_file(path, split) for split, path in self.user_files.items()}
-        )
-
-    def read_user_file(self, path: str, split: str) -> datasets.Dataset:  # noqa: F821
-        """One user file of ``split`` (``.csv``, ``.tsv``, ``.json`` / ``.jsonl``: JSON Lines) read by ``datasets``'
-        ``csv`` / ``json`` loaders, its :meth:`required_columns` renamed to the canonical ones, then
-        :meth:`from_user_columns` (the family's label mapping and checks) into the Hub dataset's columns.
-
-        Raises:
-            FileNotFoundError: no such file.
-            ValueError: another extension; a column missing (names the file, the columns found and those expected);
-                a bad value (:meth:`from_user_columns`).
-        """
-        import datasets
-
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{path}: no such file (given as the {split} file)")
-        ext = os.path.splitext(path)[1].lower()
-        builders = {
-            ".csv": ("csv", {}),
-            ".tsv": ("csv", {"delimiter": "\t"}),
-            ".json": ("json", {}),
-            ".jsonl": ("json", {}),
-        }
-        if ext not in builders:
-            raise ValueError(
-                f"{path}: extension {ext or '(none)'!r}; expected .csv, .tsv, .json or .jsonl (JSON Lines)"
-            )
-        builder, options = builders[ext]
-        if builder == "csv":
-            options.update(na_filter=False)  # "NA" or "null" stays text, as written
-        try:
-            ds = datasets.load_dataset(builder, data_files={split: path}, split=split, **options)
-        except Exception as err:  # the loader's error names no file: name it
-            raise ValueError(f"{path}: could not be read as {ext[1:].upper()} ({type(err).__name__}: {err})") from err
-        wanted = self.required_columns()
-        optional = {self.label_column} if split in self.test_splits else set()
-        missing = [name for c, name in wanted.items() if name not in ds.column_names and c not in optional]
-        if missing:
-            raise ValueError(
-                f"{path}: column(s) {missing} not found; found {ds.column_names}, expected "
-                f"{list(wanted.values())} for task {self.name!r} (name yours with --text_column_names "
-                "a,b / --label_column_name c)"
-            )
-        rename = {name: c for c, name in wanted.items() if name in ds.column_names and name != c}
-        clash = [c for c in rename.values() if c in ds.column_names and c not in rename]
-        ds = ds.remove_columns(clash).rename_columns(rename)
-        if len(ds) == 0:
-            raise ValueError(f"{path}: no data rows; expected at least one example")
-        return self.from_user_columns(ds, path, split, header=builder == "csv")
-
-    def from_user_columns(self, ds, path: str, split: str, header: bool) -> datasets.Dataset:  # noqa: F821
-        """A user file's rows (canonical column names) in the Hub dataset's columns; ``header``: CSV/TSV (data row
-        ``i`` is on line ``i + 2``), else JSON Lines (line ``i + 1``).
-
-        Raises:
-            ValueError: this task reads no user files (the default).
-        """
-        raise ValueError(f"task {self.name!r} reads no --train_file/--validation_file/--test_file")
 
     @property
     def num_labels(self) -> int:
@@ -442,3 +367,70 @@ class Task(abc.ABC):
         if self.problem_type == "token_classification":
             return "a list of tags per row (JSON Lines): " + ", ".join(self.label_names or ())
         return ", ".join(self.label_names or ()) + " (names or ids 0-" + str(self.num_labels - 1) + ")"
+
+
+# The registry: one dict, register_task, get_task, list_tasks (beside the contract: a family module imports it
+# without importing the package that imports the family; no cycle)
+#: The only central state: task name -> Task instance.
+TASK_REGISTRY: dict[str, Task] = {}
+
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class UnknownTaskError(KeyError, ValueError):
+    """An unknown task name. A ``KeyError`` (registry lookup) and a ``ValueError`` (bad input: the CLI's error
+    boundary prints it as one ``error:`` line); ``str()`` is the message itself, not its ``repr``."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def register_task(task: Task) -> Task:
+    """Add ``task`` to the registry and return it.
+
+    Raises:
+        ValueError: a name not ``[a-z][a-z0-9_]*`` or already registered, an unknown problem type, a primary metric
+            not in ``metric_names``, a metric key declared twice, or a ``metric_names`` entry not declared as a metric.
+    """
+    if not _NAME_RE.match(task.name):
+        raise ValueError(f"task name {task.name!r} must match {_NAME_RE.pattern}")
+    if task.name in TASK_REGISTRY:
+        raise ValueError(f"task {task.name!r} is already registered")
+    if task.problem_type not in PROBLEM_TYPES:
+        raise ValueError(f"task {task.name!r}: problem_type {task.problem_type!r} is not one of {PROBLEM_TYPES}")
+    if task.primary_metric not in task.metric_names:
+        raise ValueError(
+            f"task {task.name!r}: primary_metric {task.primary_metric!r} is not in metric_names {task.metric_names}"
+        )
+    keys = [m.key for m in task.metrics]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"task {task.name!r}: metric keys declared twice in {keys}")
+    undeclared = [m for m in task.metric_names if task.metric_spec(m) is None or not task.metric_spec(m).is_metric]
+    if undeclared:
+        raise ValueError(
+            f"task {task.name!r}: metric_names {undeclared} have no MetricSpec with is_metric=True in "
+            "`metrics`; declare each (key, Hub id, display name, scale, direction)"
+        )
+    TASK_REGISTRY[task.name] = task
+    return task
+
+
+def get_task(name: str) -> Task:
+    """The registered task called ``name`` (case-insensitive; ``-`` is read as ``_``, so ``sst-2`` works).
+
+    Raises:
+        UnknownTaskError: an unknown name; the message suggests the closest names (``difflib``, as argparse's "did you
+            mean") and lists the known tasks.
+    """
+    lowered = name.strip().lower()
+    key = lowered.replace("-", "_")
+    if found := next((TASK_REGISTRY[c] for c in (key, lowered.replace("-", "")) if c in TASK_REGISTRY), None):
+        return found
+    close = difflib.get_close_matches(key, list_tasks(), n=2, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    raise UnknownTaskError(f"unknown task {name!r}{hint}; known tasks: {', '.join(list_tasks())}")
+
+
+def list_tasks() -> list[str]:
+    """Names of all registered tasks, in registration order."""
+    return list(TASK_REGISTRY)

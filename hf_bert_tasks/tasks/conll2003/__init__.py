@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base import MetricSpec, PaperDefaults, Task, not_a_metric
+from ..base import MetricSpec, PaperDefaults, Task, not_a_metric, register_task
 from ..files import text_lines, write_json
-from ..registry import register_task
 from . import features as ner
 from . import metrics as ner_metrics
 

@@ -4,8 +4,7 @@ Reading, features and predictions: :class:`~hf_bert_tasks.tasks.glue.GlueTask`."
 
 from __future__ import annotations
 
-from ..base import MetricSpec, PaperDefaults
-from ..registry import register_task
+from ..base import MetricSpec, PaperDefaults, register_task
 from . import GlueTask
 
 _PAIR = ("sentence1", "sentence2")

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..base import MetricSpec, PaperDefaults, not_a_metric
-from ..registry import register_task
+from ..base import MetricSpec, PaperDefaults, not_a_metric, register_task
 from . import SquadTask
 
 #: SQuAD scores are on 0-100, as the official scripts compute them.

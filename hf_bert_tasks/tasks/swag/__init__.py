@@ -17,9 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import metrics as M
-from ..base import MetricSpec, PaperDefaults, Task
+from ..base import MetricSpec, PaperDefaults, Task, register_task
 from ..glue import load_rows
-from ..registry import register_task
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
