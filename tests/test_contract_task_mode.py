@@ -476,7 +476,7 @@ def test_saved_folder_loads_with_pipeline(run):
 
 
 def test_model_card_names_the_task_mode_and_metrics(run):
-    from hf_bert_tasks.run.model_card import build_card
+    from hf_bert_tasks.run.hub import build_card
 
     task, mode = run["task"], run["mode"]
     card = build_card(run["out"])

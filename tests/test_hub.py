@@ -524,7 +524,8 @@ def _result(value):
 
 
 def test_a_card_we_wrote_is_replaced_with_results_merged():
-    from hf_bert_tasks.run.hub import card_text, card_to_upload, readme_edited
+    from hf_bert_tasks.run.hub import card_to_upload
+    from hf_bert_tasks.run.model_card import card_text, readme_edited
 
     ours = card_text(_card([_result(0.5)]))
     assert not readme_edited(ours)
@@ -535,7 +536,8 @@ def test_a_card_we_wrote_is_replaced_with_results_merged():
 def test_an_edited_readme_stops_the_push_unless_kept_or_overwritten():
     from huggingface_hub import ModelCard
 
-    from hf_bert_tasks.run.hub import card_text, card_to_upload, readme_edited
+    from hf_bert_tasks.run.hub import card_to_upload
+    from hf_bert_tasks.run.model_card import card_text, readme_edited
 
     edited = card_text(_card([_result(0.5)])).replace("body", "my own notes on this model")
     assert readme_edited(edited) and readme_edited("# a card written by hand\n")

@@ -12,7 +12,9 @@ import pytest
 import hf_bert_tasks
 from hf_bert_tasks import get_task
 from hf_bert_tasks.run import model_card as mc
+from hf_bert_tasks.run.hub import eval_result_key
 from hf_bert_tasks.tasks.base import TRAINER_KEYS, MetricSpec
+from hf_bert_tasks.tasks.metrics import eval_results_from_metrics
 from hf_bert_tasks.tasks.squad.postprocess import QAPredictions
 
 ALL_TASKS = hf_bert_tasks.list_tasks()
@@ -124,12 +126,12 @@ def test_declaration_is_complete_and_uses_hub_ids(name):
 def test_model_index_holds_exactly_the_declared_metrics(name):
     task = get_task(name)
     values = {f"eval_{spec.key}": (0.5 if spec.is_metric else 7) for spec in task.metrics}
-    results = mc.eval_results_from_metrics(task, {**values, "eval_loss": 0.25, "eval_runtime": 3.0})
+    results = eval_results_from_metrics(task, {**values, "eval_loss": 0.25, "eval_runtime": 3.0})
     got = sorted((r.metric_type, r.metric_config or "", r.metric_name) for r in results)
     want = sorted((s.hub_id, s.config or "", s.display) for s in task.metrics if s.is_metric)
     assert got == want
     # one entry per (metric id, config) on a split, so a re-push replaces each in place
-    assert len({mc.eval_result_key(r) for r in results}) == len(results)
+    assert len({eval_result_key(r) for r in results}) == len(results)
 
 
 def test_squad_v2_thresholds_never_reach_model_index():
@@ -144,7 +146,7 @@ def test_squad_v2_thresholds_never_reach_model_index():
         "eval_HasAns_f1": 80.0,
         "eval_NoAns_f1": 61.0,
     }
-    results = mc.eval_results_from_metrics(get_task("squad_v2"), metrics)
+    results = eval_results_from_metrics(get_task("squad_v2"), metrics)
     assert {r.metric_value for r in results} == {70.5, 67.25, 71.0, 68.0, 80.0, 61.0}
     assert ("f1", "best threshold", 71.0) in [(r.metric_type, r.metric_config, r.metric_value) for r in results]
 
@@ -157,7 +159,7 @@ def test_conll_entity_counts_never_reach_model_index():
         "eval_ORG_number": 1341,
         "eval_PER_number_test": 1617,
     }
-    results = mc.eval_results_from_metrics(get_task("conll2003"), metrics)
+    results = eval_results_from_metrics(get_task("conll2003"), metrics)
     assert [(r.dataset_split, r.metric_type, r.metric_config, r.metric_value) for r in results] == [
         ("validation", "f1", None, 0.9),
         ("validation", "f1", "PER", 0.95),
@@ -165,7 +167,7 @@ def test_conll_entity_counts_never_reach_model_index():
 
 
 def test_undeclared_key_is_left_out_of_model_index(caplog):
-    results = mc.eval_results_from_metrics(get_task("mrpc"), {"eval_f1": 0.8, "eval_mystery": 0.3})
+    results = eval_results_from_metrics(get_task("mrpc"), {"eval_f1": 0.8, "eval_mystery": 0.3})
     assert [r.metric_type for r in results] == ["f1"]
     assert "eval_mystery is not declared" in caplog.text
 

@@ -12,8 +12,19 @@ import pytest
 
 from hf_bert_tasks import get_task
 from hf_bert_tasks.run import model_card as mc
-from hf_bert_tasks.run.hub import card_for_push, card_to_upload, files_to_push, pop_push_settings, push_output_dir
-from hf_bert_tasks.run.run_record import RunRecordCallback, model_origin
+from hf_bert_tasks.run.hub import (
+    build_card,
+    card_for_push,
+    card_to_upload,
+    eval_result_key,
+    files_to_push,
+    merge_eval_results,
+    pop_push_settings,
+    push_output_dir,
+)
+from hf_bert_tasks.run.lr_grid import load_seed_runs
+from hf_bert_tasks.run.run_record import RunRecordCallback, model_origin, non_default_arguments
+from hf_bert_tasks.tasks.metrics import eval_results_from_metrics
 from tests.conftest import REPO, tiny_run_argv
 
 
@@ -25,7 +36,7 @@ def _squeeze(text: str) -> str:
 def _results(task_name, metrics):
     return [
         (r.dataset_split, r.metric_type, r.metric_value)
-        for r in mc.eval_results_from_metrics(get_task(task_name), metrics)
+        for r in eval_results_from_metrics(get_task(task_name), metrics)
     ]
 
 
@@ -67,7 +78,7 @@ def test_cola_reports_matthews_correlation():
 def test_conll_entity_metrics_on_dev_and_test_plus_per_type_extras():
     got = [
         (r.dataset_split, r.metric_type, r.metric_config, r.metric_value)
-        for r in mc.eval_results_from_metrics(
+        for r in eval_results_from_metrics(
             get_task("conll2003"),
             {
                 "eval_f1": 0.9,
@@ -100,7 +111,7 @@ def test_squad_keeps_exact_match_and_f1_on_the_0_100_scale():
 
 
 def test_eval_result_carries_dataset_id_config_and_task_type():
-    (r,) = mc.eval_results_from_metrics(
+    (r,) = eval_results_from_metrics(
         get_task("rte"), {"eval_accuracy": 0.6}, {"id": "nyu-mll/glue", "config": "rte", "revision": "abc123"}
     )
     assert (r.task_type, r.dataset_type, r.dataset_config, r.dataset_split, r.dataset_revision, r.dataset_name) == (
@@ -115,11 +126,11 @@ def test_eval_result_carries_dataset_id_config_and_task_type():
 
 def test_merge_replaces_same_metric_in_place_and_keeps_others():
     task = get_task("mrpc")
-    old = mc.eval_results_from_metrics(task, {"eval_f1": 0.8, "eval_accuracy": 0.7})
-    extra = mc.eval_results_from_metrics(get_task("mrpc"), {"eval_f1": 0.5})
+    old = eval_results_from_metrics(task, {"eval_f1": 0.8, "eval_accuracy": 0.7})
+    extra = eval_results_from_metrics(get_task("mrpc"), {"eval_f1": 0.5})
     extra[0].dataset_split = "test"
-    new = mc.eval_results_from_metrics(task, {"eval_f1": 0.9})
-    merged = mc.merge_eval_results(old + extra, new)
+    new = eval_results_from_metrics(task, {"eval_f1": 0.9})
+    merged = merge_eval_results(old + extra, new)
     assert [(r.dataset_split, r.metric_type, r.metric_value) for r in merged] == [
         ("validation", "f1", 0.9),
         ("validation", "accuracy", 0.7),
@@ -330,15 +341,15 @@ def test_a_card_built_from_another_directory_never_names_a_local_path_as_base_mo
     _write(tmp_path / "old_pre", "pretraining_summary.json", {"model": {"init": "runs/pretrain"}})  # records no origin
     for folder in (work, elsewhere):
         monkeypatch.chdir(folder)
-        card = mc.build_card(str(tmp_path / "out"), repo_id="org/m")
+        card = build_card(str(tmp_path / "out"), repo_id="org/m")
         assert card.data.base_model is None and "huggingface.co/runs" not in card.text, folder
         for pre in ("pre", "old_pre"):
-            assert mc.build_card(str(tmp_path / pre)).data.base_model is None, (folder, pre)
+            assert build_card(str(tmp_path / pre)).data.base_model is None, (folder, pre)
     # control: the same name with no such folder when the model was loaded is a Hub id, named from any folder
     monkeypatch.chdir(elsewhere)
     _record_run(tmp_path / "hub_run", "runs/pretrain")
     monkeypatch.chdir(work)
-    assert mc.build_card(str(tmp_path / "hub_run")).data.base_model == "runs/pretrain"
+    assert build_card(str(tmp_path / "hub_run")).data.base_model == "runs/pretrain"
 
 
 def test_no_pickle_is_loaded_from_an_output_folder(tmp_path, capsys):
@@ -356,8 +367,8 @@ def test_no_pickle_is_loaded_from_an_output_folder(tmp_path, capsys):
     torch.save(Trap(), out / "training_args.bin")  # no run_info.json: the old card code read this pickle instead
     from hf_bert_tasks.scripts import push
 
-    mc.build_card(str(out), task="mrpc")
-    mc.load_seed_runs([str(out), str(out)])
+    build_card(str(out), task="mrpc")
+    load_seed_runs([str(out), str(out)])
     _write(out, "run_info.json", {"task": "mrpc"})  # push renders a card only from a record
     assert push.main([str(out), "--repo_id", "org/m", "--task", "mrpc", "--dry_run"]) == 0
     assert "training_args.bin" not in files_to_push(str(out))
@@ -418,13 +429,13 @@ def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypat
     assert set(second["metrics"]) >= {"eval_f1", "eval_accuracy", "eval_loss"}
     final = json.loads((out / "run_info.json").read_text())
     assert any("train_loss" in e for e in final["log_history"])
-    assert "| Training Loss | Epoch | Step | Validation Loss |" in _squeeze(mc.build_card(str(out)).text)
+    assert "| Training Loss | Epoch | Step | Validation Loss |" in _squeeze(build_card(str(out)).text)
 
 
 def test_a_finetune_run_writes_its_card_whose_model_index_is_its_all_results(tiny_bert_dir, tmp_path):
     from huggingface_hub import ModelCard
 
-    from hf_bert_tasks.run.hub import readme_edited
+    from hf_bert_tasks.run.model_card import readme_edited
     from hf_bert_tasks.scripts import finetune
 
     out = tmp_path / "mrpc"
@@ -498,7 +509,7 @@ def test_non_default_arguments_never_include_the_token(tmp_path):
     from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(output_dir=str(tmp_path), learning_rate=3e-5, hub_token="hf_secret")
-    diff = mc.non_default_arguments(args)
+    diff = non_default_arguments(args)
     assert diff["learning_rate"] == 3e-5 and diff["weight_decay"] == 0.01
     assert "hub_token" not in diff and "hf_secret" not in json.dumps(diff) and "output_dir" not in diff
 
@@ -580,13 +591,13 @@ def test_pretraining_card_reports_mlm_and_nsp_accuracy_without_local_paths(tmp_p
             "final_nsp_accuracy": 0.6,
         },
     )
-    card = mc.build_card(str(tmp_path), repo_id="org/tiny-pretrained")
+    card = build_card(str(tmp_path), repo_id="org/tiny-pretrained")
     text = _squeeze(str(card))
     assert [(r.metric_name, r.metric_value) for r in card.data.eval_results] == [
         ("MLM accuracy", 0.2),
         ("NSP accuracy", 0.6),
     ]
-    assert len({mc.eval_result_key(r) for r in card.data.eval_results}) == 2  # a re-push keeps both
+    assert len({eval_result_key(r) for r in card.data.eval_results}) == 2  # a re-push keeps both
     assert card.data.pipeline_tag == "fill-mask" and card.data.base_model is None
     assert "`corpus.txt`" in text and "/secret/home" not in text
     assert "| mlm_probability | 0.1500 |" in text

@@ -146,7 +146,7 @@ def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_
 
 
 def test_the_card_prints_the_modes_text(bias_only):
-    from hf_bert_tasks.run.model_card_index import mode_text as _mode_text
+    from hf_bert_tasks.modes import mode_text as _mode_text
 
     assert _mode_text({"mode": "bias_only", "strategy": None}) == bias_only.card_text
 

@@ -207,6 +207,17 @@ def mode_of(training_args) -> TrainingMode:
     return get_training_mode(getattr(training_args, "mode", None) or DEFAULT_TRAINING_MODE)
 
 
+def mode_text(mode: dict | None) -> str:
+    """The training-mode paragraph of the record's ``training_mode`` (``{"mode", "strategy"}``); ``""`` (the card
+    then has no mode paragraph) when the run recorded none: a mode is never guessed from a folder's files."""
+    if not (mode or {}).get("mode"):
+        return ""
+    if mode["mode"] in TRAINING_MODES:
+        return TRAINING_MODES[mode["mode"]].describe(mode.get("strategy"))
+    strategy = f" Feature strategy: `{mode['strategy']}`." if mode.get("strategy") else ""
+    return f"Training mode: **{mode['mode']}**.{strategy}"
+
+
 def arm_from_label(label: str) -> dict:
     """A ``compare`` configuration from its label (``"finetune"``, ``"feature_based:last"``): ``{"label", "mode",
     "strategy"}``, the inverse of :meth:`TrainingMode.compare_arms`."""

@@ -29,6 +29,7 @@ from ..run.plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curv
 from ..run.plots import PRETRAINING_CURVES_FILE as CURVES_FILE
 from ..run.run_record import model_origin
 from ..run.tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
+from .card import build_pretraining_card
 from .collators import DataCollatorForBertPretraining
 from .config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
 from .data import add_example_index, build_pretraining_dataset
@@ -146,7 +147,7 @@ def run_pretrain(
     if training_args.should_save:
         pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
-        write_card(out)  # README.md: the pretraining card, from the summary
+        write_card(out, build_pretraining_card)  # README.md: the pretraining card, from the summary
         if push is not None:  # --push_to_hub: weights, tokenizer, summary and the pretraining card, one commit
             pushed = push_output_dir(
                 out, push["repo_id"], private=push["private"], revision=push["revision"], token=push["token"]

@@ -13,8 +13,6 @@ import logging
 import os
 from dataclasses import dataclass, field
 
-from .model_card_index import CARD_HASH, card_text, readme_edited  # noqa: F401 - the card file's hash line
-
 logger = logging.getLogger(__name__)
 
 #: Files pushed from an output dir (top level; shell patterns).
@@ -67,14 +65,14 @@ def card_to_upload(remote_text: str | None, card, keep_readme: bool | None = Non
     """
     from huggingface_hub import ModelCard
 
-    from . import model_card
+    from .model_card import card_text, readme_edited
 
     text = card if isinstance(card, str) else card_text(card)
     if remote_text is None:
         return text
     card, remote = ModelCard(text, ignore_metadata_errors=True), ModelCard(remote_text, ignore_metadata_errors=True)
     ours = card.data.eval_results or []
-    merged = model_card.merge_eval_results(remote.data.eval_results or [], ours) or None
+    merged = merge_eval_results(remote.data.eval_results or [], ours) or None
     if readme_edited(remote_text):
         if keep_readme is None:
             raise ValueError(
@@ -135,7 +133,7 @@ def files_to_push(output_dir: str) -> list[str]:
 
 def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_kwargs: dict | None = None) -> str:
     """The card a push uploads (before the merge with the Hub's, :func:`card_to_upload`): ``output_dir/README.md``
-    as the run wrote it; rendered (:func:`hf_bert_tasks.run.model_card.build_card`, for ``repo_id`` and ``files``) only
+    as the run wrote it; rendered (:func:`build_card`, for ``repo_id`` and ``files``) only
     for a folder with none but with its record (``run_info.json``, or ``pretraining_summary.json``), or when
     ``card_kwargs`` (``push``'s ``--task`` / ``--base_model`` / ``--seed_runs`` / ``--license``; ``None`` values
     ignored) change a card the run wrote and nobody edited. Nothing is guessed from the folder's files.
@@ -145,6 +143,7 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
         ValueError: ``card_kwargs`` given for a ``README.md`` that was edited (:func:`readme_edited`; names them).
     """
     from . import model_card
+    from .model_card import card_text, readme_edited
     from .run_record import RUN_INFO_FILE
 
     card_kwargs = {k: v for k, v in (card_kwargs or {}).items() if v is not None}
@@ -165,7 +164,7 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
             f"{output_dir}: no README.md (the card a run writes) and no {RUN_INFO_FILE} (the record a card is "
             "rendered from); expected an output dir of hf-bert-tasks finetune or pretrain"
         )
-    return card_text(model_card.build_card(output_dir, repo_id=repo_id, files=files, **card_kwargs))
+    return card_text(build_card(output_dir, repo_id=repo_id, files=files, **card_kwargs))
 
 
 def pop_push_settings(training_args) -> dict | None:
@@ -346,3 +345,43 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
         )
     options.update(kwargs)
     return pipeline(task, model=model, revision=revision, token=token, **options)
+
+
+def eval_result_key(result) -> tuple:
+    """What identifies one result in ``model-index``: task, dataset (id, config, split), metric type and config."""
+    return (
+        result.task_type,
+        result.dataset_type,
+        result.dataset_config,
+        result.dataset_split,
+        result.metric_type,
+        result.metric_config,
+    )
+
+
+def merge_eval_results(existing: list, new: list) -> list:
+    """``existing`` with each result of ``new`` replacing the one with its :func:`eval_result_key` in place, the
+    others of ``new`` appended: one entry per key."""
+    merged = {eval_result_key(r): r for r in existing or []}
+    merged.update((eval_result_key(r), r) for r in new)
+    return list(merged.values())
+
+
+def build_card(output_dir: str, **kwargs):
+    """The card of any finished output dir, as a push renders it:
+    :func:`hf_bert_tasks.pretraining.card.build_pretraining_card` for a folder with ``pretraining_summary.json`` and no ``all_results.json``,
+    else :func:`hf_bert_tasks.run.model_card.build_finetune_card`; keyword arguments the pretraining card does not take (``task``,
+    ``seed_runs``) are dropped for it."""
+    from .model_card import PRETRAINING_SUMMARY_FILE
+
+    if os.path.isfile(os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)) and not os.path.isfile(
+        os.path.join(output_dir, "all_results.json")
+    ):
+        from ..pretraining.card import build_pretraining_card
+
+        return build_pretraining_card(
+            output_dir, **{k: v for k, v in kwargs.items() if k not in ("task", "seed_runs")}
+        )
+    from .model_card import build_finetune_card
+
+    return build_finetune_card(output_dir, **kwargs)

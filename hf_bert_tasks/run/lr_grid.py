@@ -95,7 +95,7 @@ def run_folder(learning_rate: float, seed: int, with_lr: bool, with_seed: bool) 
 
 def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
     """The settings a sub-run is made with, minus those allowed to change on resume (paths, grid lists, caches)."""
-    from .model_card import non_default_arguments
+    from .run_record import non_default_arguments
 
     out = {
         f"{part}.{f.name}": getattr(args, f.name)
@@ -316,3 +316,15 @@ def _check_same_settings(folder: str, stored: dict) -> None:
             f"{folder} is a finished run of this grid made with other settings ({shown}); "
             "pass --overwrite_output_dir to redo the grid or choose another --output_dir"
         )
+
+
+def load_seed_runs(output_dirs: list[str]) -> list[dict]:
+    """``[{"seed", "metrics"}]`` from finished output dirs (``all_results.json``, the record's seed or ``"?"``);
+    ``FileNotFoundError`` for a folder without ``all_results.json``."""
+    from .run_record import read_record
+
+    expected = "every --seed_runs folder must hold a finished run"
+    return [
+        {"seed": (read_record(d) or {}).get("seed", "?"), "metrics": read_record(d, "all_results.json", expected)}
+        for d in output_dirs
+    ]

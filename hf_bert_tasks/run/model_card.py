@@ -2,7 +2,7 @@
 
 ``ModelCard.from_template`` fills ``hf_bert_tasks/templates/<kind>.md``; tables come from
 ``transformers.modelcard.make_markdown_table``. Every declared metric (:attr:`hf_bert_tasks.tasks.base.Task.metrics`)
-of ``all_results.json`` becomes an ``EvalResult`` (:mod:`hf_bert_tasks.run.model_card_index`); everything else comes from
+of ``all_results.json`` becomes an ``EvalResult`` (:func:`eval_results_from_metrics`); everything else comes from
 the run record :data:`RUN_INFO_FILE` (nothing is guessed from a folder's files, no pickle is loaded). Each run writes
 its card, ``README.md``, with its model (:func:`write_card`); no network call here: merging with the Hub's card is
 :mod:`hf_bert_tasks.run.hub`'s.
@@ -10,31 +10,20 @@ its card, ``README.md``, with its model (:func:`write_card`); no network call he
 
 from __future__ import annotations
 
-import json
+import hashlib
 import logging
 import math
 import os
+import re
 import statistics
 from fnmatch import fnmatch
 from typing import Any
 
 from transformers.modelcard import make_markdown_table, parse_log_history
 
-from .model_card_index import (  # noqa: F401 - re-exported: the model-index part of the card
-    card_inputs,
-    card_text,
-    dataset_display_name,
-    eval_result_key,
-    eval_results_from_metrics,
-    merge_eval_results,
-    metric_keys,
-    mode_text,
-    pretraining_eval_results,
-    readme_edited,
-    split_metrics,
-    split_of_key,
-)
-from .run_record import HIDDEN_ARGUMENTS, RUN_INFO_FILE, framework_versions, non_default_arguments, read_record  # noqa: F401
+from ..modes import mode_text
+from ..tasks.metrics import dataset_display_name, eval_results_from_metrics, grouped_metrics, split_metrics
+from .run_record import RUN_INFO_FILE, framework_versions, read_record
 
 logger = logging.getLogger(__name__)
 
@@ -69,24 +58,140 @@ FILE_DESCRIPTIONS = {
 }
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
+def format_cell(value: Any, digits: int = 4) -> str:
     """A table cell: floats with ``digits`` decimals (significant digits below 1e-3), anything else as ``str``."""
     if not isinstance(value, float) or math.isnan(value):
         return "nan" if isinstance(value, float) else str(value)
     return f"{value:.{digits}g}" if value and abs(value) < 1e-3 else f"{value:.{digits}f}"
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    """``make_markdown_table`` of ``rows`` under ``header`` (floats shown with :func:`_fmt`)."""
-    return make_markdown_table([dict(zip(header, (_fmt(v) for v in row))) for row in rows]).rstrip("\n")
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    """``make_markdown_table`` of ``rows`` under ``header`` (floats shown with :func:`format_cell`)."""
+    return make_markdown_table([dict(zip(header, (format_cell(v) for v in row))) for row in rows]).rstrip("\n")
 
 
-def _display(specs: dict, key: str) -> str:
+def display_name(specs: dict, key: str) -> str:
     """The declared display name of ``key`` (``specs``: {key: MetricSpec}; the key itself for an undeclared one)."""
     return getattr(specs.get(key), "display", key)
 
 
+# -------------------------------------------------------------------------------------------- inputs
+def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]:
+    """Everything a fine-tune card reads from ``output_dir`` and computes, in one call: ``task`` (the registered
+    :class:`~hf_bert_tasks.tasks.base.Task`: ``task`` itself, or looked up by name, default the record's),
+    ``metrics`` (``all_results.json``), ``info`` (the run record :data:`RUN_INFO_FILE`, ``{}`` without one),
+    ``config`` (``config.json``, ``{}``), ``grid`` (``lr_grid_results.json`` with ``grid``, else ``None``),
+    ``dataset`` (the record's, with ``max_eval_samples``), ``keys`` / ``per_split`` / ``others`` / ``scored`` /
+    ``paper_rows`` (:func:`hf_bert_tasks.tasks.metrics.grouped_metrics`), ``dataset_name``
+    (:func:`dataset_display_name`), ``eval_results`` (:func:`eval_results_from_metrics`) and ``mode_text``
+    (:func:`mode_text`).
+
+    Raises:
+        FileNotFoundError: ``output_dir`` or its ``all_results.json`` is missing.
+        ValueError: no ``task`` and no record naming one; a JSON file is malformed (names it and the line).
+    """
+    metrics, info, config, grid_file = (
+        read_record(output_dir, "all_results.json", "expected a finished fine-tuning run"),
+        read_record(output_dir) or {},
+        read_record(output_dir, "config.json") or {},
+        read_record(output_dir, "lr_grid_results.json") if grid else None,
+    )
+    if not (task or info.get("task")):
+        from ..tasks import list_tasks
+
+        raise ValueError(
+            f"{output_dir}: no {RUN_INFO_FILE} names the task (a run of an older version, or one "
+            f"that did not finish initialising); pass --task (one of {list_tasks()})"
+        )
+    if not info:
+        logger.warning(
+            "%s has no %s (written while training by RunRecordCallback): the card leaves out the base "
+            "model (name it with --base_model), training mode, data arguments, seed, hyperparameters and log",
+            output_dir,
+            RUN_INFO_FILE,
+        )
+    if task is None or isinstance(task, str):
+        from ..tasks import get_task
+
+        task = get_task(task or info["task"])
+    dataset = dict(info.get("dataset") or {"id": task.hub_dataset, "config": task.hub_config})
+    dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
+    grouped = grouped_metrics(task, metrics, paper=not dataset.get("user_files"))  # user files: not the paper's
+    return {
+        "task": task,
+        "metrics": metrics,
+        "info": info,
+        "config": config,
+        "grid": grid_file,
+        "dataset": dataset,
+        **grouped,
+        "dataset_name": dataset_display_name(task),
+        "eval_results": eval_results_from_metrics(task, metrics, dataset, grouped["keys"], grouped["per_split"]),
+        "mode_text": mode_text(info.get("training_mode")),  # the mode's own words (modes): last
+    }
+
+
+#: the last line of every card this package writes: the SHA-256 of the text above it (an edit changes the text)
+CARD_HASH = re.compile(r"<!-- hf_bert_tasks card sha256:([0-9a-f]{64}) -->\n?\Z")
+
+
+def card_text(card) -> str:
+    """``card`` as the ``README.md`` this package writes: its text (less an earlier hash line), then a line with the
+    text's SHA-256."""
+    text = CARD_HASH.sub("", str(card)).rstrip("\n") + "\n"
+    return f"{text}<!-- hf_bert_tasks card sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()} -->\n"
+
+
+def readme_edited(text: str) -> bool:
+    """True when a ``README.md`` was not written by :func:`card_text` or was edited since (its hash line missing or
+    no longer the hash of the text above it)."""
+    found = CARD_HASH.search(text)
+    return not found or hashlib.sha256(text[: found.start()].encode("utf-8")).hexdigest() != found.group(1)
+
+
 # -------------------------------------------------------------------------------------------- rendering
+def grid_card_fields(task, grid: dict | None, runs: list[dict], keys: tuple[dict, dict]) -> dict:
+    """The template fields of a card for several seeds (``runs``: ``seeds_table``) and the §4.1 grid (``grid``:
+    ``lr_grid_results.json``)."""
+    return {"seeds_table": _seeds_table(task, runs, keys), **_lr_grid_fields(task, grid, keys[0])}
+
+
+def _seeds_table(task, runs: list[dict], keys: tuple[dict, dict]) -> str:
+    """Mean ± sample std per split and metric over ``runs`` (``[{"seed", "metrics"}]``); ``""`` for fewer than 2."""
+    if len(runs) < 2:
+        return ""
+    per_run = [split_metrics(task, r.get("metrics", r), keys=keys) for r in runs]
+    rows = []
+    for split in task.eval_splits:
+        for name in task.metric_names:
+            vals = [p[split][name] for p in per_run if split in p and name in p[split]]
+            if len(vals) >= 2:
+                spread = f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}"
+                rows.append([split, display_name(keys[0], name), spread, len(vals)])
+    return markdown_table(["split", "metric", "mean ± std", "runs"], rows)
+
+
+def _lr_grid_fields(task, grid: dict | None, specs: dict) -> dict:
+    """The template fields of the §4.1 protocol from ``lr_grid_results.json`` (``grid``; :mod:`hf_bert_tasks.run.lr_grid`):
+    the grid, its metric's name and its table; ``{}`` without it."""
+    if not isinstance(grid, dict) or not grid.get("per_learning_rate"):
+        return {}  # no grid, or one written before seeds existed (runs only)
+    key = grid.get("selected_on", f"eval_{task.primary_metric}")
+    metric = display_name(specs, key.removeprefix("eval_"))
+    rows = []
+    for s in grid["per_learning_rate"]:
+        values = [r.get(key) for r in grid.get("runs", []) if r.get("learning_rate") == s["learning_rate"]]
+        mean = "NaN (a degenerate run)" if s.get("mean") is None else format_cell(s["mean"])
+        mean = mean if s.get("std") is None else f"{mean} ± {format_cell(s['std'])}"
+        rate = f"{s['learning_rate']:g}" + (
+            " (selected)" if s["learning_rate"] == grid.get("selected_learning_rate") else ""
+        )
+        per_seed = ", ".join("NaN" if v is None else format_cell(v) for v in values)
+        rows.append([rate, s.get("num_runs", len(values)), mean, per_seed])
+    table = markdown_table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows)
+    return {"grid": grid, "grid_metric": metric, "grid_table": table}
+
+
 def _results_fields(inputs: dict) -> dict:
     """The table of metrics per split of :func:`card_inputs`' ``inputs`` (as computed; a ``<split>: trivial
     baseline`` row from the metrics' ``baseline_*`` keys), its scale and the declared non-metrics; ``{}`` when none."""
@@ -101,10 +206,10 @@ def _results_fields(inputs: dict) -> dict:
             rows.append([f"{split}: trivial baseline"] + [metrics.get(f"baseline_{n}{suffix}", "") for n in names])
     scales = sorted({specs[n].scale for n in names})
     return {
-        "results_table": _table(["split"] + [_display(specs, n) for n in names], rows),
+        "results_table": markdown_table(["split"] + [display_name(specs, n) for n in names], rows),
         "scale": " and ".join("0-1" if s == 1.0 else "0-100" for s in scales),
         "reported": [
-            f"{_display(specs, n)} = {_fmt(int(v) if float(v).is_integer() else v)} ({split})"
+            f"{display_name(specs, n)} = {format_cell(int(v) if float(v).is_integer() else v)} ({split})"
             for split, vals in inputs["others"].items()
             for n, v in vals.items()
         ],
@@ -116,49 +221,13 @@ def _paper_table(inputs: dict) -> str:
     ``""`` when the paper has none."""
     specs = inputs["keys"][0]
     rows = [
-        [label, _display(specs, base), split, "" if ours is None else f"{ours:.1f}", f"{float(paper):.1f}"]
+        [label, display_name(specs, base), split, "" if ours is None else f"{ours:.1f}", f"{float(paper):.1f}"]
         for label, base, split, ours, paper in inputs["paper_rows"]
     ]
-    return _table(["paper model", "metric", "our split", "ours", "paper"], rows) if rows else ""
+    return markdown_table(["paper model", "metric", "our split", "ours", "paper"], rows) if rows else ""
 
 
-def _seeds_table(task, runs: list[dict], keys: tuple[dict, dict]) -> str:
-    """Mean ± sample std per split and metric over ``runs`` (``[{"seed", "metrics"}]``); ``""`` for fewer than 2."""
-    if len(runs) < 2:
-        return ""
-    per_run = [split_metrics(task, r.get("metrics", r), keys=keys) for r in runs]
-    rows = []
-    for split in task.eval_splits:
-        for name in task.metric_names:
-            vals = [p[split][name] for p in per_run if split in p and name in p[split]]
-            if len(vals) >= 2:
-                spread = f"{statistics.mean(vals):.4f} ± {statistics.stdev(vals):.4f}"
-                rows.append([split, _display(keys[0], name), spread, len(vals)])
-    return _table(["split", "metric", "mean ± std", "runs"], rows)
-
-
-def _lr_grid_fields(task, grid: dict | None, specs: dict) -> dict:
-    """The template fields of the §4.1 protocol from ``lr_grid_results.json`` (``grid``; :mod:`hf_bert_tasks.run.lr_grid`):
-    the grid, its metric's name and its table; ``{}`` without it."""
-    if not isinstance(grid, dict) or not grid.get("per_learning_rate"):
-        return {}  # no grid, or one written before seeds existed (runs only)
-    key = grid.get("selected_on", f"eval_{task.primary_metric}")
-    metric = _display(specs, key.removeprefix("eval_"))
-    rows = []
-    for s in grid["per_learning_rate"]:
-        values = [r.get(key) for r in grid.get("runs", []) if r.get("learning_rate") == s["learning_rate"]]
-        mean = "NaN (a degenerate run)" if s.get("mean") is None else _fmt(s["mean"])
-        mean = mean if s.get("std") is None else f"{mean} ± {_fmt(s['std'])}"
-        rate = f"{s['learning_rate']:g}" + (
-            " (selected)" if s["learning_rate"] == grid.get("selected_learning_rate") else ""
-        )
-        per_seed = ", ".join("NaN" if v is None else _fmt(v) for v in values)
-        rows.append([rate, s.get("num_runs", len(values)), mean, per_seed])
-    table = _table(["learning rate", "runs", f"dev {metric}: mean ± std", "per seed"], rows)
-    return {"grid": grid, "grid_metric": metric, "grid_table": table}
-
-
-def _render(
+def render_card(
     kind: str,
     output_dir: str,
     repo_id: str | None,
@@ -187,7 +256,7 @@ def _render(
         template_path=path,
         name=name,
         target=repo_id or output_dir,
-        fmt=_fmt,
+        fmt=format_cell,
         files=[(n, d) for n, d in described if d],
         versions=versions,
         recorded=recorded,
@@ -214,7 +283,7 @@ def _record_fields(info: dict, base_model: str | None, dataset: dict, mode_parag
         "seed": info.get("seed"),
         "training_mode": mode_paragraph,
         "data_arguments": info.get("data_arguments"),
-        "hyperparameters_table": _table(["argument", "value"], rows) if rows else "",
+        "hyperparameters_table": markdown_table(["argument", "value"], rows) if rows else "",
         "log_history": log_history,
         "train_log": train_log,
         "log_table": make_markdown_table(log_lines).rstrip("\n") if log_lines else "",
@@ -261,7 +330,10 @@ def build_finetune_card(
         os.path.join(output_dir, "model.safetensors")
     )
     per_split, runs, specs = inputs["per_split"], [r for r in (seed_runs or []) if r], keys[0]
-    return _render(
+    grid_fields = {"seeds_table": ""}
+    if len(runs) > 1 or inputs["grid"]:  # the seeds' mean ± std, the §4.1 grid's table (run/lr_grid.py)
+        grid_fields = grid_card_fields(the_task, inputs["grid"], runs, keys)
+    return render_card(
         "finetuned",
         output_dir,
         repo_id,
@@ -280,103 +352,25 @@ def build_finetune_card(
         },
         task=the_task,
         dataset_name=inputs["dataset_name"],
-        primary_name=_display(specs, the_task.primary_metric),
+        primary_name=display_name(specs, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
         **_results_fields(inputs),
         scored=inputs["scored"],
         paper_table=_paper_table(inputs),
         seed_runs=runs,
-        seeds_table=_seeds_table(the_task, runs, keys),
-        **_lr_grid_fields(the_task, inputs["grid"], specs),
+        **grid_fields,
         feature_based=inputs["config"].get("model_type") == "bert_feature_based",
         remote_code=bool(inputs["config"].get("auto_map")),  # its own modeling code
         **fields,
     )
 
 
-def build_pretraining_card(
-    output_dir: str,
-    *,
-    repo_id: str | None = None,
-    license: str = "apache-2.0",
-    tags: list[str] | None = None,
-    files: list[str] | None = None,
-    base_model: str | None = None,
-):
-    """The card of a pretraining output dir from its ``pretraining_summary.json`` (no network call).
-
-    Shows the corpus (file names only, no local paths), the masking recipe, the steps per phase and the final MLM /
-    NSP accuracy, which ``model-index`` holds (``fill-mask``, dataset ``text``, held-out documents). ``base_model``:
-    ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.run.run_record.model_origin`).
-    ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
-    """
-    summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")
-    corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
-    corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
-    init, base = model.get("init"), base_model or model.get("base_model")
-    if not base and init not in (None, "random") and "base_model" not in model:
-        logger.warning(
-            "%s does not record whether %r was a Hub id; the card names no base model (pass --base_model)",
-            PRETRAINING_SUMMARY_FILE,
-            init,
-        )
-    columns = ("phase", "max_seq_length", "steps", "batch_size", "learning_rate", "train_instances")
-    phase_rows = [
-        [p.get(c) for c in columns] + [p.get("final_eval", {}).get(f"eval_{k}_accuracy", "") for k in ("mlm", "nsp")]
-        for p in summary.get("phases", [])
-    ]
-    model_rows = [
-        ["preset", model.get("preset", "?")],
-        ["vocab_size", model.get("vocab_size", "?")],
-        ["initialisation", init or "?"],
-    ] + [[k, v] for k, v in (model.get("overrides") or {}).items()]
-    recipe_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else v] for k, v in recipe.items()]
-    header = ["phase", "max_seq_length", "steps", "batch", "learning rate", "train instances", "MLM acc.", "NSP acc."]
-    results = pretraining_eval_results(summary, corpus_files)
-    return _render(
-        "pretrained",
-        output_dir,
-        repo_id,
-        ["pretraining", "fill-mask", *(tags or [])],
-        files,
-        framework_versions(),
-        False,
-        {
-            "base_model": base,
-            "license": license,
-            "library_name": "transformers",
-            "pipeline_tag": "fill-mask",
-            "eval_results": results or None,
-        },
-        summary=summary,
-        corpus=corpus,
-        corpus_files=corpus_files,
-        init=init,
-        base=base,
-        pretraining_table=_table(header, phase_rows) if phase_rows else "",
-        masking_table=_table(["setting", "value"], recipe_rows) if recipe_rows else "",
-        model_table=_table(["setting", "value"], model_rows),
-    )
-
-
-def build_card(output_dir: str, **kwargs):
-    """:func:`build_pretraining_card` for a folder with ``pretraining_summary.json`` and no ``all_results.json``,
-    else :func:`build_finetune_card`; keyword arguments the pretraining card does not take (``task``,
-    ``seed_runs``) are dropped for it."""
-    if os.path.isfile(os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)) and not os.path.isfile(
-        os.path.join(output_dir, "all_results.json")
-    ):
-        return build_pretraining_card(
-            output_dir, **{k: v for k, v in kwargs.items() if k not in ("task", "seed_runs")}
-        )
-    return build_finetune_card(output_dir, **kwargs)
-
-
-def write_card(output_dir: str, **kwargs) -> str | None:
-    """Write the card of a finished run (:func:`build_card` with ``kwargs``, e.g. ``task``; its file list: the
-    folder's listing) to ``output_dir/README.md`` with :func:`card_text` (last line: the text's SHA-256); returns the
+def write_card(output_dir: str, builder=None, **kwargs) -> str | None:
+    """Write the card of a finished run (``builder(output_dir, **kwargs)``: default :func:`build_finetune_card`,
+    e.g. with ``task``; the pretraining recipe passes :func:`hf_bert_tasks.pretraining.card.build_pretraining_card`;
+    its file list: the folder's listing) to ``output_dir/README.md`` with :func:`card_text` (last line: the text's SHA-256); returns the
     path, or ``None`` when a ``README.md`` there was edited or not written by this package (:func:`readme_edited`):
-    it is kept and a warning says so. Errors: :func:`build_card`'s. Call it on the main process only.
+    it is kept and a warning says so. Errors: the builder's. Call it on the main process only.
 
     The recipes call it right after their final metrics are saved: ``all_results.json`` complete
     (:func:`hf_bert_tasks.scripts.finetune.train_evaluate_predict`), the grid's table and top-level results
@@ -394,18 +388,8 @@ def write_card(output_dir: str, **kwargs) -> str | None:
                     "%s was edited or not written by hf_bert_tasks: kept, this run's card not written", path
                 )
                 return None
-    card = build_card(output_dir, **kwargs)
+    card = (builder or build_finetune_card)(output_dir, **kwargs)
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         f.write(card_text(card))
     os.replace(path + ".tmp", path)
     return path
-
-
-def load_seed_runs(output_dirs: list[str]) -> list[dict]:
-    """``[{"seed", "metrics"}]`` from finished output dirs (``all_results.json``, the record's seed or ``"?"``);
-    ``FileNotFoundError`` for a folder without ``all_results.json``."""
-    expected = "every --seed_runs folder must hold a finished run"
-    return [
-        {"seed": (read_record(d) or {}).get("seed", "?"), "metrics": read_record(d, "all_results.json", expected)}
-        for d in output_dirs
-    ]

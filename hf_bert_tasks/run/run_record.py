@@ -14,7 +14,25 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from .model_card_index import RUN_INFO_FILE, read_record  # the record's file name; the reader of a run's JSON files
+#: The run record (written by :class:`hf_bert_tasks.run.run_record.RunRecordCallback`), next to the run's outputs.
+RUN_INFO_FILE = "run_info.json"
+
+
+def read_record(output_dir: str, name: str = RUN_INFO_FILE, missing: str | None = None) -> Any:
+    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, or with ``missing``
+    ``FileNotFoundError`` (``<path>: not found; <missing>``); ``ValueError`` (naming the file and line) when it is not
+    valid JSON."""
+    path = os.path.join(output_dir, name)
+    if not os.path.isfile(path):
+        if missing:
+            raise FileNotFoundError(f"{path}: not found; {missing}")
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: line {err.lineno}: not valid JSON ({err.msg})") from None
+
 
 #: ``TrainingArguments`` fields never recorded (paths, logging, Hub plumbing; secrets are dropped by name too).
 HIDDEN_ARGUMENTS = {

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     from huggingface_hub import ModelCard
 
     from ..run.hub import HubPushError, card_for_push, check_repo_id, files_to_push, push_output_dir
-    from ..run.model_card import load_seed_runs
+    from ..run.lr_grid import load_seed_runs
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     check_repo_id(args.repo_id)

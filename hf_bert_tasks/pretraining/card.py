@@ -1,0 +1,103 @@
+"""The card of a pretraining run (``pretraining_summary.json`` -> ``fill-mask`` results in ``model-index``), rendered
+with the fine-tune card's template machinery (:func:`hf_bert_tasks.run.model_card.render_card`); written by
+:func:`hf_bert_tasks.run.model_card.write_card` for a folder holding a pretraining summary."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+
+from ..run.model_card import PRETRAINING_SUMMARY_FILE, markdown_table, render_card
+from ..run.run_record import framework_versions, read_record
+
+logger = logging.getLogger(__name__)
+
+
+def pretraining_eval_results(summary: dict, corpus_files: list[str]) -> list:
+    """The final MLM and NSP accuracies of ``pretraining_summary.json`` (``final_mlm_accuracy``,
+    ``final_nsp_accuracy``; 0-1) as ``fill-mask`` results on the held-out documents; a missing or NaN one is left
+    out."""
+    from huggingface_hub import EvalResult
+
+    return [
+        EvalResult(
+            task_type="fill-mask",
+            task_name="Masked language modelling + next sentence prediction",
+            dataset_type="text",
+            dataset_name=", ".join(corpus_files) or "pretraining corpus",
+            dataset_split="held-out documents",
+            metric_type="accuracy",
+            metric_name=f"{config.upper()} accuracy",
+            metric_config=config,
+            metric_value=round(float(summary[f"final_{config}_accuracy"]), 6),
+        )
+        for config in ("mlm", "nsp")
+        if isinstance(value := summary.get(f"final_{config}_accuracy"), (int, float)) and not math.isnan(value)
+    ]
+
+
+def build_pretraining_card(
+    output_dir: str,
+    *,
+    repo_id: str | None = None,
+    license: str = "apache-2.0",
+    tags: list[str] | None = None,
+    files: list[str] | None = None,
+    base_model: str | None = None,
+):
+    """The card of a pretraining output dir from its ``pretraining_summary.json`` (no network call).
+
+    Shows the corpus (file names only, no local paths), the masking recipe, the steps per phase and the final MLM /
+    NSP accuracy, which ``model-index`` holds (``fill-mask``, dataset ``text``, held-out documents). ``base_model``:
+    ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.run.run_record.model_origin`).
+    ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
+    """
+    summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")
+    corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
+    corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
+    init, base = model.get("init"), base_model or model.get("base_model")
+    if not base and init not in (None, "random") and "base_model" not in model:
+        logger.warning(
+            "%s does not record whether %r was a Hub id; the card names no base model (pass --base_model)",
+            PRETRAINING_SUMMARY_FILE,
+            init,
+        )
+    columns = ("phase", "max_seq_length", "steps", "batch_size", "learning_rate", "train_instances")
+    phase_rows = [
+        [p.get(c) for c in columns] + [p.get("final_eval", {}).get(f"eval_{k}_accuracy", "") for k in ("mlm", "nsp")]
+        for p in summary.get("phases", [])
+    ]
+    model_rows = [
+        ["preset", model.get("preset", "?")],
+        ["vocab_size", model.get("vocab_size", "?")],
+        ["initialisation", init or "?"],
+    ] + [[k, v] for k, v in (model.get("overrides") or {}).items()]
+    recipe_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else v] for k, v in recipe.items()]
+    header = ["phase", "max_seq_length", "steps", "batch", "learning rate", "train instances", "MLM acc.", "NSP acc."]
+    results = pretraining_eval_results(summary, corpus_files)
+    return render_card(
+        "pretrained",
+        output_dir,
+        repo_id,
+        ["pretraining", "fill-mask", *(tags or [])],
+        files,
+        framework_versions(),
+        False,
+        {
+            "base_model": base,
+            "license": license,
+            "library_name": "transformers",
+            "pipeline_tag": "fill-mask",
+            "eval_results": results or None,
+        },
+        summary=summary,
+        corpus=corpus,
+        corpus_files=corpus_files,
+        init=init,
+        base=base,
+        pretraining_table=markdown_table(header, phase_rows) if phase_rows else "",
+        masking_table=markdown_table(["setting", "value"], recipe_rows) if recipe_rows else "",
+        model_table=markdown_table(["setting", "value"], model_rows),
+    )
