@@ -256,7 +256,7 @@ def mismatched_head(tmp, tiny_bert_dir):
 def max_seq_length_over_positions(tmp, tiny_bert_dir):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from hf_bert_tasks.scripts.finetune import check_model_fits
+    from hf_bert_tasks.run.tokenization import check_model_fits
 
     model = AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir, num_labels=2)  # 256 positions
     return lambda: check_model_fits(model, AutoTokenizer.from_pretrained(tiny_bert_dir), 512, "tiny-bert")
@@ -265,7 +265,7 @@ def max_seq_length_over_positions(tmp, tiny_bert_dir):
 def tokenizer_larger_than_model_vocab(tmp, tiny_bert_dir, vocab_tokenizer):
     from transformers import AutoModelForSequenceClassification, BertConfig
 
-    from hf_bert_tasks.scripts.finetune import check_model_fits
+    from hf_bert_tasks.run.tokenization import check_model_fits
 
     model = AutoModelForSequenceClassification.from_config(
         BertConfig(vocab_size=20, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)

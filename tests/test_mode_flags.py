@@ -72,7 +72,9 @@ def test_a_mode_registered_in_a_test_gets_its_flag_on_the_command_line(top_layer
     )
     assert not after[f"{last}.attention.self.query.weight"].equal(before[f"{last}.attention.self.query.weight"])
     with open(out / "run_info.json") as f:
-        assert json.load(f)["training_mode"] == {"mode": "top_layers", "strategy": "top1"}
+        recorded = json.load(f)["training_mode"]
+    # the card's mode paragraph is recorded while training (TrainingMode.describe: the mode's default words)
+    assert recorded == {"mode": "top_layers", "strategy": "top1", "description": "Training mode: **top_layers**."}
 
 
 def test_a_bad_value_of_the_modes_flag_is_one_line(top_layers, tmp_path, capsys):

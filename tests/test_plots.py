@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from hf_bert_tasks.run.plots import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
+from hf_bert_tasks.run.run_record import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
 from tests.conftest import tiny_run_argv
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -133,7 +133,7 @@ def test_training_curves_mark_the_baseline_and_start_at_step_zero(tmp_path, monk
     """Issue 44 item 2: one eval point at step 200 is drawn on an axis from 0, beside the trivial baseline."""
     import matplotlib.figure
 
-    from hf_bert_tasks.run.plots import plot_training_curves
+    from hf_bert_tasks.run.run_record import plot_training_curves
 
     saved = {}
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.update(axes=fig.axes))

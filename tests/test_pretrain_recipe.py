@@ -154,7 +154,7 @@ def test_masking_recipe_reads_the_collator_that_drew_the_masks(vocab_tokenizer):
 
 
 def test_curves_png_plots_the_logged_history(pretrained):
-    from hf_bert_tasks.run.plots import plot_pretraining_curves, pretraining_curves
+    from hf_bert_tasks.pretraining.card import plot_pretraining_curves, pretraining_curves
 
     out, summary = pretrained
     with open(os.path.join(out, "pretraining_curves.png"), "rb") as f:
@@ -177,7 +177,7 @@ def test_curves_png_plots_the_logged_history(pretrained):
 
 
 def test_curves_of_two_phases_continue_the_step_axis():
-    from hf_bert_tasks.run.plots import pretraining_curves
+    from hf_bert_tasks.pretraining.card import pretraining_curves
 
     summary = {
         "phases": [

@@ -84,8 +84,10 @@ class TrainingMode(abc.ABC):
         return None
 
     def record(self, training_args) -> dict:
-        """``{"mode", "strategy"}``: the run record's ``training_mode`` (``strategy``: :meth:`variant`)."""
-        return {"mode": self.name, "strategy": self.variant(training_args)}
+        """``{"mode", "strategy", "description"}``: the run record's ``training_mode`` (``strategy``: :meth:`variant`;
+        ``description``: :meth:`describe` of it, the card's training-mode paragraph, recorded while training)."""
+        variant = self.variant(training_args)
+        return {"mode": self.name, "strategy": variant, "description": self.describe(variant)}
 
     def describe(self, variant: str | None) -> str:
         """The model card's training-mode paragraph."""

@@ -1,6 +1,7 @@
-"""The card of a pretraining run (``pretraining_summary.json`` -> ``fill-mask`` results in ``model-index``), rendered
-with the fine-tune card's template machinery (:func:`hf_bert_tasks.run.model_card.render_card`); written by
-:func:`hf_bert_tasks.run.model_card.write_card` for a folder holding a pretraining summary."""
+"""What a pretraining run reports beside its model: the card (``pretraining_summary.json`` -> ``fill-mask`` results in
+``model-index``, rendered with the fine-tune card's template machinery, :func:`hf_bert_tasks.run.model_card.render_card`;
+written by :func:`hf_bert_tasks.run.model_card.write_card` with :func:`build_pretraining_card`) and
+``pretraining_curves.png`` (:func:`pretraining_curves`, :func:`plot_pretraining_curves`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import logging
 import math
 import os
 
-from ..run.model_card import PRETRAINING_SUMMARY_FILE, markdown_table, render_card
-from ..run.run_record import framework_versions, read_record
+from ..run.model_card import PRETRAINING_SUMMARY_FILE, markdown_table, read_record, render_card
+from ..run.run_record import framework_versions, plot_panels
 
 logger = logging.getLogger(__name__)
+
+PRETRAINING_CURVES_FILE = "pretraining_curves.png"
+#: the four panels of ``pretraining_curves.png``; each is logged as ``<metric>`` (train) and ``eval_<metric>``.
+CURVE_METRICS = ("mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
 
 
 def pretraining_eval_results(summary: dict, corpus_files: list[str]) -> list:
@@ -55,6 +60,7 @@ def build_pretraining_card(
     ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
     """
     summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")
+    versions = framework_versions()
     corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
     corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
     init, base = model.get("init"), base_model or model.get("base_model")
@@ -83,7 +89,7 @@ def build_pretraining_card(
         repo_id,
         ["pretraining", "fill-mask", *(tags or [])],
         files,
-        framework_versions(),
+        versions,
         False,
         {
             "base_model": base,
@@ -101,3 +107,34 @@ def build_pretraining_card(
         masking_table=markdown_table(["setting", "value"], recipe_rows) if recipe_rows else "",
         model_table=markdown_table(["setting", "value"], model_rows),
     )
+
+
+def pretraining_curves(summary: dict) -> dict:
+    """The series of ``pretraining_curves.png`` from a summary's phase histories (steps continue across phases):
+    ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` per :data:`CURVE_METRICS` entry, from the
+    logged ``metric`` and ``eval_<metric>`` (lists in log order; empty for NSP in an MLM-only run)."""
+    data = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
+    offset = 0
+    for phase in summary.get("phases", []):
+        for entry in phase.get("history", []):
+            for metric in CURVE_METRICS:
+                for split, key in (("train", metric), ("eval", f"eval_{metric}")):
+                    if key in entry:
+                        data[metric][split][0].append(offset + entry["step"])
+                        data[metric][split][1].append(entry[key])
+        offset += phase.get("steps", 0)
+    return data
+
+
+def plot_pretraining_curves(curves: dict, path: str):
+    """Write :func:`pretraining_curves` data as a 2 x 2 PNG (MLM loss, MLM accuracy, NSP loss, NSP accuracy against
+    the optimizer step; train and eval lines). Returns the ``Figure``."""
+    panels = [
+        (
+            metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP"),
+            [(split, curves[metric][split], style) for split, style in (("train", "-"), ("eval", "o-"))],
+            "not logged (MLM only)" if metric.startswith("nsp") else "not logged",
+        )
+        for metric in CURVE_METRICS
+    ]
+    return plot_panels(path, panels, 2, 2, figsize=(10, 7))

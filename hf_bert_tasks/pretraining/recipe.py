@@ -25,11 +25,10 @@ from ..run.checkpoints import is_auto, resolve_resume
 from ..run.hub import pop_push_settings, push_output_dir
 from ..run.model_card import write_card
 from ..run.modeling import BERT_PRESETS
-from ..run.plots import CURVE_METRICS, plot_pretraining_curves, pretraining_curves
-from ..run.plots import PRETRAINING_CURVES_FILE as CURVES_FILE
 from ..run.run_record import model_origin
 from ..run.tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
-from .card import build_pretraining_card
+from .card import CURVE_METRICS, build_pretraining_card, plot_pretraining_curves, pretraining_curves
+from .card import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .collators import DataCollatorForBertPretraining
 from .config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
 from .data import add_example_index, build_pretraining_dataset

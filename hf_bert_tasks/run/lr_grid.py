@@ -321,7 +321,7 @@ def _check_same_settings(folder: str, stored: dict) -> None:
 def load_seed_runs(output_dirs: list[str]) -> list[dict]:
     """``[{"seed", "metrics"}]`` from finished output dirs (``all_results.json``, the record's seed or ``"?"``);
     ``FileNotFoundError`` for a folder without ``all_results.json``."""
-    from .run_record import read_record
+    from .model_card import read_record
 
     expected = "every --seed_runs folder must hold a finished run"
     return [

@@ -11,6 +11,7 @@ its card, ``README.md``, with its model (:func:`write_card`); no network call he
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -23,7 +24,7 @@ from transformers.modelcard import make_markdown_table, parse_log_history
 
 from ..modes import mode_text
 from ..tasks.metrics import dataset_display_name, eval_results_from_metrics, grouped_metrics, split_metrics
-from .run_record import RUN_INFO_FILE, framework_versions, read_record
+from .run_record import RUN_INFO_FILE, framework_versions
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,22 @@ def display_name(specs: dict, key: str) -> str:
     return getattr(specs.get(key), "display", key)
 
 
+def read_record(output_dir: str, name: str = RUN_INFO_FILE, missing: str | None = None) -> Any:
+    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, or with ``missing``
+    ``FileNotFoundError`` (``<path>: not found; <missing>``); ``ValueError`` (naming the file and line) when it is not
+    valid JSON."""
+    path = os.path.join(output_dir, name)
+    if not os.path.isfile(path):
+        if missing:
+            raise FileNotFoundError(f"{path}: not found; {missing}")
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: line {err.lineno}: not valid JSON ({err.msg})") from None
+
+
 # -------------------------------------------------------------------------------------------- inputs
 def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]:
     """Everything a fine-tune card reads from ``output_dir`` and computes, in one call: ``task`` (the registered
@@ -116,7 +133,8 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
         task = get_task(task or info["task"])
     dataset = dict(info.get("dataset") or {"id": task.hub_dataset, "config": task.hub_config})
     dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
-    grouped = grouped_metrics(task, metrics, paper=not dataset.get("user_files"))  # user files: not the paper's
+    grouped = grouped_metrics(task, metrics, paper=not dataset.get("user_files"))
+    recorded = info.get("training_mode") or {}  # user files: not the paper's
     return {
         "task": task,
         "metrics": metrics,
@@ -127,7 +145,8 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
         **grouped,
         "dataset_name": dataset_display_name(task),
         "eval_results": eval_results_from_metrics(task, metrics, dataset, grouped["keys"], grouped["per_split"]),
-        "mode_text": mode_text(info.get("training_mode")),  # the mode's own words (modes): last
+        # the mode's own words, recorded while training (a record of an older version: looked up in modes)
+        "mode_text": recorded.get("description") if "description" in recorded else mode_text(recorded),
     }
 
 

@@ -139,6 +139,24 @@ def train_wordpiece_tokenizer(
     return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, **limit)  # [UNK] [SEP] ...: its defaults
 
 
+def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
+    """Check that the tokenizer's ids and ``max_seq_length`` fit the embedding tables of ``model`` (a model or its
+    config), before an index error deep inside torch: ``ValueError`` (naming both numbers) for ``max_seq_length`` >
+    ``config.max_position_embeddings`` or a tokenizer with more ids than ``config.vocab_size``."""
+    config = getattr(model, "config", model)
+    positions, vocab = getattr(config, "max_position_embeddings", None), getattr(config, "vocab_size", None)
+    if positions is not None and max_seq_length > positions:
+        raise ValueError(
+            f"--max_seq_length {max_seq_length} is longer than the {positions} position embeddings of "
+            f"{name}; expected --max_seq_length <= {positions}"
+        )
+    if vocab is not None and len(tokenizer) > vocab:
+        raise ValueError(
+            f"the tokenizer has {len(tokenizer)} ids but {name} has only {vocab} token embeddings; "
+            "expected the model's own tokenizer (check --tokenizer_name)"
+        )
+
+
 # The tokenized-features cache
 #: Bumped when the layout of an entry or the key changes.
 CACHE_FORMAT = 1

@@ -162,7 +162,7 @@ def validate_arms(args, common: dict) -> None:
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
     """Run one configuration with one seed, or read it (``--reuse``, a finished earlier run without ``--rerun``)."""
     from ..run.arguments import output_dir_is_finished, setup_process_logging
-    from ..run.run_record import read_record
+    from ..run.model_card import read_record
     from .finetune import run_finetune
 
     reuse = args.reuse_map.get(config["label"])

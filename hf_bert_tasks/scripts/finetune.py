@@ -79,7 +79,7 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
     from transformers import AutoConfig, AutoTokenizer
 
     from ..run.arguments import apply_task_defaults, scrub_secrets
-    from ..run.tokenization import fit_tokenizer_to_model
+    from ..run.tokenization import check_model_fits, fit_tokenizer_to_model
     from ..run.trainer_flags import TASK_REFUSALS
 
     task = data_args.registered_task()  # looked up once, when the arguments were made
@@ -209,7 +209,7 @@ def train_evaluate_predict(
     eval_metrics = _predict_and_evaluate(task, trainer, data, training_args)
     results.update(eval_metrics)
     if data.train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
-        from ..run.plots import finish_training_curves
+        from ..run.run_record import finish_training_curves
 
         finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({mode.name})")
     if not results:  # predictions only: all_results.json (the finished-run marker) comes last
@@ -290,24 +290,6 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
             f"frozen; expected neither with --mode {' or '.join(frozen)}"
         )
     return mode.build_model(task, model_args, training_args)
-
-
-def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
-    """Check that the tokenizer's ids and ``max_seq_length`` fit the embedding tables of ``model`` (a model or its
-    config), before an index error deep inside torch: ``ValueError`` (naming both numbers) for ``max_seq_length`` >
-    ``config.max_position_embeddings`` or a tokenizer with more ids than ``config.vocab_size``."""
-    config = getattr(model, "config", model)
-    positions, vocab = getattr(config, "max_position_embeddings", None), getattr(config, "vocab_size", None)
-    if positions is not None and max_seq_length > positions:
-        raise ValueError(
-            f"--max_seq_length {max_seq_length} is longer than the {positions} position embeddings of "
-            f"{name}; expected --max_seq_length <= {positions}"
-        )
-    if vocab is not None and len(tokenizer) > vocab:
-        raise ValueError(
-            f"the tokenizer has {len(tokenizer)} ids but {name} has only {vocab} token embeddings; "
-            "expected the model's own tokenizer (check --tokenizer_name)"
-        )
 
 
 def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str], list[str]]:
