@@ -141,7 +141,8 @@ def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_
     assert not after[f"{query}.bias"].equal(before[f"{query}.bias"])
     with open(out / "run_info.json") as f:
         info = json.load(f)
-    assert info["training_mode"] == {"mode": "bias_only", "strategy": None}
+    # the card's mode paragraph, recorded while training: the mode's own text
+    assert info["training_mode"] == {"mode": "bias_only", "strategy": None, "description": bias_only.card_text}
     assert info["hyperparameters"]["learning_rate"] == 3e-3  # the mode's default, not the task's 2e-5
 
 

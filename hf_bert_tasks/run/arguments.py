@@ -305,7 +305,7 @@ class CliArgumentParser(HfArgumentParser):
     """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
     ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error).
     :class:`FinetuneTrainingArguments` stands for :func:`finetune_arguments_class` (the flags of modes registered
-    since, e.g. in ``compare``'s arms). For ``--help_all`` and ``compare``; the recipes parse with ``args_parser``."""
+    since). For ``--help_all`` only: the recipes and ``compare``'s arms parse with ``args_parser``."""
 
     def __init__(self, dataclass_types, **kwargs):  # not cli.ArgumentParser's: a run stays out of cli.py
         types_ = [finetune_arguments_class() if t is FinetuneTrainingArguments else t for t in dataclass_types]

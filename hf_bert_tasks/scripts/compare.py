@@ -90,10 +90,11 @@ def run_settings(config: dict, seed: int, args, out: str) -> dict:
 
 
 def finetune_parser():
-    """The fine-tune recipe's parser (its argument dataclasses; errors raise ``UsageError``)."""
-    from ..run.arguments import CliArgumentParser, DataArguments, FinetuneTrainingArguments, ModelArguments
+    """The fine-tune recipe's one parser (:func:`hf_bert_tasks.run.args_finetune.finetune_parser`: its dataclasses, the
+    registered modes' flags, ``TrainingArguments``' fields; errors raise ``UsageError``)."""
+    from ..run.args_finetune import finetune_parser
 
-    return CliArgumentParser((ModelArguments, DataArguments, FinetuneTrainingArguments), prog="hf-bert-tasks finetune")
+    return finetune_parser()
 
 
 def given_settings(argv: list[str], parser=None) -> dict:
@@ -110,13 +111,16 @@ def given_settings(argv: list[str], parser=None) -> dict:
 
 def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed from
-    :func:`run_settings`, ``common`` (every run's flags) and ``args.arm_settings[mode]``, a later one winning.
+    :func:`run_settings`, ``common`` (every run's flags) and ``args.arm_settings[mode]``, a later one winning: the
+    settings as flags, parsed and built as ``hf-bert-tasks finetune`` parses and builds them
+    (:func:`~hf_bert_tasks.run.args_finetune.parse_finetune_argv`, :func:`~hf_bert_tasks.run.arguments.finetune_arguments`).
     ``ValueError`` when a check of the dataclasses fails (e.g. ``--lora_dropout 1.5``)."""
-    from ..run.arguments import flags_given
+    from ..run.args_finetune import parse_finetune_argv
+    from ..run.arguments import finetune_arguments
 
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
-    with flags_given(settings):  # a GPU's defaults (bf16, fused AdamW) where no setting chose otherwise
-        return tuple(finetune_parser().parse_dict(settings))
+    # the flags given: a GPU's defaults (bf16, fused AdamW) apply where no setting chose otherwise
+    return finetune_arguments(parse_finetune_argv(settings_argv(settings, finetune_parser())))
 
 
 def arm_settings(text: str, option: str) -> dict:
