@@ -34,7 +34,7 @@ from datasets import disable_progress_bars
 from transformers import AutoTokenizer
 from hf_bert_tasks.pretraining.data import build_pretraining_dataset
 from hf_bert_tasks.pretraining.documents import load_documents
-from hf_bert_tasks.pretraining import _corpus_stats
+from hf_bert_tasks.pretraining.recipe import _corpus_stats
 disable_progress_bars()
 cfg = json.loads(sys.argv[1])
 tok = AutoTokenizer.from_pretrained(cfg["tokenizer"])
