@@ -210,8 +210,9 @@ def mode_of(training_args) -> TrainingMode:
 
 
 def mode_text(mode: dict | None) -> str:
-    """The training-mode paragraph of the record's ``training_mode`` (``{"mode", "strategy"}``); ``""`` (the card
-    then has no mode paragraph) when the run recorded none: a mode is never guessed from a folder's files."""
+    """The training-mode paragraph of a record's ``training_mode`` (``{"mode", "strategy"}``; a record of this
+    version also holds it as ``description``, :meth:`TrainingMode.record`); ``""`` (the card then has no mode
+    paragraph) when the run recorded none: a mode is never guessed from a folder's files."""
     if not (mode or {}).get("mode"):
         return ""
     if mode["mode"] in TRAINING_MODES:

@@ -1,7 +1,8 @@
-"""What a pretraining run reports beside its model: the card (``pretraining_summary.json`` -> ``fill-mask`` results in
-``model-index``, rendered with the fine-tune card's template machinery, :func:`hf_bert_tasks.run.model_card.render_card`;
-written by :func:`hf_bert_tasks.run.model_card.write_card` with :func:`build_pretraining_card`) and
-``pretraining_curves.png`` (:func:`pretraining_curves`, :func:`plot_pretraining_curves`)."""
+"""What a pretraining run reports beside its model: the card (``pretraining_summary.json`` -> ``fill-mask``
+results in ``model-index``; rendered with the fine-tune card's template machinery,
+:func:`hf_bert_tasks.run.model_card.render_card`; written by :func:`hf_bert_tasks.run.model_card.write_card` with
+:func:`build_pretraining_card`) and ``pretraining_curves.png`` (:func:`pretraining_curves`,
+:func:`plot_pretraining_curves`)."""
 
 from __future__ import annotations
 

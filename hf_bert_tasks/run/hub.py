@@ -368,10 +368,10 @@ def merge_eval_results(existing: list, new: list) -> list:
 
 
 def build_card(output_dir: str, **kwargs):
-    """The card of any finished output dir, as a push renders it:
-    :func:`hf_bert_tasks.pretraining.card.build_pretraining_card` for a folder with ``pretraining_summary.json`` and no ``all_results.json``,
-    else :func:`hf_bert_tasks.run.model_card.build_finetune_card`; keyword arguments the pretraining card does not take (``task``,
-    ``seed_runs``) are dropped for it."""
+    """The card of any finished output dir, as a push renders it: for a folder with ``pretraining_summary.json`` and
+    no ``all_results.json`` :func:`hf_bert_tasks.pretraining.card.build_pretraining_card` (keyword arguments it does
+    not take, ``task`` and ``seed_runs``, are dropped), else :func:`hf_bert_tasks.run.model_card.build_finetune_card`.
+    Errors: the builder's."""
     from .model_card import PRETRAINING_SUMMARY_FILE
 
     if os.path.isfile(os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)) and not os.path.isfile(

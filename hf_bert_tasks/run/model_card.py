@@ -133,8 +133,9 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
         task = get_task(task or info["task"])
     dataset = dict(info.get("dataset") or {"id": task.hub_dataset, "config": task.hub_config})
     dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
+    # a user's own files are not the paper's data: no comparison with its table
     grouped = grouped_metrics(task, metrics, paper=not dataset.get("user_files"))
-    recorded = info.get("training_mode") or {}  # user files: not the paper's
+    recorded = info.get("training_mode") or {}
     return {
         "task": task,
         "metrics": metrics,
@@ -169,7 +170,7 @@ def readme_edited(text: str) -> bool:
 
 
 # -------------------------------------------------------------------------------------------- rendering
-def grid_card_fields(task, grid: dict | None, runs: list[dict], keys: tuple[dict, dict]) -> dict:
+def _grid_fields(task, grid: dict | None, runs: list[dict], keys: tuple[dict, dict]) -> dict:
     """The template fields of a card for several seeds (``runs``: ``seeds_table``) and the §4.1 grid (``grid``:
     ``lr_grid_results.json``)."""
     return {"seeds_table": _seeds_table(task, runs, keys), **_lr_grid_fields(task, grid, keys[0])}
@@ -350,8 +351,8 @@ def build_finetune_card(
     )
     per_split, runs, specs = inputs["per_split"], [r for r in (seed_runs or []) if r], keys[0]
     grid_fields = {"seeds_table": ""}
-    if len(runs) > 1 or inputs["grid"]:  # the seeds' mean ± std, the §4.1 grid's table (run/lr_grid.py)
-        grid_fields = grid_card_fields(the_task, inputs["grid"], runs, keys)
+    if len(runs) > 1 or inputs["grid"]:  # the seeds' mean ± std, the §4.1 grid's table (lr_grid_results.json)
+        grid_fields = _grid_fields(the_task, inputs["grid"], runs, keys)
     return render_card(
         "finetuned",
         output_dir,

@@ -2,8 +2,8 @@
 a ``TrainerCallback`` while it trains (:class:`RunRecordCallback`; :mod:`hf_bert_tasks.run.model_card` renders the
 card from it; no pickle is read and every ``*token*`` argument is dropped; why: docs/design.md, 'Record written while
 training'), and at its end ``training_curves.png`` (:func:`finish_training_curves`: losses and the dev metric
-against step, the trivial baseline dashed). :func:`new_figure` and :func:`plot_lines` are the package's matplotlib
-helpers (a bare Agg ``Figure``: no pyplot state, no backend switch)."""
+against step, the trivial baseline dashed). :func:`new_figure`, :func:`plot_lines` and :func:`plot_panels` are the
+package's matplotlib helpers (a bare Agg ``Figure``: no pyplot state, no backend switch)."""
 
 from __future__ import annotations
 
@@ -243,9 +243,8 @@ class RunRecordCallback(TrainerCallback):
 
 
 # ------------------------------------------------------------------- training_curves.png, from the same log
+#: the fine-tune curves (:func:`finish_training_curves`), drawn from Trainer's state file in the output dir
 CURVES_FILE = "training_curves.png"
-
-
 STATE_FILE = "trainer_state.json"
 
 

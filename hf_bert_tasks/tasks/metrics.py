@@ -15,6 +15,11 @@ Per problem type (the metrics a task declares, on the task's own scale):
 - question answering (SQuAD): the empty answer for every question (v1.1: 0; v2.0: the unanswerable share).
 
 A run whose primary dev metric is within :data:`MARGIN` of its baseline ends with :func:`near_baseline`'s warning.
+
+The metrics as a card, the grid and ``compare`` read them back: Trainer-style keys grouped per split
+(:func:`split_metrics`, :func:`metric_keys`; MNLI's ``eval_accuracy_mm``), beside the paper's numbers
+(:func:`paper_rows`), all in one call (:func:`grouped_metrics`), and as ``model-index`` entries
+(:func:`eval_results_from_metrics`: one ``huggingface_hub.EvalResult`` per declared metric per scored split).
 """
 
 from __future__ import annotations
