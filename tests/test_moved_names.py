@@ -27,3 +27,40 @@ def test_names_dropped_by_the_slimming_pass_still_work_with_a_deprecation_warnin
     args = SimpleNamespace(resume_from_checkpoint=None, output_dir=str(tmp_path))
     with pytest.warns(DeprecationWarning, match="resolve_resume"):
         assert resolve_resume_checkpoint(args) is None
+
+
+#: (old module, function, its module now): the functions the route pass of issue 41 moved (2026-12-05); the old module
+#: paths ``run.model_card_index`` and ``run.plots`` resolve to the modules that took them in (the moved-module finder)
+MOVED_BY_THE_ROUTE_PASS = [
+    ("hf_bert_tasks.run.model_card", "build_card", "hf_bert_tasks.run.hub"),
+    ("hf_bert_tasks.run.model_card", "merge_eval_results", "hf_bert_tasks.run.hub"),
+    ("hf_bert_tasks.run.model_card", "build_pretraining_card", "hf_bert_tasks.pretraining.card"),
+    ("hf_bert_tasks.run.model_card", "load_seed_runs", "hf_bert_tasks.run.lr_grid"),
+    ("hf_bert_tasks.run.model_card", "non_default_arguments", "hf_bert_tasks.run.run_record"),
+    ("hf_bert_tasks.run.model_card_index", "metric_keys", "hf_bert_tasks.tasks.metrics"),
+    ("hf_bert_tasks.run.model_card_index", "split_of_key", "hf_bert_tasks.tasks.metrics"),
+    ("hf_bert_tasks.run.model_card_index", "paper_rows", "hf_bert_tasks.tasks.metrics"),
+    ("hf_bert_tasks.run.model_card_index", "pretraining_eval_results", "hf_bert_tasks.pretraining.card"),
+    ("hf_bert_tasks.run.model_card_index", "eval_result_key", "hf_bert_tasks.run.hub"),
+    ("hf_bert_tasks.run.run_record", "read_record", "hf_bert_tasks.run.model_card"),
+    ("hf_bert_tasks.run.plots", "pretraining_curves", "hf_bert_tasks.pretraining.card"),
+    ("hf_bert_tasks.run.plots", "plot_pretraining_curves", "hf_bert_tasks.pretraining.card"),
+    ("hf_bert_tasks.run.hub", "card_text", "hf_bert_tasks.run.model_card"),
+    ("hf_bert_tasks.run.hub", "readme_edited", "hf_bert_tasks.run.model_card"),
+    ("hf_bert_tasks.scripts.finetune", "check_model_fits", "hf_bert_tasks.run.tokenization"),
+]
+
+
+@pytest.mark.parametrize("old, name, new", MOVED_BY_THE_ROUTE_PASS)
+def test_a_function_the_route_pass_moved_still_works_from_its_old_module_with_a_warning(old, name, new, monkeypatch):
+    import importlib
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the old module path itself (model_card_index, plots)
+        module = importlib.import_module(old)
+    calls = []
+    monkeypatch.setattr(importlib.import_module(new), name, lambda *a, **k: calls.append((a, k)) or "result")
+    with pytest.warns(DeprecationWarning, match=f"{old.rsplit('.', 1)[0]}.* moved to {new}"):
+        assert getattr(module, name)(1, x=2) == "result"
+    assert calls == [((1,), {"x": 2})]

@@ -13,6 +13,8 @@ import logging
 import os
 from dataclasses import dataclass, field
 
+from . import moved_function
+
 logger = logging.getLogger(__name__)
 
 #: Files pushed from an output dir (top level; shell patterns).
@@ -385,3 +387,8 @@ def build_card(output_dir: str, **kwargs):
     from .model_card import build_finetune_card
 
     return build_finetune_card(output_dir, **kwargs)
+
+
+#: the card file's hash line, with the card since the route pass
+card_text = moved_function(__name__, "card_text", "run.model_card")
+readme_edited = moved_function(__name__, "readme_edited", "run.model_card")

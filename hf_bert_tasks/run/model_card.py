@@ -24,6 +24,7 @@ from transformers.modelcard import make_markdown_table, parse_log_history
 
 from ..modes import mode_text
 from ..tasks.metrics import dataset_display_name, eval_results_from_metrics, grouped_metrics, split_metrics
+from . import moved_function
 from .run_record import RUN_INFO_FILE, framework_versions
 
 logger = logging.getLogger(__name__)
@@ -413,3 +414,16 @@ def write_card(output_dir: str, builder=None, **kwargs) -> str | None:
         f.write(card_text(card))
     os.replace(path + ".tmp", path)
     return path
+
+
+#: functions of this module (and of ``model_card_index``, which it took in) that live elsewhere since the route pass
+build_card = moved_function(__name__, "build_card", "run.hub")
+merge_eval_results = moved_function(__name__, "merge_eval_results", "run.hub")
+eval_result_key = moved_function(__name__, "eval_result_key", "run.hub")
+build_pretraining_card = moved_function(__name__, "build_pretraining_card", "pretraining.card")
+pretraining_eval_results = moved_function(__name__, "pretraining_eval_results", "pretraining.card")
+metric_keys = moved_function(__name__, "metric_keys", "tasks.metrics")
+split_of_key = moved_function(__name__, "split_of_key", "tasks.metrics")
+paper_rows = moved_function(__name__, "paper_rows", "tasks.metrics")
+non_default_arguments = moved_function(__name__, "non_default_arguments", "run.run_record")
+load_seed_runs = moved_function(__name__, "load_seed_runs", "run.lr_grid")

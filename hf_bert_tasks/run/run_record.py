@@ -18,6 +18,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from . import moved_function
+
 #: The run record (written by :class:`hf_bert_tasks.run.run_record.RunRecordCallback`), next to the run's outputs.
 RUN_INFO_FILE = "run_info.json"
 
@@ -402,3 +404,9 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
     return write_training_curves(
         trainer.args.output_dir, metric, title, _number(eval_metrics.get(f"baseline_{metric}"))
     )
+
+
+#: functions of this module (and of ``plots``, which it took in) that live elsewhere since the route pass
+read_record = moved_function(__name__, "read_record", "run.model_card")
+pretraining_curves = moved_function(__name__, "pretraining_curves", "pretraining.card")
+plot_pretraining_curves = moved_function(__name__, "plot_pretraining_curves", "pretraining.card")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..modes import TRAINING_MODES, declare_batch_mean_loss, mode_of
+from ..run import moved_function
 from ..run.checkpoints import resolve_resume, start_run
 from ..tasks import Task
 
@@ -377,6 +378,10 @@ def resolve_resume_checkpoint(training_args) -> str | None:
         stacklevel=2,
     )
     return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+
+
+#: the model/tokenizer size check, beside the tokenizer's fit since the route pass
+check_model_fits = moved_function(__name__, "check_model_fits", "run.tokenization")
 
 
 if __name__ == "__main__":
