@@ -45,12 +45,17 @@ _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_give
 class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().values(), TrainingArguments):
     """``TrainingArguments`` with the paper's fine-tuning defaults and extras (:class:`FinetuneOptions`) and the flags
     of the modes registered when this module is imported (the built-ins'); :func:`finetune_arguments_class` adds
-    those of modes registered later. ``__post_init__`` sets three attributes (not fields: no flag, not in run
-    records) saying where values came from: ``from_task`` (the fields not given, which :func:`apply_task_defaults`
-    fills from the task and the mode), ``splits_asked`` (``(do_train, do_eval, do_predict)`` as given, before
-    Trainer's post-init; ``None``: no ``--do_*``, every split the data has) and ``keep_checkpoints`` (a
-    ``CHECKPOINT_FLAGS`` flag given, or the object not built from a command line: the ``checkpoint-*`` folders stay,
-    else ``finetuning.remove_checkpoints``)."""
+    those of modes registered later. Three declared fields are not flags (``init=False``: no flag, not in
+    ``to_dict()``, ``training_args.json`` or the run record): ``__post_init__`` sets them from what was given."""
+
+    #: the fields not given, which :func:`apply_task_defaults` fills from the task and the mode
+    from_task: frozenset[str] = dataclasses.field(default=frozenset(), init=False, repr=False)
+    #: ``(do_train, do_eval, do_predict)`` as given, before Trainer's post-init; ``None``: no ``--do_*`` flag, every
+    #: split the data has (``tokenization.select_splits``)
+    splits_asked: tuple[bool, bool, bool] | None = dataclasses.field(default=None, init=False, repr=False)
+    #: a :data:`CHECKPOINT_FLAGS` flag given, or the object not built from a command line: the ``checkpoint-*``
+    #: folders stay after the run (else the saved model is its one copy, ``scripts.finetune.remove_checkpoints``)
+    keep_checkpoints: bool = dataclasses.field(default=True, init=False, repr=False)
 
     def __post_init__(self):
         mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
@@ -273,8 +278,35 @@ def finetune_arguments_class(modes=None) -> type[FinetuneTrainingArguments]:
 def finetune_arguments(command_line: CommandLine):
     """``(ModelArguments, DataArguments, training arguments)`` of a parsed ``finetune`` command line
     (:func:`hf_bert_tasks.run.args_finetune.parse_finetune_argv`), as :func:`finetune_arguments_class`
-    (:func:`training_arguments`)."""
-    return training_arguments(finetune_arguments_class(command_line.modes), command_line)
+    (:func:`training_arguments`), final: the task's and the mode's defaults filled in, the flags the task refuses
+    refused and the secrets scrubbed (:func:`finalize_arguments`); nothing changes them afterwards.
+
+    Raises:
+        ValueError: a value the mode or the task refuses (one line, before any model or data is loaded)."""
+    model, data, training = training_arguments(finetune_arguments_class(command_line.modes), command_line)
+    finalize_arguments(data.registered_task(), data, training)
+    return model, data, training
+
+
+def finalize_arguments(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
+    """Make a fine-tune run's arguments final for ``task``, in place: without ``--push_to_hub`` every secret
+    scrubbed (:func:`scrub_secrets`: none reaches ``training_args.bin`` or the run record; with it, the push step
+    takes them out, ``hub.pop_push_settings``), the task's and the mode's defaults (:func:`apply_task_defaults`),
+    then the flags this task refuses (``trainer_flags.TASK_REFUSALS``, e.g. ``--label_smoothing_factor`` for
+    regression). Idempotent: ``run_finetune`` calls it again for arguments made any other way (a script's own
+    ``FinetuneTrainingArguments(...)``). Returns ``(data_args, training_args)``.
+
+    Raises:
+        ValueError: a refused flag (names it and the task) or a bare ``--lr_grid`` the mode has no grid for."""
+    from .trainer_flags import TASK_REFUSALS
+
+    if not training_args.push_to_hub:
+        scrub_secrets(training_args)
+    apply_task_defaults(task, data_args, training_args)
+    for (problem_type, name), message in TASK_REFUSALS.items():
+        if task.problem_type == problem_type and getattr(training_args, name, None):
+            raise ValueError(message.format(value=getattr(training_args, name), task=task.name))
+    return data_args, training_args
 
 
 def training_arguments(cls: type[TrainingArguments], command_line: CommandLine):

@@ -124,7 +124,7 @@ def model_origin(model_name_or_path: str | None, base_model: str | None = None) 
 def non_default_arguments(training_args) -> dict[str, Any]:
     """Training arguments whose plain value (number, string, bool, ``None``; enums as their value) differs from
     ``transformers.TrainingArguments``' default (a subclass's own field: from its default); :data:`HIDDEN_ARGUMENTS`,
-    ``*token*`` and private fields left out."""
+    ``*token*``, private and ``init=False`` (derived, not flags) fields left out."""
     from transformers import TrainingArguments
 
     def field_default(f):
@@ -136,7 +136,7 @@ def non_default_arguments(training_args) -> dict[str, Any]:
     out = {}
     for f in fields(training_args):
         name = f.name
-        if name.startswith("_") or name in HIDDEN_ARGUMENTS or "token" in name:
+        if not f.init or name.startswith("_") or name in HIDDEN_ARGUMENTS or "token" in name:  # init=False: derived
             continue
         default = defaults[name] if name in defaults else field_default(f)
         value, default = (getattr(x, "value", x) for x in (getattr(training_args, name, None), default))

@@ -1,6 +1,8 @@
 """Tokenization for the recipes: training a BERT WordPiece vocabulary with ``tokenizers`` (wrapped by
 ``BertTokenizerFast(tokenizer_object=...)``), fitting a tokenizer's ``model_max_length`` to a model (why:
-docs/design.md, "tokenization: stack traps"), and the on-disk cache of tokenized features.
+docs/design.md, "tokenization: stack traps"), the on-disk cache of tokenized features, and the fine-tune recipe's
+data step (:func:`prepare_data`: splits, ``--max_*_samples``, features, the task's collator and metric function;
+moved here from ``scripts/finetune.py``, which still exports it).
 
 The cache holds ``Task.preprocess`` results of every family, keyed by a fingerprint of everything that determines
 them: the raw split's content, the tokenizer, ``max_seq_length``, the split, the task's fields, the preprocessing code
@@ -19,7 +21,10 @@ import logging
 import os
 import shutil
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import chain, filterfalse
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -289,3 +294,75 @@ def preprocess_splits(
 
 def _sha(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=repr, ensure_ascii=True).encode()).hexdigest()
+
+
+def select_splits(task, raw, training_args) -> tuple[str | None, list[str], list[str]]:
+    """Which splits to train / evaluate / predict on: every available one without ``--do_*`` flags. Raises
+    ``ValueError`` for a requested split the data lacks, or no usable split (names the splits found)."""
+    available = list(raw.keys())
+    explicit = getattr(training_args, "splits_asked", None)
+    do_train, do_eval, do_predict = explicit or (True, True, True)
+    train = task.train_split if do_train and task.train_split in raw else None
+    evals = [s for s in task.eval_splits if s in raw] if do_eval else []
+    tests = [s for s in task.test_splits if s in raw] if do_predict else []
+    for flag, wanted, got, names in (
+        ("--do_train", do_train, train, [task.train_split]),
+        ("--do_eval", do_eval, evals, list(task.eval_splits)),
+        ("--do_predict", do_predict, tests, list(task.test_splits)),
+    ):
+        if explicit and wanted and not got:
+            raise ValueError(f"{flag}: task {task.name!r} needs split(s) {names}; the data has {available}")
+    if train is None and not evals and not tests:
+        raise ValueError(f"task {task.name!r}: no usable split in the data (found {available})")
+    return train, evals, tests
+
+
+@dataclass
+class PreparedData:
+    """The splits of one recipe invocation, their features, the collator (``task.data_collator``: dynamic padding,
+    to a multiple of 8 under fp16/bf16) and ``task.trainer_compute_metrics()`` (``None``: none)."""
+
+    train_split: str | None
+    eval_splits: list[str]
+    test_splits: list[str]
+    raw: dict
+    features: dict
+    collator: Any
+    compute_metrics: Callable | None
+
+
+def prepare_data(task, raw, tokenizer, data_args, training_args) -> PreparedData:
+    """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
+    ``--no_cache_tokenized``; :func:`hf_bert_tasks.run.tokenization.preprocess_splits`); then the task's collator
+    and metric function."""
+    train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
+    limits = {
+        train_split: data_args.max_train_samples,
+        **{s: data_args.max_eval_samples for s in eval_splits},
+        **{s: data_args.max_predict_samples for s in test_splits},
+    }
+    with training_args.main_process_first(desc="dataset map pre-processing"):
+        raw = {
+            s: raw[s] if n is None else raw[s].select(range(min(n, len(raw[s]))))
+            for s, n in limits.items()
+            if s is not None
+        }
+        if getattr(data_args, "cache_tokenized", False):
+            features = preprocess_splits(
+                task,
+                raw,
+                tokenizer,
+                data_args.max_seq_length,
+                data_args.tokenized_cache_dir,
+                data_args.overwrite_cache,
+            )
+        else:
+            features = {s: task.preprocess(raw[s], tokenizer, data_args.max_seq_length, s) for s in raw}
+    half = training_args.fp16 or training_args.bf16
+    collator = task.data_collator(
+        tokenizer,
+        pad_to_multiple_of=8 if half else None,
+        max_length=data_args.max_seq_length if data_args.pad_to_max_length else None,
+    )
+    compute_metrics = task.trainer_compute_metrics()
+    return PreparedData(train_split, eval_splits, test_splits, raw, features, collator, compute_metrics)

@@ -190,7 +190,7 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
         model_args, data_args, training_args = run_arguments(config, seed, args, common, out)
         setup_process_logging(training_args)
         started = time.time()
-        results = run_finetune(model_args, data_args, training_args)
+        results = run_finetune(model_args, data_args, training_args, final=True)  # finetune_arguments: final
         wall = time.time() - started
         if training_args.should_log:  # what `hf-bert-tasks finetune` prints after each run
             print({k: round(v, 4) if isinstance(v, float) else v for k, v in results.items() if k.startswith("eval_")})
@@ -219,10 +219,7 @@ def trainable_parameters(task, model_args, training_args) -> int:
 def arm_budget(task, config: dict, seed: int, args, common: dict) -> dict:
     """What a configuration trains with, after the task's and mode's defaults (``apply_task_defaults``): ``epochs``
     (``"N steps"`` with ``--max_steps``), peak ``learning_rate`` (or ``--lr_grid``), :func:`trainable_parameters`."""
-    from ..run.arguments import apply_task_defaults
-
-    model_args, data_args, training_args = run_arguments(config, seed, args, common, args.output_dir)
-    apply_task_defaults(task, data_args, training_args)
+    model_args, _, training_args = run_arguments(config, seed, args, common, args.output_dir)  # final
     steps = training_args.max_steps
     return {
         "epochs": f"{steps} steps" if steps > 0 else f"{training_args.num_train_epochs:g}",

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..modes import TRAINING_MODES, declare_batch_mean_loss, mode_of
 from ..run import moved_function
 from ..run.checkpoints import resolve_resume, start_run
+from ..run.tokenization import PreparedData, prepare_data, select_splits  # noqa: F401 - the recipe's data step
 from ..tasks import Task
 
 if TYPE_CHECKING:  # arguments imports transformers: imported inside the functions (the CLI imports this module)
@@ -62,40 +61,39 @@ def main(argv=None) -> dict[str, float]:
     from ..run.arguments import finetune_arguments, setup_process_logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    model_args, data_args, training_args = finetune_arguments(command_line)  # built once
+    model_args, data_args, training_args = finetune_arguments(command_line)  # built once, final
     setup_process_logging(training_args)
-    metrics = run_finetune(model_args, data_args, training_args)
+    metrics = run_finetune(model_args, data_args, training_args, final=True)
     if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
-        from ..tasks.metrics import report
-
-        report(data_args.registered_task(), metrics)  # a run at chance level ends saying so
         print(f"outputs in {training_args.output_dir}")
     return metrics
 
 
-def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments):
-    """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given).
-    Raises ``FileExistsError`` for an occupied ``output_dir`` (:func:`hf_bert_tasks.run.checkpoints.start_run`,
-    :func:`hf_bert_tasks.run.lr_grid.check_grid_output_dir`)."""
+def run_finetune(
+    model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments, final: bool = False
+):
+    """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given);
+    returns every metric and, on the main process, ends with ``tasks.metrics.report``'s warning when the dev metric
+    is at the best constant answer's level. ``final``: the arguments come from
+    :func:`hf_bert_tasks.run.arguments.finetune_arguments`; otherwise (a script's own dataclasses) they are made final
+    here (:func:`hf_bert_tasks.run.arguments.finalize_arguments`: secrets, the task's and the mode's defaults,
+    refused flags). Raises ``FileExistsError`` for an occupied ``output_dir``
+    (:func:`hf_bert_tasks.run.checkpoints.start_run`, :func:`hf_bert_tasks.run.lr_grid.check_grid_output_dir`)."""
     from transformers import AutoConfig, AutoTokenizer
 
-    from ..run.arguments import apply_task_defaults, scrub_secrets
     from ..run.tokenization import check_model_fits, fit_tokenizer_to_model
-    from ..run.trainer_flags import TASK_REFUSALS
 
     task = data_args.registered_task()  # looked up once, when the arguments were made
-    # Trainer must neither push its own card nor pickle a secret: with --push_to_hub ours pushes at the end
+    if not final:
+        from ..run.arguments import finalize_arguments
+
+        finalize_arguments(task, data_args, training_args)
+    # Trainer must not push its own card: with --push_to_hub ours pushes the finished folder at the end
+    push = None
     if training_args.push_to_hub:
         from ..run.hub import pop_push_settings
 
         push = pop_push_settings(training_args)  # the Hub settings and token, taken out of the arguments
-    else:
-        push = None
-        scrub_secrets(training_args)  # no secret reaches training_args.bin or the run record
-    apply_task_defaults(task, data_args, training_args)  # the paper's, or the training mode's own defaults
-    for (problem_type, name), message in TASK_REFUSALS.items():  # flags this task refuses, before any data is read
-        if task.problem_type == problem_type and getattr(training_args, name, None):
-            raise ValueError(message.format(value=getattr(training_args, name), task=task.name))
     grid = bool(training_args.lr_grid or training_args.seeds)
     if grid:
         from ..run.lr_grid import check_grid_output_dir, run_grid
@@ -139,6 +137,10 @@ def run_finetune(model_args: ModelArguments, data_args: DataArguments, training_
         from ..run.hub import finish_run
 
         finish_run(task, training_args, push)
+    if training_args.should_log:  # a run at chance level ends saying so (the best constant answer's score)
+        from ..tasks.metrics import report
+
+        report(task, results)
     return results
 
 
@@ -291,80 +293,6 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
             f"frozen; expected neither with --mode {' or '.join(frozen)}"
         )
     return mode.build_model(task, model_args, training_args)
-
-
-def select_splits(task: Task, raw, training_args) -> tuple[str | None, list[str], list[str]]:
-    """Which splits to train / evaluate / predict on: every available one without ``--do_*`` flags. Raises
-    ``ValueError`` for a requested split the data lacks, or no usable split (names the splits found)."""
-    available = list(raw.keys())
-    explicit = getattr(training_args, "splits_asked", None)
-    do_train, do_eval, do_predict = explicit or (True, True, True)
-    train = task.train_split if do_train and task.train_split in raw else None
-    evals = [s for s in task.eval_splits if s in raw] if do_eval else []
-    tests = [s for s in task.test_splits if s in raw] if do_predict else []
-    for flag, wanted, got, names in (
-        ("--do_train", do_train, train, [task.train_split]),
-        ("--do_eval", do_eval, evals, list(task.eval_splits)),
-        ("--do_predict", do_predict, tests, list(task.test_splits)),
-    ):
-        if explicit and wanted and not got:
-            raise ValueError(f"{flag}: task {task.name!r} needs split(s) {names}; the data has {available}")
-    if train is None and not evals and not tests:
-        raise ValueError(f"task {task.name!r}: no usable split in the data (found {available})")
-    return train, evals, tests
-
-
-@dataclass
-class PreparedData:
-    """The splits of one recipe invocation, their features, the collator (``task.data_collator``: dynamic padding,
-    to a multiple of 8 under fp16/bf16) and ``task.trainer_compute_metrics()`` (``None``: none)."""
-
-    train_split: str | None
-    eval_splits: list[str]
-    test_splits: list[str]
-    raw: dict
-    features: dict
-    collator: Any
-    compute_metrics: Callable | None
-
-
-def prepare_data(task: Task, raw, tokenizer, data_args, training_args) -> PreparedData:
-    """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
-    ``--no_cache_tokenized``; :func:`hf_bert_tasks.run.tokenization.preprocess_splits`); then the task's collator
-    and metric function."""
-    train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
-    limits = {
-        train_split: data_args.max_train_samples,
-        **{s: data_args.max_eval_samples for s in eval_splits},
-        **{s: data_args.max_predict_samples for s in test_splits},
-    }
-    with training_args.main_process_first(desc="dataset map pre-processing"):
-        raw = {
-            s: raw[s] if n is None else raw[s].select(range(min(n, len(raw[s]))))
-            for s, n in limits.items()
-            if s is not None
-        }
-        if getattr(data_args, "cache_tokenized", False):
-            from ..run.tokenization import preprocess_splits
-
-            features = preprocess_splits(
-                task,
-                raw,
-                tokenizer,
-                data_args.max_seq_length,
-                data_args.tokenized_cache_dir,
-                data_args.overwrite_cache,
-            )
-        else:
-            features = {s: task.preprocess(raw[s], tokenizer, data_args.max_seq_length, s) for s in raw}
-    half = training_args.fp16 or training_args.bf16
-    collator = task.data_collator(
-        tokenizer,
-        pad_to_multiple_of=8 if half else None,
-        max_length=data_args.max_seq_length if data_args.pad_to_max_length else None,
-    )
-    compute_metrics = task.trainer_compute_metrics()
-    return PreparedData(train_split, eval_splits, test_splits, raw, features, collator, compute_metrics)
 
 
 def resolve_resume_checkpoint(training_args) -> str | None:
