@@ -113,6 +113,8 @@ _MOVED_MODULES = {
     "tasks.registry": "tasks.base",
     "tokenized_cache": "run.tokenization",
     "run.tokenized_cache": "run.tokenization",
+    "run.args_parser": "run.command_line",
+    "run.args_finetune": "run.command_line",
     "trainer_flags": "run.trainer_flags",
 }
 

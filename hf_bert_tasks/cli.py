@@ -29,16 +29,15 @@ import argparse
 import contextlib
 import dataclasses
 import importlib
-import json
 import logging
 import os
 import re
 import sys
-import textwrap
 import traceback
 import warnings
 
-from .run import args_parser, flags
+from .run import command_line, flags
+from .run import moved_function as _moved
 
 PROG = "hf-bert-tasks"
 #: subcommands that train: run inside :func:`quiet_console`
@@ -58,12 +57,13 @@ class Subcommand:
 
 _OWN = "training arguments (the package's own and changed defaults)"
 SUBCOMMANDS: dict[str, Subcommand] = {
+    "tasks": Subcommand("list registered tasks with metrics and data sources"),
     "finetune": Subcommand(
         "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
         (
-            ("hf_bert_tasks.run.args_finetune", "ModelArguments", "model arguments"),
-            ("hf_bert_tasks.run.args_finetune", "DataArguments", "data arguments"),
-            ("hf_bert_tasks.run.args_finetune", "FinetuneOptions", _OWN),
+            ("hf_bert_tasks.run.command_line", "ModelArguments", "model arguments"),
+            ("hf_bert_tasks.run.command_line", "DataArguments", "data arguments"),
+            ("hf_bert_tasks.run.command_line", "FinetuneOptions", _OWN),
         ),  # then each registered mode's flags (hf_bert_tasks.modes.mode_arguments_classes)
         "--task TASK --output_dir DIR",
     ),
@@ -82,7 +82,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
 }
 
 
-UsageError = args_parser.UsageError  # a public name of cli
+UsageError = command_line.UsageError  # a public name of cli
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -129,43 +129,58 @@ def fast_help(command: str) -> str:
     return flags.fast_help(PROG, command, SUBCOMMANDS[command])
 
 
-# --------------------------------------------------------------------------------------------- commands
-def list_tasks_command(argv: list[str]) -> int:
-    """Print the registered tasks with metrics and data sources (``--json`` for machine-readable output)."""
-    from . import get_task, list_tasks
+# --------------------------------------------------------------------------------------------- early checks
+#: where ``hf-bert-tasks quickstart`` writes a checkpoint that works offline (named by the offline-model error)
+OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"
 
-    parser = ArgumentParser(prog=f"{PROG} tasks", description="List the registered tasks.")
-    parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
-    args = parser.parse_args(argv)
-    rows = [get_task(name).describe() for name in list_tasks()]
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    widths = (10, 27, 21, 20, 18)  # 96 characters + 4 spaces: a 100-column terminal; longer cells wrap
-    table = [("task", "problem type", "metrics (primary first)", "Hub dataset", "local files")]
-    for r in rows:
-        hub = r["hub_dataset"] + (f" ({r['hub_config']})" if r["hub_config"] else "")
-        files = sorted({f for names in r["local_files"].values() for f in names})
-        table.append((r["name"], r["problem_type"], ", ".join(r["metrics"]), hub, ", ".join(files)))
-    for n, cells in enumerate(table):
-        wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(cells, widths)]
-        for i in range(max(map(len, wrapped))):
-            print(" ".join(f"{col[i] if i < len(col) else '':{w}s}" for col, w in zip(wrapped, widths)).rstrip())
-        if n:  # what --train_file / --validation_file / --test_file must hold
-            r = rows[n - 1]
-            print(
-                textwrap.fill(
-                    f"columns: {', '.join(r['required_columns'])}; label: {r['labels']}",
-                    99,
-                    initial_indent=" " * 11,
-                    subsequent_indent=" " * 13,
-                )
-            )
-    print(
-        "\nYour own data: --train_file / --validation_file / --test_file (.csv, .tsv, .jsonl) with the columns\n"
-        "above, or name yours with --text_column_names a,b --label_column_name c."
-    )
-    return 0
+
+def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
+    """Fail at once on a ``--model_name_or_path`` that cannot load: a path (``./x``, ``/x``, ``a/b/c``) that is not
+    a folder, or, offline (``HF_HUB_OFFLINE=1``), a Hub id with no cached snapshot holding a ``config.json`` (read
+    from the cache layout; why: docs/design.md, "flags: offline model check"). Online, a Hub id is left to the recipe.
+
+    Raises:
+        FileNotFoundError: naming the flag, the value (``(the default)`` when not ``given``) and a local folder
+            that works offline (:data:`OFFLINE_CHECKPOINT_HINT`).
+    """
+    if not name or os.path.isdir(name):
+        return
+    flag = f"--model_name_or_path {name}" + ("" if given else " (the default)")
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise FileNotFoundError(f"{flag}: no such folder")
+    import glob
+
+    from huggingface_hub import constants  # light: the Hub settings only
+
+    folder = os.path.join(cache_dir or constants.HF_HUB_CACHE, "models--" + name.replace("/", "--"))
+    if constants.is_offline_mode() and not glob.glob(
+        os.path.join(glob.escape(folder), "snapshots", "*", "config.json")
+    ):
+        raise FileNotFoundError(
+            f"{flag}: not a local folder and not in the Hub cache, and the Hub is off (HF_HUB_OFFLINE=1); give a "
+            f"local checkpoint folder, e.g. --model_name_or_path {OFFLINE_CHECKPOINT_HINT} (written by "
+            "`hf-bert-tasks quickstart`)"
+        )
+
+
+def check_inputs(command_line) -> None:
+    """The checks of a parsed command line's paths that need no model, before transformers is imported:
+    ``--data_dir``, ``--train_file`` ... ``--test_file``, ``--train_files`` / ``--validation_files``
+    (pretraining_data's ``resolve_corpus_files``) and ``--model_name_or_path`` (:func:`check_model`); the recipe's own
+    checks have the same messages. ``command_line``: a :class:`hf_bert_tasks.run.command_line.CommandLine`. ``FileNotFoundError`` naming the flag and the path."""
+    model, data = command_line.model, command_line.data
+    if getattr(data, "data_dir", None) is not None and not os.path.isdir(data.data_dir):
+        raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
+    for flag in ("train_file", "validation_file", "test_file"):
+        if getattr(data, flag, None) is not None and not os.path.isfile(getattr(data, flag)):
+            raise FileNotFoundError(f"--{flag} {getattr(data, flag)}: no such file")
+    for flag in ("train_files", "validation_files"):
+        if getattr(data, flag, None):
+            from .pretraining.data import resolve_corpus_files
+
+            resolve_corpus_files([str(v) for v in getattr(data, flag)], flag=f"--{flag}")
+    given = "model_name_or_path" in command_line.given
+    check_model(model.model_name_or_path, given=given, cache_dir=getattr(model, "cache_dir", None))
 
 
 def build_parser() -> ArgumentParser:
@@ -182,7 +197,6 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=ArgumentParser)
-    sub.add_parser("tasks", help="list registered tasks with metrics and data sources", add_help=False)
     for name, spec in SUBCOMMANDS.items():
         sub.add_parser(name, help=spec.help, add_help=False)
     return parser
@@ -205,34 +219,29 @@ def check_early(command: str, rest: list[str], module) -> list[str]:
     """``compare``'s command line checked before it imports transformers (``module``: its script): its own flags
     (``module.build_parser``) and every fine-tune flag (the one fine-tune parser's), ``--config`` keys, ``--task``,
     ``--data_dir`` and the model (:func:`hf_bert_tasks.run.flags.check_command_line`); returns ``rest``."""
-    from .run.args_finetune import finetune_parser
 
-    parsers = (module.build_parser(), finetune_parser())
+    parsers = (module.build_parser(), command_line.finetune_parser())
     extra = [s[2:] for p in parsers for a in p._actions for s in a.option_strings if s.startswith("--")]
-    flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra)
+    flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra, check_model)
     return rest
 
 
 def parse_command_line(command: str, argv: list[str]):
-    """``finetune``'s or ``pretrain``'s command line parsed once (``args_finetune.parse_finetune_argv``,
-    ``args_pretrain.parse_pretrain_argv``: light) and its paths checked (:func:`hf_bert_tasks.run.args_parser.check_inputs`);
+    """``finetune``'s or ``pretrain``'s command line parsed once (``command_line.parse_finetune_argv``,
+    ``pretraining.args.parse_pretrain_argv``: light) and its paths checked (:func:`check_inputs`);
     off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
     if command == "finetune":
-        from .run.args_finetune import parse_finetune_argv as parse
+        parse = command_line.parse_finetune_argv
     else:
         from .pretraining.args import parse_pretrain_argv as parse
-    command_line = parse(argv, f"{PROG} {command}")
-    args_parser.check_inputs(
-        command_line
-    )  # data folder/files, corpus, the model offline: one line before heavy imports
-    if not interactive() and "disable_tqdm" not in command_line.given:
-        command_line.training["disable_tqdm"] = True
-    return command_line
+    parsed = parse(argv, f"{PROG} {command}")
+    check_inputs(parsed)  # data folder/files, corpus, the model offline: one line before heavy imports
+    if not interactive() and "disable_tqdm" not in parsed.given:
+        parsed.training["disable_tqdm"] = True
+    return parsed
 
 
 def _dispatch(command: str, rest: list[str]) -> int:
-    if command == "tasks":
-        return list_tasks_command(rest)
     helping = any(a in ("-h", "--help", "--help_all") for a in rest)
     if SUBCOMMANDS[command].dataclasses and helping and "--help_all" not in rest:
         print(fast_help(command))
@@ -287,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         split = next((i for i, a in enumerate(argv) if not a.startswith("-")), len(argv))
         args = parser.parse_args(argv[: split + 1])  # UsageError "unrecognized arguments: ..."
         if args.command is None:
-            raise UsageError(f"a command is required: one of tasks, {', '.join(SUBCOMMANDS)}")
+            raise UsageError(f"a command is required: one of {', '.join(SUBCOMMANDS)}")
         with log_filters():
             return _dispatch(args.command, argv[split + 1 :])
     except BrokenPipeError:  # `hf-bert-tasks ... --help | head`: the reader left; nothing to report
@@ -430,3 +439,7 @@ def quiet_console(progress_bars: bool | None = None):
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+#: the ``tasks`` subcommand, a subcommand module since issue 41 (``scripts/tasks.py``)
+list_tasks_command = _moved(__name__, "list_tasks_command", "scripts.tasks")

@@ -78,7 +78,7 @@ def test_top_level_help_lists_every_subcommand(capsys):
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert exc.value.code == 0 and out.startswith("usage: hf-bert-tasks")
-    for name in ("tasks", *cli.SUBCOMMANDS):
+    for name in cli.SUBCOMMANDS:  # tasks first
         assert re.search(rf"^ +{name}\b", out, flags=re.MULTILINE), name
 
 
@@ -194,7 +194,7 @@ def test_offline_missing_model_names_a_local_checkpoint(tmp_path):
 
 
 def test_offline_model_in_the_hub_cache_passes_the_early_check(tmp_path):
-    from hf_bert_tasks.run.flags import check_model
+    from hf_bert_tasks.cli import check_model
 
     (tmp_path / "models--org--bert" / "snapshots" / "0123abc").mkdir(parents=True)
     (tmp_path / "models--org--bert" / "snapshots" / "0123abc" / "config.json").write_text("{}")
@@ -211,7 +211,7 @@ def test_pretrain_missing_corpus_is_an_early_error(capsys, tmp_path):
 
 
 def test_the_one_parse_reads_trainingarguments_flags_and_negations():
-    from hf_bert_tasks.run.args_finetune import parse_finetune_argv
+    from hf_bert_tasks.run.command_line import parse_finetune_argv
 
     argv = ["--task", "rte", "--output_dir", "o", "--gradient-accumulation-steps", "2", "--no_group_by_length"]
     command_line = parse_finetune_argv([*argv, "--model_name_or_path", SAMPLES])
@@ -263,13 +263,13 @@ def _one_parser_and_hfargumentparser(command):
     from hf_bert_tasks.run.arguments import CliArgumentParser
 
     if command == "finetune":
-        from hf_bert_tasks.run.args_finetune import finetune_parser
         from hf_bert_tasks.run.arguments import DataArguments, ModelArguments, finetune_arguments_class
+        from hf_bert_tasks.run.command_line import finetune_parser
 
         return finetune_parser(), CliArgumentParser((ModelArguments, DataArguments, finetune_arguments_class()))
     from hf_bert_tasks.pretraining.args import GROUPS
     from hf_bert_tasks.pretraining.config import PretrainTrainingArguments
-    from hf_bert_tasks.run.args_parser import build_parser
+    from hf_bert_tasks.run.command_line import build_parser
 
     classes = (*(cls for _, cls in GROUPS[:2]), PretrainTrainingArguments)
     return build_parser(list(GROUPS), "p"), CliArgumentParser(classes)
@@ -626,8 +626,8 @@ def test_a_trainingarguments_flag_not_given_keeps_the_installed_default(monkeypa
     """The static table's default only fills the parser: a field the user did not give gets the installed
     ``TrainingArguments``' own default (another transformers version may have another one)."""
     from hf_bert_tasks.run import trainer_fields
-    from hf_bert_tasks.run.args_finetune import parse_finetune_argv
     from hf_bert_tasks.run.arguments import finetune_arguments
+    from hf_bert_tasks.run.command_line import parse_finetune_argv
 
     monkeypatch.setitem(trainer_fields.TRAINER_FIELDS, "seed", ("int", 1, {}))
     monkeypatch.setitem(trainer_fields.TRAINER_FIELDS, "data_seed", ("int", 5, {}))

@@ -48,6 +48,12 @@ MOVED_BY_THE_ROUTE_PASS = [
     ("hf_bert_tasks.run.hub", "card_text", "hf_bert_tasks.run.model_card"),
     ("hf_bert_tasks.run.hub", "readme_edited", "hf_bert_tasks.run.model_card"),
     ("hf_bert_tasks.scripts.finetune", "check_model_fits", "hf_bert_tasks.run.tokenization"),
+    # 2026-12-06: args_parser + args_finetune merged into run.command_line, the path checks into cli, `tasks` a script
+    ("hf_bert_tasks.run.args_parser", "check_inputs", "hf_bert_tasks.cli"),
+    ("hf_bert_tasks.run.args_parser", "check_model", "hf_bert_tasks.cli"),
+    ("hf_bert_tasks.run.flags", "check_inputs", "hf_bert_tasks.cli"),
+    ("hf_bert_tasks.run.flags", "check_model", "hf_bert_tasks.cli"),
+    ("hf_bert_tasks.cli", "list_tasks_command", "hf_bert_tasks.scripts.tasks"),
 ]
 
 
@@ -64,3 +70,16 @@ def test_a_function_the_route_pass_moved_still_works_from_its_old_module_with_a_
     with pytest.warns(DeprecationWarning, match=f"{old.rsplit('.', 1)[0]}.* moved to {new}"):
         assert getattr(module, name)(1, x=2) == "result"
     assert calls == [((1,), {"x": 2})]
+
+
+@pytest.mark.parametrize("old", ["hf_bert_tasks.run.args_parser", "hf_bert_tasks.run.args_finetune"])
+def test_the_merged_argument_modules_import_as_command_line_with_a_warning(old):
+    import importlib
+    import sys
+
+    from hf_bert_tasks.run import command_line
+
+    sys.modules.pop(old, None)
+    with pytest.warns(FutureWarning, match=f"{old} moved to hf_bert_tasks.run.command_line"):
+        module = importlib.import_module(old)
+    assert module is command_line

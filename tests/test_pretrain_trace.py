@@ -17,7 +17,7 @@ import hf_bert_tasks
 from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-#: Regression bounds after the one parse (``pretraining/args.py``, ``run/args_parser.py``) and the card written with the
+#: Regression bounds after the one parse (``pretraining/args.py``, ``run/args_parser.py``, since 2026-12-06 ``run/command_line.py``) and the card written with the
 #: model (``run/model_card*``) and rows_to_documents in documents.py (no import cycle): 18 modules, 44 module changes
 #: (12 / 30 before them); 17 since ``scrub_secrets`` lives in ``run/arguments.py`` (no ``credentials.py``); 16 / 43
 #: (44 after the rest of the default suite in the same process, measured 2026-12-05) since the pretraining card and its curves are one module (``pretraining/card.py``, drawn with one

@@ -45,7 +45,7 @@ def test_the_static_field_table_is_the_installed_training_arguments():
 
     from transformers import TrainingArguments
 
-    from hf_bert_tasks.run.args_parser import _reduce_type
+    from hf_bert_tasks.run.command_line import _reduce_type
     from hf_bert_tasks.run.trainer_fields import DIFFERS_BY_VERSION, FIELD_TYPES, TRAINER_FIELDS
 
     hints = typing.get_type_hints(TrainingArguments)

@@ -187,6 +187,30 @@ def mode_arguments_classes() -> dict[str, type]:
     return {name: cls for name in list(TRAINING_MODES) if (cls := mode_arguments_class(name)) is not None}
 
 
+def mode_groups(recipe_flags: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, type]]:
+    """``(title, flags dataclass)`` of each registered mode with flags (:func:`mode_arguments_classes`), for the
+    ``finetune`` command line (``recipe_flags``: the recipe's own flag names, ``command_line.GROUPS``).
+
+    Raises:
+        ValueError: a mode's flag that is already a flag of the recipe, of another mode or a ``TrainingArguments``
+            field (names both owners)."""
+    from ..run.trainer_fields import TRAINER_FIELDS
+
+    owner = dict.fromkeys(recipe_flags, "finetune")
+    groups, mode_flags = [], set()
+    for mode, cls in mode_arguments_classes().items():
+        for name in cls.__dataclass_fields__:
+            if owner.get(name, mode) != mode:
+                raise ValueError(f"training mode {mode!r}: its flag --{name} is already a flag of {owner[name]!r}")
+            owner[name] = mode
+            mode_flags.add(name)
+        groups.append((f"{mode} mode arguments", cls))
+    clash = sorted(mode_flags.intersection(TRAINER_FIELDS))
+    if clash:
+        raise ValueError(f"training mode {owner[clash[0]]!r}: its flag --{clash[0]} is a TrainingArguments field")
+    return groups
+
+
 def get_training_mode(name: str | None) -> TrainingMode:
     """The registered mode called ``name`` (:data:`DEFAULT_TRAINING_MODE` for ``None``), its module imported on
     first use; ``ValueError`` for an unknown name, suggesting the closest and listing the registered modes."""

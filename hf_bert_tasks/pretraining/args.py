@@ -194,14 +194,14 @@ GROUPS = (
 
 def parse_pretrain_argv(argv: list[str], prog: str = "hf-bert-tasks pretrain"):
     """Parse a ``pretrain`` command line once (``--config FILE`` values below the flags), before transformers is
-    imported: a :class:`hf_bert_tasks.run.args_parser.CommandLine` with the model and data arguments built.
+    imported: a :class:`hf_bert_tasks.run.command_line.CommandLine` with the model and data arguments built.
 
     Raises:
-        hf_bert_tasks.run.args_parser.UsageError: an unknown flag (with the closest known one) or a value argparse
+        hf_bert_tasks.run.command_line.UsageError: an unknown flag (with the closest known one) or a value argparse
             refuses.
         ValueError: a bad preset, dropout or corpus choice (the dataclasses' checks), a bad ``--config`` file or key.
         FileNotFoundError: a missing ``--config`` file."""
-    from ..run.args_parser import CommandLine, build_parser, parse_flags
+    from ..run.command_line import CommandLine, build_parser, parse_flags
 
     values, given = parse_flags(build_parser(list(GROUPS), prog), argv)
     model = PretrainModelArguments(**{k: values.pop(k) for k in PretrainModelArguments.__dataclass_fields__})

@@ -1,5 +1,5 @@
 """The recipes' training arguments (``TrainingArguments`` subclasses; the fine-tune recipe's light dataclasses are in
-:mod:`hf_bert_tasks.run.args_finetune`, its one parse in ``args_finetune.parse_finetune_argv``), plus ``--config
+:mod:`hf_bert_tasks.run.command_line`, its one parse in ``command_line.parse_finetune_argv``), plus ``--config
 file.yaml|json``; the fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning
 defaults'."""
 
@@ -20,14 +20,17 @@ from transformers import HfArgumentParser, TrainingArguments
 from ..modes import mode_arguments_classes, mode_of
 from ..modes.feature_based.arguments import FeatureBasedArguments  # noqa: F401 - public names of arguments (mode flags)
 from ..modes.lora.arguments import LoraArguments  # noqa: F401
-from .args_finetune import (
+from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
+from .command_line import (
+    CommandLine,
     DataArguments,
     FinetuneOptions,
     ModelArguments,  # noqa: F401 - a public name of arguments
+    UsageError,
+    build_parser,
     mode_groups,
+    parse_flags,
 )
-from .args_parser import CommandLine, UsageError, build_parser, parse_flags
-from .checkpoints import output_dir_is_finished  # noqa: F401 - a public name of arguments
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
 from .trainer_fields import TRAINER_FIELDS
 from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
@@ -267,7 +270,7 @@ def _with_flags(extra: tuple[type, ...]) -> type:
 
 def finetune_arguments_class(modes=None) -> type[FinetuneTrainingArguments]:
     """:class:`FinetuneTrainingArguments` with the flags dataclasses of the modes registered since this module was
-    imported (``modes``: those classes; default: the registry's, a clash checked by ``args_finetune.mode_groups``)
+    imported (``modes``: those classes; default: the registry's, a clash checked by ``command_line.mode_groups``)
     as further bases (a subclass, cached per set of modes)."""
     if modes is None:
         modes = [cls for _, cls in mode_groups()]
@@ -277,7 +280,7 @@ def finetune_arguments_class(modes=None) -> type[FinetuneTrainingArguments]:
 
 def finetune_arguments(command_line: CommandLine):
     """``(ModelArguments, DataArguments, training arguments)`` of a parsed ``finetune`` command line
-    (:func:`hf_bert_tasks.run.args_finetune.parse_finetune_argv`), as :func:`finetune_arguments_class`
+    (:func:`hf_bert_tasks.run.command_line.parse_finetune_argv`), as :func:`finetune_arguments_class`
     (:func:`training_arguments`), final: the task's and the mode's defaults filled in, the flags the task refuses
     refused and the secrets scrubbed (:func:`finalize_arguments`); nothing changes them afterwards.
 
@@ -337,7 +340,7 @@ class CliArgumentParser(HfArgumentParser):
     """``HfArgumentParser`` raising :class:`hf_bert_tasks.cli.UsageError` (one ``error:`` line, exit 2) instead of
     ``SystemExit``; flags spelt in full (``allow_abbrev=False``: ``--learning_rat`` is an error).
     :class:`FinetuneTrainingArguments` stands for :func:`finetune_arguments_class` (the flags of modes registered
-    since). For ``--help_all`` only: the recipes and ``compare``'s arms parse with ``args_parser``."""
+    since). For ``--help_all`` only: the recipes and ``compare``'s arms parse with ``command_line``."""
 
     def __init__(self, dataclass_types, **kwargs):  # not cli.ArgumentParser's: a run stays out of cli.py
         types_ = [finetune_arguments_class() if t is FinetuneTrainingArguments else t for t in dataclass_types]

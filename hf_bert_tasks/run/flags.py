@@ -1,8 +1,8 @@
 """The recipes' flags without torch, transformers or datasets: the fast ``--help`` (:func:`fast_help`, from the light
 argument dataclasses and the registered modes' flags), the checks of a parsed command line's paths
-(:func:`check_inputs`, :func:`check_model`) and ``compare``'s early check of flag names (:func:`check_command_line`),
-with the recipes' messages (the path checks themselves are :mod:`hf_bert_tasks.run.args_parser`'s, where a
-command line is parsed)."""
+(``cli.check_inputs``, ``cli.check_model``) and ``compare``'s early check of flag names (:func:`check_command_line`),
+with the recipes' messages (the path checks themselves are the CLI's, where a command line is checked before the
+heavy imports)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ import importlib
 import inspect
 import os
 
-from .args_parser import OFFLINE_CHECKPOINT_HINT, check_inputs, check_model  # noqa: F401 - public names of flags
+from . import moved_function
+
+#: the path checks, in the CLI since issue 41 (``flags`` itself is imported by ``cli``: no import at the top)
+check_inputs = moved_function(__name__, "check_inputs", "cli")
+check_model = moved_function(__name__, "check_model", "cli")
 
 _TRAINING_NOTE = (
     "Every flag of transformers' TrainingArguments is accepted too (--seed, --fp16, --bf16, --report_to, "
@@ -38,7 +42,7 @@ class FieldInfo:
 
 def dataclass_fields(module, class_name: str | None = None) -> list[FieldInfo]:
     """The fields of a dataclass (``module``: the class itself, or its module's name with ``class_name``, imported:
-    name it in a light module, e.g. ``hf_bert_tasks.run.args_finetune``) as :class:`FieldInfo` (default as ``repr``)."""
+    name it in a light module, e.g. ``hf_bert_tasks.run.command_line``) as :class:`FieldInfo` (default as ``repr``)."""
     cls = getattr(importlib.import_module(module), class_name) if isinstance(module, str) else module
     infos = []
     for f in dataclasses.fields(cls):
@@ -83,7 +87,7 @@ def fast_help(program: str, command: str, spec) -> str:
     )
     sources = [(title, dataclass_fields(mod, cls)) for mod, cls, title in spec.dataclasses]
     if command == "finetune":  # the registered modes' flags (their light dataclasses)
-        from .args_finetune import mode_groups
+        from .command_line import mode_groups
 
         sources += [(title, dataclass_fields(cls)) for title, cls in mode_groups()]
     for title, infos in sources:
@@ -100,18 +104,19 @@ def fast_help(program: str, command: str, spec) -> str:
 
 
 # --------------------------------------------------------------------------------------------- early checks
-def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, list[str]]:
+def check_command_line(argv: list[str], sources, extra_flags=(), check_model=None) -> dict[str, list[str]]:
     """``compare``'s early check (``cli.check_early``; ``finetune`` and ``pretrain`` are parsed once instead): check
     ``argv``'s flag names before transformers is imported; returns the settings it gives (``--config`` file values
     below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of each light argument
     dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes (its own parser's and the
-    fine-tune parser's).
+    fine-tune parser's); ``check_model``: the model check (``cli.check_model``, which ``cli`` passes: ``flags`` does
+    not import ``cli``); ``None``: the model is left to the recipe.
 
     Raises:
         ValueError: an unknown flag or ``--config`` key (the recipe's wording, with the closest flag), an unknown or
             missing ``--task`` (when ``task`` is a field).
         FileNotFoundError: ``--config``, ``--data_dir``, ``--train_file`` (… ``--test_file``), ``--train_files`` or ``--model_name_or_path`` that does not
-            exist (see :func:`check_model`).
+            exist (see ``cli.check_model``).
     """
     from .config_file import check_keys, read_config, unrecognized
 
@@ -160,7 +165,7 @@ def check_command_line(argv: list[str], sources, extra_flags=()) -> dict[str, li
             from ..pretraining.data import resolve_corpus_files
 
             resolve_corpus_files([str(v) for v in values[name]], flag=f"--{name}")
-    if "model_name_or_path" in known:
+    if "model_name_or_path" in known and check_model is not None:
         default = getattr(fields.get("model_name_or_path"), "value", None)
         check_model(
             last.get("model_name_or_path", default),

@@ -90,9 +90,9 @@ def run_settings(config: dict, seed: int, args, out: str) -> dict:
 
 
 def finetune_parser():
-    """The fine-tune recipe's one parser (:func:`hf_bert_tasks.run.args_finetune.finetune_parser`: its dataclasses, the
+    """The fine-tune recipe's one parser (:func:`hf_bert_tasks.run.command_line.finetune_parser`: its dataclasses, the
     registered modes' flags, ``TrainingArguments``' fields; errors raise ``UsageError``)."""
-    from ..run.args_finetune import finetune_parser
+    from ..run.command_line import finetune_parser
 
     return finetune_parser()
 
@@ -113,10 +113,10 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed from
     :func:`run_settings`, ``common`` (every run's flags) and ``args.arm_settings[mode]``, a later one winning: the
     settings as flags, parsed and built as ``hf-bert-tasks finetune`` parses and builds them
-    (:func:`~hf_bert_tasks.run.args_finetune.parse_finetune_argv`, :func:`~hf_bert_tasks.run.arguments.finetune_arguments`).
+    (:func:`~hf_bert_tasks.run.command_line.parse_finetune_argv`, :func:`~hf_bert_tasks.run.arguments.finetune_arguments`).
     ``ValueError`` when a check of the dataclasses fails (e.g. ``--lora_dropout 1.5``)."""
-    from ..run.args_finetune import parse_finetune_argv
     from ..run.arguments import finetune_arguments
+    from ..run.command_line import parse_finetune_argv
 
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
     # the flags given: a GPU's defaults (bf16, fused AdamW) apply where no setting chose otherwise

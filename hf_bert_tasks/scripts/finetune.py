@@ -30,7 +30,7 @@ from ..modes import TRAINING_MODES, declare_batch_mean_loss, mode_of
 from ..run import moved_function
 from ..run.checkpoints import resolve_resume, start_run
 from ..run.tokenization import PreparedData, prepare_data, select_splits  # noqa: F401 - the recipe's data step
-from ..tasks import Task
+from ..tasks import Task, get_task
 
 if TYPE_CHECKING:  # arguments imports transformers: imported inside the functions (the CLI imports this module)
     from ..run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
@@ -43,12 +43,12 @@ _FROM_ARGS = object()
 
 def main(argv=None) -> dict[str, float]:
     """``hf-bert-tasks finetune``: parse ``argv`` (strings, default ``sys.argv[1:]``; or a command line parsed
-    already, :func:`hf_bert_tasks.run.args_finetune.parse_finetune_argv`), run the recipe (its final evaluation logs the
+    already, :func:`hf_bert_tasks.run.command_line.parse_finetune_argv`), run the recipe (its final evaluation logs the
     eval metrics once), end with the line ``outputs in <output_dir>`` on the main process; returns every metric.
     Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
     import sys
 
-    from ..run.args_finetune import FinetuneCommandLine, parse_finetune_argv
+    from ..run.command_line import FinetuneCommandLine, parse_finetune_argv
 
     command_line, prog = argv, "hf-bert-tasks finetune"
     if not isinstance(argv, FinetuneCommandLine):
@@ -83,7 +83,7 @@ def run_finetune(
 
     from ..run.tokenization import check_model_fits, fit_tokenizer_to_model
 
-    task = data_args.registered_task()  # looked up once, when the arguments were made
+    task = get_task(data_args.task)  # the registry's (UnknownTaskError, a ValueError, for an unknown name)
     if not final:
         from ..run.arguments import finalize_arguments
 

@@ -29,7 +29,7 @@ def main(argv=None) -> dict:
     import sys
 
     from ..pretraining.args import parse_pretrain_argv
-    from ..run.args_parser import CommandLine
+    from ..run.command_line import CommandLine
 
     argv = argv if isinstance(argv, CommandLine) else list(sys.argv[1:] if argv is None else argv)
     if not isinstance(argv, CommandLine) and any(a in ("-h", "--help", "--help_all") for a in argv):
