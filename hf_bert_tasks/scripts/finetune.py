@@ -16,7 +16,8 @@ process logs INFO and prints the metrics.
 
 The recipe, top to bottom: ``hf-bert-tasks finetune`` = ``recipes/finetune.py`` = :func:`main`.
 
-:func:`run_finetune`: parse → task defaults → output-dir guard → data → one run (:func:`train_evaluate_predict`,
+The arguments are final after ``arguments.finetune_arguments`` (task and mode defaults, refused flags, secrets);
+:func:`run_finetune`: output-dir guard → data (``run/tokenization.prepare_data``) → one run (:func:`train_evaluate_predict`,
 with :class:`hf_bert_tasks.run.batching.GlobalLossTrainer`) or the lr grid x seeds (:mod:`hf_bert_tasks.run.lr_grid`) →
 ``--push_to_hub``. Outputs in ``output_dir``: docs/design.md, 'Recipe outputs'."""
 
