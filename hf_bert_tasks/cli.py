@@ -130,8 +130,7 @@ def fast_help(command: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------- early checks
-#: where ``hf-bert-tasks quickstart`` writes a checkpoint that works offline (named by the offline-model error)
-OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"
+OFFLINE_CHECKPOINT_HINT = command_line.OFFLINE_CHECKPOINT_HINT  # runs/quickstart/pretrained-bert
 
 
 def check_model(name: str | None, *, given: bool = True, cache_dir: str | None = None) -> None:
@@ -163,12 +162,12 @@ def check_model(name: str | None, *, given: bool = True, cache_dir: str | None =
         )
 
 
-def check_inputs(command_line) -> None:
+def check_inputs(parsed) -> None:
     """The checks of a parsed command line's paths that need no model, before transformers is imported:
     ``--data_dir``, ``--train_file`` ... ``--test_file``, ``--train_files`` / ``--validation_files``
     (pretraining_data's ``resolve_corpus_files``) and ``--model_name_or_path`` (:func:`check_model`); the recipe's own
     checks have the same messages. ``command_line``: a :class:`hf_bert_tasks.run.command_line.CommandLine`. ``FileNotFoundError`` naming the flag and the path."""
-    model, data = command_line.model, command_line.data
+    model, data = parsed.model, parsed.data
     if getattr(data, "data_dir", None) is not None and not os.path.isdir(data.data_dir):
         raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
     for flag in ("train_file", "validation_file", "test_file"):
@@ -179,7 +178,7 @@ def check_inputs(command_line) -> None:
             from .pretraining.data import resolve_corpus_files
 
             resolve_corpus_files([str(v) for v in getattr(data, flag)], flag=f"--{flag}")
-    given = "model_name_or_path" in command_line.given
+    given = "model_name_or_path" in parsed.given
     check_model(model.model_name_or_path, given=given, cache_dir=getattr(model, "cache_dir", None))
 
 
@@ -437,9 +436,9 @@ def quiet_console(progress_bars: bool | None = None):
         yield
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 #: the ``tasks`` subcommand, a subcommand module since issue 41 (``scripts/tasks.py``)
 list_tasks_command = _moved(__name__, "list_tasks_command", "scripts.tasks")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

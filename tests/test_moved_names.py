@@ -83,3 +83,16 @@ def test_the_merged_argument_modules_import_as_command_line_with_a_warning(old):
     with pytest.warns(FutureWarning, match=f"{old} moved to hf_bert_tasks.run.command_line"):
         module = importlib.import_module(old)
     assert module is command_line
+
+
+def test_the_offline_checkpoint_hint_keeps_its_old_homes():
+    import warnings
+
+    from hf_bert_tasks import cli
+    from hf_bert_tasks.run import flags
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the old module path itself
+        from hf_bert_tasks.run.args_parser import OFFLINE_CHECKPOINT_HINT
+    assert OFFLINE_CHECKPOINT_HINT == flags.OFFLINE_CHECKPOINT_HINT == cli.OFFLINE_CHECKPOINT_HINT
+    assert OFFLINE_CHECKPOINT_HINT == "runs/quickstart/pretrained-bert"  # the folder `hf-bert-tasks quickstart` writes

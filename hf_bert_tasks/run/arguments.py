@@ -282,7 +282,9 @@ def finetune_arguments(command_line: CommandLine):
     """``(ModelArguments, DataArguments, training arguments)`` of a parsed ``finetune`` command line
     (:func:`hf_bert_tasks.run.command_line.parse_finetune_argv`), as :func:`finetune_arguments_class`
     (:func:`training_arguments`), final: the task's and the mode's defaults filled in, the flags the task refuses
-    refused and the secrets scrubbed (:func:`finalize_arguments`); nothing changes them afterwards.
+    refused and the secrets scrubbed (:func:`finalize_arguments`). After it the recipe only takes the Hub settings
+    and token out for ``--push_to_hub`` (``hub.pop_push_settings``) and, after an lr grid, records the selected
+    ``learning_rate`` and ``seed`` (each grid run gets its own copy).
 
     Raises:
         ValueError: a value the mode or the task refuses (one line, before any model or data is loaded)."""

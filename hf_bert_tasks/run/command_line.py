@@ -26,6 +26,8 @@ from ..modes import DEFAULT_TRAINING_MODE, TRAINING_MODES
 from ..tasks import get_task, list_tasks
 from . import moved_function
 
+OFFLINE_CHECKPOINT_HINT = "runs/quickstart/pretrained-bert"  #: the quickstart's offline checkpoint (cli.check_model)
+
 
 @dataclasses.dataclass
 class CommandLine:

@@ -13,6 +13,7 @@ import inspect
 import os
 
 from . import moved_function
+from .command_line import OFFLINE_CHECKPOINT_HINT  # noqa: F401 - a public name of flags
 
 #: the path checks, in the CLI since issue 41 (``flags`` itself is imported by ``cli``: no import at the top)
 check_inputs = moved_function(__name__, "check_inputs", "cli")
@@ -104,13 +105,13 @@ def fast_help(program: str, command: str, spec) -> str:
 
 
 # --------------------------------------------------------------------------------------------- early checks
-def check_command_line(argv: list[str], sources, extra_flags=(), check_model=None) -> dict[str, list[str]]:
+def check_command_line(argv: list[str], sources, extra_flags, model_check) -> dict[str, list[str]]:
     """``compare``'s early check (``cli.check_early``; ``finetune`` and ``pretrain`` are parsed once instead): check
     ``argv``'s flag names before transformers is imported; returns the settings it gives (``--config`` file values
     below the flags, each as a list of strings). ``sources``: ``(module, class, title)`` of each light argument
     dataclass; ``extra_flags``: more flag names (without ``--``) the subcommand takes (its own parser's and the
-    fine-tune parser's); ``check_model``: the model check (``cli.check_model``, which ``cli`` passes: ``flags`` does
-    not import ``cli``); ``None``: the model is left to the recipe.
+    fine-tune parser's); ``model_check``: the model check (``cli.check_model``, which ``cli`` passes: ``flags`` does
+    not import ``cli``).
 
     Raises:
         ValueError: an unknown flag or ``--config`` key (the recipe's wording, with the closest flag), an unknown or
@@ -165,9 +166,9 @@ def check_command_line(argv: list[str], sources, extra_flags=(), check_model=Non
             from ..pretraining.data import resolve_corpus_files
 
             resolve_corpus_files([str(v) for v in values[name]], flag=f"--{name}")
-    if "model_name_or_path" in known and check_model is not None:
+    if "model_name_or_path" in known:
         default = getattr(fields.get("model_name_or_path"), "value", None)
-        check_model(
+        model_check(
             last.get("model_name_or_path", default),
             given="model_name_or_path" in last,
             cache_dir=last.get("cache_dir"),

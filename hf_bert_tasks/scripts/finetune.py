@@ -71,11 +71,15 @@ def main(argv=None) -> dict[str, float]:
 
 
 def run_finetune(
-    model_args: ModelArguments, data_args: DataArguments, training_args: FinetuneTrainingArguments, final: bool = False
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    training_args: FinetuneTrainingArguments,
+    final: bool = False,
+    report: bool = True,
 ):
     """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given);
-    returns every metric and, on the main process, ends with ``tasks.metrics.report``'s warning when the dev metric
-    is at the best constant answer's level. ``final``: the arguments come from
+    returns every metric and, on the main process with ``report``, ends with ``tasks.metrics.report``'s warning when
+    the dev metric is at the best constant answer's level (the quickstart, which judges its rows itself: off). ``final``: the arguments come from
     :func:`hf_bert_tasks.run.arguments.finetune_arguments`; otherwise (a script's own dataclasses) they are made final
     here (:func:`hf_bert_tasks.run.arguments.finalize_arguments`: secrets, the task's and the mode's defaults,
     refused flags). Raises ``FileExistsError`` for an occupied ``output_dir``
@@ -138,10 +142,10 @@ def run_finetune(
         from ..run.hub import finish_run
 
         finish_run(task, training_args, push)
-    if training_args.should_log:  # a run at chance level ends saying so (the best constant answer's score)
-        from ..tasks.metrics import report
+    if report and training_args.should_log:  # a run at chance level ends saying so (the best constant answer's score)
+        from ..tasks.metrics import report as report_chance_level
 
-        report(task, results)
+        report_chance_level(task, results)
     return results
 
 
