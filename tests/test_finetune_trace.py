@@ -94,35 +94,21 @@ def trace_run(argv: list[str]) -> list[str]:
     return calls
 
 
+def mrpc_route_argv(model_dir: str, output_dir: str, cache_dir: str) -> list[str]:
+    """The traced run's flags (after ``finetune``): the bundled MRPC sample, 2 steps, 8 dev and 4 test examples, no
+    checkpoints; also ``tools/finetune_route.py``'s."""
+    argv = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", model_dir]
+    argv += ["--output_dir", output_dir, "--max_steps", "2", "--per_device_train_batch_size", "4"]
+    argv += ["--max_eval_samples", "8", "--max_predict_samples", "4", "--save_strategy", "no"]
+    return argv + ["--disable_tqdm", "true", "--tokenized_cache_dir", cache_dir]
+
+
 @pytest.fixture(scope="module")
 def traced_mrpc_run(tmp_path_factory, tiny_bert_dir) -> tuple[list[str], int]:
     """``(modules entered, module changes)`` of one traced MRPC run (run once for the tests below)."""
     tmp_path, model_dir = tmp_path_factory.mktemp("trace"), tiny_bert_dir
     import_everything()
-    argv = [
-        "--task",
-        "mrpc",
-        "--data_dir",
-        os.path.join(SAMPLES, "MRPC"),
-        "--model_name_or_path",
-        model_dir,
-        "--output_dir",
-        str(tmp_path / "out"),
-        "--max_steps",
-        "2",
-        "--per_device_train_batch_size",
-        "4",
-        "--max_eval_samples",
-        "8",
-        "--max_predict_samples",
-        "4",
-        "--save_strategy",
-        "no",
-        "--disable_tqdm",
-        "true",
-        "--tokenized_cache_dir",
-        str(tmp_path / "cache"),
-    ]
+    argv = mrpc_route_argv(model_dir, str(tmp_path / "out"), str(tmp_path / "cache"))
     calls = trace_run(argv)
     assert os.path.isfile(tmp_path / "out" / "all_results.json")
     return sorted(set(calls)), sum(a != b for a, b in itertools.pairwise(calls))

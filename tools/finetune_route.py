@@ -23,7 +23,6 @@ def main() -> None:
     from hf_bert_tasks.run.resources import sample_texts
     from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
     from tests import test_finetune_trace as trace
-    from tests.conftest import SAMPLES
 
     tmp = tempfile.mkdtemp()
     tokenizer = train_wordpiece_tokenizer(sample_texts(), vocab_size=1000)  # the tests' sample_tokenizer fixture
@@ -38,19 +37,7 @@ def main() -> None:
         max_position_embeddings=256,
     )
     trace.import_everything()
-    argv = ["--task", "mrpc", "--data_dir", os.path.join(SAMPLES, "MRPC"), "--model_name_or_path", model]
-    argv += ["--output_dir", os.path.join(tmp, "out"), "--max_steps", "2", "--per_device_train_batch_size", "4"]
-    argv += [
-        "--max_eval_samples",
-        "8",
-        "--max_predict_samples",
-        "4",
-        "--save_strategy",
-        "no",
-        "--disable_tqdm",
-        "true",
-    ]
-    argv += ["--tokenized_cache_dir", os.path.join(tmp, "cache")]
+    argv = trace.mrpc_route_argv(model, os.path.join(tmp, "out"), os.path.join(tmp, "cache"))
     calls = trace.trace_run(argv)
     modules = sorted(set(calls))
     print(len(modules), sum(a != b for a, b in itertools.pairwise(calls)), modules)
