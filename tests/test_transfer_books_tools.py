@@ -113,6 +113,42 @@ def test_books_plus_text_keeps_the_text_runs_held_out_documents_and_spreads_the_
     assert os.path.isfile(out / "tokenizer" / "tokenizer.json")
 
 
+def _book_shard(path, n_books: int) -> None:
+    # one paragraph per line, a blank line between books (the shards' layout in ../shared/data/pretraining_books)
+    path.write_text("\n\n".join(f"Book {i} opens here. It closes.\nA last line of book {i}." for i in range(n_books)))
+
+
+def test_hold_out_books_sets_every_20th_book_aside_and_trains_on_the_rest(tmp_path):
+    shard = tmp_path / "shard.txt"
+    _book_shard(shard, 41)
+    train = le.books_file(str(tmp_path), str(shard), str(tmp_path), hold_out_books=True)
+    book = lambda i: [f"Book {i} opens here.", "It closes.", f"A last line of book {i}."]
+    assert read_documents(le.heldout_books_path(str(tmp_path))) == [book(19), book(39)]
+    assert read_documents(train) == [book(i) for i in range(41) if i not in (19, 39)]
+
+
+def test_hold_out_books_refuses_a_corpus_of_fewer_than_20_books(tmp_path):
+    shard = tmp_path / "shard.txt"
+    _book_shard(shard, 19)
+    with pytest.raises(ValueError, match="19 book\\(s\\), fewer than 20"):
+        le.books_file(str(tmp_path), str(shard), str(tmp_path), hold_out_books=True)
+
+
+def test_text_copies_repeat_every_document_in_order(tmp_path):
+    docs = [["One.", "Two."], ["Three."]]
+    transfer._write_documents(str(tmp_path / "train.txt"), docs)
+    assert le.text_file(str(tmp_path)) == str(tmp_path / "train.txt")
+    assert read_documents(le.text_file(str(tmp_path), 3)) == docs * 3
+    with pytest.raises(ValueError, match="--text_copies: expected a whole number >= 1, got 0"):
+        le.text_file(str(tmp_path), 0)
+
+
+def test_evaluate_names_the_missing_held_out_books_file(tmp_path):
+    missing = str(tmp_path / "heldout-books.txt")
+    with pytest.raises(FileNotFoundError, match="heldout-books.txt: no held-out books"):
+        le.evaluate(str(tmp_path), str(tmp_path), heldout_books=missing)
+
+
 def test_corpus_glob_without_files_is_refused_by_name(tmp_path):
     with pytest.raises(FileNotFoundError, match="nothing-here"):
         transfer._corpus_files(str(tmp_path / "nothing-here*.xz"), str(tmp_path))

@@ -131,30 +131,73 @@ def _pinned(cmd: list[str], core: int | None) -> tuple[list[str], dict]:
     return (["taskset", "-c", str(core), *cmd] if core is not None else cmd), env
 
 
-def books_file(corpus_dir: str, spec: str, shared: str) -> str:
+#: with ``--hold_out_books`` every 20th book (index 19, 39, ...) is held out, as pretraining_ablation.py holds out
+#: every 20th document of the old text: a fixed set of books no run trains on, to score held-out MLM on books
+HELDOUT_BOOK_EVERY = 20
+
+
+def books_file(corpus_dir: str, spec: str, shared: str, hold_out_books: bool = False) -> str:
     """``corpus_dir/books.txt``: the book files of ``spec`` (``books`` or comma-separated globs; pretraining_transfer's
-    ``--corpus``) in google's format, one document per book (written once, then reused)."""
+    ``--corpus``) in google's format, one document per book (written once, then reused).
+
+    With ``hold_out_books``, every :data:`HELDOUT_BOOK_EVERY`-th book (in shard order) goes to
+    ``corpus_dir/heldout-books.txt`` and the others to ``corpus_dir/books-train.txt``, whose path is returned; both
+    are written together, so the held-out books are the same for every run that reads them."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import pretraining_transfer as transfer
 
-    path = os.path.join(corpus_dir, "books.txt")
+    path = os.path.join(corpus_dir, "books-train.txt" if hold_out_books else "books.txt")
     if not os.path.isfile(path):
         _, files = transfer._corpus_files("books" if spec in ("books", "books+text") else spec, shared)
-        transfer._write_documents(path + ".tmp", transfer.book_documents(files))
+        books = transfer.book_documents(files)
+        if hold_out_books:
+            if len(books) < HELDOUT_BOOK_EVERY:
+                raise ValueError(f"--hold_out_books: {spec} has {len(books)} book(s), fewer than {HELDOUT_BOOK_EVERY}")
+            held = [b for i, b in enumerate(books) if i % HELDOUT_BOOK_EVERY == HELDOUT_BOOK_EVERY - 1]
+            books = [b for i, b in enumerate(books) if i % HELDOUT_BOOK_EVERY != HELDOUT_BOOK_EVERY - 1]
+            transfer._write_documents(heldout_books_path(corpus_dir) + ".tmp", held)
+            os.replace(heldout_books_path(corpus_dir) + ".tmp", heldout_books_path(corpus_dir))
+        transfer._write_documents(path + ".tmp", books)
         os.replace(path + ".tmp", path)
     return path
 
 
-def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str] = ()) -> None:
-    """``hf-bert-tasks pretrain`` on the ablation corpus's ``train.txt`` (plus ``extra_files``, e.g. :func:`books_file`;
-    the held-out documents stay the ablation's, scored by ``evaluate``)."""
+def heldout_books_path(corpus_dir: str) -> str:
+    """Where :func:`books_file` writes the held-out books (google's format, one document per book)."""
+    return os.path.join(corpus_dir, "heldout-books.txt")
+
+
+def text_file(corpus_dir: str, copies: int = 1) -> str:
+    """The ablation corpus's training documents (``corpus_dir/train.txt``), or with ``copies`` > 1 a file holding
+    them ``copies`` times in a row (``train-x<copies>.txt``, written once): the old text upsampled against the books
+    in a mix, as google's ``create_pretraining_data.py`` repeats its whole input ``dupe_factor`` times (each copy
+    masked anew: the collator masks dynamically). Raises ``ValueError`` for ``copies`` < 1."""
+    if copies < 1:
+        raise ValueError(f"--text_copies: expected a whole number >= 1, got {copies}")
+    path = os.path.join(corpus_dir, "train.txt")
+    if copies == 1:
+        return path
+    target = os.path.join(corpus_dir, f"train-x{copies}.txt")
+    if not os.path.isfile(target):
+        with open(path, encoding="utf-8") as f:
+            text = f.read().rstrip("\n") + "\n"
+        with open(target + ".tmp", "w", encoding="utf-8") as f:
+            f.write("\n".join([text] * copies))  # a blank line between copies: a document boundary
+        os.replace(target + ".tmp", target)
+    return target
+
+
+def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str] = (), text_copies: int = 1) -> None:
+    """``hf-bert-tasks pretrain`` on the ablation corpus's ``train.txt`` (``text_copies`` times, :func:`text_file`),
+    plus ``extra_files`` (e.g. :func:`books_file`); the held-out documents stay the ablation's, scored by
+    ``evaluate``."""
     cmd = [
         sys.executable,
         "-m",
         "hf_bert_tasks.cli",
         "pretrain",
         "--train_files",
-        os.path.join(corpus_dir, "train.txt"),
+        text_file(corpus_dir, text_copies),
         *extra_files,
         "--tokenizer_name",
         os.path.join(corpus_dir, "tokenizer"),
@@ -173,11 +216,21 @@ def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str]
         json.dump({"wall_s": time.time() - start, "command": cmd}, f, indent=1)
 
 
-def evaluate(corpus_dir: str, out: str) -> dict:
+def evaluate(corpus_dir: str, out: str, heldout_books: str | None = None) -> dict:
     """Held-out MLM loss and accuracy of the pretrained checkpoint, of its random init and of the unigram reference,
-    on ``pretraining_ablation.py``'s held-out documents masked once (the same targets as its ablation table)."""
+    on ``pretraining_ablation.py``'s held-out documents masked once (the same targets as its ablation table): sets
+    ``pairs`` and ``segments``. With ``heldout_books`` (:func:`heldout_books_path`), the held-out books masked the
+    same way too: sets ``books pairs`` and ``books segments``. ``OUT/random-init`` is made (seed 0,
+    ``quickstart_steps.random_init_copy``) when absent. Writes ``OUT/heldout_mlm.json``.
+
+    Raises ``FileNotFoundError`` naming ``heldout_books`` when that file is absent (``pretrain --hold_out_books``
+    writes it)."""
+    if heldout_books and not os.path.isfile(heldout_books):
+        raise FileNotFoundError(f"{heldout_books}: no held-out books; run `pretrain --hold_out_books` first")
     import torch
     from transformers import AutoTokenizer
+
+    from hf_bert_tasks.scripts.quickstart_steps import random_init_copy
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import pretraining_ablation as ablation
@@ -185,6 +238,11 @@ def evaluate(corpus_dir: str, out: str) -> dict:
     torch.set_num_threads(1)
     tokenizer = AutoTokenizer.from_pretrained(os.path.join(corpus_dir, "tokenizer"))
     sets = ablation._heldout_sets(corpus_dir, tokenizer)
+    if heldout_books:
+        books = ablation._heldout_sets(corpus_dir, tokenizer, path=heldout_books)
+        sets.update({f"books {name}": batches for name, batches in books.items()})
+    if not os.path.isfile(os.path.join(out, "random-init", "config.json")):
+        random_init_copy(os.path.join(out, "pretrain"), os.path.join(out, "random-init"), seed=0)
     results = {
         "unigram": ablation._unigram_scores(corpus_dir, tokenizer, sets),
         "pretrained": ablation.score_model(os.path.join(out, "pretrain"), sets),
@@ -684,6 +742,17 @@ def main(argv=None) -> None:
         help="pretrain: add books (books / books+text) or comma-separated globs of book files "
         "(pretraining_transfer.py --corpus) to the ablation corpus's training documents",
     )
+    parser.add_argument(
+        "--hold_out_books",
+        action="store_true",
+        help="pretrain: train on all books but every 20th (CORPUS/heldout-books.txt); evaluate: score those books too",
+    )
+    parser.add_argument(
+        "--text_copies",
+        type=int,
+        default=1,
+        help="pretrain: the ablation corpus's training documents this many times (upsampled against --add_corpus)",
+    )
     grid = parser.add_argument_group("grid / rows / render (the GPU group, benchmarks/gpu_transfer_books.sh)")
     grid.add_argument("--lr_grid", default=",".join(f"{lr:g}" for lr in LR_GRID))
     grid.add_argument("--workers", type=int, default=8, help="fine-tuning processes at once")
@@ -729,10 +798,13 @@ def main(argv=None) -> None:
 
         print(render([r for r in load_rows(args.results) if r["step"] == args.step], args.png))
     elif args.stage == "pretrain":
-        extra = [books_file(args.corpus, args.add_corpus, args.shared)] if args.add_corpus else []
-        pretrain(args.corpus, args.out, args.core, extra)
+        if args.hold_out_books and not args.add_corpus:
+            parser.error("--hold_out_books needs --add_corpus (the books to hold some of out)")
+        extra = [books_file(args.corpus, args.add_corpus, args.shared, args.hold_out_books)] if args.add_corpus else []
+        pretrain(args.corpus, args.out, args.core, extra, args.text_copies)
     elif args.stage == "evaluate":
-        print(json.dumps(evaluate(args.corpus, args.out), indent=1))
+        books = heldout_books_path(args.corpus) if args.hold_out_books else None
+        print(json.dumps(evaluate(args.corpus, args.out, books), indent=1))
     elif args.stage == "finetune":
         if not args.arm:
             parser.error("finetune needs --arm pretrained|random")

@@ -172,14 +172,15 @@ def pretrain(out: str, arms: list[str], seeds: list[int], steps: int, core: int 
             print(f"{run}: {wall:.0f} s")
 
 
-def _heldout_sets(out: str, tokenizer):
-    """The two held-out sets, masked once: ``{"pairs": batches, "segments": batches}`` (lists of collated batches)."""
+def _heldout_sets(out: str, tokenizer, path: str | None = None):
+    """The two held-out sets of ``path`` (default ``out/heldout.txt``; google's format), masked once:
+    ``{"pairs": batches, "segments": batches}`` (lists of collated batches)."""
     from datasets import Dataset
 
     from hf_bert_tasks.pretraining.collators import DataCollatorForBertPretraining
     from hf_bert_tasks.pretraining.data import build_pretraining_dataset
 
-    docs = Dataset.from_dict({"sentences": _documents(os.path.join(out, "heldout.txt"))})
+    docs = Dataset.from_dict({"sentences": _documents(path or os.path.join(out, "heldout.txt"))})
     collator = DataCollatorForBertPretraining(
         tokenizer, seed=0, mlm_probability=0.15, selection="exact", max_predictions_per_seq=20
     )
