@@ -12,6 +12,10 @@ labelled examples a pretrained model matched training from scratch on 100x more)
     python tools/label_efficiency.py finetune --out runs/label_eff --arm pretrained --core 1
     python tools/label_efficiency.py report   --out runs/label_eff     # markdown table + label_efficiency.png
 
+Issue 43 adds books: ``pretrain --add_corpus books+text`` trains on the book shards too, ``--hold_out_books`` keeps
+every 20th book out of training (``evaluate --hold_out_books`` scores it), ``--text_copies K`` repeats the old text
+K times against the books; ``grid`` / ``rows`` / ``render`` run and report the per-arm lr grid.
+
 ``pretrain`` runs ``hf-bert-tasks pretrain`` with the small-budget settings (tiny BERT, MLM only on full-length
 segments, batch 8, lr 1e-3; :data:`PRETRAIN_FLAGS`). ``finetune`` writes, per seed and fraction, a shuffled subset
 of the training split (the same subset for both arms: the subset's seed is the run's seed) into ``OUT/data`` and
