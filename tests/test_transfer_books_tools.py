@@ -143,6 +143,19 @@ def test_text_copies_repeat_every_document_in_order(tmp_path):
         le.text_file(str(tmp_path), 0)
 
 
+@pytest.mark.parametrize("nsp", [False, True])
+def test_next_sentence_prediction_flag_sets_the_recipes_objective_and_nothing_else(tmp_path, nsp):
+    from hf_bert_tasks.pretraining.args import parse_pretrain_argv
+
+    base = ["--train_files", "t.txt", "--tokenizer_name", "tok", "--output_dir", str(tmp_path)]
+    parsed = parse_pretrain_argv(base + le.pretrain_flags(next_sentence_prediction=nsp))
+    assert parsed.data.next_sentence_prediction is nsp
+    others = [f for f in le.PRETRAIN_FLAGS if f != "--no_next_sentence_prediction"]
+    assert [
+        f for f in le.pretrain_flags(next_sentence_prediction=nsp) if f != "--no_next_sentence_prediction"
+    ] == others
+
+
 def test_evaluate_names_the_missing_held_out_books_file(tmp_path):
     missing = str(tmp_path / "heldout-books.txt")
     with pytest.raises(FileNotFoundError, match="heldout-books.txt: no held-out books"):

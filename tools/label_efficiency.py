@@ -14,7 +14,7 @@ labelled examples a pretrained model matched training from scratch on 100x more)
 
 Issue 43 adds books: ``pretrain --add_corpus books+text`` trains on the book shards too, ``--hold_out_books`` keeps
 every 20th book out of training (``evaluate --hold_out_books`` scores it), ``--text_copies K`` repeats the old text
-K times against the books; ``grid`` / ``rows`` / ``render`` run and report the per-arm lr grid.
+K times against the books, ``--next_sentence_prediction`` pretrains with the paper's MLM + NSP; ``grid`` / ``rows`` / ``render`` run and report the per-arm lr grid.
 
 ``pretrain`` runs ``hf-bert-tasks pretrain`` with the small-budget settings (tiny BERT, MLM only on full-length
 segments, batch 8, lr 1e-3; :data:`PRETRAIN_FLAGS`). ``finetune`` writes, per seed and fraction, a shuffled subset
@@ -191,10 +191,24 @@ def text_file(corpus_dir: str, copies: int = 1) -> str:
     return target
 
 
-def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str] = (), text_copies: int = 1) -> None:
+def pretrain_flags(next_sentence_prediction: bool = False) -> list[str]:
+    """:data:`PRETRAIN_FLAGS`, MLM only on packed full-length segments; with ``next_sentence_prediction`` the paper's
+    objective instead (§3.1 Task #2: A/B pairs, 50 % true next, NSP trains the pooled ``[CLS]``), every other
+    setting the same."""
+    return [f for f in PRETRAIN_FLAGS if not (next_sentence_prediction and f == "--no_next_sentence_prediction")]
+
+
+def pretrain(
+    corpus_dir: str,
+    out: str,
+    core: int | None,
+    extra_files: list[str] = (),
+    text_copies: int = 1,
+    next_sentence_prediction: bool = False,
+) -> None:
     """``hf-bert-tasks pretrain`` on the ablation corpus's ``train.txt`` (``text_copies`` times, :func:`text_file`),
     plus ``extra_files`` (e.g. :func:`books_file`); the held-out documents stay the ablation's, scored by
-    ``evaluate``."""
+    ``evaluate``. ``next_sentence_prediction``: MLM + NSP (:func:`pretrain_flags`)."""
     cmd = [
         sys.executable,
         "-m",
@@ -209,7 +223,7 @@ def pretrain(corpus_dir: str, out: str, core: int | None, extra_files: list[str]
         os.path.join(out, "pretrain"),
         "--dataset_cache_dir",
         os.path.join(corpus_dir, "cache"),
-        *PRETRAIN_FLAGS,
+        *pretrain_flags(next_sentence_prediction),
     ]
     cmd, env = _pinned(cmd, core)
     os.makedirs(out, exist_ok=True)
@@ -757,6 +771,11 @@ def main(argv=None) -> None:
         default=1,
         help="pretrain: the ablation corpus's training documents this many times (upsampled against --add_corpus)",
     )
+    parser.add_argument(
+        "--next_sentence_prediction",
+        action="store_true",
+        help="pretrain: MLM + NSP on A/B pairs (the paper's objective) instead of MLM only on packed segments",
+    )
     grid = parser.add_argument_group("grid / rows / render (the GPU group, benchmarks/gpu_transfer_books.sh)")
     grid.add_argument("--lr_grid", default=",".join(f"{lr:g}" for lr in LR_GRID))
     grid.add_argument("--workers", type=int, default=8, help="fine-tuning processes at once")
@@ -805,7 +824,7 @@ def main(argv=None) -> None:
         if args.hold_out_books and not args.add_corpus:
             parser.error("--hold_out_books needs --add_corpus (the books to hold some of out)")
         extra = [books_file(args.corpus, args.add_corpus, args.shared, args.hold_out_books)] if args.add_corpus else []
-        pretrain(args.corpus, args.out, args.core, extra, args.text_copies)
+        pretrain(args.corpus, args.out, args.core, extra, args.text_copies, args.next_sentence_prediction)
     elif args.stage == "evaluate":
         books = heldout_books_path(args.corpus) if args.hold_out_books else None
         print(json.dumps(evaluate(args.corpus, args.out, books), indent=1))
