@@ -172,6 +172,14 @@ def test_undeclared_key_is_left_out_of_model_index(caplog):
     assert "eval_mystery is not declared" in caplog.text
 
 
+def test_lr_grid_mean_and_std_of_a_declared_metric_are_dropped_without_a_warning(caplog):
+    metrics = {"eval_f1": 0.8, "eval_f1_mean": 0.78, "eval_f1_std": 0.02, "eval_mystery_std": 0.1}
+    results = eval_results_from_metrics(get_task("mrpc"), metrics)
+    assert [r.metric_type for r in results] == ["f1"]
+    assert "eval_f1_mean" not in caplog.text and "eval_f1_std" not in caplog.text
+    assert "eval_mystery_std is not declared" in caplog.text  # an undeclared base metric still warns
+
+
 def test_scale_conversions():
     squad_em, glue_acc = get_task("squad_v1").metric_spec("exact_match"), get_task("sst2").metric_spec("accuracy")
     assert (squad_em.scale, glue_acc.scale) == (100.0, 1.0)

@@ -216,13 +216,22 @@ def split_of_key(task, key: str, suffixes: dict[str, str] | None = None) -> tupl
     return task.eval_splits[0], rest
 
 
+def _grid_aggregate(name: str, specs: dict) -> bool:
+    """``accuracy_mean`` / ``accuracy_std`` of a declared metric: the §4.1 grid's mean and std over seeds
+    (:mod:`hf_bert_tasks.run.lr_grid` adds them to ``all_results.json``); the card shows them in its grid table, so
+    they are neither results of their own nor undeclared keys."""
+    base, _, stat = name.rpartition("_")
+    return stat in ("mean", "std") and base in specs
+
+
 def split_metrics(
     task, metrics: dict[str, Any], non_metrics: bool = False, keys: tuple[dict, dict] | None = None
 ) -> dict[str, dict[str, float]]:
     """Group Trainer-style ``eval_*`` metrics by split: ``{"validation": {"f1": 0.9, ...}, "test": {...}}``.
 
     Only declared keys are kept, :attr:`metric_names` first; ``non_metrics=True`` returns the declared non-metrics
-    instead (thresholds, counts). Trainer's keys (``eval_loss`` …) are dropped, undeclared ones with a warning.
+    instead (thresholds, counts). Trainer's keys (``eval_loss`` …) and the lr grid's ``<metric>_mean`` /
+    ``<metric>_std`` are dropped, undeclared ones with a warning.
     ``keys``: :func:`metric_keys`' (looked up when ``None``).
     """
     specs, suffixes = metric_keys(task) if keys is None else keys
@@ -232,7 +241,7 @@ def split_metrics(
         if parsed is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         split, name = parsed
-        if name in TRAINER_KEYS or name.endswith("_samples"):
+        if name in TRAINER_KEYS or name.endswith("_samples") or _grid_aggregate(name, specs):
             continue
         spec = specs.get(name)
         if spec is None:
