@@ -113,6 +113,36 @@ def test_books_plus_text_keeps_the_text_runs_held_out_documents_and_spreads_the_
     assert os.path.isfile(out / "tokenizer" / "tokenizer.json")
 
 
+def test_text_copies_repeat_the_old_training_text_and_keep_vocabulary_and_held_out(tmp_path):
+    old = [[f"Doc {i} starts.", f"Doc {i} ends."] for i in range(40)]
+    books = tmp_path / "books.txt"
+    books.write_text("Book one opens.\n\nBook two opens.\n")
+    runs = {}
+    for k in (1, 3):
+        out = tmp_path / f"x{k}"
+        out.mkdir()
+        transfer._write_documents(str(out / "corpus.txt"), old)
+        stats = transfer.build_training_corpus(str(out), [str(books)], keep_text=True, vocab_size=120, text_copies=k)
+        runs[k] = (out, stats)
+    train1, train3 = (read_documents(str(runs[k][0] / "train.txt")) for k in (1, 3))
+    old_train = [d for d in train1 if d in old]  # the 38 training documents, in order
+    assert [d for d in train3 if d in old] == old_train * 3
+    assert len(train3) == 38 * 3 + 2 and (
+        runs[3][1]["train_text"]["documents"],
+        runs[3][1]["train_text"]["copies"],
+    ) == (
+        114,
+        3,
+    )
+    for name in ("heldout.txt", "tokenizer/tokenizer.json"):
+        assert (runs[1][0] / name).read_text() == (runs[3][0] / name).read_text()
+
+
+def test_text_copies_below_one_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="--text_copies: expected a whole number >= 1, got 0"):
+        transfer.build_training_corpus(str(tmp_path), [], keep_text=True, vocab_size=120, text_copies=0)
+
+
 def _book_shard(path, n_books: int) -> None:
     # one paragraph per line, a blank line between books (the shards' layout in ../shared/data/pretraining_books)
     path.write_text("\n\n".join(f"Book {i} opens here. It closes.\nA last line of book {i}." for i in range(n_books)))
