@@ -127,13 +127,8 @@ def test_text_copies_repeat_the_old_training_text_and_keep_vocabulary_and_held_o
     train1, train3 = (read_documents(str(runs[k][0] / "train.txt")) for k in (1, 3))
     old_train = [d for d in train1 if d in old]  # the 38 training documents, in order
     assert [d for d in train3 if d in old] == old_train * 3
-    assert len(train3) == 38 * 3 + 2 and (
-        runs[3][1]["train_text"]["documents"],
-        runs[3][1]["train_text"]["copies"],
-    ) == (
-        114,
-        3,
-    )
+    assert len(train3) == 38 * 3 + 2
+    assert (runs[3][1]["train_text"]["documents"], runs[3][1]["train_text"]["copies"]) == (114, 3)
     for name in ("heldout.txt", "tokenizer/tokenizer.json"):
         assert (runs[1][0] / name).read_text() == (runs[3][0] / name).read_text()
 
@@ -141,6 +136,12 @@ def test_text_copies_repeat_the_old_training_text_and_keep_vocabulary_and_held_o
 def test_text_copies_below_one_are_refused(tmp_path):
     with pytest.raises(ValueError, match="--text_copies: expected a whole number >= 1, got 0"):
         transfer.build_training_corpus(str(tmp_path), [], keep_text=True, vocab_size=120, text_copies=0)
+
+
+def test_text_copies_without_books_beside_the_old_text_are_refused_before_any_writing(tmp_path):
+    with pytest.raises(ValueError, match="--text_copies 3: needs the old text and books beside it"):
+        transfer.main(["corpus", "--corpus", "text", "--text_copies", "3", "--shared", SHARED, "--out", str(tmp_path)])
+    assert os.listdir(tmp_path) == []
 
 
 def _book_shard(path, n_books: int) -> None:

@@ -14,7 +14,8 @@ labelled examples a pretrained model matched training from scratch on 100x more)
 
 Issue 43 adds books: ``pretrain --add_corpus books+text`` trains on the book shards too, ``--hold_out_books`` keeps
 every 20th book out of training (``evaluate --hold_out_books`` scores it), ``--text_copies K`` repeats the old text
-K times against the books, ``--next_sentence_prediction`` pretrains with the paper's MLM + NSP; ``grid`` / ``rows`` / ``render`` run and report the per-arm lr grid.
+K times against the books, ``--next_sentence_prediction`` pretrains with the paper's MLM + NSP; ``grid`` / ``rows`` /
+``render`` run and report the per-arm lr grid.
 
 ``pretrain`` runs ``hf-bert-tasks pretrain`` with the small-budget settings (tiny BERT, MLM only on full-length
 segments, batch 8, lr 1e-3; :data:`PRETRAIN_FLAGS`). ``finetune`` writes, per seed and fraction, a shuffled subset

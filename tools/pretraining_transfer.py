@@ -211,6 +211,15 @@ def _write_documents(path: str, docs) -> None:
         f.writelines("\n".join(doc) + "\n\n" for doc in docs if doc)
 
 
+def check_text_copies(text_copies: int, keep_text: bool, extra_files: list[str]) -> None:
+    """``--text_copies`` repeats the old text beside added books: ``ValueError`` for fewer than 1 copy, or for more
+    than 1 where there is no old text or nothing added to it (``--corpus books`` / ``text``)."""
+    if text_copies < 1:
+        raise ValueError(f"--text_copies: expected a whole number >= 1, got {text_copies}")
+    if text_copies > 1 and not (keep_text and extra_files):
+        raise ValueError(f"--text_copies {text_copies}: needs the old text and books beside it (--corpus books+text)")
+
+
 def build_training_corpus(
     out_dir: str,
     extra_files: list[str],
@@ -227,9 +236,8 @@ def build_training_corpus(
     ``text_copies`` upsamples the old text against the books (google's ``dupe_factor`` for one source; the collator
     masks each copy anew): at one CPU core-hour the x 9 mix kept the old text's CoNLL-2003 gain that adding the books
     once lost (docs/results.md, "Books kept out, books added to the old text"). Raises ``ValueError`` for
-    ``text_copies`` < 1."""
-    if text_copies < 1:
-        raise ValueError(f"--text_copies: expected a whole number >= 1, got {text_copies}")
+    ``text_copies`` < 1 or > 1 without both the old text and ``extra_files`` (:func:`check_text_copies`)."""
+    check_text_copies(text_copies, keep_text, extra_files)
     import itertools
 
     from hf_bert_tasks.pretraining.documents import load_documents
@@ -401,6 +409,7 @@ def main(argv=None) -> None:
     rest = rest[1:] if rest[:1] == ["--"] else rest  # pretrain flags after a bare --
     if args.stage == "corpus":
         keep_text, extra = _corpus_files(args.corpus, args.shared)  # FileNotFoundError before any writing
+        check_text_copies(args.text_copies, keep_text, extra)  # ValueError before any writing
         stats = build_corpus(args.shared, os.path.join(args.out, "corpus.txt"))
         if extra or not keep_text:
             stats["training corpus"] = build_training_corpus(
