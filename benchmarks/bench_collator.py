@@ -38,7 +38,7 @@ def instances(max_seq_length: int, seed: int = 0):
     """(tokenizer, list of feature dicts) from the built-in corpus (``dupe_factor`` 4)."""
     from hf_bert_tasks.pretraining.data import create_pretraining_examples
     from hf_bert_tasks.pretraining.documents import read_documents
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     docs = read_documents(CORPUS)
     tokenizer = train_wordpiece_tokenizer([s for d in docs for s in d], vocab_size=2000)

@@ -301,9 +301,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     from transformers import AutoTokenizer
 
-    from hf_bert_tasks.run.modeling import build_random_bert
-    from hf_bert_tasks.run.resources import sample_texts
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.modeling import build_random_bert
+    from hf_bert_tasks.utils.resources import sample_texts
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     with tempfile.TemporaryDirectory() as tmp:
         encoder_dir = args.model

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from transformers import BertForPreTraining
 
     from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
-    from hf_bert_tasks.run.modeling import bert_config
+    from hf_bert_tasks.utils.modeling import bert_config
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="tiny")

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, HERE)
         from hf_bert_tasks.pretraining.documents import iter_file_documents
-        from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+        from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
         tokenizer = train_wordpiece_tokenizer(
             (s for path in sources for d in iter_file_documents(path, split_sentences=True) for s in d),

@@ -41,7 +41,7 @@ TIMED_PATHS = [
     "hf_bert_tasks/pretraining/data.py",
     "hf_bert_tasks/pretraining/documents.py",
     "hf_bert_tasks/pretraining/collators.py",
-    "hf_bert_tasks/run/tokenization.py",
+    "hf_bert_tasks/finetune/data.py",
 ]
 SMOKE_ARGS = ["--lines", "1000", "--repeats", "2", "--warmup", "0"]
 

@@ -4,7 +4,7 @@
 
 Both sides run ``hf-bert-tasks quickstart`` exactly as ``make quickstart`` does (a fresh child process through the
 CLI's ``main``, ``OMP_NUM_THREADS`` unset, so the quickstart's own thread choice is what is measured: one torch thread
-unless the user sets ``OMP_NUM_THREADS`` or ``--threads``, :func:`hf_bert_tasks.run.threads.use_threads`). The busy side first starts a
+unless the user sets ``OMP_NUM_THREADS`` or ``--threads``, :func:`hf_bert_tasks.utils.threads.use_threads`). The busy side first starts a
 second process that spins on the machine's first usable CPU (``while True: pass``, pinned with
 ``os.sched_setaffinity``) and stops it after the quickstart ends; the quickstart itself is not pinned. Rounds are
 interleaved (idle, busy, idle, busy ...). Before the fix, torch's default of one intra-op thread per core made the

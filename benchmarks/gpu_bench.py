@@ -176,7 +176,7 @@ def synthetic_batch(kind: str, vocab_size: int, batch_size: int, seq: int, devic
 
 def bench_config(args, seq: int):
     """BERT-base (vocab 30522) or, with ``--tiny``, the tiny preset (vocab 2000); SDPA attention."""
-    from hf_bert_tasks.run.modeling import bert_config
+    from hf_bert_tasks.utils.modeling import bert_config
 
     if args.tiny:
         config = bert_config("tiny", vocab_size=2000, max_position_embeddings=max(512, seq))
@@ -738,9 +738,9 @@ def build_glue_model(output_dir: str, preset: str, vocab_size: int) -> str:
     import torch
     from transformers import BertForPreTraining
 
-    from hf_bert_tasks.run.modeling import bert_config
-    from hf_bert_tasks.run.resources import sample_texts
-    from hf_bert_tasks.run.tokenization import save_tokenizer_for_model, train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.modeling import bert_config
+    from hf_bert_tasks.utils.resources import sample_texts
+    from hf_bert_tasks.utils.tokenizers import save_tokenizer_for_model, train_wordpiece_tokenizer
 
     tokenizer = train_wordpiece_tokenizer(sample_texts(), vocab_size=2000)
     config = bert_config(preset, vocab_size=max(vocab_size, len(tokenizer)), pad_token_id=tokenizer.pad_token_id)

@@ -73,7 +73,7 @@ def main(argv=None) -> dict:
     sys.path.insert(0, REPO)
     from hf_bert_tasks.pretraining.data import build_pretraining_dataset
     from hf_bert_tasks.pretraining.documents import load_documents
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     spec = importlib.util.spec_from_file_location(
         "pretraining_transfer", os.path.join(REPO, "tools", "pretraining_transfer.py")

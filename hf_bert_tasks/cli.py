@@ -36,8 +36,8 @@ import sys
 import traceback
 import warnings
 
-from .run import command_line, flags
-from .run import moved_function as _moved
+from .flags import help as flags
+from .flags import parser as command_line
 
 PROG = "hf-bert-tasks"
 #: subcommands that train: run inside :func:`quiet_console`
@@ -46,29 +46,33 @@ HEAVY = ("finetune", "pretrain", "compare", "quickstart")
 
 @dataclasses.dataclass(frozen=True)
 class Subcommand:
-    """One subcommand (``hf_bert_tasks.scripts.<its name>.main(argv)`` runs it): one line of ``help``, ``(module,
-    class name, group title)`` of each argument dataclass of an ``HfArgumentParser`` subcommand (read for the fast
-    ``--help``; none for plain argparse) and the ``required`` flags (for the usage line)."""
+    """One subcommand: one line of ``help``, the ``module`` whose ``main(argv)`` runs it (a recipe room's ``recipe``
+    or ``hf_bert_tasks.scripts.<name>``; imported once the command line is parsed), ``(module, class name, group
+    title)`` of each argument dataclass of an ``HfArgumentParser`` subcommand (read for the fast ``--help``; none for
+    plain argparse) and the ``required`` flags (for the usage line)."""
 
     help: str
+    module: str
     dataclasses: tuple[tuple[str, str, str], ...] = ()
     required: str = ""
 
 
 _OWN = "training arguments (the package's own and changed defaults)"
 SUBCOMMANDS: dict[str, Subcommand] = {
-    "tasks": Subcommand("list registered tasks with metrics and data sources"),
+    "tasks": Subcommand("list registered tasks with metrics and data sources", "hf_bert_tasks.scripts.tasks"),
     "finetune": Subcommand(
         "fine-tune a checkpoint on a registered task (Trainer, paper defaults)",
+        "hf_bert_tasks.finetune.recipe",
         (
-            ("hf_bert_tasks.run.command_line", "ModelArguments", "model arguments"),
-            ("hf_bert_tasks.run.command_line", "DataArguments", "data arguments"),
-            ("hf_bert_tasks.run.command_line", "FinetuneOptions", _OWN),
+            ("hf_bert_tasks.finetune.args", "ModelArguments", "model arguments"),
+            ("hf_bert_tasks.finetune.args", "DataArguments", "data arguments"),
+            ("hf_bert_tasks.finetune.args", "FinetuneOptions", _OWN),
         ),  # then each registered mode's flags (hf_bert_tasks.modes.mode_arguments_classes)
         "--task TASK --output_dir DIR",
     ),
     "pretrain": Subcommand(
         "pretrain BERT with MLM + NSP on a text corpus (WordPiece, presets, two phases)",
+        "hf_bert_tasks.pretraining.recipe",
         (
             ("hf_bert_tasks.pretraining.args", "PretrainModelArguments", "model arguments"),
             ("hf_bert_tasks.pretraining.args", "PretrainDataArguments", "data arguments"),
@@ -76,9 +80,17 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
         "(--train_files FILE [FILE ...] | --dataset_name NAME) --output_dir DIR",
     ),
-    "quickstart": Subcommand("offline demo on the built-in samples (tiny BERT, a few minutes on CPU)"),
-    "compare": Subcommand("fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)"),
-    "push": Subcommand("push a finished run to the Hub with a full model card (every metric in model-index)"),
+    "quickstart": Subcommand(
+        "offline demo on the built-in samples (tiny BERT, a few minutes on CPU)", "hf_bert_tasks.scripts.quickstart"
+    ),
+    "compare": Subcommand(
+        "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)",
+        "hf_bert_tasks.scripts.compare",
+    ),
+    "push": Subcommand(
+        "push a finished run to the Hub with a full model card (every metric in model-index)",
+        "hf_bert_tasks.scripts.push",
+    ),
 }
 
 
@@ -166,7 +178,7 @@ def check_inputs(parsed) -> None:
     """The checks of a parsed command line's paths that need no model, before transformers is imported:
     ``--data_dir``, ``--train_file`` ... ``--test_file``, ``--train_files`` / ``--validation_files``
     (pretraining_data's ``resolve_corpus_files``) and ``--model_name_or_path`` (:func:`check_model`); the recipe's own
-    checks have the same messages. ``command_line``: a :class:`hf_bert_tasks.run.command_line.CommandLine`. ``FileNotFoundError`` naming the flag and the path."""
+    checks have the same messages. ``command_line``: a :class:`hf_bert_tasks.flags.parser.CommandLine`. ``FileNotFoundError`` naming the flag and the path."""
     model, data = parsed.model, parsed.data
     if getattr(data, "data_dir", None) is not None and not os.path.isdir(data.data_dir):
         raise FileNotFoundError(f"--data_dir {data.data_dir}: no such folder")
@@ -217,20 +229,22 @@ def _pop_debug(argv: list[str]) -> bool:
 def check_early(command: str, rest: list[str], module) -> list[str]:
     """``compare``'s command line checked before it imports transformers (``module``: its script): its own flags
     (``module.build_parser``) and every fine-tune flag (the one fine-tune parser's), ``--config`` keys, ``--task``,
-    ``--data_dir`` and the model (:func:`hf_bert_tasks.run.flags.check_command_line`); returns ``rest``."""
+    ``--data_dir`` and the model (:func:`hf_bert_tasks.flags.help.check_command_line`); returns ``rest``."""
 
-    parsers = (module.build_parser(), command_line.finetune_parser())
+    from .finetune.args import finetune_parser
+
+    parsers = (module.build_parser(), finetune_parser())
     extra = [s[2:] for p in parsers for a in p._actions for s in a.option_strings if s.startswith("--")]
     flags.check_command_line(rest, SUBCOMMANDS["finetune"].dataclasses, extra, check_model)
     return rest
 
 
 def parse_command_line(command: str, argv: list[str]):
-    """``finetune``'s or ``pretrain``'s command line parsed once (``command_line.parse_finetune_argv``,
+    """``finetune``'s or ``pretrain``'s command line parsed once (``finetune.args.parse_finetune_argv``,
     ``pretraining.args.parse_pretrain_argv``: light) and its paths checked (:func:`check_inputs`);
     off a terminal ``--disable_tqdm true`` unless set (one line per logging step)."""
     if command == "finetune":
-        parse = command_line.parse_finetune_argv
+        from .finetune.args import parse_finetune_argv as parse
     else:
         from .pretraining.args import parse_pretrain_argv as parse
     parsed = parse(argv, f"{PROG} {command}")
@@ -245,10 +259,10 @@ def _dispatch(command: str, rest: list[str]) -> int:
     if SUBCOMMANDS[command].dataclasses and helping and "--help_all" not in rest:
         print(fast_help(command))
         return 0
-    module = importlib.import_module(f"hf_bert_tasks.scripts.{command}")  # light: heavy imports are in main()
-    if command in ("finetune", "pretrain") and not helping:  # the one parse, before quiet_console's imports
+    if command in ("finetune", "pretrain") and not helping:  # the one parse, before the recipe's imports
         rest = parse_command_line(command, rest)
-    elif command == "compare" and not helping:
+    module = importlib.import_module(SUBCOMMANDS[command].module)
+    if command == "compare" and not helping:
         rest = check_early(command, rest, module)
     with quiet_console() if command in HEAVY and not helping else contextlib.nullcontext():
         result = module.main(rest)
@@ -434,10 +448,6 @@ def quiet_console(progress_bars: bool | None = None):
             disable()
             restore.callback(enable if was_on else disable)  # each back as it was
         yield
-
-
-#: the ``tasks`` subcommand, a subcommand module since issue 41 (``scripts/tasks.py``)
-list_tasks_command = _moved(__name__, "list_tasks_command", "scripts.tasks")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ python recipes/finetune.py --config recipes/configs/mrpc.yaml
 import sys
 
 from hf_bert_tasks.cli import run_subcommand
-from hf_bert_tasks.scripts.finetune import main  # noqa: F401  (the code path; run_subcommand adds the error boundary)
+from hf_bert_tasks.finetune.recipe import main  # noqa: F401  (the code path; run_subcommand adds the error boundary)
 
 if __name__ == "__main__":
     sys.exit(run_subcommand("finetune"))

@@ -7,7 +7,7 @@ python recipes/pretrain.py --config recipes/configs/pretrain_tiny.yaml
 import sys
 
 from hf_bert_tasks.cli import run_subcommand
-from hf_bert_tasks.scripts.pretrain import main  # noqa: F401  (the code path; run_subcommand adds the error boundary)
+from hf_bert_tasks.pretraining.recipe import main  # noqa: F401  (the code path; run_subcommand adds the error boundary)
 
 if __name__ == "__main__":
     sys.exit(run_subcommand("pretrain"))

@@ -17,7 +17,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 
-from hf_bert_tasks.run.resources import sample_path  # after the offline settings
+from hf_bert_tasks.utils.resources import sample_path  # after the offline settings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
@@ -125,8 +125,8 @@ def vocab_tokenizer(tmp_path_factory):
 @pytest.fixture(scope="session")
 def sample_tokenizer():
     """A WordPiece tokenizer trained on the built-in samples (deterministic)."""
-    from hf_bert_tasks.run.resources import sample_texts
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.resources import sample_texts
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     return train_wordpiece_tokenizer(sample_texts(), vocab_size=1000)
 
@@ -134,7 +134,7 @@ def sample_tokenizer():
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory, sample_tokenizer):
     """Folder of a random 2-layer, hidden-32 BERT with the sample tokenizer (loads with any AutoModelFor...)."""
-    from hf_bert_tasks.run.modeling import build_random_bert
+    from hf_bert_tasks.utils.modeling import build_random_bert
 
     out = tmp_path_factory.mktemp("tiny-bert")
     return build_random_bert(
@@ -152,8 +152,8 @@ def tiny_bert_dir(tmp_path_factory, sample_tokenizer):
 def build_learnable_bert(output_dir, texts, seed: int = 0) -> str:
     """A random 2-layer, hidden-32 BERT with a WordPiece tokenizer trained on ``texts`` (the fixture's own words),
     saved to ``output_dir`` for the recipe tests that show learning. Dropout stays at BERT's 0.1."""
-    from hf_bert_tasks.run.modeling import build_random_bert
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.modeling import build_random_bert
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     tokenizer = train_wordpiece_tokenizer(texts, vocab_size=400)
     return build_random_bert(

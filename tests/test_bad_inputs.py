@@ -196,8 +196,8 @@ def data_dir_without_task_files(tmp):
 
 def missing_split(tmp):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
-    from hf_bert_tasks.scripts.finetune import select_splits
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.data import select_splits
 
     folder = _mrpc(tmp, ["1\t1\t2\tthe cat .\tthe dog ."])
     args = FinetuneTrainingArguments(output_dir=str(tmp / "out"), do_train=True, do_eval=True, report_to="none")
@@ -206,14 +206,18 @@ def missing_split(tmp):
 
 # ------------------------------------------------------------------------------------------------ recipes
 def config_unknown_key(tmp):
-    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.flags.training import parse_args
 
     path = _write(tmp / "cfg.yaml", "task: mrpc\noutput_dir: x\nlearnin_rate: 2e-5\n")
     return lambda: parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), ["--config", path])
 
 
 def _finetune_parse(argv):
-    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.flags.training import parse_args
 
     return lambda: parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv)
 
@@ -235,7 +239,7 @@ def cli_bad_value(tmp):
 
 
 def lr_grid_not_numbers(tmp):
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(output_dir=str(tmp / "o"), lr_grid="5e-5,fast", report_to="none")
     return lambda: args.learning_rates
@@ -245,8 +249,8 @@ def mismatched_head(tmp, tiny_bert_dir):
     from transformers import AutoModelForSequenceClassification
 
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.run.arguments import ModelArguments
-    from hf_bert_tasks.scripts.finetune import build_model
+    from hf_bert_tasks.finetune.args import ModelArguments
+    from hf_bert_tasks.finetune.recipe import build_model
 
     three = AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir, num_labels=3)
     three.save_pretrained(tmp / "mnli-model")
@@ -256,7 +260,7 @@ def mismatched_head(tmp, tiny_bert_dir):
 def max_seq_length_over_positions(tmp, tiny_bert_dir):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from hf_bert_tasks.run.tokenization import check_model_fits
+    from hf_bert_tasks.finetune.data import check_model_fits
 
     model = AutoModelForSequenceClassification.from_pretrained(tiny_bert_dir, num_labels=2)  # 256 positions
     return lambda: check_model_fits(model, AutoTokenizer.from_pretrained(tiny_bert_dir), 512, "tiny-bert")
@@ -265,7 +269,7 @@ def max_seq_length_over_positions(tmp, tiny_bert_dir):
 def tokenizer_larger_than_model_vocab(tmp, tiny_bert_dir, vocab_tokenizer):
     from transformers import AutoModelForSequenceClassification, BertConfig
 
-    from hf_bert_tasks.run.tokenization import check_model_fits
+    from hf_bert_tasks.finetune.data import check_model_fits
 
     model = AutoModelForSequenceClassification.from_config(
         BertConfig(vocab_size=20, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37)

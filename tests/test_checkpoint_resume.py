@@ -1,4 +1,4 @@
-"""``--resume_from_checkpoint auto`` resumes from the newest *complete* checkpoint (``hf_bert_tasks.run.checkpoints``).
+"""``--resume_from_checkpoint auto`` resumes from the newest *complete* checkpoint (``hf_bert_tasks.utils.checkpoints``).
 
 The reported fault: a run with ``--save_steps 2 --max_steps 2``, its results removed, plus a ``checkpoint-4`` holding
 only ``model.safetensors`` and ``config.json`` (a kill during the save), rerun with ``auto --max_steps 4`` died with
@@ -58,7 +58,7 @@ def _torn_checkpoint(out, source, step=4) -> str:
 @pytest.fixture(scope="module")
 def two_step_run(tiny_bert_dir, tmp_path_factory):
     """A finished 2-step fine-tune with one complete checkpoint (checkpoint-2); copied by the tests, never changed."""
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = tmp_path_factory.mktemp("two-step") / "run"
     finetune.main(_finetune_flags(tiny_bert_dir, out, 2))
@@ -82,7 +82,7 @@ def test_trainer_writes_the_files_resuming_reads(two_step_run):
 
 
 def test_a_checkpoint_written_by_trainer_is_complete(two_step_run):
-    from hf_bert_tasks.run.checkpoints import checkpoint_problems
+    from hf_bert_tasks.utils.checkpoints import checkpoint_problems
 
     assert checkpoint_problems(os.path.join(two_step_run, "checkpoint-2")) == []
 
@@ -95,7 +95,7 @@ def test_a_checkpoint_written_by_trainer_is_complete(two_step_run):
     ],
 )
 def test_files_trainer_writes_in_other_setups_count_as_complete(two_step_run, tmp_path, rename):
-    from hf_bert_tasks.run.checkpoints import checkpoint_problems
+    from hf_bert_tasks.utils.checkpoints import checkpoint_problems
 
     folder = tmp_path / "checkpoint-2"
     shutil.copytree(os.path.join(two_step_run, "checkpoint-2"), folder)
@@ -118,7 +118,7 @@ def test_files_trainer_writes_in_other_setups_count_as_complete(two_step_run, tm
     ],
 )
 def test_each_missing_or_cut_file_makes_a_checkpoint_incomplete(two_step_run, tmp_path, damage, expected):
-    from hf_bert_tasks.run.checkpoints import checkpoint_problems
+    from hf_bert_tasks.utils.checkpoints import checkpoint_problems
 
     kind, _, name = damage.rpartition(":")
     folder = tmp_path / ("checkpoint-6" if kind == "step" else "checkpoint-2")
@@ -134,7 +134,7 @@ def test_each_missing_or_cut_file_makes_a_checkpoint_incomplete(two_step_run, tm
 
 
 def test_the_newest_complete_checkpoint_wins_and_the_skipped_ones_are_named(two_step_run, tmp_path, caplog):
-    from hf_bert_tasks.run.checkpoints import last_complete_checkpoint, list_checkpoints
+    from hf_bert_tasks.utils.checkpoints import last_complete_checkpoint, list_checkpoints
 
     out = _copy_run(two_step_run, tmp_path)
     _torn_checkpoint(out, os.path.join(out, "checkpoint-2"), step=4)
@@ -149,7 +149,7 @@ def test_the_newest_complete_checkpoint_wins_and_the_skipped_ones_are_named(two_
     os.makedirs(os.path.join(out, "checkpoint-foo"))  # not a checkpoint name: ignored, as get_last_checkpoint does
     open(os.path.join(out, "checkpoint-8"), "w").close()  # a file, not a folder: ignored
     assert [os.path.basename(p) for _, p in list_checkpoints(out)] == ["checkpoint-6", "checkpoint-4", "checkpoint-2"]
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.utils.checkpoints"):
         assert last_complete_checkpoint(out) == os.path.join(out, "checkpoint-2")
     (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "checkpoint-6 (no optimizer.pt (saved with --save_only_model, or cut short))" in record.getMessage()
@@ -158,18 +158,18 @@ def test_the_newest_complete_checkpoint_wins_and_the_skipped_ones_are_named(two_
 
 
 def test_no_complete_checkpoint_means_a_fresh_start_with_a_warning(two_step_run, tmp_path, caplog):
-    from hf_bert_tasks.run.checkpoints import resolve_resume
+    from hf_bert_tasks.utils.checkpoints import resolve_resume
 
     out = str(tmp_path / "run")
     os.makedirs(out)
     _torn_checkpoint(out, os.path.join(two_step_run, "checkpoint-2"), step=4)
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.utils.checkpoints"):
         assert resolve_resume("auto", out) is None
     assert "no complete checkpoint" in caplog.text and "checkpoint-4" in caplog.text
 
 
 def test_auto_and_true_are_the_same_and_an_empty_folder_is_a_fresh_start(tmp_path):
-    from hf_bert_tasks.run.checkpoints import resolve_resume
+    from hf_bert_tasks.utils.checkpoints import resolve_resume
 
     assert resolve_resume("auto", str(tmp_path)) is None
     assert resolve_resume("True", str(tmp_path / "missing")) is None
@@ -177,7 +177,7 @@ def test_auto_and_true_are_the_same_and_an_empty_folder_is_a_fresh_start(tmp_pat
 
 
 def test_an_explicit_path_to_a_cut_checkpoint_is_an_error_naming_what_is_missing(two_step_run, tmp_path):
-    from hf_bert_tasks.run.checkpoints import resolve_resume
+    from hf_bert_tasks.utils.checkpoints import resolve_resume
 
     torn = _torn_checkpoint(str(tmp_path), os.path.join(two_step_run, "checkpoint-2"), step=4)
     with pytest.raises(ValueError, match=r"checkpoint-4: not a complete checkpoint \(no trainer_state.json"):
@@ -189,12 +189,12 @@ def test_an_explicit_path_to_a_cut_checkpoint_is_an_error_naming_what_is_missing
 # ------------------------------------------------------------------------------------ the fine-tune recipe
 def test_finetune_auto_skips_a_checkpoint_cut_short_by_a_kill(two_step_run, tiny_bert_dir, tmp_path, caplog):
     """The reported reproduction: resumes from checkpoint-2 (not re-saved), ends at step 4, warns about checkpoint-4."""
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = _copy_run(two_step_run, tmp_path)
     _torn_checkpoint(out, os.path.join(out, "checkpoint-2"))
     before = _mtimes(os.path.join(out, "checkpoint-2"))
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.utils.checkpoints"):
         finetune.main(_finetune_flags(tiny_bert_dir, out, 4, "--resume_from_checkpoint", "auto"))
     assert "skipping incomplete checkpoint(s) checkpoint-4 (no trainer_state.json" in caplog.text
     with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
@@ -205,12 +205,12 @@ def test_finetune_auto_skips_a_checkpoint_cut_short_by_a_kill(two_step_run, tiny
 
 
 def test_finetune_auto_with_only_a_cut_checkpoint_starts_from_step_0(two_step_run, tiny_bert_dir, tmp_path, caplog):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = str(tmp_path / "run")
     os.makedirs(out)
     _torn_checkpoint(out, os.path.join(two_step_run, "checkpoint-2"))
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.utils.checkpoints"):
         finetune.main(_finetune_flags(tiny_bert_dir, out, 4, "--resume_from_checkpoint", "auto"))
     assert "no complete checkpoint" in caplog.text
     with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
@@ -267,7 +267,7 @@ def _pretrain_flags(model, corpus, out, steps, *extra):
 
 @pytest.mark.parametrize("spelling", ["auto", "True"])
 def test_pretrain_resume_skips_a_checkpoint_cut_short_by_a_kill(tiny_bert_dir, tmp_path, caplog, spelling):
-    from hf_bert_tasks.scripts import pretrain
+    from hf_bert_tasks.pretraining import recipe as pretrain
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(d) for d in CORPUS_DOCS) + "\n", encoding="utf-8")
@@ -278,7 +278,7 @@ def test_pretrain_resume_skips_a_checkpoint_cut_short_by_a_kill(tiny_bert_dir, t
     _torn_checkpoint(out, os.path.join(out, "checkpoint-2"))
     os.makedirs(os.path.join(out, "checkpoint-foo"))
     before = _mtimes(os.path.join(out, "checkpoint-2"))
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.utils.checkpoints"):
         summary = pretrain.main(
             _pretrain_flags(tiny_bert_dir, str(corpus), out, 4, "--resume_from_checkpoint", spelling)
         )

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from hf_bert_tasks import cli, list_tasks
-from hf_bert_tasks.run import flags
+from hf_bert_tasks.flags import help as flags
 from tests.conftest import REPO, SAMPLES
 
 ENV = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
@@ -211,7 +211,7 @@ def test_pretrain_missing_corpus_is_an_early_error(capsys, tmp_path):
 
 
 def test_the_one_parse_reads_trainingarguments_flags_and_negations():
-    from hf_bert_tasks.run.command_line import parse_finetune_argv
+    from hf_bert_tasks.finetune.args import parse_finetune_argv
 
     argv = ["--task", "rte", "--output_dir", "o", "--gradient-accumulation-steps", "2", "--no_group_by_length"]
     command_line = parse_finetune_argv([*argv, "--model_name_or_path", SAMPLES])
@@ -260,16 +260,16 @@ def _actions(parser) -> dict:
 
 
 def _one_parser_and_hfargumentparser(command):
-    from hf_bert_tasks.run.arguments import CliArgumentParser
+    from hf_bert_tasks.flags.training import CliArgumentParser
 
     if command == "finetune":
-        from hf_bert_tasks.run.arguments import DataArguments, ModelArguments, finetune_arguments_class
-        from hf_bert_tasks.run.command_line import finetune_parser
+        from hf_bert_tasks.finetune.args import DataArguments, ModelArguments, finetune_parser
+        from hf_bert_tasks.finetune.config import finetune_arguments_class
 
         return finetune_parser(), CliArgumentParser((ModelArguments, DataArguments, finetune_arguments_class()))
+    from hf_bert_tasks.flags.parser import build_parser
     from hf_bert_tasks.pretraining.args import GROUPS
     from hf_bert_tasks.pretraining.config import PretrainTrainingArguments
-    from hf_bert_tasks.run.command_line import build_parser
 
     classes = (*(cls for _, cls in GROUPS[:2]), PretrainTrainingArguments)
     return build_parser(list(GROUPS), "p"), CliArgumentParser(classes)
@@ -279,8 +279,8 @@ def _one_parser_and_hfargumentparser(command):
 def test_the_one_parser_takes_exactly_hfargumentparsers_flags(command):
     """The one parser (built without importing transformers) makes every flag as ``HfArgumentParser`` makes it from
     the recipe's dataclasses: option strings (``--a_b``, ``--a-b``, ``--no_x``), defaults, choices, nargs."""
-    from hf_bert_tasks.run.trainer_fields import DIFFERS_BY_VERSION
-    from hf_bert_tasks.run.trainer_flags import VERSION_DEPENDENT
+    from hf_bert_tasks.flags.trainer_fields import DIFFERS_BY_VERSION
+    from hf_bert_tasks.flags.trainer_flags import VERSION_DEPENDENT
 
     def field(key) -> str:  # ``--no_x`` is x's negation
         return key[0][2:].removeprefix("no_") if key[0][2:] not in VERSION_DEPENDENT else key[0][2:]
@@ -380,7 +380,9 @@ def test_config_with_unknown_key_is_one_line(capsys, tmp_path):
 
 
 def test_config_equals_form_is_read(tmp_path):
-    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.flags.training import parse_args
 
     config = tmp_path / "cfg.yaml"
     config.write_text("task: rte\nmax_seq_length: 64\n")
@@ -608,7 +610,7 @@ def test_compare_run_arguments_are_dataclasses_where_the_arm_wins_over_the_commo
 # ------------------------------------------------------------------------------------------------ logging per rank
 @pytest.mark.parametrize("should_log, expected", [(True, logging.INFO), (False, logging.WARNING)])
 def test_only_the_main_process_logs_info(should_log, expected):
-    from hf_bert_tasks.run.arguments import setup_process_logging
+    from hf_bert_tasks.flags.training import setup_process_logging
 
     root = logging.getLogger()
     before = root.level
@@ -625,9 +627,9 @@ def test_only_the_main_process_logs_info(should_log, expected):
 def test_a_trainingarguments_flag_not_given_keeps_the_installed_default(monkeypatch):
     """The static table's default only fills the parser: a field the user did not give gets the installed
     ``TrainingArguments``' own default (another transformers version may have another one)."""
-    from hf_bert_tasks.run import trainer_fields
-    from hf_bert_tasks.run.arguments import finetune_arguments
-    from hf_bert_tasks.run.command_line import parse_finetune_argv
+    from hf_bert_tasks.finetune.args import parse_finetune_argv
+    from hf_bert_tasks.finetune.config import finetune_arguments
+    from hf_bert_tasks.flags import trainer_fields
 
     monkeypatch.setitem(trainer_fields.TRAINER_FIELDS, "seed", ("int", 1, {}))
     monkeypatch.setitem(trainer_fields.TRAINER_FIELDS, "data_seed", ("int", 5, {}))

@@ -1,10 +1,10 @@
-"""``hf_bert_tasks.run.config_file``: the one reader of ``--config`` files and the ``compare`` arms' YAML settings."""
+"""``hf_bert_tasks.flags.config_file``: the one reader of ``--config`` files and the ``compare`` arms' YAML settings."""
 
 import argparse
 
 import pytest
 
-from hf_bert_tasks.run.config_file import read_config, settings_argv, unrecognized
+from hf_bert_tasks.flags.config_file import read_config, settings_argv, unrecognized
 
 
 def test_yaml_and_json_files_give_the_same_mapping(tmp_path):

@@ -38,13 +38,9 @@ def test_every_task_config_is_there():
 @pytest.mark.parametrize("path", FINETUNE_CONFIGS, ids=os.path.basename)
 def test_finetune_config_gives_the_papers_hyperparameters(path, tmp_path):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.run.arguments import (
-        DataArguments,
-        FinetuneTrainingArguments,
-        ModelArguments,
-        apply_task_defaults,
-        parse_args,
-    )
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, apply_task_defaults
+    from hf_bert_tasks.flags.training import parse_args
 
     _, data, training = parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments), ["--config", path, "--output_dir", str(tmp_path)]
@@ -63,12 +59,12 @@ def test_finetune_config_gives_the_papers_hyperparameters(path, tmp_path):
 
 @pytest.mark.parametrize("path", PRETRAIN_CONFIGS, ids=os.path.basename)
 def test_pretrain_config_parses(path, tmp_path):
+    from hf_bert_tasks.flags.training import parse_args
     from hf_bert_tasks.pretraining.recipe import (
         PretrainDataArguments,
         PretrainModelArguments,
         PretrainTrainingArguments,
     )
-    from hf_bert_tasks.run.arguments import parse_args
 
     corpus = os.path.join(SAMPLES, "pretraining", "corpus.txt")  # pretrain_base.yaml names a placeholder path
     model, data, training = parse_args(

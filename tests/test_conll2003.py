@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from hf_bert_tasks.tasks import get_task
 from hf_bert_tasks.tasks.conll2003 import NER_LABELS, conll_features, read_conll_file
 from tests.conftest import shared_data, tiny_run_argv

@@ -2,7 +2,7 @@
 
 For each (task, mode) the fine-tune recipe runs end to end on a few examples written here in the task's original file
 format: read -> preprocess -> collate -> forward -> train (``--max_steps 2``) -> evaluate -> predict -> save; then the
-saved folder is loaded with ``pipeline()`` (:func:`hf_bert_tasks.run.hub.pipeline_for`; SQuAD: the package's
+saved folder is loaded with ``pipeline()`` (:func:`hf_bert_tasks.hub.push.pipeline_for`; SQuAD: the package's
 ``extractive-question-answering`` pipeline) and its model card is built. Tasks come from the task registry and modes
 from :func:`training_modes`, so a new task or mode joins automatically; a task needs tiny data from
 :func:`write_tiny_data` (GLUE-style tasks get it from their own reader declarations).
@@ -35,10 +35,12 @@ def training_modes() -> list[str]:
     try:
         from hf_bert_tasks.modes import TRAINING_MODES  # the mode registry (issue 14 item 1)
     except ImportError:
-        from hf_bert_tasks.run.flags import dataclass_fields
+        from hf_bert_tasks.flags.help import dataclass_fields
 
         mode = next(
-            f for f in dataclass_fields("hf_bert_tasks.run.arguments", "FinetuneTrainingArguments") if f.name == "mode"
+            f
+            for f in dataclass_fields("hf_bert_tasks.finetune.config", "FinetuneTrainingArguments")
+            if f.name == "mode"
         )
         return list(mode.choices)
     return list(TRAINING_MODES)
@@ -289,7 +291,7 @@ def tiny_model_dir(tmp_path_factory):
     """A random 2-layer, hidden-16 BERT with a tokenizer over :data:`VOCAB`, shared by every case."""
     from transformers import BertTokenizer
 
-    from hf_bert_tasks.run.modeling import build_random_bert
+    from hf_bert_tasks.utils.modeling import build_random_bert
 
     root = tmp_path_factory.mktemp("contract-model")
     (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
@@ -349,11 +351,11 @@ class _Wrote(logging.Handler):
 @pytest.fixture(scope="module", params=CASES, ids=[f"{t}-{m}" for t, m in CASES])
 def run(request, tmp_path_factory, tiny_model_dir, data_dirs):
     """The recipe run of one (task, mode): ``{"task", "mode", "out", "data_dir", "results", "predictions"}``."""
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     name, mode = request.param
     out, data_dir = str(tmp_path_factory.mktemp(f"{name}-{mode}")), data_dirs(name)
-    handler, logger = _Wrote(), logging.getLogger("hf_bert_tasks.scripts.finetune")
+    handler, logger = _Wrote(), logging.getLogger("hf_bert_tasks.finetune.recipe")
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
@@ -434,7 +436,7 @@ def test_saved_folder_loads_with_pipeline(run):
     ``extractive-question-answering`` pipeline. Multiple choice has no pipeline in transformers 5 (documented in
     ``pipeline_for``): it must refuse the folder, which then loads with ``AutoModelForMultipleChoice``."""
     task, out = run["task"], run["out"]
-    from hf_bert_tasks.run.hub import pipeline_for
+    from hf_bert_tasks.hub.push import pipeline_for
 
     if task.problem_type == "multiple_choice":
         import torch
@@ -476,7 +478,7 @@ def test_saved_folder_loads_with_pipeline(run):
 
 
 def test_model_card_names_the_task_mode_and_metrics(run):
-    from hf_bert_tasks.run.hub import build_card
+    from hf_bert_tasks.hub.push import build_card
 
     task, mode = run["task"], run["mode"]
     card = build_card(run["out"])

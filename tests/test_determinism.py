@@ -23,7 +23,7 @@ def sst2_dir(tmp_path_factory):
 
 
 def _run(model, data, out, seed) -> dict:
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     finetune.main(
         tiny_run_argv(

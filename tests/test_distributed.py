@@ -1,6 +1,6 @@
 """The recipes under ``torchrun --nproc_per_node 2`` (CPU, gloo) give the single-process results.
 
-One driver script runs the same recipe mains (``hf_bert_tasks.scripts.finetune.main`` — the code behind
+One driver script runs the same recipe mains (``hf_bert_tasks.finetune.recipe.main`` — the code behind
 ``hf-bert-tasks finetune`` — and ``pretrain.main`` when present) once in a plain process with per-device batch 8 and
 once under torchrun with 2 processes x batch 4: the same global batch, the same data order (accelerate shards each
 global batch of the one shuffled order), dropout off, so training must match to float rounding. Evaluation sets are
@@ -11,7 +11,7 @@ them again — the prediction files are compared line by line and counted.
 Known difference (transformers 5.24 Trainer, not ours): ``eval_loss`` under DDP weights each padded last batch's
 mean loss slightly differently, so it is compared with a tolerance. Training, predictions and metrics of all three
 fine-tuning tasks are compared as strictly as float rounding allows: the recipe normalises each step's loss over the
-global batch (NER: labelled tokens of both processes, :mod:`hf_bert_tasks.run.batching`), so the 2-process
+global batch (NER: labelled tokens of both processes, :mod:`hf_bert_tasks.finetune.trainer`), so the 2-process
 gradient is the 1-process gradient up to summation order.
 """
 
@@ -27,11 +27,11 @@ from tests.conftest import REPO, SAMPLES, TORCHRUN_EXIT
 DRIVER = (
     """
 import json, sys
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 jobs = json.load(open(sys.argv[1]))
 for job in jobs:
     if job["kind"] == "pretrain":
-        from hf_bert_tasks.scripts import pretrain
+        from hf_bert_tasks.pretraining import recipe as pretrain
         pretrain.main(job["argv"])
     else:
         finetune.main(job["argv"])
@@ -83,8 +83,8 @@ def _squad_file(path, n_paragraphs: int, offset: int, filler_sentences: int) -> 
 def runs(tmp_path_factory, sample_tokenizer):
     """Run every job once single-process and once under torchrun (2 processes); returns the two output roots."""
     from hf_bert_tasks.cli import SUBCOMMANDS
-    from hf_bert_tasks.run.modeling import build_random_bert
     from hf_bert_tasks.tasks import list_tasks
+    from hf_bert_tasks.utils.modeling import build_random_bert
 
     root = tmp_path_factory.mktemp("dist")
     model = build_random_bert(
@@ -253,7 +253,7 @@ def _results(path) -> dict:
 
 
 #: Relative tolerance on train_loss. Every head's loss of a step is normalised over the global batch (sequence-level
-#: heads per example, NER per labelled token of both processes: hf_bert_tasks.run.batching), so the two runs
+#: heads per example, NER per labelled token of both processes: hf_bert_tasks.finetune.trainer), so the two runs
 #: compute the same loss and gradients; what differs is float rounding only — padding to the longest of 4 vs of 8
 #: features (other kernel shapes) and the all-reduce adding two partial gradients. (Before the global token count,
 #: NER needed 2e-3: the mean of two per-process token means is not the mean over all tokens.)

@@ -69,10 +69,10 @@ def parse_only(argv: list[str]) -> None:
     if command == "tasks":
         assert set(rest) <= {"--json"}, rest
         return
-    module = __import__(f"hf_bert_tasks.scripts.{command}", fromlist=["main"])
+    module = __import__(cli.SUBCOMMANDS[command].module, fromlist=["main"])
     try:  # flags known, task registered (files and models: the user's, not the parse)
         if command == "finetune":  # the recipe's one parse (no file or model check)
-            from hf_bert_tasks.run.command_line import parse_finetune_argv
+            from hf_bert_tasks.finetune.args import parse_finetune_argv
 
             parse_finetune_argv(rest)
         elif command == "pretrain":

@@ -1,4 +1,4 @@
-"""Length-aware batching (hf_bert_tasks/run/batching.py): length-grouped training batches by default, and evaluation /
+"""Length-aware batching (hf_bert_tasks/finetune/trainer.py): length-grouped training batches by default, and evaluation /
 prediction longest-first with predictions put back in dataset order — metrics and prediction files unchanged.
 
 Tolerance: with ordering on, a feature meets other features in its batch, so it is padded to another length and the
@@ -15,7 +15,7 @@ import os
 import numpy as np
 import pytest
 
-from hf_bert_tasks.run.batching import EpochLengthGroupedSampler, feature_lengths, length_order, restore_order
+from hf_bert_tasks.finetune.trainer import EpochLengthGroupedSampler, feature_lengths, length_order, restore_order
 from tests.conftest import SAMPLES
 
 #: float32 logits of the same model on differently padded batches (see the module docstring)
@@ -72,7 +72,9 @@ def test_grouped_training_order_depends_only_on_seed_and_epoch():
 
 # ------------------------------------------------------------------------------------------------- the defaults
 def parse(*argv):
-    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.flags.training import parse_args
 
     return parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments), ["--task", "mrpc", "--output_dir", "x", *argv]
@@ -90,13 +92,9 @@ def test_group_by_length_is_the_parsed_default_and_can_be_turned_off():
 
 
 def sampler_after_task_defaults(task, *argv):
-    from hf_bert_tasks.run.arguments import (
-        DataArguments,
-        FinetuneTrainingArguments,
-        ModelArguments,
-        apply_task_defaults,
-        parse_args,
-    )
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, apply_task_defaults
+    from hf_bert_tasks.flags.training import parse_args
 
     _, data_args, training_args = parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments), ["--task", task, "--output_dir", "x", *argv]
@@ -164,8 +162,8 @@ def mrpc_trainer_parts(tiny_bert_dir, tmp_path_factory):
 def make_trainer(parts, sort: bool, batches: list | None = None, **extra):
     from transformers import DataCollatorWithPadding
 
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
-    from hf_bert_tasks.run.batching import LengthSortedTrainer
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.trainer import LengthSortedTrainer
 
     task, tokenizer, _, model, tmp = parts
     collate = DataCollatorWithPadding(tokenizer)
@@ -238,7 +236,7 @@ def test_length_grouped_training_batches_pad_less_than_random(mrpc_trainer_parts
 
 # ------------------------------------------------------------------------------------------ recipe end to end
 def finetune(task, data_dir, model_dir, out, *extra):
-    from hf_bert_tasks.scripts import finetune as recipe
+    from hf_bert_tasks.finetune import recipe
 
     return recipe.main(
         [

@@ -223,7 +223,7 @@ def token_features(labels_offset=0):
 def token_collator():
     from transformers import DataCollatorForTokenClassification
 
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     tok = train_wordpiece_tokenizer(["a b c d e f g h"], vocab_size=40)
     return DataCollatorForTokenClassification(tok)
@@ -424,7 +424,7 @@ def dev_f1(out, n: int) -> float:
 
 
 def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny_bert_dir):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     flags = ["--mode", "feature_based", "--feature_strategy", "last", "--do_train", "--do_eval"]
     flags += ["--feature_cache_dir", str(tmp_path / "cache")]
@@ -440,7 +440,7 @@ def test_recipe_feature_based_on_the_mrpc_sample_reuses_the_cache(tmp_path, tiny
 
 
 def test_bad_mode_is_a_value_error(tmp_path):
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
 
     with pytest.raises(ValueError, match="--mode 'frozen'"):
         FinetuneTrainingArguments(output_dir=str(tmp_path), mode="frozen")
@@ -449,7 +449,7 @@ def test_bad_mode_is_a_value_error(tmp_path):
 def test_recipe_without_cache_trains_the_head_with_trainer_and_serves_a_pipeline(tmp_path, tiny_bert_dir):
     from transformers import pipeline
 
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = tmp_path / "nocache"
     metrics = finetune.main(

@@ -199,7 +199,7 @@ def test_multiple_choice_logits_are_the_packages(saved, fresh):
 
 
 def test_a_push_uploads_the_remote_code_files(saved):
-    from hf_bert_tasks.run.hub import files_to_push
+    from hf_bert_tasks.hub.push import files_to_push
 
     folder = saved["single_label_classification"]
     code = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
@@ -221,7 +221,7 @@ def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task
     import re
     import shutil
 
-    from hf_bert_tasks.run.model_card import build_finetune_card
+    from hf_bert_tasks.finetune.card import build_finetune_card
 
     folder = tmp_path / "model"
     shutil.copytree(saved[problem_type], folder)
@@ -248,7 +248,7 @@ def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task
 def test_the_card_describes_the_code_files(saved, tmp_path):
     import shutil
 
-    from hf_bert_tasks.run.model_card import build_finetune_card
+    from hf_bert_tasks.finetune.card import build_finetune_card
 
     folder = tmp_path / "model"
     shutil.copytree(saved["single_label_classification"], folder)
@@ -263,7 +263,7 @@ def test_the_qa_cards_how_to_use_runs_with_remote_code(saved, tmp_path):
     import re
     import shutil
 
-    from hf_bert_tasks.run.model_card import build_finetune_card
+    from hf_bert_tasks.finetune.card import build_finetune_card
 
     folder = tmp_path / "model"
     shutil.copytree(saved["question_answering"], folder)

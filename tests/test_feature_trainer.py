@@ -36,8 +36,8 @@ BASE = [
 
 def run(tiny_bert_dir, out, cache, *flags, capture=None):
     """``finetune.main`` with :data:`BASE`; ``capture`` (a dict) receives the model Trainer trained."""
+    from hf_bert_tasks.finetune import recipe as finetune
     from hf_bert_tasks.modes.feature_based import mode as feature_based
-    from hf_bert_tasks.scripts import finetune
 
     with pytest.MonkeyPatch.context() as mp:
         if capture is not None:
@@ -232,7 +232,7 @@ def test_resume_continues_from_the_checkpoint_and_hits_the_cache(tmp_path, tiny_
 
 DRIVER = """
 import sys
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 finetune.main(sys.argv[1:])
 """
 

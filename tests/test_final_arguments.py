@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from hf_bert_tasks.run.arguments import FinetuneTrainingArguments, finalize_arguments, finetune_arguments
-from hf_bert_tasks.run.command_line import finetune_parser, parse_finetune_argv
+from hf_bert_tasks.finetune.args import finetune_parser, parse_finetune_argv
+from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, finalize_arguments, finetune_arguments
 from hf_bert_tasks.tasks import get_task
 
 

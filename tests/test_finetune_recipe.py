@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from tests.conftest import REPO, SAMPLES, build_learnable_bert, majority_accuracy, predict_labels, tiny_run_argv
 
 FAST = [
@@ -326,13 +326,9 @@ def test_yaml_config_gives_defaults_and_flags_win(tiny_bert_dir, tmp_path):
 
 def test_paper_defaults_apply_unless_given():
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.run.arguments import (
-        DataArguments,
-        FinetuneTrainingArguments,
-        ModelArguments,
-        apply_task_defaults,
-        parse_args,
-    )
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, apply_task_defaults
+    from hf_bert_tasks.flags.training import parse_args
 
     _, data, training = parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments),
@@ -354,7 +350,7 @@ def test_cli_lists_every_task(capsys):
 
 def test_recipe_script_is_the_same_code_path():
     text = pathlib.Path(REPO, "recipes", "finetune.py").read_text()
-    assert "from hf_bert_tasks.scripts.finetune import main" in text
+    assert "from hf_bert_tasks.finetune.recipe import main" in text
 
 
 def test_load_best_model_at_end_keeps_the_best_primary_metric_not_the_lowest_loss(

@@ -48,7 +48,7 @@ def test_count_parameters_matches_the_shapes_of_a_tiny_config(bench):
     from transformers import BertForPreTraining
 
     from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
-    from hf_bert_tasks.run.modeling import bert_config
+    from hf_bert_tasks.utils.modeling import bert_config
 
     config = bert_config("tiny", vocab_size=500, max_position_embeddings=64)
     expected = _params_from_shapes(config)
@@ -71,7 +71,7 @@ def test_the_bert_large_count_behind_the_nvidia_anchor(bench):
 
 
 def test_mfu_is_6n_tokens_over_the_peak(bench):
-    from hf_bert_tasks.run.modeling import bert_config
+    from hf_bert_tasks.utils.modeling import bert_config
 
     n = _params_from_shapes(bert_config("tiny", vocab_size=500, max_position_embeddings=64))
     # 3 sequences of 64 tokens in 0.5 s on a 989 TFLOP/s device: 6 x N FLOPs per token

@@ -1,5 +1,5 @@
 """The GPU fast path as defaults (issue 26): with a CUDA GPU the recipes' command line gets bf16 (where supported) and
-fused AdamW unless the user chose a precision or an optimizer (:func:`hf_bert_tasks.run.arguments.gpu_fast_path`); on
+fused AdamW unless the user chose a precision or an optimizer (:func:`hf_bert_tasks.flags.training.gpu_fast_path`); on
 CPU the parsed arguments do not change, and the models attend through SDPA.
 
 There is no GPU here: ``torch.cuda`` is monkeypatched only while ``gpu_fast_path`` runs (``TrainingArguments``'
@@ -35,18 +35,20 @@ PRETRAIN = [
 
 
 def _finetune_args(argv):
-    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.flags.training import parse_args
 
     return parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv)[-1]
 
 
 def _pretrain_args(argv):
+    from hf_bert_tasks.flags.training import parse_args
     from hf_bert_tasks.pretraining.config import (
         PretrainDataArguments,
         PretrainModelArguments,
         PretrainTrainingArguments,
     )
-    from hf_bert_tasks.run.arguments import parse_args
 
     return parse_args((PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments), argv)[-1]
 
@@ -67,7 +69,7 @@ def _args(**values):
 
 
 def _fast_path(args, given, compile_by_default=False):
-    from hf_bert_tasks.run.arguments import flags_given, gpu_fast_path
+    from hf_bert_tasks.flags.training import flags_given, gpu_fast_path
 
     with flags_given(given):
         return gpu_fast_path(args, compile_by_default=compile_by_default)
@@ -86,7 +88,7 @@ def _gpu_only_in_fast_path(monkeypatch, bf16: bool = True) -> list:
     bf16 is turned back off afterwards, so ``TrainingArguments`` accepts the arguments on this CPU."""
     import torch
 
-    from hf_bert_tasks.run import arguments
+    from hf_bert_tasks.flags import training as arguments
 
     real, seen = arguments.gpu_fast_path, _Seen()
 
@@ -104,7 +106,7 @@ def _gpu_only_in_fast_path(monkeypatch, bf16: bool = True) -> list:
 
 
 def _without_fast_path(monkeypatch):
-    from hf_bert_tasks.run import arguments
+    from hf_bert_tasks.flags import training as arguments
 
     monkeypatch.setattr(arguments, "gpu_fast_path", lambda args, compile_by_default=False: None)
 
@@ -197,7 +199,7 @@ def test_deepspeed_keeps_its_precision(monkeypatch):
 
 
 def test_arguments_built_in_python_are_left_alone(monkeypatch):
-    from hf_bert_tasks.run.arguments import gpu_fast_path
+    from hf_bert_tasks.flags.training import gpu_fast_path
 
     _fake_gpu(monkeypatch)
     args = _args()
@@ -208,7 +210,7 @@ def test_arguments_built_in_python_are_left_alone(monkeypatch):
 def test_the_choice_is_logged_with_its_opt_out(monkeypatch, caplog):
     _fake_gpu(monkeypatch)
     monkeypatch.delenv("RANK", raising=False)
-    with caplog.at_level(logging.INFO, logger="hf_bert_tasks.run.arguments"):
+    with caplog.at_level(logging.INFO, logger="hf_bert_tasks.finetune.config"):
         _fast_path(_args(), set())
     expected = "GPU present: bf16 (supported), fused AdamW; pass --bf16 False / --optim adamw_torch to opt out"
     assert [r.getMessage() for r in caplog.records] == [expected]
@@ -242,7 +244,7 @@ def test_gpu_compile_default_is_logged_with_its_opt_out(monkeypatch, caplog):
     _fake_gpu(monkeypatch)
     monkeypatch.delenv("RANK", raising=False)
     args = _args()
-    with caplog.at_level(logging.INFO, logger="hf_bert_tasks.run.arguments"):
+    with caplog.at_level(logging.INFO, logger="hf_bert_tasks.finetune.config"):
         _fast_path(args, set(), compile_by_default=True)
     assert args.torch_compile is True
     expected = (

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
-from hf_bert_tasks.run.modeling import bert_config
+from hf_bert_tasks.utils.modeling import bert_config
 from tests.conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))

@@ -11,7 +11,7 @@ from tests.conftest import REPO, tiny_run_argv
 def _padded_lengths(monkeypatch, tiny_bert_dir, tmp_path, *extra) -> list[tuple[int, int]]:
     """``(padded length, longest example in the batch)`` of every training batch of a 3-step SST-2 fine-tune (its sentences vary in length)
     (collator spied on)."""
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
     from hf_bert_tasks.tasks.glue import GlueTask
 
     lengths: list[tuple[int, int]] = []
@@ -57,8 +57,8 @@ def test_fp32_pads_to_the_longest_sequence_only(monkeypatch, tiny_bert_dir, tmp_
 
 def test_models_use_sdpa_attention_by_default(tiny_bert_dir):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.run.arguments import ModelArguments
-    from hf_bert_tasks.scripts.finetune import build_model
+    from hf_bert_tasks.finetune.args import ModelArguments
+    from hf_bert_tasks.finetune.recipe import build_model
 
     model = build_model(get_task("mrpc"), ModelArguments(model_name_or_path=tiny_bert_dir))
     assert model.config._attn_implementation == "sdpa"
@@ -94,7 +94,7 @@ def test_gpu_bench_flops_per_token_for_bert_base(kind):
     import torch
     from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification
 
-    from hf_bert_tasks.run.modeling import bert_config
+    from hf_bert_tasks.utils.modeling import bert_config
 
     config = bert_config("base")
     seq, fraction = 128, 0.15

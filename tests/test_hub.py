@@ -49,7 +49,7 @@ CLIENT = textwrap.dedent(r"""
     from transformers import (AutoModelForMultipleChoice, AutoModelForQuestionAnswering, AutoModelForSequenceClassification,
                               AutoModelForTokenClassification, AutoTokenizer, pipeline)
     from hf_bert_tasks import cli
-    from hf_bert_tasks.run.hub import HubPushError, pipeline_for, push_output_dir
+    from hf_bert_tasks.hub.push import HubPushError, pipeline_for, push_output_dir
 
     dirs = json.load(open(sys.argv[1]))
     out = {}
@@ -186,7 +186,7 @@ CLIENT = textwrap.dedent(r"""
 
 
 def _finetune(task, folder, model_dir, out):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     finetune.main(
         [
@@ -524,8 +524,8 @@ def _result(value):
 
 
 def test_a_card_we_wrote_is_replaced_with_results_merged():
-    from hf_bert_tasks.run.hub import card_to_upload
-    from hf_bert_tasks.run.model_card import card_text, readme_edited
+    from hf_bert_tasks.hub.cards import card_text, readme_edited
+    from hf_bert_tasks.hub.push import card_to_upload
 
     ours = card_text(_card([_result(0.5)]))
     assert not readme_edited(ours)
@@ -536,8 +536,8 @@ def test_a_card_we_wrote_is_replaced_with_results_merged():
 def test_an_edited_readme_stops_the_push_unless_kept_or_overwritten():
     from huggingface_hub import ModelCard
 
-    from hf_bert_tasks.run.hub import card_to_upload
-    from hf_bert_tasks.run.model_card import card_text, readme_edited
+    from hf_bert_tasks.hub.cards import card_text, readme_edited
+    from hf_bert_tasks.hub.push import card_to_upload
 
     edited = card_text(_card([_result(0.5)])).replace("body", "my own notes on this model")
     assert readme_edited(edited) and readme_edited("# a card written by hand\n")

@@ -44,7 +44,7 @@ def limitless_checkpoint(sample_tokenizer, tmp_path_factory):
     import torch
     from transformers import BertForPreTraining
 
-    from hf_bert_tasks.run.modeling import bert_config
+    from hf_bert_tasks.utils.modeling import bert_config
 
     out = str(tmp_path_factory.mktemp("limitless"))
     config = bert_config(
@@ -64,7 +64,7 @@ def limitless_checkpoint(sample_tokenizer, tmp_path_factory):
 
 
 def _finetune(model, out, *extra):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     finetune.main(
         tiny_run_argv(
@@ -98,7 +98,7 @@ def test_pretrained_folder_truncates_to_its_positions_and_serves_a_pipeline(tmp_
     """The issue's reproduction, through ``hf-bert-tasks pretrain`` with a WordPiece vocabulary trained on the corpus."""
     from transformers import pipeline
 
-    from hf_bert_tasks.scripts import pretrain
+    from hf_bert_tasks.pretraining import recipe as pretrain
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(d) for d in CORPUS_DOCS) + "\n", encoding="utf-8")
@@ -146,7 +146,7 @@ def test_pretrained_folder_truncates_to_its_positions_and_serves_a_pipeline(tmp_
 
 # ------------------------------------------------------------------------------------ fine-tune recipe, each mode
 def test_finetuned_from_a_limitless_checkpoint_saves_the_model_limit(limitless_checkpoint, tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.run.tokenization"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.finetune.data"):
         out = _finetune(limitless_checkpoint, tmp_path / "finetune")
     assert "model_max_length=1000000000000000019884624838656 (no limit)" in caplog.text
     assert _saved_limit(out) == POSITIONS
@@ -176,7 +176,7 @@ def test_merged_lora_folder_serves_long_inputs(limitless_checkpoint, tmp_path):
 def test_token_classification_folder_serves_long_inputs(limitless_checkpoint, tmp_path):
     from transformers import pipeline
 
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     data = tmp_path / "conll"
     data.mkdir()
@@ -205,7 +205,7 @@ def test_token_classification_folder_serves_long_inputs(limitless_checkpoint, tm
 
 # ------------------------------------------------------------------------------------ built in code
 def test_build_random_bert_saves_the_limit_and_leaves_the_tokenizer_alone(sample_tokenizer, tmp_path):
-    from hf_bert_tasks.run.modeling import build_random_bert
+    from hf_bert_tasks.utils.modeling import build_random_bert
 
     before = sample_tokenizer.model_max_length
     out = build_random_bert(
@@ -221,7 +221,7 @@ def test_build_random_bert_saves_the_limit_and_leaves_the_tokenizer_alone(sample
 
 
 def test_train_wordpiece_tokenizer_takes_the_limit():
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     tokenizer = train_wordpiece_tokenizer(["the cat sat on the mat ."] * 3, vocab_size=60, model_max_length=8)
     assert len(tokenizer(LONG, truncation=True)["input_ids"]) == 8
@@ -233,7 +233,7 @@ def test_fit_lowers_a_missing_or_larger_limit_and_keeps_a_smaller_one(sample_tok
 
     from transformers import BertConfig
 
-    from hf_bert_tasks.run.tokenization import fit_tokenizer_to_model
+    from hf_bert_tasks.utils.tokenizers import fit_tokenizer_to_model
 
     tokenizer = copy.deepcopy(sample_tokenizer)
     tokenizer.model_max_length = current
@@ -245,7 +245,7 @@ def test_position_limit_of_bert_roberta_and_feature_based_configs():
     from transformers import BertConfig, RobertaConfig
 
     from hf_bert_tasks.modes.feature_based.mode import BertFeatureBasedConfig
-    from hf_bert_tasks.run.tokenization import model_position_limit
+    from hf_bert_tasks.utils.tokenizers import model_position_limit
 
     assert model_position_limit(BertConfig(max_position_embeddings=512)) == 512
     # RoBERTa's positions start after padding_idx=1: 514 embeddings, 512 usable (roberta-base's model_max_length)
@@ -267,8 +267,8 @@ def continuation_predicts_o(tmp_path_factory):
     import torch
     from transformers import BertConfig, BertForTokenClassification, BertTokenizer
 
-    from hf_bert_tasks.run.tokenization import save_tokenizer_for_model
     from hf_bert_tasks.tasks.conll2003 import NER_LABELS
+    from hf_bert_tasks.utils.tokenizers import save_tokenizer_for_model
 
     out = tmp_path_factory.mktemp("ner-continuation-o")
     (out / "vocab.txt").write_text("\n".join(NER_VOCAB) + "\n", encoding="utf-8")
@@ -314,7 +314,7 @@ def test_simple_grouping_cuts_a_word_whose_continuation_predicts_o(continuation_
 
 
 def test_the_package_pipeline_groups_per_word_by_first_piece(continuation_predicts_o):
-    from hf_bert_tasks.run.hub import pipeline_for
+    from hf_bert_tasks.hub.push import pipeline_for
 
     tagger = pipeline_for(continuation_predicts_o)
     entities = tagger("Jim Henson met the cat .")
@@ -322,7 +322,7 @@ def test_the_package_pipeline_groups_per_word_by_first_piece(continuation_predic
 
 
 def test_the_package_pipeline_cuts_long_ner_inputs_at_the_model_limit(continuation_predicts_o):
-    from hf_bert_tasks.run.hub import pipeline_for
+    from hf_bert_tasks.hub.push import pipeline_for
 
     entities = pipeline_for(continuation_predicts_o)("Jim Henson met the cat . " * 10)
     # 16 positions: [CLS] + 14 pieces + [SEP] = the first 2 of the 10 sentences (7 pieces each)

@@ -116,7 +116,7 @@ def test_bad_rank_is_a_value_error():
 def test_recipe_lora_saves_adapter_and_a_loadable_merged_model(tmp_path, tiny_bert_dir):
     from transformers import AutoModelForSequenceClassification
 
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
     from tests.conftest import SAMPLES, tiny_run_argv
 
     out = tmp_path / "lora"

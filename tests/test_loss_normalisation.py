@@ -1,4 +1,4 @@
-"""The fine-tuning loss of an optimizer step is normalised over its global batch (hf_bert_tasks.run.batching).
+"""The fine-tuning loss of an optimizer step is normalised over its global batch (hf_bert_tasks.finetune.trainer).
 
 Each test trains a tiny dropout-free BERT for one optimizer step with plain SGD (no momentum, no weight decay, no
 clipping, constant learning rate), so the update is exactly ``-lr * gradient`` and any change of the loss scale shows
@@ -44,7 +44,7 @@ def _tiny_config(**kwargs):
 
 
 def _model(cls, **config_kwargs):
-    from hf_bert_tasks.scripts.finetune import declare_batch_mean_loss
+    from hf_bert_tasks.finetune.recipe import declare_batch_mean_loss
 
     torch.manual_seed(0)
     return declare_batch_mean_loss(cls(_tiny_config(**config_kwargs)))
@@ -59,7 +59,7 @@ def _trainer_update(tmp_path, model, examples, collator, batch: int, accumulatio
     from datasets import Dataset
     from transformers import TrainingArguments
 
-    from hf_bert_tasks.run.batching import GlobalLossTrainer, LengthSortedTrainer
+    from hf_bert_tasks.finetune.trainer import GlobalLossTrainer, LengthSortedTrainer
 
     args = TrainingArguments(
         output_dir=str(tmp_path / f"b{batch}-ga{accumulation}-{unit}"),
@@ -208,7 +208,7 @@ def test_shorter_last_micro_batch_counts_each_example_once(tmp_path, head):
 
 
 def test_count_loss_terms():
-    from hf_bert_tasks.run.batching import count_loss_terms
+    from hf_bert_tasks.finetune.trainer import count_loss_terms
 
     labels = torch.tensor([[-100, 0, 1, -100], [-100, 2, -100, -100]])
     assert count_loss_terms({"labels": labels}, "labels").item() == 3

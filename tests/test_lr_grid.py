@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hf_bert_tasks.run.lr_grid import best_run, run_folder, select_learning_rate, summarize
+from hf_bert_tasks.finetune.grid import best_run, run_folder, select_learning_rate, summarize
 from tests.conftest import tiny_run_argv
 
 NAN = float("nan")
@@ -81,7 +81,7 @@ def test_run_folders():
 
 
 def test_malformed_seeds_fail_before_any_data_is_read():
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
 
     with pytest.raises(ValueError, match="--seeds"):
         FinetuneTrainingArguments(output_dir="x", seeds="1,one")
@@ -107,7 +107,7 @@ FAST = [
 
 
 def stsb(model_dir, out, cache, *extra):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     return finetune.main(tiny_run_argv("stsb", model_dir, out, "--tokenized_cache_dir", str(cache), *FAST, *extra))
 
@@ -173,7 +173,7 @@ def test_the_best_seed_of_the_selected_lr_is_copied_up(grid):
 
 
 def test_the_model_card_shows_the_grid(grid):
-    from hf_bert_tasks.run.model_card import build_finetune_card
+    from hf_bert_tasks.finetune.card import build_finetune_card
 
     text = str(build_finetune_card(str(grid)))
     assert "Learning rate x seeds" in text and "0.001 (selected)" in text
@@ -205,7 +205,7 @@ def test_a_finished_grid_is_not_overwritten_silently(grid, tiny_bert_dir, tmp_pa
 
 def record_trained_runs(monkeypatch) -> list[str]:
     """From now on, append the output_dir of every sub-run the recipe trains (and still train it)."""
-    from hf_bert_tasks.scripts import finetune as finetuning
+    from hf_bert_tasks.finetune import recipe as finetuning
 
     trained = []
     real = finetuning.train_evaluate_predict
@@ -238,7 +238,7 @@ def test_a_sub_run_stopped_before_its_evaluation_is_trained_again(tiny_bert_dir,
     os.remove(out / "seed_2" / "eval_results.json")
     os.remove(out / "all_results.json")
     trained = record_trained_runs(monkeypatch)
-    with caplog.at_level("WARNING", logger="hf_bert_tasks.run.lr_grid"):
+    with caplog.at_level("WARNING", logger="hf_bert_tasks.finetune.grid"):
         stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
     assert trained == [str(out / "seed_2")]  # before the fix: reused as finished, then "need an evaluation split"
     assert "seed_2 has training results but no eval_spearmanr" in caplog.text

@@ -11,8 +11,11 @@ from types import SimpleNamespace
 import pytest
 
 from hf_bert_tasks import get_task
-from hf_bert_tasks.run import model_card as mc
-from hf_bert_tasks.run.hub import (
+from hf_bert_tasks.finetune import card as mc
+from hf_bert_tasks.finetune.grid import load_seed_runs
+from hf_bert_tasks.finetune.record import RunRecordCallback, non_default_arguments
+from hf_bert_tasks.hub.cards import model_origin
+from hf_bert_tasks.hub.push import (
     build_card,
     card_for_push,
     card_to_upload,
@@ -22,8 +25,6 @@ from hf_bert_tasks.run.hub import (
     pop_push_settings,
     push_output_dir,
 )
-from hf_bert_tasks.run.lr_grid import load_seed_runs
-from hf_bert_tasks.run.run_record import RunRecordCallback, model_origin, non_default_arguments
 from hf_bert_tasks.tasks.metrics import eval_results_from_metrics
 from tests.conftest import REPO, tiny_run_argv
 
@@ -319,7 +320,7 @@ def _record_run(output_dir, model_name_or_path):
     """What the fine-tune recipe records for a run started from ``model_name_or_path`` (in the current folder)."""
     from transformers import TrainingArguments
 
-    from hf_bert_tasks.run.arguments import DataArguments
+    from hf_bert_tasks.finetune.args import DataArguments
 
     args = TrainingArguments(output_dir=str(output_dir), report_to="none")
     callback = RunRecordCallback(
@@ -390,7 +391,7 @@ def test_the_package_source_never_unpickles():
 
 
 def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypatch):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     snapshots = []
 
@@ -435,8 +436,8 @@ def test_the_record_is_written_while_training(tiny_bert_dir, tmp_path, monkeypat
 def test_a_finetune_run_writes_its_card_whose_model_index_is_its_all_results(tiny_bert_dir, tmp_path):
     from huggingface_hub import ModelCard
 
-    from hf_bert_tasks.run.model_card import readme_edited
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
+    from hf_bert_tasks.hub.cards import readme_edited
 
     out = tmp_path / "mrpc"
     finetune.main(
@@ -456,7 +457,7 @@ def test_a_finetune_run_writes_its_card_whose_model_index_is_its_all_results(tin
 
 def test_write_card_keeps_a_readme_the_user_edited(mrpc_run, caplog):
     _write(mrpc_run, "README.md", "# my own notes\n")
-    assert mc.write_card(mrpc_run) is None
+    assert mc.write_finetune_card(mrpc_run) is None
     with open(os.path.join(mrpc_run, "README.md"), encoding="utf-8") as f:
         assert f.read() == "# my own notes\n"
     assert "README.md was edited or not written by hf_bert_tasks: kept" in caplog.text
@@ -465,9 +466,9 @@ def test_write_card_keeps_a_readme_the_user_edited(mrpc_run, caplog):
 def test_write_card_replaces_the_card_an_earlier_run_wrote(mrpc_run):
     from huggingface_hub import ModelCard
 
-    mc.write_card(mrpc_run)
+    mc.write_finetune_card(mrpc_run)
     _write(mrpc_run, "all_results.json", {"eval_f1": 0.5, "eval_accuracy": 0.25})
-    path = mc.write_card(mrpc_run)
+    path = mc.write_finetune_card(mrpc_run)
     assert [(r.metric_type, r.metric_value) for r in ModelCard.load(path).data.eval_results] == [
         ("f1", 0.5),
         ("accuracy", 0.25),
@@ -475,7 +476,7 @@ def test_write_card_replaces_the_card_an_earlier_run_wrote(mrpc_run):
 
 
 def test_push_uploads_the_runs_readme_unchanged(mrpc_run):
-    mc.write_card(mrpc_run)
+    mc.write_finetune_card(mrpc_run)
     with open(os.path.join(mrpc_run, "README.md"), encoding="utf-8") as f:
         text = f.read()
     assert card_for_push(mrpc_run, "org/m", files_to_push(mrpc_run), {"task": None, "license": None}) == text
@@ -494,7 +495,7 @@ def test_push_of_a_folder_without_card_or_record_names_the_folder_and_both_files
 def test_card_flags_render_the_runs_unedited_card_again(mrpc_run):
     from huggingface_hub import ModelCard
 
-    mc.write_card(mrpc_run)
+    mc.write_finetune_card(mrpc_run)
     text = card_for_push(mrpc_run, "org/m", [], {"base_model": "org/base"})
     assert ModelCard(text).data.base_model == "org/base"
 
@@ -506,7 +507,7 @@ def test_card_flags_for_an_edited_readme_are_refused(mrpc_run):
 
 
 def test_non_default_arguments_never_include_the_token(tmp_path):
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(output_dir=str(tmp_path), learning_rate=3e-5, hub_token="hf_secret")
     diff = non_default_arguments(args)
@@ -515,7 +516,7 @@ def test_non_default_arguments_never_include_the_token(tmp_path):
 
 
 def test_pop_push_settings_turns_trainer_push_off_and_removes_the_token(tmp_path):
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(
         output_dir=str(tmp_path), push_to_hub=True, hub_model_id="org/m", hub_token="hf_secret"
@@ -526,7 +527,7 @@ def test_pop_push_settings_turns_trainer_push_off_and_removes_the_token(tmp_path
 
 
 def test_push_to_hub_without_model_id_is_an_error(tmp_path):
-    from hf_bert_tasks.run.arguments import FinetuneTrainingArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
 
     args = FinetuneTrainingArguments(output_dir=str(tmp_path), push_to_hub=True)
     with pytest.raises(ValueError, match="--push_to_hub needs --hub_model_id"):
@@ -627,7 +628,7 @@ def test_push_rejects_a_malformed_repo_id(mrpc_run):
     ],
 )
 def test_check_repo_id_applies_huggingface_hubs_own_rules(repo_id, rule):
-    from hf_bert_tasks.run.hub import check_repo_id
+    from hf_bert_tasks.hub.push import check_repo_id
 
     assert check_repo_id("org/name-1.2_x") == "org/name-1.2_x"
     with pytest.raises(

@@ -85,7 +85,9 @@ def test_unknown_mode_suggests_the_closest_name():
 
 
 def test_a_registered_toy_mode_is_a_choice_of_the_parser(bias_only, tmp_path):
-    from hf_bert_tasks.run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+    from hf_bert_tasks.flags.training import parse_args
 
     _, _, training = parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments),
@@ -127,7 +129,7 @@ def test_the_toy_mode_is_listed_by_the_fast_help_and_is_a_compare_arm(bias_only)
 def test_the_recipe_trains_the_toy_modes_model_with_its_defaults_and_hooks(bias_only, tmp_path, tiny_bert_dir):
     from safetensors.torch import load_file
 
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = tmp_path / "bias"
     sizes = {"num_train_epochs": 1, "max_train_samples": 16, "per_device_train_batch_size": 4, "max_eval_samples": 8}
@@ -161,13 +163,9 @@ def test_the_card_prints_the_modes_text(bias_only):
 )
 def test_a_bare_lr_grid_is_the_tasks_paper_grid(task, grid, tmp_path):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.run.arguments import (
-        DataArguments,
-        FinetuneTrainingArguments,
-        ModelArguments,
-        apply_task_defaults,
-        parse_args,
-    )
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, apply_task_defaults
+    from hf_bert_tasks.flags.training import parse_args
 
     _, data, training = parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments),
@@ -179,13 +177,9 @@ def test_a_bare_lr_grid_is_the_tasks_paper_grid(task, grid, tmp_path):
 
 def test_a_bare_lr_grid_in_a_mode_without_a_grid_is_an_error(tmp_path):
     from hf_bert_tasks import get_task
-    from hf_bert_tasks.run.arguments import (
-        DataArguments,
-        FinetuneTrainingArguments,
-        ModelArguments,
-        apply_task_defaults,
-        parse_args,
-    )
+    from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, apply_task_defaults
+    from hf_bert_tasks.flags.training import parse_args
 
     _, data, training = parse_args(
         (ModelArguments, DataArguments, FinetuneTrainingArguments),

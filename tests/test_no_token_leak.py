@@ -1,8 +1,8 @@
 """No recipe writes a Hub token anywhere: every byte written by every recipe is searched for a sentinel token.
 
 The reported fault: ``hf-bert-tasks pretrain ... --hub_token X`` pickled ``X`` into ``training_args.bin`` (in the run
-and in every checkpoint). The fix is one function, :func:`hf_bert_tasks.run.arguments.scrub_secrets`, called by every
-recipe (or through :func:`hf_bert_tasks.run.hub.pop_push_settings`) before a ``Trainer`` exists.
+and in every checkpoint). The fix is one function, :func:`hf_bert_tasks.flags.training.scrub_secrets`, called by every
+recipe (or through :func:`hf_bert_tasks.hub.push.pop_push_settings`) before a ``Trainer`` exists.
 
 One client subprocess (:data:`DRIVER`) runs, with ``HF_TOKEN`` and ``--hub_token`` set to :data:`SENTINEL`:
 ``compare`` (the fine-tune recipe in its three modes: fine-tuning, LoRA, feature-based; checkpoints on), the pretrain
@@ -40,7 +40,8 @@ DRIVER = textwrap.dedent(r"""
             raise ConnectionRefusedError(f"test guard: no network expected, tried {address!r}")
         return _connect(self, address)
 
-    from hf_bert_tasks.scripts import compare, pretrain
+    from hf_bert_tasks.pretraining import recipe as pretrain
+    from hf_bert_tasks.scripts import compare
     from hf_bert_tasks import cli
 
     tiny = ["--max_train_samples", "16", "--max_eval_samples", "8", "--per_device_train_batch_size", "8",

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from hf_bert_tasks.run.run_record import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
+from hf_bert_tasks.finetune.record import CURVES_FILE, plot_training_curves, write_training_curves
+from hf_bert_tasks.utils.plots import curve_series
 from tests.conftest import tiny_run_argv
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -63,7 +64,7 @@ def test_empty_history_still_gives_a_png(tmp_path):
 
 @pytest.mark.parametrize("mode", ["finetune", "lora", "feature_based"])
 def test_every_recipe_mode_writes_curves_of_its_own_log_history(tmp_path, tiny_bert_dir, mode):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = tmp_path / mode
     finetune.main(
@@ -98,7 +99,7 @@ def test_report_to_tensorboard_writes_the_logged_losses(tmp_path, tiny_bert_dir)
     pytest.importorskip("tensorboard", reason="the `tensorboard` extra is not installed")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = tmp_path / "tb"
     finetune.main(
@@ -133,7 +134,7 @@ def test_training_curves_mark_the_baseline_and_start_at_step_zero(tmp_path, monk
     """Issue 44 item 2: one eval point at step 200 is drawn on an axis from 0, beside the trivial baseline."""
     import matplotlib.figure
 
-    from hf_bert_tasks.run.run_record import plot_training_curves
+    from hf_bert_tasks.finetune.record import plot_training_curves
 
     saved = {}
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.update(axes=fig.axes))

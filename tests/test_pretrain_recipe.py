@@ -46,7 +46,7 @@ def corpus(tmp_path_factory):
 
 
 def _pretrain(corpus, out, *extra):
-    from hf_bert_tasks.scripts.pretrain import main
+    from hf_bert_tasks.pretraining.recipe import main
 
     return main(
         [
@@ -252,7 +252,7 @@ def test_finished_output_dir_is_not_overwritten(pretrained, corpus):
 
 
 def test_pretrained_checkpoint_fine_tunes_with_the_finetune_recipe(pretrained, tmp_path):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out, _ = pretrained
     mrpc = os.path.join(
@@ -352,7 +352,7 @@ def test_masked_only_head_gives_the_same_loss_and_state_dict():
 
 
 def test_missing_train_file_is_named(tmp_path):
-    from hf_bert_tasks.scripts.pretrain import main
+    from hf_bert_tasks.pretraining.recipe import main
 
     with pytest.raises(FileNotFoundError, match="nope.txt does not exist"):
         main(["--train_files", str(tmp_path / "nope.txt"), "--output_dir", str(tmp_path / "o")])

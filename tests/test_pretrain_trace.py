@@ -62,7 +62,7 @@ def test_pretrain_run_stays_within_its_module_budget(tmp_path):
     import torch  # noqa: F401
     import transformers  # noqa: F401
 
-    from hf_bert_tasks.scripts.pretrain import main
+    from hf_bert_tasks.pretraining.recipe import main
 
     args = [
         "--train_files",
@@ -117,6 +117,6 @@ def test_pretrain_run_stays_within_its_module_budget(tmp_path):
     foreign = [
         m
         for m in modules
-        if m.startswith(("hf_bert_tasks.scripts.finetune", "hf_bert_tasks.modes", "hf_bert_tasks.tasks"))
+        if m.startswith(("hf_bert_tasks.finetune.recipe", "hf_bert_tasks.modes", "hf_bert_tasks.tasks"))
     ]
     assert not foreign, message

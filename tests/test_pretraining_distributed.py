@@ -22,7 +22,7 @@ from tests.conftest import REPO, TORCHRUN_EXIT
 DRIVER = (
     """
 import sys
-from hf_bert_tasks.scripts import pretrain
+from hf_bert_tasks.pretraining import recipe as pretrain
 pretrain.main(sys.argv[1:])
 """
     + TORCHRUN_EXIT
@@ -33,7 +33,7 @@ NAMES, PLACES = ["anna", "oskar", "rosa", "maria"], ["paris", "lima", "oslo"]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, sample_tokenizer):
-    from hf_bert_tasks.run.modeling import build_random_bert
+    from hf_bert_tasks.utils.modeling import build_random_bert
 
     root = tmp_path_factory.mktemp("ddp-pretrain")
     model = build_random_bert(

@@ -184,7 +184,7 @@ def test_full_quickstart_every_verdict_holds(tmp_path):
 
 
 def test_threads_default_to_one_for_small_models():
-    from hf_bert_tasks.run.threads import choose_threads
+    from hf_bert_tasks.utils.threads import choose_threads
 
     assert choose_threads(None, {})[0] == 1
     assert choose_threads(None, {"OMP_NUM_THREADS": "2"}) == (2, "OMP_NUM_THREADS")
@@ -192,7 +192,7 @@ def test_threads_default_to_one_for_small_models():
 
 
 def test_threads_reject_a_bad_count():
-    from hf_bert_tasks.run.threads import choose_threads
+    from hf_bert_tasks.utils.threads import choose_threads
 
     with pytest.raises(ValueError, match="OMP_NUM_THREADS must be a positive integer, got 'two'"):
         choose_threads(None, {"OMP_NUM_THREADS": "two"})
@@ -201,7 +201,7 @@ def test_threads_reject_a_bad_count():
 
 
 def test_use_threads_leaves_larger_presets_alone():
-    from hf_bert_tasks.run.threads import use_threads
+    from hf_bert_tasks.utils.threads import use_threads
 
     assert use_threads(None, preset="base") is None
 
@@ -219,7 +219,7 @@ def test_each_run_gets_a_new_folder_and_names_the_previous_one(tmp_path, monkeyp
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(Q, "run_quickstart", fake_run)
-    monkeypatch.setattr("hf_bert_tasks.run.threads.use_threads", lambda n: "threads: not changed in tests")
+    monkeypatch.setattr("hf_bert_tasks.utils.threads.use_threads", lambda n: "threads: not changed in tests")
     first = Q.main([])["output_dir"]
     assert "no earlier run" in capsys.readouterr().out
     second = Q.main([])["output_dir"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from tests import oracles
 from tests.conftest import tiny_run_argv
 from tests.test_oracle_conlleval import strict_repair

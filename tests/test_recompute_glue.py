@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from tests.conftest import SAMPLES
 
 #: Trainer-reported measurements that are not functions of the predictions.

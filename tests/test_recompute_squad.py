@@ -18,7 +18,7 @@ import re
 import numpy as np
 import pytest
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from hf_bert_tasks.tasks import get_task
 from hf_bert_tasks.tasks.squad import postprocess as qa_postprocess
 from tests import oracles

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from tests.test_recompute_glue import NOT_METRICS, read_predictions
 
 HEADER = [

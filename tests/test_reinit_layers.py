@@ -6,8 +6,9 @@ import torch
 from transformers import BertForSequenceClassification
 
 from hf_bert_tasks import get_task
-from hf_bert_tasks.run.arguments import FinetuneTrainingArguments, ModelArguments
-from hf_bert_tasks.scripts.finetune import build_model
+from hf_bert_tasks.finetune.args import ModelArguments
+from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+from hf_bert_tasks.finetune.recipe import build_model
 
 
 def _saved(tiny_bert_dir):

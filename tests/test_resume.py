@@ -41,11 +41,11 @@ def init(self, *a, **kw):
 
 transformers.Trainer.__init__ = init
 if sys.argv[3] == "pretrain":
-    from hf_bert_tasks.scripts import pretrain
+    from hf_bert_tasks.pretraining import recipe as pretrain
 
     pretrain.main(sys.argv[4:])
 else:
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     finetune.main(sys.argv[3:])
 """
@@ -90,7 +90,7 @@ def _eval_metrics(out) -> dict:
 @pytest.fixture(scope="module")
 def uninterrupted(tiny_bert_dir, mrpc_dir, tmp_path_factory):
     """The reference run, started with ``--resume_from_checkpoint auto`` on an empty folder (= a fresh start)."""
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     out = tmp_path_factory.mktemp("runs") / "uninterrupted"
     finetune.main(_flags(tiny_bert_dir, mrpc_dir, out, "--resume_from_checkpoint", "auto"))
@@ -133,14 +133,14 @@ def test_killed_run_leaves_a_checkpoint_and_no_results(killed):
 
 
 def test_unfinished_run_is_not_restarted_over_its_checkpoints(killed, tiny_bert_dir, mrpc_dir):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     with pytest.raises(FileExistsError, match="checkpoint-4.*--resume_from_checkpoint auto"):
         finetune.main(_flags(tiny_bert_dir, mrpc_dir, killed))
 
 
 def test_resume_after_kill_gives_the_uninterrupted_metrics(killed, uninterrupted, tiny_bert_dir, mrpc_dir):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     finetune.main(_flags(tiny_bert_dir, mrpc_dir, killed, "--resume_from_checkpoint", "auto"))
     with open(os.path.join(killed, "trainer_state.json"), encoding="utf-8") as f:
@@ -155,7 +155,7 @@ def test_explicit_checkpoint_path_resumes_too(tiny_bert_dir, mrpc_dir, uninterru
     """``--resume_from_checkpoint PATH`` (a copy of the reference run's checkpoint-8) ends at the same metrics."""
     import shutil
 
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     src = os.path.join(uninterrupted, "checkpoint-8")
     if not os.path.isdir(src):
@@ -169,7 +169,7 @@ def test_explicit_checkpoint_path_resumes_too(tiny_bert_dir, mrpc_dir, uninterru
 
 
 def test_finished_run_is_not_overwritten_without_a_flag(uninterrupted, tiny_bert_dir, mrpc_dir):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     before = os.path.getmtime(os.path.join(uninterrupted, "all_results.json"))
     with pytest.raises(FileExistsError, match="finished run.*--overwrite_output_dir"):
@@ -178,7 +178,7 @@ def test_finished_run_is_not_overwritten_without_a_flag(uninterrupted, tiny_bert
 
 
 def test_auto_resume_does_not_count_as_permission_to_redo_a_finished_run(uninterrupted, tiny_bert_dir, mrpc_dir):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     with pytest.raises(FileExistsError, match="finished run"):
         finetune.main(_flags(tiny_bert_dir, mrpc_dir, uninterrupted, "--resume_from_checkpoint", "auto"))
@@ -256,7 +256,7 @@ def _kill_at_step_6(script_args, root) -> None:
 @pytest.mark.parametrize("masking", ["static", "dynamic"])
 def test_pretraining_resumes_after_kill_to_the_uninterrupted_result(masking, tiny_bert_dir, tmp_path):
     """Pretrain 8 steps (checkpoint every 4), kill -9 at step 6, resume with ``--resume_from_checkpoint True``."""
-    from hf_bert_tasks.scripts import pretrain
+    from hf_bert_tasks.pretraining import recipe as pretrain
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(d) for d in CORPUS_DOCS) + "\n", encoding="utf-8")

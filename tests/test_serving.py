@@ -2,7 +2,7 @@
 
 Each family's tiny recipe run (the contract test's data writers, tiny BERT and settings: ``tests/
 test_contract_task_mode.py``) writes its predictions file; the saved folder is then served through the documented
-entry point — :func:`hf_bert_tasks.run.hub.pipeline_for` (text classification, regression, NER, SQuAD v1/v2), and
+entry point — :func:`hf_bert_tasks.hub.push.pipeline_for` (text classification, regression, NER, SQuAD v1/v2), and
 ``AutoModelForMultipleChoice`` for SWAG (transformers 5 has no multiple-choice pipeline) — on the same examples,
 and the served answers must be the written ones: labels, scores, entities per word, SQuAD texts including v2.0's
 abstentions.
@@ -39,7 +39,7 @@ QA_WINDOWS = {"max_seq_len": MAX_SEQ_LENGTH, "doc_stride": 16, "max_question_len
 def recipe(tmp_path_factory, tiny_model_dir):  # noqa: F811 - the contract test's fixture
     """``recipe(name) -> (task, output folder, raw eval split)``: one family's tiny recipe run (``--mode finetune``),
     run once per module."""
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     runs = {}
 
@@ -79,7 +79,7 @@ def _groups(tags: list[str]) -> list[tuple[str, int, int]]:
 
 @pytest.mark.parametrize("name", [n for n in FAMILIES if n != "sst2"])
 def test_served_answers_are_the_written_predictions(recipe, name):
-    from hf_bert_tasks.run.hub import pipeline_for
+    from hf_bert_tasks.hub.push import pipeline_for
 
     task, out, raw = recipe(name)
     split = task.eval_splits[0]
@@ -154,7 +154,7 @@ def test_the_served_threshold_is_the_one_in_config_json(recipe, tmp_path):
     among the n-best); the official rule on the written files gives the expected answers."""
     import shutil
 
-    from hf_bert_tasks.run.hub import pipeline_for
+    from hf_bert_tasks.hub.push import pipeline_for
 
     _, out, raw = recipe("squad_v2")
     tau, expected = _abstentions(out)
@@ -165,7 +165,7 @@ def test_the_served_threshold_is_the_one_in_config_json(recipe, tmp_path):
 
 
 def test_a_threshold_given_to_the_pipeline_wins_over_the_config(recipe):
-    from hf_bert_tasks.run.hub import pipeline_for
+    from hf_bert_tasks.hub.push import pipeline_for
 
     _, out, raw = recipe("squad_v2")
     tau, expected = _abstentions(out)
@@ -191,7 +191,7 @@ def test_a_squad_v1_model_says_so_in_its_config(recipe):
 def test_the_qa_pipeline_serves_the_trained_window_without_being_told(recipe, name):
     """Issue 44 item 3: the trained max_seq_length / doc_stride / max_query_length are in config.json and the
     package's QA pipeline reads them back, so its answers are predictions.json's with no window option given."""
-    from hf_bert_tasks.run.hub import pipeline_for
+    from hf_bert_tasks.hub.push import pipeline_for
 
     _, out, raw = recipe(name)
     config = _json(os.path.join(out, "config.json"))
@@ -207,7 +207,7 @@ def test_the_cards_how_to_use_code_runs(recipe, name, tmp_path):
     import subprocess
     import sys
 
-    from hf_bert_tasks.run.model_card import build_finetune_card
+    from hf_bert_tasks.finetune.card import build_finetune_card
 
     _, out, _ = recipe(name)
     text = str(build_finetune_card(out))

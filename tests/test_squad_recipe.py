@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from hf_bert_tasks.tasks.squad import metrics as squad_metrics
 from tests.conftest import build_learnable_bert, tiny_run_argv
 

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from hf_bert_tasks.scripts import finetune
+from hf_bert_tasks.finetune import recipe as finetune
 from hf_bert_tasks.tasks import get_task
 from hf_bert_tasks.tasks.swag import multiple_choice_collator, read_swag_csv, swag_features
 from tests.conftest import build_learnable_bert, majority_accuracy, tiny_run_argv

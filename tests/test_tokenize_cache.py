@@ -1,4 +1,4 @@
-"""The tokenized-features cache (hf_bert_tasks/run/tokenization.py): a second run — in this process or a fresh one —
+"""The tokenized-features cache (hf_bert_tasks/finetune/data.py): a second run — in this process or a fresh one —
 skips tokenization; the key follows data, tokenizer, max_seq_length, task options; local files get a stable key."""
 
 import json
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hf_bert_tasks.run.tokenization import KEY_FILE, features_key, preprocess_cached, tokenizer_fingerprint
+from hf_bert_tasks.finetune.data import KEY_FILE, features_key, preprocess_cached, tokenizer_fingerprint
 from tests.conftest import REPO, SAMPLES, tiny_run_argv
 
 ARGS = [
@@ -53,7 +53,7 @@ def entries(cache):
 
 
 def test_a_second_run_in_this_process_skips_tokenization(tiny_bert_dir, tmp_path, preprocess_calls):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     cache = tmp_path / "cache"
     first = finetune.main(sst2_argv(tiny_bert_dir, tmp_path / "a", cache))
@@ -66,7 +66,7 @@ def test_a_second_run_in_this_process_skips_tokenization(tiny_bert_dir, tmp_path
 
 
 def test_a_second_run_in_a_fresh_process_is_a_cache_hit(tiny_bert_dir, tmp_path):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     cache = tmp_path / "cache"
     finetune.main(sst2_argv(tiny_bert_dir, tmp_path / "a", cache))
@@ -151,7 +151,7 @@ def test_the_tokenizer_fingerprint_ignores_the_state_a_call_leaves_behind(sample
 
 
 def test_no_cache_and_overwrite_cache(tiny_bert_dir, tmp_path, preprocess_calls):
-    from hf_bert_tasks.scripts import finetune
+    from hf_bert_tasks.finetune import recipe as finetune
 
     cache = tmp_path / "cache"
     finetune.main(sst2_argv(tiny_bert_dir, tmp_path / "a", cache, "--no_cache_tokenized"))
@@ -165,7 +165,7 @@ def test_the_code_fingerprint_follows_the_file_that_holds_ignore_index(tmp_path,
     """NER features use ``IGNORE_INDEX`` from ``tasks/conll2003/metrics.py``: editing it must change the cache key."""
     import shutil
 
-    from hf_bert_tasks.run import tokenization as tokenized_cache
+    from hf_bert_tasks.finetune import data as tokenized_cache
     from hf_bert_tasks.tasks.conll2003 import metrics as ner_metrics
 
     package = tmp_path / "pkg"

@@ -1,4 +1,4 @@
-"""The TrainingArguments flag table (hf_bert_tasks.run.trainer_flags): it lists every field of the installed
+"""The TrainingArguments flag table (hf_bert_tasks.flags.trainer_flags): it lists every field of the installed
 transformers; every refused flag is one line on stderr with exit status 2 before any model or data is loaded; every
 working flag runs end to end (training, in-training evaluation, final evaluation and prediction) with its
 non-default value on each task family and training mode. Groups of flags share a run; the default suite runs each
@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from hf_bert_tasks import cli
-from hf_bert_tasks.run.trainer_flags import (
+from hf_bert_tasks.flags.trainer_flags import (
     NOT_APPLICABLE,
     REFUSED,
     STATUSES,
@@ -45,8 +45,8 @@ def test_the_static_field_table_is_the_installed_training_arguments():
 
     from transformers import TrainingArguments
 
-    from hf_bert_tasks.run.command_line import _reduce_type
-    from hf_bert_tasks.run.trainer_fields import DIFFERS_BY_VERSION, FIELD_TYPES, TRAINER_FIELDS
+    from hf_bert_tasks.flags.parser import _reduce_type
+    from hf_bert_tasks.flags.trainer_fields import DIFFERS_BY_VERSION, FIELD_TYPES, TRAINER_FIELDS
 
     hints = typing.get_type_hints(TrainingArguments)
     fields = [f for f in dataclasses.fields(TrainingArguments) if f.init]

@@ -168,7 +168,7 @@ def test_tasks_command_shows_columns_and_labels(capsys):
 
 
 def test_finetune_on_own_csv_files_end_to_end(tiny_bert_dir, tmp_path):
-    from hf_bert_tasks.scripts.finetune import main
+    from hf_bert_tasks.finetune.recipe import main
 
     lines = [f"{w} film,{lab}\n" for w, lab in [("good", "pos"), ("bad", "neg"), ("bad", "neg")] * 4]
     train = write(tmp_path / "train.csv", "text,y\n" + "".join(lines))
@@ -224,8 +224,8 @@ def test_finetune_on_own_csv_files_end_to_end(tiny_bert_dir, tmp_path):
 
 
 def test_card_after_max_eval_samples_states_the_subset_and_the_baseline(tiny_bert_dir, tmp_path):
-    from hf_bert_tasks.run.model_card import build_finetune_card
-    from hf_bert_tasks.scripts.finetune import main
+    from hf_bert_tasks.finetune.card import build_finetune_card
+    from hf_bert_tasks.finetune.recipe import main
 
     rows = "".join(f"{w} film,{lab}\n" for w, lab in [("good", "positive"), ("bad", "negative")] * 5)
     train = write(tmp_path / "train.csv", "text,y\n" + rows)

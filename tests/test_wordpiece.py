@@ -1,7 +1,7 @@
 """``train_wordpiece_tokenizer`` gives the same vocabulary every run (tokenizers' trainer alone does not:
 huggingface/tokenizers#1794), and its ``##`` pieces stay ordinary pieces."""
 
-from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
 TEXTS = [
     "the kettle sat by the bright red lantern .",

@@ -3,6 +3,7 @@ enters and how often it changes module, traced from the CLI entry exactly as ``t
 (that test runs under pytest, whose log-capture handlers add calls into ``cli.py``: a few more changes).
 
     python tools/finetune_route.py          # prints: <modules> <changes> [modules], then the route, one arrow a change
+    python tools/finetune_route.py --fresh  # the same in a fresh process: nothing pre-imported (module bodies count)
 
 MRPC sample, a random tiny BERT (2 layers, hidden 32, the sample WordPiece vocabulary), 2 steps, one torch thread.
 """
@@ -19,9 +20,9 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from hf_bert_tasks.run.modeling import build_random_bert
-    from hf_bert_tasks.run.resources import sample_texts
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.modeling import build_random_bert
+    from hf_bert_tasks.utils.resources import sample_texts
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
     from tests import test_finetune_trace as trace
 
     tmp = tempfile.mkdtemp()
@@ -36,7 +37,8 @@ def main() -> None:
         intermediate_size=64,
         max_position_embeddings=256,
     )
-    trace.import_everything()
+    if "--fresh" not in sys.argv:
+        trace.import_everything()
     argv = trace.mrpc_route_argv(model, os.path.join(tmp, "out"), os.path.join(tmp, "cache"))
     calls = trace.trace_run(argv)
     modules = sorted(set(calls))

@@ -9,7 +9,7 @@ tables that go into ``docs/results.md``:
 Per grid folder it reads every finished sub-run (``lr_<lr>/seed_<s>/all_results.json``, with ``grid_run.json`` for
 the task and ``trainer_state.json`` for the per-epoch dev metric), so an interrupted grid is reported as far as it
 got: unfinished sub-runs are listed, never averaged in. The selection uses the recipe's own rule
-(:func:`hf_bert_tasks.run.lr_grid.select_learning_rate`: highest mean over seeds, a NaN run ranks its learning rate
+(:func:`hf_bert_tasks.finetune.grid.select_learning_rate`: highest mean over seeds, a NaN run ranks its learning rate
 last), over the learning rates whose seeds all finished.
 
 With ``--data_dir TASK=DIR`` the constant-prediction baseline of the primary metric is computed on the same dev file
@@ -112,7 +112,7 @@ def _pm(values: list[float]) -> str:
 
 
 def report(grid_dir: str, data_dirs: dict[str, str], grid_seeds: list[int] | None = None) -> str:
-    from hf_bert_tasks.run.lr_grid import is_degenerate, select_learning_rate
+    from hf_bert_tasks.finetune.grid import is_degenerate, select_learning_rate
     from hf_bert_tasks.tasks.base import get_task
 
     task_name, runs, unfinished = collect(grid_dir)

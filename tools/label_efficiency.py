@@ -595,7 +595,7 @@ def table_from_rows(rows: list[dict]) -> tuple[dict, dict]:
     """``(table, selected)`` from grid rows: ``table[task][fraction][arm]`` = the runs of the lr chosen on dev (the
     best mean over seeds, ``lr_grid.select_learning_rate``, the paper's rule) as records with the metric key;
     ``selected[(task, fraction, arm)]`` = ``(lr, per_lr summaries, grid)``."""
-    from hf_bert_tasks.run.lr_grid import select_learning_rate
+    from hf_bert_tasks.finetune.grid import select_learning_rate
 
     runs = [r["config"]["run"] for r in rows if "run" in r.get("config", {})]
     cells: dict = {}

@@ -74,7 +74,7 @@ def corpus(shared: str, out: str) -> dict:
     sys.path.insert(0, HERE)
     from pretraining_transfer import build_corpus
 
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     os.makedirs(out, exist_ok=True)
     full = os.path.join(out, "corpus-full.txt")

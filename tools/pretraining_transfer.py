@@ -242,7 +242,7 @@ def build_training_corpus(
 
     from hf_bert_tasks.pretraining.documents import load_documents
     from hf_bert_tasks.pretraining.recipe import split_documents
-    from hf_bert_tasks.run.tokenization import train_wordpiece_tokenizer
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
 
     start = time.time()
     documents = load_documents(os.path.join(out_dir, "corpus.txt"))  # as the pretrain recipe reads it

@@ -194,7 +194,7 @@ def mode_groups(recipe_flags: frozenset[str] | set[str] = frozenset()) -> list[t
     Raises:
         ValueError: a mode's flag that is already a flag of the recipe, of another mode or a ``TrainingArguments``
             field (names both owners)."""
-    from ..run.trainer_fields import TRAINER_FIELDS
+    from ..flags.trainer_fields import TRAINER_FIELDS
 
     owner = dict.fromkeys(recipe_flags, "finetune")
     groups, mode_flags = [], set()

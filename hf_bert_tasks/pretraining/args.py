@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..run.modeling import BERT_PRESETS
+from ..utils.modeling import BERT_PRESETS
 
 
 @dataclass
 class PretrainModelArguments:
-    """Model and tokenizer: a preset size (``hf_bert_tasks.run.modeling.BERT_PRESETS``) or a checkpoint to continue.
+    """Model and tokenizer: a preset size (``hf_bert_tasks.utils.modeling.BERT_PRESETS``) or a checkpoint to continue.
     Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``. Small-budget options (``--dropout 0``,
     ``--mlm_probability``, ``--no_next_sentence_prediction``): docs/design.md, "pretraining_config: small-budget
     options"."""
@@ -194,19 +194,19 @@ GROUPS = (
 
 def parse_pretrain_argv(argv: list[str], prog: str = "hf-bert-tasks pretrain"):
     """Parse a ``pretrain`` command line once (``--config FILE`` values below the flags), before transformers is
-    imported: a :class:`hf_bert_tasks.run.command_line.CommandLine` with the model and data arguments built.
+    imported: a :class:`hf_bert_tasks.flags.parser.CommandLine` with the model and data arguments built.
 
     Raises:
-        hf_bert_tasks.run.command_line.UsageError: an unknown flag (with the closest known one) or a value argparse
+        hf_bert_tasks.flags.parser.UsageError: an unknown flag (with the closest known one) or a value argparse
             refuses.
         ValueError: a bad preset, dropout or corpus choice (the dataclasses' checks), a bad ``--config`` file or key.
         FileNotFoundError: a missing ``--config`` file."""
-    from ..run.command_line import CommandLine, build_parser, parse_flags
+    from ..flags.parser import CommandLine, build_parser, parse_flags
 
     values, given = parse_flags(build_parser(list(GROUPS), prog), argv)
     model = PretrainModelArguments(**{k: values.pop(k) for k in PretrainModelArguments.__dataclass_fields__})
     data = PretrainDataArguments(**{k: values.pop(k) for k in PretrainDataArguments.__dataclass_fields__})
-    from ..run.trainer_fields import TRAINER_FIELDS
+    from ..flags.trainer_fields import TRAINER_FIELDS
 
     table = frozenset(TRAINER_FIELDS).difference(*(c.__dataclass_fields__ for _, c in GROUPS))
     return CommandLine(model, data, values, given, table_fields=table)

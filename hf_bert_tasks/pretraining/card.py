@@ -1,6 +1,6 @@
 """What a pretraining run reports beside its model: the card (``pretraining_summary.json`` -> ``fill-mask``
 results in ``model-index``; rendered with the fine-tune card's template machinery,
-:func:`hf_bert_tasks.run.model_card.render_card`; written by :func:`hf_bert_tasks.run.model_card.write_card` with
+:func:`hf_bert_tasks.hub.cards.render_card`; written by :func:`hf_bert_tasks.hub.cards.write_card` with
 :func:`build_pretraining_card`) and ``pretraining_curves.png`` (:func:`pretraining_curves`,
 :func:`plot_pretraining_curves`)."""
 
@@ -11,8 +11,8 @@ import logging
 import math
 import os
 
-from ..run.model_card import PRETRAINING_SUMMARY_FILE, markdown_table, read_record, render_card
-from ..run.run_record import framework_versions, plot_panels
+from ..hub.cards import PRETRAINING_SUMMARY_FILE, framework_versions, markdown_table, read_record, render_card
+from ..utils.plots import plot_panels
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def build_pretraining_card(
 
     Shows the corpus (file names only, no local paths), the masking recipe, the steps per phase and the final MLM /
     NSP accuracy, which ``model-index`` holds (``fill-mask``, dataset ``text``, held-out documents). ``base_model``:
-    ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.run.run_record.model_origin`).
+    ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.hub.cards.model_origin`).
     ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
     """
     summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")

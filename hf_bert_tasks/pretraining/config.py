@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from transformers import TrainingArguments
 
-from ..run.arguments import accelerator_defaults
+from ..flags.training import accelerator_defaults
 from .args import PretrainDataArguments, PretrainModelArguments, PretrainOptions
 
 __all__ = ["PretrainDataArguments", "PretrainModelArguments", "PretrainOptions", "PretrainTrainingArguments"]

@@ -1,8 +1,25 @@
-"""The pretraining recipe (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py``): :func:`run_pretrain` loads the
-corpus, gets a tokenizer and runs each phase with :func:`run_phase` (names of ``pretraining_config``,
-``pretraining_trainer`` and ``plots`` re-exported). ``output_dir`` gets the ``BertForPreTraining`` weights, the
-tokenizer, ``trainer_state.json``, ``pretraining_summary.json`` and ``pretraining_curves.png``; with
-``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from ``output_dir/phase1`` to it."""
+"""The pretraining recipe (``hf-bert-tasks pretrain`` = ``recipes/pretrain.py`` = :func:`main`): :func:`run_pretrain`
+loads the corpus, gets a tokenizer and runs each phase with :func:`run_phase`. ``output_dir`` gets the
+``BertForPreTraining`` weights, the tokenizer, ``trainer_state.json``, ``pretraining_summary.json`` and
+``pretraining_curves.png``; with ``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from
+``output_dir/phase1`` to it.
+
+
+    hf-bert-tasks pretrain --train_files corpus.txt --preset tiny --vocab_size 8000 --max_steps 2000 \
+        --output_dir runs/pretrain-tiny          # one sentence per line, blank line between documents
+    hf-bert-tasks pretrain --train_files wiki.test.tokens --document_boundary heading --split_sentences \
+        --whole_word_mask --max_steps 900 --phase2_max_steps 100 --output_dir runs/pretrain-wiki   # two phases
+    hf-bert-tasks pretrain --train_files "shards/*.parquet" --preprocessing_num_workers 4 ...   # cached by datasets
+    hf-bert-tasks pretrain --train_files "shards/*.jsonl" --streaming --streaming_eval_documents 500 ...
+    hf-bert-tasks pretrain --dataset_name wikimedia/wikipedia --dataset_config_name 20231101.en --streaming ...
+    hf-bert-tasks pretrain --config recipes/configs/pretrain_cpu_hour.yaml   # one CPU-hour, small batches
+    hf-bert-tasks pretrain ... --no_next_sentence_prediction --mlm_probability 0.4 --dropout 0   # small budgets
+
+The run writes the model, the tokenizer, ``pretraining_summary.json`` and ``pretraining_curves.png``. Dynamic masks
+are a function of (seed, epoch, example index): the same for any number of workers or processes, new each epoch,
+redrawn identically after ``--resume_from_checkpoint auto``. Fine-tune the result with
+``hf-bert-tasks finetune --model_name_or_path runs/pretrain-tiny ...``.
+"""
 
 from __future__ import annotations
 
@@ -21,12 +38,11 @@ import torch
 from datasets import Dataset, IterableDataset
 from transformers import AutoTokenizer, BertConfig, BertForPreTraining, set_seed
 
-from ..run.checkpoints import is_auto, resolve_resume
-from ..run.hub import pop_push_settings, push_output_dir
-from ..run.model_card import write_card
-from ..run.modeling import BERT_PRESETS
-from ..run.run_record import model_origin
-from ..run.tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
+from ..hub.cards import model_origin, write_card
+from ..hub.push import pop_push_settings, push_output_dir
+from ..utils.checkpoints import is_auto, resolve_resume
+from ..utils.modeling import BERT_PRESETS
+from ..utils.tokenizers import fit_tokenizer_to_model, train_wordpiece_tokenizer
 from .card import CURVE_METRICS, build_pretraining_card, plot_pretraining_curves, pretraining_curves
 from .card import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .collators import DataCollatorForBertPretraining
@@ -76,7 +92,7 @@ def run_pretrain(
     """Pretrain BERT (MLM + NSP, or MLM only) in one or two phases; returns the summary.
 
     ``--resume_from_checkpoint PATH`` resumes the phase whose folder holds ``PATH``; ``auto`` (or ``True``) each
-    phase from its newest complete checkpoint (:func:`hf_bert_tasks.run.checkpoints.resolve_resume`); a finished phase
+    phase from its newest complete checkpoint (:func:`hf_bert_tasks.utils.checkpoints.resolve_resume`); a finished phase
     (``phase_summary.json``) is not trained again. ``--hub_token`` never reaches ``Trainer``.
 
     Raises:
@@ -371,7 +387,7 @@ def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training
                 f"{model_args.model_name_or_path} has {model.config.max_position_embeddings} positions, "
                 f"fewer than max_seq_length={max_len}"
             )
-    else:  # hf_bert_tasks.run.modeling.bert_config's rule, without a call into that module (tests/test_pretrain_trace.py)
+    else:  # hf_bert_tasks.utils.modeling.bert_config's rule, without a call into that module (tests/test_pretrain_trace.py)
         config = BertConfig(
             **{
                 **BERT_PRESETS[model_args.preset],
@@ -403,3 +419,48 @@ def masking_recipe(data_args: PretrainDataArguments, collator) -> dict:
         "short_seq_prob": data_args.short_seq_prob,
         "dupe_factor": data_args.dupe_factor,
     }
+
+
+def main(argv=None) -> dict:
+    """``hf-bert-tasks pretrain``: parse ``argv`` (a list of strings, default ``sys.argv[1:]``, or a command line
+    parsed by :func:`hf_bert_tasks.pretraining.args.parse_pretrain_argv`), run the recipe, print the final accuracies
+    on the main process; returns the run's summary. ``ValueError`` for bad flags or data."""
+    import sys
+
+    from ..flags.parser import CommandLine
+    from .args import parse_pretrain_argv
+
+    argv = argv if isinstance(argv, CommandLine) else list(sys.argv[1:] if argv is None else argv)
+    if not isinstance(argv, CommandLine) and any(a in ("-h", "--help", "--help_all") for a in argv):
+        from ..flags.training import parse_args
+        from .args import PretrainDataArguments, PretrainModelArguments
+
+        classes = (PretrainModelArguments, PretrainDataArguments, PretrainTrainingArguments)
+        return parse_args(classes, argv, prog="hf-bert-tasks pretrain")  # every flag: HfArgumentParser's help
+    command_line = argv if isinstance(argv, CommandLine) else parse_pretrain_argv(argv)  # the one parse
+    from ..flags.training import setup_process_logging, training_arguments
+    from ..utils.threads import use_threads
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+    model_args, data_args, training_args = training_arguments(PretrainTrainingArguments, command_line)
+    setup_process_logging(training_args)
+    if not model_args.model_name_or_path and (threads := use_threads(None, model_args.preset)):
+        logging.getLogger(__name__).info(threads)  # tiny/mini: one thread unless OMP_NUM_THREADS says otherwise
+    summary = run_pretrain(model_args, data_args, training_args)
+    if training_args.should_log:
+        print(
+            {
+                "steps": summary["steps"],
+                "final_mlm_accuracy": summary["final_mlm_accuracy"],
+                "final_nsp_accuracy": summary["final_nsp_accuracy"],
+            }
+        )
+    return summary
+
+
+if __name__ == "__main__":
+    import sys
+
+    from ..cli import run_subcommand
+
+    sys.exit(run_subcommand("pretrain"))

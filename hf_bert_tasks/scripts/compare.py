@@ -28,8 +28,8 @@ import time
 
 from .. import get_task
 from ..cli import ArgumentParser, UsageError, interactive, run_subcommand, warn_deprecated_flag
+from ..flags.config_file import config_argv, read_config, settings_argv, unrecognized
 from ..modes import TRAINING_MODES, get_training_mode
-from ..run.config_file import config_argv, read_config, settings_argv, unrecognized
 from ..tasks.metrics import PREFIX
 from .compare_report import paper_split, write_report
 
@@ -90,9 +90,9 @@ def run_settings(config: dict, seed: int, args, out: str) -> dict:
 
 
 def finetune_parser():
-    """The fine-tune recipe's one parser (:func:`hf_bert_tasks.run.command_line.finetune_parser`: its dataclasses, the
+    """The fine-tune recipe's one parser (:func:`hf_bert_tasks.finetune.args.finetune_parser`: its dataclasses, the
     registered modes' flags, ``TrainingArguments``' fields; errors raise ``UsageError``)."""
-    from ..run.command_line import finetune_parser
+    from ..finetune.args import finetune_parser
 
     return finetune_parser()
 
@@ -113,10 +113,10 @@ def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed from
     :func:`run_settings`, ``common`` (every run's flags) and ``args.arm_settings[mode]``, a later one winning: the
     settings as flags, parsed and built as ``hf-bert-tasks finetune`` parses and builds them
-    (:func:`~hf_bert_tasks.run.command_line.parse_finetune_argv`, :func:`~hf_bert_tasks.run.arguments.finetune_arguments`).
+    (:func:`~hf_bert_tasks.finetune.args.parse_finetune_argv`, :func:`~hf_bert_tasks.finetune.config.finetune_arguments`).
     ``ValueError`` when a check of the dataclasses fails (e.g. ``--lora_dropout 1.5``)."""
-    from ..run.arguments import finetune_arguments
-    from ..run.command_line import parse_finetune_argv
+    from ..finetune.args import parse_finetune_argv
+    from ..finetune.config import finetune_arguments
 
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
     # the flags given: a GPU's defaults (bf16, fused AdamW) apply where no setting chose otherwise
@@ -165,9 +165,10 @@ def validate_arms(args, common: dict) -> None:
 
 def run_one(config: dict, seed: int, args, common: dict) -> dict:
     """Run one configuration with one seed, or read it (``--reuse``, a finished earlier run without ``--rerun``)."""
-    from ..run.arguments import output_dir_is_finished, setup_process_logging
-    from ..run.model_card import read_record
-    from .finetune import run_finetune
+    from ..finetune.recipe import run_finetune
+    from ..flags.training import setup_process_logging
+    from ..hub.cards import read_record
+    from ..utils.checkpoints import output_dir_is_finished
 
     reuse = args.reuse_map.get(config["label"])
     out = reuse or os.path.join(args.output_dir, config["label"].replace(":", "-"), f"seed{seed}")
@@ -205,8 +206,8 @@ def trainable_parameters(task, model_args, training_args) -> int:
     printing its load report (the run prints it)."""
     import transformers
 
+    from ..finetune.recipe import build_model
     from ..modes.lora.mode import trainable_parameter_counts
-    from .finetune import build_model
 
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()

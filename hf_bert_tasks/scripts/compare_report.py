@@ -109,7 +109,7 @@ def plot_report(task, rows: list[dict], title: str, baselines: list[float], path
     diamonds and each trivial baseline as a dashed line, on a 0-100 axis (gaps not inflated)."""
     from matplotlib.patches import Patch
 
-    from ..run.run_record import new_figure
+    from ..utils.plots import new_figure
 
     fig, ax = new_figure(figsize=(7, 0.45 * len(rows) + 1.8))
     ys = list(range(len(rows)))[::-1]

@@ -5,7 +5,7 @@
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --base_model bert-base-uncased --dry_run
 
 One commit of weights, tokenizer, config, results, the run record and the card: the ``README.md`` the run wrote, or
-for an older folder without one, a card rendered from its ``run_info.json`` (:func:`hf_bert_tasks.run.hub.card_for_push`;
+for an older folder without one, a card rendered from its ``run_info.json`` (:func:`hf_bert_tasks.hub.push.card_for_push`;
 ``--task``, ``--base_model``, ``--seed_runs``, ``--license`` render it again). The token (``HF_TOKEN`` or the stored
 login) is never printed. ``--dry_run`` prints the card and the file list, with no network call; a failed push exits
 with status 1. Dashed spellings (``--repo-id`` …) still work, deprecated.
@@ -59,13 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv``, take the card (:func:`~hf_bert_tasks.run.hub.card_for_push`), push (or print it with
+    """Parse ``argv``, take the card (:func:`~hf_bert_tasks.hub.push.card_for_push`), push (or print it with
     ``--dry-run``). Returns the exit status."""
     args = build_parser().parse_args(argv)  # before the heavy imports: --help and usage errors answer at once
     from huggingface_hub import ModelCard
 
-    from ..run.hub import HubPushError, card_for_push, check_repo_id, files_to_push, push_output_dir
-    from ..run.lr_grid import load_seed_runs
+    from ..finetune.grid import load_seed_runs
+    from ..hub.push import HubPushError, card_for_push, check_repo_id, files_to_push, push_output_dir
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     check_repo_id(args.repo_id)

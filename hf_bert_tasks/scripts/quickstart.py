@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from ..run.threads import use_threads  # looked up at call time (tests replace it)
+    from ..utils.threads import use_threads  # looked up at call time (tests replace it)
 
     args = build_parser().parse_args(argv)  # before the heavy imports: --help answers at once
     output_dir = args.output_dir

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..run.resources import sample_path
+from ..utils.resources import sample_path
 
 #: a row "works" when value >= baseline + MARGIN[kind] (metrics on the 0-1 scale)
 MARGIN = {"above": 0.10, "gain": 0.05}
@@ -124,7 +124,7 @@ def dev_showcase(task, folder: str, models: dict[str, str], per_group: int = 3) 
 
 def plot_summary(rows: list[Row], path: str) -> str:
     """Bar per row (value), a black tick at its baseline, green when the row works; saved as PNG ``path``."""
-    from ..run.run_record import new_figure
+    from ..utils.plots import new_figure
 
     fig, ax = new_figure(figsize=(8, 0.42 * len(rows) + 1.4))
     ys = list(range(len(rows)))[::-1]

@@ -14,7 +14,7 @@ from ..cli import interactive, log_filters
 from ..modes import DEFAULT_TRAINING_MODE, arm_from_label, get_training_mode
 from ..modes.feature_based.arguments import NAME as FEATURE_BASED
 from ..modes.lora.arguments import NAME as LORA
-from ..run.resources import sample_path, sample_texts
+from ..utils.resources import sample_path, sample_texts
 from .compare import paper_number, trainable_parameters
 from .compare_report import write_report
 from .quickstart_report import Row, constant_baseline, unigram_baseline
@@ -31,8 +31,9 @@ def finetune_sample(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_d
     replace them: ``mode``, ``epochs``, ``learning_rate``, ``max_train_samples``, a mode's own flags). Returns the
     run's metrics, its ``wall_seconds`` and its ``budget`` as :func:`~hf_bert_tasks.scripts.compare.arm_budget`
     gives it."""
-    from ..run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
-    from .finetune import run_finetune
+    from ..finetune.args import DataArguments, ModelArguments
+    from ..finetune.config import FinetuneTrainingArguments
+    from ..finetune.recipe import run_finetune
 
     model_args = ModelArguments(
         model_name_or_path=model_dir,
@@ -94,7 +95,7 @@ def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str
         PretrainTrainingArguments,
         run_pretrain,
     )
-    from ..run.tokenization import train_wordpiece_tokenizer
+    from ..utils.tokenizers import train_wordpiece_tokenizer
 
     tokenizer_dir = os.path.join(output_dir, "tokenizer")
     tokenizer = train_wordpiece_tokenizer(sample_texts(), vocab_size=plan.vocab_size)

@@ -277,9 +277,9 @@ class Task(UserFiles, abc.ABC):
 
     def trainer_compute_metrics(self) -> Callable:
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> :meth:`compute_metrics` of
-        :meth:`logits_to_predictions`; a :class:`hf_bert_tasks.run.batching.TaskMetrics`, so it also takes separate
+        :meth:`logits_to_predictions`; a :class:`hf_bert_tasks.finetune.trainer.TaskMetrics`, so it also takes separate
         batches (``--eval_do_concat_batches False``) and ``compute_result`` (``--batch_eval_metrics``)."""
-        from ..run.batching import TaskMetrics
+        from ..finetune.trainer import TaskMetrics
 
         def metrics_of(predictions, label_ids) -> dict[str, float]:
             return self.compute_metrics(self.logits_to_predictions(predictions), np.asarray(label_ids))
@@ -434,3 +434,27 @@ def get_task(name: str) -> Task:
 def list_tasks() -> list[str]:
     """Names of all registered tasks, in registration order."""
     return list(TASK_REGISTRY)
+
+
+def load_entry_points(group: str) -> list[str]:
+    """Import every installed plug-in of ``group`` (``hf_bert_tasks.tasks`` or ``hf_bert_tasks.modes``): each entry
+    point names a module (``name = "package.module"`` in the plug-in's ``[project.entry-points."<group>"]``) whose
+    import registers its tasks (:func:`register_task`) or modes (``register_training_mode``), as the built-in family
+    folders do; returns the names loaded, in the order ``importlib.metadata`` lists them (one per distribution, so a
+    plug-in installed twice on the path loads once). A plug-in that fails to import is skipped with a warning naming
+    it, its entry point and the error: a broken third-party package must not take the command line down."""
+    import importlib.metadata
+    import logging
+    import warnings
+
+    loaded = []
+    for entry in dict.fromkeys(importlib.metadata.entry_points(group=group)):
+        try:
+            entry.load()
+        except Exception as err:  # noqa: BLE001 - any failure of third-party code is reported, not raised
+            message = f"plug-in {entry.name!r} ({entry.value}, entry point group {group}) failed to load: {err}"
+            logging.getLogger(__name__).warning(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            continue
+        loaded.append(entry.name)
+    return loaded

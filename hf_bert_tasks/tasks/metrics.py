@@ -218,7 +218,7 @@ def split_of_key(task, key: str, suffixes: dict[str, str] | None = None) -> tupl
 
 def _grid_aggregate(name: str, specs: dict) -> bool:
     """``accuracy_mean`` / ``accuracy_std`` of a declared metric: the §4.1 grid's mean and std over seeds
-    (:mod:`hf_bert_tasks.run.lr_grid` adds them to ``all_results.json``); the card shows them in its grid table, so
+    (:mod:`hf_bert_tasks.finetune.grid` adds them to ``all_results.json``); the card shows them in its grid table, so
     they are neither results of their own nor undeclared keys."""
     base, _, stat = name.rpartition("_")
     return stat in ("mean", "std") and base in specs

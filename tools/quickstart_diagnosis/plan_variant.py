@@ -7,8 +7,8 @@ import ast
 import sys
 from dataclasses import replace
 
-from hf_bert_tasks.run.threads import use_threads
 from hf_bert_tasks.scripts import quickstart as q
+from hf_bert_tasks.utils.threads import use_threads
 
 print(use_threads(1))
 seed, out = int(sys.argv[1]), sys.argv[2]

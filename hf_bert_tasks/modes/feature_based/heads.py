@@ -16,7 +16,6 @@ A new head: a :class:`FeatureHead` subclass decorated with ``@register_head(prob
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 
 import torch
@@ -209,13 +208,3 @@ for _ptype in ("single_label_classification", "regression"):  # the sentence-lev
 
 #: every ``--head`` value: ``auto`` then each registered name once
 HEADS = ("auto", *dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in heads))
-
-
-def head_names() -> tuple[str, ...]:
-    """Every ``--head`` value: ``auto`` then each registered name once. Deprecated: read :data:`HEADS`."""
-    warnings.warn(
-        "hf_bert_tasks.modes.feature_based.heads.head_names() is deprecated; use HEADS",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return ("auto", *dict.fromkeys(n for heads in HEAD_REGISTRY.values() for n in heads))

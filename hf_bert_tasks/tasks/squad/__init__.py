@@ -273,7 +273,7 @@ class SquadTask(Task):
         ``tau`` (default :attr:`tau`): :func:`hf_bert_tasks.tasks.squad.postprocess.postprocess_qa_predictions`."""
         start_logits, end_logits = (np.array(x, dtype=np.float32) for x in predictions[:2])
         # padding logits as Trainer's cross-batch pad value (docs/design.md, 'logits past a feature's own tokens')
-        from ...run.batching import feature_lengths
+        from ...finetune.trainer import feature_lengths
 
         lengths = feature_lengths(features)
         if lengths is not None:

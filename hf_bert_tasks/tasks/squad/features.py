@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Training columns (deprecated: kept for old imports).
-TRAIN_COLUMNS = ("input_ids", "token_type_ids", "attention_mask", "start_positions", "end_positions")
 #: Columns the model receives at evaluation time.
 MODEL_INPUT_COLUMNS = ("input_ids", "token_type_ids", "attention_mask")
 

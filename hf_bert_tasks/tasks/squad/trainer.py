@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 from transformers.trainer_utils import speed_metrics
 
-from ...run.batching import GlobalLossTrainer, join_batches
+from ...finetune.trainer import GlobalLossTrainer, join_batches
 
 
 class QuestionAnsweringTrainer(GlobalLossTrainer):
-    """:class:`~hf_bert_tasks.run.batching.GlobalLossTrainer` whose :meth:`evaluate` scores post-processed answers.
+    """:class:`~hf_bert_tasks.finetune.trainer.GlobalLossTrainer` whose :meth:`evaluate` scores post-processed answers.
 
     Args:
         eval_examples: the raw examples (``id``, ``context``, ``answers`` ...) of ``eval_dataset``'s windows.
@@ -26,7 +26,7 @@ class QuestionAnsweringTrainer(GlobalLossTrainer):
         post_process: ``(examples, features, predictions) -> (result, metrics)``; ``predictions``: Trainer's
             ``(start_logits, end_logits)``, float ``[F, L]`` each in feature order; ``metrics``: ``{name: float}``
             without prefix (``f1``, ``exact_match`` ...). ``None``: Trainer's own ``evaluate``.
-        the rest: as :class:`~hf_bert_tasks.run.batching.GlobalLossTrainer`.
+        the rest: as :class:`~hf_bert_tasks.finetune.trainer.GlobalLossTrainer`.
     """
 
     def __init__(self, *args, eval_examples=None, eval_features=None, post_process: Callable | None = None, **kwargs):

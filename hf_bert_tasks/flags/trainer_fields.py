@@ -1,13 +1,13 @@
-"""``TrainingArguments``' fields as the one parser (:mod:`hf_bert_tasks.run.command_line`) reads them, without
+"""``TrainingArguments``' fields as the one parser (:mod:`hf_bert_tasks.flags.parser`) reads them, without
 importing transformers: kind, default and metadata per field (:data:`TRAINER_FIELDS`) and the Python type of each
 kind (:data:`FIELD_TYPES`). How each field is treated by ``finetune`` (works / refused / not applicable) is
-:mod:`hf_bert_tasks.run.trainer_flags`' table; ``tests/test_trainer_flags.py`` checks both against the installed
+:mod:`hf_bert_tasks.flags.trainer_flags`' table; ``tests/test_trainer_flags.py`` checks both against the installed
 class."""
 
 #: ``TrainingArguments`` field -> ``(kind, default, metadata)`` as ``HfArgumentParser`` reads it (kind: the field's
 #: type after its narrowing: ``str``, ``int``, ``float``, ``bool``, ``bool?`` = ``bool | None``, ``list[str]``,
 #: ``dict`` (JSON text), ``enum`` (a ``str`` with ``choices``), ``object`` (a class no command line gives; ``str``)),
-#: so ``hf_bert_tasks.run.command_line`` builds the flags without importing transformers (5.25's fields, and the
+#: so ``hf_bert_tasks.flags.parser`` builds the flags without importing transformers (5.25's fields, and the
 #: :data:`VERSION_DEPENDENT` ones of other versions). ``tests/test_trainer_flags.py`` checks it against the installed
 #: ``dataclasses.fields(TrainingArguments)``; an ``enum``'s installed choices must be among its ``choices`` (a value
 #: the installed version lacks is refused by ``TrainingArguments`` itself, one line).

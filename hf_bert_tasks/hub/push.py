@@ -1,7 +1,7 @@
 """The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
 
 A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; the card is
-the ``README.md`` the run wrote (:func:`hf_bert_tasks.run.model_card.write_card`), rendered only for an older folder
+the ``README.md`` the run wrote (:func:`hf_bert_tasks.hub.cards.write_card`), rendered only for an older folder
 without one, and its ``model-index`` results **replace in place** those already on the Hub with the same key (why:
 docs/design.md, "model-index merged in place"). The token goes to ``huggingface_hub`` only, never printed, logged or
 written; nothing is written into ``output_dir``.
@@ -12,8 +12,6 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
-
-from . import moved_function
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +65,7 @@ def card_to_upload(remote_text: str | None, card, keep_readme: bool | None = Non
     """
     from huggingface_hub import ModelCard
 
-    from .model_card import card_text, readme_edited
+    from .cards import card_text, readme_edited
 
     text = card if isinstance(card, str) else card_text(card)
     if remote_text is None:
@@ -144,12 +142,10 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
         FileNotFoundError: neither ``README.md`` nor a run record in ``output_dir`` (names both files).
         ValueError: ``card_kwargs`` given for a ``README.md`` that was edited (:func:`readme_edited`; names them).
     """
-    from . import model_card
-    from .model_card import card_text, readme_edited
-    from .run_record import RUN_INFO_FILE
+    from .cards import PRETRAINING_SUMMARY_FILE, README_FILE, RUN_INFO_FILE, card_text, readme_edited
 
     card_kwargs = {k: v for k, v in (card_kwargs or {}).items() if v is not None}
-    path = os.path.join(output_dir, model_card.README_FILE)
+    path = os.path.join(output_dir, README_FILE)
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -160,7 +156,7 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
                 f"{path} was edited, so --{' --'.join(card_kwargs)} cannot be applied to it; change it by hand, or "
                 f"delete it to render the card from {RUN_INFO_FILE} with them"
             )
-    records = (RUN_INFO_FILE, model_card.PRETRAINING_SUMMARY_FILE)
+    records = (RUN_INFO_FILE, PRETRAINING_SUMMARY_FILE)
     if not any(os.path.isfile(os.path.join(output_dir, name)) for name in records):
         raise FileNotFoundError(
             f"{output_dir}: no README.md (the card a run writes) and no {RUN_INFO_FILE} (the record a card is "
@@ -173,10 +169,10 @@ def pop_push_settings(training_args) -> dict | None:
     """Take the Hub settings out of ``training_args`` before ``Trainer`` sees them; ``None`` without ``--push_to_hub``.
 
     The recipes push with :func:`push_output_dir` at the end (``Trainer``'s own card lacks most of ours). Every secret
-    (:func:`hf_bert_tasks.run.arguments.scrub_secrets`) is taken out, with or without ``--push_to_hub``, so ``Trainer``
+    (:func:`hf_bert_tasks.flags.training.scrub_secrets`) is taken out, with or without ``--push_to_hub``, so ``Trainer``
     never pickles it. No network call. ``ValueError``: ``--push_to_hub`` without a (well-formed) ``--hub_model_id``.
     """
-    from .arguments import scrub_secrets
+    from ..flags.training import scrub_secrets
 
     token = scrub_secrets(training_args).get("hub_token")
     if not getattr(training_args, "push_to_hub", False):
@@ -372,9 +368,9 @@ def merge_eval_results(existing: list, new: list) -> list:
 def build_card(output_dir: str, **kwargs):
     """The card of any finished output dir, as a push renders it: for a folder with ``pretraining_summary.json`` and
     no ``all_results.json`` :func:`hf_bert_tasks.pretraining.card.build_pretraining_card` (keyword arguments it does
-    not take, ``task`` and ``seed_runs``, are dropped), else :func:`hf_bert_tasks.run.model_card.build_finetune_card`.
+    not take, ``task`` and ``seed_runs``, are dropped), else :func:`hf_bert_tasks.finetune.card.build_finetune_card`.
     Errors: the builder's."""
-    from .model_card import PRETRAINING_SUMMARY_FILE
+    from .cards import PRETRAINING_SUMMARY_FILE
 
     if os.path.isfile(os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)) and not os.path.isfile(
         os.path.join(output_dir, "all_results.json")
@@ -384,11 +380,6 @@ def build_card(output_dir: str, **kwargs):
         return build_pretraining_card(
             output_dir, **{k: v for k, v in kwargs.items() if k not in ("task", "seed_runs")}
         )
-    from .model_card import build_finetune_card
+    from ..finetune.card import build_finetune_card
 
     return build_finetune_card(output_dir, **kwargs)
-
-
-#: the card file's hash line, with the card since the route pass
-card_text = moved_function(__name__, "card_text", "run.model_card")
-readme_edited = moved_function(__name__, "readme_edited", "run.model_card")

@@ -5,92 +5,32 @@
 of ``all_results.json`` becomes an ``EvalResult`` (:func:`eval_results_from_metrics`); everything else comes from
 the run record :data:`RUN_INFO_FILE` (nothing is guessed from a folder's files, no pickle is loaded). Each run writes
 its card, ``README.md``, with its model (:func:`write_card`); no network call here: merging with the Hub's card is
-:mod:`hf_bert_tasks.run.hub`'s.
+:mod:`hf_bert_tasks.hub.push`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import math
 import os
-import re
 import statistics
-from fnmatch import fnmatch
 from typing import Any
 
 from transformers.modelcard import make_markdown_table, parse_log_history
 
+from ..hub.cards import (
+    RUN_INFO_FILE,
+    display_name,
+    format_cell,
+    framework_versions,
+    markdown_table,
+    read_record,
+    render_card,
+)
+from ..hub.cards import write_card as write_card_with
 from ..modes import mode_text
 from ..tasks.metrics import dataset_display_name, eval_results_from_metrics, grouped_metrics, split_metrics
-from . import moved_function
-from .run_record import RUN_INFO_FILE, framework_versions
 
 logger = logging.getLogger(__name__)
-
-#: Written by the pretraining recipe (:mod:`hf_bert_tasks.pretraining.recipe`).
-PRETRAINING_SUMMARY_FILE = "pretraining_summary.json"
-#: The card, written into a run's output dir with its model (:func:`write_card`) and pushed with it.
-README_FILE = "README.md"
-
-#: Files pushed with a card, described in its file list (shell patterns; the first that matches wins).
-FILE_DESCRIPTIONS = {
-    "model.safetensors": "weights (safetensors)",
-    "adapter_model.safetensors": "LoRA adapter weights (safetensors)",
-    "config.json": "model configuration (label names in `id2label`)",
-    "vocab.txt": "WordPiece vocabulary",
-    **dict.fromkeys(
-        ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"), "tokenizer"
-    ),
-    "all_results.json": "all train / eval metrics",
-    "eval_results.json": "eval metrics",
-    "train_results.json": "train metrics",
-    RUN_INFO_FILE: "the run record (task, data, arguments, training log)",
-    "comparison.md": "fine-tuning vs frozen-feature comparison report",
-    "comparison.json": "comparison numbers",
-    "lr_grid_results.json": "every (learning rate, seed) run of the §4.1 selection, mean ± std per learning rate",
-    PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
-    "trainer_state.json": "training log history",
-    "training_curves.png": "loss and eval metric against step",
-    "*.png": "comparison chart",
-    "*.tsv": "predictions",
-    "*predictions*": "predictions",
-    **dict.fromkeys(("modeling.py", "heads.py", "strategies.py"), "frozen-feature model code (`trust_remote_code`)"),
-}
-
-
-def format_cell(value: Any, digits: int = 4) -> str:
-    """A table cell: floats with ``digits`` decimals (significant digits below 1e-3), anything else as ``str``."""
-    if not isinstance(value, float) or math.isnan(value):
-        return "nan" if isinstance(value, float) else str(value)
-    return f"{value:.{digits}g}" if value and abs(value) < 1e-3 else f"{value:.{digits}f}"
-
-
-def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
-    """``make_markdown_table`` of ``rows`` under ``header`` (floats shown with :func:`format_cell`)."""
-    return make_markdown_table([dict(zip(header, (format_cell(v) for v in row))) for row in rows]).rstrip("\n")
-
-
-def display_name(specs: dict, key: str) -> str:
-    """The declared display name of ``key`` (``specs``: {key: MetricSpec}; the key itself for an undeclared one)."""
-    return getattr(specs.get(key), "display", key)
-
-
-def read_record(output_dir: str, name: str = RUN_INFO_FILE, missing: str | None = None) -> Any:
-    """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, or with ``missing``
-    ``FileNotFoundError`` (``<path>: not found; <missing>``); ``ValueError`` (naming the file and line) when it is not
-    valid JSON."""
-    path = os.path.join(output_dir, name)
-    if not os.path.isfile(path):
-        if missing:
-            raise FileNotFoundError(f"{path}: not found; {missing}")
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: line {err.lineno}: not valid JSON ({err.msg})") from None
 
 
 # -------------------------------------------------------------------------------------------- inputs
@@ -152,24 +92,6 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
     }
 
 
-#: the last line of every card this package writes: the SHA-256 of the text above it (an edit changes the text)
-CARD_HASH = re.compile(r"<!-- hf_bert_tasks card sha256:([0-9a-f]{64}) -->\n?\Z")
-
-
-def card_text(card) -> str:
-    """``card`` as the ``README.md`` this package writes: its text (less an earlier hash line), then a line with the
-    text's SHA-256."""
-    text = CARD_HASH.sub("", str(card)).rstrip("\n") + "\n"
-    return f"{text}<!-- hf_bert_tasks card sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()} -->\n"
-
-
-def readme_edited(text: str) -> bool:
-    """True when a ``README.md`` was not written by :func:`card_text` or was edited since (its hash line missing or
-    no longer the hash of the text above it)."""
-    found = CARD_HASH.search(text)
-    return not found or hashlib.sha256(text[: found.start()].encode("utf-8")).hexdigest() != found.group(1)
-
-
 # -------------------------------------------------------------------------------------------- rendering
 def _grid_fields(task, grid: dict | None, runs: list[dict], keys: tuple[dict, dict]) -> dict:
     """The template fields of a card for several seeds (``runs``: ``seeds_table``) and the §4.1 grid (``grid``:
@@ -193,7 +115,7 @@ def _seeds_table(task, runs: list[dict], keys: tuple[dict, dict]) -> str:
 
 
 def _lr_grid_fields(task, grid: dict | None, specs: dict) -> dict:
-    """The template fields of the §4.1 protocol from ``lr_grid_results.json`` (``grid``; :mod:`hf_bert_tasks.run.lr_grid`):
+    """The template fields of the §4.1 protocol from ``lr_grid_results.json`` (``grid``; :mod:`hf_bert_tasks.finetune.grid`):
     the grid, its metric's name and its table; ``{}`` without it."""
     if not isinstance(grid, dict) or not grid.get("per_learning_rate"):
         return {}  # no grid, or one written before seeds existed (runs only)
@@ -248,43 +170,6 @@ def _paper_table(inputs: dict) -> str:
     return markdown_table(["paper model", "metric", "our split", "ours", "paper"], rows) if rows else ""
 
 
-def render_card(
-    kind: str,
-    output_dir: str,
-    repo_id: str | None,
-    tags: list[str],
-    files: list[str] | None,
-    versions: dict[str, str],
-    recorded: bool,
-    data: dict,
-    **fields,
-):
-    """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``fields``, plus what both cards share:
-    the name (``repo_id``'s or the folder's), the usage target, tags, the described ``files`` (default: the folder's
-    listing) and versions. ``FileNotFoundError`` for a ``kind`` with no template."""
-    from huggingface_hub import ModelCard, ModelCardData
-
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", f"{kind}.md")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
-
-    name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
-    tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
-    listed = files if files is not None else sorted(os.listdir(output_dir))
-    described = [(n, next((d for p, d in FILE_DESCRIPTIONS.items() if fnmatch(n, p)), None)) for n in listed]
-    return ModelCard.from_template(
-        ModelCardData(model_name=name, language="en", tags=tags, **data),
-        template_path=path,
-        name=name,
-        target=repo_id or output_dir,
-        fmt=format_cell,
-        files=[(n, d) for n, d in described if d],
-        versions=versions,
-        recorded=recorded,
-        **fields,
-    )
-
-
 def _record_fields(info: dict, base_model: str | None, dataset: dict, mode_paragraph: str) -> dict:
     """The template fields read from the run record ``info`` (``{}`` for a folder without one): base model and its
     source, ``dataset`` and ``mode_paragraph`` (:func:`card_inputs`'), seed, data arguments, hyperparameters table and
@@ -330,7 +215,7 @@ def build_finetune_card(
         task: registered task (a :class:`~hf_bert_tasks.tasks.base.Task` or its name); default: the record's. Required for a folder without a record (whose card
             then has no base model, mode, seed, hyperparameters or log: nothing is guessed).
         base_model: Hub id of the starting checkpoint, overriding the record's (none for a local folder:
-            :func:`hf_bert_tasks.run.run_record.model_origin`).
+            :func:`hf_bert_tasks.hub.cards.model_origin`).
         repo_id: the Hub repo the card is for (title and usage snippet); default: the folder name.
         seed_runs: ``[{"seed": s, "metrics": {...all_results...}}, ...]`` (this run included): mean ± std table.
         license, tags: the card's license and extra tags.
@@ -386,44 +271,7 @@ def build_finetune_card(
     )
 
 
-def write_card(output_dir: str, builder=None, **kwargs) -> str | None:
-    """Write the card of a finished run (``builder(output_dir, **kwargs)``: default :func:`build_finetune_card`,
-    e.g. with ``task``; the pretraining recipe passes :func:`hf_bert_tasks.pretraining.card.build_pretraining_card`;
-    its file list: the folder's listing) to ``output_dir/README.md`` with :func:`card_text` (last line: the text's SHA-256); returns the
-    path, or ``None`` when a ``README.md`` there was edited or not written by this package (:func:`readme_edited`):
-    it is kept and a warning says so. Errors: the builder's. Call it on the main process only.
-
-    The recipes call it right after their final metrics are saved: ``all_results.json`` complete
-    (:func:`hf_bert_tasks.scripts.finetune.train_evaluate_predict`), the grid's table and top-level results
-    (:func:`hf_bert_tasks.run.lr_grid.run_grid`), ``pretraining_summary.json``
-    (:func:`hf_bert_tasks.pretraining.recipe.run_pretrain`). As in sentence-transformers, the card data is recorded while
-    training (:class:`~hf_bert_tasks.run.run_record.RunRecordCallback`) and the card written with the model; not by the
-    callback itself: ``Trainer`` has no event after the recipe's final evaluation (it runs after ``save_model``),
-    and ``model-index`` must hold exactly those final numbers.
-    """
-    path = os.path.join(output_dir, README_FILE)
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            if readme_edited(f.read()):
-                logger.warning(
-                    "%s was edited or not written by hf_bert_tasks: kept, this run's card not written", path
-                )
-                return None
-    card = (builder or build_finetune_card)(output_dir, **kwargs)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(card_text(card))
-    os.replace(path + ".tmp", path)
-    return path
-
-
-#: functions of this module (and of ``model_card_index``, which it took in) that live elsewhere since the route pass
-build_card = moved_function(__name__, "build_card", "run.hub")
-merge_eval_results = moved_function(__name__, "merge_eval_results", "run.hub")
-eval_result_key = moved_function(__name__, "eval_result_key", "run.hub")
-build_pretraining_card = moved_function(__name__, "build_pretraining_card", "pretraining.card")
-pretraining_eval_results = moved_function(__name__, "pretraining_eval_results", "pretraining.card")
-metric_keys = moved_function(__name__, "metric_keys", "tasks.metrics")
-split_of_key = moved_function(__name__, "split_of_key", "tasks.metrics")
-paper_rows = moved_function(__name__, "paper_rows", "tasks.metrics")
-non_default_arguments = moved_function(__name__, "non_default_arguments", "run.run_record")
-load_seed_runs = moved_function(__name__, "load_seed_runs", "run.lr_grid")
+def write_finetune_card(output_dir: str, **kwargs) -> str | None:
+    """``README.md`` of a finished fine-tuning run: :func:`hf_bert_tasks.hub.cards.write_card` with
+    :func:`build_finetune_card` (``kwargs``: its, e.g. ``task``); returns the path, ``None`` for a kept edited card."""
+    return write_card_with(output_dir, build_finetune_card, **kwargs)

@@ -1,5 +1,5 @@
 """What a fine-tuning run records beside its model, from Trainer's log: the run record ``run_info.json``, written by
-a ``TrainerCallback`` while it trains (:class:`RunRecordCallback`; :mod:`hf_bert_tasks.run.model_card` renders the
+a ``TrainerCallback`` while it trains (:class:`RunRecordCallback`; :mod:`hf_bert_tasks.finetune.card` renders the
 card from it; no pickle is read and every ``*token*`` argument is dropped; why: docs/design.md, 'Record written while
 training'), and at its end ``training_curves.png`` (:func:`finish_training_curves`: losses and the dev metric
 against step, the trivial baseline dashed). :func:`new_figure`, :func:`plot_lines` and :func:`plot_panels` are the
@@ -8,21 +8,15 @@ package's matplotlib helpers (a bare Agg ``Figure``: no pyplot state, no backend
 from __future__ import annotations
 
 import json
-import math
 import os
-import platform
-from contextlib import suppress
 from dataclasses import MISSING, fields
 from types import SimpleNamespace
 from typing import Any
 
 from transformers import TrainerCallback
 
-from . import moved_function
-
-#: The run record (written by :class:`hf_bert_tasks.run.run_record.RunRecordCallback`), next to the run's outputs.
-RUN_INFO_FILE = "run_info.json"
-
+from ..hub.cards import RUN_INFO_FILE, framework_versions, model_origin
+from ..utils.plots import curve_series, finite_number, new_figure, plot_lines
 
 #: ``TrainingArguments`` fields never recorded (paths, logging, Hub plumbing; secrets are dropped by name too).
 HIDDEN_ARGUMENTS = {
@@ -76,49 +70,6 @@ EXTRACTED = {
     "gradient_accumulation_steps",
     "label_smoothing_factor",
 }
-
-
-def framework_versions() -> dict[str, str]:
-    """Versions of the libraries a checkpoint depends on (those installed; read from package metadata, no import)."""
-    from importlib import metadata
-
-    from .. import __version__
-
-    versions = {"hf_bert_tasks": __version__, "python": platform.python_version()}
-    for name in ("transformers", "torch", "datasets", "tokenizers", "accelerate", "peft", "huggingface_hub"):
-        with suppress(metadata.PackageNotFoundError):
-            versions[name] = metadata.version(name)
-    return versions
-
-
-def model_origin(model_name_or_path: str | None, base_model: str | None = None) -> dict[str, Any]:
-    """Where the checkpoint a run starts from came from; call it when the model is loaded (same current directory).
-    An existing folder is ``"local"`` (as ``from_pretrained`` reads it), else a valid Hub repo id is ``"hub"``
-    (``huggingface_hub.utils.validate_repo_id``); a local folder has no Hub id unless ``base_model`` gives it.
-    Returns ``{"model_name_or_path", "model_origin" ("hub"/"local"/"random"), "base_model", "base_model_source"}``
-    (a local folder's last two path parts only: no home directories in a pushed file)."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    name = model_name_or_path
-    origin = "random" if not name else "local" if os.path.isdir(name) else "hub"
-    if origin == "hub":
-        try:
-            validate_repo_id(name)
-        except HFValidationError:
-            origin = "local"  # not a Hub id, so not loaded from the Hub
-    if origin == "local":
-        name = "/".join(os.path.normpath(os.path.abspath(name)).split(os.sep)[-2:])
-    source = {
-        "hub": "the Hub id the run started from",
-        "random": "random initialisation",
-        "local": f"a local folder (`{name}`) with no Hub id recorded",
-    }[origin]
-    return {
-        "model_name_or_path": name,
-        "model_origin": origin,
-        "base_model": base_model or (name if origin == "hub" else None),
-        "base_model_source": "given with --base_model" if base_model else source,
-    }
 
 
 def non_default_arguments(training_args) -> dict[str, Any]:
@@ -250,85 +201,6 @@ CURVES_FILE = "training_curves.png"
 STATE_FILE = "trainer_state.json"
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (9, 3.4)):
-    """``(figure, axes)``: a ``matplotlib.figure.Figure`` (constrained layout, Agg canvas, no ``plt.close`` needed)
-    and its ``nrows x ncols`` axes (one ``Axes`` when both are 1, else an array)."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, layout="constrained")
-    return fig, fig.subplots(nrows, ncols)
-
-
-def _number(value) -> float | None:
-    """``value`` as a finite float, else ``None`` (bools, strings, NaN and inf are not plotted)."""
-    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if number else None
-
-
-def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -> dict[str, Any]:
-    """The points to plot from a ``Trainer`` ``log_history``.
-
-    Args:
-        log_history: ``trainer_state.json["log_history"]``: dicts with ``step`` and some of ``loss``, ``eval_loss``
-            and ``eval_<metric>`` (the final summary entry has no ``loss`` and is skipped).
-        metric: the eval metric, with or without ``eval_`` (``"accuracy"``); ``None``: the first logged ``eval_*``
-            key that is not a loss, runtime or count.
-
-    Returns:
-        ``{"train_loss": (steps, values), "eval_loss": (steps, values), "eval_metric": (steps, values),
-        "metric": "eval_<name>" or None}``, lists in log order; missing or non-finite values are left out.
-        ``ValueError`` for an entry without an integer ``step`` (not a ``Trainer`` log history).
-    """
-    skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
-    if metric is None:
-        metric = next(
-            (
-                k
-                for entry in log_history
-                for k in entry
-                if k.startswith("eval_") and k not in skip and _number(entry[k]) is not None
-            ),
-            None,
-        )
-    elif not metric.startswith("eval_"):
-        metric = f"eval_{metric}"
-    series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
-    for i, entry in enumerate(log_history):
-        step = entry.get("step")
-        if isinstance(step, bool) or not isinstance(step, int):
-            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")
-        for name, key in (("train_loss", "loss"), ("eval_loss", "eval_loss"), ("eval_metric", metric)):
-            value = _number(entry.get(key)) if key else None
-            if value is not None:
-                series[name][0].append(step)
-                series[name][1].append(value)
-    return series
-
-
-def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, empty: str = "nothing logged"):
-    """Draw ``lines`` (``(label, (steps, values), matplotlib style)``) on the ``Axes`` ``ax`` against the step; lines
-    without points are skipped, and a panel left empty says ``empty`` instead of drawing a blank frame."""
-    for label, (steps, values), style in lines:
-        if steps:
-            ax.plot(steps, values, style, label=label)
-    ax.set(xlabel="step", title=title or "", ylabel=ylabel or "")
-    if ax.lines:
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes)
-
-
-def plot_panels(path: str, panels, nrows: int, ncols: int, figsize: tuple[float, float]):
-    """Write a PNG of ``nrows x ncols`` panels (``panels``: ``(title, lines, empty)`` each, drawn by
-    :func:`plot_lines` with a light grid) to ``path``; returns the ``Figure``."""
-    fig, axes = new_figure(nrows, ncols, figsize=figsize)
-    for ax, (title, lines, empty) in zip(getattr(axes, "flat", [axes]), panels):
-        plot_lines(ax, lines, title=title, empty=empty)
-        ax.grid(alpha=0.3)
-    fig.savefig(path, dpi=100)
-    return fig
-
-
 def plot_training_curves(
     log_history: list[dict[str, Any]],
     path: str,
@@ -344,9 +216,9 @@ def plot_training_curves(
     if baseline is None:
         baseline = next(
             (
-                _number(e[f"baseline_{name}"])
+                finite_number(e[f"baseline_{name}"])
                 for e in reversed(log_history)
-                if _number(e.get(f"baseline_{name}")) is not None
+                if finite_number(e.get(f"baseline_{name}")) is not None
             ),
             None,
         )
@@ -398,15 +270,9 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
     step = max([state.global_step] + [e.get("step", 0) for e in state.log_history])
     key = f"eval_{metric}"
     if key in eval_metrics and not any(e.get("step") == step and key in e for e in state.log_history):
-        numbers = {k: v for k, v in eval_metrics.items() if _number(v) is not None}
+        numbers = {k: v for k, v in eval_metrics.items() if finite_number(v) is not None}
         state.log_history.append({**numbers, "epoch": state.epoch, "step": step})
     trainer.save_state()
     return write_training_curves(
-        trainer.args.output_dir, metric, title, _number(eval_metrics.get(f"baseline_{metric}"))
+        trainer.args.output_dir, metric, title, finite_number(eval_metrics.get(f"baseline_{metric}"))
     )
-
-
-#: functions of this module (and of ``plots``, which it took in) that live elsewhere since the route pass
-read_record = moved_function(__name__, "read_record", "run.model_card")
-pretraining_curves = moved_function(__name__, "pretraining_curves", "pretraining.card")
-plot_pretraining_curves = moved_function(__name__, "plot_pretraining_curves", "pretraining.card")

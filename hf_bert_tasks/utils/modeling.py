@@ -35,7 +35,7 @@ def build_random_bert(output_dir: str, tokenizer, preset: str = "tiny", seed: in
     import torch
     from transformers import BertForPreTraining
 
-    from .tokenization import save_tokenizer_for_model
+    from .tokenizers import save_tokenizer_for_model
 
     config = bert_config(preset, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **overrides)
     torch.manual_seed(seed)

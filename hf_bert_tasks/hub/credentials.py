@@ -1,8 +1,8 @@
 """Keep Hub tokens (and other secrets) out of everything a recipe writes, ``training_args.bin`` included.
 
 Every recipe scrubs them from its training arguments before a ``Trainer`` exists
-(:func:`hf_bert_tasks.run.arguments.scrub_secrets`, with the arguments' other finishing steps; with
-``--push_to_hub`` :func:`hf_bert_tasks.run.hub.pop_push_settings` takes the token out for the push). Why:
+(:func:`hf_bert_tasks.flags.training.scrub_secrets`, with the arguments' other finishing steps; with
+``--push_to_hub`` :func:`hf_bert_tasks.hub.push.pop_push_settings` takes the token out for the push). Why:
 docs/design.md, "why secrets are scrubbed from TrainingArguments".
 """
 
@@ -23,7 +23,7 @@ _WITH_THE_ARGUMENTS = ("SECRET_NAME", "is_secret_name", "scrub_secrets")
 
 def __getattr__(name: str):
     if name in _WITH_THE_ARGUMENTS:
-        from . import arguments
+        from ..finetune import config as arguments
 
         return getattr(arguments, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

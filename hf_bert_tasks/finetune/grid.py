@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from .checkpoints import check_output_dir, start_run
+from ..utils.checkpoints import check_output_dir, start_run
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def run_folder(learning_rate: float, seed: int, with_lr: bool, with_seed: bool) 
 
 def grid_settings(model_args, data_args, training_args) -> dict[str, Any]:
     """The settings a sub-run is made with, minus those allowed to change on resume (paths, grid lists, caches)."""
-    from .run_record import non_default_arguments
+    from .record import non_default_arguments
 
     out = {
         f"{part}.{f.name}": getattr(args, f.name)
@@ -112,7 +112,7 @@ def _read_json(path: str) -> dict:
 
 
 def check_grid_output_dir(training_args) -> dict | None:
-    """The output-dir guard of a grid (:func:`hf_bert_tasks.run.checkpoints.check_output_dir`, but a finished grid may be
+    """The output-dir guard of a grid (:func:`hf_bert_tasks.utils.checkpoints.check_output_dir`, but a finished grid may be
     extended): the earlier ``lr_grid_results.json`` when this command's (lr, seed) runs strictly extend a finished
     grid in the same folder layout, else ``None`` (also with ``--overwrite_output_dir``). Raises ``FileExistsError``
     when they repeat, leave out or move its runs, or in ``check_output_dir``'s cases."""
@@ -164,7 +164,7 @@ def run_grid(
     task, model_args, data_args, training_args, run_one: Callable[[Any, str | None], dict], extends: dict | None = None
 ) -> dict[str, Any]:
     """Run every (learning rate, seed) with ``run_one(args, checkpoint) -> metrics`` (``checkpoint``:
-    :func:`hf_bert_tasks.run.checkpoints.start_run`'s), reusing finished sub-runs (docs/design.md), then select and copy
+    :func:`hf_bert_tasks.utils.checkpoints.start_run`'s), reusing finished sub-runs (docs/design.md), then select and copy
     up. ``extends``: the earlier ``lr_grid_results.json`` (:func:`check_grid_output_dir`), kept as ``extended_from``.
     Returns the top-level ``all_results.json`` content (the selected run's metrics plus the grid keys).
 
@@ -220,9 +220,9 @@ def run_grid(
     write_json(os.path.join(top, GRID_RESULTS_FILE), record)
     results = {**_read_json(os.path.join(top, "all_results.json")), **grid_keys}
     write_json(os.path.join(top, "all_results.json"), results)
-    from .model_card import write_card
+    from .card import write_finetune_card
 
-    write_card(top, task=task)  # the selected run's card, with the grid's table
+    write_finetune_card(top, task=task)  # the selected run's card, with the grid's table
     selected = grid_keys["selected_learning_rate"]
     logger.info(
         "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",
@@ -321,7 +321,7 @@ def _check_same_settings(folder: str, stored: dict) -> None:
 def load_seed_runs(output_dirs: list[str]) -> list[dict]:
     """``[{"seed", "metrics"}]`` from finished output dirs (``all_results.json``, the record's seed or ``"?"``);
     ``FileNotFoundError`` for a folder without ``all_results.json``."""
-    from .model_card import read_record
+    from ..hub.cards import read_record
 
     expected = "every --seed_runs folder must hold a finished run"
     return [

@@ -14,12 +14,12 @@ From a YAML config (command-line flags override it): ``hf-bert-tasks finetune --
 Without ``--do_train/--do_eval/--do_predict`` every available split is used. Under ``torchrun`` only the main
 process logs INFO and prints the metrics.
 
-The recipe, top to bottom: ``hf-bert-tasks finetune`` = ``recipes/finetune.py`` = :func:`main`.
-
-The arguments are final after ``arguments.finetune_arguments`` (task and mode defaults, refused flags, secrets);
-:func:`run_finetune`: output-dir guard → data (``run/tokenization.prepare_data``) → one run (:func:`train_evaluate_predict`,
-with :class:`hf_bert_tasks.run.batching.GlobalLossTrainer`) or the lr grid x seeds (:mod:`hf_bert_tasks.run.lr_grid`) →
-``--push_to_hub``. Outputs in ``output_dir``: docs/design.md, 'Recipe outputs'."""
+The recipe, top to bottom (:func:`main`): the one parse (``finetune/args.py``) -> the arguments finished with the
+task and the mode (``finetune/config.py``: defaults, refused flags, secrets) -> :func:`run_finetune`: output-dir guard
+-> data (``finetune/data.py``: tokenized once, cached) -> one run (:func:`train_evaluate_predict`: the model the mode
+builds, ``finetune/trainer.py``'s Trainer, ``finetune/record.py``'s record while training, the task's evaluation, then
+``finetune/card.py``'s card) or the lr grid x seeds (``finetune/grid.py``) -> ``--push_to_hub`` (``hub/push.py``).
+Outputs in ``output_dir``: docs/design.md, "Outputs of a run"."""
 
 from __future__ import annotations
 
@@ -28,13 +28,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..modes import TRAINING_MODES, declare_batch_mean_loss, mode_of
-from ..run import moved_function
-from ..run.checkpoints import resolve_resume, start_run
-from ..run.tokenization import PreparedData, prepare_data, select_splits  # noqa: F401 - the recipe's data step
 from ..tasks import Task, get_task
+from ..utils.checkpoints import resolve_resume, start_run
+from .data import PreparedData, prepare_data, select_splits  # noqa: F401 - the recipe's data step
 
 if TYPE_CHECKING:  # arguments imports transformers: imported inside the functions (the CLI imports this module)
-    from ..run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments
+    from .args import DataArguments, ModelArguments
+    from .config import FinetuneTrainingArguments
 
 logger = logging.getLogger(__name__)
 PROG = "hf-bert-tasks finetune"
@@ -44,22 +44,25 @@ _FROM_ARGS = object()
 
 def main(argv=None) -> dict[str, float]:
     """``hf-bert-tasks finetune``: parse ``argv`` (strings, default ``sys.argv[1:]``; or a command line parsed
-    already, :func:`hf_bert_tasks.run.command_line.parse_finetune_argv`), run the recipe (its final evaluation logs the
+    already, :func:`hf_bert_tasks.finetune.args.parse_finetune_argv`), run the recipe (its final evaluation logs the
     eval metrics once), end with the line ``outputs in <output_dir>`` on the main process; returns every metric.
     Raises ``ValueError`` for bad flags or data (``docs/bad_inputs.md``)."""
     import sys
 
-    from ..run.command_line import FinetuneCommandLine, parse_finetune_argv
+    from .args import FinetuneCommandLine, parse_finetune_argv
 
     command_line, prog = argv, "hf-bert-tasks finetune"
     if not isinstance(argv, FinetuneCommandLine):
         argv = list(sys.argv[1:] if argv is None else argv)
         if any(a in ("-h", "--help", "--help_all") for a in argv):  # every flag: HfArgumentParser's help
-            from ..run.arguments import DataArguments, FinetuneTrainingArguments, ModelArguments, parse_args
+            from ..flags.training import parse_args
+            from .args import DataArguments, ModelArguments
+            from .config import finetune_arguments_class
 
-            return parse_args((ModelArguments, DataArguments, FinetuneTrainingArguments), argv, prog=prog)
+            return parse_args((ModelArguments, DataArguments, finetune_arguments_class()), argv, prog=prog)
         command_line = parse_finetune_argv(argv, prog)  # the one parse, before transformers is imported
-    from ..run.arguments import finetune_arguments, setup_process_logging
+    from ..flags.training import setup_process_logging
+    from .config import finetune_arguments
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = finetune_arguments(command_line)  # built once, final
@@ -80,28 +83,29 @@ def run_finetune(
     """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given);
     returns every metric and, on the main process with ``report``, ends with ``tasks.metrics.report``'s warning when
     the dev metric is at the best constant answer's level (the quickstart, which judges its rows itself: off). ``final``: the arguments come from
-    :func:`hf_bert_tasks.run.arguments.finetune_arguments`; otherwise (a script's own dataclasses) they are made final
-    here (:func:`hf_bert_tasks.run.arguments.finalize_arguments`: secrets, the task's and the mode's defaults,
+    :func:`hf_bert_tasks.finetune.config.finetune_arguments`; otherwise (a script's own dataclasses) they are made final
+    here (:func:`hf_bert_tasks.finetune.config.finalize_arguments`: secrets, the task's and the mode's defaults,
     refused flags). Raises ``FileExistsError`` for an occupied ``output_dir``
-    (:func:`hf_bert_tasks.run.checkpoints.start_run`, :func:`hf_bert_tasks.run.lr_grid.check_grid_output_dir`)."""
+    (:func:`hf_bert_tasks.utils.checkpoints.start_run`, :func:`hf_bert_tasks.finetune.grid.check_grid_output_dir`)."""
     from transformers import AutoConfig, AutoTokenizer
 
-    from ..run.tokenization import check_model_fits, fit_tokenizer_to_model
+    from ..utils.tokenizers import fit_tokenizer_to_model
+    from .data import check_model_fits
 
     task = get_task(data_args.task)  # the registry's (UnknownTaskError, a ValueError, for an unknown name)
     if not final:
-        from ..run.arguments import finalize_arguments
+        from .config import finalize_arguments
 
         finalize_arguments(task, data_args, training_args)
     # Trainer must not push its own card: with --push_to_hub ours pushes the finished folder at the end
     push = None
     if training_args.push_to_hub:
-        from ..run.hub import pop_push_settings
+        from ..hub.push import pop_push_settings
 
         push = pop_push_settings(training_args)  # the Hub settings and token, taken out of the arguments
     grid = bool(training_args.lr_grid or training_args.seeds)
     if grid:
-        from ..run.lr_grid import check_grid_output_dir, run_grid
+        from .grid import check_grid_output_dir, run_grid
 
         extends = check_grid_output_dir(training_args)  # a finished grid may be extended
     elif os.path.isdir(training_args.output_dir) or training_args.resume_from_checkpoint:
@@ -139,7 +143,7 @@ def run_finetune(
         training_args.learning_rate = results["selected_learning_rate"]
         training_args.seed = results["selected_seed"]
     if push is not None:  # --push_to_hub: the finished output_dir, in one commit
-        from ..run.hub import finish_run
+        from ..hub.push import finish_run
 
         finish_run(task, training_args, push)
     if report and training_args.should_log:  # a run at chance level ends saying so (the best constant answer's score)
@@ -164,8 +168,8 @@ def train_evaluate_predict(
     ``None``: a fresh start; not given: ``--resume_from_checkpoint``). The caller checks the data fits the model."""
     from transformers import set_seed
 
-    from ..run.batching import LOSS_UNITS, GlobalLossTrainer, SkipLastStepEvaluation
-    from ..run.run_record import RunRecordCallback  # run_info.json, written while training (the card's record)
+    from .record import RunRecordCallback  # run_info.json, written while training (the card's record)
+    from .trainer import LOSS_UNITS, GlobalLossTrainer, SkipLastStepEvaluation
 
     set_seed(training_args.seed)
     data = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
@@ -217,15 +221,15 @@ def train_evaluate_predict(
     eval_metrics = _predict_and_evaluate(task, trainer, data, training_args)
     results.update(eval_metrics)
     if data.train_split is not None:  # training_curves.png from trainer_state.json (loss and eval metric vs step)
-        from ..run.run_record import finish_training_curves
+        from .record import finish_training_curves
 
         finish_training_curves(trainer, eval_metrics, task.primary_metric, f"{task.name} ({mode.name})")
     if not results:  # predictions only: all_results.json (the finished-run marker) comes last
         trainer.save_metrics("all", {})
     if training_args.should_save:  # README.md: the card of the saved model, from the record and all_results.json
-        from ..run.model_card import write_card
+        from .card import write_finetune_card
 
-        write_card(training_args.output_dir, task=task)
+        write_finetune_card(training_args.output_dir, task=task)
     return results
 
 
@@ -298,23 +302,6 @@ def build_model(task: Task, model_args: ModelArguments, training_args: FinetuneT
             f"frozen; expected neither with --mode {' or '.join(frozen)}"
         )
     return mode.build_model(task, model_args, training_args)
-
-
-def resolve_resume_checkpoint(training_args) -> str | None:
-    """Deprecated alias of :func:`hf_bert_tasks.run.checkpoints.resolve_resume` on ``training_args``' resume and folder."""
-    import warnings
-
-    warnings.warn(
-        "hf_bert_tasks.scripts.finetune.resolve_resume_checkpoint is deprecated; use "
-        "hf_bert_tasks.run.checkpoints.resolve_resume",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
-
-
-#: the model/tokenizer size check, beside the tokenizer's fit since the route pass
-check_model_fits = moved_function(__name__, "check_model_fits", "run.tokenization")
 
 
 if __name__ == "__main__":

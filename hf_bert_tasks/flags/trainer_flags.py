@@ -41,7 +41,7 @@ def not_applicable(reason: str) -> Flag:
 
 _GPU = "needs a CUDA GPU (the GPU checks: tests/test_gpu_*.py)"
 _LAUNCHER = "set by a multi-process launcher (accelerate / torchrun; tests/test_distributed.py)"
-_HUB = "the recipe's own --push_to_hub (hf_bert_tasks.run.hub: one commit of the finished folder; tests/test_hub.py)"
+_HUB = "the recipe's own --push_to_hub (hf_bert_tasks.hub.push: one commit of the finished folder; tests/test_hub.py)"
 
 #: Fields that only some of the supported transformers versions (pyproject.toml: >= 5.13) have -> which ones. A
 #: :data:`TABLE` row for a field the installed version lacks must be listed here; the end-to-end test runs a row only

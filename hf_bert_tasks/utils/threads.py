@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-#: presets whose runs default to one thread (``hf_bert_tasks.run.modeling.BERT_PRESETS``)
+#: presets whose runs default to one thread (``hf_bert_tasks.utils.modeling.BERT_PRESETS``)
 SMALL_PRESETS = ("tiny", "mini")
 
 

@@ -9,15 +9,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import inspect
 import os
+import re
 
-from . import moved_function
-from .command_line import OFFLINE_CHECKPOINT_HINT  # noqa: F401 - a public name of flags
-
-#: the path checks, in the CLI since issue 41 (``flags`` itself is imported by ``cli``: no import at the top)
-check_inputs = moved_function(__name__, "check_inputs", "cli")
-check_model = moved_function(__name__, "check_model", "cli")
+from .parser import OFFLINE_CHECKPOINT_HINT  # noqa: F401 - a public name of flags
 
 _TRAINING_NOTE = (
     "Every flag of transformers' TrainingArguments is accepted too (--seed, --fp16, --bf16, --report_to, "
@@ -43,7 +38,7 @@ class FieldInfo:
 
 def dataclass_fields(module, class_name: str | None = None) -> list[FieldInfo]:
     """The fields of a dataclass (``module``: the class itself, or its module's name with ``class_name``, imported:
-    name it in a light module, e.g. ``hf_bert_tasks.run.command_line``) as :class:`FieldInfo` (default as ``repr``)."""
+    name it in a light module, e.g. ``hf_bert_tasks.flags.parser``) as :class:`FieldInfo` (default as ``repr``)."""
     cls = getattr(importlib.import_module(module), class_name) if isinstance(module, str) else module
     infos = []
     for f in dataclasses.fields(cls):
@@ -55,6 +50,24 @@ def dataclass_fields(module, class_name: str | None = None) -> list[FieldInfo]:
     return infos
 
 
+_ROLE = re.compile(r":(?:func|mod|class|data|meth|attr|exc):`~?([^`]+)`")
+
+
+def plain_docstring(module: str) -> str:
+    """The docstring of ``module`` (a dotted name) as terminal text, read from its source without importing it (a
+    recipe imports torch): Sphinx roles (``:func:`x```) and inline literals (````x````) become plain ``x``. ``""``
+    when the module has none; ``ModuleNotFoundError`` for an unknown module."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(f"no module named {module!r}")
+    with open(spec.origin, encoding="utf-8") as f:
+        doc = ast.get_docstring(ast.parse(f.read())) or ""
+    return _ROLE.sub(r"\1", doc).replace("``", "")
+
+
 def fast_help(program: str, command: str, spec) -> str:
     """``program command --help`` for an ``HfArgumentParser`` subcommand (``spec``: its
     :class:`hf_bert_tasks.cli.Subcommand`), built from its dataclasses' source and its script's docstring."""
@@ -63,7 +76,7 @@ def fast_help(program: str, command: str, spec) -> str:
 
     known_at_run_time = {"task": list_tasks(), "mode": list_training_modes()}  # the registries' names
     prog = f"{program} {command}"
-    doc = inspect.getdoc(importlib.import_module(f"hf_bert_tasks.scripts.{command}")) or spec.help
+    doc = plain_docstring(spec.module) or spec.help
     parser = argparse.ArgumentParser(
         prog=prog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -88,7 +101,7 @@ def fast_help(program: str, command: str, spec) -> str:
     )
     sources = [(title, dataclass_fields(mod, cls)) for mod, cls, title in spec.dataclasses]
     if command == "finetune":  # the registered modes' flags (their light dataclasses)
-        from .command_line import mode_groups
+        from ..finetune.args import mode_groups
 
         sources += [(title, dataclass_fields(cls)) for title, cls in mode_groups()]
     for title, infos in sources:

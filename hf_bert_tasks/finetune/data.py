@@ -23,125 +23,9 @@ import shutil
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import chain, filterfalse
 from typing import Any
 
 logger = logging.getLogger(__name__)
-
-#: ``config.model_type`` values whose position ids start after the padding index (``create_position_ids_from_input_ids``
-#: in their modeling files): usable positions = ``max_position_embeddings - pad_token_id - 1`` (RoBERTa: 514 -> 512).
-PADDING_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "camembert", "longformer", "data2vec-text", "xmod")
-
-
-def model_position_limit(config) -> int | None:
-    """The longest input, in tokens including ``[CLS]``/``[SEP]``, that a model accepts: ``max_position_embeddings``
-    of ``config`` (a ``PretrainedConfig`` or a model) or its ``encoder_config`` (:mod:`hf_bert_tasks.modes.feature_based.mode`),
-    minus the padding offset for :data:`PADDING_OFFSET_POSITIONS`; ``None`` when the config names no limit."""
-    config = getattr(config, "config", config)
-    encoder = getattr(config, "encoder_config", None)
-    if getattr(config, "max_position_embeddings", None) is None and isinstance(encoder, dict):
-        values = {"model_type": getattr(config, "model_type", None), **encoder}
-    else:
-        values = {k: getattr(config, k, None) for k in ("max_position_embeddings", "model_type", "pad_token_id")}
-    positions = values.get("max_position_embeddings")
-    if not isinstance(positions, int) or positions <= 0:
-        return None
-    if values.get("model_type") in PADDING_OFFSET_POSITIONS:
-        pad = values.get("pad_token_id")
-        positions -= (pad if isinstance(pad, int) else 1) + 1
-    return positions
-
-
-def fit_tokenizer_to_model(tokenizer, config, name: str | None = None):
-    """Lower ``tokenizer.model_max_length`` (in place) to :func:`model_position_limit` of ``config`` (or a model)
-    when it has none or a larger one (transformers' convention: ``bert-base-uncased`` says 512 =
-    ``max_position_embeddings``). ``name``: where the tokenizer came from, for the warning. Returns ``tokenizer``."""
-    from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
-
-    limit = model_position_limit(config)
-    current = getattr(tokenizer, "model_max_length", None)
-    if limit is None or (current is not None and current <= limit):
-        return tokenizer
-    if name is not None:
-        said = "no limit" if current is None or current >= VERY_LARGE_INTEGER else f"{current}"
-        logger.warning(
-            "the tokenizer of %s has model_max_length=%s (%s) but the model has %d positions; using and "
-            "saving model_max_length=%d",
-            name,
-            current,
-            said,
-            limit,
-            limit,
-        )
-    tokenizer.model_max_length = limit
-    return tokenizer
-
-
-def save_tokenizer_for_model(tokenizer, output_dir: str, config) -> None:
-    """``tokenizer.save_pretrained(output_dir)`` with ``model_max_length`` fitted to ``config`` in the files only."""
-    before = tokenizer.model_max_length
-    try:
-        fit_tokenizer_to_model(tokenizer, config)
-        tokenizer.save_pretrained(output_dir)
-    finally:
-        tokenizer.model_max_length = before
-
-
-SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
-
-def train_wordpiece_tokenizer(
-    texts, vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1, model_max_length: int | None = None
-):
-    """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``, the same vocabulary every run
-    (huggingface/tokenizers#1794: docs/design.md, "tokenization: a deterministic vocabulary").
-
-    Args:
-        texts: an iterable of strings, or a zero-argument callable returning a fresh one (read twice: alphabet, then
-            training; a one-shot iterator is read into memory first).
-        vocab_size: target size including the 5 special tokens (can come out smaller for a small corpus).
-        lowercase: uncased BERT (lower-case and strip accents), as ``bert-base-uncased``.
-        min_frequency: minimum pair frequency for a merge.
-        model_max_length: the model's positions; ``None`` leaves ``1e30`` until :func:`fit_tokenizer_to_model`.
-
-    Returns:
-        A ``BertTokenizerFast`` with ``[PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4`` and the ``[CLS] A [SEP] B [SEP]``
-        post-processor (``token_type_ids`` 0 for A, 1 for B).
-    """
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
-    from tokenizers.models import WordPiece
-    from tokenizers.trainers import WordPieceTrainer
-    from transformers import BertTokenizerFast
-
-    if not callable(texts) and iter(texts) is texts:
-        texts = list(texts)  # a one-shot iterator
-    fresh = texts if callable(texts) else lambda: texts
-    normalizer = normalizers.BertNormalizer(lowercase=lowercase)  # cleans text, spaces CJK, accents follow lowercase
-    raw = set(chain.from_iterable(fresh()))  # chain/map/filterfalse over C callables: no Python frame per character
-    alphabet = sorted(set(filterfalse(str.isspace, "".join(map(normalizer.normalize_str, raw)))))
-
-    trained = Tokenizer(WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
-    trained.normalizer, trained.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
-    trained.train_from_iterator(
-        fresh(),
-        trainer=WordPieceTrainer(
-            vocab_size=vocab_size,
-            min_frequency=min_frequency,
-            continuing_subword_prefix="##",
-            special_tokens=SPECIAL_TOKENS + list(map("##".__add__, alphabet)),
-        ),
-    )
-    tok = Tokenizer(WordPiece(vocab=trained.get_vocab(with_added_tokens=False)))  # [UNK], 100 chars, "##": defaults
-    tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizers.BertPreTokenizer()
-    tok.add_special_tokens(SPECIAL_TOKENS)
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS]:0 $A:0 [SEP]:0",
-        pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
-    )
-    tok.decoder = decoders.WordPiece(prefix="##")
-    limit = {"model_max_length": model_max_length} if model_max_length is not None else {}
-    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, **limit)  # [UNK] [SEP] ...: its defaults
 
 
 def check_model_fits(model, tokenizer, max_seq_length: int, name: str) -> None:
@@ -333,7 +217,7 @@ class PreparedData:
 
 def prepare_data(task, raw, tokenizer, data_args, training_args) -> PreparedData:
     """Select the splits, apply ``--max_*_samples`` and tokenize (through the on-disk cache unless
-    ``--no_cache_tokenized``; :func:`hf_bert_tasks.run.tokenization.preprocess_splits`); then the task's collator
+    ``--no_cache_tokenized``; :func:`hf_bert_tasks.finetune.data.preprocess_splits`); then the task's collator
     and metric function."""
     train_split, eval_splits, test_splits = select_splits(task, raw, training_args)
     limits = {
