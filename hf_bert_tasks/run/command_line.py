@@ -268,6 +268,13 @@ class DataArguments:
     label_column_name: str | None = field(
         default=None, metadata={"help": "Your files' label column (default: the task's, e.g. label)."}
     )
+    label_list: str | None = field(
+        default=None,
+        metadata={
+            "help": "Your files' label names (NER tags, classes), comma-separated in id order (default: the task's,"
+            " or the train file's sorted, NER with O first)."
+        },
+    )
     dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
     dataset_config_name: str | None = field(
         default=None, metadata={"help": "Hub dataset config overriding the task's."}

@@ -139,6 +139,9 @@ class Task(UserFiles, abc.ABC):
     user_files: dict[str, str] = field(default_factory=dict)
     #: ``--text_column_names`` / ``--label_column_name``: canonical column -> the file's column (:meth:`configure`)
     user_columns: dict[str, str] = field(default_factory=dict)
+    #: ``--label_list``: the user's label names in id order (:meth:`configure`); empty: the task's, or the train
+    #: file's where its labels are not the task's (:meth:`labels_from_records`)
+    user_labels: tuple[str, ...] = ()
     #: the ``transformers`` collator class :meth:`data_collator` builds (a class attribute, not a field)
     collator_class = "DataCollatorWithPadding"
     #: the recipe's ``DataArguments`` that :meth:`configure` copies into fields of the task (a class attribute)
@@ -197,10 +200,12 @@ class Task(UserFiles, abc.ABC):
     def configure(self, data_args) -> Task:
         """A copy (``dataclasses.replace``; the registry holds shared instances) holding the :attr:`data_options` of
         ``data_args`` (``doc_stride``, ``label_all_tokens`` …) and its files / column names (:attr:`user_files`,
-        :attr:`user_columns`); the task itself when it has none.
+        :attr:`user_columns`) and ``--label_list`` (:attr:`user_labels`); the task itself when it has none. The label
+        set a user's files give (:meth:`labels_from_records`) is set on this copy when they are read.
 
         Raises:
-            ValueError: ``--text_column_names`` with more names than the task has text columns.
+            ValueError: ``--text_column_names`` with more names than the task has text columns; ``--label_list``
+                without a user file.
         """
         files = {
             split: getattr(data_args, flag, None)
@@ -220,10 +225,16 @@ class Task(UserFiles, abc.ABC):
         columns = dict(zip(self.text_columns, names))
         if label := getattr(data_args, "label_column_name", None):
             columns[self.label_column] = label
+        labels = tuple(n.strip() for n in (getattr(data_args, "label_list", None) or "").split(",") if n.strip())
+        if labels and not files:
+            raise ValueError(
+                f"--label_list {','.join(labels)}: label names are read with --train_file/--validation_file/"
+                "--test_file; expected one of them (the Hub dataset and --data_dir have their own labels)"
+            )
         options = {name: getattr(data_args, name, getattr(self, name)) for name in self.data_options}
         if not options and not files and not columns:
             return self
-        return replace(self, **options, user_files=files, user_columns=columns)
+        return replace(self, **options, user_files=files, user_columns=columns, user_labels=labels)
 
     @property
     def num_labels(self) -> int:
