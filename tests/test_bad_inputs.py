@@ -572,7 +572,7 @@ def user_file_no_label(tmp):
 
 
 def user_file_unknown_label(tmp):
-    return _user_file(tmp, "sst2", "mine.csv", "sentence,label\nok,positive\nhmm,neutral\n")
+    return _user_file(tmp, "sst2", "mine.csv", "sentence,label\nok,positive\nhmm,neutral\n", "validation_file")
 
 
 def user_file_score_not_a_number(tmp):
@@ -585,7 +585,7 @@ def user_file_ner_tag_count(tmp):
 
 def user_file_ner_unknown_tag(tmp):
     return _user_file(
-        tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O", "B-THING"]}\n', "validation_file"
+        tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O", "THING"]}\n', "validation_file"
     )
 
 
@@ -780,7 +780,7 @@ CASES = {
         user_file_missing_columns,
         expect_error(
             ValueError,
-            r"mine\.csv: column\(s\) \['sentence', 'label'\] not found; found \['text', 'sentiment'\], expected \['sentence', 'label'\] for task 'sst2'",
+            r"mine\.csv, line 1: column\(s\) \['sentence', 'label'\] not found; found \['text', 'sentiment'\], expected \['sentence', 'label'\] for task 'sst2'",
             r"--text_column_names",
         ),
     ),
@@ -824,8 +824,8 @@ CASES = {
         user_file_ner_unknown_tag,
         expect_error(
             ValueError,
-            r"ner\.jsonl, line 1: tag 'B-THING' is unknown; expected one of \['O', 'B-PER'",
-            r"\(or ids 0-8\)",
+            r"ner\.jsonl, line 1: tag 'THING' is not a tag; expected 'O' or a prefix B-, I- \(IOB\)",
+            r"or an id 0-8 of \['O', 'B-PER'",
         ),
     ),
     "user-file-ner-not-lists": (
@@ -848,7 +848,7 @@ CASES = {
     ),
     "user-file-swag-label": (
         user_file_swag_label,
-        expect_error(ValueError, r"mc\.csv, line 2: label 4; expected 0, 1, 2 or 3"),
+        expect_error(ValueError, r"mc\.csv, line 2: label '4'; expected 0, 1, 2 or 3"),
     ),
 }
 

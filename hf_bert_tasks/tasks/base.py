@@ -236,6 +236,22 @@ class Task(UserFiles, abc.ABC):
             return self
         return replace(self, **options, user_files=files, user_columns=columns, user_labels=labels)
 
+    def with_label_names(self, names) -> Task:
+        """A copy whose label set is ``names`` (id order: a saved model's ``config.json`` ``id2label``), as
+        :meth:`labels_from_records` sets it for a user's files; the task itself when the names are its own or it has
+        no label set (regression, QA)."""
+        names = tuple(names)
+        if not self.label_names or self.problem_type == "regression" or names == tuple(self.label_names):
+            return self
+        return replace(self, label_names=names)
+
+    def user_data_description(self) -> str:
+        """One line for a card of a model trained on the user's own files (not the Hub dataset :attr:`description`
+        describes): the problem and :attr:`label_names`."""
+        what = self.problem_type.replace("_", " ")
+        labels = f"; labels {', '.join(self.label_names)}" if self.label_names else ""
+        return f"{what[0].upper()}{what[1:]} as task {self.name!r}, on the user's own data{labels}"
+
     @property
     def num_labels(self) -> int:
         """Size of the classifier output: ``len(label_names)``, 1 for regression."""

@@ -10,6 +10,7 @@ import itertools
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,8 +95,9 @@ def read_delimited(path: str, delimiter: str) -> Records:
     """A CSV (``delimiter=","``: Python's ``csv`` module, RFC 4180 quoting, ``strict``: a quoted field may hold
     commas, quotes doubled, line breaks) or TSV file (``"\\t"``: one record per line, fields split at tabs, quoting
     **off**, as the package's GLUE reader and ``run_glue.py``'s GLUE files: a ``"`` is text) with a header line; UTF-8,
-    an optional BOM, ``\\n`` or ``\\r\\n`` line ends. Blank lines are skipped (not records); every record must have
-    as many fields as the header.
+    an optional BOM, ``\\n`` or ``\\r\\n`` line ends (a lone ``\\r`` is text, as ``csv.writer(lineterminator="\\n")``
+    writes it unquoted; in a file without ``\\n`` it ends lines). Blank lines are skipped (not records); every record
+    must have as many fields as the header.
 
     Raises:
         ValueError: an empty file, a broken quote (CSV), a record with another number of fields, a header naming a
@@ -113,13 +115,17 @@ def read_delimited(path: str, delimiter: str) -> Records:
         numbered = [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), start=1)]
         found = [(n, line.split("\t")) for n, line in numbered if line]
     else:
-        found = []
+        found, mark = [], ""
+        if "\r" in text and "\n" in text:  # lines end at \n: a lone \r is text (csv.writer(lineterminator="\n") does
+            # not quote it), kept apart as a character the text lacks, and put back in the fields
+            mark = next(chr(c) for c in range(0xE000, 0x110000) if chr(c) not in text)
+            text = re.sub(r"\r(?!\n)", mark, text)
         reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # as open(newline=""): the csv docs' rule
         start = 1
         try:
             for fields in reader:
                 if fields:
-                    found.append((start, fields))
+                    found.append((start, [f.replace(mark, "\r") for f in fields] if mark else fields))
                 start = reader.line_num + 1
         except csv.Error as err:
             what = "a quoted field is not closed" if "unexpected end" in str(err) else str(err)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -393,6 +393,24 @@ class Conll2003Task(Task):
         types = sorted({tag_parts(t)[1] for t in names} - {None})
         self.label_names, self.tag_scheme, self.metrics = tuple(names), scheme_of(names), ner_metric_specs(types)
         logger.info("%s: labels from the data (%s), in id order: %s", self.name, self.tag_scheme, list(names))
+
+    def with_label_names(self, names):
+        """A copy with the tag set ``names`` (a saved model's ``id2label``), its scheme and per-type metrics."""
+        names = tuple(names)
+        if names == tuple(self.label_names):
+            return self
+        if bad := [t for t in names if not tag_parts(t)]:
+            raise ValueError(f"labels {list(names)}: {bad} are not NER tags ('O', 'B-PER' …)")
+        types = sorted({tag_parts(t)[1] for t in names} - {None})
+        return replace(self, label_names=names, tag_scheme=scheme_of(names), metrics=ner_metric_specs(types))
+
+    def user_data_description(self) -> str:
+        """The card's line for a model trained on the user's files: its tags and scheme, not CoNLL-2003's."""
+        types = sorted({tag_parts(t)[1] for t in self.label_names} - {None})
+        return (
+            f"Named-entity recognition on the user's own data: entity types {', '.join(types)} (tags "
+            f"{', '.join(self.label_names)}; {self.tag_scheme}), entity-level F1 (seqeval strict, {self.tag_scheme})"
+        )
 
     def from_user_columns(self, records, split: str):
         """A user file's records (``tokens``: list of words; ``ner_tags``: list of tag names, or ids of
