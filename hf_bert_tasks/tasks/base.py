@@ -236,22 +236,6 @@ class Task(UserFiles, abc.ABC):
             return self
         return replace(self, **options, user_files=files, user_columns=columns, user_labels=labels)
 
-    def with_label_names(self, names) -> Task:
-        """A copy whose label set is ``names`` (id order: a saved model's ``config.json`` ``id2label``), as
-        :meth:`labels_from_records` sets it for a user's files; the task itself when the names are its own or it has
-        no label set (regression, QA)."""
-        names = tuple(names)
-        if not self.label_names or self.problem_type == "regression" or names == tuple(self.label_names):
-            return self
-        return replace(self, label_names=names)
-
-    def user_data_description(self) -> str:
-        """One line for a card of a model trained on the user's own files (not the Hub dataset :attr:`description`
-        describes): the problem and :attr:`label_names`."""
-        what = self.problem_type.replace("_", " ")
-        labels = f"; labels {', '.join(self.label_names)}" if self.label_names else ""
-        return f"{what[0].upper()}{what[1:]} as task {self.name!r}, on the user's own data{labels}"
-
     @property
     def num_labels(self) -> int:
         """Size of the classifier output: ``len(label_names)``, 1 for regression."""
@@ -392,7 +376,10 @@ class Task(UserFiles, abc.ABC):
         if self.problem_type == "question_answering":
             return "{'text': [...], 'answer_start': [...]} per question (JSON Lines; [] = no answer)"
         if self.problem_type == "token_classification":
-            return "a list of tags per row (JSON Lines): " + ", ".join(self.label_names or ())
+            return (
+                "a list of tags per row (JSON Lines), or 'token tag' lines (CoNLL text); your own tags (IOB1/IOB2/"
+                "BIOES: the train file's, or --label_list), else " + ", ".join(self.label_names or ())
+            )
         return ", ".join(self.label_names or ()) + " (names or ids 0-" + str(self.num_labels - 1) + ")"
 
 

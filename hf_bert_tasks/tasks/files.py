@@ -5,6 +5,7 @@ messages (:func:`text_lines`, :func:`line_of`) and indented JSON (:func:`write_j
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
 import json
@@ -268,6 +269,22 @@ class UserFiles:
                     row = values.index(None)
                     raise ValueError(f"{records.where(row)}: no field {name!r}; expected {list(wanted.values())}")
         return records.rename({name: c for c, name in wanted.items() if name in records.columns and name != c})
+
+    def with_label_names(self, names) -> Task:  # noqa: F821
+        """A copy whose label set is ``names`` (id order: a saved model's ``config.json`` ``id2label``), as
+        :meth:`labels_from_records` sets it for a user's files; the task itself when the names are its own or it has
+        no label set (regression, QA)."""
+        names = tuple(names)
+        if not self.label_names or self.problem_type == "regression" or names == tuple(self.label_names):
+            return self
+        return dataclasses.replace(self, label_names=names)
+
+    def user_data_description(self) -> str:
+        """One line for a card of a model trained on the user's own files (not the Hub dataset :attr:`description`
+        describes): the problem and :attr:`label_names`."""
+        what = self.problem_type.replace("_", " ")
+        labels = f"; labels {', '.join(self.label_names)}" if self.label_names else ""
+        return f"{what[0].upper()}{what[1:]} as task {self.name!r}, on the user's own data{labels}"
 
     def labels_from_records(self, records: dict[str, Records]) -> None:
         """Take the label set from the user's files (``split -> Records`` of every given file), where the family
