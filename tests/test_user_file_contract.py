@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hf_bert_tasks.tasks import get_task
+from hf_bert_tasks.tasks.files import CSV_QUOTED
 
 
 def data_args(**given):
@@ -66,6 +67,20 @@ def test_tsv_and_glue_reader_read_the_same_rows(tmp_path):
     glue = get_task("sst2").load(data_dir=str(tmp_path / "SST-2"))["train"]
     assert user["sentence"] == glue["sentence"] == ['"a" b', 'c "d', '"e']
     assert user["label"] == glue["label"]
+
+
+def test_tsv_written_by_a_csv_writer_with_quotes_is_refused(tmp_path):
+    """csv.writer with a tab delimiter writes a text holding quotes inside quotes, its quotes doubled: read with
+    quoting off, the doubled quotes would stay in the text; the reader names the line instead."""
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, delimiter="\t", lineterminator="\n").writerows(
+        [["sentence", "label"], ["ok", 1], ['say "hi"', 0]]
+    )
+    path = write(tmp_path / "w.tsv", buffer.getvalue())
+    with pytest.raises(
+        ValueError, match=r"w\.tsv, line 3: field '\"say \"\"hi\"\"\"' is quoted as a CSV writer quotes"
+    ):
+        load("sst2", train_file=path)
 
 
 def test_tsv_row_with_another_number_of_fields_names_its_line(tmp_path):
@@ -149,8 +164,11 @@ def test_json_array_of_objects_is_read(tmp_path):
 # ------------------------------------------------------------------------------------------ property tests
 #: any text but surrogates (not UTF-8-encodable): quotes, commas, tabs, \r, \n, \u2028, NUL, emoji …
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
-#: TSV text: no tab and no line break (a plain tab-joined file cannot hold them)
-TSV_TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\t\r\n"), max_size=12)
+#: TSV text: no tab and no line break (a plain tab-joined file cannot hold them), and not a field as a CSV writer
+#: quotes one (refused: test_tsv_written_by_a_csv_writer_with_quotes_is_refused)
+TSV_TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\t\r\n"), max_size=12).filter(
+    lambda t: not CSV_QUOTED.fullmatch(t)
+)
 LABEL = st.text("abcxyz_", min_size=1, max_size=6).map(lambda s: f"c_{s}")  # a label name, never an id
 PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
