@@ -230,6 +230,17 @@ def test_finetune_on_own_csv_files_end_to_end(tiny_bert_dir, tmp_path):
     assert results["baseline_accuracy"] == pytest.approx(4 / 6)  # "neg" is 4 of the 6 dev rows
     config = json.loads((out / "config.json").read_text())
     assert config["id2label"] == {"0": "neg", "1": "pos"}
+    from hf_bert_tasks.run.model_card import build_finetune_card
+
+    head = str(build_finetune_card(str(out))).split("## Results")[0]
+    assert "Single label classification as task 'sst2', on the user's own data; labels neg, pos." in head
+    assert "Stanford" not in head and "SST-2" not in head
+
+
+def test_idx_that_is_not_an_integer_names_its_line(tmp_path):
+    train = write(tmp_path / "i.csv", "idx,sentence,label\n0,ok,positive\nseven,hmm,negative\n")
+    with pytest.raises(ValueError, match=r"i\.csv, line 3: idx 'seven' is not an integer"):
+        get_task("sst2").configure(data_args(train_file=train)).load()
 
 
 def test_card_after_max_eval_samples_states_the_subset_and_the_baseline(tiny_bert_dir, tmp_path):

@@ -313,7 +313,12 @@ class GlueTask(Task):
                     f"expected {self.label_description()}"
                 )
         cols[self.label_column] = labels
-        cols["idx"] = [int(i) for i in records.rows["idx"]] if "idx" in records.rows else list(range(n))
+        cols["idx"] = list(range(n))
+        for row, value in enumerate(records.rows.get("idx", ())):
+            try:
+                cols["idx"][row] = int(str(value).strip())
+            except ValueError:
+                raise ValueError(f"{records.where(row)}: idx {value!r} is not an integer; expected a row id") from None
         return datasets.Dataset.from_dict(cols, features=self.features())
 
     def features(self):
