@@ -604,6 +604,31 @@ def user_file_squad_answer_mismatch(tmp):
     return _user_file(tmp, "squad_v1", "qa.jsonl", _QA % '{"text": ["ines"], "answer_start": [3]}')
 
 
+def user_file_empty(tmp):
+    return _user_file(tmp, "sst2", "mine.csv", "\n")
+
+
+def user_file_broken_quote(tmp):
+    return _user_file(tmp, "sst2", "mine.csv", 'sentence,label\nfine,1\n"never closed,0\nmore,1\n')
+
+
+def user_file_row_width(tmp):
+    return _user_file(tmp, "mrpc", "pairs.csv", "sentence1,sentence2,label\na,b,1\nc,0\n")
+
+
+def user_file_jsonl_bad_line(tmp):
+    return _user_file(tmp, "sst2", "mine.jsonl", '{"sentence": "a", "label": 1}\n{"sentence": "b", label: 0}\n')
+
+
+def user_file_tsv_csv_quoted(tmp):
+    return _user_file(tmp, "sst2", "mine.tsv", 'sentence\tlabel\nok\t1\n"say ""hi"""\t0\n')
+
+
+def user_file_ner_unseen_dev_tag(tmp):
+    train = _write(tmp / "train.txt", "Mara B-PER\nvisited O\nOslo B-LOC\n")
+    return _user_file(tmp, "conll2003", "dev.txt", "Acme B-ORG\nrose O\n", "validation_file", train_file=train)
+
+
 def user_file_swag_label(tmp):
     return _user_file(tmp, "swag", "mc.csv", "sent1,sent2,ending0,ending1,ending2,ending3,label\nA,b,c,d,e,f,4\n")
 
@@ -845,6 +870,27 @@ CASES = {
             ValueError,
             r"qa\.jsonl, question id 'a', answer 0: text 'ines' does not match the context at answer_start 3",
         ),
+    ),
+    "user-file-empty": (user_file_empty, expect_error(ValueError, r"mine\.csv: the file is empty")),
+    "user-file-broken-quote": (
+        user_file_broken_quote,
+        expect_error(ValueError, r"mine\.csv, line 3: broken quoting \(a quoted field is not closed\)"),
+    ),
+    "user-file-row-width": (
+        user_file_row_width,
+        expect_error(ValueError, r"pairs\.csv, line 3: found 2 comma-separated field\(s\), the header has 3"),
+    ),
+    "user-file-jsonl-bad-line": (
+        user_file_jsonl_bad_line,
+        expect_error(ValueError, r"mine\.jsonl, line 2: not valid JSON \(Expecting property name"),
+    ),
+    "user-file-tsv-csv-quoted": (
+        user_file_tsv_csv_quoted,
+        expect_error(ValueError, r"mine\.tsv, line 3: field .* is quoted as a CSV writer quotes"),
+    ),
+    "user-file-ner-unseen-dev-tag": (
+        user_file_ner_unseen_dev_tag,
+        expect_error(ValueError, r"dev\.txt, line 1: tag 'B-ORG' is not in the label set \['O', 'B-LOC'"),
     ),
     "user-file-swag-label": (
         user_file_swag_label,
