@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     import torch
     from transformers import BertForPreTraining
 
-    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
     from hf_bert_tasks.utils.modeling import bert_config
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -192,7 +192,7 @@ def build_model(kind: str, side: str, config):
     import torch
     from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification
 
-    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
 
     torch.manual_seed(0)
     if kind == "finetuning":

@@ -64,13 +64,35 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def load_entry_points(group: str) -> list[str]:
+    """Import every installed plug-in of ``group`` (``hf_bert_tasks.tasks`` or ``hf_bert_tasks.modes``): each entry
+    point names a module (``name = "package.module"`` in the plug-in's ``[project.entry-points."<group>"]``) whose
+    import registers its tasks (:func:`register_task`) or modes (``register_training_mode``), as the built-in family
+    folders do; returns the names loaded, in the order ``importlib.metadata`` lists them (one per distribution, so a
+    plug-in installed twice on the path loads once). A plug-in that fails to import is skipped with a warning naming
+    it, its entry point and the error: a broken third-party package must not take the command line down."""
+    import importlib.metadata
+    import logging
+    import warnings
+
+    loaded = []
+    for entry in dict.fromkeys(importlib.metadata.entry_points(group=group)):
+        try:
+            entry.load()
+        except Exception as err:  # noqa: BLE001 - any failure of third-party code is reported, not raised
+            message = f"plug-in {entry.name!r} ({entry.value}, entry point group {group}) failed to load: {err}"
+            logging.getLogger(__name__).warning(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            continue
+        loaded.append(entry.name)
+    return loaded
+
+
 def _load_plugins() -> dict[str, list[str]]:
     """Installed third-party task families and training modes (entry point groups ``hf_bert_tasks.tasks`` and
     ``hf_bert_tasks.modes``: a module that registers its tasks or modes when imported), loaded after the built-ins
     and once this package's public names exist, so a plug-in may import them (``from hf_bert_tasks import
     register_task``). They join ``hf-bert-tasks finetune``, its ``--help`` and ``tasks``."""
-    from .tasks.base import load_entry_points
-
     return {group: load_entry_points(f"hf_bert_tasks.{group}") for group in ("tasks", "modes")}
 
 

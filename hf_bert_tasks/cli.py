@@ -95,18 +95,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
 
 
 UsageError = command_line.UsageError  # a public name of cli
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` that raises :class:`UsageError` instead of exiting, and takes no abbreviated flags
-    (``compare --mode`` is not ``--modes``)."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message):
-        raise UsageError(message)
+#: raises :class:`UsageError` instead of exiting; flags spelt in full (``compare --mode`` is not ``--modes``)
+ArgumentParser = command_line.FlagParser
 
 
 def warn_deprecated_flag(old: str, new: str) -> None:

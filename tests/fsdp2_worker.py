@@ -59,7 +59,7 @@ def batch(step):
 def loss_sums(kind, model, rows):
     """``(sum of cross-entropies, number of terms)`` of the package's loss for ``rows`` (both scalars)."""
     if kind == "pretrain":
-        from hf_bert_tasks.pretraining.recipe import pretraining_terms
+        from hf_bert_tasks.pretraining.trainer import pretraining_terms
 
         out = model(
             input_ids=rows["input_ids"],
@@ -81,7 +81,7 @@ def loss_sums(kind, model, rows):
 def main(kind, out_dir):
     from transformers import BertForTokenClassification
 
-    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))

@@ -576,7 +576,7 @@ def user_file_no_label(tmp):
 
 
 def user_file_unknown_label(tmp):
-    return _user_file(tmp, "sst2", "mine.csv", "sentence,label\nok,positive\nhmm,neutral\n")
+    return _user_file(tmp, "sst2", "mine.csv", "sentence,label\nok,positive\nhmm,neutral\n", "validation_file")
 
 
 def user_file_score_not_a_number(tmp):
@@ -589,7 +589,7 @@ def user_file_ner_tag_count(tmp):
 
 def user_file_ner_unknown_tag(tmp):
     return _user_file(
-        tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O", "B-THING"]}\n', "validation_file"
+        tmp, "conll2003", "ner.jsonl", '{"tokens": ["a", "b"], "ner_tags": ["O", "THING"]}\n', "validation_file"
     )
 
 
@@ -606,6 +606,31 @@ def user_file_squad_answers_shape(tmp):
 
 def user_file_squad_answer_mismatch(tmp):
     return _user_file(tmp, "squad_v1", "qa.jsonl", _QA % '{"text": ["ines"], "answer_start": [3]}')
+
+
+def user_file_empty(tmp):
+    return _user_file(tmp, "sst2", "mine.csv", "\n")
+
+
+def user_file_broken_quote(tmp):
+    return _user_file(tmp, "sst2", "mine.csv", 'sentence,label\nfine,1\n"never closed,0\nmore,1\n')
+
+
+def user_file_row_width(tmp):
+    return _user_file(tmp, "mrpc", "pairs.csv", "sentence1,sentence2,label\na,b,1\nc,0\n")
+
+
+def user_file_jsonl_bad_line(tmp):
+    return _user_file(tmp, "sst2", "mine.jsonl", '{"sentence": "a", "label": 1}\n{"sentence": "b", label: 0}\n')
+
+
+def user_file_tsv_csv_quoted(tmp):
+    return _user_file(tmp, "sst2", "mine.tsv", 'sentence\tlabel\nok\t1\n"say ""hi"""\t0\n')
+
+
+def user_file_ner_unseen_dev_tag(tmp):
+    train = _write(tmp / "train.txt", "Mara B-PER\nvisited O\nOslo B-LOC\n")
+    return _user_file(tmp, "conll2003", "dev.txt", "Acme B-ORG\nrose O\n", "validation_file", train_file=train)
 
 
 def user_file_swag_label(tmp):
@@ -784,7 +809,7 @@ CASES = {
         user_file_missing_columns,
         expect_error(
             ValueError,
-            r"mine\.csv: column\(s\) \['sentence', 'label'\] not found; found \['text', 'sentiment'\], expected \['sentence', 'label'\] for task 'sst2'",
+            r"mine\.csv, line 1: column\(s\) \['sentence', 'label'\] not found; found \['text', 'sentiment'\], expected \['sentence', 'label'\] for task 'sst2'",
             r"--text_column_names",
         ),
     ),
@@ -828,8 +853,8 @@ CASES = {
         user_file_ner_unknown_tag,
         expect_error(
             ValueError,
-            r"ner\.jsonl, line 1: tag 'B-THING' is unknown; expected one of \['O', 'B-PER'",
-            r"\(or ids 0-8\)",
+            r"ner\.jsonl, line 1: tag 'THING' is not a tag; expected 'O' or a prefix B-, I- \(IOB\)",
+            r"or an id 0-8 of \['O', 'B-PER'",
         ),
     ),
     "user-file-ner-not-lists": (
@@ -850,9 +875,30 @@ CASES = {
             r"qa\.jsonl, question id 'a', answer 0: text 'ines' does not match the context at answer_start 3",
         ),
     ),
+    "user-file-empty": (user_file_empty, expect_error(ValueError, r"mine\.csv: the file is empty")),
+    "user-file-broken-quote": (
+        user_file_broken_quote,
+        expect_error(ValueError, r"mine\.csv, line 3: broken quoting \(a quoted field is not closed\)"),
+    ),
+    "user-file-row-width": (
+        user_file_row_width,
+        expect_error(ValueError, r"pairs\.csv, line 3: found 2 comma-separated field\(s\), the header has 3"),
+    ),
+    "user-file-jsonl-bad-line": (
+        user_file_jsonl_bad_line,
+        expect_error(ValueError, r"mine\.jsonl, line 2: not valid JSON \(Expecting property name"),
+    ),
+    "user-file-tsv-csv-quoted": (
+        user_file_tsv_csv_quoted,
+        expect_error(ValueError, r"mine\.tsv, line 3: field .* is quoted as a CSV writer quotes"),
+    ),
+    "user-file-ner-unseen-dev-tag": (
+        user_file_ner_unseen_dev_tag,
+        expect_error(ValueError, r"dev\.txt, line 1: tag 'B-ORG' is not in the label set \['O', 'B-LOC'"),
+    ),
     "user-file-swag-label": (
         user_file_swag_label,
-        expect_error(ValueError, r"mc\.csv, line 2: label 4; expected 0, 1, 2 or 3"),
+        expect_error(ValueError, r"mc\.csv, line 2: label '4'; expected 0, 1, 2 or 3"),
     ),
 }
 

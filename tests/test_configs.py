@@ -60,11 +60,8 @@ def test_finetune_config_gives_the_papers_hyperparameters(path, tmp_path):
 @pytest.mark.parametrize("path", PRETRAIN_CONFIGS, ids=os.path.basename)
 def test_pretrain_config_parses(path, tmp_path):
     from hf_bert_tasks.flags.training import parse_args
-    from hf_bert_tasks.pretraining.recipe import (
-        PretrainDataArguments,
-        PretrainModelArguments,
-        PretrainTrainingArguments,
-    )
+    from hf_bert_tasks.pretraining.args import PretrainDataArguments, PretrainModelArguments
+    from hf_bert_tasks.pretraining.config import PretrainTrainingArguments
 
     corpus = os.path.join(SAMPLES, "pretraining", "corpus.txt")  # pretrain_base.yaml names a placeholder path
     model, data, training = parse_args(

@@ -93,7 +93,7 @@ def sharded_like_zero3(model):
 
 def test_the_zero3_simulation_catches_a_weight_read_outside_its_forward():
     """Negative control: reading the tied decoder weight directly (the pattern of the public reports) fails."""
-    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
 
     model = BertForPreTrainingMaskedOnly(fsdp2_worker.tiny_config()).eval()
     rows = fsdp2_worker.batch(0)
@@ -104,7 +104,7 @@ def test_the_zero3_simulation_catches_a_weight_read_outside_its_forward():
 
 
 def test_masked_only_mlm_and_nsp_loss_read_parameters_only_through_forwards():
-    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
 
     model = BertForPreTrainingMaskedOnly(fsdp2_worker.tiny_config()).eval()
     rows = fsdp2_worker.batch(0)

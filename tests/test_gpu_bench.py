@@ -47,7 +47,7 @@ def test_count_parameters_matches_the_shapes_of_a_tiny_config(bench):
     import torch
     from transformers import BertForPreTraining
 
-    from hf_bert_tasks.pretraining.recipe import BertForPreTrainingMaskedOnly
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
     from hf_bert_tasks.utils.modeling import bert_config
 
     config = bert_config("tiny", vocab_size=500, max_position_embeddings=64)

@@ -18,6 +18,7 @@ def data_args(**given):
         "test_file": None,
         "text_column_names": None,
         "label_column_name": None,
+        "label_list": None,
         "doc_stride": 128,
         "max_query_length": 64,
         "n_best_size": 20,
@@ -77,10 +78,35 @@ def test_missing_column_names_file_found_and_expected(tmp_path):
     assert "mine.csv" in message and "['text', 'sentiment']" in message and "['sentence', 'label']" in message
 
 
-def test_unknown_label_names_line_and_label_set(tmp_path):
-    train = write(tmp_path / "mine.csv", "sentence,label\nok,positive\nhmm,neutral\n")
-    with pytest.raises(ValueError, match=r"mine.csv, line 3: label 'neutral'.*negative, positive"):
-        get_task("sst2").configure(data_args(train_file=train)).load()
+def test_dev_label_outside_the_train_labels_names_line_and_label_set(tmp_path):
+    train = write(tmp_path / "mine.csv", "sentence,label\nok,positive\nhmm,negative\n")
+    dev = write(tmp_path / "dev.csv", "sentence,label\nfine,positive\nhmm,neutral\n")
+    with pytest.raises(ValueError, match=r"dev.csv, line 3: label 'neutral'.*negative, positive"):
+        get_task("sst2").configure(data_args(train_file=train, validation_file=dev)).load()
+
+
+def test_train_labels_that_are_not_the_tasks_become_the_label_set_sorted(tmp_path):
+    """run_glue.py's rule for a user's labels: the train file's distinct labels, sorted, are the ids."""
+    train = write(tmp_path / "three.csv", "sentence,label\nok,positive\nhmm,neutral\nbad,negative\n")
+    task = get_task("sst2").configure(data_args(train_file=train))
+    rows = task.load()["train"]
+    assert task.label_names == ("negative", "neutral", "positive")
+    assert rows["label"] == [2, 1, 0]
+    assert task.model_config_kwargs()["id2label"] == {0: "negative", 1: "neutral", 2: "positive"}
+    assert get_task("sst2").label_names == ("negative", "positive")  # the registry's task is not changed
+
+
+def test_label_list_gives_the_ids_in_its_order(tmp_path):
+    train = write(tmp_path / "three.csv", "sentence,label\nok,pos\nbad,neg\n")
+    task = get_task("sst2").configure(data_args(train_file=train, label_list="pos,neg"))
+    assert task.load()["train"]["label"] == [0, 1]
+    assert task.label_names == ("pos", "neg")
+
+
+def test_binary_f1_task_with_three_labels_is_refused(tmp_path):
+    train = write(tmp_path / "pairs.csv", "sentence1,sentence2,label\na,b,yes\nc,d,no\ne,f,maybe\n")
+    with pytest.raises(ValueError, match=r"pairs.csv: labels \['maybe', 'no', 'yes'\]; task 'mrpc' is scored with"):
+        get_task("mrpc").configure(data_args(train_file=train)).load()
 
 
 def test_training_row_without_label_is_an_error(tmp_path):
@@ -117,7 +143,7 @@ def test_swag_csv_with_own_columns(tmp_path):
 
 def test_swag_label_out_of_range(tmp_path):
     train = write(tmp_path / "mc.csv", "sent1,sent2,ending0,ending1,ending2,ending3,label\nA,b,c,d,e,f,4\n")
-    with pytest.raises(ValueError, match=r"mc.csv, line 2: label 4; expected 0, 1, 2 or 3"):
+    with pytest.raises(ValueError, match=r"mc.csv, line 2: label '4'; expected 0, 1, 2 or 3"):
         get_task("swag").configure(data_args(train_file=train)).load()
 
 
@@ -168,31 +194,13 @@ def test_tasks_command_shows_columns_and_labels(capsys):
 
 
 def test_finetune_on_own_csv_files_end_to_end(tiny_bert_dir, tmp_path):
+    """Labels the task does not know (pos / neg) train as the file's own label set: config.json names them."""
     from hf_bert_tasks.finetune.recipe import main
 
     lines = [f"{w} film,{lab}\n" for w, lab in [("good", "pos"), ("bad", "neg"), ("bad", "neg")] * 4]
     train = write(tmp_path / "train.csv", "text,y\n" + "".join(lines))
     dev = write(tmp_path / "dev.csv", "text,y\n" + "".join(lines[:6]))
     out = tmp_path / "out"
-    with pytest.raises(ValueError, match="label 'pos' is not one of task 'sst2'"):
-        main(
-            [
-                "--task",
-                "sst2",
-                "--model_name_or_path",
-                tiny_bert_dir,
-                "--output_dir",
-                str(out),
-                "--train_file",
-                train,
-                "--text_column_names",
-                "text",
-                "--label_column_name",
-                "y",
-            ]
-        )
-    for path in (train, dev):
-        write(tmp_path / path, (tmp_path / path).read_text().replace(",pos", ",positive").replace(",neg", ",negative"))
     metrics = main(
         [
             "--task",
@@ -214,13 +222,25 @@ def test_finetune_on_own_csv_files_end_to_end(tiny_bert_dir, tmp_path):
             "--per_device_train_batch_size",
             "4",
             "--no_cache_tokenized",
-            "--overwrite_output_dir",
         ]
     )
     results = json.loads((out / "all_results.json").read_text())
     assert results["eval_samples"] == 6
     assert "eval_accuracy" in metrics
-    assert results["baseline_accuracy"] == pytest.approx(4 / 6)  # "negative" is 4 of the 6 dev rows
+    assert results["baseline_accuracy"] == pytest.approx(4 / 6)  # "neg" is 4 of the 6 dev rows
+    config = json.loads((out / "config.json").read_text())
+    assert config["id2label"] == {"0": "neg", "1": "pos"}
+    from hf_bert_tasks.finetune.card import build_finetune_card
+
+    head = str(build_finetune_card(str(out))).split("## Results")[0]
+    assert "Single label classification as task 'sst2', on the user's own data; labels neg, pos." in head
+    assert "Stanford" not in head and "SST-2" not in head
+
+
+def test_idx_that_is_not_an_integer_names_its_line(tmp_path):
+    train = write(tmp_path / "i.csv", "idx,sentence,label\n0,ok,positive\nseven,hmm,negative\n")
+    with pytest.raises(ValueError, match=r"i\.csv, line 3: idx 'seven' is not an integer"):
+        get_task("sst2").configure(data_args(train_file=train)).load()
 
 
 def test_card_after_max_eval_samples_states_the_subset_and_the_baseline(tiny_bert_dir, tmp_path):

@@ -77,10 +77,9 @@ class DataArguments:
     label_column_name: str | None = field(
         default=None, metadata={"help": "Your files' label column (default: the task's, e.g. label)."}
     )
+    label_list: str | None = field(default=None, metadata={"help": "Labels in id order: a,b (default: train's)."})
     dataset_name: str | None = field(default=None, metadata={"help": "Hub dataset id overriding the task's."})
-    dataset_config_name: str | None = field(
-        default=None, metadata={"help": "Hub dataset config overriding the task's."}
-    )
+    dataset_config_name: str | None = field(default=None, metadata={"help": "Hub dataset config, not the task's."})
     dataset_revision: str | None = field(default=None, metadata={"help": "Hub dataset revision."})
     max_seq_length: int | None = field(
         default=None,

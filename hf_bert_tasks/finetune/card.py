@@ -73,6 +73,8 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
 
         task = get_task(task or info["task"])
     dataset = dict(info.get("dataset") or {"id": task.hub_dataset, "config": task.hub_config})
+    if dataset.get("user_files") and isinstance(config.get("id2label"), dict):  # the labels the user's files gave
+        task = task.with_label_names(config["id2label"][k] for k in sorted(config["id2label"], key=int))
     dataset["max_eval_samples"] = (info.get("data_arguments") or {}).get("max_eval_samples")
     # a user's own files are not the paper's data: no comparison with its table
     grouped = grouped_metrics(task, metrics, paper=not dataset.get("user_files"))
@@ -86,6 +88,7 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
         "dataset": dataset,
         **grouped,
         "dataset_name": dataset_display_name(task),
+        "description": task.user_data_description() if dataset.get("user_files") else task.description,
         "eval_results": eval_results_from_metrics(task, metrics, dataset, grouped["keys"], grouped["per_split"]),
         # the mode's own words, recorded while training (a record of an older version: looked up in modes)
         "mode_text": recorded.get("description") if "description" in recorded else mode_text(recorded),
@@ -258,6 +261,7 @@ def build_finetune_card(
         },
         task=the_task,
         dataset_name=inputs["dataset_name"],
+        description=inputs["description"],
         primary_name=display_name(specs, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),
         **_results_fields(inputs),

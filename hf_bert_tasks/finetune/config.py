@@ -37,7 +37,7 @@ class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().value
     #: split the data has (``tokenization.select_splits``)
     splits_asked: tuple[bool, bool, bool] | None = dataclasses.field(default=None, init=False, repr=False)
     #: a :data:`CHECKPOINT_FLAGS` flag given, or the object not built from a command line: the ``checkpoint-*``
-    #: folders stay after the run (else the saved model is its one copy, ``scripts.finetune.remove_checkpoints``)
+    #: folders stay after the run (else the saved model is its one copy, ``finetune.recipe.remove_checkpoints``)
     keep_checkpoints: bool = dataclasses.field(default=True, init=False, repr=False)
 
     def __post_init__(self):

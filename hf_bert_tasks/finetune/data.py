@@ -1,8 +1,6 @@
-"""Tokenization for the recipes: training a BERT WordPiece vocabulary with ``tokenizers`` (wrapped by
-``BertTokenizerFast(tokenizer_object=...)``), fitting a tokenizer's ``model_max_length`` to a model (why:
-docs/design.md, "tokenization: stack traps"), the on-disk cache of tokenized features, and the fine-tune recipe's
-data step (:func:`prepare_data`: splits, ``--max_*_samples``, features, the task's collator and metric function;
-moved here from ``scripts/finetune.py``, which still exports it).
+"""The fine-tune recipe's data step (:func:`prepare_data`: splits, ``--max_*_samples``, features, the task's collator
+and metric function), the check that the data fits the model (:func:`check_model_fits`) and the on-disk cache of
+tokenized features (the WordPiece vocabulary and the tokenizer's fit to a model: :mod:`hf_bert_tasks.utils.tokenizers`).
 
 The cache holds ``Task.preprocess`` results of every family, keyed by a fingerprint of everything that determines
 them: the raw split's content, the tokenizer, ``max_seq_length``, the split, the task's fields, the preprocessing code

@@ -43,47 +43,22 @@ from ..hub.push import pop_push_settings, push_output_dir
 from ..utils.checkpoints import is_auto, resolve_resume
 from ..utils.modeling import BERT_PRESETS
 from ..utils.tokenizers import fit_tokenizer_to_model, train_wordpiece_tokenizer
-from .card import CURVE_METRICS, build_pretraining_card, plot_pretraining_curves, pretraining_curves
 from .card import PRETRAINING_CURVES_FILE as CURVES_FILE
+from .card import build_pretraining_card, plot_pretraining_curves, pretraining_curves
 from .collators import DataCollatorForBertPretraining
 from .config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
 from .data import add_example_index, build_pretraining_dataset
 from .documents import load_documents, resolve_corpus_files
 from .trainer import (
-    STAT_COLUMNS,
     BertForPreTrainingMaskedOnly,
     MaskingEpochCallback,
     PretrainingTrainer,
-    metrics_from_sums,
-    pretraining_terms,
 )
 
 logger = logging.getLogger(__name__)
 
 SUMMARY_FILE = "pretraining_summary.json"
 PHASE_FILE = "phase_summary.json"
-
-__all__ = [
-    "CURVES_FILE",
-    "CURVE_METRICS",
-    "PHASE_FILE",
-    "STAT_COLUMNS",
-    "SUMMARY_FILE",
-    "BertForPreTrainingMaskedOnly",
-    "MaskingEpochCallback",
-    "PretrainDataArguments",
-    "PretrainModelArguments",
-    "PretrainTrainingArguments",
-    "PretrainingTrainer",
-    "masking_recipe",
-    "metrics_from_sums",
-    "plot_pretraining_curves",
-    "pretraining_curves",
-    "pretraining_terms",
-    "run_phase",
-    "run_pretrain",
-    "split_documents",
-]
 
 
 def run_pretrain(

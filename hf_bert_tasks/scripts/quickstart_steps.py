@@ -89,12 +89,9 @@ def random_init_copy(model_dir: str, output_dir: str, seed: int) -> str:
 
 def pretrain_step(plan: QuickstartPlan, output_dir: str, seed: int) -> tuple[str, list[Row], dict]:
     """Step 1: vocabulary + MLM/NSP pretraining. Returns the checkpoint folder, its rows and its summary."""
-    from ..pretraining.recipe import (
-        PretrainDataArguments,
-        PretrainModelArguments,
-        PretrainTrainingArguments,
-        run_pretrain,
-    )
+    from ..pretraining.args import PretrainDataArguments, PretrainModelArguments
+    from ..pretraining.config import PretrainTrainingArguments
+    from ..pretraining.recipe import run_pretrain
     from ..utils.tokenizers import train_wordpiece_tokenizer
 
     tokenizer_dir = os.path.join(output_dir, "tokenizer")

@@ -2,7 +2,7 @@
 calls :func:`register_task` (in :mod:`.base`, never this package: no import cycle) for every task it defines, like
 peft's ``register_peft_method``; importing them here makes ``get_task``/``list_tasks`` see every task. An installed
 package adds its own family through the entry point group ``hf_bert_tasks.tasks`` (a module that registers tasks when
-imported: :func:`load_entry_points`), loaded by the package's ``__init__`` once its public names exist."""
+imported: :func:`hf_bert_tasks.load_entry_points`), loaded by the package's ``__init__`` once its public names exist."""
 
 from __future__ import annotations
 

@@ -139,6 +139,9 @@ class Task(UserFiles, abc.ABC):
     user_files: dict[str, str] = field(default_factory=dict)
     #: ``--text_column_names`` / ``--label_column_name``: canonical column -> the file's column (:meth:`configure`)
     user_columns: dict[str, str] = field(default_factory=dict)
+    #: ``--label_list``: the user's label names in id order (:meth:`configure`); empty: the task's, or the train
+    #: file's where its labels are not the task's (:meth:`labels_from_records`)
+    user_labels: tuple[str, ...] = ()
     #: the ``transformers`` collator class :meth:`data_collator` builds (a class attribute, not a field)
     collator_class = "DataCollatorWithPadding"
     #: the recipe's ``DataArguments`` that :meth:`configure` copies into fields of the task (a class attribute)
@@ -197,10 +200,12 @@ class Task(UserFiles, abc.ABC):
     def configure(self, data_args) -> Task:
         """A copy (``dataclasses.replace``; the registry holds shared instances) holding the :attr:`data_options` of
         ``data_args`` (``doc_stride``, ``label_all_tokens`` …) and its files / column names (:attr:`user_files`,
-        :attr:`user_columns`); the task itself when it has none.
+        :attr:`user_columns`) and ``--label_list`` (:attr:`user_labels`); the task itself when it has none. The label
+        set a user's files give (:meth:`labels_from_records`) is set on this copy when they are read.
 
         Raises:
-            ValueError: ``--text_column_names`` with more names than the task has text columns.
+            ValueError: ``--text_column_names`` with more names than the task has text columns; ``--label_list``
+                without a user file.
         """
         files = {
             split: getattr(data_args, flag, None)
@@ -220,10 +225,16 @@ class Task(UserFiles, abc.ABC):
         columns = dict(zip(self.text_columns, names))
         if label := getattr(data_args, "label_column_name", None):
             columns[self.label_column] = label
+        labels = tuple(n.strip() for n in (getattr(data_args, "label_list", None) or "").split(",") if n.strip())
+        if labels and not files:
+            raise ValueError(
+                f"--label_list {','.join(labels)}: label names are read with --train_file/--validation_file/"
+                "--test_file; expected one of them (the Hub dataset and --data_dir have their own labels)"
+            )
         options = {name: getattr(data_args, name, getattr(self, name)) for name in self.data_options}
         if not options and not files and not columns:
             return self
-        return replace(self, **options, user_files=files, user_columns=columns)
+        return replace(self, **options, user_files=files, user_columns=columns, user_labels=labels)
 
     @property
     def num_labels(self) -> int:
@@ -365,7 +376,10 @@ class Task(UserFiles, abc.ABC):
         if self.problem_type == "question_answering":
             return "{'text': [...], 'answer_start': [...]} per question (JSON Lines; [] = no answer)"
         if self.problem_type == "token_classification":
-            return "a list of tags per row (JSON Lines): " + ", ".join(self.label_names or ())
+            return (
+                "a list of tags per row (JSON Lines), or 'token tag' lines (CoNLL text); your own tags (IOB1/IOB2/"
+                "BIOES: the train file's, or --label_list), else " + ", ".join(self.label_names or ())
+            )
         return ", ".join(self.label_names or ()) + " (names or ids 0-" + str(self.num_labels - 1) + ")"
 
 
@@ -434,27 +448,3 @@ def get_task(name: str) -> Task:
 def list_tasks() -> list[str]:
     """Names of all registered tasks, in registration order."""
     return list(TASK_REGISTRY)
-
-
-def load_entry_points(group: str) -> list[str]:
-    """Import every installed plug-in of ``group`` (``hf_bert_tasks.tasks`` or ``hf_bert_tasks.modes``): each entry
-    point names a module (``name = "package.module"`` in the plug-in's ``[project.entry-points."<group>"]``) whose
-    import registers its tasks (:func:`register_task`) or modes (``register_training_mode``), as the built-in family
-    folders do; returns the names loaded, in the order ``importlib.metadata`` lists them (one per distribution, so a
-    plug-in installed twice on the path loads once). A plug-in that fails to import is skipped with a warning naming
-    it, its entry point and the error: a broken third-party package must not take the command line down."""
-    import importlib.metadata
-    import logging
-    import warnings
-
-    loaded = []
-    for entry in dict.fromkeys(importlib.metadata.entry_points(group=group)):
-        try:
-            entry.load()
-        except Exception as err:  # noqa: BLE001 - any failure of third-party code is reported, not raised
-            message = f"plug-in {entry.name!r} ({entry.value}, entry point group {group}) failed to load: {err}"
-            logging.getLogger(__name__).warning(message)
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
-            continue
-        loaded.append(entry.name)
-    return loaded

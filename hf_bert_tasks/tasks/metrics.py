@@ -140,7 +140,8 @@ def constant_scores(task, raw) -> dict[str, float]:
         from ..tasks.conll2003.metrics import entity_metrics
 
         gold = [[task.label_names[i] for i in row] for row in raw[task.label_column]]
-        scores = entity_metrics(gold, [["O"] * len(row) for row in gold], mode="strict")
+        scheme = getattr(task, "tag_scheme", "IOB2")
+        scores = entity_metrics(gold, [["O"] * len(row) for row in gold], mode="strict", scheme=scheme)
         return {m: float(scores.get(m, 0.0)) for m in task.metric_names}
     if kind == "question_answering":
         answers = raw[task.label_column]

@@ -9,173 +9,75 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..base import MetricSpec, PaperDefaults, Task, not_a_metric, register_task
-from ..files import text_lines, write_json
+from ..files import write_json
 from . import features as ner
 from . import metrics as ner_metrics
+from .files import (
+    CHUNK_TAGS,
+    DOCSTART,
+    ENTITY_TYPES,
+    NER_LABELS,
+    POS_TAGS,
+    conll_dataset,
+    conll_features,
+    read_conll_columns,
+    read_conll_file,
+    scheme_of,
+    tag_parts,
+    tag_set,
+)
+
+#: the names this module gives other modules (the tag sets and readers live in :mod:`.files`)
+__all__ = [
+    "CHUNK_TAGS",
+    "CONLL2003",
+    "CONLL_METRICS",
+    "DOCSTART",
+    "ENTITY_TYPES",
+    "NER_LABELS",
+    "POS_TAGS",
+    "Conll2003Task",
+    "conll_dataset",
+    "conll_features",
+    "ner_metric_specs",
+    "read_conll_columns",
+    "read_conll_file",
+    "scheme_of",
+    "tag_parts",
+    "tag_set",
+]
 
 logger = logging.getLogger(__name__)
 
-#: NER labels in the Hub dataset's order (``ClassLabel`` ids 0..8).
-NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
-ENTITY_TYPES = ("PER", "ORG", "LOC", "MISC")
-#: Penn Treebank POS tags in the Hub dataset's order (47).
-POS_TAGS = (
-    '"',
-    "''",
-    "#",
-    "$",
-    "(",
-    ")",
-    ",",
-    ".",
-    ":",
-    "``",
-    "CC",
-    "CD",
-    "DT",
-    "EX",
-    "FW",
-    "IN",
-    "JJ",
-    "JJR",
-    "JJS",
-    "LS",
-    "MD",
-    "NN",
-    "NNP",
-    "NNPS",
-    "NNS",
-    "NN|SYM",
-    "PDT",
-    "POS",
-    "PRP",
-    "PRP$",
-    "RB",
-    "RBR",
-    "RBS",
-    "RP",
-    "SYM",
-    "TO",
-    "UH",
-    "VB",
-    "VBD",
-    "VBG",
-    "VBN",
-    "VBP",
-    "VBZ",
-    "WDT",
-    "WP",
-    "WP$",
-    "WRB",
-)
-#: Chunk tags in the Hub dataset's order (23).
-CHUNK_TAGS = (
-    "O",
-    "B-ADJP",
-    "I-ADJP",
-    "B-ADVP",
-    "I-ADVP",
-    "B-CONJP",
-    "I-CONJP",
-    "B-INTJ",
-    "I-INTJ",
-    "B-LST",
-    "I-LST",
-    "B-NP",
-    "I-NP",
-    "B-PP",
-    "I-PP",
-    "B-PRT",
-    "I-PRT",
-    "B-SBAR",
-    "I-SBAR",
-    "B-UCP",
-    "I-UCP",
-    "B-VP",
-    "I-VP",
-)
-DOCSTART = "-DOCSTART-"
-#: tag column -> its tag names, in the file's column order (POS, chunk, NER)
-_TAG_COLUMNS = {"pos_tags": POS_TAGS, "chunk_tags": CHUNK_TAGS, "ner_tags": NER_LABELS}
-_KNOWN = tuple(frozenset(names) for names in _TAG_COLUMNS.values())  # for the reader's checks
 
-
-def conll_features():
-    """The ``datasets.Features`` of a CoNLL-2003 split: the Hub's columns plus ``document_id`` (``-1`` = unknown)."""
-    import datasets
-
-    tags = {key: datasets.List(datasets.ClassLabel(names=list(names))) for key, names in _TAG_COLUMNS.items()}
-    return datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "document_id": datasets.Value("int32"),
-            "tokens": datasets.List(datasets.Value("string")),
-            **tags,
-        }
-    )
-
-
-def read_conll_file(path: str) -> dict[str, list]:
-    """One CoNLL-2003 column file (Tjong Kim Sang & De Meulder, 2003: a ``token POS chunk NER`` line per word, a blank
-    line ends a sentence, ``-DOCSTART-`` a document) as columns ``id, document_id, tokens, pos_tags, chunk_tags,
-    ner_tags`` (tag names, IOB1 converted to IOB2; sentences before a first ``-DOCSTART-`` are document 0).
-
-    Raises:
-        FileNotFoundError: ``path`` missing.
-        ValueError: a line without 4 fields, an unknown tag, non-UTF-8 bytes, no sentence (file and line named).
-    """
-    cols: dict[str, list] = {k: [] for k in ("id", "document_id", "tokens", *_TAG_COLUMNS)}
-    document, sentence = 0, []
-    for line, text in [*text_lines(path), (0, "")]:  # a last blank line ends the last sentence
-        fields = text.split()
-        if len(fields) == 4 and fields[0] != DOCSTART:
-            sentence.append(fields)
-            for tag, known, what in zip(fields[1:], _KNOWN, ("POS", "chunk", "NER")):
-                if tag not in known:
-                    raise ValueError(
-                        f"{path}, line {line}: {what} tag {tag!r} is unknown; expected one of {list(known)}"
-                    )
-            continue
-        if fields and fields[0] != DOCSTART:
-            raise ValueError(
-                f"{path}, line {line}: found {len(fields)} field(s) in {text!r}; expected 4 "
-                "space-separated fields 'token POS chunk NER'"
+def ner_metric_specs(types) -> tuple[MetricSpec, ...]:
+    """The :class:`MetricSpec` of everything :meth:`Conll2003Task.evaluate` reports for entity ``types`` (seqeval,
+    0-1): strict scores, word accuracy, conlleval-mode scores, per type its scores (``metric_config`` = the type)
+    and its gold entity count (not a metric)."""
+    prf = {"precision": "Precision", "recall": "Recall", "f1": "F1"}  # Hub metric id -> display name
+    return (
+        MetricSpec("f1", "f1", "F1"),
+        MetricSpec("precision", "precision", "Precision"),
+        MetricSpec("recall", "recall", "Recall"),
+        MetricSpec("accuracy", "accuracy", "Accuracy (words)"),
+        *(MetricSpec(f"conlleval_{k}", k, f"{display} (conlleval)", config="conlleval") for k, display in prf.items()),
+        *(
+            spec
+            for t in types
+            for spec in (
+                *(
+                    MetricSpec(f"{t}_{k}", k, f"{t} {display if k == 'f1' else k}", config=t)
+                    for k, display in prf.items()
+                ),
+                not_a_metric(f"{t}_number", f"{t} gold entities (count)"),
             )
-        if sentence:
-            cols["id"].append(str(len(cols["id"])))
-            cols["document_id"].append(document)
-            for key, column in zip(("tokens", *_TAG_COLUMNS), zip(*sentence)):
-                cols[key].append(list(column))
-            sentence = []
-        document += bool(fields) and bool(cols["id"])  # -DOCSTART-: a new document after the first sentences
-    if not cols["id"]:
-        raise ValueError(f"{path}: no sentence found; expected 'token POS chunk NER' lines")
-    for key in ("ner_tags", "chunk_tags"):
-        if ner.detect_scheme(cols[key]) == "IOB1":
-            cols[key] = [ner.iob1_to_iob2(tags) for tags in cols[key]]
-            logger.info("%s: %s are IOB1; converted to IOB2", path, key)
-    return cols
-
-
-def conll_dataset(cols: dict[str, list]):
-    """Columns of tag *names* (:func:`read_conll_file`) as a ``datasets.Dataset`` in :func:`conll_features`."""
-    import datasets
-    import pyarrow as pa
-
-    table = {
-        "id": pa.array(cols["id"], pa.string()),
-        "document_id": pa.array(cols["document_id"], pa.int32()),
-        "tokens": pa.array(cols["tokens"], pa.list_(pa.string())),
-    }
-    for key, names in _TAG_COLUMNS.items():
-        index = {name: i for i, name in enumerate(names)}
-        table[key] = pa.array([[index[t] for t in tags] for tags in cols[key]], pa.list_(pa.int64()))
-    return datasets.Dataset(pa.table(table), info=datasets.DatasetInfo(features=conll_features()))
+        ),
+    )
 
 
 @dataclass
@@ -186,11 +88,16 @@ class Conll2003Task(Task):
         hub_revision: revision loaded without ``--dataset_name`` / ``--dataset_revision`` (the parquet conversion).
         label_all_tokens: train on every WordPiece (``B-X`` -> ``I-X`` on later pieces).
         document_context: fill windows with the neighbouring sentences of the document.
+        tag_scheme: ``IOB2`` (CoNLL-2003's, after IOB1 conversion), or ``IOBES`` / ``BILOU`` for a user's tags.
+
+    A user's files (``--train_file`` …) bring their own tag set (:meth:`labels_from_records`).
     """
 
     hub_revision: str | None = "refs/convert/parquet"
     label_all_tokens: bool = False
     document_context: bool = False
+    #: the tag scheme of :attr:`label_names` (:data:`SCHEME_PREFIXES`): seqeval's strict mode scores in it
+    tag_scheme: str = "IOB2"
     #: pads ``input_ids`` and pads ``labels`` with ``-100``
     collator_class = "DataCollatorForTokenClassification"
     data_options = ("label_all_tokens", "document_context")
@@ -199,58 +106,141 @@ class Conll2003Task(Task):
         """One column file (``train.txt``, ``eng.testa`` …) as a ``datasets.Dataset`` (:func:`read_conll_file`)."""
         return conll_dataset(read_conll_file(path))
 
-    def read_user_file(self, path: str, split: str):
-        """A ``.txt`` / ``.conll`` column file (:func:`read_conll_file`), else :meth:`Task.read_user_file` (JSON
-        Lines as ``run_ner.py``: a ``tokens`` list and an ``ner_tags`` list per row)."""
-        if os.path.splitext(path)[1].lower() in (".txt", ".conll", ".testa", ".testb", ".train"):
-            return conll_dataset(read_conll_file(path))
-        return super().read_user_file(path, split)
+    def read_records(self, path: str, split: str):
+        """A CoNLL-style text file (``.txt``, ``.conll``, ``.iob``, ``.bio``, ``.bioes``, ``eng.train`` …;
+        :func:`read_conll_columns`), else :meth:`Task.read_records` (JSON Lines as ``run_ner.py``: a ``tokens``
+        list and an ``ner_tags`` list per row)."""
+        ext = os.path.splitext(path)[1].lower()
+        if ext in (".txt", ".conll", ".iob", ".bio", ".bioes", ".testa", ".testb", ".train"):
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"{path}: no such file (given as the {split} file)")
+            return read_conll_columns(path)
+        return super().read_records(path, split)
 
-    def from_user_columns(self, ds, path: str, split: str, header: bool):
-        """A user file's rows (``tokens``: list of words; ``ner_tags``: list of tag names or ids of
-        :data:`NER_LABELS`, as long as ``tokens``; IOB1 converted) in :func:`conll_features`.
+    def _tag_names(self, records) -> list[list[str]] | None:
+        """Each record's tags as names (ids of a JSON file index :attr:`user_labels`, else :data:`NER_LABELS`),
+        IOB1 converted to IOB2; ``None`` for a file without tags. Checks tokens and tags are lists of one length.
 
         Raises:
-            ValueError: a row whose tokens or tags are not lists, of other lengths, or an unknown tag (file and line).
+            ValueError: a row whose tokens or tags are not lists, of other lengths, or a tag that is not ``O`` /
+                ``B-TYPE`` … (file and line named).
         """
-        tokens = ds["tokens"]
-        tags = ds[self.label_column] if self.label_column in ds.column_names else [["O"] * len(t) for t in tokens]
-        names = []
-        for row, (words, labels) in enumerate(zip(tokens, tags)):
-            where = f"{path}, line {row + 1 + header}"
-            if not isinstance(words, list) or not isinstance(labels, list):
+        if self.label_column not in records.rows:
+            return None
+        ids = self.user_labels or NER_LABELS
+        lines = records.rows.get("token_lines")
+        out = []
+        for row, (words, tags) in enumerate(zip(records.rows["tokens"], records.rows[self.label_column])):
+            if tags is None and isinstance(words, list):  # a test file's row without tags
+                tags = ["O"] * len(words)
+            if not isinstance(words, list) or not isinstance(tags, list):
                 raise ValueError(
-                    f"{where}: tokens and tags must be lists (JSON Lines: "
+                    f"{records.where(row)}: tokens and tags must be lists (JSON Lines: "
                     '{"tokens": ["EU", "rejects"], "ner_tags": ["B-ORG", "O"]})'
                 )
-            if len(words) != len(labels):
-                raise ValueError(f"{where}: {len(words)} tokens but {len(labels)} tags; expected one tag per token")
-            try:
-                names.append(
-                    [
-                        NER_LABELS[t]
-                        if isinstance(t, int) and 0 <= t < len(NER_LABELS)
-                        else NER_LABELS[NER_LABELS.index(t)]
-                        for t in labels
-                    ]
-                )
-            except ValueError:
-                bad = next(t for t in labels if t not in NER_LABELS)
+            if len(words) != len(tags):
                 raise ValueError(
-                    f"{where}: tag {bad!r} is unknown; expected one of {list(NER_LABELS)} "
-                    f"(or ids 0-{len(NER_LABELS) - 1})"
-                ) from None
-        if ner.detect_scheme(names) == "IOB1":
-            names = [ner.iob1_to_iob2(t) for t in names]
+                    f"{records.where(row)}: {len(words)} tokens but {len(tags)} tags; expected one tag per token"
+                )
+            names = [ids[t] if isinstance(t, int) and 0 <= t < len(ids) else t for t in tags]
+            bad = next((k for k, t in enumerate(names) if not isinstance(t, str) or not tag_parts(t)), None)
+            if bad is not None:
+                where = f"{records.path}, line {lines[row][bad]}" if lines else records.where(row)
+                raise ValueError(
+                    f"{where}: tag {tags[bad]!r} is not a tag; expected 'O' or a prefix B-, I- (IOB), E-, S- "
+                    f"(IOBES) or L-, U- (BILOU) and a type ('B-PER'), or an id 0-{len(ids) - 1} of {list(ids)}"
+                )
+            out.append(names)
+        if {tag_parts(t)[0] for tags in out for t in tags} <= {"B", "I", "O"} and ner.detect_scheme(out) == "IOB1":
+            logger.info("%s: tags are IOB1; converted to IOB2", records.path)
+            out = [ner.iob1_to_iob2(tags) for tags in out]
+        return out
+
+    def labels_from_records(self, records) -> None:
+        """The NER label set of a user's files, set on this copy (:meth:`Task.configure` made it) as
+        :attr:`label_names`, :attr:`tag_scheme` and :attr:`metrics` (per entity type), so ``config.json``'s
+        ``id2label``, seqeval's scheme, the pipeline and the card use the user's tags: ``--label_list`` in its order;
+        else :func:`tag_set` of the train file's tags (``O`` first, then the types sorted, each with its scheme's
+        prefixes); without a train file, the other files' tags, unless they are all CoNLL-2003's (its 9 labels kept,
+        as a model fine-tuned on CoNLL-2003 has them).
+
+        Raises:
+            ValueError: ``--label_list`` naming a tag twice, without ``O``, or with a name that is not a tag.
+        """
+        tags = {split: self._tag_names(rec) for split, rec in records.items()}
+        tags = {split: rows for split, rows in tags.items() if rows is not None}
+        if self.user_labels:
+            names = self.user_labels
+            bad = [t for t in names if not tag_parts(t)]
+            if bad or "O" not in names or len(set(names)) != len(names):
+                raise ValueError(
+                    f"--label_list {','.join(names)}: expected distinct tags, 'O' among them, each 'O' or a "
+                    f"prefix and a type ('B-PER'){f'; {bad} are not tags' if bad else ''}"
+                )
+        elif self.train_split in tags:
+            names = tag_set(tags[self.train_split])
+        elif not tags or {t for rows in tags.values() for row in rows for t in row} <= set(NER_LABELS):
+            return
+        else:
+            names = tag_set([row for rows in tags.values() for row in rows])
+        types = sorted({tag_parts(t)[1] for t in names} - {None})
+        self.label_names, self.tag_scheme, self.metrics = tuple(names), scheme_of(names), ner_metric_specs(types)
+        logger.info("%s: labels from the data (%s), in id order: %s", self.name, self.tag_scheme, list(names))
+
+    def with_label_names(self, names):
+        """A copy with the tag set ``names`` (a saved model's ``id2label``), its scheme and per-type metrics."""
+        names = tuple(names)
+        if names == tuple(self.label_names):
+            return self
+        if bad := [t for t in names if not tag_parts(t)]:
+            raise ValueError(f"labels {list(names)}: {bad} are not NER tags ('O', 'B-PER' …)")
+        types = sorted({tag_parts(t)[1] for t in names} - {None})
+        return replace(self, label_names=names, tag_scheme=scheme_of(names), metrics=ner_metric_specs(types))
+
+    def user_data_description(self) -> str:
+        """The card's line for a model trained on the user's files: its tags and scheme, not CoNLL-2003's."""
+        types = sorted({tag_parts(t)[1] for t in self.label_names} - {None})
+        return (
+            f"Named-entity recognition on the user's own data: entity types {', '.join(types)} (tags "
+            f"{', '.join(self.label_names)}; {self.tag_scheme}), entity-level F1 (seqeval strict, {self.tag_scheme})"
+        )
+
+    def from_user_columns(self, records, split: str):
+        """A user file's records (``tokens``: list of words; ``ner_tags``: list of tag names, or ids of
+        :data:`NER_LABELS` / ``--label_list``, as long as ``tokens``; IOB1 converted; absent in a test file) in
+        :func:`conll_features` of :attr:`label_names`.
+
+        Raises:
+            ValueError: a row whose tokens or tags are not lists, of other lengths, a tag that is not a tag, or one
+                outside :attr:`label_names` (its name, file and line named, and the label set's source).
+        """
+        n, tokens = len(records), records.rows["tokens"]
+        names = self._tag_names(records) or [["O"] * len(words) for words in tokens]
+        index = set(self.label_names)
+        lines = records.rows.get("token_lines")
+        for row, tags in enumerate(names):
+            if (bad := next((k for k, t in enumerate(tags) if t not in index), None)) is not None:
+                source = (
+                    "--label_list"
+                    if self.user_labels
+                    else "CoNLL-2003's tags"
+                    if tuple(self.label_names) == NER_LABELS
+                    else f"the tags of {self.user_files.get(self.train_split, 'the files')}"
+                )
+                where = f"{records.path}, line {lines[row][bad]}" if lines else records.where(row)
+                raise ValueError(
+                    f"{where}: tag {tags[bad]!r} is not in the label set {list(self.label_names)} (from {source}); "
+                    "expected one of them (a type the train file has, or give them all with --label_list)"
+                )
         cols = {
-            "id": [str(i) for i in range(len(ds))],
-            "document_id": [-1] * len(ds),
+            "id": [str(i) for i in range(n)],
+            "document_id": [int(d) for d in records.rows.get("document_id", [-1] * n)],
             "tokens": [[str(w) for w in words] for words in tokens],
             "ner_tags": names,
             "pos_tags": [[POS_TAGS[0]] * len(t) for t in tokens],
             "chunk_tags": [[CHUNK_TAGS[0]] * len(t) for t in tokens],
         }
-        return conll_dataset(cols)
+        return conll_dataset(cols, tuple(self.label_names))
 
     def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
         """Local files when ``data_dir`` is given; else the Hub mirror (default: the parquet export read with
@@ -334,13 +324,17 @@ class Conll2003Task(Task):
 
     def compute_metrics(self, predictions: np.ndarray, references: np.ndarray) -> dict[str, float]:
         """Entity metrics over WordPiece positions not labelled ``-100`` (``[F, L]`` ids; what Trainer sees)."""
-        return ner_metrics.token_level_metrics(predictions, references, self.label_names)
+        return ner_metrics.token_level_metrics(predictions, references, self.label_names, scheme=self.tag_scheme)
 
     def word_level(self, trainer, raw, features, metric_key_prefix: str):
         """Predict ``features`` and map to one tag name per word; returns ``(tags, PredictionOutput)``."""
         output = trainer.predict(features, metric_key_prefix=metric_key_prefix)
         ids = ner_metrics.word_predictions(
-            output.predictions, features["word_index"], features["sentence_index"], [len(t) for t in raw["tokens"]]
+            output.predictions,
+            features["word_index"],
+            features["sentence_index"],
+            [len(t) for t in raw["tokens"]],
+            fill=list(self.label_names).index("O"),
         )
         return [[self.label_names[i] for i in row] for row in ids], output
 
@@ -351,7 +345,8 @@ class Conll2003Task(Task):
         gold = [[self.label_names[i] for i in row] for row in raw[self.label_column]]
         kept = ("eval_loss", "eval_runtime", "eval_samples_per_second")
         metrics = {k: v for k, v in output.metrics.items() if k in kept}
-        metrics.update({f"eval_{k}": v for k, v in ner_metrics.entity_metrics(gold, pred, mode="strict").items()})
+        strict = ner_metrics.entity_metrics(gold, pred, mode="strict", scheme=self.tag_scheme)
+        metrics.update({f"eval_{k}": v for k, v in strict.items()})
         lenient = ner_metrics.entity_metrics(gold, pred, mode="conlleval")
         metrics.update({f"eval_conlleval_{k}": lenient[k] for k in ("precision", "recall", "f1")})
         if output_dir and trainer.is_world_process_zero():
@@ -376,7 +371,7 @@ class Conll2003Task(Task):
                 {
                     "sentences": len(pred),
                     "words": sum(len(p) for p in pred),
-                    "scheme": "IOB2",
+                    "scheme": self.tag_scheme,
                     "document_context": self.document_context,
                 },
             )
@@ -385,25 +380,7 @@ class Conll2003Task(Task):
 
 #: Everything ``Conll2003Task.evaluate`` reports (seqeval, 0-1): strict-IOB2 scores, word accuracy, per-type scores
 #: (``metric_config`` = the type), conlleval-mode scores, per-type gold entity counts (not metrics).
-_PRF = {"precision": "Precision", "recall": "Recall", "f1": "F1"}  # Hub metric id -> display name
-CONLL_METRICS = (
-    MetricSpec("f1", "f1", "F1"),
-    MetricSpec("precision", "precision", "Precision"),
-    MetricSpec("recall", "recall", "Recall"),
-    MetricSpec("accuracy", "accuracy", "Accuracy (words)"),
-    *(MetricSpec(f"conlleval_{k}", k, f"{display} (conlleval)", config="conlleval") for k, display in _PRF.items()),
-    *(
-        spec
-        for t in ENTITY_TYPES
-        for spec in (
-            *(
-                MetricSpec(f"{t}_{k}", k, f"{t} {display if k == 'f1' else k}", config=t)
-                for k, display in _PRF.items()
-            ),
-            not_a_metric(f"{t}_number", f"{t} gold entities (count)"),
-        )
-    ),
-)
+CONLL_METRICS = ner_metric_specs(ENTITY_TYPES)
 
 CONLL2003 = register_task(
     Conll2003Task(

@@ -44,11 +44,19 @@ def word_predictions(
     return out
 
 
+#: tag scheme -> the ``seqeval.scheme`` class of its strict mode
+SCHEMES = ("IOB2", "IOBES", "BILOU")
+
+
 def entity_metrics(
-    true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]], mode: str = "strict"
+    true_tags: Sequence[Sequence[str]],
+    pred_tags: Sequence[Sequence[str]],
+    mode: str = "strict",
+    scheme: str = "IOB2",
 ) -> dict[str, float]:
     """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval, of ``true_tags`` and
-    ``pred_tags`` (tag names per word, sentence by sentence); ``mode``: ``"strict"`` (seqeval's strict IOB2 mode) or
+    ``pred_tags`` (tag names per word, sentence by sentence); ``mode``: ``"strict"`` (seqeval's strict mode in
+    ``scheme``, one of :data:`SCHEMES`: ``IOB2`` for CoNLL-2003, ``IOBES`` / ``BILOU`` for a user's tags) or
     ``"conlleval"`` (seqeval's default mode, as conlleval; docs/design.md, 'ner_metrics.py').
 
     Returns:
@@ -57,17 +65,19 @@ def entity_metrics(
         ``<TYPE>_f1``, ``<TYPE>_number`` (gold entities of that type).
 
     Raises:
-        ValueError: different numbers of sentences or words, or an unknown ``mode``.
+        ValueError: different numbers of sentences or words, an unknown ``mode`` or ``scheme``.
     """
+    from seqeval import scheme as seqeval_schemes
     from seqeval.metrics import accuracy_score, classification_report
-    from seqeval.scheme import IOB2
 
     if len(true_tags) != len(pred_tags) or any(len(t) != len(p) for t, p in zip(true_tags, pred_tags)):
         raise ValueError("true_tags and pred_tags must have the same sentences and the same number of words in each")
     if mode not in ("strict", "conlleval"):
         raise ValueError(f"mode {mode!r}: expected 'strict' or 'conlleval'")
     true_tags, pred_tags = [list(t) for t in true_tags], [list(p) for p in pred_tags]
-    kwargs = {"mode": "strict", "scheme": IOB2} if mode == "strict" else {}
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme {scheme!r}: expected one of {list(SCHEMES)}")
+    kwargs = {"mode": "strict", "scheme": getattr(seqeval_schemes, scheme)} if mode == "strict" else {}
     report = classification_report(true_tags, pred_tags, output_dict=True, zero_division=0, **kwargs)
     overall = report.pop("micro avg")
     out = {
@@ -89,10 +99,14 @@ def entity_metrics(
 
 
 def token_level_metrics(
-    predictions: np.ndarray, labels: np.ndarray, label_names: Sequence[str], mode: str = "strict"
+    predictions: np.ndarray,
+    labels: np.ndarray,
+    label_names: Sequence[str],
+    mode: str = "strict",
+    scheme: str = "IOB2",
 ) -> dict[str, float]:
-    """:func:`entity_metrics` over WordPiece positions whose label is not ``-100`` (one sequence per window;
-    ``predictions``/``labels``: ``[F, L]`` ids, or ``[F, L, C]`` logits)."""
+    """:func:`entity_metrics` (``mode``, ``scheme``) over WordPiece positions whose label is not ``-100`` (one
+    sequence per window; ``predictions``/``labels``: ``[F, L]`` ids, or ``[F, L, C]`` logits)."""
     predictions = np.asarray(predictions)
     if predictions.ndim == 3:
         predictions = predictions.argmax(-1)
@@ -100,7 +114,7 @@ def token_level_metrics(
     keep = labels != IGNORE_INDEX
     true_tags = [[label_names[i] for i in row[k]] for row, k in zip(labels, keep)]
     pred_tags = [[label_names[i] for i in row[k]] for row, k in zip(predictions, keep)]
-    return entity_metrics(true_tags, pred_tags, mode)
+    return entity_metrics(true_tags, pred_tags, mode, scheme)
 
 
 def write_conll(

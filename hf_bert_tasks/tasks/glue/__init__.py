@@ -229,32 +229,71 @@ class GlueTask(Task):
         table = pa.table({c: cols[c] for c in self.features()})
         return datasets.Dataset(table, info=datasets.DatasetInfo(features=self.features()))
 
-    def from_user_columns(self, ds, path: str, split: str, header: bool):
-        """A user file's rows (:meth:`Task.read_user_file`) in :meth:`features`: texts as strings, a label given by
-        name (``positive``), by the GLUE files' raw value (MRPC ``1``) or by id (``0`` .. ``num_labels - 1``); empty
-        or ``-1`` = unlabelled (test split only); STS-B: a float. ``idx`` kept if the file has it, else the row.
+    def _label_ids_by_text(self) -> dict[str, int]:
+        """A user file's label text -> id: the label names, the GLUE files' raw values (MRPC ``1``) and the ids
+        (``"0"`` .. ``"num_labels - 1"``)."""
+        return {
+            **{n: i for i, n in enumerate(self.label_names or ())},
+            **{k: self.label_names.index(v) for k, v in (self.raw_label_map or {}).items() if v in self.label_names},
+            **{str(i): i for i in range(self.num_labels)},
+        }
+
+    def labels_from_records(self, records) -> None:
+        """The label set of a classification task from the user's train file where its labels are not all the
+        task's (names, raw values or ids): the file's distinct labels, **sorted** (``run_glue.py``'s
+        ``label_list.sort()``), become :attr:`label_names` of this copy (:meth:`Task.configure` made it), so
+        ``config.json``'s ``id2label``, the metrics and the pipeline use them; ``--label_list`` (:attr:`user_labels`)
+        gives them in id order instead. Regression, and files whose labels are all the task's, keep the task's.
 
         Raises:
-            ValueError: a missing label outside a test file, or a label not in the task's label set (names file,
-                line and value).
+            ValueError: a task scored with binary F1 (MRPC, QQP) given other than 2 labels; ``--label_list`` naming a
+                label twice.
+        """
+        if self.problem_type == "regression":
+            return
+        train = records.get(self.train_split)
+        texts = [] if train is None or self.label_column not in train.rows else train.rows[self.label_column]
+        seen = dict.fromkeys(t for t in ("" if v is None else str(v).strip() for v in texts) if t not in ("", "-1"))
+        known = self._label_ids_by_text()
+        if self.user_labels:
+            names = list(self.user_labels)
+        elif all(t in known or t.endswith(".0") and t[:-2] in known for t in seen):
+            return
+        else:
+            names = sorted(seen)
+        if len(set(names)) != len(names) or not names:
+            raise ValueError(f"--label_list {','.join(names)}: expected distinct label names, at least one")
+        if "f1" in self.metric_names and len(names) != 2:
+            raise ValueError(
+                f"{train.path if train else '--label_list'}: labels {names}; task {self.name!r} is scored with "
+                "binary F1 (label id 1 positive), expected 2 labels"
+            )
+        logger.info("%s: labels from the data, in id order: %s", self.name, names)
+        self.label_names, self.raw_label_map = tuple(names), {n: n for n in names}
+
+    def from_user_columns(self, records, split: str):
+        """A user file's records (:meth:`Task.read_records`) in :meth:`features`: texts as strings, a label given
+        by name (``positive``), by the GLUE files' raw value (MRPC ``1``) or by id (``0`` .. ``num_labels - 1``;
+        ``1.0`` read as ``1``); empty or ``-1`` = unlabelled (test split only); STS-B: a float. ``idx`` kept if the
+        file has it, else the row.
+
+        Raises:
+            ValueError: a missing label outside a test file, a label not in the task's label set, a score that is
+                not a number (names file, line and value).
         """
         import datasets
 
-        cols = {c: ["" if v is None else str(v) for v in ds[c]] for c in self.text_columns}
-        raws = ds[self.label_column] if self.label_column in ds.column_names else [None] * len(ds)
-        by_name = {
-            **{n: i for i, n in enumerate(self.label_names or ())},
-            **{k: self.label_names.index(v) for k, v in (self.raw_label_map or {}).items()},
-            **{str(i): i for i in range(self.num_labels)},
-        }
+        n = len(records)
+        cols = {c: ["" if v is None else str(v) for v in records.rows[c]] for c in self.text_columns}
+        raws = records.rows.get(self.label_column, [None] * n)
+        by_name = self._label_ids_by_text()
         labels = []
         for row, raw in enumerate(raws):
             text = "" if raw is None else str(raw).strip()
-            line = row + 1 + header
             if text in ("", "-1"):
                 if split not in self.test_splits:
                     raise ValueError(
-                        f"{path}, line {line}: no label in column "
+                        f"{records.where(row)}: no label in column "
                         f"{self.user_columns.get(self.label_column, self.label_column)!r}; expected "
                         f"{self.label_description()}"
                     )
@@ -264,17 +303,22 @@ class GlueTask(Task):
                     labels.append(float(text))
                 except ValueError:
                     raise ValueError(
-                        f"{path}, line {line}: label {text!r} is not a number; expected a float score"
+                        f"{records.where(row)}: label {text!r} is not a number; expected a float score"
                     ) from None
             elif text in by_name or text.endswith(".0") and text[:-2] in by_name:
                 labels.append(by_name.get(text, by_name.get(text[:-2])))
             else:
                 raise ValueError(
-                    f"{path}, line {line}: label {text!r} is not one of task {self.name!r}'s labels; "
+                    f"{records.where(row)}: label {text!r} is not one of task {self.name!r}'s labels; "
                     f"expected {self.label_description()}"
                 )
         cols[self.label_column] = labels
-        cols["idx"] = [int(i) for i in ds["idx"]] if "idx" in ds.column_names else list(range(len(ds)))
+        cols["idx"] = list(range(n))
+        for row, value in enumerate(records.rows.get("idx", ())):
+            try:
+                cols["idx"][row] = int(str(value).strip())
+            except ValueError:
+                raise ValueError(f"{records.where(row)}: idx {value!r} is not an integer; expected a row id") from None
         return datasets.Dataset.from_dict(cols, features=self.features())
 
     def features(self):

@@ -140,9 +140,13 @@ class SquadTask(Task):
         cols = self.read_json(path, labelled=split not in self.test_splits)
         return datasets.Dataset.from_dict(cols, features=self.features())
 
-    def read_user_file(self, path: str, split: str):
-        """An official SQuAD JSON file (``{"data": [...]}``: :meth:`read_file`), else :meth:`Task.read_user_file`
-        (JSON Lines / CSV as ``run_qa.py``: ``id``, ``question``, ``context``, ``answers``)."""
+    def read_records(self, path: str, split: str):
+        """An official SQuAD JSON file (``{"data": [...]}``: :meth:`read_json`, unlabelled for a test split) as
+        :class:`~hf_bert_tasks.tasks.files.Records` (a question's place: its number), else
+        :meth:`Task.read_records` (JSON Lines / CSV as ``run_qa.py``: ``id``, ``question``, ``context``,
+        ``answers``)."""
+        from ..files import Records
+
         if path.lower().endswith(".json") and os.path.isfile(path):
             with open(path, encoding="utf-8-sig") as f:
                 try:
@@ -150,22 +154,24 @@ class SquadTask(Task):
                 except (json.JSONDecodeError, TypeError):  # JSON Lines, or not an object
                     official = False
             if official:
-                return self.read_file(path, split)
-        return super().read_user_file(path, split)
+                cols = self.read_json(path, labelled=split not in self.test_splits)
+                return Records(path, list(cols), cols, [0] * len(cols["id"]))
+        return super().read_records(path, split)
 
-    def from_user_columns(self, ds, path: str, split: str, header: bool):
-        """A user file's rows (``question``, ``context``, ``answers`` = ``{"text": [...], "answer_start": [...]}``;
-        ``id`` and ``title`` optional) checked as :meth:`read_json` checks the official files.
+    def from_user_columns(self, records, split: str):
+        """A user file's records (``question``, ``context``, ``answers`` = ``{"text": [...], "answer_start": [...]}``;
+        ``id`` and ``title`` optional; JSON Lines) checked as :meth:`read_json` checks the official files.
 
         Raises:
             ValueError: an answer that is not such a mapping or does not match its context (file and line named).
         """
         import datasets
 
-        if self.label_column not in ds.column_names:
-            ds = ds.add_column(self.label_column, [{"text": [], "answer_start": []}] * len(ds))
-        ids = [str(i) for i in ds["id"]] if "id" in ds.column_names else [str(i) for i in range(len(ds))]
-        titles = [str(t) for t in ds["title"]] if "title" in ds.column_names else [""] * len(ds)
+        n = len(records)
+        answers = records.rows.get(self.label_column) or [None] * n
+        answers = [{"text": [], "answer_start": []} if a is None else a for a in answers]
+        ids = [str(i) for i in records.rows["id"]] if "id" in records.rows else [str(i) for i in range(n)]
+        titles = ["" if t is None else str(t) for t in records.rows.get("title", [""] * n)]
         article = {
             "data": [
                 {
@@ -188,12 +194,12 @@ class SquadTask(Task):
                     ],
                 }
                 for row, (i, t, q, c, ans) in enumerate(
-                    zip(ids, titles, ds["question"], ds["context"], ds[self.label_column])
+                    zip(ids, titles, records.rows["question"], records.rows["context"], answers)
                 )
-                if self._answers_ok(ans, f"{path}, line {row + 1 + header}")
+                if self._answers_ok(ans, records.where(row))
             ]
         }
-        cols = self.columns_of(article, path, labelled=split not in self.test_splits)
+        cols = self.columns_of(article, records.path, labelled=split not in self.test_splits)
         return datasets.Dataset.from_dict(cols, features=self.features())
 
     @staticmethod

@@ -152,25 +152,26 @@ class SwagTask(Task):
 
         return datasets.Dataset(read_swag_table(path), info=datasets.DatasetInfo(features=swag_features()))
 
-    def from_user_columns(self, ds, path: str, split: str, header: bool):
-        """A user file's rows (:meth:`Task.read_user_file`: ``sent1``, ``sent2``, ``ending0``-``ending3``, ``label``
-        0-3; empty / ``-1`` = unlabelled, test split only) in :func:`swag_features` (other columns ``""``).
+    def from_user_columns(self, records, split: str):
+        """A user file's records (:meth:`Task.read_records`: ``sent1``, ``sent2``, ``ending0``-``ending3``,
+        ``label`` 0-3; empty / ``-1`` = unlabelled, test split only) in :func:`swag_features` (other columns ``""``).
 
         Raises:
             ValueError: a label not 0-3 (names file and line).
         """
         import datasets
 
+        n = len(records)
         cols = {
-            c: [("" if v is None else str(v)) for v in ds[c]] if c in ds.column_names else [""] * len(ds)
+            c: [("" if v is None else str(v)) for v in records.rows[c]] if c in records.rows else [""] * n
             for c in SWAG_COLUMNS
         }
-        raws = ds["label"] if "label" in ds.column_names else [None] * len(ds)
+        raws = records.rows.get("label", [None] * n)
         allowed = LABELS if split in self.test_splits else LABELS[2:]
         for row, raw in enumerate(raws):
             if ("" if raw is None else str(raw).strip()) not in allowed:
                 raise ValueError(
-                    f"{path}, line {row + 1 + header}: label {raw!r}; expected 0, 1, 2 or 3"
+                    f"{records.where(row)}: label {raw!r}; expected 0, 1, 2 or 3"
                     + (" (or empty / -1 if unknown)" if split in self.test_splits else "")
                 )
         cols["label"] = [
