@@ -5,8 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from hf_bert_tasks.finetune.record import CURVES_FILE, plot_training_curves, write_training_curves
-from hf_bert_tasks.utils.plots import curve_series
+from hf_bert_tasks.finetune.record import CURVES_FILE, curve_series, plot_training_curves, write_training_curves
 from tests.conftest import tiny_run_argv
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

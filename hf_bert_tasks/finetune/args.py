@@ -250,4 +250,5 @@ def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -
     table = frozenset(TRAINER_FIELDS).difference(*[cls.__dataclass_fields__ for cls in classes])
     model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})
     data = DataArguments(**{k: values.pop(k) for k in DataArguments.__dataclass_fields__})  # --task looked up: last
-    return CommandLine(model, data, values, given, tuple(classes[len(GROUPS) :]), table)
+    modes = tuple(classes[len(GROUPS) :])
+    return CommandLine(model, data, values, given, modes, table, task=data.registered_task())

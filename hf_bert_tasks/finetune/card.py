@@ -19,7 +19,6 @@ from transformers.modelcard import make_markdown_table, parse_log_history
 
 from ..hub.cards import (
     RUN_INFO_FILE,
-    display_name,
     format_cell,
     framework_versions,
     markdown_table,
@@ -279,3 +278,8 @@ def write_finetune_card(output_dir: str, **kwargs) -> str | None:
     """``README.md`` of a finished fine-tuning run: :func:`hf_bert_tasks.hub.cards.write_card` with
     :func:`build_finetune_card` (``kwargs``: its, e.g. ``task``); returns the path, ``None`` for a kept edited card."""
     return write_card_with(output_dir, build_finetune_card, **kwargs)
+
+
+def display_name(specs: dict, key: str) -> str:
+    """The declared display name of ``key`` (``specs``: {key: MetricSpec}; the key itself for an undeclared one)."""
+    return getattr(specs.get(key), "display", key)

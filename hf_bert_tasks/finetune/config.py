@@ -203,7 +203,7 @@ def finetune_arguments(command_line: CommandLine):
     Raises:
         ValueError: a value the mode or the task refuses (one line, before any model or data is loaded)."""
     model, data, training = training_arguments(finetune_arguments_class(command_line.modes), command_line)
-    finalize_arguments(data.registered_task(), data, training)
+    finalize_arguments(command_line.task or data.registered_task(), data, training)
     return model, data, training
 
 

@@ -67,7 +67,7 @@ def main(argv=None) -> dict[str, float]:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     model_args, data_args, training_args = finetune_arguments(command_line)  # built once, final
     setup_process_logging(training_args)
-    metrics = run_finetune(model_args, data_args, training_args, final=True)
+    metrics = run_finetune(model_args, data_args, training_args, final=True, task=command_line.task)
     if training_args.should_log:  # the eval metrics were logged once, by the final evaluation (Task.evaluate)
         print(f"outputs in {training_args.output_dir}")
     return metrics
@@ -79,20 +79,23 @@ def run_finetune(
     training_args: FinetuneTrainingArguments,
     final: bool = False,
     report: bool = True,
+    task: Task | None = None,
 ):
     """Fine-tune ``model_args.model_name_or_path`` on ``data_args.task`` (over ``--lr_grid``/``--seeds`` if given);
     returns every metric and, on the main process with ``report``, ends with ``tasks.metrics.report``'s warning when
     the dev metric is at the best constant answer's level (the quickstart, which judges its rows itself: off). ``final``: the arguments come from
     :func:`hf_bert_tasks.finetune.config.finetune_arguments`; otherwise (a script's own dataclasses) they are made final
     here (:func:`hf_bert_tasks.finetune.config.finalize_arguments`: secrets, the task's and the mode's defaults,
-    refused flags). Raises ``FileExistsError`` for an occupied ``output_dir``
+    refused flags). ``task``: the registered task the parse looked up (``CommandLine.task``; default: looked up
+    from ``data_args.task``). Raises ``FileExistsError`` for an occupied ``output_dir``
     (:func:`hf_bert_tasks.utils.checkpoints.start_run`, :func:`hf_bert_tasks.finetune.grid.check_grid_output_dir`)."""
     from transformers import AutoConfig, AutoTokenizer
 
     from ..utils.tokenizers import fit_tokenizer_to_model
     from .data import check_model_fits
 
-    task = get_task(data_args.task)  # the registry's (UnknownTaskError, a ValueError, for an unknown name)
+    if task is None:  # a script's call: the registry's lookup (UnknownTaskError, a ValueError, for an unknown name)
+        task = get_task(data_args.task)
     if not final:
         from .config import finalize_arguments
 

@@ -8,6 +8,7 @@ package's matplotlib helpers (a bare Agg ``Figure``: no pyplot state, no backend
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import MISSING, fields
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from ..hub.cards import RUN_INFO_FILE, framework_versions, model_origin
-from ..utils.plots import curve_series, finite_number, new_figure, plot_lines
+from ..utils.plots import new_figure, plot_lines
 
 #: ``TrainingArguments`` fields never recorded (paths, logging, Hub plumbing; secrets are dropped by name too).
 HIDDEN_ARGUMENTS = {
@@ -276,3 +277,49 @@ def finish_training_curves(trainer, eval_metrics: dict[str, Any], metric: str, t
     return write_training_curves(
         trainer.args.output_dir, metric, title, finite_number(eval_metrics.get(f"baseline_{metric}"))
     )
+
+
+def finite_number(value) -> float | None:
+    """``value`` as a finite float, else ``None`` (bools, strings, NaN and inf are not plotted)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if number else None
+
+
+def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -> dict[str, Any]:
+    """The points to plot from a ``Trainer`` ``log_history``.
+
+    Args:
+        log_history: ``trainer_state.json["log_history"]``: dicts with ``step`` and some of ``loss``, ``eval_loss``
+            and ``eval_<metric>`` (the final summary entry has no ``loss`` and is skipped).
+        metric: the eval metric, with or without ``eval_`` (``"accuracy"``); ``None``: the first logged ``eval_*``
+            key that is not a loss, runtime or count.
+
+    Returns:
+        ``{"train_loss": (steps, values), "eval_loss": (steps, values), "eval_metric": (steps, values),
+        "metric": "eval_<name>" or None}``, lists in log order; missing or non-finite values are left out.
+        ``ValueError`` for an entry without an integer ``step`` (not a ``Trainer`` log history).
+    """
+    skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
+    if metric is None:
+        metric = next(
+            (
+                k
+                for entry in log_history
+                for k in entry
+                if k.startswith("eval_") and k not in skip and finite_number(entry[k]) is not None
+            ),
+            None,
+        )
+    elif not metric.startswith("eval_"):
+        metric = f"eval_{metric}"
+    series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
+    for i, entry in enumerate(log_history):
+        step = entry.get("step")
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise ValueError(f"log_history[{i}]: expected an integer 'step', got {step!r}")
+        for name, key in (("train_loss", "loss"), ("eval_loss", "eval_loss"), ("eval_metric", metric)):
+            value = finite_number(entry.get(key)) if key else None
+            if value is not None:
+                series[name][0].append(step)
+                series[name][1].append(value)
+    return series

@@ -38,6 +38,7 @@ class CommandLine:
     given: frozenset
     modes: tuple = ()
     table_fields: frozenset = frozenset()  #: training flags whose default is ``TRAINER_FIELDS``' (not a class's)
+    task: Any = None  #: ``finetune``: the registered task ``--task`` names, looked up once by the parse
 
 
 class UsageError(ValueError):

@@ -116,11 +116,6 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return make_markdown_table([dict(zip(header, (format_cell(v) for v in row))) for row in rows]).rstrip("\n")
 
 
-def display_name(specs: dict, key: str) -> str:
-    """The declared display name of ``key`` (``specs``: {key: MetricSpec}; the key itself for an undeclared one)."""
-    return getattr(specs.get(key), "display", key)
-
-
 def read_record(output_dir: str, name: str = RUN_INFO_FILE, missing: str | None = None) -> Any:
     """The JSON file ``output_dir/name`` (the run record by default); ``None`` when there is none, or with ``missing``
     ``FileNotFoundError`` (``<path>: not found; <missing>``); ``ValueError`` (naming the file and line) when it is not
