@@ -355,6 +355,7 @@ class Task(UserFiles, abc.ABC):
             "pipeline_tag": self.pipeline_tag,
             "local_files": {k: list(v) for k, v in self.local_files.items()},
             "required_columns": list(self.required_columns().values()),
+            "user_file_formats": dict(self.user_file_formats),
             "labels": self.label_description(),
         }
 

@@ -7,7 +7,12 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar
+
+from ..console import close_names
+
+#: the extensions ``datasets``' ``json`` loader reads as JSON Lines (:meth:`UserFiles.read_user_file`)
+JSON_LINES = {".json": "JSON Lines", ".jsonl": "JSON Lines"}
 
 
 def write_json(path: str, obj: Any) -> None:
@@ -49,6 +54,22 @@ class UserFiles:
     Needs the task's ``user_files``, ``user_columns``, ``text_columns``, ``label_column`` and ``test_splits``; a
     family reads them by overriding :meth:`from_user_columns`."""
 
+    #: extension -> what a ``--train_file`` of it holds (:meth:`read_user_file`'s loaders); a family whose
+    #: ``read_user_file`` reads other files, or not all of these, declares its own (``hf-bert-tasks tasks`` lists it)
+    user_file_formats: ClassVar[dict[str, str]] = {
+        ".csv": "a header row",
+        ".tsv": "a header row",
+        **JSON_LINES,
+    }
+
+    def user_file_formats_text(self) -> str:
+        """:attr:`user_file_formats` in one line, extensions of the same kind together:
+        ``".csv / .tsv (a header row), .json / .jsonl (JSON Lines)"``."""
+        kinds: dict[str, list[str]] = {}
+        for ext, kind in self.user_file_formats.items():
+            kinds.setdefault(kind, []).append(ext)
+        return ", ".join(f"{' / '.join(exts)} ({kind})" for kind, exts in kinds.items())
+
     def required_columns(self) -> dict[str, str]:
         """Canonical column -> the column a user file must have (:attr:`user_columns`, else the canonical name): the
         text columns and the label column (the label is optional in a test file)."""
@@ -78,7 +99,8 @@ class UserFiles:
 
         Raises:
             FileNotFoundError: no such file.
-            ValueError: another extension; a column missing (names the file, the columns found and those expected);
+            ValueError: an extension not in :attr:`user_file_formats`; a column missing (names the file, the columns
+                found, the closest found to each missing one, "did you mean" as for a misspelt flag, and those expected);
                 a bad value (:meth:`from_user_columns`).
         """
         import datasets
@@ -92,9 +114,9 @@ class UserFiles:
             ".json": ("json", {}),
             ".jsonl": ("json", {}),
         }
-        if ext not in builders:
+        if ext not in builders or ext not in self.user_file_formats:
             raise ValueError(
-                f"{path}: extension {ext or '(none)'!r}; expected .csv, .tsv, .json or .jsonl (JSON Lines)"
+                f"{path}: extension {ext or '(none)'!r}; task {self.name!r} reads {self.user_file_formats_text()}"
             )
         builder, options = builders[ext]
         if builder == "csv":
@@ -107,8 +129,10 @@ class UserFiles:
         optional = {self.label_column} if split in self.test_splits else set()
         missing = [name for c, name in wanted.items() if name not in ds.column_names and c not in optional]
         if missing:
+            unused = [c for c in ds.column_names if c not in wanted.values()]  # a found column is no misspelling
+            hints = close_names(missing, unused)
             raise ValueError(
-                f"{path}: column(s) {missing} not found; found {ds.column_names}, expected "
+                f"{path}: column(s) {missing} not found{hints}; found {ds.column_names}, expected "
                 f"{list(wanted.values())} for task {self.name!r} (name yours with --text_column_names "
                 "a,b / --label_column_name c)"
             )

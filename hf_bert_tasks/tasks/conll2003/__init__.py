@@ -10,16 +10,19 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..base import MetricSpec, PaperDefaults, Task, not_a_metric, register_task
-from ..files import text_lines, write_json
+from ..files import JSON_LINES, text_lines, write_json
 from . import features as ner
 from . import metrics as ner_metrics
 
 logger = logging.getLogger(__name__)
 
+#: the extensions of a CoNLL column file (``word ... tag`` per line): ``train.txt``, ``eng.testa`` …
+COLUMN_FILES = (".txt", ".conll", ".train", ".testa", ".testb")
 #: NER labels in the Hub dataset's order (``ClassLabel`` ids 0..8).
 NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 ENTITY_TYPES = ("PER", "ORG", "LOC", "MISC")
@@ -194,15 +197,16 @@ class Conll2003Task(Task):
     #: pads ``input_ids`` and pads ``labels`` with ``-100``
     collator_class = "DataCollatorForTokenClassification"
     data_options = ("label_all_tokens", "document_context")
+    #: the column files (:func:`read_conll_file`) and ``run_ner.py``'s JSON Lines (``tokens``, ``ner_tags``)
+    user_file_formats: ClassVar[dict[str, str]] = {**dict.fromkeys(COLUMN_FILES, "CoNLL columns"), **JSON_LINES}
 
     def read_file(self, path: str, split: str | None = None):
         """One column file (``train.txt``, ``eng.testa`` …) as a ``datasets.Dataset`` (:func:`read_conll_file`)."""
         return conll_dataset(read_conll_file(path))
 
     def read_user_file(self, path: str, split: str):
-        """A ``.txt`` / ``.conll`` column file (:func:`read_conll_file`), else :meth:`Task.read_user_file` (JSON
-        Lines as ``run_ner.py``: a ``tokens`` list and an ``ner_tags`` list per row)."""
-        if os.path.splitext(path)[1].lower() in (".txt", ".conll", ".testa", ".testb", ".train"):
+        """A column file (:func:`read_conll_file`), else :meth:`Task.read_user_file` (``run_ner.py``'s JSON Lines)."""
+        if self.user_file_formats.get(os.path.splitext(path)[1].lower(), "").startswith("CoNLL"):
             return conll_dataset(read_conll_file(path))
         return super().read_user_file(path, split)
 
