@@ -2,7 +2,7 @@
 :func:`wrap_words`, :func:`terminal_width`) and the "did you mean" hint for a misspelt name (:func:`close_names`).
 
 Rules (issue 58): the width is the terminal's (``shutil.get_terminal_size``, which reads ``COLUMNS`` first), 80
-columns when unknown; a cell wraps after a space, a path separator (``/``) or a comma, never inside a word; a table
+columns when unknown; a cell wraps after a space or a path separator (``/``), never inside a word; a table
 whose columns cannot fit side by side is printed as one ``header: value`` block per row instead. Scripts read the
 ``--json`` form of each command, not these tables.
 """
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 DEFAULT_WIDTH = 80
 #: spaces between two columns
 GAP = 2
-#: where a cell may wrap: after a run of spaces, or after a ``/`` or ``,`` (a path or a list stays readable)
-_BREAK = re.compile(r"[^ /,]*(?:[/,]| +|$)")
+#: where a cell may wrap: after a run of spaces, or after a ``/`` (a long path); ``1,2,3`` stays whole
+_BREAK = re.compile(r"[^ /]*(?:/| +|$)")
 
 
 def terminal_width() -> int:
@@ -30,7 +30,7 @@ def terminal_width() -> int:
 
 
 def pieces(text: str) -> list[str]:
-    """``text`` cut after each break point (spaces, ``/``, ``,``), separators kept: ``"a/b c"`` ->
+    """``text`` cut after each break point (spaces, ``/``), separators kept: ``"a/b c"`` ->
     ``["a/", "b ", "c"]``. Joined, the pieces give ``text`` back."""
     return [p for p in _BREAK.findall(text) if p]
 
@@ -92,6 +92,7 @@ def render_table(
     width: int | None = None,
     notes: Sequence[Sequence[str]] | None = None,
     indent: int = 2,
+    headings: Sequence[str | None] | None = None,
 ) -> list[str]:
     """The lines of a table of ``rows`` (cells as strings) under ``header``, no line wider than ``width``
     (:func:`terminal_width` when ``None``) unless a single word is, no word broken (:func:`wrap_words`).
@@ -106,8 +107,10 @@ def render_table(
     """
     width = terminal_width() if width is None else width
     notes = notes if notes is not None else [()] * len(rows)
-    if len(notes) != len(rows):
-        raise ValueError(f"render_table: {len(notes)} notes for {len(rows)} rows; expected one entry per row")
+    headings = headings if headings is not None else [None] * len(rows)
+    for name, given in (("notes", notes), ("headings", headings)):
+        if len(given) != len(rows):
+            raise ValueError(f"render_table: {len(given)} {name} for {len(rows)} rows; expected one entry per row")
     for n, row in enumerate(rows):
         if len(row) != len(header):
             raise ValueError(f"render_table: row {n} has {len(row)} cells; expected {len(header)} (the header's)")
@@ -116,13 +119,15 @@ def render_table(
     widths = column_widths(header, rows, width)
     lines: list[str] = []
     if widths is None:  # too narrow for columns: a block per row
-        for row, row_notes in zip(rows, note_lines):
+        for row, row_notes, heading in zip(rows, note_lines, headings):
+            lines += wrap_words(heading, width) if heading else []
             lines += wrap_words(row[0], width)
             for name, cell in zip(header[1:], row[1:]):
                 lines += [pad + line for line in wrap_words(f"{name}: {cell}", width - indent)]
             lines += [pad + line for line in row_notes]
         return lines
-    for row, row_notes in [(header, []), *zip(rows, note_lines)]:
+    for row, row_notes, heading in [(header, [], None), *zip(rows, note_lines, headings)]:
+        lines += wrap_words(heading, width) if heading else []
         wrapped = [wrap_words(cell, w) for cell, w in zip(row, widths)]
         for i in range(max(map(len, wrapped))):
             cells = [(col[i] if i < len(col) else "").ljust(w) for col, w in zip(wrapped, widths)]

@@ -10,11 +10,12 @@ from hf_bert_tasks.console import close_names, column_widths, render_table, term
 
 
 def words(text: str) -> set[str]:
-    """The unbreakable words of ``text``: runs between spaces, ``/`` and ``,``."""
-    return {w for w in re.split(r"[ /,]+", text) if w}
+    """The unbreakable words of ``text`` (runs between spaces and ``/``), a trailing comma dropped."""
+    return {w.rstrip(",") for w in re.split(r"[ /]+", text) if w}
 
 
 def test_wrap_breaks_after_spaces_and_path_separators_only():
+    assert wrap_words("--seeds 1,2,3", 10) == ["--seeds", "1,2,3"]
     assert wrap_words("dev_mismatched.jsonl, train.tsv", 22) == ["dev_mismatched.jsonl,", "train.tsv"]
     assert wrap_words("runs/compare/conll2003/seed1", 14) == ["runs/compare/", "conll2003/", "seed1"]
 
@@ -104,3 +105,19 @@ def test_finetune_help_names_squad_json_and_conll_txt():
 
     help_text = " ".join(finetune_parser().format_help().split())
     assert ".csv, .tsv, .jsonl; SQuAD .json, CoNLL .txt" in help_text
+
+
+def test_quickstart_table_fits_80_columns_and_keeps_each_verdict_whole():
+    from hf_bert_tasks.scripts.quickstart_report import Row, table_lines
+
+    rows = [
+        Row("pretraining", "MLM accuracy", 0.41, 0.07, "most frequent WordPiece"),
+        Row("fine-tune sst2", "accuracy", 0.55, 0.51, "majority class"),
+        Row("pretrained vs random, 160 labels", "accuracy", 0.62, 0.60, "random init", kind="gain"),
+    ]
+    summary = {"total_wall_seconds": 312.4, "cpu_seconds": 301.0}
+    lines = table_lines(rows, summary, "runs/quickstart-20261207-055300", width=80)
+    assert max(map(len, lines)) <= 80
+    printed = {w for line in lines for w in words(line)}
+    assert {"(+0.340", "+0.10", "quickstart-20261207-055300", "quickstart_summary.json", "WordPiece)"} <= printed
+    assert sum(line.startswith("NOT shown here:") for line in lines) == 2  # the two rows short of their margin
