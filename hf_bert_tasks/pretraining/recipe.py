@@ -27,7 +27,13 @@ from ..run.model_card import write_card
 from ..run.modeling import BERT_PRESETS
 from ..run.run_record import model_origin
 from ..run.tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
-from .card import CURVE_METRICS, build_pretraining_card, plot_pretraining_curves, pretraining_curves
+from .card import (
+    CURVE_METRICS,
+    build_pretraining_card,
+    most_frequent_token_accuracy,
+    plot_pretraining_curves,
+    pretraining_curves,
+)
 from .card import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .collators import DataCollatorForBertPretraining
 from .config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
@@ -349,6 +355,7 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         "masked_only_decoder": args.masked_only_decoder,
         "masking_recipe": masking_recipe(data_args, collator),
         "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
+        "mlm_most_frequent_token_accuracy": most_frequent_token_accuracy(eval_ds["labels"]) if eval_ds else None,
         "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h],
     }
 

@@ -276,8 +276,10 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
 
     Returns:
         ``{"train_loss": (steps, values), "eval_loss": (steps, values), "eval_metric": (steps, values),
-        "metric": "eval_<name>" or None}``, lists in log order; missing or non-finite values are left out.
-        ``ValueError`` for an entry without an integer ``step`` (not a ``Trainer`` log history).
+        "metric": "eval_<name>" or None, "train_loss_label": str}``, lists in log order; missing or non-finite
+        values are left out. A run shorter than ``logging_steps`` logs no ``loss``: its train loss is then the final
+        summary's ``train_loss`` (the mean over the run) at its step, labelled so. ``ValueError`` for an entry
+        without an integer ``step`` (not a ``Trainer`` log history).
     """
     skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
     if metric is None:
@@ -293,6 +295,7 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     elif not metric.startswith("eval_"):
         metric = f"eval_{metric}"
     series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
+    series["train_loss_label"] = "train loss"
     for i, entry in enumerate(log_history):
         step = entry.get("step")
         if isinstance(step, bool) or not isinstance(step, int):
@@ -302,13 +305,21 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
             if value is not None:
                 series[name][0].append(step)
                 series[name][1].append(value)
+    summary = next((e for e in reversed(log_history) if _number(e.get("train_loss")) is not None), None)
+    if not series["train_loss"][0] and summary is not None:  # fewer steps than logging_steps: the run's own mean
+        series["train_loss"] = ([summary["step"]], [float(summary["train_loss"])])
+        series["train_loss_label"] = "train loss (mean over the run: train_loss)"
     return series
 
 
 def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, empty: str = "nothing logged"):
     """Draw ``lines`` (``(label, (steps, values), matplotlib style)``) on the ``Axes`` ``ax`` against the step; lines
-    without points are skipped, and a panel left empty says ``empty`` instead of drawing a blank frame."""
+    without points are skipped (so no legend entry names a series that is not drawn), a single point gets a marker
+    (a line style alone draws nothing for it), and a panel left empty says ``empty`` instead of drawing a blank
+    frame."""
     for label, (steps, values), style in lines:
+        if len(steps) == 1 and not any(marker in style for marker in "o.sD^v*x+"):
+            style += "o"
         if steps:
             ax.plot(steps, values, style, label=label)
     ax.set(xlabel="step", title=title or "", ylabel=ylabel or "")
@@ -361,7 +372,7 @@ def plot_training_curves(
         )
     plot_lines(
         left,
-        [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
+        [(series["train_loss_label"], series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
         ylabel="loss",
         empty="no loss logged",
     )
