@@ -4,7 +4,8 @@ baseline, chance and most-frequent-token lines, the phase boundary)."""
 
 import pytest
 
-from hf_bert_tasks.pretraining.card import most_frequent_token_accuracy, plot_pretraining_curves, pretraining_curves
+from hf_bert_tasks.pretraining.card import plot_pretraining_curves, pretraining_curves
+from hf_bert_tasks.pretraining.recipe import most_frequent_token_accuracy
 from hf_bert_tasks.run.run_record import curve_series, plot_training_curves
 
 

@@ -10,10 +10,9 @@ import json
 import logging
 import math
 import os
-from collections import Counter
 
 from ..run.model_card import PRETRAINING_SUMMARY_FILE, markdown_table, read_record, render_card
-from ..run.run_record import framework_versions
+from ..run.run_record import framework_versions, plot_panels
 
 logger = logging.getLogger(__name__)
 
@@ -111,14 +110,6 @@ def build_pretraining_card(
     )
 
 
-def most_frequent_token_accuracy(labels) -> float | None:
-    """MLM's trivial baseline: the accuracy of always guessing the most frequent target token, i.e. its share of the
-    masked positions (``labels`` rows: token ids, ``-100`` where not masked, as the static eval masks store them);
-    ``None`` without a masked position."""
-    counts = Counter(t for row in labels for t in row if t != -100)
-    return counts.most_common(1)[0][1] / sum(counts.values()) if counts else None
-
-
 def pretraining_curves(summary: dict) -> dict:
     """The series of ``pretraining_curves.png`` from a summary's phase histories (steps continue across phases):
     ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` per :data:`CURVE_METRICS` entry, from the
@@ -156,31 +147,38 @@ def plot_pretraining_curves(curves: dict, path: str):
     the optimizer step; train and eval lines, each phase drawn apart with markers so a phase's single point shows).
     Each panel with data marks where a later phase starts (dotted, "phase 2: seq 512"); NSP accuracy has its chance
     line (:data:`NSP_CHANCE`), MLM accuracy each phase's most-frequent-token line (dashed). Returns the ``Figure``."""
-    from ..run.run_record import new_figure, plot_lines
-
     phases = curves.get("phases") or [{"start": 0, "end": math.inf}]
-    fig, axes = new_figure(2, 2, figsize=(10, 7))
-    for ax, metric in zip(axes.flat, CURVE_METRICS):
+    panels = []
+    for metric in CURVE_METRICS:
         drawn = any(curves[metric][split][0] for split in ("train", "eval"))
-        for n, phase in enumerate(phases[1:] if drawn else [], 2):
-            ax.axvline(phase["start"], color="black", linestyle=":", label=f"phase {n}: seq {phase['max_seq_length']}")
+        references = [
+            (
+                "axvline",
+                (p["start"],),
+                {"color": "black", "linestyle": ":", "label": f"phase {n}: seq {p['max_seq_length']}"},
+            )
+            for n, p in enumerate(phases[1:] if drawn else [], 2)
+        ]
         if drawn and metric == "nsp_accuracy":
-            ax.axhline(NSP_CHANCE, color="grey", linestyle="--", linewidth=1, label=f"chance {NSP_CHANCE:g}")
-        mfl = [p for p in phases if p.get("mlm_most_frequent_token_accuracy") is not None]
-        for k, phase in enumerate(mfl if drawn and metric == "mlm_accuracy" else []):
-            value, end = phase["mlm_most_frequent_token_accuracy"], phase["end"]
+            dashed = {"color": "grey", "linestyle": "--", "linewidth": 1, "label": f"chance {NSP_CHANCE:g}"}
+            references.append(("axhline", (NSP_CHANCE,), dashed))
+        mft = [p for p in phases if p.get("mlm_most_frequent_token_accuracy") is not None]
+        for k, p in enumerate(mft if drawn and metric == "mlm_accuracy" else []):
+            dashed = {"colors": "grey", "linestyles": "--", "linewidth": 1}
             label = "most frequent token" if k == 0 else "_nolegend_"
-            ax.hlines(value, phase["start"], end, colors="grey", linestyles="--", linewidth=1, label=label)
+            references.append(
+                ("hlines", (p["mlm_most_frequent_token_accuracy"], p["start"], p["end"]), {**dashed, "label": label})
+            )
         lines = [
             (label if n == 0 else "_nolegend_", _within(curves[metric][split], phase, first=n == 0), style)
             for split, label, style in (("train", "train", "C0.-"), ("eval", "eval", "C1o-"))
             for n, phase in enumerate(phases)
         ]
         title = metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP")
-        plot_lines(ax, lines, title=title, empty="not logged (MLM only)" if metric.startswith("nsp") else "not logged")
-        ax.grid(alpha=0.3)
-    fig.savefig(path, dpi=100)
-    return fig
+        panels.append(
+            (title, lines, "not logged (MLM only)" if metric.startswith("nsp") else "not logged", references)
+        )
+    return plot_panels(path, panels, 2, 2, figsize=(10, 7))
 
 
 def _within(series: tuple[list, list], phase: dict, first: bool) -> tuple[list, list]:

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import pathlib
+from collections import Counter
 from itertools import chain
 from operator import itemgetter
 
@@ -27,13 +28,7 @@ from ..run.model_card import write_card
 from ..run.modeling import BERT_PRESETS
 from ..run.run_record import model_origin
 from ..run.tokenization import fit_tokenizer_to_model, train_wordpiece_tokenizer
-from .card import (
-    CURVE_METRICS,
-    build_pretraining_card,
-    most_frequent_token_accuracy,
-    plot_pretraining_curves,
-    pretraining_curves,
-)
+from .card import CURVE_METRICS, build_pretraining_card, plot_pretraining_curves, pretraining_curves
 from .card import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .collators import DataCollatorForBertPretraining
 from .config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
@@ -358,6 +353,14 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         "mlm_most_frequent_token_accuracy": most_frequent_token_accuracy(eval_ds["labels"]) if eval_ds else None,
         "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h],
     }
+
+
+def most_frequent_token_accuracy(labels) -> float | None:
+    """MLM's trivial baseline: the accuracy of always guessing the most frequent target token, i.e. its share of the
+    masked positions (``labels`` rows: token ids, ``-100`` where not masked, as the static eval masks store them);
+    ``None`` without a masked position. Drawn on ``pretraining_curves.png`` (:func:`.card.plot_pretraining_curves`)."""
+    counts = Counter(t for row in labels for t in row if t != -100)
+    return counts.most_common(1)[0][1] / sum(counts.values()) if counts else None
 
 
 def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training_args: PretrainTrainingArguments):

@@ -330,10 +330,14 @@ def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, e
 
 
 def plot_panels(path: str, panels, nrows: int, ncols: int, figsize: tuple[float, float]):
-    """Write a PNG of ``nrows x ncols`` panels (``panels``: ``(title, lines, empty)`` each, drawn by
-    :func:`plot_lines` with a light grid) to ``path``; returns the ``Figure``."""
+    """Write a PNG of ``nrows x ncols`` panels (``panels``: ``(title, lines, empty)`` each, or ``(title, lines, empty,
+    references)`` with ``references`` a list of ``(Axes method, args, kwargs)`` drawn first, e.g. ``("axhline",
+    (0.5,), {"label": "chance 0.5"})``; then :func:`plot_lines` with a light grid) to ``path``; returns the
+    ``Figure``."""
     fig, axes = new_figure(nrows, ncols, figsize=figsize)
-    for ax, (title, lines, empty) in zip(getattr(axes, "flat", [axes]), panels):
+    for ax, (title, lines, empty, *references) in zip(getattr(axes, "flat", [axes]), panels):
+        for method, args, kwargs in references[0] if references else []:
+            getattr(ax, method)(*args, **kwargs)
         plot_lines(ax, lines, title=title, empty=empty)
         ax.grid(alpha=0.3)
     fig.savefig(path, dpi=100)
