@@ -309,3 +309,16 @@ def test_every_family_declares_the_formats_its_reader_takes():
         ".json",
         ".jsonl",
     ]
+
+
+def test_a_glue_file_with_a_misspelt_header_gets_the_closest_column(tmp_path):
+    write(tmp_path / "train.tsv", "sentense\tlabel\nok\t1\n")
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['sentence'\] \(did you mean 'sentense'\?\)"):
+        get_task("sst2").read_local(str(tmp_path))
+
+
+def test_a_swag_file_with_a_misspelt_header_gets_the_closest_column(tmp_path):
+    header = "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,endng3,label"
+    write(tmp_path / "train.csv", header + "\nv,1,a b,a,b,gold,w,x,y,z,0\n")
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['ending3'\] \(did you mean 'endng3'\?\)"):
+        get_task("swag").read_local(str(tmp_path))
