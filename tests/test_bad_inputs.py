@@ -803,7 +803,10 @@ CASES = {
     ),
     "user-file-extension": (
         user_file_extension,
-        expect_error(ValueError, r"mine\.xlsx: extension '\.xlsx'; expected \.csv, \.tsv, \.json or \.jsonl"),
+        expect_error(
+            ValueError,
+            r"mine\.xlsx: extension '\.xlsx'; task 'sst2' reads \.csv / \.tsv \(a header row\), \.json / \.jsonl",
+        ),
     ),
     "user-file-missing-columns": (
         user_file_missing_columns,

@@ -133,7 +133,7 @@ def test_reuse_of_a_configuration_not_compared_is_an_error(tmp_path, tiny_bert_d
     (done / "all_results.json").write_text(json.dumps({"eval_f1": 0.5}))
     with pytest.raises(
         ValueError,
-        match=r"--reuse fintune=.*: no configuration 'fintune' in this comparison; "
+        match=r"--reuse fintune=.*: no configuration 'fintune' in this comparison \(did you mean 'finetune'\?\); "
         r"expected one of \['finetune'\]",
     ):
         main(

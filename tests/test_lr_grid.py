@@ -292,3 +292,30 @@ def test_an_interrupted_sub_run_with_checkpoints_is_not_restarted_silently(tiny_
     with pytest.raises(FileExistsError, match="seed_2 holds checkpoints"):
         stsb(tiny_bert_dir, out, cache, "--seeds", "1,2")
     assert (out / "seed_2" / "checkpoint-2").is_dir()
+
+
+def test_the_grid_summary_fits_80_columns_and_marks_the_selected_rate():
+    from hf_bert_tasks.finetune.grid import grid_table_lines
+
+    per_lr = [
+        {"learning_rate": 1000.0, "mean": None, "std": None, "num_runs": 2, "degenerate_runs": 1, "best_seed": 2},
+        {"learning_rate": 1e-3, "mean": 0.8123, "std": 0.0101, "num_runs": 2, "degenerate_runs": 0, "best_seed": 1},
+    ]
+    keys = {"selected_learning_rate": 1e-3, "selected_seed": 1}
+    lines = grid_table_lines(per_lr, "eval_spearmanr", keys, "runs/stsb/lr_0.001/seed_1", width=80)
+    assert max(map(len, lines)) <= 80
+    assert lines[1].split() == [
+        "learning",
+        "rate",
+        "mean",
+        "eval_spearmanr",
+        "std",
+        "runs",
+        "NaN",
+        "runs",
+        "best",
+        "seed",
+    ]
+    assert lines[3].split() == ["1000", "—", "—", "2", "1", "2"]
+    assert lines[4].split() == ["0.001", "(selected)", "0.8123", "0.0101", "2", "0", "1"]
+    assert "runs/stsb/lr_0.001/seed_1" in " ".join(lines)

@@ -234,3 +234,16 @@ def test_an_explicit_finished_folder_is_refused_without_the_flag(tmp_path):
     (tmp_path / "quickstart_summary.json").write_text("{}")
     with pytest.raises(FileExistsError, match="--overwrite_output_dir"):
         Q.main(["--output_dir", str(tmp_path)])
+
+
+def test_json_puts_only_the_summary_on_stdout(tmp_path, monkeypatch, capsys):
+    def fake_run(output_dir, seed, plan):
+        print("== 1. a step's progress")
+        return {"output_dir": output_dir, "all_work": True}
+
+    monkeypatch.setattr(Q, "run_quickstart", fake_run)
+    monkeypatch.setattr("hf_bert_tasks.utils.threads.use_threads", lambda n: "threads: not changed in tests")
+    Q.main(["--output_dir", str(tmp_path / "q"), "--json"])
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"output_dir": str(tmp_path / "q"), "all_work": True}
+    assert "== 1. a step's progress" in captured.err

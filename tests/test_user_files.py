@@ -117,7 +117,7 @@ def test_training_row_without_label_is_an_error(tmp_path):
 
 def test_unknown_extension_is_an_error(tmp_path):
     train = write(tmp_path / "mine.xlsx", "x")
-    with pytest.raises(ValueError, match=r"mine.xlsx: extension '.xlsx'; expected .csv, .tsv, .json or .jsonl"):
+    with pytest.raises(ValueError, match=r"mine.xlsx: extension '.xlsx'; task 'sst2' reads .csv / .tsv \(a header"):
         get_task("sst2").configure(data_args(train_file=train)).load()
 
 
@@ -288,3 +288,60 @@ def test_card_after_max_eval_samples_states_the_subset_and_the_baseline(tiny_ber
     assert "same splits" not in text and "Ours beside the BERT paper" not in text, text
     assert "OptimizerNames" not in text, text
     assert train not in text and dev not in text  # file names, not local paths
+
+
+def test_a_misspelt_column_gets_the_closest_column_of_the_file(tmp_path):
+    train = write(tmp_path / "mine.csv", "sentense,label\nok,1\n")
+    with pytest.raises(ValueError, match=r"column\(s\) \['sentence'\] not found \(did you mean 'sentense'\?\)"):
+        get_task("sst2").configure(data_args(train_file=train)).load()
+
+
+def test_a_misspelt_column_flag_gets_the_closest_column_of_the_file(tmp_path):
+    train = write(tmp_path / "mine.csv", "review,mood\nok,positive\n")
+    with pytest.raises(ValueError, match=r"\['reveiw'\] not found \(did you mean 'review'\?\)"):
+        get_task("sst2").configure(
+            data_args(train_file=train, text_column_names="reveiw", label_column_name="mood")
+        ).load()
+
+
+def test_a_column_only_loosely_alike_gets_no_hint(tmp_path):
+    # 'sentiment' is close to 'sentence' only by difflib's 0.71 (< 0.75): no hint, as for the bad-inputs case
+    train = write(tmp_path / "mine.csv", "text,sentiment\nok,positive\n")
+    with pytest.raises(ValueError, match=r"\['sentence', 'label'\] not found; found"):
+        get_task("sst2").configure(data_args(train_file=train)).load()
+
+
+def test_squad_reads_no_csv_and_says_what_it_reads(tmp_path):
+    train = write(tmp_path / "qa.csv", "question,context,answers\nq,c,a\n")
+    with pytest.raises(ValueError, match=r"task 'squad_v1' reads \.json \(official SQuAD JSON, or JSON Lines\)"):
+        get_task("squad_v1").configure(data_args(train_file=train)).load()
+
+
+def test_every_family_declares_the_formats_its_reader_takes():
+    assert list(get_task("sst2").describe()["user_file_formats"]) == [".csv", ".tsv", ".json", ".jsonl"]
+    assert list(get_task("squad_v2").describe()["user_file_formats"]) == [".json", ".jsonl"]
+    assert list(get_task("conll2003").describe()["user_file_formats"]) == [
+        ".txt",
+        ".conll",
+        ".iob",
+        ".bio",
+        ".bioes",
+        ".train",
+        ".testa",
+        ".testb",
+        ".json",
+        ".jsonl",
+    ]
+
+
+def test_a_glue_file_with_a_misspelt_header_gets_the_closest_column(tmp_path):
+    write(tmp_path / "train.tsv", "sentense\tlabel\nok\t1\n")
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['sentence'\] \(did you mean 'sentense'\?\)"):
+        get_task("sst2").read_local(str(tmp_path))
+
+
+def test_a_swag_file_with_a_misspelt_header_gets_the_closest_column(tmp_path):
+    header = "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,endng3,label"
+    write(tmp_path / "train.csv", header + "\nv,1,a b,a,b,gold,w,x,y,z,0\n")
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['ending3'\] \(did you mean 'endng3'\?\)"):
+        get_task("swag").read_local(str(tmp_path))

@@ -63,7 +63,7 @@ class DataArguments:
     train_file: str | None = field(
         default=None,
         metadata={
-            "help": "Your own training file (.csv, .tsv, .jsonl) with the task's columns (`hf-bert-tasks tasks`)."
+            "help": "Your own training file: .csv, .tsv, .jsonl; SQuAD .json, CoNLL .txt (`hf-bert-tasks tasks`)."
         },
     )
     validation_file: str | None = field(default=None, metadata={"help": "Your own dev file (as --train_file)."})

@@ -223,17 +223,29 @@ def run_grid(
     from .card import write_finetune_card
 
     write_finetune_card(top, task=task)  # the selected run's card, with the grid's table
-    selected = grid_keys["selected_learning_rate"]
-    logger.info(
-        "selected lr %g (mean %s = %s over %d seed(s)); best seed %d copied up from %s",
-        selected,
-        key,
-        next(s for s in per_lr if s["learning_rate"] == selected)["mean"],
-        len(seeds),
-        grid_keys["selected_seed"],
-        best_dir,
-    )
+    print("\n".join(grid_table_lines(per_lr, key, grid_keys, best_dir)))  # the full record: lr_grid_results.json
     return results
+
+
+def grid_table_lines(per_lr: list[dict], key: str, grid_keys: dict, best_dir: str, width: int | None = None) -> list:
+    """The grid's summary as printed, fitting ``width`` columns (the terminal's when ``None``;
+    :func:`hf_bert_tasks.console.render_table`): a row per learning rate (mean and sample std of ``key`` over its
+    seeds, runs, degenerate runs, best seed; the selected one marked), then the selection in one line."""
+    from ..console import render_table, terminal_width, wrap_words
+
+    width = terminal_width() if width is None else width
+    selected = grid_keys["selected_learning_rate"]
+    table = []
+    for s in per_lr:
+        lr = f"{s['learning_rate']:g}" + (" (selected)" if s["learning_rate"] == selected else "")
+        mean, std = ("—" if v is None else f"{v:.4f}" for v in (s["mean"], s["std"]))
+        table.append((lr, mean, std, str(s["num_runs"]), str(s["degenerate_runs"]), str(s.get("best_seed", "—"))))
+    done = (
+        f"selected lr {selected:g} (highest mean {key} over seeds, BERT §4.1); its best seed "
+        f"{grid_keys['selected_seed']} copied up from {best_dir}; every run: {GRID_RESULTS_FILE}"
+    )
+    head = ("learning rate", f"mean {key}", "std", "runs", "NaN runs", "best seed")
+    return ["", *render_table(head, table, width=width), *wrap_words(done, width)]
 
 
 def _train_or_reuse(training_args, lr: float, seed: int, folder: str, key: str, settings: dict, run_one) -> dict:

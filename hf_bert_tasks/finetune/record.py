@@ -234,7 +234,7 @@ def plot_training_curves(
         )
     plot_lines(
         left,
-        [("train loss", series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
+        [(series["train_loss_label"], series["train_loss"], "-"), ("eval loss", series["eval_loss"], "o--")],
         ylabel="loss",
         empty="no loss logged",
     )
@@ -296,8 +296,10 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
 
     Returns:
         ``{"train_loss": (steps, values), "eval_loss": (steps, values), "eval_metric": (steps, values),
-        "metric": "eval_<name>" or None}``, lists in log order; missing or non-finite values are left out.
-        ``ValueError`` for an entry without an integer ``step`` (not a ``Trainer`` log history).
+        "metric": "eval_<name>" or None, "train_loss_label": str}``, lists in log order; missing or non-finite
+        values are left out. A run shorter than ``logging_steps`` logs no ``loss``: its train loss is then the final
+        summary's ``train_loss`` (the mean over the run) at its step, labelled so. ``ValueError`` for an entry
+        without an integer ``step`` (not a ``Trainer`` log history).
     """
     skip = ("eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_samples")
     if metric is None:
@@ -313,6 +315,7 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
     elif not metric.startswith("eval_"):
         metric = f"eval_{metric}"
     series: dict[str, Any] = {"train_loss": ([], []), "eval_loss": ([], []), "eval_metric": ([], []), "metric": metric}
+    series["train_loss_label"] = "train loss"
     for i, entry in enumerate(log_history):
         step = entry.get("step")
         if isinstance(step, bool) or not isinstance(step, int):
@@ -322,4 +325,8 @@ def curve_series(log_history: list[dict[str, Any]], metric: str | None = None) -
             if value is not None:
                 series[name][0].append(step)
                 series[name][1].append(value)
+    summary = next((e for e in reversed(log_history) if finite_number(e.get("train_loss")) is not None), None)
+    if not series["train_loss"][0] and summary is not None:  # fewer steps than logging_steps: the run's own mean
+        series["train_loss"] = ([summary["step"]], [float(summary["train_loss"])])
+        series["train_loss_label"] = "train loss (mean over the run: train_loss)"
     return series

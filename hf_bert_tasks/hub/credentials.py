@@ -14,19 +14,3 @@ def redact(text: str, secrets) -> str:
     for secret in filter(None, secrets):
         text = text.replace(secret, "***")
     return text
-
-
-#: 0.1.0 names of this module that live with the arguments they scrub (``run/arguments.py``, which imports
-#: transformers): resolved on first use, so importing this module stays cheap and ``arguments`` never imports it.
-_WITH_THE_ARGUMENTS = ("SECRET_NAME", "is_secret_name", "scrub_secrets")
-
-
-def __getattr__(name: str):
-    if name in _WITH_THE_ARGUMENTS:
-        from ..finetune import config as arguments
-
-        return getattr(arguments, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["redact"]

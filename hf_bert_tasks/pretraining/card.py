@@ -113,8 +113,11 @@ def build_pretraining_card(
 def pretraining_curves(summary: dict) -> dict:
     """The series of ``pretraining_curves.png`` from a summary's phase histories (steps continue across phases):
     ``{metric: {"train": (steps, values), "eval": (steps, values)}}`` per :data:`CURVE_METRICS` entry, from the
-    logged ``metric`` and ``eval_<metric>`` (lists in log order; empty for NSP in an MLM-only run)."""
-    data = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
+    logged ``metric`` and ``eval_<metric>`` (lists in log order; empty for NSP in an MLM-only run), and ``"phases"``:
+    ``{"start", "end", "max_seq_length", "mlm_most_frequent_token_accuracy"}`` per phase (steps; the baseline
+    ``None`` where the phase did not record it)."""
+    data: dict = {m: {"train": ([], []), "eval": ([], [])} for m in CURVE_METRICS}
+    data["phases"] = []
     offset = 0
     for phase in summary.get("phases", []):
         for entry in phase.get("history", []):
@@ -123,19 +126,64 @@ def pretraining_curves(summary: dict) -> dict:
                     if key in entry:
                         data[metric][split][0].append(offset + entry["step"])
                         data[metric][split][1].append(entry[key])
+        data["phases"].append(
+            {
+                "start": offset,
+                "end": offset + phase.get("steps", 0),
+                "max_seq_length": phase.get("max_seq_length"),
+                "mlm_most_frequent_token_accuracy": phase.get("mlm_most_frequent_token_accuracy"),
+            }
+        )
         offset += phase.get("steps", 0)
     return data
 
 
+#: NSP's chance level: half the pairs are random next sentences (``nsp_probability`` 0.5, BERT §3.1)
+NSP_CHANCE = 0.5
+
+
 def plot_pretraining_curves(curves: dict, path: str):
     """Write :func:`pretraining_curves` data as a 2 x 2 PNG (MLM loss, MLM accuracy, NSP loss, NSP accuracy against
-    the optimizer step; train and eval lines). Returns the ``Figure``."""
-    panels = [
-        (
-            metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP"),
-            [(split, curves[metric][split], style) for split, style in (("train", "-"), ("eval", "o-"))],
-            "not logged (MLM only)" if metric.startswith("nsp") else "not logged",
+    the optimizer step; train and eval lines, each phase drawn apart with markers so a phase's single point shows).
+    Each panel with data marks where a later phase starts (dotted, "phase 2: seq 512"); NSP accuracy has its chance
+    line (:data:`NSP_CHANCE`), MLM accuracy each phase's most-frequent-token line (dashed). Returns the ``Figure``."""
+    phases = curves.get("phases") or [{"start": 0, "end": math.inf}]
+    panels = []
+    for metric in CURVE_METRICS:
+        drawn = any(curves[metric][split][0] for split in ("train", "eval"))
+        references = [
+            (
+                "axvline",
+                (p["start"],),
+                {"color": "black", "linestyle": ":", "label": f"phase {n}: seq {p['max_seq_length']}"},
+            )
+            for n, p in enumerate(phases[1:] if drawn else [], 2)
+        ]
+        if drawn and metric == "nsp_accuracy":
+            dashed = {"color": "grey", "linestyle": "--", "linewidth": 1, "label": f"chance {NSP_CHANCE:g}"}
+            references.append(("axhline", (NSP_CHANCE,), dashed))
+        mft = [p for p in phases if p.get("mlm_most_frequent_token_accuracy") is not None]
+        for k, p in enumerate(mft if drawn and metric == "mlm_accuracy" else []):
+            dashed = {"colors": "grey", "linestyles": "--", "linewidth": 1}
+            label = "most frequent token" if k == 0 else "_nolegend_"
+            references.append(
+                ("hlines", (p["mlm_most_frequent_token_accuracy"], p["start"], p["end"]), {**dashed, "label": label})
+            )
+        lines = [
+            (label if n == 0 else "_nolegend_", _within(curves[metric][split], phase, first=n == 0), style)
+            for split, label, style in (("train", "train", "C0.-"), ("eval", "eval", "C1o-"))
+            for n, phase in enumerate(phases)
+        ]
+        title = metric.replace("_", " ").replace("mlm", "MLM").replace("nsp", "NSP")
+        panels.append(
+            (title, lines, "not logged (MLM only)" if metric.startswith("nsp") else "not logged", references)
         )
-        for metric in CURVE_METRICS
-    ]
     return plot_panels(path, panels, 2, 2, figsize=(10, 7))
+
+
+def _within(series: tuple[list, list], phase: dict, first: bool) -> tuple[list, list]:
+    """The points of ``series`` (steps, values) with ``phase["start"] < step <= phase["end"]`` (``first``: from
+    step 0 on)."""
+    start = -math.inf if first else phase["start"]
+    pairs = [(s, v) for s, v in zip(*series) if start < s <= phase["end"]]
+    return [s for s, _ in pairs], [v for _, v in pairs]

@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import pathlib
+from collections import Counter
 from itertools import chain
 from operator import itemgetter
 
@@ -340,8 +341,16 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         "masked_only_decoder": args.masked_only_decoder,
         "masking_recipe": masking_recipe(data_args, collator),
         "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
+        "mlm_most_frequent_token_accuracy": most_frequent_token_accuracy(eval_ds["labels"]) if eval_ds else None,
         "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h],
     }
+
+
+def most_frequent_token_accuracy(labels) -> float | None:
+    """MLM's trivial baseline: the most frequent target token's share of the masked positions (``labels`` rows: token
+    ids, ``-100`` where not masked); ``None`` without one. Drawn on ``pretraining_curves.png`` (``card.py``)."""
+    counts = Counter(t for row in labels for t in row if t != -100)
+    return counts.most_common(1)[0][1] / sum(counts.values()) if counts else None
 
 
 def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training_args: PretrainTrainingArguments):

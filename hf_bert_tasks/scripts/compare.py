@@ -17,6 +17,7 @@ budget), ``comparison.md`` (laid out like Table 7) and ``comparison.png`` (bar c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -28,10 +29,11 @@ import time
 
 from .. import get_task
 from ..cli import ArgumentParser, UsageError, interactive, run_subcommand, warn_deprecated_flag
+from ..console import close_names, fill
 from ..flags.config_file import config_argv, read_config, settings_argv, unrecognized
 from ..modes import TRAINING_MODES, get_training_mode
 from ..tasks.metrics import PREFIX
-from .compare_report import paper_split, write_report
+from .compare_report import console_lines, paper_split, trivial_baselines, write_report
 
 
 def parse_list(text: str, kind=str) -> list:
@@ -48,7 +50,8 @@ def configurations(modes: list[str], strategies: list[str]) -> list[dict]:
     configs = []
     for mode in modes:
         if mode not in TRAINING_MODES:
-            raise ValueError(f"--modes: unknown mode {mode!r}; expected some of {list(TRAINING_MODES)}")
+            hint = close_names([mode], list(TRAINING_MODES))
+            raise ValueError(f"--modes: unknown mode {mode!r}{hint}; expected some of {list(TRAINING_MODES)}")
         configs += TRAINING_MODES[mode].compare_arms(strategies)  # feature-based: one per strategy
     return configs
 
@@ -193,12 +196,34 @@ def run_one(config: dict, seed: int, args, common: dict) -> dict:
         started = time.time()
         results = run_finetune(model_args, data_args, training_args, final=True)  # finetune_arguments: final
         wall = time.time() - started
-        if training_args.should_log:  # what `hf-bert-tasks finetune` prints after each run
-            print({k: round(v, 4) if isinstance(v, float) else v for k, v in results.items() if k.startswith("eval_")})
         os.makedirs(out, exist_ok=True)
         with open(timing, "w", encoding="utf-8") as f:
             json.dump({"wall_seconds": wall}, f)
-    return {**record, "results": results, "wall_seconds": wall}
+    state = os.path.join(out, "trainer_state.json")
+    steps = read_record(out, "trainer_state.json").get("global_step") if os.path.isfile(state) else None
+    return {**record, "results": results, "wall_seconds": wall, "steps": steps}
+
+
+def run_facts(runs: list[dict]) -> dict:
+    """What an arm's runs (:func:`run_one`'s) recorded beside the metric: ``train_examples`` / ``dev_examples``
+    (``train_samples``; ``examples_scored``, else ``eval_samples``), ``steps`` (the first run's ``global_step``),
+    ``cache_build_seconds`` (the feature cache built by one of them: its ``feature_extraction_runtime`` on a cache
+    miss) and ``wall_seconds`` (the mean per run, that build left out: it serves every strategy)."""
+    first = runs[0]["results"]
+    builds = [
+        r["results"].get("feature_extraction_runtime") or 0.0
+        if r["results"].get("feature_cache_hit") is False
+        else 0.0
+        for r in runs
+    ]
+    walls = [r["wall_seconds"] - b for r, b in zip(runs, builds) if r["wall_seconds"] is not None]
+    return {
+        "train_examples": first.get("train_samples"),
+        "dev_examples": first.get("examples_scored", first.get("eval_samples")),
+        "steps": runs[0].get("steps"),
+        "cache_build_seconds": sum(builds) or None,
+        "wall_seconds": statistics.fmean(walls) if walls else None,
+    }
 
 
 def trainable_parameters(task, model_args, training_args) -> int:
@@ -250,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", default="1", help="comma-separated seeds; each arm runs once per seed")
     parser.add_argument("--title", default=None, help="title of the report and chart")
     parser.add_argument(
+        "--json", action="store_true", help="print comparison.json instead of the report (the runs' logs: stderr)"
+    )
+    parser.add_argument(
         "--rerun", action="store_true", help="run every configuration again even if output_dir holds its finished run"
     )
     parser.add_argument(
@@ -288,21 +316,47 @@ def main(argv: list[str] | None = None) -> dict:
         label, path = item.split("=", 1)
         if label not in labels:  # it would be ignored and the configuration run in full
             raise ValueError(
-                f"--reuse {item}: no configuration {label!r} in this comparison; expected one of {labels}"
+                f"--reuse {item}: no configuration {label!r} in this comparison{close_names([label], labels)}; "
+                f"expected one of {labels}"
             )
         if not os.path.isfile(os.path.join(path, "all_results.json")):
             raise FileNotFoundError(f"--reuse {item}: {path}/all_results.json not found")
         args.reuse_map[label] = path
     validate_arms(args, common)  # every arm's settings and arguments, before the first run starts
     task = get_task(args.task)
+    # --json: stdout holds the JSON only; the runs' own logs and lines go to stderr
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        rows = compare_rows(task, args, common)
+        parts = [p for p in os.path.normpath(args.model_name_or_path).split(os.sep) if p]
+        model = next(
+            (p for p in reversed(parts) if p not in ("model", "snapshots") and not re.fullmatch(r"[0-9a-f]{40}", p)),
+            args.model_name_or_path,
+        )  # a package's or the Hub cache's folder: the model's own name
+        arms = ", ".join(dict.fromkeys(get_training_mode(c["mode"]).name for c in rows))
+        display = task.metric_spec(task.primary_metric).display
+        title = args.title or f"{task.name}: dev {display} of {arms} from {model} (seeds {args.seeds})"
+        paths = write_report(task, rows, args.output_dir, title)
+    if args.json:
+        with open(paths["json"], encoding="utf-8") as f:
+            print(f.read())
+    else:
+        print("\n".join(console_lines(task, rows, title, trivial_baselines(rows))))
+        print("\n" + fill(f"report: {paths['md']}, {paths['png']}, {paths['json']} (every run; for scripts: --json)"))
+    return {"rows": rows, "paths": paths}
+
+
+def compare_rows(task, args, common: dict) -> list[dict]:
+    """Run (or read) every configuration x seed (:func:`run_one`) and return one report row per configuration:
+    the mean / sample std / n of the primary dev metric (0-100, the task's declaration), :func:`run_facts`, the trivial
+    baseline, the paper's number (none on the user's own files: not the paper's data) and :func:`arm_budget`."""
     key = f"eval_{task.primary_metric}"
     spec = task.metric_spec(task.primary_metric)
     seeds = parse_list(args.seeds, int)
+    own_data = any(common.get(k) for k in ("train_file", "validation_file", "dataset_name"))
     rows = []
     for config in configurations(parse_list(args.modes), parse_list(args.strategies)):
         reused = bool(args.reuse_map.get(config["label"]))  # a reused run stands for every seed
         runs = [run_one(config, seed, args, common) for seed in (seeds[:1] if reused else seeds)]
-        # on the paper's 0-100 scale (the task's declaration)
         values = [spec.to_percent(r["results"][key]) for r in runs if key in r["results"]]
         base = next(
             (
@@ -313,8 +367,7 @@ def main(argv: list[str] | None = None) -> dict:
             None,
         )
         mean, std = summarize(values) if values else (None, 0.0)
-        walls = [r["wall_seconds"] for r in runs if r["wall_seconds"] is not None]
-        paper, source = paper_number(task, config) if not common.get("validation_file") else (None, "")  # own data
+        paper, source = (None, "") if own_data else paper_number(task, config)
         rows.append(
             {
                 **config,
@@ -323,7 +376,7 @@ def main(argv: list[str] | None = None) -> dict:
                 "std": std,
                 "n": len(values),
                 "values": values,
-                "wall_seconds": statistics.fmean(walls) if walls else None,
+                **run_facts(runs),
                 "baseline": base,
                 "paper": paper,
                 "paper_source": source,
@@ -335,21 +388,7 @@ def main(argv: list[str] | None = None) -> dict:
                 ],
             }
         )
-    parts = [p for p in os.path.normpath(args.model_name_or_path).split(os.sep) if p]
-    model = next(
-        (p for p in reversed(parts) if p not in ("model", "snapshots") and not re.fullmatch(r"[0-9a-f]{40}", p)),
-        args.model_name_or_path,
-    )  # a package's or the Hub cache's folder: the model's own name
-    arms = ", ".join(dict.fromkeys(get_training_mode(c["mode"]).name for c in rows))
-    paths = write_report(
-        task,
-        rows,
-        args.output_dir,
-        args.title or f"{task.name}: dev {spec.display} of {arms} from {model} (seeds {args.seeds})",
-    )
-    with open(paths["md"], encoding="utf-8") as f:
-        print(f.read())
-    return {"rows": rows, "paths": paths}
+    return rows
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ It ends with one table (a row "works" when its value beats its baseline by :data
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -184,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=42, help="seed of every step")
     parser.add_argument("--overwrite_output_dir", action="store_true", help="run again over a finished quickstart")
     parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print quickstart_summary.json at the end instead of the table (every step's output goes to stderr)",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=None,
@@ -194,9 +200,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """``hf-bert-tasks quickstart``: parse ``argv``, pick the run folder (a new ``runs/quickstart-<UTC time>`` unless
+    ``--output_dir``) and :func:`run_quickstart`; with ``--json`` every step prints to stderr and stdout gets the
+    summary as JSON. ``FileExistsError``: ``--output_dir`` holds a finished quickstart (without
+    ``--overwrite_output_dir``)."""
+    args = build_parser().parse_args(argv)  # before the heavy imports: --help answers at once
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        summary = _run(args)
+    if args.json:  # stdout holds the JSON only
+        print(json.dumps(summary, indent=2, default=str))
+    return summary
+
+
+def _run(args) -> dict:
+    """:func:`main` after parsing: the run folder (its link ``runs/quickstart``), the threads, the run."""
     from ..utils.threads import use_threads  # looked up at call time (tests replace it)
 
-    args = build_parser().parse_args(argv)  # before the heavy imports: --help answers at once
     output_dir = args.output_dir
     if output_dir is None:
         output_dir, previous = new_run_dir()

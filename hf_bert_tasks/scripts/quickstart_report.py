@@ -138,18 +138,39 @@ def plot_summary(rows: list[Row], path: str) -> str:
     return path
 
 
+def table_lines(rows: list[Row], summary: dict, output_dir: str, width: int | None = None) -> list[str]:
+    """The final table as printed, fitting ``width`` columns (:func:`hf_bert_tasks.console.render_table`; the
+    terminal's when ``None``): the rule, a line per row (value, baseline, verdict), a pointer to measured runs for
+    each row that missed its margin, and the run's wall and CPU seconds (``summary``'s) with the written files."""
+    from ..console import render_table, terminal_width, wrap_words
+
+    width = terminal_width() if width is None else width
+
+    rule = (
+        f"A row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
+        "(vs another run)."
+    )
+    table = [(r.step, r.metric, f"{r.value:.4f}", f"{r.baseline:.4f} ({r.baseline_name})", r.verdict) for r in rows]
+    missed = [
+        f"NOT shown here: {r.step} ({r.metric}). " + (NOT_SHOWN_GAIN if r.kind == "gain" else NOT_SHOWN)
+        for r in rows
+        if not r.works
+    ]
+    files = (
+        f"wall {summary['total_wall_seconds']:.0f} s, CPU {summary['cpu_seconds']:.0f} s (this process); "
+        f"{output_dir}/quickstart_summary.png, {output_dir}/quickstart_summary.json (every number, for scripts)"
+    )
+    return [
+        "",
+        *wrap_words(rule, width),
+        "",
+        *render_table(("step", "metric", "value", "baseline", "verdict"), table, width=width),
+        *(line for text in missed for line in wrap_words(text, width)),
+        "",
+        *wrap_words(files, width),
+    ]
+
+
 def print_table(rows: list[Row], summary: dict, output_dir: str) -> None:
-    """Print the final table (a line per row: value, baseline, verdict), a pointer to measured runs for each row
-    that missed its margin, and the run's wall and CPU seconds (``summary``'s) with the written files."""
-    print(
-        f"\na row works when value >= baseline + {MARGIN['above']:.2f} (vs a baseline) or + {MARGIN['gain']:.2f} "
-        "(vs another run)\n\n| step | metric | value | baseline | verdict |\n|---|---|---:|---:|---|"
-    )
-    for r in rows:
-        print(f"| {r.step} | {r.metric} | {r.value:.4f} | {r.baseline:.4f} ({r.baseline_name}) | {r.verdict} |")
-    for r in [r for r in rows if not r.works]:
-        print(f"NOT shown here: {r.step} ({r.metric}). " + (NOT_SHOWN_GAIN if r.kind == "gain" else NOT_SHOWN))
-    print(
-        f"\nwall {summary['total_wall_seconds']:.0f} s, CPU {summary['cpu_seconds']:.0f} s (this process); "
-        f"{output_dir}/quickstart_summary.png, {output_dir}/quickstart_summary.json"
-    )
+    """Print :func:`table_lines` at the terminal's width."""
+    print("\n".join(table_lines(rows, summary, output_dir)))

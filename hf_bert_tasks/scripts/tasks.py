@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 
 from ..cli import PROG, ArgumentParser
+from ..console import fill, print_table
 from ..tasks import get_task, list_tasks
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``hf-bert-tasks tasks``: print the registered tasks with metrics, data sources and the columns a user's own
-    files need (``--json``: a JSON list of :meth:`hf_bert_tasks.tasks.base.Task.describe`); returns the exit status 0. ``UsageError`` for an
-    unknown flag."""
+    """``hf-bert-tasks tasks``: print the registered tasks with metrics, data sources, the columns a user's own files
+    need and the file formats each reads, as a table that fits the terminal (:func:`hf_bert_tasks.console.print_table`;
+    ``--json``: a JSON list of :meth:`hf_bert_tasks.tasks.base.Task.describe`); returns the exit status 0.
+    ``UsageError`` for an unknown flag."""
 
     parser = ArgumentParser(prog=f"{PROG} tasks", description="List the registered tasks.")
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
@@ -23,29 +24,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    widths = (10, 27, 21, 20, 18)  # 96 characters + 4 spaces: a 100-column terminal; longer cells wrap
-    table = [("task", "problem type", "metrics (primary first)", "Hub dataset", "local files")]
+    table, notes = [], []
     for r in rows:
         hub = r["hub_dataset"] + (f" ({r['hub_config']})" if r["hub_config"] else "")
+        table.append((r["name"], r["problem_type"], ", ".join(r["metrics"]), hub))
         files = sorted({f for names in r["local_files"].values() for f in names})
-        table.append((r["name"], r["problem_type"], ", ".join(r["metrics"]), hub, ", ".join(files)))
-    for n, cells in enumerate(table):
-        wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(cells, widths)]
-        for i in range(max(map(len, wrapped))):
-            print(" ".join(f"{col[i] if i < len(col) else '':{w}s}" for col, w in zip(wrapped, widths)).rstrip())
-        if n:  # what --train_file / --validation_file / --test_file must hold
-            r = rows[n - 1]
-            print(
-                textwrap.fill(
-                    f"columns: {', '.join(r['required_columns'])}; label: {r['labels']}",
-                    99,
-                    initial_indent=" " * 11,
-                    subsequent_indent=" " * 13,
-                )
+        notes.append(  # what --train_file / --validation_file / --test_file must hold, and --data_dir's files
+            (
+                f"columns: {', '.join(r['required_columns'])}; label: {r['labels']}",
+                "reads: " + get_task(r["name"]).user_file_formats_text(),
+                f"--data_dir files: {', '.join(files)}",
             )
+        )
+    print_table(("task", "problem type", "metrics (primary first)", "Hub dataset"), table, notes=notes)
     print(
-        "\nYour own data: --train_file / --validation_file / --test_file (.csv, .tsv, .jsonl) with the columns\n"
-        "above, or name yours with --text_column_names a,b --label_column_name c."
+        "\n"
+        + fill(
+            "Your own data: --train_file / --validation_file / --test_file in a format the task reads, with the "
+            "columns above, or name yours with --text_column_names a,b --label_column_name c."
+        )
     )
     return 0
 

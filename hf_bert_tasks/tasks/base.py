@@ -357,8 +357,7 @@ class Task(UserFiles, abc.ABC):
         """A JSON-able summary (used by ``hf-bert-tasks tasks --json`` and model cards)."""
         plain = ("name", "description", "hub_dataset", "hub_config", "problem_type", "text_columns", "label_names")
         out = {k: list(v) if isinstance(v, tuple) else v for k, v in ((k, getattr(self, k)) for k in plain)}
-        return {
-            **out,
+        return out | {
             "metrics": list(self.metric_names),
             "metric_declarations": [dict(vars(m)) for m in self.metrics],
             "primary_metric": self.primary_metric,
@@ -366,6 +365,7 @@ class Task(UserFiles, abc.ABC):
             "pipeline_tag": self.pipeline_tag,
             "local_files": {k: list(v) for k, v in self.local_files.items()},
             "required_columns": list(self.required_columns().values()),
+            "user_file_formats": dict(self.user_file_formats),
             "labels": self.label_description(),
         }
 

@@ -13,9 +13,14 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
+
+from ..console import close_names
 
 logger = logging.getLogger(__name__)
+
+#: the extensions read as JSON Lines (:func:`read_json_lines`; a single JSON array also works)
+JSON_LINES = {".json": "JSON Lines", ".jsonl": "JSON Lines"}
 
 
 def write_json(path: str, obj: Any) -> None:
@@ -217,6 +222,18 @@ class UserFiles:
     The contract, for every family: a file is read whole or refused in one line naming the file, the line and what
     was expected; the rows read are the records in the file (:func:`read_delimited`, :func:`read_json_lines`)."""
 
+    #: extension -> what a ``--train_file`` of it holds (:data:`READERS`); a family whose ``read_records`` reads
+    #: other files, or not all of these, declares its own (``hf-bert-tasks tasks`` lists it)
+    user_file_formats: ClassVar[dict[str, str]] = {".csv": "a header row", ".tsv": "a header row", **JSON_LINES}
+
+    def user_file_formats_text(self) -> str:
+        """:attr:`user_file_formats` in one line, extensions of the same kind together:
+        ``".csv / .tsv (a header row), .json / .jsonl (JSON Lines)"``."""
+        kinds: dict[str, list[str]] = {}
+        for ext, kind in self.user_file_formats.items():
+            kinds.setdefault(kind, []).append(ext)
+        return ", ".join(f"{' / '.join(exts)} ({kind})" for kind, exts in kinds.items())
+
     def required_columns(self) -> dict[str, str]:
         """Canonical column -> the column a user file must have (:attr:`user_columns`, else the canonical name): the
         text columns and the label column (the label is optional in a test file)."""
@@ -251,16 +268,17 @@ class UserFiles:
 
         Raises:
             FileNotFoundError: no such file.
-            ValueError: another extension; an empty file, a broken quote, a record of another width, bad JSON
-                (file and line named); a column missing (names the file, the columns found and those expected); no
+            ValueError: an extension not in :attr:`user_file_formats`; an empty file, a broken quote, a record of
+                another width, bad JSON (file and line named); a column missing (names the file, the columns found,
+                the closest found to each missing one, "did you mean" as for a misspelt flag, and those expected); no
                 data rows.
         """
         if not os.path.isfile(path):
             raise FileNotFoundError(f"{path}: no such file (given as the {split} file)")
         ext = os.path.splitext(path)[1].lower()
-        if ext not in READERS:
+        if ext not in READERS or ext not in self.user_file_formats:
             raise ValueError(
-                f"{path}: extension {ext or '(none)'!r}; expected .csv, .tsv, .json or .jsonl (JSON Lines)"
+                f"{path}: extension {ext or '(none)'!r}; task {self.name!r} reads {self.user_file_formats_text()}"
             )
         records = READERS[ext](path)
         wanted = self.required_columns()
@@ -268,8 +286,9 @@ class UserFiles:
         missing = [name for c, name in wanted.items() if name not in records.columns and c not in optional]
         if missing:
             where = f"{path}, line 1" if ext in (".csv", ".tsv") else path
+            unused = [c for c in records.columns if c not in wanted.values()]  # a found column is no misspelling
             raise ValueError(
-                f"{where}: column(s) {missing} not found; found {records.columns}, expected "
+                f"{where}: column(s) {missing} not found{close_names(missing, unused)}; found {records.columns}, expected "
                 f"{list(wanted.values())} for task {self.name!r} (name yours with --text_column_names "
                 "a,b / --label_column_name c)"
             )

@@ -14,10 +14,14 @@ def new_figure(nrows: int = 1, ncols: int = 1, figsize: tuple[float, float] = (9
 
 
 def plot_panels(path: str, panels, nrows: int, ncols: int, figsize: tuple[float, float]):
-    """Write a PNG of ``nrows x ncols`` panels (``panels``: ``(title, lines, empty)`` each, drawn by
-    :func:`plot_lines` with a light grid) to ``path``; returns the ``Figure``."""
+    """Write a PNG of ``nrows x ncols`` panels (``panels``: ``(title, lines, empty)`` each, or ``(title, lines, empty,
+    references)`` with ``references`` a list of ``(Axes method, args, kwargs)`` drawn first, e.g. ``("axhline",
+    (0.5,), {"label": "chance 0.5"})``; then :func:`plot_lines` with a light grid) to ``path``; returns the
+    ``Figure``."""
     fig, axes = new_figure(nrows, ncols, figsize=figsize)
-    for ax, (title, lines, empty) in zip(getattr(axes, "flat", [axes]), panels):
+    for ax, (title, lines, empty, *references) in zip(getattr(axes, "flat", [axes]), panels):
+        for method, args, kwargs in references[0] if references else []:
+            getattr(ax, method)(*args, **kwargs)
         plot_lines(ax, lines, title=title, empty=empty)
         ax.grid(alpha=0.3)
     fig.savefig(path, dpi=100)
@@ -26,8 +30,12 @@ def plot_panels(path: str, panels, nrows: int, ncols: int, figsize: tuple[float,
 
 def plot_lines(ax, lines, title: str | None = None, ylabel: str | None = None, empty: str = "nothing logged"):
     """Draw ``lines`` (``(label, (steps, values), matplotlib style)``) on the ``Axes`` ``ax`` against the step; lines
-    without points are skipped, and a panel left empty says ``empty`` instead of drawing a blank frame."""
+    without points are skipped (so no legend entry names a series that is not drawn), a single point gets a marker
+    (a line style alone draws nothing for it), and a panel left empty says ``empty`` instead of drawing a blank
+    frame."""
     for label, (steps, values), style in lines:
+        if len(steps) == 1 and not any(marker in style for marker in "o.sD^v*x+"):
+            style += "o"
         if steps:
             ax.plot(steps, values, style, label=label)
     ax.set(xlabel="step", title=title or "", ylabel=ylabel or "")

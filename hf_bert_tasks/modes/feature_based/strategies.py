@@ -77,9 +77,14 @@ STRATEGIES: dict[str, Strategy] = {
 
 
 def get_strategy(name: str) -> Strategy:
-    """The :class:`Strategy` called ``name``; ``ValueError`` (listing the known ones) for an unknown one."""
+    """The :class:`Strategy` called ``name``; ``ValueError`` (the closest name, "did you mean", and the known ones) for
+    an unknown one. Standard library only: this file ships with a saved model as remote code (no package import)."""
     if name not in STRATEGIES:
-        raise ValueError(f"unknown feature strategy {name!r}; expected one of {', '.join(STRATEGIES)}")
+        import difflib
+
+        close = difflib.get_close_matches(name, list(STRATEGIES), n=1, cutoff=0.75)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown feature strategy {name!r}{hint}; expected one of {', '.join(STRATEGIES)}")
     return STRATEGIES[name]
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
 from ..base import MetricSpec, PaperDefaults, Task, not_a_metric, register_task
-from ..files import write_json
+from ..files import JSON_LINES, write_json
 from . import features as ner
 from . import metrics as ner_metrics
 from .files import (
@@ -53,6 +54,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: the extensions of a CoNLL column file (``word ... tag`` per line: ``train.txt``, ``eng.testa``, ``data.bioes`` …)
+COLUMN_FILES = (".txt", ".conll", ".iob", ".bio", ".bioes", ".train", ".testa", ".testb")
 
 
 def ner_metric_specs(types) -> tuple[MetricSpec, ...]:
@@ -101,6 +105,8 @@ class Conll2003Task(Task):
     #: pads ``input_ids`` and pads ``labels`` with ``-100``
     collator_class = "DataCollatorForTokenClassification"
     data_options = ("label_all_tokens", "document_context")
+    #: the column files (:func:`read_conll_columns`) and ``run_ner.py``'s JSON Lines (``tokens``, ``ner_tags``)
+    user_file_formats: ClassVar[dict[str, str]] = {**dict.fromkeys(COLUMN_FILES, "CoNLL columns"), **JSON_LINES}
 
     def read_file(self, path: str, split: str | None = None):
         """One column file (``train.txt``, ``eng.testa`` …) as a ``datasets.Dataset`` (:func:`read_conll_file`)."""
@@ -111,7 +117,7 @@ class Conll2003Task(Task):
         :func:`read_conll_columns`), else :meth:`Task.read_records` (JSON Lines as ``run_ner.py``: a ``tokens``
         list and an ``ner_tags`` list per row)."""
         ext = os.path.splitext(path)[1].lower()
-        if ext in (".txt", ".conll", ".iob", ".bio", ".bioes", ".testa", ".testb", ".train"):
+        if ext in COLUMN_FILES:
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"{path}: no such file (given as the {split} file)")
             return read_conll_columns(path)

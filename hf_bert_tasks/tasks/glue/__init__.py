@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...console import close_names
 from .. import metrics as M
 from ..base import Task
 from ..files import line_of, text_lines
@@ -118,7 +119,9 @@ class GlueTask(Task):
         label = where.pop(self.label_column) if headerless else self.file_label_column or self.label_column
         if missing := [n for n in where.values() if n not in names]:
             raise ValueError(
-                f"{path}, line 1: header {header} lacks column(s) {missing}; expected columns {list(where.values())}"
+                f"{path}, line 1: header {header} lacks column(s) {missing}"
+                f"{close_names(missing, [n for n in names if n not in where.values()])}; "
+                f"expected columns {list(where.values())}"
             )
         cols = {c: table.column(n) for c, n in where.items()}
         cols[self.label_column] = table.column(label) if label in names else None

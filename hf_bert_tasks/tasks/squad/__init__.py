@@ -13,6 +13,7 @@ import glob
 import json
 import os
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -33,6 +34,13 @@ class SquadTask(Task):
         n_best_size, max_answer_length: post-processing settings (20 and 30, google's ``run_squad.py``).
         null_score_diff_threshold: tau for v2 predictions (``None`` = 0.0); metrics always include the best tau.
     """
+
+    #: the official files (``{"data": [...]}``, :meth:`read_file`) and ``run_qa.py``'s JSON Lines; no CSV (its
+    #: ``answers`` cell would be text, not the ``{"text", "answer_start"}`` mapping)
+    user_file_formats: ClassVar[dict[str, str]] = {
+        ".json": "official SQuAD JSON, or JSON Lines",
+        ".jsonl": "JSON Lines",
+    }
 
     version_2_with_negative: bool = False
     doc_stride: int = 128

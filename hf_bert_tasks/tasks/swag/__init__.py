@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...console import close_names
 from .. import metrics as M
 from ..base import MetricSpec, PaperDefaults, Task, register_task
 from ..glue import load_rows
@@ -74,7 +75,9 @@ def read_swag_table(path: str):
             raise ValueError(f"{path}: the file is empty; expected a header with columns {list(REQUIRED_COLUMNS)}")
         if missing := [c for c in REQUIRED_COLUMNS if c not in header]:
             raise ValueError(
-                f"{path}, line 1: header lacks column(s) {missing}; expected {list(REQUIRED_COLUMNS)}, found {header}"
+                f"{path}, line 1: header lacks column(s) {missing}"
+                f"{close_names(missing, [c for c in header if c not in REQUIRED_COLUMNS])}; "
+                f"expected {list(REQUIRED_COLUMNS)}, found {header}"
             )
         first = next((row for _, row in records if row), [])
 
