@@ -1,6 +1,6 @@
 """Tokenization for the recipes: training a BERT WordPiece vocabulary with ``tokenizers`` (wrapped by
 ``BertTokenizerFast(tokenizer_object=...)``), fitting a tokenizer's ``model_max_length`` to a model (why:
-docs/design.md, "tokenization: stack traps"), the on-disk cache of tokenized features, and the fine-tune recipe's
+docs/design.md, "stack traps"), the on-disk cache of tokenized features, and the fine-tune recipe's
 data step (:func:`prepare_data`: splits, ``--max_*_samples``, features, the task's collator and metric function;
 moved here from ``scripts/finetune.py``, which still exports it).
 
