@@ -8,7 +8,7 @@ fields (the package's light argument dataclasses and ``TrainingArguments``' fiel
 ``Enum``/``Literal`` or the field's metadata, ``Optional[X]`` as ``X``, ``list[X]`` as ``nargs="+"``), so a usage
 error is one line before the heavy imports; the CLI then checks the parsed paths (``cli.check_inputs``). One module
 since issue 41 (``run/args_parser.py`` + ``run/args_finetune.py``; the old paths import with a FutureWarning). Why:
-docs/design.md, "Command line (issue 13)"; defaults: 'Fine-tuning defaults'."""
+docs/design.md, "Command line"; defaults: 'Fine-tuning defaults'."""
 
 from __future__ import annotations
 

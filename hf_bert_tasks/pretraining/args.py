@@ -14,7 +14,7 @@ from ..utils.modeling import BERT_PRESETS
 class PretrainModelArguments:
     """Model and tokenizer: a preset size (``hf_bert_tasks.utils.modeling.BERT_PRESETS``) or a checkpoint to continue.
     Raises ``ValueError`` for an unknown preset or a dropout outside ``[0, 1)``. Small-budget options (``--dropout 0``,
-    ``--mlm_probability``, ``--no_next_sentence_prediction``): docs/design.md, "pretraining_config: small-budget
+    ``--mlm_probability``, ``--no_next_sentence_prediction``): docs/design.md, "pretraining/args.py: small-budget
     options"."""
 
     preset: str = field(

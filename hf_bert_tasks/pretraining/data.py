@@ -59,7 +59,7 @@ def create_pretraining_examples(
 ) -> dict[str, list]:
     """Batched ``datasets`` map function: documents (rows: a ``sentences`` list or a ``text`` string, one sentence per
     line, split further with ``split_sentences``) → pretraining instances, made with a *fast* tokenizer and seeded per
-    batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining_data: instance rules".
+    batch from ``seed`` and ``indices`` (else the text). Rules: docs/design.md, "pretraining/data.py: instance rules".
 
     NSP pairs ``[CLS] A [SEP] B [SEP]`` (google-research/bert ``create_instances_from_document``, §3.1), label 0
     IsNext / 1 NotNext (B from another document of the batch), ``dupe_factor`` passes, not shuffled; MLM only:

@@ -1,7 +1,7 @@
 """Corpora → documents (lists of sentences), through ``datasets``' ``text`` / ``json`` / ``parquet`` loaders: corpus
 globs resolved (:func:`resolve_corpus_files`), document boundaries (blank lines, WikiText headings, one row per
 document), compressed files, rule-based sentence splitting (:func:`split_into_sentences`). Rules: docs/design.md,
-"pretraining_data: sentence splitting"::
+"pretraining/documents.py: sentence splitting"::
 
     docs = load_documents(["corpus.txt"])      # google's format: one sentence per line, blank line between documents
 """
@@ -21,7 +21,7 @@ from typing import Any
 #: sentence-end candidate: a word ending in . ! ? or an ellipsis (runs: "?!"), closing quotes (group 1), spaces (2)
 _SENTENCE_END = re.compile(r"(\S*?(?:[.!?]|\u2026)[\"'\u201d\u2019)\]]*)(\s+)")
 #: abbreviations (lower case, no final dot) whose period ends no sentence; NUMBER_: words too ("I said no."): not
-#: an end only before a digit ("No. 7"). Rules: docs/design.md, "pretraining_data: sentence splitting".
+#: an end only before a digit ("No. 7"). Rules: docs/design.md, "pretraining/documents.py: sentence splitting".
 ABBREVIATIONS = frozenset(
     {
         "mr",
@@ -234,7 +234,7 @@ def load_documents(
     per line, a blank line or, ``document_boundary="heading"``, a WikiText heading between documents; ``"auto"``
     detects it) or ``.jsonl`` / ``.json`` / ``.ndjson`` / ``.parquet`` (a document per row); or a Hub dataset
     (``dataset_name``, its config, split); text / JSON lines may be ``.xz`` / ``.gz`` / ``.bz2``; ``num_proc``: map
-    processes. Reading, cache keys: docs/design.md, "pretraining_data: loading documents".
+    processes. Reading, cache keys: docs/design.md, "pretraining/documents.py: loading documents".
 
     Raises ``FileNotFoundError`` for a path or pattern that matches nothing; ``ValueError`` for neither or both of
     ``train_files`` / ``dataset_name``, only empty files, a file that is not ``encoding`` text (file and line named)

@@ -112,7 +112,7 @@ class PretrainingTrainer(Trainer):
     """``Trainer`` for MLM + NSP (MLM alone without ``next_sentence_label``, no ``nsp_*`` logged); logs ``mlm_loss``,
     ``nsp_loss``, ``mlm_accuracy``, ``nsp_accuracy``. Step loss (§3.1; google's ``get_masked_lm_output``):
     ``sum(MLM CE) / predicted tokens + sum(NSP CE) / examples`` over the global batch; ``eval_loss = eval_mlm_loss +
-    eval_nsp_loss``. Why: docs/design.md, "pretraining_trainer: loss and metrics"."""
+    eval_nsp_loss``. Why: docs/design.md, "pretraining/trainer.py: loss and metrics"."""
 
     loss_is_scaled_for_ga = True
 

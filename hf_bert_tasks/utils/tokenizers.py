@@ -76,7 +76,7 @@ def train_wordpiece_tokenizer(
     texts, vocab_size: int = 8000, lowercase: bool = True, min_frequency: int = 1, model_max_length: int | None = None
 ):
     """Train a BERT-style WordPiece tokenizer (``##`` continuation pieces) on ``texts``, the same vocabulary every run
-    (huggingface/tokenizers#1794: docs/design.md, "tokenization: a deterministic vocabulary").
+    (huggingface/tokenizers#1794: docs/design.md, "utils/tokenizers.py: a deterministic vocabulary").
 
     Args:
         texts: an iterable of strings, or a zero-argument callable returning a fresh one (read twice: alphabet, then

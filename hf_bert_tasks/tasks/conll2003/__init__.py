@@ -3,7 +3,7 @@
 Hub source: the parquet conversion of ``eriktks/conll2003`` (``document_id`` ``-1``) or a mirror whose tags map by
 name. Local source: the original column files (``train.txt`` …; IOB1 converted), ``-DOCSTART-`` kept as
 ``document_id``. Evaluation is word-level on ``validation`` and ``test``. Why, and recomputing with conlleval:
-docs/design.md, 'tasks/conll2003.py: Hub source and recomputing CoNLL scores'."""
+docs/design.md, 'tasks/conll2003/: Hub source and recomputing CoNLL scores'."""
 
 from __future__ import annotations
 

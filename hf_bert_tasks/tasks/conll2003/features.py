@@ -1,6 +1,6 @@
 """Named-entity recognition features (paper §5.3: "the representation of the first sub-token as the input to the
 token-level classifier over the NER label set"): tag schemes (IOB1 / IOB2), WordPiece label alignment, windows of
-whole words (every word labelled in exactly one window; why: docs/design.md, 'ner.py: IOB1 / IOB2 and windows').
+whole words (every word labelled in exactly one window; why: docs/design.md, 'IOB1 / IOB2 and windows').
 Predictions back to words, metrics and CoNLL output: :mod:`hf_bert_tasks.tasks.conll2003.metrics`. Dimensions: ``F`` features
 (windows), ``L`` WordPieces per window (≤ ``max_seq_length``), ``S`` sentences, ``W_s`` words of sentence ``s``.
 """
@@ -137,7 +137,7 @@ def plan_windows(
 ) -> list[Window]:
     """The windows of a split, in sentence order, every word labelled in exactly one: greedy target ranges of at
     most ``max_pieces`` WordPieces (``max_seq_length - 2``), grown by whole context words left and right
-    (docs/design.md, 'ner.py'); a sentence with no words gets none. ``piece_counts``: ``S`` lists of WordPieces per
+    (docs/design.md, 'windows'); a sentence with no words gets none. ``piece_counts``: ``S`` lists of WordPieces per
     word. ``document_ids``: each sentence's document (consecutive equal ids), for ``document_context``: context from
     the document's neighbouring sentences (paper §5.3), else from the sentence only.
 

@@ -57,7 +57,7 @@ def entity_metrics(
     """Entity-level precision/recall/F1 (overall and per type) and token accuracy with seqeval, of ``true_tags`` and
     ``pred_tags`` (tag names per word, sentence by sentence); ``mode``: ``"strict"`` (seqeval's strict mode in
     ``scheme``, one of :data:`SCHEMES`: ``IOB2`` for CoNLL-2003, ``IOBES`` / ``BILOU`` for a user's tags) or
-    ``"conlleval"`` (seqeval's default mode, as conlleval; docs/design.md, 'ner_metrics.py').
+    ``"conlleval"`` (seqeval's default mode, as conlleval; docs/design.md, 'tasks/conll2003/metrics.py').
 
     Returns:
         ``precision``, ``recall``, ``f1`` (micro over entities, in [0, 1]), ``accuracy`` (fraction of words whose tag
@@ -126,7 +126,7 @@ def write_conll(
 ) -> None:
     """Write predictions in the CoNLL format conlleval reads: ``token gold pred`` per word (without ``gold_tags``:
     ``token pred``), a blank line per sentence. Whitespace in a token and an empty token become ``_``,
-    ``-X-`` becomes ``_-X-``; no ``-DOCSTART-`` lines (why: docs/design.md, 'ner_metrics.py').
+    ``-X-`` becomes ``_-X-``; no ``-DOCSTART-`` lines (why: docs/design.md, 'tasks/conll2003/metrics.py').
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is false.

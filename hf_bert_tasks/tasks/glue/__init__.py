@@ -61,7 +61,7 @@ class GlueTask(Task):
 
     def _read_tsv(self, path: str):
         """``(columns, label field, has header)`` of one TSV (``csv`` loader, quoting **off** as ``run_glue.py``; tabs
-        counted: docs/design.md, 'tasks/glue.py and tasks/swag.py'). Columns: Arrow arrays of the text columns, raw
+        counted: docs/design.md, 'tasks/glue/ and tasks/swag/'). Columns: Arrow arrays of the text columns, raw
         labels and ``idx`` (``None`` if the file has none)."""
         import csv
 

@@ -5,7 +5,7 @@ Hub sources: ``rajpurkar/squad`` and ``rajpurkar/squad_v2`` (``answers = {"text"
 empty for an unanswerable v2 question). Local source: the official JSON files (``train-v1.1.json``, ``dev-v1.1.json``,
 v2.0 alike, optional unlabelled ``test-v*.json``) read into the Hub's columns. Features: :mod:`hf_bert_tasks.tasks.squad.features`;
 post-processing: :mod:`hf_bert_tasks.tasks.squad.postprocess`; scores: :mod:`hf_bert_tasks.tasks.squad.metrics` (the official
-scripts' rules; recomputing them: docs/design.md, 'tasks/squad.py: recomputing SQuAD scores')."""
+scripts' rules; recomputing them: docs/design.md, 'tasks/squad/: recomputing SQuAD scores')."""
 
 from __future__ import annotations
 

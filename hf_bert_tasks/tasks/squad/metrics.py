@@ -1,6 +1,6 @@
 """SQuAD v1.1 and v2.0 scoring: a port of the official ``evaluate-v1.1.py`` and ``evaluate-v2.0.py`` (Rajpurkar et
 al., 2016 / 2018) giving identical numbers (``tests/test_oracle_squad.py``). The rules: docs/design.md,
-'squad_metrics.py: the official SQuAD rules'. A question without a prediction (or odds) is a ``ValueError``.
+'tasks/squad/metrics.py: the official SQuAD rules'. A question without a prediction (or odds) is a ``ValueError``.
 References are the official JSON's ``data`` list or plain ``{id: [gold texts]}`` mappings.
 """
 

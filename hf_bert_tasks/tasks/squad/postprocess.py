@@ -71,7 +71,7 @@ def features_to_arrays(features, example_ids: list[str]):
 
     position = {qid: i for i, qid in enumerate(example_ids)}
     names, columns = ("example_id", "offset_mapping", "token_is_max_context"), None
-    if isinstance(features, Dataset):  # Arrow buffers: docs/design.md, 'qa_postprocess.py: why Arrow buffers'
+    if isinstance(features, Dataset):  # Arrow buffers: docs/design.md, 'postprocess.py: why Arrow buffers'
         table = features.select_columns(list(names)).with_format("arrow")[:]
         columns = {name: table.column(name).combine_chunks() for name in names}
         if not all(pa.types.is_list(columns[name].type) for name in names[1:]):  # e.g. ``Array2D``: Python lists
@@ -110,7 +110,7 @@ class QAPredictions(NamedTuple):
 
 def _top_k(logits: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest values per row, descending; ties keep the lower index first. ``[n, k]``: as
-    ``np.argsort(-logits, kind="stable")[:, :k]``, via ``argpartition`` (docs/design.md, 'qa_postprocess.py')."""
+    ``np.argsort(-logits, kind="stable")[:, :k]``, via ``argpartition`` (docs/design.md, 'postprocess.py')."""
     width = logits.shape[1]
     if k >= width:
         return np.argsort(-logits, axis=1, kind="stable")

@@ -57,8 +57,8 @@ def _records(path: str):
 
 
 def read_swag_table(path: str):
-    """One swagaf CSV (``csv`` loader; commas counted to catch what it pads or skips: docs/design.md, 'tasks/glue.py
-    and tasks/swag.py') as a ``pyarrow.Table``: :data:`SWAG_COLUMNS` (``""`` if absent) + ``label`` (int64, -1 = none).
+    """One swagaf CSV (``csv`` loader; commas counted to catch what it pads or skips: docs/design.md, 'tasks/glue/
+    and tasks/swag/') as a ``pyarrow.Table``: :data:`SWAG_COLUMNS` (``""`` if absent) + ``label`` (int64, -1 = none).
 
     Raises:
         FileNotFoundError: ``path`` missing.
