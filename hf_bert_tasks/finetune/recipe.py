@@ -172,7 +172,7 @@ def train_evaluate_predict(
     from transformers import set_seed
 
     from .record import RunRecordCallback  # run_info.json, written while training (the card's record)
-    from .trainer import LOSS_UNITS, GlobalLossTrainer, SkipLastStepEvaluation
+    from .trainer import GlobalLossTrainer, SkipLastStepEvaluation
 
     set_seed(training_args.seed)
     data = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
@@ -200,7 +200,7 @@ def train_evaluate_predict(
         GlobalLossTrainer,
         eval_raw=raw.get(first_eval),
         eval_features=features.get(first_eval),
-        loss_unit=LOSS_UNITS[task.problem_type],
+        loss_unit=task.problem.loss_unit,
         model=model,
         args=training_args,
         train_dataset=train_dataset,

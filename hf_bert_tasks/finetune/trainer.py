@@ -245,25 +245,17 @@ def _index_sampler(dataloader) -> IndexSampler | None:
 # ------------------------------------------------------------------------------------------------------ the loss
 # an optimizer step's loss: its loss terms on all micro-batches and processes / their number ('Loss normalisation')
 
-#: problem type (:data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`) -> unit of one loss term (docs/design.md).
-LOSS_UNITS = {
-    "token_classification": "labels",
-    "single_label_classification": "labels",
-    "multiple_choice": "labels",
-    "regression": "examples",
-    "question_answering": "examples",
-}
 UNITS = ("labels", "examples")
 #: batch keys holding the training targets, one row per example (first one present is used to count examples).
 TARGET_KEYS = ("labels", "start_positions")
 
 
 def loss_unit(problem_type: str) -> str:
-    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"`` (``ValueError`` for an
-    unknown problem type, listing the known ones)."""
-    if problem_type not in LOSS_UNITS:
-        raise ValueError(f"problem_type {problem_type!r}: expected one of {sorted(LOSS_UNITS)}")
-    return LOSS_UNITS[problem_type]
+    """The unit of one loss term for ``problem_type``: ``"labels"`` or ``"examples"``, as its task family declares
+    it (:class:`hf_bert_tasks.tasks.problems.ProblemType`; ``ValueError`` for an unknown problem type)."""
+    from ..tasks.problems import get_problem_type
+
+    return get_problem_type(problem_type).loss_unit
 
 
 def count_loss_terms(batch, unit: str) -> torch.Tensor:

@@ -7,7 +7,6 @@ imported: :func:`hf_bert_tasks.load_entry_points`), loaded by the package's ``__
 from __future__ import annotations
 
 from .base import (
-    PROBLEM_TYPES,
     TASK_REGISTRY,
     MetricSpec,
     PaperDefaults,
@@ -17,6 +16,7 @@ from .base import (
     list_tasks,
     register_task,
 )
+from .problems import PROBLEM_TYPES, ProblemType, get_problem_type, register_problem_type
 
 # isort: off
 # registration order = the order `hf-bert-tasks tasks` shows
@@ -30,9 +30,12 @@ __all__ = [
     "TASK_REGISTRY",
     "MetricSpec",
     "PaperDefaults",
+    "ProblemType",
     "Task",
     "UnknownTaskError",
+    "get_problem_type",
     "get_task",
     "list_tasks",
+    "register_problem_type",
     "register_task",
 ]

@@ -16,15 +16,7 @@ from typing import Any
 import numpy as np
 
 from .files import UserFiles
-
-#: Problem types understood by the recipes (the first two are ``PretrainedConfig.problem_type`` values).
-PROBLEM_TYPES = (
-    "single_label_classification",
-    "regression",
-    "multiple_choice",
-    "token_classification",
-    "question_answering",
-)
+from .problems import PROBLEM_TYPES
 
 #: Trainer's ``eval_*`` bookkeeping keys (``eval_loss`` included): never declared by a task, never in model-index.
 TRAINER_KEYS = (
@@ -102,7 +94,7 @@ class Task(UserFiles, abc.ABC):
     Attributes:
         name, description: registry key and ``--task`` value (lower-case, ``"mrpc"``); one line for the task list.
         hub_dataset, hub_config: Hub dataset id and config (or ``None``) loaded without ``--data_dir``.
-        problem_type, text_columns: one of :data:`PROBLEM_TYPES`; text columns, segment A first.
+        problem_type, text_columns: a registered problem type (:mod:`.problems`); text columns, segment A first.
         label_names: class names in the Hub dataset's label order (``None`` for regression and QA).
         metric_names, primary_metric: the floats of :meth:`compute_metrics`, and the one choosing among runs.
         model_head, pipeline_tag: the ``transformers`` Auto class of the model, the ``pipeline()`` task serving it.
@@ -353,6 +345,11 @@ class Task(UserFiles, abc.ABC):
     def predict(self, trainer, raw, features, split: str, output_dir: str) -> list[str]:
         """Predict an (unlabeled) split and write prediction files into ``output_dir``; returns the paths written."""
 
+    @property
+    def problem(self):
+        """The :class:`~hf_bert_tasks.tasks.problems.ProblemType` of :attr:`problem_type` (loss unit, peft task type)."""
+        return PROBLEM_TYPES[self.problem_type]
+
     def describe(self) -> dict[str, Any]:
         """A JSON-able summary (used by ``hf-bert-tasks tasks --json`` and model cards)."""
         plain = ("name", "description", "hub_dataset", "hub_config", "problem_type", "text_columns", "label_names")
@@ -410,8 +407,8 @@ def register_task(task: Task) -> Task:
         raise ValueError(f"task name {task.name!r} must match {_NAME_RE.pattern}")
     if task.name in TASK_REGISTRY:
         raise ValueError(f"task {task.name!r} is already registered")
-    if task.problem_type not in PROBLEM_TYPES:
-        raise ValueError(f"task {task.name!r}: problem_type {task.problem_type!r} is not one of {PROBLEM_TYPES}")
+    if task.problem_type not in PROBLEM_TYPES:  # registered by the family (tasks/problems.py)
+        raise ValueError(f"task {task.name!r}: problem_type {task.problem_type!r} is not one of {list(PROBLEM_TYPES)}")
     if task.primary_metric not in task.metric_names:
         raise ValueError(
             f"task {task.name!r}: primary_metric {task.primary_metric!r} is not in metric_names {task.metric_names}"

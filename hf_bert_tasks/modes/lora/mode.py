@@ -9,17 +9,9 @@ from __future__ import annotations
 
 import os
 
+from ...tasks.problems import get_problem_type
 from .. import TrainingMode, register_training_mode
 from .arguments import LoraArguments
-
-#: our problem type -> peft TaskType name (``None``: no peft task type; the head goes through modules_to_save)
-PEFT_TASK_TYPES = {
-    "single_label_classification": "SEQ_CLS",
-    "regression": "SEQ_CLS",
-    "token_classification": "TOKEN_CLS",
-    "question_answering": "QUESTION_ANS",
-    "multiple_choice": None,
-}
 
 
 def head_module_names(model) -> list[str]:
@@ -41,7 +33,7 @@ def lora_config(
     target_modules: str | list[str] = "query,value",
 ):
     """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type`` (one of
-    :data:`hf_bert_tasks.tasks.base.PROBLEM_TYPES`): peft's task type, the task head in ``modules_to_save``, rank
+    a registered :class:`hf_bert_tasks.tasks.problems.ProblemType`): its peft task type, the task head in ``modules_to_save``, rank
     ``r`` (updates scaled by ``alpha / r``), ``dropout`` on the LoRA input, ``target_modules`` the Linear layers
     that get adapters (comma-separated names or a list).
 
@@ -50,13 +42,11 @@ def lora_config(
     """
     from peft import LoraConfig, TaskType
 
-    if problem_type not in PEFT_TASK_TYPES:
-        raise ValueError(f"unknown problem type {problem_type!r}; expected one of {list(PEFT_TASK_TYPES)}")
     if r < 1:
         raise ValueError(f"--lora_r must be >= 1, got {r}")
     if isinstance(target_modules, str):
         target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
-    task_type = PEFT_TASK_TYPES[problem_type]
+    task_type = get_problem_type(problem_type).peft_task_type  # ValueError for an unknown problem type
     return LoraConfig(
         task_type=getattr(TaskType, task_type) if task_type else None,
         r=r,
@@ -104,7 +94,6 @@ def trainable_parameter_counts(model) -> tuple[int, int]:
 
 
 __all__ = [
-    "PEFT_TASK_TYPES",
     "LoraMode",
     "apply_lora",
     "finalize_lora",

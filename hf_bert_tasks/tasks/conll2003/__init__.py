@@ -16,6 +16,7 @@ import numpy as np
 
 from ..base import MetricSpec, PaperDefaults, Task, not_a_metric, register_task
 from ..files import JSON_LINES, write_json
+from ..problems import ProblemType, register_problem_type
 from . import features as ner
 from . import metrics as ner_metrics
 from .files import (
@@ -54,6 +55,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: a label per (first) WordPiece
+register_problem_type(ProblemType("token_classification", "labels", "TOKEN_CLS"))
 
 #: the extensions of a CoNLL column file (``word ... tag`` per line: ``train.txt``, ``eng.testa``, ``data.bioes`` …)
 COLUMN_FILES = (".txt", ".conll", ".iob", ".bio", ".bioes", ".train", ".testa", ".testb")

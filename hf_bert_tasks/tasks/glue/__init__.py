@@ -21,8 +21,13 @@ from ...console import close_names
 from .. import metrics as M
 from ..base import Task
 from ..files import line_of, text_lines
+from ..problems import ProblemType, register_problem_type
 
 logger = logging.getLogger(__name__)
+
+#: GLUE's two problem types (``PretrainedConfig.problem_type`` values): one label or one score per sentence (pair)
+register_problem_type(ProblemType("single_label_classification", "labels", "SEQ_CLS", sentence_level=True))
+register_problem_type(ProblemType("regression", "examples", "SEQ_CLS", sentence_level=True))
 
 
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):

@@ -19,9 +19,13 @@ import numpy as np
 
 from ..base import Task
 from ..files import write_json
+from ..problems import ProblemType, register_problem_type
 from . import features as qa
 from . import metrics as SM
 from .postprocess import QAPredictions, features_to_arrays, postprocess_qa_predictions
+
+#: a start and an end position per window (one loss term: (start CE + end CE) / 2 per example)
+register_problem_type(ProblemType("question_answering", "examples", "QUESTION_ANS"))
 
 
 @dataclass

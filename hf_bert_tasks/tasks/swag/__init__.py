@@ -20,6 +20,10 @@ from ...console import close_names
 from .. import metrics as M
 from ..base import MetricSpec, PaperDefaults, Task, register_task
 from ..glue import load_rows
+from ..problems import ProblemType, register_problem_type
+
+#: one gold ending of k (a label per example); peft has no multiple-choice task type (the head: modules_to_save)
+register_problem_type(ProblemType("multiple_choice", "labels", None))
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
