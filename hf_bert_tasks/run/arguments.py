@@ -33,7 +33,7 @@ from .command_line import (
 )
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
 from .trainer_fields import TRAINER_FIELDS
-from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
+from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT, check_task_values, check_values
 
 logger = logging.getLogger(__name__)
 
@@ -165,8 +165,11 @@ def check_declared_values(args) -> None:
 
 def accelerator_defaults(args: TrainingArguments, compile_by_default: bool = False) -> None:
     """Both recipes' machine settings, before ``TrainingArguments.__post_init__``: :func:`use_cpu_under_launcher`,
-    then :func:`gpu_fast_path` (``compile_by_default``: the pretrain recipe's, see there)."""
+    the values this machine cannot run refused (``trainer_flags.check_values``; ``ValueError``, one line; ``--bf16``
+    on a CPU with native bf16: ``use_cpu`` set, one warning), then :func:`gpu_fast_path` (``compile_by_default``: the pretrain recipe's, see there)."""
     use_cpu_under_launcher(args)
+    for note in check_values(args):  # every value the machine cannot run refused; --bf16 on a CPU: a note
+        logger.warning(note)
     gpu_fast_path(args, compile_by_default=compile_by_default)
 
 
@@ -234,8 +237,10 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     final. Fills what the user did not set (``training_args.from_task``): learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
     ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
     batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
-    the task's primary dev metric and its direction (SQuAD's F1 too: its Trainer evaluates with post-processing).
-    Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
+    ``--save_strategy best`` or a metric-driven scheduler, the task's primary dev metric, its direction and the
+    scheduler's mode (``trainer_flags.check_task_values``; SQuAD's F1 too: its Trainer evaluates with
+    post-processing). Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid, a
+    ``--metric_for_best_model`` the task does not report or a scheduler mode against the metric's direction."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
     unset = getattr(training_args, "from_task", frozenset())
@@ -245,9 +250,8 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         training_args.train_sampling_strategy, training_args.group_by_length = "random", False
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
-    if training_args.load_best_model_at_end and "metric_for_best_model" in unset:  # SQuAD too
-        training_args.metric_for_best_model = task.primary_metric  # Trainer reads it as eval_<metric>
-        training_args.greater_is_better = task.metric_spec(task.primary_metric).higher_is_better
+    # --load_best_model_at_end, --save_strategy best, a metric-driven scheduler: the task's metric and direction
+    check_task_values(task, training_args, metric_unset="metric_for_best_model" in unset)
     if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:
         grid = mode.default_lr_grid(task)
         if not grid:
