@@ -23,6 +23,7 @@ with :class:`hf_bert_tasks.run.batching.GlobalLossTrainer`) or the lr grid x see
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -145,8 +146,26 @@ def run_finetune(
     if report and training_args.should_log:  # a run at chance level ends saying so (the best constant answer's score)
         from ..tasks.metrics import report as report_chance_level
 
-        report_chance_level(task, results)
+        report_chance_level(task, results, **_model_at_hand(training_args))
     return results
+
+
+def _model_at_hand(training_args) -> dict:
+    """``tasks.metrics.chance_advice``'s arguments for the finished run: the saved model's ``hidden_size``
+    (``config.json``; ``None`` without one), the learning rates it ran and its optimizer steps."""
+
+    def read(name: str, key: str):
+        path = os.path.join(training_args.output_dir, name)
+        if not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get(key)
+
+    hidden, steps = read("config.json", "hidden_size"), read("trainer_state.json", "global_step")
+    lrs = (
+        [training_args.learning_rate] if not getattr(training_args, "lr_grid", None) else training_args.learning_rates
+    )
+    return {"hidden_size": hidden, "learning_rates": lrs, "steps": steps}
 
 
 def train_evaluate_predict(
