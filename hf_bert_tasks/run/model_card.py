@@ -311,6 +311,30 @@ def _record_fields(info: dict, base_model: str | None, dataset: dict, mode_parag
     }
 
 
+#: Hub task -> ``(pipeline, module registering it)``: the pipeline this package registers where the installed
+#: transformers serves none for that task (transformers 5 removed ``question-answering``; the package's pipeline
+#: applies the recipe's windows, n-best and null-answer rules)
+PACKAGE_PIPELINES = {"question-answering": ("extractive-question-answering", "hf_bert_tasks.tasks.squad.pipeline")}
+
+
+def served_pipeline(hub_task: str) -> str | None:
+    """The card's ``pipeline_tag`` for a task whose Hub category is ``hub_task``: ``hub_task`` itself when the
+    installed ``transformers.pipeline`` serves it, else the package's registered pipeline
+    (:data:`PACKAGE_PIPELINES`; ``extractive-question-answering`` for SQuAD), else ``None`` (no tag: multiple
+    choice, which no pipeline serves; the Hub category stays among the card's tags)."""
+    import importlib
+
+    from transformers.pipelines import PIPELINE_REGISTRY
+
+    if hub_task in PIPELINE_REGISTRY.get_supported_tasks():
+        return hub_task
+    if hub_task in PACKAGE_PIPELINES:
+        name, module = PACKAGE_PIPELINES[hub_task]
+        importlib.import_module(module)  # registers it
+        return name
+    return None
+
+
 def build_finetune_card(
     output_dir: str,
     *,
@@ -367,11 +391,12 @@ def build_finetune_card(
             "datasets": None if dataset.get("user_files") else [dataset.get("id") or the_task.hub_dataset],
             "license": license,
             "library_name": "peft" if adapter_only else "transformers",
-            "pipeline_tag": the_task.pipeline_tag,
+            "pipeline_tag": served_pipeline(the_task.pipeline_tag),
             "metrics": list(dict.fromkeys(specs[m].hub_id for m in the_task.metric_names)),
             "eval_results": inputs["eval_results"] or None,
         },
         task=the_task,
+        pipeline_tag=served_pipeline(the_task.pipeline_tag),
         dataset_name=inputs["dataset_name"],
         primary_name=display_name(specs, the_task.primary_metric),
         primary=per_split.get(the_task.eval_splits[0], {}).get(the_task.primary_metric),

@@ -168,6 +168,20 @@ def _model_at_hand(training_args) -> dict:
     return {"hidden_size": hidden, "learning_rates": lrs, "steps": steps}
 
 
+def _loss_over_all_steps(trainer, record, checkpoint: str, results: dict) -> None:
+    """A resumed run's ``train_loss`` over all its steps (``checkpoints.loss_over_all_steps``) into ``results``, the
+    final training log entry (the card's "final training loss") and the run record."""
+    from ..run.checkpoints import loss_over_all_steps
+
+    whole = loss_over_all_steps(checkpoint, trainer.state.global_step, results["train_loss"])
+    results.update(whole)
+    entry = next((e for e in reversed(trainer.state.log_history) if "train_loss" in e), None)
+    if whole and entry is not None:
+        entry.update(whole)
+        record.record["log_history"] = list(trainer.state.log_history)
+        record.write(trainer.args)
+
+
 def train_evaluate_predict(
     task: Task,
     raw,
@@ -228,6 +242,8 @@ def train_evaluate_predict(
         train_result = trainer.train(resume_from_checkpoint=resume)
         mode.finish_training(trainer, training_args.output_dir)  # e.g. LoRA: save the adapter, then merge it
         results = dict(train_result.metrics, **cache_metrics, train_samples=len(features[data.train_split]))
+        if resume:  # the training loss over every step, the checkpoint's logged ones too (not only the resumed)
+            _loss_over_all_steps(trainer, record, resume, results)
         trainer.save_metrics("train", results)
         trainer.save_state()
     trainer.save_model()
