@@ -10,17 +10,8 @@ import logging
 import pytest
 
 from hf_bert_tasks import cli
-from hf_bert_tasks.run.trainer_flags import (
-    FAMILIES,
-    NOT_APPLICABLE,
-    REFUSED,
-    STATUSES,
-    TORCH_OPTIMIZERS,
-    WORKS,
-    Machine,
-    choice_values,
-    classify_value,
-)
+from hf_bert_tasks.run.flag_values import FAMILIES, TORCH_OPTIMIZERS, Machine, choice_values, classify_value
+from hf_bert_tasks.run.trainer_flags import NOT_APPLICABLE, REFUSED, STATUSES, WORKS
 from tests.conftest import tiny_run_argv
 
 CPU = Machine(cuda=False, cpu_bf16=True)
@@ -59,7 +50,7 @@ def test_every_value_of_every_choice_field_is_classified(values, family, machine
             assert flag.status in STATUSES
             if flag.status == REFUSED:
                 assert flag.note and "\n" not in flag.note and flag.note.startswith("--"), (field, value)
-    assert unknown == [], "values of the installed transformers no rule classifies (trainer_flags.classify_value)"
+    assert unknown == [], "values of the installed transformers no rule classifies (flag_values.classify_value)"
 
 
 def test_the_counts_per_choice_field_on_this_cpu(values):
@@ -109,7 +100,7 @@ def test_each_scheduler_builds_with_the_kwargs_the_table_asks_for(values):
     import torch
     from transformers import get_scheduler
 
-    from hf_bert_tasks.run.trainer_flags import SCHEDULER_KWARGS
+    from hf_bert_tasks.run.flag_values import SCHEDULER_KWARGS
 
     example = {"min_lr": 1e-6, "min_lr_rate": 0.1, "num_decay_steps": 3}
     optimizer = torch.optim.SGD(torch.nn.Linear(3, 2).parameters(), lr=0.1)

@@ -1,4 +1,4 @@
-"""Pretraining names chance (hf_bert_tasks.pretraining.recipe: ``chance_levels``, ``warn_at_chance``): held-out MLM
+"""Pretraining names chance (hf_bert_tasks.pretraining.chance: ``chance_levels``, ``warn_at_chance``): held-out MLM
 accuracy against the most frequent masked token's share, NSP against 0.5; the warning suggests what helps the model
 at hand; the card's "fine-tune it" command carries a learning rate a small model learns with."""
 
@@ -7,7 +7,7 @@ import logging
 import pytest
 from datasets import Dataset
 
-from hf_bert_tasks.pretraining.recipe import chance_levels, warn_at_chance
+from hf_bert_tasks.pretraining.chance import chance_levels, warn_at_chance
 
 
 def test_chance_levels_are_the_most_frequent_target_and_nsp_label(vocab_tokenizer):
@@ -70,7 +70,7 @@ def test_a_short_pretraining_run_warns_and_its_card_fine_tunes_at_1e_3(tmp_path,
     ]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(doc) for doc in docs) + "\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.pretraining.recipe"):
+    with caplog.at_level(logging.WARNING, logger="hf_bert_tasks.pretraining.chance"):
         summary = _pretrain(str(corpus), tmp_path / "run", "--max_steps", "2", "--learning_rate", "1e-6")
     assert 0 < summary["chance"]["mlm_accuracy"] < 1 and summary["chance"]["nsp_accuracy"] >= 0.5
     warnings = [r.getMessage() for r in caplog.records if "learnt next to nothing" in r.getMessage()]

@@ -16,6 +16,7 @@ from hf_bert_tasks import cli
 from hf_bert_tasks.run import model_card as mc
 from hf_bert_tasks.run.checkpoints import loss_over_all_steps
 from hf_bert_tasks.run.hub import card_for_push, files_to_push
+from hf_bert_tasks.tasks.pipelines import served_pipeline
 from tests.conftest import tiny_run_argv
 
 
@@ -66,10 +67,10 @@ def test_question_answering_is_not_a_pipeline_of_the_installed_transformers():
 
 
 def test_served_pipeline_is_transformers_own_or_the_packages_or_none():
-    assert mc.served_pipeline("text-classification") == "text-classification"
-    assert mc.served_pipeline("token-classification") == "token-classification"
-    assert mc.served_pipeline("question-answering") == "extractive-question-answering"
-    assert mc.served_pipeline("multiple-choice") is None
+    assert served_pipeline("text-classification") == "text-classification"
+    assert served_pipeline("token-classification") == "token-classification"
+    assert served_pipeline("question-answering") == "extractive-question-answering"
+    assert served_pipeline("multiple-choice") is None
 
 
 def test_a_squad_card_tags_the_packages_pipeline_and_explains_it(tmp_path):

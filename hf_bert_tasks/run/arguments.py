@@ -32,8 +32,9 @@ from .command_line import (
     parse_flags,
 )
 from .config_file import read_config as read_config_file  # noqa: F401 - the --config reader (a public name)
+from .flag_values import check_task_values, check_values
 from .trainer_fields import TRAINER_FIELDS
-from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT, check_task_values, check_values
+from .trainer_flags import REFUSED_FLAGS, VERSION_DEPENDENT
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,7 @@ def check_declared_values(args) -> None:
 
 def accelerator_defaults(args: TrainingArguments, compile_by_default: bool = False) -> None:
     """Both recipes' machine settings, before ``TrainingArguments.__post_init__``: :func:`use_cpu_under_launcher`,
-    the values this machine cannot run refused (``trainer_flags.check_values``; ``ValueError``, one line; ``--bf16``
+    the values this machine cannot run refused (``flag_values.check_values``; ``ValueError``, one line; ``--bf16``
     on a CPU with native bf16: ``use_cpu`` set, one warning), then :func:`gpu_fast_path` (``compile_by_default``: the pretrain recipe's, see there)."""
     use_cpu_under_launcher(args)
     for note in check_values(args):  # every value the machine cannot run refused; --bf16 on a CPU: a note
@@ -238,7 +239,7 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
     batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
     ``--save_strategy best`` or a metric-driven scheduler, the task's primary dev metric, its direction and the
-    scheduler's mode (``trainer_flags.check_task_values``; SQuAD's F1 too: its Trainer evaluates with
+    scheduler's mode (``flag_values.check_task_values``; SQuAD's F1 too: its Trainer evaluates with
     post-processing). Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid, a
     ``--metric_for_best_model`` the task does not report or a scheduler mode against the metric's direction."""
     mode = mode_of(training_args)

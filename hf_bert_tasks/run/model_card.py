@@ -311,30 +311,6 @@ def _record_fields(info: dict, base_model: str | None, dataset: dict, mode_parag
     }
 
 
-#: Hub task -> ``(pipeline, module registering it)``: the pipeline this package registers where the installed
-#: transformers serves none for that task (transformers 5 removed ``question-answering``; the package's pipeline
-#: applies the recipe's windows, n-best and null-answer rules)
-PACKAGE_PIPELINES = {"question-answering": ("extractive-question-answering", "hf_bert_tasks.tasks.squad.pipeline")}
-
-
-def served_pipeline(hub_task: str) -> str | None:
-    """The card's ``pipeline_tag`` for a task whose Hub category is ``hub_task``: ``hub_task`` itself when the
-    installed ``transformers.pipeline`` serves it, else the package's registered pipeline
-    (:data:`PACKAGE_PIPELINES`; ``extractive-question-answering`` for SQuAD), else ``None`` (no tag: multiple
-    choice, which no pipeline serves; the Hub category stays among the card's tags)."""
-    import importlib
-
-    from transformers.pipelines import PIPELINE_REGISTRY
-
-    if hub_task in PIPELINE_REGISTRY.get_supported_tasks():
-        return hub_task
-    if hub_task in PACKAGE_PIPELINES:
-        name, module = PACKAGE_PIPELINES[hub_task]
-        importlib.import_module(module)  # registers it
-        return name
-    return None
-
-
 def build_finetune_card(
     output_dir: str,
     *,
@@ -367,6 +343,8 @@ def build_finetune_card(
         FileNotFoundError: ``output_dir`` or its ``all_results.json`` is missing.
         ValueError: no ``task`` and no record naming one; a JSON file is malformed (names it and the line).
     """
+    from ..tasks.pipelines import served_pipeline
+
     inputs = card_inputs(output_dir, task, grid=not seed_runs)  # every file read and every number grouped, once
     the_task, info, keys, dataset = inputs["task"], inputs["info"], inputs["keys"], inputs["dataset"]
     fields = _record_fields(info, base_model, dataset, inputs["mode_text"])
