@@ -251,3 +251,25 @@ def test_bf16_on_this_cpu_runs_with_one_note_or_is_refused(capsys, tmp_path, tin
     )
     assert notes == [expected]
     assert "eval_f1" in results
+
+
+@pytest.mark.parametrize("task", ["mrpc", "stsb", "squad_v1", "swag", "conll2003"])
+def test_each_familys_collator_pickles_for_spawn_and_forkserver_workers(task, vocab_tokenizer):
+    """--dataloader_multiprocessing_context spawn / forkserver pickle the collator into each worker (SWAG's was a
+    class defined inside a function: 'Can't pickle local object', after the model was built)."""
+    import pickle
+
+    from hf_bert_tasks.tasks import get_task
+
+    collator = get_task(task).data_collator(vocab_tokenizer)
+    assert type(pickle.loads(pickle.dumps(collator))) is type(collator)
+
+
+@pytest.mark.slow  # ~35 s: each spawned worker imports torch again
+def test_swag_runs_with_spawned_dataloader_workers(capsys, tmp_path, tiny_bert_dir):
+    from tests.test_swag import _swag_dir
+
+    (tmp_path / "swag").mkdir()
+    argv = ["--dataloader_multiprocessing_context", "spawn", "--dataloader_num_workers", "1"]
+    _, results, _ = _run(capsys, tmp_path, tiny_bert_dir, "swag", *argv, data_dir=_swag_dir(tmp_path / "swag"))
+    assert "eval_accuracy" in results
