@@ -6,7 +6,7 @@ import pytest
 
 from hf_bert_tasks.finetune.record import curve_series, plot_training_curves
 from hf_bert_tasks.pretraining.card import plot_pretraining_curves, pretraining_curves
-from hf_bert_tasks.pretraining.recipe import most_frequent_token_accuracy
+from hf_bert_tasks.pretraining.chance import chance_levels
 
 
 @pytest.fixture
@@ -72,10 +72,17 @@ def test_no_legend_without_a_drawn_series(tmp_path, saved_figures):
         assert [t.get_text() for t in ax.texts] in (["no loss logged"], ["no evaluation logged"])
 
 
-def test_most_frequent_token_accuracy_is_its_share_of_the_masked_positions():
+def test_the_mlm_baseline_drawn_is_the_most_frequent_tokens_share_of_the_masked_positions():
+    from datasets import Dataset
+
+    class Vocabulary:
+        def convert_ids_to_tokens(self, i):
+            return f"tok{i}"
+
     # targets 7, 7, 9 (the -100 positions are not masked): 7 is right 2 times in 3
-    assert most_frequent_token_accuracy([[-100, 7, -100], [7, 9]]) == pytest.approx(2 / 3)
-    assert most_frequent_token_accuracy([[-100]]) is None
+    chance = chance_levels(Dataset.from_dict({"labels": [[-100, 7, -100], [7, 9, -100]]}), Vocabulary())
+    assert chance["mlm_accuracy"] == pytest.approx(2 / 3) and chance["mlm_most_frequent_token"] == "tok7"
+    assert chance_levels(Dataset.from_dict({"labels": [[-100]]}), Vocabulary()) == {}
 
 
 #: two phases as ``pretraining_summary.json`` holds them: 10 steps at seq 128, then 4 at seq 512 with one eval point

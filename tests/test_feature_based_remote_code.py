@@ -227,7 +227,7 @@ def test_the_cards_how_to_use_runs_without_the_package(saved, problem_type, task
     shutil.copytree(saved[problem_type], folder)
     (folder / "all_results.json").write_text(json.dumps(results), encoding="utf-8")
     text = str(build_finetune_card(str(folder), task=task))
-    code = re.search(r"## How to use\n\n```python\n(.*?)```", text, flags=re.DOTALL).group(1)
+    code = re.search(r"## How to use\n.*?```python\n(.*?)```", text, flags=re.DOTALL).group(1)
     assert "trust_remote_code=True" in code and "hf_bert_tasks" not in code
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["HF_MODULES_CACHE"] = str(tmp_path / "hf-modules")
@@ -269,7 +269,7 @@ def test_the_qa_cards_how_to_use_runs_with_remote_code(saved, tmp_path):
     shutil.copytree(saved["question_answering"], folder)
     (folder / "all_results.json").write_text(json.dumps({"eval_exact_match": 0.0, "eval_f1": 1.0}), encoding="utf-8")
     code = re.search(
-        r"## How to use\n\n```python\n(.*?)```",
+        r"## How to use\n.*?```python\n(.*?)```",
         str(build_finetune_card(str(folder), task="squad_v1")),
         flags=re.DOTALL,
     ).group(1)

@@ -167,9 +167,10 @@ CLIENT = textwrap.dedent(r"""
     out["rev_main_files"] = sorted(HfApi().list_repo_files("org/rev"))
     m = AutoModelForSequenceClassification.from_pretrained("org/rev", revision="seed-1")
     out["rev_loaded"] = type(m).__name__
-    # the README.md the fine-tune run wrote, uploaded unchanged (no card on the new branch; no card flag given)
+    # the card the fine-tune run wrote, rendered for the repo id (no card on the new branch; no card flag given)
     pushed = HfApi().hf_hub_download("org/rev", "README.md", revision="seed-1")
-    out["rev_readme_unchanged"] = open(pushed, "rb").read() == open(os.path.join(dirs["mrpc"], "README.md"), "rb").read()
+    out["rev_readme"] = open(pushed, encoding="utf-8").read()
+    out["rev_local_readme"] = open(os.path.join(dirs["mrpc"], "README.md"), encoding="utf-8").read()
 
     # 8. the fine-tune recipe from a pushed repo id, pushing its result with an explicit --hub_token
     token = os.environ.pop("HF_TOKEN")
@@ -469,10 +470,11 @@ def test_push_to_a_revision_leaves_main_without_weights(session):
     assert record["rev_loaded"] == "BertForSequenceClassification"
 
 
-def test_a_push_uploads_the_readme_the_run_wrote_unchanged(session):
+def test_a_push_uploads_the_card_the_run_wrote_loading_the_repo_id(session):
     record, _, dirs = session
-    assert os.path.isfile(os.path.join(dirs["mrpc"], "README.md"))  # written by the fine-tune run
-    assert record["rev_readme_unchanged"] is True
+    local, pushed = record["rev_local_readme"], record["rev_readme"]
+    assert f'model="{dirs["mrpc"]}"' in local  # written by the fine-tune run, for its folder
+    assert 'model="org/rev"' in pushed and dirs["mrpc"] not in pushed
 
 
 def test_finetune_recipe_starts_from_a_pushed_repo_id_and_pushes_its_result(session):

@@ -14,7 +14,7 @@ from hf_bert_tasks import get_task
 from hf_bert_tasks.finetune import card as mc
 from hf_bert_tasks.finetune.grid import load_seed_runs
 from hf_bert_tasks.finetune.record import RunRecordCallback, non_default_arguments
-from hf_bert_tasks.hub.cards import model_origin
+from hf_bert_tasks.hub.cards import card_text, model_origin
 from hf_bert_tasks.hub.push import (
     build_card,
     card_for_push,
@@ -475,11 +475,15 @@ def test_write_card_replaces_the_card_an_earlier_run_wrote(mrpc_run):
     ]
 
 
-def test_push_uploads_the_runs_readme_unchanged(mrpc_run):
+def test_push_uploads_the_runs_card_rendered_for_the_repo_id(mrpc_run):
+    """The card the run wrote loads the local folder; the pushed one loads the repo id (issue 54), nothing else
+    rendered differently but the name and the file list."""
     mc.write_finetune_card(mrpc_run)
     with open(os.path.join(mrpc_run, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    assert card_for_push(mrpc_run, "org/m", files_to_push(mrpc_run), {"task": None, "license": None}) == text
+        local = f.read()
+    text = card_for_push(mrpc_run, "org/m", files_to_push(mrpc_run), {"task": None, "license": None})
+    assert f'model="{mrpc_run}"' in local and 'model="org/m"' in text and str(mrpc_run) not in text
+    assert text == card_text(mc.build_finetune_card(mrpc_run, repo_id="org/m", files=files_to_push(mrpc_run)))
     assert card_to_upload(None, text) == text  # no card on the Hub yet
     assert card_to_upload(text, text) == text  # the Hub's results all replaced by the same keys
 

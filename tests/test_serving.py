@@ -211,7 +211,7 @@ def test_the_cards_how_to_use_code_runs(recipe, name, tmp_path):
 
     _, out, _ = recipe(name)
     text = str(build_finetune_card(out))
-    code = re.search(r"## How to use\n\n```python\n(.*?)```", text, flags=re.DOTALL).group(1)
+    code = re.search(r"## How to use\n.*?```python\n(.*?)```", text, flags=re.DOTALL).group(1)
     script = tmp_path / "how_to_use.py"
     script.write_text(code, encoding="utf-8")
     env = {

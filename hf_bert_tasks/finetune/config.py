@@ -15,6 +15,7 @@ from transformers import TrainingArguments
 from ..flags.parser import CommandLine
 from ..flags.trainer_flags import REFUSED_FLAGS
 from ..flags.training import accelerator_defaults, current_given_flags, scrub_secrets, training_arguments
+from ..flags.values import check_task_values
 from ..modes import mode_arguments_classes, mode_of
 from .args import DataArguments, FinetuneOptions, mode_groups
 
@@ -148,8 +149,10 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     final. Fills what the user did not set (``training_args.from_task``): learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
     ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
     batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
-    the task's primary dev metric and its direction (SQuAD's F1 too: its Trainer evaluates with post-processing).
-    Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
+    ``--save_strategy best`` or a metric-driven scheduler, the task's primary dev metric, its direction and the
+    scheduler's mode (``flags.values.check_task_values``; SQuAD's F1 too: its Trainer evaluates with
+    post-processing). Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid, a
+    ``--metric_for_best_model`` the task does not report or a scheduler mode against the metric's direction."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
     unset = getattr(training_args, "from_task", frozenset())
@@ -159,9 +162,8 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
         training_args.train_sampling_strategy, training_args.group_by_length = "random", False
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
-    if training_args.load_best_model_at_end and "metric_for_best_model" in unset:  # SQuAD too
-        training_args.metric_for_best_model = task.primary_metric  # Trainer reads it as eval_<metric>
-        training_args.greater_is_better = task.metric_spec(task.primary_metric).higher_is_better
+    # --load_best_model_at_end, --save_strategy best, a metric-driven scheduler: the task's metric and direction
+    check_task_values(task, training_args, metric_unset="metric_for_best_model" in unset)
     if getattr(training_args, "lr_grid", None) == PAPER_LR_GRID:
         grid = mode.default_lr_grid(task)
         if not grid:

@@ -23,6 +23,7 @@ Outputs in ``output_dir``: docs/design.md, "Outputs of a run"."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -152,8 +153,40 @@ def run_finetune(
     if report and training_args.should_log:  # a run at chance level ends saying so (the best constant answer's score)
         from ..tasks.metrics import report as report_chance_level
 
-        report_chance_level(task, results)
+        report_chance_level(task, results, **_model_at_hand(training_args))
     return results
+
+
+def _model_at_hand(training_args) -> dict:
+    """``tasks.metrics.chance_advice``'s arguments for the finished run: the saved model's ``hidden_size``
+    (``config.json``; ``None`` without one), the learning rates it ran and its optimizer steps."""
+
+    def read(name: str, key: str):
+        path = os.path.join(training_args.output_dir, name)
+        if not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get(key)
+
+    hidden, steps = read("config.json", "hidden_size"), read("trainer_state.json", "global_step")
+    lrs = (
+        [training_args.learning_rate] if not getattr(training_args, "lr_grid", None) else training_args.learning_rates
+    )
+    return {"hidden_size": hidden, "learning_rates": lrs, "steps": steps}
+
+
+def _loss_over_all_steps(trainer, record, checkpoint: str, results: dict) -> None:
+    """A resumed run's ``train_loss`` over all its steps (``checkpoints.loss_over_all_steps``) into ``results``, the
+    final training log entry (the card's "final training loss") and the run record."""
+    from ..utils.checkpoints import loss_over_all_steps
+
+    whole = loss_over_all_steps(checkpoint, trainer.state.global_step, results["train_loss"])
+    results.update(whole)
+    entry = next((e for e in reversed(trainer.state.log_history) if "train_loss" in e), None)
+    if whole and entry is not None:
+        entry.update(whole)
+        record.record["log_history"] = list(trainer.state.log_history)
+        record.write(trainer.args)
 
 
 def train_evaluate_predict(
@@ -216,6 +249,8 @@ def train_evaluate_predict(
         train_result = trainer.train(resume_from_checkpoint=resume)
         mode.finish_training(trainer, training_args.output_dir)  # e.g. LoRA: save the adapter, then merge it
         results = dict(train_result.metrics, **cache_metrics, train_samples=len(features[data.train_split]))
+        if resume:  # the training loss over every step, the checkpoint's logged ones too (not only the resumed)
+            _loss_over_all_steps(trainer, record, resume, results)
         trainer.save_metrics("train", results)
         trainer.save_state()
     trainer.save_model()

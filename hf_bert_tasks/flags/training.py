@@ -18,6 +18,7 @@ from transformers import HfArgumentParser, TrainingArguments
 from .parser import CommandLine, UsageError, build_parser, parse_flags
 from .trainer_fields import TRAINER_FIELDS
 from .trainer_flags import VERSION_DEPENDENT
+from .values import check_values
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +29,12 @@ _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_give
 
 def accelerator_defaults(args: TrainingArguments, compile_by_default: bool = False) -> None:
     """Both recipes' machine settings, before ``TrainingArguments.__post_init__``: :func:`use_cpu_under_launcher`,
-    then :func:`gpu_fast_path` (``compile_by_default``: the pretrain recipe's, see there)."""
+    the values this machine cannot run refused (:func:`hf_bert_tasks.flags.values.check_values`; ``ValueError``, one
+    line; ``--bf16`` on a CPU with native bf16: ``use_cpu`` set, one warning), then :func:`gpu_fast_path`
+    (``compile_by_default``: the pretrain recipe's, see there)."""
     use_cpu_under_launcher(args)
+    for note in check_values(args):  # every value the machine cannot run refused; --bf16 on a CPU: a note
+        logger.warning(note)
     gpu_fast_path(args, compile_by_default=compile_by_default)
 
 

@@ -132,11 +132,14 @@ def files_to_push(output_dir: str) -> list[str]:
 
 
 def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_kwargs: dict | None = None) -> str:
-    """The card a push uploads (before the merge with the Hub's, :func:`card_to_upload`): ``output_dir/README.md``
-    as the run wrote it; rendered (:func:`build_card`, for ``repo_id`` and ``files``) only
-    for a folder with none but with its record (``run_info.json``, or ``pretraining_summary.json``), or when
-    ``card_kwargs`` (``push``'s ``--task`` / ``--base_model`` / ``--seed_runs`` / ``--license``; ``None`` values
-    ignored) change a card the run wrote and nobody edited. Nothing is guessed from the folder's files.
+    """The card a push uploads (before the merge with the Hub's, :func:`card_to_upload`): the card the run wrote
+    (``output_dir/README.md``), rendered again from the folder's record (:func:`build_card`, for ``repo_id`` and
+    ``files``) so that its "How to use" loads ``repo_id``, not the local folder, with ``card_kwargs`` (``push``'s
+    ``--task`` / ``--base_model`` / ``--seed_runs`` / ``--license``; ``None`` values ignored) applied. A README
+    that was edited (:func:`~hf_bert_tasks.hub.cards.readme_edited`) is uploaded as it is (a warning when it
+    still loads the local folder), and so is an unedited one with no record to render from (same warning). A folder
+    with no README but its record (``run_info.json``, or ``pretraining_summary.json``) gets its card rendered.
+    Nothing is guessed from the folder's files.
 
     Raises:
         FileNotFoundError: neither ``README.md`` nor a run record in ``output_dir`` (names both files).
@@ -146,23 +149,33 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
 
     card_kwargs = {k: v for k, v in (card_kwargs or {}).items() if v is not None}
     path = os.path.join(output_dir, README_FILE)
+    records = (RUN_INFO_FILE, PRETRAINING_SUMMARY_FILE)
+    recorded = any(os.path.isfile(os.path.join(output_dir, name)) for name in records)
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        if not card_kwargs:
-            return text
-        if readme_edited(text):
+        edited = readme_edited(text)
+        if edited and card_kwargs:
             raise ValueError(
                 f"{path} was edited, so --{' --'.join(card_kwargs)} cannot be applied to it; change it by hand, or "
                 f"delete it to render the card from {RUN_INFO_FILE} with them"
             )
-    records = (RUN_INFO_FILE, PRETRAINING_SUMMARY_FILE)
-    if not any(os.path.isfile(os.path.join(output_dir, name)) for name in records):
+        if edited or not recorded or (repo_id is None and not card_kwargs):
+            if repo_id and _loads_folder(text, output_dir):
+                logger.warning("%s loads the local folder in its usage code, not %s: change it by hand", path, repo_id)
+            return text
+    if not recorded:
         raise FileNotFoundError(
             f"{output_dir}: no README.md (the card a run writes) and no {RUN_INFO_FILE} (the record a card is "
             "rendered from); expected an output dir of hf-bert-tasks finetune or pretrain"
         )
     return card_text(build_card(output_dir, repo_id=repo_id, files=files, **card_kwargs))
+
+
+def _loads_folder(text: str, output_dir: str) -> bool:
+    """Whether the card ``text`` loads ``output_dir`` (as given, normalised or absolute) in its usage code."""
+    forms = {output_dir, os.path.normpath(output_dir), os.path.abspath(output_dir)}
+    return any(f'"{form}"' in text for form in forms)
 
 
 def pop_push_settings(training_args) -> dict | None:

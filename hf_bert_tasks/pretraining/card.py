@@ -12,6 +12,7 @@ import math
 import os
 
 from ..hub.cards import PRETRAINING_SUMMARY_FILE, framework_versions, markdown_table, read_record, render_card
+from ..utils.modeling import suggested_learning_rate
 from ..utils.plots import plot_panels
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,9 @@ def build_pretraining_card(
     """The card of a pretraining output dir from its ``pretraining_summary.json`` (no network call).
 
     Shows the corpus (file names only, no local paths), the masking recipe, the steps per phase and the final MLM /
-    NSP accuracy, which ``model-index`` holds (``fill-mask``, dataset ``text``, held-out documents). ``base_model``:
+    NSP accuracy, which ``model-index`` holds (``fill-mask``, dataset ``text``, held-out documents); its "fine-tune
+    it" command carries the learning rate a model of its size learns with (``utils.modeling.suggested_learning_rate``,
+    from ``config.json``'s ``hidden_size``: 1e-3 for the ``tiny`` preset; none for larger ones). ``base_model``:
     ``--base_model``, else the summary's ``model.base_model`` (:func:`hf_bert_tasks.hub.cards.model_origin`).
     ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
     """
@@ -84,6 +87,8 @@ def build_pretraining_card(
     recipe_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else v] for k, v in recipe.items()]
     header = ["phase", "max_seq_length", "steps", "batch", "learning rate", "train instances", "MLM acc.", "NSP acc."]
     results = pretraining_eval_results(summary, corpus_files)
+    hidden_size = _config(output_dir).get("hidden_size")
+    finetune_lr = suggested_learning_rate(hidden_size) if hidden_size else None
     return render_card(
         "pretrained",
         output_dir,
@@ -107,7 +112,17 @@ def build_pretraining_card(
         pretraining_table=markdown_table(header, phase_rows) if phase_rows else "",
         masking_table=markdown_table(["setting", "value"], recipe_rows) if recipe_rows else "",
         model_table=markdown_table(["setting", "value"], model_rows),
+        hidden_size=hidden_size,
+        finetune_lr=f"{finetune_lr:g}" if finetune_lr else None,
     )
+
+
+def _config(output_dir: str) -> dict:
+    path = os.path.join(output_dir, "config.json")
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def pretraining_curves(summary: dict) -> dict:

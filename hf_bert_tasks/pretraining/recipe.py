@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import pathlib
-from collections import Counter
 from itertools import chain
 from operator import itemgetter
 
@@ -46,6 +45,7 @@ from ..utils.modeling import BERT_PRESETS
 from ..utils.tokenizers import fit_tokenizer_to_model, train_wordpiece_tokenizer
 from .card import PRETRAINING_CURVES_FILE as CURVES_FILE
 from .card import build_pretraining_card, plot_pretraining_curves, pretraining_curves
+from .chance import chance_levels, model_hidden_size, warn_at_chance
 from .collators import DataCollatorForBertPretraining
 from .config import PretrainDataArguments, PretrainModelArguments, PretrainTrainingArguments
 from .data import add_example_index, build_pretraining_dataset
@@ -134,7 +134,10 @@ def run_pretrain(
         masking_recipe=last["masking_recipe"],
         final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
         final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"),
+        chance=last.get("chance", {}),
     )
+    if training_args.should_log:  # below the most frequent token or at NSP's 0.5: one warning, with what helps
+        warn_at_chance(summary, hidden_size=model_hidden_size(out), learning_rate=last["learning_rate"])
     if training_args.should_save:
         pathlib.Path(summary_path).write_text(json.dumps(summary, indent=2), encoding="utf-8")
         plot_pretraining_curves(pretraining_curves(summary), os.path.join(out, CURVES_FILE))
@@ -330,6 +333,7 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         final = next((h for h in reversed(log) if "eval_mlm_accuracy" in h and h["step"] == step), None)
         final = final or trainer.evaluate()
     args = training_args
+    chance = chance_levels(eval_ds, tokenizer) if eval_ds is not None else {}
     return {
         "phase": phase,
         "max_seq_length": data_args.max_seq_length,
@@ -341,16 +345,10 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         "masked_only_decoder": args.masked_only_decoder,
         "masking_recipe": masking_recipe(data_args, collator),
         "final_eval": {k: v for k, v in final.items() if k.startswith("eval_")},
-        "mlm_most_frequent_token_accuracy": most_frequent_token_accuracy(eval_ds["labels"]) if eval_ds else None,
+        "chance": chance,  # what a model that learnt nothing scores (pretraining/chance.py)
+        "mlm_most_frequent_token_accuracy": chance.get("mlm_accuracy"),  # the curves' MLM baseline line
         "history": [h for h in log if "mlm_accuracy" in h or "eval_mlm_accuracy" in h],
     }
-
-
-def most_frequent_token_accuracy(labels) -> float | None:
-    """MLM's trivial baseline: the most frequent target token's share of the masked positions (``labels`` rows: token
-    ids, ``-100`` where not masked); ``None`` without one. Drawn on ``pretraining_curves.png`` (``card.py``)."""
-    counts = Counter(t for row in labels for t in row if t != -100)
-    return counts.most_common(1)[0][1] / sum(counts.values()) if counts else None
 
 
 def _model(model_args: PretrainModelArguments, tokenizer, max_len: int, training_args: PretrainTrainingArguments):

@@ -14,7 +14,8 @@ Per problem type (the metrics a task declares, on the task's own scale):
 - token classification (CoNLL-2003): every word ``O`` (entity precision / recall / F1 0, word accuracy the ``O`` share);
 - question answering (SQuAD): the empty answer for every question (v1.1: 0; v2.0: the unanswerable share).
 
-A run whose primary dev metric is within :data:`MARGIN` of its baseline ends with :func:`near_baseline`'s warning.
+A run whose primary dev metric is within :data:`MARGIN` of its baseline, or whose dev loss is a uniform guess's
+``ln k`` (multiple choice and classification), ends with :func:`near_baseline`'s warning.
 
 The metrics as a card, the grid and ``compare`` read them back: Trainer-style keys grouped per split
 (:func:`split_metrics`, :func:`metric_keys`; MNLI's ``eval_accuracy_mm``), beside the paper's numbers
@@ -166,30 +167,85 @@ def baseline_metrics(task, raw_splits: dict, suffixes: dict[str, str] | None = N
     return out
 
 
-def near_baseline(task, metrics: dict, margin: float = MARGIN) -> str | None:
-    """The warning for ``metrics`` (``eval_<primary>`` and ``baseline_<primary>``, the task's scale) whose primary
-    dev metric beats the constant baseline by less than ``margin`` points (0-100 scale), else ``None``."""
+#: a dev loss within this fraction of the uniform guess's ``ln k`` (:func:`chance_loss`) is a model at chance
+LOSS_MARGIN = 0.02
+
+
+def chance_loss(task) -> tuple[float, int] | None:
+    """``(ln k, k)``: the cross-entropy (nats) of a uniform guess over the ``k`` choices (multiple choice: SWAG's 4
+    endings) or classes (single-label classification); flat logits score exactly this, whatever the data. ``None``
+    for other problem types (regression, QA, NER: their constant answers are :func:`constant_scores`)."""
+    if task.problem_type not in ("multiple_choice", "single_label_classification") or not task.label_names:
+        return None
+    k = len(task.label_names)
+    return math.log(k), k
+
+
+def near_baseline(task, metrics: dict, margin: float = MARGIN, advice: str | None = None) -> str | None:
+    """The warning for ``metrics`` (``eval_<primary>`` and ``baseline_<primary>``, the task's scale; ``eval_loss``)
+    whose primary dev metric beats the constant baseline by less than ``margin`` points (0-100 scale), or whose
+    dev loss is within :data:`LOSS_MARGIN` of a uniform guess's ``ln k`` (:func:`chance_loss`: a model at chance,
+    flat logits, even where its accuracy drifts above the most frequent answer's), else ``None``. Multiple choice
+    names chance ``1/k`` beside the most frequent position. ``advice``: what can help this model
+    (:func:`chance_advice`; default: its generic text)."""
     key = task.primary_metric
     value, base = metrics.get(f"eval_{key}"), metrics.get(f"{PREFIX}{key}")
-    if value is None or base is None or not np.isfinite(value):
-        return None
+    loss, uniform = metrics.get("eval_loss"), chance_loss(task)
+    at_chance_loss = (
+        uniform is not None and loss is not None and np.isfinite(loss) and loss >= (1 - LOSS_MARGIN) * uniform[0]
+    )
     # to the 0-100 scale: x100 for a 0-1 metric (MetricSpec.to_percent of the declared metric; undeclared: 0-1)
     to_percent = next((100.0 / m.scale for m in task.metrics if m.key == key), 100.0)
-    value, base = value * to_percent, base * to_percent
-    if value - base >= margin:
+    scored = value is not None and base is not None and np.isfinite(value)
+    if scored and value * to_percent - base * to_percent >= margin and not at_chance_loss:
         return None
+    if not scored and not at_chance_loss:
+        return None
+    parts = []
+    if scored:
+        value, base = value * to_percent, base * to_percent
+        what = "the most frequent position" if task.problem_type == "multiple_choice" else "the best constant answer"
+        chance = f", chance 1/{uniform[1]} = {100 / uniform[1]:.2f}" if uniform and key == "accuracy" else ""
+        parts.append(
+            f"dev {key} {value:.2f} against the trivial baseline {base:.2f} ({what} on the same examples{chance})"
+        )
+    if at_chance_loss:
+        choices = "choices" if task.problem_type == "multiple_choice" else "classes"
+        parts.append(
+            f"dev loss {loss:.4f} is a uniform guess's (ln {uniform[1]} = {uniform[0]:.4f} over {uniform[1]} {choices})"
+        )
     return (
-        f"dev {key} {value:.2f} does not beat the trivial baseline "
-        f"{base:.2f} (the best constant answer on the same examples) by "
-        f"{margin:g} points: the model has learnt next to nothing. Usual causes: a learning rate too low or too high for "
-        "this model (try --lr_grid), too few steps (--num_train_epochs / --max_steps), or labels that do not "
-        "match the text (check the label column and its order)."
+        "; ".join(parts)
+        + f": the model has learnt next to nothing (a clear margin is {margin:g} points). "
+        + (advice or chance_advice())
     )
 
 
-def report(task, metrics: dict) -> str | None:
-    """Log :func:`near_baseline`'s warning for ``metrics`` (the run's results) if any, and return it."""
-    message = near_baseline(task, metrics)
+def chance_advice(hidden_size: int | None = None, learning_rates=(), steps: int | None = None) -> str:
+    """What can help a model at chance, for the model at hand: ``hidden_size`` (its config; a small model, hidden <=
+    256 as the ``tiny`` preset, learns at ``utils.modeling.suggested_learning_rate``, 1e-3, which the paper's
+    ``--lr_grid`` of 5e-5..2e-5 cannot reach), the ``learning_rates`` it ran and its optimizer ``steps``."""
+    from ..utils.modeling import suggested_learning_rate
+
+    tips = []
+    suggested = suggested_learning_rate(hidden_size) if hidden_size else None
+    if suggested is not None and (not learning_rates or max(learning_rates) < suggested / 2):
+        ran = ", ".join(f"{lr:g}" for lr in learning_rates) or "the paper's"
+        tips.append(
+            f"a learning rate for this small model (hidden size {hidden_size}): --learning_rate {suggested:g} "
+            f"(it ran at {ran}; the paper's grid, --lr_grid, stops at 5e-5, too low for it)"
+        )
+    elif hidden_size is None or suggested is None:
+        tips.append("a learning rate that suits this model (--lr_grid for BERT-base sizes)")
+    tips.append("more steps (--num_train_epochs / --max_steps" + (f"; this run: {steps})" if steps else ")"))
+    tips.append("labels that match the text (check the label column and its order)")
+    return "What can help: " + "; ".join(tips) + "."
+
+
+def report(task, metrics: dict, **model) -> str | None:
+    """Log :func:`near_baseline`'s warning for ``metrics`` (the run's results) if any, and return it; ``model``:
+    :func:`chance_advice`'s arguments (``hidden_size``, ``learning_rates``, ``steps``)."""
+    message = near_baseline(task, metrics, advice=chance_advice(**model))
     if message:
         logger.warning(message)
     return message

@@ -201,3 +201,34 @@ __all__ = [
     "resolve_resume",
     "start_run",
 ]
+
+
+def loss_over_all_steps(checkpoint: str, global_step: int, resumed_loss: float) -> dict[str, float]:
+    """The training loss of a run resumed from ``checkpoint`` over all its steps, not only the resumed ones
+    (``Trainer``'s ``train_loss`` averages the steps of its own call, ``resumed_loss``): the losses logged before the
+    checkpoint (its ``trainer_state.json`` ``log_history``, each a mean over the steps since the previous log),
+    weighted by their steps, with ``resumed_loss`` over ``global_step - checkpoint step`` steps.
+
+    Returns ``train_loss`` (over ``train_loss_steps`` steps: all of them when the checkpoint's step was a logging
+    step; else the steps between its last log and the checkpoint are missing, their losses never written),
+    ``train_loss_resumed`` (``resumed_loss``) and ``train_loss_steps``. ``{}`` without the checkpoint's state.
+    """
+    path = os.path.join(checkpoint, "trainer_state.json")
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        state = json.load(f)
+    start = int(state.get("global_step", 0))
+    logged = sorted((e["step"], e["loss"]) for e in state.get("log_history", []) if "loss" in e and e["step"] <= start)
+    total, previous = 0.0, 0
+    for step, loss in logged:
+        total, previous = total + loss * (step - previous), step
+    resumed = global_step - start
+    steps = previous + resumed
+    if steps <= 0:
+        return {}
+    return {
+        "train_loss": (total + resumed_loss * resumed) / steps,
+        "train_loss_resumed": resumed_loss,
+        "train_loss_steps": steps,
+    }

@@ -130,23 +130,35 @@ def read_swag_csv(path: str) -> dict[str, list]:
     return read_swag_table(path).to_pydict()
 
 
-def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
+@dataclass
+class MultipleChoiceCollator:
     """transformers' ``DataCollatorForMultipleChoice`` that also takes batches without ``label`` (the stock one raises
     ``KeyError``): ``[C, L_i]`` lists of input ids / token types / mask (``C`` = 4 choices) -> ``(B, C, L)`` int64
-    tensors padded to the longest choice (or ``max_length``), plus ``labels`` ``(B,)`` (``-100`` = unknown) if given."""
-    from transformers import DataCollatorForMultipleChoice
+    tensors padded to the longest choice (or ``max_length``), plus ``labels`` ``(B,)`` (``-100`` = unknown) if given.
+    A module-level class, so DataLoader workers started with ``spawn`` / ``forkserver`` can pickle it (a class
+    defined inside a function cannot be)."""
 
-    class _Collator(DataCollatorForMultipleChoice):
-        def torch_call(self, examples):
-            if "label" in examples[0] or "labels" in examples[0]:
-                return super().torch_call(examples)
-            batch = super().torch_call([dict(e, label=0) for e in examples])
-            batch.pop("labels")
-            return batch
+    tokenizer: object
+    pad_to_multiple_of: int | None = None
+    max_length: int | None = None
 
-    if max_length is not None:
-        return _Collator(tokenizer, padding="max_length", max_length=max_length)
-    return _Collator(tokenizer, pad_to_multiple_of=pad_to_multiple_of)
+    def __call__(self, examples: list[dict]) -> dict:
+        from transformers import DataCollatorForMultipleChoice
+
+        if self.max_length is not None:
+            inner = DataCollatorForMultipleChoice(self.tokenizer, padding="max_length", max_length=self.max_length)
+        else:
+            inner = DataCollatorForMultipleChoice(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
+        if "label" in examples[0] or "labels" in examples[0]:
+            return inner(examples)
+        batch = inner([dict(e, label=0) for e in examples])
+        batch.pop("labels")
+        return batch
+
+
+def multiple_choice_collator(tokenizer, pad_to_multiple_of: int | None = None, max_length: int | None = None):
+    """A :class:`MultipleChoiceCollator` (the arguments of :meth:`Task.data_collator`)."""
+    return MultipleChoiceCollator(tokenizer, pad_to_multiple_of, max_length)
 
 
 @dataclass
