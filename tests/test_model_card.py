@@ -14,7 +14,7 @@ from hf_bert_tasks import get_task
 from hf_bert_tasks.finetune import card as mc
 from hf_bert_tasks.finetune.grid import load_seed_runs
 from hf_bert_tasks.finetune.record import RunRecordCallback, non_default_arguments
-from hf_bert_tasks.hub.cards import card_text, model_origin
+from hf_bert_tasks.hub.cards import card_text, eval_results_from_metrics, model_origin
 from hf_bert_tasks.hub.push import (
     build_card,
     card_for_push,
@@ -25,7 +25,6 @@ from hf_bert_tasks.hub.push import (
     pop_push_settings,
     push_output_dir,
 )
-from hf_bert_tasks.tasks.metrics import eval_results_from_metrics
 from tests.conftest import REPO, tiny_run_argv
 
 

@@ -9,7 +9,7 @@ import pytest
 from transformers import EvalPrediction
 
 from hf_bert_tasks import cli
-from hf_bert_tasks.finetune.trainer import TaskMetrics, join_batches
+from hf_bert_tasks.tasks.metrics import TaskMetrics, join_batches
 from tests.conftest import SAMPLES
 
 MRPC = os.path.join(SAMPLES, "MRPC")

@@ -19,15 +19,18 @@ from transformers.modelcard import make_markdown_table, parse_log_history
 
 from ..hub.cards import (
     RUN_INFO_FILE,
+    dataset_display_name,
+    eval_results_from_metrics,
     format_cell,
     framework_versions,
+    grouped_metrics,
     markdown_table,
     read_record,
     render_card,
+    split_metrics,
 )
 from ..hub.cards import write_card as write_card_with
 from ..modes import mode_text
-from ..tasks.metrics import dataset_display_name, eval_results_from_metrics, grouped_metrics, split_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +42,7 @@ def card_inputs(output_dir: str, task=None, grid: bool = True) -> dict[str, Any]
     ``metrics`` (``all_results.json``), ``info`` (the run record :data:`RUN_INFO_FILE`, ``{}`` without one),
     ``config`` (``config.json``, ``{}``), ``grid`` (``lr_grid_results.json`` with ``grid``, else ``None``),
     ``dataset`` (the record's, with ``max_eval_samples``), ``keys`` / ``per_split`` / ``others`` / ``scored`` /
-    ``paper_rows`` (:func:`hf_bert_tasks.tasks.metrics.grouped_metrics`), ``dataset_name``
+    ``paper_rows`` (:func:`hf_bert_tasks.hub.cards.grouped_metrics`), ``dataset_name``
     (:func:`dataset_display_name`), ``eval_results`` (:func:`eval_results_from_metrics`) and ``mode_text``
     (:func:`mode_text`).
 

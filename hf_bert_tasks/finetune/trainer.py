@@ -13,6 +13,8 @@ import torch
 from transformers import Trainer, TrainerCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
+from ..tasks.metrics import join_batches
+
 
 def feature_lengths(dataset, column: str = "input_ids") -> np.ndarray | None:
     """Token count of every feature of a ``datasets.Dataset``, read from the Arrow ``column`` in one pass: int64
@@ -87,53 +89,6 @@ def restore_order(values, order: np.ndarray):
     out = np.empty_like(array)
     out[order] = array
     return out
-
-
-def join_batches(values, pad_index: int = -100):
-    """One array from what ``Trainer`` gathered per batch: ``values`` as given when already joined (an array, a tuple
-    of arrays, ``None``); a list of per-batch arrays / tensors (``--eval_do_concat_batches False``, or the batches
-    collected under ``--batch_eval_metrics``) concatenated along rows, a ragged second dimension padded with
-    ``pad_index`` (``Trainer``'s own cross-batch pad); a list of per-batch tuples (SQuAD's start and end logits)
-    joined per element. Shapes: ``[b_i, L_i, ...]`` -> ``[sum b_i, max L_i, ...]``."""
-    if values is None or not isinstance(values, list):
-        return values
-    if not values:
-        return None
-    if isinstance(values[0], (tuple, list)):
-        return type(values[0])(join_batches(list(parts), pad_index) for parts in zip(*values))
-    arrays = [v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else np.asarray(v) for v in values]
-    if arrays[0].ndim < 2:
-        return np.concatenate(arrays)
-    width = max(a.shape[1] for a in arrays)
-    return np.concatenate(
-        [
-            np.pad(a, [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2), constant_values=pad_index)
-            for a in arrays
-        ]
-    )
-
-
-class TaskMetrics:
-    """``Trainer(compute_metrics=...)`` of a task's ``score(predictions, label_ids) -> {name: float}`` for every
-    evaluation layout Trainer has: whole-split arrays (``compute_result`` not given), separate per-batch arrays
-    (``--eval_do_concat_batches False``: joined by :func:`join_batches`) and ``--batch_eval_metrics`` (Trainer passes
-    ``compute_result``: each batch's tensors are kept on the CPU, the split is scored when it is ``True``; the
-    metrics of the paper's tasks, F1 / Matthews / Spearman / span F1, do not decompose into batch sums). The
-    contract is transformers' (``Trainer`` docstring, ``compute_metrics``)."""
-
-    def __init__(self, score):
-        self.score = score
-        self._batches: list[tuple] = []
-
-    def __call__(self, eval_pred, compute_result: bool | None = None) -> dict[str, float]:
-        predictions, label_ids = eval_pred.predictions, eval_pred.label_ids
-        if compute_result is None:
-            return self.score(join_batches(predictions), join_batches(label_ids))
-        self._batches.append((predictions, label_ids))
-        if not compute_result:
-            return {}
-        batches, self._batches = self._batches, []
-        return self.score(join_batches([b[0] for b in batches]), join_batches([b[1] for b in batches]))
 
 
 @contextlib.contextmanager

@@ -1,6 +1,9 @@
 """Model cards shared by both recipes: the run record's file (:data:`RUN_INFO_FILE`) and provenance
 (:func:`framework_versions`, :func:`model_origin`), rendering ``templates/<kind>.md`` (:func:`render_card`), tables and
-cells, the card's SHA-256 line (:func:`card_text`, :func:`readme_edited`) and writing ``README.md`` beside the model
+cells, a run's metrics read back per split (:func:`grouped_metrics`: Trainer-style keys, MNLI's ``eval_accuracy_mm``,
+the paper's numbers beside them) and as ``model-index`` entries (:func:`eval_results_from_metrics`: one
+``huggingface_hub.EvalResult`` per declared metric per scored split), the card's SHA-256 line (:func:`card_text`,
+:func:`readme_edited`) and writing ``README.md`` beside the model
 (:func:`write_card`). The fine-tune card is built by :mod:`hf_bert_tasks.finetune.card`, the pretraining card by
 :mod:`hf_bert_tasks.pretraining.card`; merging with the Hub's card and pushing: :mod:`hf_bert_tasks.hub.push`. No
 network call here."""
@@ -19,6 +22,8 @@ from fnmatch import fnmatch
 from typing import Any
 
 from transformers.modelcard import make_markdown_table
+
+from ..tasks.base import TRAINER_KEYS
 
 logger = logging.getLogger(__name__)
 
@@ -215,3 +220,166 @@ def write_card(output_dir: str, builder, **kwargs) -> str | None:
         f.write(card_text(card))
     os.replace(path + ".tmp", path)
     return path
+
+
+# Metric keys per split (``eval_f1_mm`` -> split, metric): the card, the grid and compare read them
+def metric_keys(task) -> tuple[dict, dict[str, str]]:
+    """``({metric key: MetricSpec}, {eval split: metric-key suffix})`` of ``task`` (its :attr:`metrics` and
+    :meth:`split_metric_suffix` of each eval split), looked up once for a card."""
+    return {m.key: m for m in task.metrics}, dict(
+        zip(task.eval_splits, map(task.split_metric_suffix, task.eval_splits))
+    )
+
+
+def split_of_key(task, key: str, suffixes: dict[str, str] | None = None) -> tuple[str, str] | None:
+    """``eval_f1_test`` -> (``test``, ``f1``) for the task's eval splits; ``None`` for a non-metric key.
+    ``suffixes``: :func:`metric_keys`' (looked up when ``None``)."""
+    if not key.startswith("eval_"):
+        return None
+    suffixes = metric_keys(task)[1] if suffixes is None else suffixes
+    rest = key[len("eval_") :]
+    for split, suffix in sorted(list(suffixes.items())[1:], key=lambda x: -len(x[1])):
+        if suffix and rest.endswith(suffix):
+            return split, rest[: -len(suffix)]
+    return task.eval_splits[0], rest
+
+
+def _grid_aggregate(name: str, specs: dict) -> bool:
+    """``accuracy_mean`` / ``accuracy_std`` of a declared metric: the §4.1 grid's mean and std over seeds
+    (:mod:`hf_bert_tasks.finetune.grid` adds them to ``all_results.json``); the card shows them in its grid table, so
+    they are neither results of their own nor undeclared keys."""
+    base, _, stat = name.rpartition("_")
+    return stat in ("mean", "std") and base in specs
+
+
+def split_metrics(
+    task, metrics: dict[str, Any], non_metrics: bool = False, keys: tuple[dict, dict] | None = None
+) -> dict[str, dict[str, float]]:
+    """Group Trainer-style ``eval_*`` metrics by split: ``{"validation": {"f1": 0.9, ...}, "test": {...}}``.
+
+    Only declared keys are kept, :attr:`metric_names` first; ``non_metrics=True`` returns the declared non-metrics
+    instead (thresholds, counts). Trainer's keys (``eval_loss`` …) and the lr grid's ``<metric>_mean`` /
+    ``<metric>_std`` are dropped, undeclared ones with a warning.
+    ``keys``: :func:`metric_keys`' (looked up when ``None``).
+    """
+    specs, suffixes = metric_keys(task) if keys is None else keys
+    out: dict[str, dict[str, float]] = {}
+    for key, value in metrics.items():
+        parsed = split_of_key(task, key, suffixes)
+        if parsed is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        split, name = parsed
+        if name in TRAINER_KEYS or name.endswith("_samples") or _grid_aggregate(name, specs):
+            continue
+        spec = specs.get(name)
+        if spec is None:
+            logger.warning("%s is not declared by task %r (Task.metrics); left out of the card", key, task.name)
+        elif spec.is_metric != non_metrics:
+            out.setdefault(split, {})[name] = float(value)
+    order = {m: i for i, m in enumerate(task.metric_names)}
+    return {
+        s: dict(sorted(v.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+        for s, v in sorted(out.items(), key=lambda kv: task.eval_splits.index(kv[0]))
+    }
+
+
+def paper_rows(task, metrics: dict[str, Any], keys: tuple[dict, dict]) -> list[tuple]:
+    """``(paper model, metric key, our split, ours x100 or None, paper)`` per number of
+    :attr:`~hf_bert_tasks.tasks.base.Task.paper_results` (``keys``: :func:`metric_keys`')."""
+    specs, suffixes = keys
+    rows = []
+    for label, values in (task.paper_results or {}).items():
+        for metric, paper in values.items():
+            split, base = split_of_key(task, f"eval_{metric}", suffixes)
+            if "(test)" in label and split == task.eval_splits[0] and "test" in task.eval_splits:
+                split = "test"  # "BERT-base (test)": compared on our test split when it was scored
+            ours, spec = metrics.get(f"eval_{base}{suffixes.get(split, '')}"), specs.get(base)
+            # on the paper's 0-100 scale (MetricSpec.to_percent: x100 for a 0-1 metric)
+            ours = None if ours is None or spec is None else float(ours) * (100.0 / spec.scale)
+            rows.append((label, base, split, ours, paper))
+    return rows
+
+
+def grouped_metrics(task, metrics: dict[str, Any], paper: bool = True) -> dict[str, Any]:
+    """Every grouping a card needs of ``metrics`` (``all_results.json``), in one call: ``keys`` (:func:`metric_keys`),
+    ``per_split`` / ``others`` (:func:`split_metrics`: the declared metrics / non-metrics), ``scored`` (examples
+    scored per split) and ``paper_rows`` (:func:`paper_rows`; ``[]`` with ``paper=False``)."""
+    keys = metric_keys(task)
+    per_split = split_metrics(task, metrics, keys=keys)
+    return {
+        "keys": keys,
+        "per_split": per_split,
+        "others": split_metrics(task, metrics, non_metrics=True, keys=keys),
+        "scored": {s: metrics.get(f"examples_scored{keys[1].get(s, '')}") for s in per_split},
+        "paper_rows": paper_rows(task, metrics, keys) if paper else [],
+    }
+
+
+# model-index: one huggingface_hub.EvalResult per declared metric per scored split (the card's data)
+def dataset_display_name(task) -> str:
+    """A readable dataset name: ``GLUE MRPC``, ``CoNLL-2003``, ``SQuAD v1.1`` (from the task description)."""
+    head = task.description.split(":")[0].strip()
+    return f"GLUE {head}" if task.hub_dataset.endswith("/glue") else head
+
+
+def _source(task, dataset: dict, split: str) -> dict:
+    """The ``dataset_*`` fields of a result on ``split``: the Hub dataset, or the user's own file for that split
+    (then no claim about the Hub dataset)."""
+    user_file = (dataset.get("user_files") or {}).get(split)
+    if user_file:
+        ext = os.path.splitext(user_file)[1].lstrip(".").lower()
+        kind = "json" if ext in ("json", "jsonl") else ext or "csv"
+        return {"dataset_type": kind, "dataset_name": f"{user_file} (user file)"}
+    return {
+        "dataset_type": dataset.get("id") or task.hub_dataset,
+        "dataset_name": dataset_display_name(task),
+        "dataset_config": dataset.get("config", task.hub_config),
+        "dataset_revision": dataset.get("revision"),
+    }
+
+
+def eval_results_from_metrics(
+    task,
+    metrics: dict[str, Any],
+    dataset: dict[str, Any] | None = None,
+    keys: tuple[dict, dict] | None = None,
+    per_split: dict[str, dict[str, float]] | None = None,
+) -> list:
+    """One ``huggingface_hub.EvalResult`` per metric per evaluated split (MNLI m/mm are two results).
+
+    ``metrics``: ``all_results.json``'s ``eval_<metric>[<split suffix>]`` -> float (``examples_scored<suffix>``: the
+    examples scored, stated as ``dataset.args.num_examples``); ``dataset``: ``{"id", "config", "revision"}``
+    overriding the task's Hub dataset, ``user_files`` (split -> file name: the file is the dataset) and
+    ``max_eval_samples`` (the split is then ``validation[:300]``, the ``datasets`` slice actually scored).
+    ``task_type`` is the pipeline tag, ``metric_type`` the declared Hub metric id, ``metric_value`` on the declared
+    scale rounded to 6 digits; NaN values are skipped with a warning. ``keys`` / ``per_split``: :func:`metric_keys`' /
+    :func:`split_metrics`' of ``metrics`` (computed when ``None``).
+    """
+    from huggingface_hub import EvalResult
+
+    keys = metric_keys(task) if keys is None else keys
+    dataset, results, (specs, suffixes) = dataset or {}, [], keys
+    limit = dataset.get("max_eval_samples")
+    per_split = split_metrics(task, metrics, keys=keys) if per_split is None else per_split
+    for split, values in per_split.items():
+        scored = metrics.get(f"examples_scored{suffixes[split]}")
+        sliced = limit and scored is not None and int(scored) == int(limit)
+        for name, value in values.items():
+            if math.isnan(value):
+                logger.warning("%s on %s is NaN; left out of model-index", name, split)
+                continue
+            spec = specs[name]
+            results.append(
+                EvalResult(
+                    task_type=task.pipeline_tag,
+                    task_name=task.pipeline_tag.replace("-", " ").title(),
+                    **_source(task, dataset, split),
+                    dataset_split=f"{split}[:{int(scored)}]" if sliced else split,
+                    dataset_args={"num_examples": int(scored)} if scored is not None else None,
+                    metric_type=spec.hub_id,
+                    metric_name=spec.display,
+                    metric_config=spec.config,
+                    metric_value=round(value, 6),
+                )
+            )
+    return results

@@ -280,9 +280,9 @@ class Task(UserFiles, abc.ABC):
 
     def trainer_compute_metrics(self) -> Callable:
         """Adapter for ``Trainer(compute_metrics=...)``: ``EvalPrediction`` -> :meth:`compute_metrics` of
-        :meth:`logits_to_predictions`; a :class:`hf_bert_tasks.finetune.trainer.TaskMetrics`, so it also takes separate
+        :meth:`logits_to_predictions`; a :class:`hf_bert_tasks.tasks.metrics.TaskMetrics`, so it also takes separate
         batches (``--eval_do_concat_batches False``) and ``compute_result`` (``--batch_eval_metrics``)."""
-        from ..finetune.trainer import TaskMetrics
+        from .metrics import TaskMetrics
 
         def metrics_of(predictions, label_ids) -> dict[str, float]:
             return self.compute_metrics(self.logits_to_predictions(predictions), np.asarray(label_ids))

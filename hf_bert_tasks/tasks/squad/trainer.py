@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from transformers.trainer_utils import speed_metrics
 
-from ...finetune.trainer import GlobalLossTrainer, join_batches
+from ...finetune.trainer import GlobalLossTrainer
+from ..metrics import join_batches
 
 
 class QuestionAnsweringTrainer(GlobalLossTrainer):
