@@ -79,7 +79,16 @@ VOCAB = [
 
 
 #: The bundled sample folder (under :data:`SAMPLES`) of each task that has one.
-SAMPLE_FOLDERS = {"mrpc": "MRPC", "sst2": "SST-2", "stsb": "STS-B", "mnli": "MNLI"}
+SAMPLE_FOLDERS = {
+    "mrpc": "MRPC",
+    "sst2": "SST-2",
+    "stsb": "STS-B",
+    "mnli": "MNLI",
+    "conll2003": "CoNLL-2003",
+    "squad_v1": "SQuAD-v1.1",
+    "squad_v2": "SQuAD-v2.0",
+    "swag": "SWAG",
+}
 #: The flags every short test run shares unless told otherwise: no checkpoints, no report backends.
 TINY_RUN = {"save_strategy": "no", "report_to": "none"}
 

@@ -20,6 +20,16 @@ learns them in a minute on a CPU, but not from one word: each label is a *compos
   premise AND on its negation (match: entailment, negated match: contradiction, "only at" another place:
   contradiction, "(never) at" another place: neutral), plus neutral claims the premise does not touch.
 * STS-B format: the score grows with the number of slots the two sentences share (0-5, plus small noise).
+* CoNLL-2003 format (NER, IOB2; ``word POS chunk NER`` per line, ``-DOCSTART-`` between documents): a person
+  (``B-PER``, a surname after it ``I-PER``) does something with an object at a town (``B-LOC``) or for a company
+  (``B-ORG I-ORG``) or at an event (``B-MISC I-MISC``); the town, company and event names are invented, and a tenth of
+  the names in dev are kept out of train, so the tag comes from the context ("in", "for", "at the") as well as the word.
+* SQuAD v1.1 / v2.0 format (the official JSON layout): a paragraph of two or three events; a question asks who did
+  something, where, or what; the answer is the span of the context naming it. v2.0 adds a third of unanswerable
+  questions (about an object or a person the paragraph does not mention: ``is_impossible``, no answer).
+* SWAG format (swagaf CSV): the start is an event, the gold ending continues it with the same person and object
+  ("then anna carried the kettle home"); the three distractors change the person or the object or contradict the
+  place, so the right ending is found by matching the slots, not from one word.
 * Pretraining corpus: one sentence per line, a blank line between documents; each document follows one person
   through episodes: what they did (person, object, place and a synonym of the verb recur within an episode, so a
   masked word can often be copied, and NSP can match names across segments) and what they watched (the consequence,
@@ -281,6 +291,174 @@ def corpus(rng, n_docs):
     return docs
 
 
+TOWNS = [
+    "varnholm",
+    "kesterby",
+    "lundmere",
+    "ostravik",
+    "pellardy",
+    "quorrin",
+    "sandovar",
+    "tillbrook",
+    "wexmoor",
+    "yarrowdale",
+]
+COMPANIES = [
+    ("varn", "rail"),
+    ("kester", "mills"),
+    ("lantern", "press"),
+    ("northwind", "trading"),
+    ("copper", "works"),
+    ("meadow", "dairy"),
+    ("harbour", "lines"),
+    ("orchard", "foods"),
+]
+EVENTS = [
+    ("midsummer", "fair"),
+    ("harvest", "cup"),
+    ("lantern", "parade"),
+    ("river", "regatta"),
+    ("winter", "market"),
+    ("kite", "festival"),
+]
+SURNAMES = ["berg", "castell", "dovrin", "ellery", "forsyth", "galloway", "holm", "ivers", "jansen", "kovac"]
+
+
+def _kept(rng, pool, held_out: bool, share: float = 0.1):
+    """A name of ``pool``: its last tenth (``share``) only when ``held_out`` (dev), else the rest (train)."""
+    cut = max(1, int(len(pool) * share))
+    return rng.choice(pool[-cut:] if held_out else pool[:-cut])
+
+
+def conll_sentence(rng, held_out: bool = False) -> list[tuple[str, str, str, str]]:
+    """One sentence as ``(word, POS, chunk, NER)`` rows (IOB2), from the templates in the module docstring."""
+    person, obj, _, (verb, _) = _slots(rng)
+    rows = [(person, "NNP", "B-NP", "B-PER")]
+    if rng.random() < 0.5:
+        rows.append((rng.choice(SURNAMES), "NNP", "I-NP", "I-PER"))
+    rows += [(verb, "VBD", "B-VP", "O"), ("the", "DT", "B-NP", "O"), (obj, "NN", "I-NP", "O")]
+    kind = rng.choice(["loc", "org", "misc"])
+    if kind == "loc":
+        rows += [
+            ("in", "IN", "B-PP", "O"),
+            (_kept(rng, TOWNS, held_out and rng.random() < 0.5), "NNP", "B-NP", "B-LOC"),
+        ]
+    elif kind == "org":
+        first, second = _kept(rng, COMPANIES, held_out and rng.random() < 0.5)
+        rows += [("for", "IN", "B-PP", "O"), (first, "NNP", "B-NP", "B-ORG"), (second, "NNP", "I-NP", "I-ORG")]
+    else:
+        first, second = _kept(rng, EVENTS, held_out and rng.random() < 0.5)
+        rows += [
+            ("at", "IN", "B-PP", "O"),
+            ("the", "DT", "B-NP", "O"),
+            (first, "NN", "I-NP", "B-MISC"),
+            (second, "NN", "I-NP", "I-MISC"),
+        ]
+    return rows + [(".", ".", "O", "O")]
+
+
+def write_conll(path: str, rng, n_docs: int, held_out: bool) -> None:
+    """``n_docs`` documents of 3-6 sentences each, ``-DOCSTART-`` before each, a blank line after each sentence."""
+    lines = []
+    for _ in range(n_docs):
+        lines += ["-DOCSTART- -X- -X- O", ""]
+        for _ in range(rng.randint(3, 6)):
+            lines += [" ".join(row) for row in conll_sentence(rng, held_out)] + [""]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def squad_article(rng, index: int, v2: bool) -> dict:
+    """One article of the official layout: paragraphs of two or three events, each with its questions (answers are
+    spans of the context, ``answer_start`` their character offset); v2.0 adds unanswerable ones."""
+    paragraphs = []
+    for p in range(4):
+        events, sentences = [], []
+        for _ in range(rng.randint(2, 3)):
+            person, obj, place, (verb, _) = _slots(rng)
+            events.append((person, obj, place, verb))
+            sentences.append(f"{person} {verb} the {obj} near the {place} .")
+        context = " ".join(sentences)
+        qas = []
+        for k, (person, obj, place, verb) in enumerate(events):
+            start = context.index(sentences[k])
+            for form in rng.sample(["who", "where", "what"], 2):
+                if form == "who":
+                    question, answer, offset = f"who {verb} the {obj} ?", person, start
+                elif form == "where":
+                    question, answer = f"where did {person} go with the {obj} ?", place
+                    offset = start + sentences[k].index(f"the {place}") + 4
+                else:
+                    question, answer = f"which thing was {verb} by {person} near the {place} ?", obj
+                    offset = start + sentences[k].index(f"the {obj}") + 4
+                assert context[offset : offset + len(answer)] == answer
+                qas.append(
+                    {
+                        "id": f"s{index}-{p}-{len(qas)}",
+                        "question": question,
+                        "answers": [{"text": answer, "answer_start": offset}],
+                        "is_impossible": False,
+                    }
+                )
+        if v2:
+            mentioned = {e[1] for e in events} | {e[0] for e in events}
+            for _ in range(len(qas) // 2):
+                obj = rng.choice([o for o in OBJECTS if o not in mentioned])
+                verb = rng.choice(VERBS)[0]
+                qas.append(
+                    {
+                        "id": f"s{index}-{p}-{len(qas)}",
+                        "question": f"who {verb} the {obj} ?",
+                        "answers": [],
+                        "is_impossible": True,
+                    }
+                )
+        if not v2:
+            for qa in qas:
+                del qa["is_impossible"]
+        paragraphs.append({"context": context, "qas": qas})
+    return {"title": f"sample_{index}", "paragraphs": paragraphs}
+
+
+def write_squad(path: str, rng, n_articles: int, v2: bool) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = {"version": "v2.0" if v2 else "1.1", "data": [squad_article(rng, i, v2) for i in range(n_articles)]}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+
+
+def swag(rng, n):
+    """swagaf rows: the gold ending keeps the start's person and object; distractors change one or contradict."""
+    rows = []
+    for i in range(n):
+        person, obj, place, (verb, _) = _slots(rng)
+        sent1 = f"{person} {verb} the {obj} near the {place} ."
+        sent2 = "then"
+        action = rng.choice(["carried", "took", "brought", "sent", "drove"])
+        gold = f"{person} {action} the {obj} home ."
+        distractors = [
+            f"{_other(rng, PEOPLE, person)} {action} the {obj} home .",
+            f"{person} {action} the {_other(rng, OBJECTS, obj)} home .",
+            f"{person} never saw the {obj} .",
+        ]
+        label = rng.randrange(4)
+        endings = distractors[:label] + [gold] + distractors[label:]
+        rows.append([f"sample{i // 4}", str(i), f"{sent1} {sent2}", sent1, sent2, "gold", *endings, str(label)])
+    return rows
+
+
+def write_csv(path: str, header, rows) -> None:
+    import csv
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
 def write_tsv(path, header, rows):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
@@ -340,6 +518,27 @@ def main():
         ["index", "#1 ID", "#2 ID", "#1 String", "#2 String"],
         [(i, 9000 + i, 9500 + i, a, b) for i, (_, a, b) in enumerate(mrpc(rng_for("mrpc-test"), 50))],
     )
+    for split, (docs, held) in {"train": (120, False), "valid": (30, True), "test": (20, True)}.items():
+        write_conll(f"{HERE}/CoNLL-2003/{split}.txt", rng_for(f"conll-{split}"), docs, held)
+    for version, v2 in (("v1.1", False), ("v2.0", True)):
+        for split, n in (("train", 40), ("dev", 10)):
+            folder = "SQuAD-v2.0" if v2 else "SQuAD-v1.1"
+            write_squad(f"{HERE}/{folder}/{split}-{version}.json", rng_for(f"squad-{version}-{split}"), n, v2)
+    header = [
+        "video-id",
+        "fold-ind",
+        "startphrase",
+        "sent1",
+        "sent2",
+        "gold-source",
+        "ending0",
+        "ending1",
+        "ending2",
+        "ending3",
+        "label",
+    ]
+    for split, n in (("train", 800), ("val", 200)):
+        write_csv(f"{HERE}/SWAG/{split}.csv", header, swag(rng_for(f"swag-{split}"), n))
     os.makedirs(f"{HERE}/pretraining", exist_ok=True)
     with open(f"{HERE}/pretraining/corpus.txt", "w", encoding="utf-8") as f:
         f.write("\n\n".join("\n".join(doc) for doc in corpus(rng_for("corpus"), 1200)) + "\n")
