@@ -1,4 +1,4 @@
-"""``hf-bert-tasks`` command line: ``tasks``, ``finetune``, ``pretrain``, ``compare``, ``push``, ``quickstart``.
+"""``hf-bert-tasks`` command line: ``tasks``, ``finetune``, ``pretrain``, ``quickstart``, ``compare``, ``suite``, ``push``.
 
     hf-bert-tasks --version
     hf-bert-tasks finetune --help            # the package's own flags, without importing transformers (< 2 s)
@@ -41,7 +41,7 @@ from .flags import parser as command_line
 
 PROG = "hf-bert-tasks"
 #: subcommands that train: run inside :func:`quiet_console`
-HEAVY = ("finetune", "pretrain", "compare", "quickstart")
+HEAVY = ("finetune", "pretrain", "compare", "quickstart", "suite")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +86,10 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "compare": Subcommand(
         "fine-tuning vs LoRA vs frozen-feature strategies on one task and seeds (Table 7)",
         "hf_bert_tasks.scripts.compare",
+    ),
+    "suite": Subcommand(
+        "the paper's tasks for one encoder, resumable, beside BERT-base and BERT-large (Tables 1-4, 7)",
+        "hf_bert_tasks.scripts.suite",
     ),
     "push": Subcommand(
         "push a finished run to the Hub with a full model card (every metric in model-index)",

@@ -1,0 +1,213 @@
+"""The paper's benchmark for one encoder (``hf-bert-tasks suite``): every task of Tables 1-4 and 7 fine-tuned from
+``--model_name_or_path`` through the fine-tune recipe, one folder per task, then one table beside BERT-base and
+BERT-large (``suite.md``, ``suite.json``).
+
+    hf-bert-tasks suite --model_name_or_path bert-base-uncased --output_dir runs/suite --lr_grid --seeds 1,2,3
+    hf-bert-tasks suite --model_name_or_path runs/pretrain --output_dir runs/suite-samples --samples \
+        --max_steps 50 --tasks mrpc,sst2,squad_v2,swag,conll2003          # offline, on the package's samples
+
+Each task runs with the paper's protocol unless told otherwise (its defaults; ``--lr_grid`` alone: its paper grid,
+best on dev; ``--seeds``: restarts, mean ± std); data from the Hub, ``--data_dir TASK=DIR`` per task, or the package's
+samples (``--samples``; a task without one is skipped with a note). Resumable and shareable: a task whose folder holds
+``all_results.json`` is finished and read back, never run again; a task being run holds ``suite_claim.json`` in its
+folder (host and process), so several processes (or machines on a shared disk) started on the same ``--output_dir``
+split the tasks between them, and a claim whose process is gone on this host is taken over. An unfinished run
+restarts from its newest checkpoint (``--resume_from_checkpoint auto``) or from the start when it saved none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+
+from ..cli import ArgumentParser, run_subcommand
+from ..console import close_names
+
+#: the paper's tasks, in the order of its tables (GLUE Table 1, SQuAD Tables 2-3, SWAG Table 4, CoNLL-2003 Table 7)
+SUITE_TASKS = (
+    "mnli",
+    "qqp",
+    "qnli",
+    "sst2",
+    "cola",
+    "stsb",
+    "mrpc",
+    "rte",
+    "wnli",
+    "squad_v1",
+    "squad_v2",
+    "swag",
+    "conll2003",
+)
+#: task -> its folder in ``hf_bert_tasks/samples`` (``--samples``)
+SAMPLE_FOLDERS = {
+    "sst2": "SST-2",
+    "mrpc": "MRPC",
+    "stsb": "STS-B",
+    "mnli": "MNLI",
+    "squad_v1": "SQuAD-v1.1",
+    "squad_v2": "SQuAD-v2.0",
+    "swag": "SWAG",
+    "conll2003": "CoNLL-2003",
+}
+CLAIM_FILE = "suite_claim.json"
+#: flags passed to every run as given (``None``: left out)
+RUN_FLAGS = (
+    "seeds",
+    "max_train_samples",
+    "max_eval_samples",
+    "max_steps",
+    "num_train_epochs",
+    "per_device_train_batch_size",
+    "learning_rate",
+    "max_seq_length",
+    "doc_stride",
+    "max_query_length",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``hf-bert-tasks suite``'s flags (plain argparse; each run's other flags are the fine-tune recipe's defaults)."""
+    parser = ArgumentParser(prog="hf-bert-tasks suite", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--model_name_or_path", required=True, help="Hub id, local folder or a pretraining run's output"
+    )
+    parser.add_argument("--output_dir", required=True, help="the suite's folder: one folder per task, suite.md/.json")
+    parser.add_argument("--tasks", default=",".join(SUITE_TASKS), help="comma-separated tasks (default: all 13)")
+    parser.add_argument("--samples", action="store_true", help="the package's samples as each task's data")
+    parser.add_argument("--data_dir", action="append", default=[], metavar="TASK=DIR", help="a task's --data_dir")
+    parser.add_argument(
+        "--lr_grid", nargs="?", const="paper", default=None, help="a task's lr grid (alone: the paper's, §4.1)"
+    )
+    for name in RUN_FLAGS:
+        parser.add_argument(f"--{name}", default=None, help=f"every run's --{name}")
+    return parser
+
+
+def resolve_tasks(text: str) -> list[str]:
+    """The ``--tasks`` list, in the paper's order; ``ValueError`` naming an unknown task (with the closest)."""
+    from .. import list_tasks
+
+    names = [t.strip().lower().replace("-", "_") for t in text.split(",") if t.strip()]
+    if unknown := [t for t in names if t not in list_tasks()]:
+        raise ValueError(f"--tasks: unknown task(s) {unknown}{close_names(unknown, list_tasks())}")
+    order = {t: i for i, t in enumerate(SUITE_TASKS)}
+    return sorted(dict.fromkeys(names), key=lambda t: order.get(t, len(order)))
+
+
+def data_dirs(args, tasks: list[str]) -> dict[str, str | None]:
+    """Each task's ``--data_dir`` (``--data_dir TASK=DIR``, else its sample with ``--samples``, else ``None``: the
+    Hub). ``ValueError`` for a malformed ``--data_dir`` or one naming a task not in the suite."""
+    from ..utils.resources import sample_path
+
+    given = {}
+    for item in args.data_dir:
+        task, sep, folder = item.partition("=")
+        if not sep or not folder:
+            raise ValueError(f"--data_dir {item!r}: expected TASK=DIR, e.g. mrpc=glue_data/MRPC")
+        if task not in tasks:
+            raise ValueError(f"--data_dir {item!r}: task {task!r} is not in --tasks {tasks}")
+        given[task] = folder
+    sample = {t: os.path.join(sample_path(), SAMPLE_FOLDERS[t]) for t in tasks if t in SAMPLE_FOLDERS}
+    return {t: given.get(t) or (sample.get(t) if args.samples else None) for t in tasks}
+
+
+def claim(folder: str) -> bool:
+    """Take the task folder for this process (``suite_claim.json``: host and pid, created exclusively); ``False`` when
+    another live process holds it. A claim of this host whose process is gone is taken over."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, CLAIM_FILE)
+    me = {"host": socket.gethostname(), "pid": os.getpid()}
+    for _ in range(2):
+        try:
+            with open(path, "x", encoding="utf-8") as f:
+                json.dump(me, f)
+            return True
+        except FileExistsError:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    holder = json.load(f)
+            except (OSError, ValueError):
+                holder = {}
+            if holder.get("host") != me["host"] or _alive(holder.get("pid")):
+                return False
+            os.remove(path)  # a process of this host that is gone: its claim is stale
+    return False
+
+
+def _alive(pid) -> bool:
+    """Whether the process ``pid`` of this host runs (signal 0 checks, sends nothing; never a pid <= 0, which names
+    a process group)."""
+    try:
+        pid = int(pid)
+        if pid <= 0:
+            return False
+        os.kill(pid, 0)
+    except PermissionError:  # it exists, owned by another user
+        return True
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
+
+
+def release(folder: str) -> None:
+    """Remove this process's claim of ``folder``."""
+    path = os.path.join(folder, CLAIM_FILE)
+    if os.path.isfile(path):
+        os.remove(path)
+
+
+def run_argv(task: str, args, data_dir: str | None, folder: str) -> list[str]:
+    """The fine-tune command line of one task's run (after ``finetune``)."""
+    from ..utils.checkpoints import list_checkpoints
+
+    argv = ["--task", task, "--model_name_or_path", args.model_name_or_path, "--output_dir", folder]
+    argv += ["--data_dir", data_dir] if data_dir else []
+    argv += ["--lr_grid", args.lr_grid] if args.lr_grid else []
+    argv += [a for name in RUN_FLAGS if getattr(args, name) is not None for a in (f"--{name}", getattr(args, name))]
+    argv += ["--report_to", "none"]  # checkpoints each epoch (the default) while it runs: a killed run resumes
+    return argv + (["--resume_from_checkpoint", "auto"] if list_checkpoints(folder) and not args.lr_grid else [])
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run every task of the suite that is neither finished nor claimed, then write ``suite.md`` and ``suite.json``
+    from every finished task; returns the suite's summary. ``ValueError`` for bad flags; a task that fails is
+    reported in the summary and the others still run."""
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    tasks = resolve_tasks(args.tasks)
+    dirs = data_dirs(args, tasks)
+    from ..finetune.args import parse_finetune_argv
+    from ..finetune.recipe import main as finetune
+    from ..utils.checkpoints import output_dir_is_finished
+    from .suite_report import write_suite
+
+    status: dict[str, str] = {}
+    for i, task in enumerate(tasks, 1):
+        folder = os.path.join(args.output_dir, task)
+        head = f"[{i}/{len(tasks)}] {task}"
+        if args.samples and dirs[task] is None:
+            status[task] = "skipped: no sample (give --data_dir TASK=DIR)"
+        elif output_dir_is_finished(folder):
+            status[task] = "finished"
+        elif not claim(folder):
+            status[task] = "claimed by another process"
+        else:
+            print(f"{head}: running into {folder}", flush=True)
+            try:
+                finetune(parse_finetune_argv(run_argv(task, args, dirs[task], folder)))
+                status[task] = "finished"
+            except (ValueError, OSError) as err:
+                status[task] = f"failed: {' '.join(str(err).split())}"
+            finally:
+                release(folder)
+        print(f"{head}: {status[task]}", flush=True)
+    summary = write_suite(args.output_dir, tasks, status, args.model_name_or_path)
+    print(f"suite table: {os.path.join(args.output_dir, 'suite.md')}")
+    return summary
+
+
+if __name__ == "__main__":
+    sys.exit(run_subcommand("suite"))

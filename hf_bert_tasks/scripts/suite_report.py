@@ -1,0 +1,120 @@
+"""The suite's table (``suite.md``, ``suite.json``): one row per task and scored split, read back from each task's
+``all_results.json`` (nothing recomputed): the primary dev metric (mean ± std over seeds at the selected learning
+rate for an lr grid or restarts, with n), the task's trivial baseline on the same examples, BERT-base and BERT-large
+from the paper beside it (their split labelled: the GLUE server's test set, or dev), on the paper's 0-100 scale."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..hub.cards import markdown_table
+
+
+def task_rows(task, results: dict) -> list[dict]:
+    """One row per scored split of ``task`` (a registered task) from its ``all_results.json`` ``results``: ``split``,
+    ``metric``, ``ours`` / ``std`` / ``n`` (x100 for a 0-1 metric), ``baseline``, ``paper`` ({label: number})."""
+    spec = next((m for m in task.metrics if m.key == task.primary_metric), None)
+    scale = 100.0 / (spec.scale if spec else 1.0)
+    rows = []
+    for split in task.eval_splits:
+        suffix = task.split_metric_suffix(split)
+        key = f"eval_{task.primary_metric}{suffix}"
+        mean = results.get(f"eval_{task.primary_metric}_mean") if not suffix else None
+        value = mean if mean is not None else results.get(key)
+        if value is None:
+            continue
+        std = results.get(f"eval_{task.primary_metric}_std") if mean is not None else None
+        baseline = results.get(f"baseline_{task.primary_metric}{suffix}")
+        rows.append(
+            {
+                "task": task.name,
+                "split": split,
+                "metric": getattr(spec, "display", task.primary_metric),
+                "ours": float(value) * scale,
+                "std": None if std is None else float(std) * scale,
+                "n": int(results.get("num_seeds", 1)) if mean is not None else 1,
+                "baseline": None if baseline is None else float(baseline) * scale,
+                "paper": paper_cells(task, split),
+            }
+        )
+    return rows
+
+
+#: the note under the title of ``suite.md``
+NOTE = (
+    "Dev scores x100 (F1 for MRPC, QQP, SQuAD and CoNLL-2003, Matthews for CoLA, Spearman for STS-B, accuracy "
+    "otherwise); the paper's columns are as it reports them, their split in brackets (GLUE: the test server), so "
+    "they compare the encoders, not the splits. The trivial baseline is the best constant answer on "
+    "the same examples."
+)
+
+
+def paper_cells(task, split: str) -> dict[str, str]:
+    """``{"BERT-base": "88.9 (test server)", "BERT-large": ...}``: the paper's primary metric for the row of ``split``
+    (a label's ``(dev)`` goes on the first dev split, ``(test)`` on the test split; an unlabelled one on the first dev
+    split, marked as its :attr:`~hf_bert_tasks.tasks.base.Task.paper_source` says: GLUE's test server, else dev)."""
+    cells = {}
+    for label, values in (task.paper_results or {}).items():
+        if task.primary_metric not in values:
+            continue
+        model, _, where = label.partition(" (")
+        where = where.rstrip(")") or ("test server" if "test server" in (task.paper_source or "") else "dev")
+        on = "test" if where == "test" else task.eval_splits[0]
+        if on == split:
+            cells[model] = f"{values[task.primary_metric]:.1f} ({where})"
+    return cells
+
+
+def _cell(value, std=None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.1f}" + (f" ± {std:.1f}" if std is not None else "")
+
+
+def write_suite(output_dir: str, tasks: list[str], status: dict[str, str], model: str) -> dict:
+    """``suite.json`` (every row and every task's status) and ``suite.md`` (the table) in ``output_dir``, from the
+    finished tasks' ``all_results.json``; returns the summary written to ``suite.json``. ``ValueError`` naming a
+    malformed ``all_results.json``."""
+    from .. import get_task
+
+    rows = []
+    for name in tasks:
+        path = os.path.join(output_dir, name, "all_results.json")
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                results = json.load(f)
+        except ValueError as err:
+            raise ValueError(f"{path}: not JSON ({err}); expected a finished run's all_results.json") from None
+        rows += task_rows(get_task(name), results)
+    summary = {"model": model, "tasks": tasks, "status": status, "rows": rows}
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, "suite.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2)
+        f.write("\n")
+    labels = sorted({label for r in rows for label in r["paper"]}) or ["BERT-base", "BERT-large"]
+    table = markdown_table(
+        ["task", "split", "metric", "ours (mean ± std)", "n", "trivial baseline", *labels],
+        [
+            [r["task"], r["split"], r["metric"], _cell(r["ours"], r["std"]), r["n"], _cell(r["baseline"])]
+            + [r["paper"].get(label, "—") for label in labels]
+            for r in rows
+        ],
+    )
+    lines = [
+        f"# The BERT paper's tasks for `{model}`",
+        "",
+        NOTE,
+        "",
+        table.rstrip("\n") if rows else "No task has finished yet.",
+        "",
+        "| task | status |",
+        "|---|---|",
+        *[f"| {t} | {status.get(t, 'not run')} |" for t in tasks],
+        "",
+    ]
+    with open(os.path.join(output_dir, "suite.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    return summary

@@ -1,0 +1,113 @@
+"""``hf-bert-tasks suite``: the paper's tasks for one encoder, offline on the package's samples, resumable (a finished
+task is read back, never run again; an interrupted one is run on the next call) and shareable (a task claimed by a
+live process is left to it), ending with ``suite.md`` / ``suite.json`` beside the paper's numbers."""
+
+import json
+import os
+
+import pytest
+
+from hf_bert_tasks import cli, get_task
+from hf_bert_tasks.scripts import suite
+
+#: a suite small enough for the default suite: one GLUE task, SQuAD v2.0 and CoNLL-2003 on their samples
+TASKS = "mrpc,squad_v2,conll2003"
+BUDGET = ["--max_steps", "2", "--per_device_train_batch_size", "4", "--max_eval_samples", "8"]
+BUDGET += ["--max_seq_length", "128", "--doc_stride", "32", "--max_query_length", "24"]
+
+
+def run_suite(model, out, *extra) -> int:
+    argv = ["suite", "--model_name_or_path", str(model), "--output_dir", str(out), "--samples", "--tasks", TASKS]
+    return cli.main([*argv, *BUDGET, *extra])
+
+
+@pytest.fixture(scope="module")
+def finished_suite(tiny_bert_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("suite")
+    assert run_suite(tiny_bert_dir, out) == 0
+    return out
+
+
+def test_the_suite_runs_every_task_on_its_sample_and_writes_its_table(finished_suite):
+    summary = json.loads((finished_suite / "suite.json").read_text())
+    assert summary["status"] == {"squad_v2": "finished", "mrpc": "finished", "conll2003": "finished"}
+    # the paper's table order; one row per scored split (CoNLL-2003: dev and test)
+    assert [(r["task"], r["split"]) for r in summary["rows"]] == [
+        ("mrpc", "validation"),
+        ("squad_v2", "validation"),
+        ("conll2003", "validation"),
+        ("conll2003", "test"),
+    ]
+    for row in summary["rows"]:
+        results = json.loads((finished_suite / row["task"] / "all_results.json").read_text())
+        suffix = get_task(row["task"]).split_metric_suffix(row["split"])
+        scale = 1.0 if row["task"] == "squad_v2" else 100.0  # SQuAD's scripts report 0-100 already
+        assert row["ours"] == pytest.approx(results[f"eval_f1{suffix}"] * scale)  # F1: the three tasks' primary
+        assert row["baseline"] == pytest.approx(results[f"baseline_f1{suffix}"] * scale)
+    paper = {(r["task"], r["split"]): r["paper"] for r in summary["rows"]}  # Tables 1, 3 and 7, beside the right row
+    assert paper[("mrpc", "validation")] == {"BERT-base": "88.9 (test server)", "BERT-large": "89.3 (test server)"}
+    assert paper[("squad_v2", "validation")] == {"BERT-large": "81.9 (dev)"}  # Table 3 reports BERT-large only
+    assert paper[("conll2003", "validation")] == {"BERT-base": "96.4 (dev)", "BERT-large": "96.6 (dev)"}
+    assert paper[("conll2003", "test")] == {"BERT-base": "92.4 (test)", "BERT-large": "92.8 (test)"}
+    rows = [line.split("|")[1:-1] for line in (finished_suite / "suite.md").read_text().splitlines()]
+    mrpc = next(cells for cells in rows if [c.strip() for c in cells[:2]] == ["mrpc", "validation"])
+    assert "88.9 (test server)" in [c.strip() for c in mrpc]
+
+
+def test_a_finished_task_is_read_back_not_run_again(finished_suite, tiny_bert_dir, capsys):
+    before = {t: os.path.getmtime(finished_suite / t / "all_results.json") for t in TASKS.split(",")}
+    assert run_suite(tiny_bert_dir, finished_suite) == 0
+    assert {t: os.path.getmtime(finished_suite / t / "all_results.json") for t in before} == before
+    assert "[1/3] mrpc: finished" in capsys.readouterr().out
+
+
+def test_an_interrupted_suite_continues_at_the_first_unfinished_task(finished_suite, tiny_bert_dir, tmp_path):
+    out = tmp_path / "resumed"
+    for task in ("mrpc", "squad_v2"):  # finished before the interruption
+        os.makedirs(out / task)
+        (out / task / "all_results.json").write_bytes((finished_suite / task / "all_results.json").read_bytes())
+    os.makedirs(out / "conll2003")  # the task that was running: a claim whose process is gone
+    (out / "conll2003" / suite.CLAIM_FILE).write_text(json.dumps({"host": suite.socket.gethostname(), "pid": -1}))
+    assert run_suite(tiny_bert_dir, out) == 0
+    summary = json.loads((out / "suite.json").read_text())
+    assert set(summary["status"].values()) == {"finished"} and len(summary["rows"]) == 4
+    assert not (out / "conll2003" / suite.CLAIM_FILE).exists()  # released at the end of the run
+
+
+def test_a_task_claimed_by_a_live_process_is_left_to_it(tmp_path):
+    folder = tmp_path / "mrpc"
+    os.makedirs(folder)
+    (folder / suite.CLAIM_FILE).write_text(json.dumps({"host": suite.socket.gethostname(), "pid": os.getppid()}))
+    assert not suite.claim(str(folder))
+
+
+def test_a_claim_on_another_host_is_left_to_it(tmp_path):
+    folder = tmp_path / "mrpc"
+    os.makedirs(folder)
+    (folder / suite.CLAIM_FILE).write_text(json.dumps({"host": "another-machine", "pid": 1}))
+    assert not suite.claim(str(folder))
+
+
+def test_an_unclaimed_task_is_claimed_once(tmp_path):
+    assert suite.claim(str(tmp_path / "mrpc"))
+    assert not suite.claim(str(tmp_path / "mrpc"))  # this live process holds it now
+    assert json.loads((tmp_path / "mrpc" / suite.CLAIM_FILE).read_text())["pid"] == os.getpid()
+
+
+def test_an_unknown_task_is_refused_with_the_closest_name(tmp_path, capsys):
+    argv = ["suite", "--model_name_or_path", "m", "--output_dir", str(tmp_path), "--tasks", "mrcp"]
+    assert cli.main(argv) == 2
+    assert "unknown task(s) ['mrcp']" in capsys.readouterr().err
+
+
+def test_a_data_dir_without_a_task_is_refused(tmp_path, capsys):
+    argv = ["suite", "--model_name_or_path", "m", "--output_dir", str(tmp_path), "--tasks", "mrpc"]
+    assert cli.main([*argv, "--data_dir", "glue_data/MRPC"]) == 2
+    assert "expected TASK=DIR" in capsys.readouterr().err
+
+
+def test_samples_skip_a_task_that_has_none(tmp_path, tiny_bert_dir):
+    out = tmp_path / "suite"
+    argv = ["suite", "--model_name_or_path", str(tiny_bert_dir), "--output_dir", str(out), "--samples"]
+    assert cli.main([*argv, "--tasks", "cola"]) == 0
+    assert json.loads((out / "suite.json").read_text())["status"]["cola"].startswith("skipped: no sample")
