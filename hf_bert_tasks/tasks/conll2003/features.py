@@ -174,6 +174,25 @@ def plan_windows(
     return windows
 
 
+def pretokenized_tokenizer(tokenizer):
+    """``tokenizer``, or for a byte-level BPE without a prefix space (RoBERTa, GPT-2: ``ByteLevel(add_prefix_space=
+    False)``) a copy with it: pre-split words are otherwise each encoded as at the start of a text (``met`` ->
+    ``me``, ``t`` instead of ``Ġmet``, the piece of running text); transformers' ``run_ner.py`` loads those
+    tokenizers with ``add_prefix_space=True`` for the same reason."""
+    import copy
+
+    pre = getattr(getattr(tokenizer, "backend_tokenizer", None), "pre_tokenizer", None)
+    if type(pre).__name__ != "ByteLevel" or pre.add_prefix_space:
+        return tokenizer
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    spaced = copy.deepcopy(tokenizer)
+    spaced.backend_tokenizer.pre_tokenizer = ByteLevel(
+        add_prefix_space=True, trim_offsets=pre.trim_offsets, use_regex=pre.use_regex
+    )
+    return spaced
+
+
 def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[int]]:
     """WordPieces per word (``S`` lists of ``W_s`` ints; may be 0), each distinct word tokenized once, alone, with
     ``is_split_into_words=True`` as in the windows."""
@@ -210,6 +229,7 @@ def tokenize_and_align(
             "NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer.from_pretrained(...)"
         )
     inside = inside_label_map(label_names) if label_all_tokens else None
+    tokenizer = pretokenized_tokenizer(tokenizer)
     counts = word_piece_counts(tokenizer, tokens)
     specials = tokenizer.num_special_tokens_to_add(pair=False)  # BERT [CLS] [SEP], RoBERTa <s> </s>: 2
     windows = plan_windows(counts, max_seq_length - specials, document_ids, document_context)
