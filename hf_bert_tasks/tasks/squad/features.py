@@ -2,7 +2,9 @@
 :mod:`hf_bert_tasks.tasks.squad.postprocess`): question and context are tokenized apart, the question cut to
 ``max_query_length`` WordPieces, the context into windows of at most ``max_seq_length - len(question) - 3`` tokens
 whose starts are ``doc_stride`` apart (google's meaning; the tokenizer's ``stride`` is the *overlap*), each ``[CLS]
-question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1). Training labels: the answer's first and last WordPiece,
+question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1). Other tokenizers: their own special tokens
+(:func:`hf_bert_tasks.utils.tokenizers.pair_template`; RoBERTa ``<s> q </s></s> w </s>``, 4 of them, no
+``token_type_ids``). Training labels: the answer's first and last WordPiece,
 ``[CLS]`` (0, 0) for a window without the whole answer and an unanswerable question."""
 
 from __future__ import annotations
@@ -86,15 +88,14 @@ def create_features(
     context, ``[-1, -1]`` outside it) and ``token_is_max_context`` (``[seq_len]`` bool).
 
     Raises:
-        ValueError: bad window settings; a slow tokenizer or one without ``[CLS]``/``[SEP]``; an answer text that
+        ValueError: bad window settings; a slow tokenizer or one with no special token before the question; an answer text that
             does not match the context at its ``answer_start`` (the message gives the example index).
     """
     config.validate()
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("SQuAD features need a fast tokenizer (character offsets); load it with use_fast=True")
-    template = pair_template(
-        tokenizer
-    )  # the tokenizer's own special tokens: [CLS] q [SEP] w [SEP], <s> q </s></s> w </s>
+    # the tokenizer's own special tokens: [CLS] q [SEP] w [SEP], RoBERTa <s> q </s></s> w </s>
+    template = pair_template(tokenizer)
     if not template.prefix:
         raise ValueError(
             f"{type(tokenizer).__name__} puts no special token before the question; SQuAD's null answer is that "
@@ -127,11 +128,10 @@ def create_features(
             hits = [t for t, (s, e) in enumerate(doc_offsets) if s < e and e > start and s < start + len(text)]
             answer_tokens = (hits[0], hits[-1]) if hits else None
         is_max = max_context_mask(spans) if example_ids is not None else None
-        prefix = [*template.prefix, *question_ids, *template.middle]
+        prefix, n_suffix = [*template.prefix, *question_ids, *template.middle], len(template.suffix)
         for w, (start, length) in enumerate(spans):
             for key, value in template.build(question_ids, doc_ids[start : start + length]).items():
                 out[key].append(value)
-            n_suffix = len(template.suffix)
             if answers is not None:
                 s = e = 0
                 if answer_tokens is not None and start <= answer_tokens[0] and answer_tokens[1] < start + length:
