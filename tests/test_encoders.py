@@ -1,7 +1,8 @@
 """Any encoder (issue 56 item 5): tiny BERT, RoBERTa, ELECTRA, ModernBERT and DeBERTa-v2 (:mod:`tests.encoders`)
-fine-tune every task family (GLUE MRPC, SQuAD v1.1, SWAG, CoNLL-2003) through the recipe, and LoRA on MRPC, 2 steps
-each, the run ending with its metrics; the pieces that made them work are checked against independent sources: the
-tokenizer's own pair encoding, transformers' attention-support flags, the layer names of the modeling files.
+fine-tune every task family (GLUE MRPC, SQuAD v1.1, SWAG, CoNLL-2003) through the recipe, LoRA on MRPC and the
+feature-based head on CoNLL-2003, 2 steps each, the run ending with its metrics; the pieces that made them work are
+checked against independent sources: the tokenizer's own pair encoding, transformers' attention-support flags, the
+layer names of the modeling files.
 
 Each tiny model is built once per session. Data: MRPC's bundled sample (8 train / 8 dev examples used), the other
 families the contract test's tiny literal files (:func:`tests.test_contract_task_mode.write_tiny_data`).
@@ -120,6 +121,17 @@ def test_lora_adapts_the_architectures_attention_by_default(model_type, encoders
     assert math.isfinite(results["train_loss"]) and isinstance(results["eval_accuracy"], float)
     with open(tmp_path / "lora_adapter" / "adapter_config.json", encoding="utf-8") as f:
         assert set(json.load(f)["target_modules"]) == LORA_TARGETS[model_type]
+
+
+@pytest.mark.parametrize("model_type", ARCHITECTURES)
+def test_feature_based_trains_a_head_on_each_architecture(model_type, encoders, family_data, tmp_path):
+    results = _run(
+        encoders(model_type), "conll2003", tmp_path, family_data["conll2003"], "--mode", "feature_based",
+        "--head_hidden_size", "16",
+    )  # fmt: skip
+    with open(tmp_path / "trainer_state.json", encoding="utf-8") as f:
+        assert json.load(f)["global_step"] == 2
+    assert math.isfinite(results["train_loss"]) and isinstance(results["eval_f1"], float)
 
 
 def test_lora_refuses_an_architecture_without_default_targets():
