@@ -25,9 +25,10 @@ class ModelArguments:
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
     attn_implementation: str | None = field(
-        default="sdpa",
+        default=None,
         metadata={
-            "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention.",
+            "help": "Attention: sdpa (torch scaled_dot_product_attention), eager, flash_attention_2, flex_attention "
+            "(default: what transformers picks for the architecture, sdpa where it has it, else eager).",
             "choices": ["sdpa", "eager", "flash_attention_2", "flex_attention"],
         },
     )

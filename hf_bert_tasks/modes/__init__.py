@@ -288,9 +288,10 @@ class FinetuneMode(TrainingMode):
 
 def load_task_model(task, model_args):
     """Load ``model_args.model_name_or_path`` with ``task``'s head (``task.model_class()``) and label names in its
-    config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA. With
-    ``--attn_implementation sdpa`` (default) a model class without SDPA support falls back to its default with a
-    warning. Raises ``ValueError`` when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for
+    config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA. Without
+    ``--attn_implementation`` transformers picks the architecture's attention (sdpa where it has it, else eager:
+    DeBERTa-v2); a given one the architecture lacks is refused (:func:`check_attn_implementation`). Raises
+    ``ValueError`` for that, and when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for
     2-label MRPC), saying which sizes differ and to start from the encoder instead."""
     from transformers import AutoConfig
 
@@ -298,16 +299,12 @@ def load_task_model(task, model_args):
     hub = {"revision": model_args.model_revision, "cache_dir": model_args.cache_dir}
     config = AutoConfig.from_pretrained(name, **hub, **task.model_config_kwargs())
     attn = getattr(model_args, "attn_implementation", None)
+    if attn:
+        check_attn_implementation(task.model_class(), config, attn)
     try:
-        try:
-            return task.model_class().from_pretrained(
-                name, config=config, **hub, **({"attn_implementation": attn} if attn else {})
-            )
-        except ValueError as err:  # an architecture without an SDPA kernel refuses attn_implementation="sdpa"
-            if attn != "sdpa" or "sdpa" not in str(err).lower():
-                raise
-            logger.warning("%s does not support SDPA attention; using its default", name)
-            return task.model_class().from_pretrained(name, config=config, **hub)
+        return task.model_class().from_pretrained(
+            name, config=config, **hub, **({"attn_implementation": attn} if attn else {})
+        )
     except RuntimeError as err:  # transformers 4: "size mismatch ..."; 5.x: "... `ignore_mismatched_sizes` ..."
         if "size mismatch" not in str(err) and "ignore_mismatched_sizes" not in str(err):
             raise
@@ -317,6 +314,34 @@ def load_task_model(task, model_args):
             f"checkpoint's head has {saved.num_labels} output(s) ({list(saved.id2label.values())}) — fine-tune "
             "from the base encoder checkpoint instead"
         ) from None
+
+
+#: ``--attn_implementation`` value -> the class attribute of a transformers model that says it supports it
+ATTN_SUPPORT = {
+    "eager": None,
+    "sdpa": "_supports_sdpa",
+    "flash_attention_2": "_supports_flash_attn",
+    "flex_attention": "_supports_flex_attn",
+}
+
+
+def check_attn_implementation(auto_class, config, attn: str) -> None:
+    """Refuse ``attn`` (an ``--attn_implementation`` value) when the model class ``auto_class`` builds for ``config``
+    does not support it (its ``_supports_sdpa`` / ``_supports_flash_attn`` / ``_supports_flex_attn``, transformers'
+    own flags): ``ValueError`` in one line naming ``config.model_type`` and the values it supports. A model class the
+    Auto class does not map (remote code) is left to transformers."""
+    from transformers.models.auto.auto_factory import _get_model_class
+
+    try:
+        model_class = _get_model_class(config, auto_class._model_mapping)
+    except (KeyError, ValueError, AttributeError):
+        return
+    supported = [v for v, flag in ATTN_SUPPORT.items() if flag is None or getattr(model_class, flag, False)]
+    if attn in ATTN_SUPPORT and attn not in supported:
+        raise ValueError(
+            f"--attn_implementation {attn}: {model_class.__name__} (model_type {config.model_type!r}) does not "
+            f"support it; expected one of {', '.join(supported)} (or leave the flag out for the model's default)"
+        )
 
 
 def reinit_top_layers(model, n: int, pooler: bool = False):
@@ -362,6 +387,7 @@ __all__ = [
     "FinetuneMode",
     "TrainingMode",
     "arm_from_label",
+    "check_attn_implementation",
     "declare_batch_mean_loss",
     "get_training_mode",
     "list_training_modes",

@@ -1,10 +1,12 @@
 """Tokenizers both recipes use: a WordPiece vocabulary trained on a corpus (:func:`train_wordpiece_tokenizer`, BERT's
 special tokens), the tokenizer fitted to a checkpoint's position limit (:func:`fit_tokenizer_to_model`) and saved beside
-it (:func:`save_tokenizer_for_model`)."""
+it (:func:`save_tokenizer_for_model`), and where a tokenizer puts its special tokens around a pair
+(:func:`pair_template`, for every task family's preprocessing)."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from itertools import chain, filterfalse
 
 logger = logging.getLogger(__name__)
@@ -124,3 +126,85 @@ def train_wordpiece_tokenizer(
     tok.decoder = decoders.WordPiece(prefix="##")
     limit = {"model_max_length": model_max_length} if model_max_length is not None else {}
     return BertTokenizerFast(tokenizer_object=tok, do_lower_case=lowercase, **limit)  # [UNK] [SEP] ...: its defaults
+
+
+@dataclass(frozen=True)
+class PairTemplate:
+    """Where a tokenizer puts its special tokens around one segment or a pair, read from the tokenizer itself
+    (:func:`pair_template`): BERT ``[CLS] A [SEP] B [SEP]`` (types 0 0 0 1 1), RoBERTa ``<s> A </s></s> B </s>``
+    (no ``token_type_ids``). ``prefix``/``middle``/``suffix``: special-token ids before A, between A and B, after B;
+    ``*_types``: their ``token_type_ids``; ``type_a``/``type_b``: the type id of A's and B's tokens; ``with_types``:
+    whether the model takes ``token_type_ids`` (the tokenizer's ``model_input_names``)."""
+
+    prefix: tuple[int, ...]
+    middle: tuple[int, ...]
+    suffix: tuple[int, ...]
+    prefix_types: tuple[int, ...]
+    middle_types: tuple[int, ...]
+    suffix_types: tuple[int, ...]
+    type_a: int
+    type_b: int
+    with_types: bool
+
+    @property
+    def n_special(self) -> int:
+        """Special tokens a pair adds (BERT 3, RoBERTa 4)."""
+        return len(self.prefix) + len(self.middle) + len(self.suffix)
+
+    def build(self, a: list[int], b: list[int]) -> dict[str, list[int]]:
+        """``input_ids``, ``attention_mask`` (and ``token_type_ids`` when :attr:`with_types`) of the pair ``a``, ``b``
+        (token ids without special tokens, already truncated)."""
+        ids = [*self.prefix, *a, *self.middle, *b, *self.suffix]
+        out = {"input_ids": ids, "attention_mask": [1] * len(ids)}
+        if self.with_types:
+            out["token_type_ids"] = [
+                *self.prefix_types,
+                *[self.type_a] * len(a),
+                *self.middle_types,
+                *[self.type_b] * len(b),
+                *self.suffix_types,
+            ]
+        return out
+
+    def build_batch(self, pairs) -> dict[str, list[list[int]]]:
+        """:meth:`build` of every ``(a, b)`` of ``pairs`` in one call (a dataset map's batch): ``input_ids``,
+        ``attention_mask`` (and ``token_type_ids`` when :attr:`with_types`), one list per pair."""
+        keys = (
+            ("input_ids", "token_type_ids", "attention_mask") if self.with_types else ("input_ids", "attention_mask")
+        )
+        out: dict[str, list] = {k: [] for k in keys}
+        for a, b in pairs:
+            for key, value in self.build(a, b).items():
+                out[key].append(value)
+        return out
+
+
+def pair_template(tokenizer) -> PairTemplate:
+    """The :class:`PairTemplate` of a fast ``tokenizer``: one pair encoded by the tokenizer (its post-processor adds
+    the special tokens), split by the encoding's ``sequence_ids`` (``None`` = special token). Raises ``ValueError``
+    for a slow tokenizer (no ``sequence_ids``) or one whose pair encoding does not keep A before B."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"{type(tokenizer).__name__} is not a fast tokenizer; pair features need one (use_fast=True)")
+    enc = tokenizer("a", "b", return_token_type_ids=True)
+    ids, types, seq = enc["input_ids"], enc["token_type_ids"], enc.sequence_ids(0)
+    a_at = [i for i, s in enumerate(seq) if s == 0]
+    b_at = [i for i, s in enumerate(seq) if s == 1]
+    if not a_at or not b_at or a_at[-1] >= b_at[0]:
+        raise ValueError(f"{type(tokenizer).__name__}: its pair encoding {seq} does not put segment A before B")
+
+    def part(lo, hi):
+        return tuple(ids[lo:hi]), tuple(types[lo:hi])
+
+    (prefix, prefix_types), (middle, middle_types) = part(0, a_at[0]), part(a_at[-1] + 1, b_at[0])
+    suffix, suffix_types = part(b_at[-1] + 1, len(ids))
+    return PairTemplate(
+        prefix,
+        middle,
+        suffix,
+        prefix_types,
+        middle_types,
+        suffix_types,
+        types[a_at[0]],
+        types[b_at[0]],
+        "token_type_ids" in getattr(tokenizer, "model_input_names", ()),
+    )

@@ -24,6 +24,10 @@ class LoraArguments:
     lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
     lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
     lora_dropout: float = field(default=0.1, metadata={"help": "lora: dropout on the adapter input."})
-    lora_target_modules: str = field(
-        default="query,value", metadata={"help": "lora: comma-separated Linear layer names that get adapters."}
+    lora_target_modules: str | None = field(
+        default=None,
+        metadata={
+            "help": "lora: comma-separated Linear layer names that get adapters (default: the query and value "
+            "projections of the architecture: BERT query,value; DeBERTa-v2 query_proj,value_proj; ModernBERT Wqkv)."
+        },
     )

@@ -1,6 +1,7 @@
 """LoRA mode (``--mode lora``): low-rank adapters on the encoder's attention, the task head fully trained. LoRA
 (Hu et al., 2021) freezes ``W`` and learns ``W + (alpha / r) * B A`` (``A: [r, in]``, ``B: [out, r]``, ``B``
-starting at zero), on ``query`` and ``value`` by default as in the LoRA paper. The head (the top-level modules outside
+starting at zero), on the query and value projections by default as in the LoRA paper (per architecture:
+:func:`default_target_modules`). The head (the top-level modules outside
 the encoder) is in ``modules_to_save`` for every task (peft has no multiple-choice task type). :func:`finalize_lora`
 merges the adapter after training, so ``output_dir`` holds a plain ``BertFor...`` checkpoint.
 """
@@ -24,21 +25,49 @@ def head_module_names(model) -> list[str]:
     return names
 
 
+#: ``config.model_type`` -> LoRA target modules for architectures peft's own table
+#: (``peft.utils.TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING``) lacks; the query and value projections
+#: (ModernBERT fuses query, key and value into one Linear, ``Wqkv``), names from the transformers modeling files.
+LORA_TARGET_MODULES = {
+    "modernbert": ["Wqkv"],
+    "distilbert": ["q_lin", "v_lin"],
+    "albert": ["query", "value"],
+    "mpnet": ["q", "v"],
+}
+
+
+def default_target_modules(model) -> list[str]:
+    """The LoRA target modules of ``model``'s architecture (``config.model_type``): :data:`LORA_TARGET_MODULES`,
+    else peft's table (BERT, RoBERTa, ELECTRA ``query``/``value``; DeBERTa-v2 ``query_proj``/``value_proj``).
+    Raises ``ValueError`` naming the model type when neither has it (give ``--lora_target_modules``)."""
+    from peft.utils import TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING as PEFT_TARGETS
+
+    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    targets = LORA_TARGET_MODULES.get(model_type) or PEFT_TARGETS.get(model_type)
+    if not targets:
+        raise ValueError(
+            f"--mode lora: no default LoRA target modules for model_type {model_type!r}; give "
+            "--lora_target_modules with the names of its attention Linear layers (e.g. query,value)"
+        )
+    return list(targets)
+
+
 def lora_config(
     model,
     problem_type: str,
     r: int = 8,
     alpha: int = 16,
     dropout: float = 0.1,
-    target_modules: str | list[str] = "query,value",
+    target_modules: str | list[str] | None = None,
 ):
     """The ``peft.LoraConfig`` of ``model`` (a ``BertFor...`` model) for ``problem_type`` (one of
     a registered :class:`hf_bert_tasks.tasks.problems.ProblemType`): its peft task type, the task head in ``modules_to_save``, rank
     ``r`` (updates scaled by ``alpha / r``), ``dropout`` on the LoRA input, ``target_modules`` the Linear layers
-    that get adapters (comma-separated names or a list).
+    that get adapters (comma-separated names or a list; ``None``: :func:`default_target_modules`).
 
     Raises:
-        ValueError: an unknown ``problem_type``, ``r < 1``, or no head module outside the encoder.
+        ValueError: an unknown ``problem_type``, ``r < 1``, no head module outside the encoder, or no default
+            target modules for the architecture.
     """
     from peft import LoraConfig, TaskType
 
@@ -46,6 +75,8 @@ def lora_config(
         raise ValueError(f"--lora_r must be >= 1, got {r}")
     if isinstance(target_modules, str):
         target_modules = [t.strip() for t in target_modules.split(",") if t.strip()]
+    if not target_modules:
+        target_modules = default_target_modules(model)
     task_type = get_problem_type(problem_type).peft_task_type  # ValueError for an unknown problem type
     return LoraConfig(
         task_type=getattr(TaskType, task_type) if task_type else None,
@@ -63,7 +94,7 @@ def apply_lora(
     r: int = 8,
     alpha: int = 16,
     dropout: float = 0.1,
-    target_modules: str | list[str] = "query,value",
+    target_modules: str | list[str] | None = None,
 ):
     """Wrap ``model`` (a ``transformers`` task model) in a ``peft.PeftModel`` whose trainable parameters are the
     adapters and the head, configured by :func:`lora_config` (the arguments and ``ValueError`` as there)."""
@@ -96,6 +127,7 @@ def trainable_parameter_counts(model) -> tuple[int, int]:
 __all__ = [
     "LoraMode",
     "apply_lora",
+    "default_target_modules",
     "finalize_lora",
     "head_module_names",
     "lora_config",

@@ -174,6 +174,25 @@ def plan_windows(
     return windows
 
 
+def pretokenized_tokenizer(tokenizer):
+    """``tokenizer``, or for a byte-level BPE without a prefix space (RoBERTa, GPT-2: ``ByteLevel(add_prefix_space=
+    False)``) a copy with it: pre-split words are otherwise each encoded as at the start of a text (``met`` ->
+    ``me``, ``t`` instead of ``Ġmet``, the piece of running text); transformers' ``run_ner.py`` loads those
+    tokenizers with ``add_prefix_space=True`` for the same reason."""
+    import copy
+
+    pre = getattr(getattr(tokenizer, "backend_tokenizer", None), "pre_tokenizer", None)
+    if type(pre).__name__ != "ByteLevel" or pre.add_prefix_space:
+        return tokenizer
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    spaced = copy.deepcopy(tokenizer)
+    spaced.backend_tokenizer.pre_tokenizer = ByteLevel(
+        add_prefix_space=True, trim_offsets=pre.trim_offsets, use_regex=pre.use_regex
+    )
+    return spaced
+
+
 def word_piece_counts(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[int]]:
     """WordPieces per word (``S`` lists of ``W_s`` ints; may be 0), each distinct word tokenized once, alone, with
     ``is_split_into_words=True`` as in the windows."""
@@ -195,10 +214,10 @@ def tokenize_and_align(
     document_context: bool = False,
 ) -> dict[str, list]:
     """Turn ``S`` sentences of words (``tokens``) into model features, one per :class:`Window` of at most
-    ``max_seq_length`` WordPieces, with a *fast* tokenizer (``word_ids()``). ``tags``: label ids per word, or
+    ``max_seq_length`` tokens (the tokenizer's special tokens included), with a *fast* tokenizer (``word_ids()``). ``tags``: label ids per word, or
     ``None`` (no ``labels`` column); ``label_names`` in id order, for ``label_all_tokens`` (:func:`align_labels`);
     ``document_ids``, ``document_context``: see :func:`plan_windows`. Returns ``F``-long columns: ``input_ids``,
-    ``token_type_ids`` (all 0), ``attention_mask`` (unpadded, ``L`` each), ``labels`` (``L`` ints, ``-100`` where
+    ``token_type_ids`` (all 0; only when the tokenizer's ``model_input_names`` hold them), ``attention_mask`` (unpadded, ``L`` each), ``labels`` (``L`` ints, ``-100`` where
     ignored; only with ``tags``), ``word_index`` (``L`` ints: index in the sentence of the word whose first piece is
     here, else ``-1``) and ``sentence_index`` (int).
 
@@ -210,10 +229,13 @@ def tokenize_and_align(
             "NER alignment needs a fast tokenizer (word_ids()); load it with AutoTokenizer.from_pretrained(...)"
         )
     inside = inside_label_map(label_names) if label_all_tokens else None
+    tokenizer = pretokenized_tokenizer(tokenizer)
     counts = word_piece_counts(tokenizer, tokens)
-    windows = plan_windows(counts, max_seq_length - 2, document_ids, document_context)
+    specials = tokenizer.num_special_tokens_to_add(pair=False)  # BERT [CLS] [SEP], RoBERTa <s> </s>: 2
+    windows = plan_windows(counts, max_seq_length - specials, document_ids, document_context)
     batch_words = [[tokens[s][w] for s, w in win.words] for win in windows]
-    keys = ("input_ids", "token_type_ids", "attention_mask", "word_index", "sentence_index")
+    inputs = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in tokenizer.model_input_names]
+    keys = (*inputs, "word_index", "sentence_index")
     out: dict[str, list] = {k: [] for k in keys + (("labels",) if tags is not None else ())}
     step = 1000
     for begin in range(0, len(windows), step):
@@ -222,7 +244,6 @@ def tokenize_and_align(
             is_split_into_words=True,
             truncation=True,
             max_length=max_seq_length,
-            return_token_type_ids=True,
         )
         for j, win in enumerate(windows[begin : begin + step]):
             word_ids = enc.word_ids(j)
@@ -232,7 +253,7 @@ def tokenize_and_align(
             for w in range(win.target_start, win.target_end):
                 if w not in found and counts[win.sentence][w] > 0:
                     raise ValueError(f"sentence {win.sentence}, word {w}: lost in tokenization (internal error)")
-            for key in ("input_ids", "token_type_ids", "attention_mask"):
+            for key in inputs:
                 out[key].append(enc[key][j])
             out["word_index"].append(index)
             out["sentence_index"].append(win.sentence)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...console import close_names
+from ...utils.tokenizers import pair_template
 from .. import metrics as M
 from ..base import Task
 from ..files import line_of, text_lines
@@ -342,9 +343,10 @@ class GlueTask(Task):
         return datasets.Features({**feats, "idx": datasets.Value("int32")})
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
-        """Tokenize segment A (and B) to at most ``max_seq_length`` WordPieces (``[CLS] A [SEP] B [SEP]``; pairs
-        truncated by google-research/bert's ``_truncate_seq_pair``: :func:`encode_pairs`). Output columns: ``input_ids``,
-        ``token_type_ids``, ``attention_mask`` (unpadded lists) and ``label``, dropped when the first 1000 labels are
+        """Tokenize segment A (and B) to at most ``max_seq_length`` tokens (BERT: ``[CLS] A [SEP] B [SEP]``; the
+        tokenizer's own special tokens; pairs truncated by google-research/bert's ``_truncate_seq_pair``:
+        :func:`encode_pairs`). Output columns: ``input_ids``, ``token_type_ids`` (when the tokenizer's
+        ``model_input_names`` hold them), ``attention_mask`` (unpadded lists) and ``label``, dropped when the first 1000 labels are
         all -1 (an unlabelled test split)."""
         labelled = (
             self.label_column in dataset.column_names
@@ -405,20 +407,21 @@ def truncate_seq_pair(len_a: int, len_b: int, budget: int) -> tuple[int, int]:
 
 
 def encode_pairs(tokenizer, texts_a: list[str], texts_b: list[str], max_seq_length: int) -> dict[str, list]:
-    """``[CLS] A [SEP] B [SEP]`` features of sentence pairs within ``max_seq_length`` WordPieces, the pair truncated
-    by :func:`truncate_seq_pair` (google's order; the tokenizer's ``longest_first`` keeps B longer at an odd excess).
-    Returns ``input_ids``, ``token_type_ids`` (0 for ``[CLS] A [SEP]``, 1 for ``B [SEP]``), ``attention_mask``:
-    lists of ints per pair. Raises ``ValueError`` for ``max_seq_length`` < 3 (no room for the special tokens)."""
-    if max_seq_length < 3:
-        raise ValueError(f"--max_seq_length {max_seq_length}: a sentence pair needs at least 3 ([CLS] and 2 [SEP])")
+    """Features of sentence pairs within ``max_seq_length`` tokens, the special tokens where ``tokenizer`` puts them
+    (:func:`hf_bert_tasks.utils.tokenizers.pair_template`: BERT ``[CLS] A [SEP] B [SEP]``, RoBERTa
+    ``<s> A </s></s> B </s>``), the pair truncated by :func:`truncate_seq_pair` (google's order; the tokenizer's
+    ``longest_first`` keeps B longer at an odd excess). Returns ``input_ids``, ``attention_mask`` and, when the
+    tokenizer's ``model_input_names`` hold them, ``token_type_ids`` (BERT: 0 for ``[CLS] A [SEP]``, 1 for
+    ``B [SEP]``): lists of ints per pair. Raises ``ValueError`` for a ``max_seq_length`` below the pair's special
+    tokens (BERT 3) or a slow tokenizer."""
+    template = pair_template(tokenizer)
+    if max_seq_length < template.n_special:
+        raise ValueError(
+            f"--max_seq_length {max_seq_length}: a sentence pair needs at least {template.n_special} (the special "
+            f"tokens of {type(tokenizer).__name__})"
+        )
     ids_a = tokenizer(texts_a, add_special_tokens=False)["input_ids"]
     ids_b = tokenizer(texts_b, add_special_tokens=False)["input_ids"]
-    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
-    out: dict[str, list] = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
-    for a, b in zip(ids_a, ids_b):
-        keep_a, keep_b = truncate_seq_pair(len(a), len(b), max_seq_length - 3)
-        ids = [cls, *a[:keep_a], sep, *b[:keep_b], sep]
-        out["input_ids"].append(ids)
-        out["token_type_ids"].append([0] * (keep_a + 2) + [1] * (keep_b + 1))
-        out["attention_mask"].append([1] * len(ids))
-    return out
+    budget = max_seq_length - template.n_special
+    kept = [truncate_seq_pair(len(a), len(b), budget) for a, b in zip(ids_a, ids_b)]
+    return template.build_batch([(a[:ka], b[:kb]) for (a, b), (ka, kb) in zip(zip(ids_a, ids_b), kept)])

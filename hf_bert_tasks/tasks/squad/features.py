@@ -2,7 +2,9 @@
 :mod:`hf_bert_tasks.tasks.squad.postprocess`): question and context are tokenized apart, the question cut to
 ``max_query_length`` WordPieces, the context into windows of at most ``max_seq_length - len(question) - 3`` tokens
 whose starts are ``doc_stride`` apart (google's meaning; the tokenizer's ``stride`` is the *overlap*), each ``[CLS]
-question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1). Training labels: the answer's first and last WordPiece,
+question [SEP] window [SEP]`` (``token_type_ids`` 0 / 1). Other tokenizers: their own special tokens
+(:func:`hf_bert_tasks.utils.tokenizers.pair_template`; RoBERTa ``<s> q </s></s> w </s>``, 4 of them, no
+``token_type_ids``). Training labels: the answer's first and last WordPiece,
 ``[CLS]`` (0, 0) for a window without the whole answer and an unanswerable question."""
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ...utils.tokenizers import pair_template
 
 #: Columns the model receives at evaluation time.
 MODEL_INPUT_COLUMNS = ("input_ids", "token_type_ids", "attention_mask")
@@ -84,22 +88,24 @@ def create_features(
     context, ``[-1, -1]`` outside it) and ``token_is_max_context`` (``[seq_len]`` bool).
 
     Raises:
-        ValueError: bad window settings; a slow tokenizer or one without ``[CLS]``/``[SEP]``; an answer text that
+        ValueError: bad window settings; a slow tokenizer or one with no special token before the question; an answer text that
             does not match the context at its ``answer_start`` (the message gives the example index).
     """
     config.validate()
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("SQuAD features need a fast tokenizer (character offsets); load it with use_fast=True")
-    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    if cls_id is None or sep_id is None:
+    # the tokenizer's own special tokens: [CLS] q [SEP] w [SEP], RoBERTa <s> q </s></s> w </s>
+    template = pair_template(tokenizer)
+    if not template.prefix:
         raise ValueError(
-            f"{type(tokenizer).__name__} has no [CLS]/[SEP] token; SQuAD features need a BERT-style tokenizer"
+            f"{type(tokenizer).__name__} puts no special token before the question; SQuAD's null answer is that "
+            "first token ([CLS] / <s>)"
         )
     q_ids = tokenizer(list(questions), add_special_tokens=False)["input_ids"]
     # whole contexts may exceed 512 positions before windowing: verbose=False silences the length warning
     ctx = tokenizer(list(contexts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     keys = (
-        *MODEL_INPUT_COLUMNS,
+        *(c for c in MODEL_INPUT_COLUMNS if template.with_types or c != "token_type_ids"),
         *(("start_positions", "end_positions") if answers is not None else ()),
         *(("example_id", "offset_mapping", "token_is_max_context") if example_ids is not None else ()),
     )
@@ -107,7 +113,9 @@ def create_features(
     for i, question_ids in enumerate(q_ids):
         question_ids = question_ids[: config.max_query_length]
         doc_ids, doc_offsets = ctx["input_ids"][i], ctx["offset_mapping"][i]
-        spans = window_spans(len(doc_ids), config.max_seq_length - len(question_ids) - 3, config.doc_stride)
+        spans = window_spans(
+            len(doc_ids), config.max_seq_length - len(question_ids) - template.n_special, config.doc_stride
+        )
         answer_tokens = None
         if answers is not None and answers[i]["text"]:
             text, start = answers[i]["text"][0], int(answers[i]["answer_start"][0])
@@ -120,12 +128,10 @@ def create_features(
             hits = [t for t, (s, e) in enumerate(doc_offsets) if s < e and e > start and s < start + len(text)]
             answer_tokens = (hits[0], hits[-1]) if hits else None
         is_max = max_context_mask(spans) if example_ids is not None else None
-        prefix = [cls_id, *question_ids, sep_id]
+        prefix, n_suffix = [*template.prefix, *question_ids, *template.middle], len(template.suffix)
         for w, (start, length) in enumerate(spans):
-            ids = prefix + doc_ids[start : start + length] + [sep_id]
-            out["input_ids"].append(ids)
-            out["token_type_ids"].append([0] * len(prefix) + [1] * (length + 1))
-            out["attention_mask"].append([1] * len(ids))
+            for key, value in template.build(question_ids, doc_ids[start : start + length]).items():
+                out[key].append(value)
             if answers is not None:
                 s = e = 0
                 if answer_tokens is not None and start <= answer_tokens[0] and answer_tokens[1] < start + length:
@@ -135,6 +141,6 @@ def create_features(
             if example_ids is not None:
                 out["example_id"].append(example_ids[i])
                 window_offsets = [list(o) for o in doc_offsets[start : start + length]]
-                out["offset_mapping"].append([[-1, -1]] * len(prefix) + window_offsets + [[-1, -1]])
-                out["token_is_max_context"].append([False] * len(prefix) + is_max[w] + [False])
+                out["offset_mapping"].append([[-1, -1]] * len(prefix) + window_offsets + [[-1, -1]] * n_suffix)
+                out["token_is_max_context"].append([False] * len(prefix) + is_max[w] + [False] * n_suffix)
     return out

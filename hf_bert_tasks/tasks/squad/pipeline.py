@@ -74,7 +74,12 @@ class ExtractiveQuestionAnsweringPipeline(Pipeline):
             [inputs["question"]], [inputs["context"]], self.tokenizer, config, example_ids=["q"]
         )
         width = max(len(ids) for ids in feats["input_ids"])
-        model_inputs = {k: torch.tensor(pad_2d(feats[k], width, 0, np.int64)) for k in qa.MODEL_INPUT_COLUMNS}
+        pad = {"input_ids": self.tokenizer.pad_token_id or 0}  # RoBERTa's <pad> is 1: its positions skip it
+        model_inputs = {
+            k: torch.tensor(pad_2d(feats[k], width, pad.get(k, 0), np.int64))
+            for k in qa.MODEL_INPUT_COLUMNS
+            if k in feats
+        }
         model_inputs["offsets"] = pad_2d(feats["offset_mapping"], width, -1, np.int64)
         model_inputs["max_context"] = pad_2d(feats["token_is_max_context"], width, False, bool)
         model_inputs["context"] = inputs["context"]

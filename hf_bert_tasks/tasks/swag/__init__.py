@@ -200,7 +200,8 @@ class SwagTask(Task):
 
     def preprocess(self, dataset, tokenizer, max_seq_length: int, split: str):
         """Four ``[CLS] sent1 [SEP] sent2 + " " + ending_i [SEP]`` sequences per example (§4.4, as transformers'
-        ``run_swag.py``), truncated longest-first: columns ``input_ids``, ``token_type_ids``, ``attention_mask``
+        ``run_swag.py``; the tokenizer's own special tokens), truncated longest-first: columns ``input_ids``,
+        ``token_type_ids`` (when the tokenizer's ``model_input_names`` hold them), ``attention_mask``
         (``[4, L_i]`` unpadded lists) and ``label`` (``-100`` for a row without one; dropped when no row has one)."""
         labels = np.asarray(dataset["label"]) if "label" in dataset.column_names else np.full(len(dataset), -1)
         labelled = bool(np.any(labels >= 0))
