@@ -14,7 +14,13 @@ from transformers import TrainingArguments
 
 from ..flags.parser import CommandLine
 from ..flags.trainer_flags import REFUSED_FLAGS
-from ..flags.training import accelerator_defaults, current_given_flags, scrub_secrets, training_arguments
+from ..flags.training import (
+    accelerator_defaults,
+    current_given_flags,
+    keeps_checkpoints,
+    scrub_secrets,
+    training_arguments,
+)
 from ..flags.values import check_task_values
 from ..modes import mode_arguments_classes, mode_of
 from .args import DataArguments, FinetuneOptions, mode_groups
@@ -49,7 +55,7 @@ class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().value
         # an explicit --train_sampling_strategy wins over --group_by_length; neither: the task's (apply_task_defaults)
         given = current_given_flags() or ()
         # checkpoints the user asked for stay after the run; else the saved model is its one copy (remove_checkpoints)
-        keep = current_given_flags() is None or bool(set(given) & CHECKPOINT_FLAGS)
+        keep = keeps_checkpoints()
         # refused TrainingArguments flags (trainer_flags.TABLE): one line, before any model or data is loaded
         for name, reason in REFUSED_FLAGS.items():
             if getattr(self, name, None) not in (_REFUSED_DEFAULTS.get(name), None, "", [], ()):
@@ -114,17 +120,6 @@ def _parse_list(flag: str, text, convert, kind: str, distinct: str, example: str
 _TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
 #: transformers' default of each refused field (any other value is refused)
 _REFUSED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainingArguments) if f.name in REFUSED_FLAGS}
-#: flags that ask for checkpoints: given, the run's ``checkpoint-*`` folders stay (else: finetuning.remove_checkpoints)
-CHECKPOINT_FLAGS = frozenset(
-    {
-        "save_strategy",
-        "save_steps",
-        "save_total_limit",
-        "load_best_model_at_end",
-        "save_only_model",
-        "resume_from_checkpoint",
-    }
-)
 
 
 def check_declared_values(args) -> None:

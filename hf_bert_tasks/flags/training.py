@@ -22,6 +22,19 @@ from .values import check_values
 
 logger = logging.getLogger(__name__)
 
+#: flags that ask for checkpoints: given, a run's ``checkpoint-*`` folders stay after it (both recipes; else the saved
+#: model is the run's one copy: ``finetune.recipe.remove_checkpoints``)
+CHECKPOINT_FLAGS = frozenset(
+    {
+        "save_strategy",
+        "save_steps",
+        "save_total_limit",
+        "load_best_model_at_end",
+        "save_only_model",
+        "resume_from_checkpoint",
+    }
+)
+
 
 #: The flags the user gave while the recipe's dataclasses are built (:func:`flags_given`); ``None`` otherwise.
 _GIVEN_FLAGS: ContextVar[frozenset[str] | None] = ContextVar("hf_bert_tasks_given_flags", default=None)
@@ -36,6 +49,13 @@ def accelerator_defaults(args: TrainingArguments, compile_by_default: bool = Fal
     for note in check_values(args):  # every value the machine cannot run refused; --bf16 on a CPU: a note
         logger.warning(note)
     gpu_fast_path(args, compile_by_default=compile_by_default)
+
+
+def keeps_checkpoints() -> bool:
+    """Whether a run's ``checkpoint-*`` folders stay after it: a :data:`CHECKPOINT_FLAGS` flag given, or arguments
+    built outside a command line (a script's own: nothing is removed behind its back)."""
+    given = current_given_flags()
+    return given is None or bool(set(given) & CHECKPOINT_FLAGS)
 
 
 def current_given_flags() -> frozenset[str] | None:

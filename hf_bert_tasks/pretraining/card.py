@@ -64,7 +64,8 @@ def build_pretraining_card(
     ``FileNotFoundError`` without ``pretraining_summary.json`` in ``output_dir``.
     """
     summary = read_record(output_dir, PRETRAINING_SUMMARY_FILE, "expected a finished pretraining run")
-    versions = framework_versions()
+    recorded = bool(summary.get("framework_versions"))  # written by the recipe while training
+    versions = summary.get("framework_versions") or framework_versions()
     corpus, model, recipe = summary.get("corpus", {}), summary.get("model", {}), summary.get("masking_recipe") or {}
     corpus_files = [os.path.basename(p) for p in corpus.get("files", [])]
     init, base = model.get("init"), base_model or model.get("base_model")
@@ -96,7 +97,7 @@ def build_pretraining_card(
         ["pretraining", "fill-mask", *(tags or [])],
         files,
         versions,
-        False,
+        recorded,
         {
             "base_model": base,
             "license": license,

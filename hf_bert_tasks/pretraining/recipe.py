@@ -4,7 +4,6 @@ loads the corpus, gets a tokenizer and runs each phase with :func:`run_phase`. `
 ``pretraining_curves.png``; with ``--phase2_max_steps`` the paper's second phase (§A.2: 128 then 512 tokens) goes from
 ``output_dir/phase1`` to it.
 
-
     hf-bert-tasks pretrain --train_files corpus.txt --preset tiny --vocab_size 8000 --max_steps 2000 \
         --output_dir runs/pretrain-tiny          # one sentence per line, blank line between documents
     hf-bert-tasks pretrain --train_files wiki.test.tokens --document_boundary heading --split_sentences \
@@ -15,10 +14,9 @@ loads the corpus, gets a tokenizer and runs each phase with :func:`run_phase`. `
     hf-bert-tasks pretrain --config recipes/configs/pretrain_cpu_hour.yaml   # one CPU-hour, small batches
     hf-bert-tasks pretrain ... --no_next_sentence_prediction --mlm_probability 0.4 --dropout 0   # small budgets
 
-The run writes the model, the tokenizer, ``pretraining_summary.json`` and ``pretraining_curves.png``. Dynamic masks
-are a function of (seed, epoch, example index): the same for any number of workers or processes, new each epoch,
-redrawn identically after ``--resume_from_checkpoint auto``. Fine-tune the result with
-``hf-bert-tasks finetune --model_name_or_path runs/pretrain-tiny ...``.
+Dynamic masks are a function of (seed, epoch, example index): the same for any number of workers or processes, new
+each epoch, redrawn identically after ``--resume_from_checkpoint auto``. Checkpoints stay only when asked for
+(``--save_steps`` ...). Fine-tune the result: ``hf-bert-tasks finetune --model_name_or_path runs/pretrain-tiny``.
 """
 
 from __future__ import annotations
@@ -29,6 +27,7 @@ import json
 import logging
 import os
 import pathlib
+import shutil
 from itertools import chain
 from operator import itemgetter
 
@@ -38,7 +37,7 @@ import torch
 from datasets import Dataset, IterableDataset
 from transformers import AutoTokenizer, BertConfig, BertForPreTraining, set_seed
 
-from ..hub.cards import model_origin, write_card
+from ..hub.cards import framework_versions, model_origin, write_card
 from ..hub.push import pop_push_settings, push_output_dir
 from ..utils.checkpoints import is_auto, resolve_resume
 from ..utils.modeling import BERT_PRESETS
@@ -135,6 +134,7 @@ def run_pretrain(
         final_mlm_accuracy=last["final_eval"].get("eval_mlm_accuracy"),
         final_nsp_accuracy=last["final_eval"].get("eval_nsp_accuracy"),
         chance=last.get("chance", {}),
+        framework_versions=framework_versions(),  # recorded while training: the card's versions
     )
     if training_args.should_log:  # below the most frequent token or at NSP's 0.5: one warning, with what helps
         warn_at_chance(summary, hidden_size=model_hidden_size(out), learning_rate=last["learning_rate"])
@@ -327,6 +327,9 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model()
     trainer.save_state()
+    if not getattr(training_args, "keep_checkpoints", True) and trainer.is_world_process_zero():  # none asked for
+        for folder in pathlib.Path(training_args.output_dir).glob("checkpoint-*"):  # the saved model is the copy
+            shutil.rmtree(folder, ignore_errors=True)
     log, step = trainer.state.log_history, trainer.state.global_step
     final = {}
     if eval_ds is not None:  # no second evaluation at a step already evaluated
@@ -430,13 +433,7 @@ def main(argv=None) -> dict:
         logging.getLogger(__name__).info(threads)  # tiny/mini: one thread unless OMP_NUM_THREADS says otherwise
     summary = run_pretrain(model_args, data_args, training_args)
     if training_args.should_log:
-        print(
-            {
-                "steps": summary["steps"],
-                "final_mlm_accuracy": summary["final_mlm_accuracy"],
-                "final_nsp_accuracy": summary["final_nsp_accuracy"],
-            }
-        )
+        print({k: summary[k] for k in ("steps", "final_mlm_accuracy", "final_nsp_accuracy")})
     return summary
 
 
