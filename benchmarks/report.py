@@ -30,6 +30,13 @@ EXTRA_FIGURES = {
     "instances": ("instances", "{:.0f}"),
     "cpu_s": ("CPU s", "{:.1f}"),
     "peak_rss_mib": ("peak RSS MiB", "{:.0f}"),
+    "load_peak_mib": ("load peak RSS MiB", "{:.0f}"),
+    "train_peak_mib": ("train-steps peak RSS MiB", "{:.0f}"),
+    "rss_at_train_end_mib": ("RSS left by training MiB", "{:.0f}"),
+    "after_train_peak_mib": ("eval peak RSS MiB", "{:.0f}"),
+    "load_s": ("load s", "{:.1f}"),
+    "train_s": ("train s", "{:.1f}"),
+    "after_train_s": ("eval s", "{:.1f}"),
     "quickstart_wall_s": ("quickstart summary wall s", "{:.1f}"),
     "log_kib": ("console log KiB", "{:.1f}"),
 }

@@ -32,6 +32,16 @@ holds its kernels; the same for both sides of a comparison):
 * ``eval_s``: the ``eval_runtime`` of every ``on_evaluate`` during training;
 * ``after_train_s``: the last ``on_step_end`` -> the target's ``main()`` returning (final save, evaluation, writes).
 
+``--memory`` (issue 57 item 3) splits the process's peak resident set size (RSS, Linux) by phase: the kernel's
+high-water mark ``VmHWM`` of ``/proc/self/status`` is read, then reset to the current RSS by writing ``5`` to
+``/proc/self/clear_refs`` (proc(5)), when ``transformers.Trainer.train`` is entered, when it returns and when the
+target's ``main()`` returns. ``memory`` in the report: ``load_peak_mib`` (start -> ``train()``: imports, data
+reading and tokenization, model load, Trainer construction), ``train_peak_mib`` (inside ``train()``: the training
+steps), ``after_train_peak_mib`` (``train()`` returning -> ``main()`` returning: the evaluation, its
+post-processing, saving and writing), and the RSS at each boundary (``rss_at_train_begin_mib``,
+``rss_at_train_end_mib``, ``rss_at_end_mib``); ``load_s`` / ``train_s`` / ``after_train_s`` are the wall seconds of
+the same phases. A Trainer whose ``train()`` is never called leaves everything in ``load_peak_mib``.
+
 The report (JSON) has ``import_s``, ``main_s`` and, with ``--count_tokens``, ``tokens``; with ``--time_steps``,
 ``step_limit_s``, ``training_step_s``, ``optimizer_step_s`` and ``training_steps``; with ``--phases``, ``phases``
 (the seconds above and ``steps``).
@@ -178,6 +188,45 @@ def install_step_timer(times: dict) -> None:
     register_optimizer_step_post_hook(post)
 
 
+def _status_mib(field: str) -> float:
+    """``field`` (``VmHWM``, ``VmRSS``) of ``/proc/self/status`` in MiB."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise OSError(f"/proc/self/status has no {field} line; --memory needs Linux")
+
+
+def memory_mark(memory: dict, phase: str) -> None:
+    """Record the high-water mark of the phase that ends now as ``<phase>_peak_mib`` and its wall seconds as
+    ``<phase>_s``, then reset the mark to the current RSS (``/proc/self/clear_refs``, proc(5)) for the next phase."""
+    now = time.perf_counter()
+    memory[f"{phase}_peak_mib"] = _status_mib("VmHWM")
+    memory[f"{phase}_s"] = now - memory.pop("_since")
+    with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+        f.write("5")
+    memory["_since"] = time.perf_counter()
+
+
+def install_memory_phases(memory: dict) -> None:
+    """Patch ``transformers.Trainer.train`` to close the ``load`` phase on entry and the ``train`` phase on return
+    (see module doc); the training runs unchanged."""
+    import transformers
+
+    train = transformers.Trainer.train
+
+    def marked_train(self, *args, **kwargs):
+        memory["rss_at_train_begin_mib"] = _status_mib("VmRSS")
+        memory_mark(memory, "load")
+        try:
+            return train(self, *args, **kwargs)
+        finally:
+            memory["rss_at_train_end_mib"] = _status_mib("VmRSS")
+            memory_mark(memory, "train")
+
+    transformers.Trainer.train = marked_train
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     target = parser.add_mutually_exclusive_group(required=True)
@@ -187,6 +236,7 @@ def main() -> None:
     parser.add_argument("--count_tokens", action="store_true")
     parser.add_argument("--time_steps", action="store_true", help="time training steps and optimizer steps")
     parser.add_argument("--phases", action="store_true", help="per-phase seconds by Trainer events (module doc)")
+    parser.add_argument("--memory", action="store_true", help="peak RSS per phase: load, train, after (module doc)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="-- then the target's arguments")
     opts = parser.parse_args()
     args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
@@ -201,6 +251,10 @@ def main() -> None:
     phases["steps"] = 0
     if opts.phases:
         install_phase_timer(phases, start)
+    memory: dict = {"_since": start}
+    if opts.memory:
+        _status_mib("VmHWM")  # fails early off Linux
+        install_memory_phases(memory)
     if opts.script:
         path = os.path.abspath(opts.script)
         sys.path.insert(0, os.path.dirname(path))
@@ -219,6 +273,11 @@ def main() -> None:
         report["tokens"] = counts
     if opts.time_steps:
         report.update(steps, step_limit_s=steps["training_step_s"] + steps["optimizer_step_s"])
+    if opts.memory:
+        memory["rss_at_end_mib"] = _status_mib("VmRSS")
+        memory_mark(memory, "after_train" if "train_s" in memory else "load")
+        memory.pop("_since")
+        report["memory"] = memory
     if opts.phases:
         last = phases.pop("_last_step_end", None)
         phases["after_train_s"] = done - last if last is not None else 0.0
