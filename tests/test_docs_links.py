@@ -50,7 +50,7 @@ def links_into_results() -> list[tuple[str, int, str]]:
     """``(file relative to the repository, line, anchor)`` of each ``results.md#anchor`` in a ``.md`` or ``.py`` file."""
     found = []
     for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]  # .venv*, .git, caches
         for name in files:
             if not name.endswith((".md", ".py")) or name == "test_docs_links.py":
                 continue
