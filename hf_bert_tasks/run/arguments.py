@@ -232,8 +232,9 @@ def use_cpu_under_launcher(args: TrainingArguments) -> None:
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
     """The one place of the defaults that depend on the task and the mode; returns ``(data_args, training_args)``,
     final. Fills what the user did not set (``training_args.from_task``): learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
-    ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
-    batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
+    ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (the task's
+    ``default_train_sampling_strategy``: random batches for regression, docs/results.md, and SQuAD,
+    docs/parity-squad.md) and, with ``--load_best_model_at_end``,
     the task's primary dev metric and its direction (SQuAD's F1 too: its Trainer evaluates with post-processing).
     Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid."""
     mode = mode_of(training_args)
@@ -241,8 +242,9 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
     unset = getattr(training_args, "from_task", frozenset())
     for key in unset & set(defaults):
         setattr(training_args, key, defaults[key])
-    if "train_sampling_strategy" in unset and task.problem_type == "regression":
-        training_args.train_sampling_strategy, training_args.group_by_length = "random", False
+    if "train_sampling_strategy" in unset:  # the task family's (Task.default_train_sampling_strategy)
+        training_args.train_sampling_strategy = task.default_train_sampling_strategy()
+        training_args.group_by_length = training_args.train_sampling_strategy == "group_by_length"
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
     if training_args.load_best_model_at_end and "metric_for_best_model" in unset:  # SQuAD too

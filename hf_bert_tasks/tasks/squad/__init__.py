@@ -56,6 +56,12 @@ class SquadTask(Task):
         """The null-score threshold applied to predictions (0.0 unless ``--null_score_diff_threshold`` is given)."""
         return 0.0 if self.null_score_diff_threshold is None else float(self.null_score_diff_threshold)
 
+    def default_train_sampling_strategy(self) -> str:
+        """``"random"``: shuffled batches, as transformers' ``run_qa.py`` trains (issue 59, docs/parity-squad.md).
+        Length-grouped batches put windows of one paragraph together (its questions make windows of nearly one
+        length) and windows cut from long contexts together (``[CLS]``-labelled ones among them)."""
+        return "random"
+
     def features(self):
         """The Hub dataset's ``datasets.Features``."""
         import datasets
