@@ -49,7 +49,7 @@ from hf_bert_tasks import cli
 from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-#: Regression bounds, as measured from the CLI entry (2026-12-07): 21 modules, 101 module changes (98 in a plain process,
+#: Regression bounds, as measured from the CLI entry (2026-12-07): 21 modules, 102 module changes (99 in a plain process,
 #: ``tools/finetune_route.py``; under pytest its log-capture handlers add calls into ``cli.py``). The layout before the
 #: recipe rooms entered 12 modules in 52 changes: the shared helpers now live outside the recipe room (``flags/``,
 #: ``hub/``, ``utils/``), and every flag value is checked against the machine and the task before any model is loaded
@@ -58,7 +58,7 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
 #: tokenizer's own special tokens (``utils/tokenizers.pair_template``, once per split): issue 55's target of 12
 #: modules is not met (docs/design.md, "Known gaps").
 MAX_MODULES = 21
-MAX_CHANGES = 101
+MAX_CHANGES = 102
 #: folders of the other modes, task families and pretraining: a GLUE fine-tune run must not execute their code.
 FORBIDDEN = (
     "modes/lora/",

@@ -176,7 +176,8 @@ class FinetuneOptions:
         default=True,
         metadata={
             "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
-            "STS-B: docs/results.md). Opt out with --no_group_by_length or --train_sampling_strategy random."
+            "STS-B: docs/results.md, and SQuAD: docs/parity-squad.md). Opt out with --no_group_by_length or "
+            "--train_sampling_strategy random."
         },
     )
     train_sampling_strategy: str | None = field(

@@ -142,19 +142,21 @@ def check_declared_values(args) -> None:
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
     """The one place of the defaults that depend on the task and the mode; returns ``(data_args, training_args)``,
     final. Fills what the user did not set (``training_args.from_task``): learning rate, batch size, epochs (the mode's ``default_hyperparameters``),
-    ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (regression, STS-B: random
-    batches, which scored higher with less seed spread, docs/results.md) and, with ``--load_best_model_at_end``,
-    ``--save_strategy best`` or a metric-driven scheduler, the task's primary dev metric, its direction and the
-    scheduler's mode (``flags.values.check_task_values``; SQuAD's F1 too: its Trainer evaluates with
-    post-processing). Raises ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid, a
-    ``--metric_for_best_model`` the task does not report or a scheduler mode against the metric's direction."""
+    ``max_seq_length`` (the task's), a bare ``--lr_grid`` (the mode's grid), the sampler (the task's
+    problem type's ``train_sampling_strategy``: random batches for regression, docs/results.md, and SQuAD,
+    docs/parity-squad.md) and, with ``--load_best_model_at_end``, ``--save_strategy best`` or a metric-driven
+    scheduler, the task's primary dev metric, its direction and the scheduler's mode
+    (``flags.values.check_task_values``; SQuAD's F1 too: its Trainer evaluates with post-processing). Raises
+    ``ValueError`` for a bare ``--lr_grid`` with a mode that has no default grid, a ``--metric_for_best_model`` the
+    task does not report or a scheduler mode against the metric's direction."""
     mode = mode_of(training_args)
     defaults = mode.default_hyperparameters(task)
     unset = getattr(training_args, "from_task", frozenset())
     for key in unset & set(defaults):
         setattr(training_args, key, defaults[key])
-    if "train_sampling_strategy" in unset and task.problem_type == "regression":
-        training_args.train_sampling_strategy, training_args.group_by_length = "random", False
+    if "train_sampling_strategy" in unset:  # the task family's (its ProblemType's train_sampling_strategy)
+        training_args.train_sampling_strategy = task.problem.train_sampling_strategy
+        training_args.group_by_length = training_args.train_sampling_strategy == "group_by_length"
     if data_args.max_seq_length is None:
         data_args.max_seq_length = task.paper_defaults.max_seq_length
     # --load_best_model_at_end, --save_strategy best, a metric-driven scheduler: the task's metric and direction

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+#: ``--train_sampling_strategy`` values (``TrainingArguments``'); ``batch_rebalance`` is the package's own
+SAMPLERS = ("group_by_length", "random", "sequential", "batch_rebalance")
 
 
 @dataclass(frozen=True)
@@ -25,12 +27,17 @@ class ProblemType:
             head is then trained through ``modules_to_save`` only).
         sentence_level: one prediction per example from the pooled ``[CLS]`` (classification, regression), as
             opposed to per token, per span or per choice.
+        train_sampling_strategy: the training sampler without ``--train_sampling_strategy`` / ``--group_by_length``:
+            ``"group_by_length"`` (less padding; chosen on GLUE classification, docs/results.md) or ``"random"``
+            (regression: STS-B scored higher with less seed spread, docs/results.md; SQuAD: run_qa's batches,
+            docs/parity-squad.md).
     """
 
     name: str
     loss_unit: str
     peft_task_type: str | None = None
     sentence_level: bool = False
+    train_sampling_strategy: str = "group_by_length"
 
     def __post_init__(self):
         if not _NAME_RE.match(self.name):
@@ -38,6 +45,11 @@ class ProblemType:
         if self.loss_unit not in ("labels", "examples"):
             raise ValueError(
                 f"problem type {self.name!r}: loss_unit {self.loss_unit!r}; expected 'labels' or 'examples'"
+            )
+        if self.train_sampling_strategy not in SAMPLERS:
+            raise ValueError(
+                f"problem type {self.name!r}: train_sampling_strategy {self.train_sampling_strategy!r}; "
+                f"expected one of {list(SAMPLERS)}"
             )
 
 

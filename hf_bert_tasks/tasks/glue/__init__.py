@@ -28,7 +28,9 @@ logger = logging.getLogger(__name__)
 
 #: GLUE's two problem types (``PretrainedConfig.problem_type`` values): one label or one score per sentence (pair)
 register_problem_type(ProblemType("single_label_classification", "labels", "SEQ_CLS", sentence_level=True))
-register_problem_type(ProblemType("regression", "examples", "SEQ_CLS", sentence_level=True))
+register_problem_type(
+    ProblemType("regression", "examples", "SEQ_CLS", sentence_level=True, train_sampling_strategy="random")
+)
 
 
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):
