@@ -276,6 +276,15 @@ def test_two_processes_train_like_one_process(runs):
 EVAL_METRIC_ATOL = {"mrpc": 1e-6, "squad_v1": 1e-6, "conll2003": 1e-6}
 
 
+#: Absolute tolerance on eval_loss (nats). Trainer's eval_loss is the mean over examples of each batch's mean loss;
+#: under DDP the last batch of the second process is filled up with repeated sentences, so its mean covers other
+#: examples than the single process's last batch (13 sentences: 8 + 5 in one process, 8 | 5 + 3 repeated in two).
+#: The gap depends on how the repeated sentences' losses differ from the rest: 0.0126 nats measured on CoNLL
+#: (2.1098 vs 2.1225), below 0.001 on MRPC; 0.05 leaves room for another tiny vocabulary without hiding a
+#: duplicated or dropped batch (which moves the loss by the weight of 8 of 13 examples).
+EVAL_LOSS_ATOL = 0.05
+
+
 def test_two_processes_give_the_same_eval_metrics(runs):
     for name in runs["jobs"]:
         single, ddp = _results(runs["single"] / name), _results(runs["ddp"] / name)
@@ -286,7 +295,7 @@ def test_two_processes_give_the_same_eval_metrics(runs):
             elif key.endswith("_number"):  # gold entity counts: a property of the data, identical
                 assert ddp[key] == value, (name, key)
         if "eval_loss" in single:  # SQuAD reports post-processed scores only
-            assert ddp["eval_loss"] == pytest.approx(single["eval_loss"], abs=0.01), name
+            assert ddp["eval_loss"] == pytest.approx(single["eval_loss"], abs=EVAL_LOSS_ATOL), name
 
 
 def test_mrpc_predictions_are_neither_duplicated_nor_dropped(runs):
@@ -324,9 +333,9 @@ def test_pretraining_with_two_processes_matches_one_process(runs):
     """Static masks and a dropout-free model: the MLM + NSP run is the same computation on 1 or 2 processes; the
     eval counts (MLM/NSP accuracies are sums over processes) must cover the eval set once.
 
-    Eval batch 1 and an even number of eval instances: accelerate then needs no padding duplicates. (With an eval set
-    that does not divide by the global eval batch, the recipe's MLM/NSP accuracy sums include accelerate's repeated
-    padding examples — a small bias, reported to the pretraining module's owner; eval_loss is gathered correctly.)"""
+    Eval batch 1 per process: with an odd number of eval instances accelerate repeats one to fill the second process's
+    last batch, and the per-example MLM/NSP statistics, gathered with ``gather_for_metrics``, must drop it again
+    (``PretrainingTrainer.prediction_step`` returns them as the "predictions")."""
     if not runs["pretrain"]:
         pytest.skip("no pretrain subcommand")
     summaries = {}
@@ -335,7 +344,7 @@ def test_pretraining_with_two_processes_matches_one_process(runs):
             summaries[mode] = json.load(f)["phases"][0]
     single, ddp = summaries["single"], summaries["ddp"]
     assert ddp["steps"] == single["steps"] == 6
-    assert ddp["eval_instances"] == single["eval_instances"] and single["eval_instances"] % 2 == 0
+    assert ddp["eval_instances"] == single["eval_instances"] > 2
     train = {m: [h["loss"] for h in s["history"] if "loss" in h] for m, s in summaries.items()}
     assert len(train["ddp"]) == len(train["single"]) == 6
     # The same batches, padded to different lengths (longest of 4 vs of 8): float rounding differs, and Adam
