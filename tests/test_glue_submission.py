@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from hf_bert_tasks.scripts.suite_report import check_submission_file
 from hf_bert_tasks.tasks import TASK_REGISTRY
 from hf_bert_tasks.tasks.glue import GlueTask
 from tests.test_contract_task_mode import write_tiny_data
@@ -25,6 +26,7 @@ EXPECTED = {
     "mnli": {
         "test_matched": ("MNLI-m.tsv", ["entailment", "neutral", "contradiction"]),
         "test_mismatched": ("MNLI-mm.tsv", ["entailment", "neutral", "contradiction"]),
+        "test_ax": ("AX.tsv", ["entailment", "neutral", "contradiction"]),  # the diagnostic set, MNLI's model
     },
     "qnli": {"test": ("QNLI.tsv", ["entailment", "not_entailment"])},
     "rte": {"test": ("RTE.tsv", ["entailment", "not_entailment"])},
@@ -73,6 +75,7 @@ def test_submission_file_name_header_coding_and_rows(name, tmp_path):
         rows = [line.split("\t") for line in lines[1:]]
         assert len(rows) == n  # one row per test example
         assert [int(r[0]) for r in rows] == list(raw[split]["idx"])
+        assert check_submission_file(paths[0], task) == n  # what the suite's zip accepts
         if coding is None:
             assert [r[1] for r in rows] == [WRITTEN_SCORES[i % len(SCORES)] for i in range(n)]
         else:
@@ -89,3 +92,26 @@ def test_stsb_dev_predictions_keep_the_raw_scores(tmp_path):
     with open(path, encoding="utf-8") as f:
         written = [float(line.split("\t")[1]) for line in f.read().splitlines()[1:]]
     np.testing.assert_array_equal(written, np.array(SCORES, np.float32))
+
+
+def test_mnli_from_the_hub_adds_the_diagnostic_set_from_its_ax_config(monkeypatch):
+    """nyu-mll/glue keeps the diagnostic set as its own config ("ax", one ``test`` split); MNLI loaded from the Hub
+    predicts it as ``test_ax`` (-> ``AX.tsv``), and only when the task's own dataset and config are read."""
+    import datasets
+
+    calls = []
+
+    def fake_load_dataset(path, name=None, split=None, **kwargs):
+        calls.append((path, name, split))
+        row = {"premise": ["a"], "hypothesis": ["b"], "label": [-1], "idx": [0]}
+        if split is not None:
+            return datasets.Dataset.from_dict(row)
+        return datasets.DatasetDict({"test_matched": datasets.Dataset.from_dict(row)})
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    raw = TASK_REGISTRY["mnli"].load()
+    assert calls == [("nyu-mll/glue", "mnli", None), ("nyu-mll/glue", "ax", "test")]
+    assert sorted(raw) == ["test_ax", "test_matched"]
+    calls.clear()
+    assert sorted(TASK_REGISTRY["mnli"].load(dataset_name="me/nli")) == ["test_matched"]
+    assert calls == [("me/nli", "mnli", None)]

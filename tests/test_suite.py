@@ -4,6 +4,7 @@ live process is left to it), ending with ``suite.md`` / ``suite.json`` beside th
 
 import json
 import os
+import zipfile
 
 import pytest
 
@@ -111,3 +112,61 @@ def test_samples_skip_a_task_that_has_none(tmp_path, tiny_bert_dir):
     argv = ["suite", "--model_name_or_path", str(tiny_bert_dir), "--output_dir", str(out), "--samples"]
     assert cli.main([*argv, "--tasks", "cola"]) == 0
     assert json.loads((out / "suite.json").read_text())["status"]["cola"].startswith("skipped: no sample")
+
+
+def test_the_glue_zip_holds_each_written_server_file_at_its_root(finished_suite):
+    """The sample suite's one GLUE task, MRPC, writes MRPC.tsv from its test split: the zip holds it byte for byte,
+    at the root (the server reads no folders), and suite.json / suite.md name the ten files still missing."""
+    with zipfile.ZipFile(finished_suite / "glue_submission.zip") as zf:
+        assert zf.namelist() == ["MRPC.tsv"]
+        assert zf.read("MRPC.tsv") == (finished_suite / "mrpc" / "MRPC.tsv").read_bytes()
+    glue = json.loads((finished_suite / "suite.json").read_text())["glue_submission"]
+    assert glue == {"zip": "glue_submission.zip", "files": ["MRPC.tsv"], "missing": []}
+    assert "GLUE server zip: `glue_submission.zip`, 1 of 1 files." in (finished_suite / "suite.md").read_text()
+
+
+#: the GLUE server's eleven files (gluebenchmark.com submission instructions), AX.tsv from the MNLI model
+SERVER_FILES = {
+    "CoLA.tsv", "SST-2.tsv", "MRPC.tsv", "STS-B.tsv", "QQP.tsv", "MNLI-m.tsv", "MNLI-mm.tsv", "QNLI.tsv", "RTE.tsv",
+    "WNLI.tsv", "AX.tsv",
+}  # fmt: skip
+GLUE_TASKS = ["cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli"]
+
+
+def test_a_suite_of_every_glue_task_expects_the_servers_eleven_files(tmp_path):
+    from hf_bert_tasks.scripts.suite_report import _glue_zip_line, write_glue_zip
+
+    (tmp_path / "rte").mkdir()
+    (tmp_path / "rte" / "RTE.tsv").write_text("index\tprediction\n0\tentailment\n1\tnot_entailment\n")
+    glue = write_glue_zip(str(tmp_path), GLUE_TASKS + ["squad_v1"])
+    assert set(glue["files"]) | set(glue["missing"]) == SERVER_FILES
+    assert glue["files"] == ["RTE.tsv"] and len(glue["missing"]) == 10
+    assert "missing CoLA.tsv" in "\n".join(_glue_zip_line(glue))
+
+
+def test_a_suite_without_glue_tasks_writes_no_zip(tmp_path):
+    from hf_bert_tasks.scripts.suite_report import write_glue_zip
+
+    assert write_glue_zip(str(tmp_path), ["squad_v1", "conll2003"]) is None
+    assert not (tmp_path / "glue_submission.zip").exists()
+
+
+@pytest.mark.parametrize(
+    ("task", "text", "line", "expected"),
+    [
+        ("rte", "index\tlabel\n0\tentailment\n", 1, "expected the header"),
+        ("rte", "index\tprediction\n0\tentailed\n", 2, "expected one of ['entailment', 'not_entailment']"),
+        ("mrpc", "index\tprediction\n0\t1\n1\t2\n", 3, "expected a class id 0-1"),
+        ("stsb", "index\tprediction\n0\t5.100\n", 2, "expected a score in [0, 5]"),
+        ("cola", "index\tprediction\n0\t1\n0\t0\n", 3, "expected a new integer index"),
+    ],
+)
+def test_a_malformed_server_file_is_refused_with_its_line(tmp_path, task, text, line, expected):
+    from hf_bert_tasks.scripts.suite_report import write_glue_zip
+
+    name = get_task(task).submission_files["test"]
+    (tmp_path / task).mkdir()
+    (tmp_path / task / name).write_text(text)
+    with pytest.raises(ValueError, match=f"{name}, line {line}: {expected}".replace("[", r"\[").replace("]", r"\]")):
+        write_glue_zip(str(tmp_path), [task])
+    assert not (tmp_path / "glue_submission.zip").exists()

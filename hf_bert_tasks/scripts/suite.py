@@ -1,6 +1,6 @@
 """The paper's benchmark for one encoder (``hf-bert-tasks suite``): every task of Tables 1-4 and 7 fine-tuned from
 ``--model_name_or_path`` through the fine-tune recipe, one folder per task, then one table beside BERT-base and
-BERT-large (``suite.md``, ``suite.json``).
+BERT-large (``suite.md``, ``suite.json``), and the GLUE tasks' server files in ``glue_submission.zip``.
 
     hf-bert-tasks suite --model_name_or_path bert-base-uncased --output_dir runs/suite --lr_grid --seeds 1,2,3
     hf-bert-tasks suite --model_name_or_path runs/pretrain --output_dir runs/suite-samples --samples \

@@ -1,7 +1,8 @@
 """The suite's table (``suite.md``, ``suite.json``): one row per task and scored split, read back from each task's
 ``all_results.json`` (nothing recomputed): the primary dev metric (mean ± std over seeds at the selected learning
 rate for an lr grid or restarts, with n), the task's trivial baseline on the same examples, BERT-base and BERT-large
-from the paper beside it (their split labelled: the GLUE server's test set, or dev), on the paper's 0-100 scale."""
+from the paper beside it (their split labelled: the GLUE server's test set, or dev), on the paper's 0-100 scale; and
+the GLUE server's zip of the GLUE tasks' test predictions (:func:`write_glue_zip`)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,89 @@ def paper_cells(task, split: str) -> dict[str, str]:
     return cells
 
 
+#: the zip the GLUE server takes (gluebenchmark.com/submit): every test set's file at its root, AX.tsv included
+GLUE_ZIP = "glue_submission.zip"
+
+
+def check_submission_file(path: str, task) -> int:
+    """Check one GLUE-server file that ``task`` (a :class:`~hf_bert_tasks.tasks.glue.GlueTask`) wrote against the
+    server's format and return its number of rows: a ``index\tprediction`` header, then one row per example with a
+    distinct integer index and a prediction the server reads for the task (a class id, a label name, or a score in
+    [0, 5]: ``GlueTask.submission_labels``). ``ValueError`` naming the file, the line and what was expected."""
+    if task.submission_labels == "name":
+        allowed, what = set(task.label_names), f"one of {list(task.label_names)}"
+    elif task.submission_labels == "id":
+        allowed, what = {str(i) for i in range(task.num_labels)}, f"a class id 0-{task.num_labels - 1}"
+    else:
+        allowed, what = None, "a score in [0, 5]"
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    if not lines or lines[0] != "index\tprediction":
+        raise ValueError(f"{path}, line 1: expected the header 'index<TAB>prediction', got {lines[:1]}")
+    seen = set()
+    for number, line in enumerate(lines[1:], 2):
+        index, sep, value = line.partition("\t")
+        if not sep or not index.isdigit() or index in seen:
+            raise ValueError(f"{path}, line {number}: expected a new integer index, a tab and a prediction: {line!r}")
+        seen.add(index)
+        try:
+            ok = value in allowed if allowed is not None else 0.0 <= float(value) <= 5.0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{path}, line {number}: expected {what} as {task.name}'s prediction, got {value!r}")
+    if not seen:
+        raise ValueError(f"{path}: no prediction rows under the header")
+    return len(seen)
+
+
+def write_glue_zip(output_dir: str, tasks: list[str]) -> dict | None:
+    """:data:`GLUE_ZIP` in ``output_dir`` from the GLUE-server files of the suite's GLUE tasks (each task folder's
+    ``GlueTask.submission_files``, checked by :func:`check_submission_file`), at the zip's root; written anew each
+    time (a new file, then renamed over the old one). Returns ``{"zip", "files", "missing"}`` (file names; ``zip``
+    ``None`` when no file exists yet), or ``None`` for a suite without GLUE tasks. The server scores a zip only
+    with all eleven files (AX.tsv: the MNLI model on the diagnostic set)."""
+    import zipfile
+
+    from .. import get_task
+    from ..tasks.glue import GlueTask
+
+    glue = [task for task in map(get_task, tasks) if isinstance(task, GlueTask)]
+    if not glue:
+        return None
+    expected = {name: task for task in glue for name in task.submission_files.values()}
+    found = {
+        name: path
+        for name, task in expected.items()
+        if os.path.isfile(path := os.path.join(output_dir, task.name, name))
+    }
+    for name, path in found.items():
+        check_submission_file(path, expected[name])
+    target = os.path.join(output_dir, GLUE_ZIP)
+    if found:
+        with zipfile.ZipFile(target + ".tmp", "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for name, path in found.items():
+                zf.write(path, arcname=name)
+        os.replace(target + ".tmp", target)
+    return {
+        "zip": GLUE_ZIP if found else None,
+        "files": list(found),
+        "missing": [n for n in expected if n not in found],
+    }
+
+
+def _glue_zip_line(glue: dict | None) -> list[str]:
+    if glue is None:
+        return []
+    if not glue["zip"]:
+        return ["GLUE server files: none yet (a GLUE task writes its file when its data has a test split).", ""]
+    n, total = len(glue["files"]), len(glue["files"]) + len(glue["missing"])
+    missing = f"; missing {', '.join(glue['missing'])}: the server scores a zip only with all of them" * bool(
+        n < total
+    )
+    return [f"GLUE server zip: `{glue['zip']}`, {n} of {total} files{missing}.", ""]
+
+
 def _cell(value, std=None) -> str:
     if value is None:
         return "—"
@@ -89,7 +173,8 @@ def write_suite(output_dir: str, tasks: list[str], status: dict[str, str], model
         except ValueError as err:
             raise ValueError(f"{path}: not JSON ({err}); expected a finished run's all_results.json") from None
         rows += task_rows(get_task(name), results)
-    summary = {"model": model, "tasks": tasks, "status": status, "rows": rows}
+    glue = write_glue_zip(output_dir, tasks)
+    summary = {"model": model, "tasks": tasks, "status": status, "rows": rows, "glue_submission": glue}
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "suite.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
@@ -114,6 +199,7 @@ def write_suite(output_dir: str, tasks: list[str], status: dict[str, str], model
         "|---|---|",
         *[f"| {t} | {status.get(t, 'not run')} |" for t in tasks],
         "",
+        *_glue_zip_line(glue),
     ]
     with open(os.path.join(output_dir, "suite.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))

@@ -130,7 +130,9 @@ _glue(
         "label": ("label", "gold_label"),
     },
     eval_splits=("validation_matched", "validation_mismatched"),
-    test_splits=("test_matched", "test_mismatched"),
+    # the diagnostic set (AX): the GLUE server scores it with the MNLI model's predictions; locally
+    # glue_data/diagnostic/diagnostic.tsv copied into the MNLI folder, from the Hub nyu-mll/glue's "ax" config
+    test_splits=("test_matched", "test_mismatched", "test_ax"),
     metric_suffixes={"validation_mismatched": "_mm"},
     local_files={
         "train": ("train.tsv", "train.jsonl"),
@@ -138,8 +140,10 @@ _glue(
         "validation_mismatched": ("dev_mismatched.tsv", "dev_mismatched.jsonl"),
         "test_matched": ("test_matched.tsv",),
         "test_mismatched": ("test_mismatched.tsv",),
+        "test_ax": ("diagnostic.tsv",),
     },
-    submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"},
+    hub_test_configs={"test_ax": "ax"},
+    submission_files={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv", "test_ax": "AX.tsv"},
     submission_labels="name",
 )
 _glue(
