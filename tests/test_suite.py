@@ -4,6 +4,7 @@ live process is left to it), ending with ``suite.md`` / ``suite.json`` beside th
 
 import json
 import os
+import re
 import zipfile
 
 import pytest
@@ -51,7 +52,7 @@ def test_the_suite_runs_every_task_on_its_sample_and_writes_its_table(finished_s
     assert paper[("conll2003", "validation")] == {"BERT-base": "96.4 (dev)", "BERT-large": "96.6 (dev)"}
     assert paper[("conll2003", "test")] == {"BERT-base": "92.4 (test)", "BERT-large": "92.8 (test)"}
     rows = [line.split("|")[1:-1] for line in (finished_suite / "suite.md").read_text().splitlines()]
-    mrpc = next(cells for cells in rows if [c.strip() for c in cells[:2]] == ["mrpc", "validation"])
+    mrpc = next(cells for cells in rows if [c.strip() for c in cells[:3]] == ["mrpc", "fine-tuning", "validation"])
     assert "88.9 (test server)" in [c.strip() for c in mrpc]
 
 
@@ -170,3 +171,62 @@ def test_a_malformed_server_file_is_refused_with_its_line(tmp_path, task, text, 
     with pytest.raises(ValueError, match=f"{name}, line {line}: {expected}".replace("[", r"\[").replace("]", r"\]")):
         write_glue_zip(str(tmp_path), [task])
     assert not (tmp_path / "glue_submission.zip").exists()
+
+
+def test_feature_based_rows_follow_conll_with_table7_beside_them(tiny_bert_dir, tmp_path):
+    """``--feature_based last,sum_all``: after CoNLL-2003's fine-tuning run, one frozen-encoder run per strategy, each
+    in its own folder with --mode feature_based; their rows carry Table 7's BERT-base dev F1 (94.9, 95.5)."""
+    out = tmp_path / "suite"
+    argv = ["suite", "--model_name_or_path", str(tiny_bert_dir), "--output_dir", str(out), "--samples"]
+    assert cli.main([*argv, "--tasks", "conll2003", "--feature_based", "last,sum_all", *BUDGET]) == 0
+    summary = json.loads((out / "suite.json").read_text())
+    assert summary["runs"] == ["conll2003", "conll2003-feature_based-last", "conll2003-feature_based-sum_all"]
+    assert set(summary["status"].values()) == {"finished"}
+    for strategy in ("last", "sum_all"):
+        info = json.loads((out / f"conll2003-feature_based-{strategy}" / "run_info.json").read_text())
+        assert (info["training_mode"]["mode"], info["training_mode"]["strategy"]) == ("feature_based", strategy)
+    dev = {r["approach"]: r["paper"] for r in summary["rows"] if r["split"] == "validation"}
+    assert dev == {
+        "fine-tuning": {"BERT-base": "96.4 (dev)", "BERT-large": "96.6 (dev)"},
+        "feature-based: last": {"BERT-base": "94.9 (dev)"},
+        "feature-based: sum_all": {"BERT-base": "95.5 (dev)"},
+    }
+    test = [r["paper"] for r in summary["rows"] if r["split"] == "test" and r["approach"] != "fine-tuning"]
+    assert test == [{}, {}]  # Table 7 has no feature-based test numbers
+
+
+def test_feature_based_runs_take_their_own_learning_rate(tmp_path):
+    args = suite.build_parser().parse_args(
+        ["--model_name_or_path", "m", "--output_dir", str(tmp_path), "--learning_rate", "1e-4", "--lr_grid"]
+    )
+    tuned = suite.run_argv("conll2003", args, None, str(tmp_path / "a"))
+    frozen = suite.run_argv("conll2003", args, None, str(tmp_path / "b"), "last")
+    assert tuned[tuned.index("--learning_rate") + 1] == "1e-4" and "--lr_grid" in tuned
+    assert "--learning_rate" not in frozen and "--lr_grid" not in frozen  # the mode's default, 1e-3
+    assert frozen[frozen.index("--mode") + 1 : frozen.index("--mode") + 4] == [
+        "feature_based",
+        "--feature_strategy",
+        "last",
+    ]
+    args.feature_learning_rate = "5e-3"
+    frozen = suite.run_argv("conll2003", args, None, str(tmp_path / "b"), "last")
+    assert frozen[frozen.index("--learning_rate") + 1] == "5e-3"
+
+
+def test_every_table7_strategy_is_a_feature_strategy_of_the_mode():
+    from hf_bert_tasks import paper
+
+    assert suite.feature_strategies(",".join(suite.TABLE7_STRATEGIES)) == list(paper.TABLE7_FEATURE_BASED_DEV_F1)
+
+
+@pytest.mark.parametrize(
+    ("tasks", "feature_based", "message"),
+    [
+        ("conll2003", "lastt", "unknown strategy \\['lastt'\\] \\(did you mean 'last'"),
+        ("mrpc", "last", "Table 7's feature-based rows are CoNLL-2003's"),
+    ],
+)
+def test_bad_feature_based_flags_are_refused(tmp_path, tasks, feature_based, message, capsys):
+    argv = ["suite", "--model_name_or_path", "m", "--output_dir", str(tmp_path), "--tasks", tasks]
+    assert cli.main([*argv, "--feature_based", feature_based]) != 0
+    assert re.search(message, capsys.readouterr().err)

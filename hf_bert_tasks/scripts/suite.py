@@ -8,7 +8,8 @@ BERT-large (``suite.md``, ``suite.json``), and the GLUE tasks' server files in `
 
 Each task runs with the paper's protocol unless told otherwise (its defaults; ``--lr_grid`` alone: its paper grid,
 best on dev; ``--seeds``: restarts, mean ± std); data from the Hub, ``--data_dir TASK=DIR`` per task, or the package's
-samples (``--samples``; a task without one is skipped with a note). Resumable and shareable: a task whose folder holds
+samples (``--samples``; a task without one is skipped with a note). ``--feature_based`` adds Table 7's rows: CoNLL-2003
+with the encoder frozen, one run per layer strategy. Resumable and shareable: a task whose folder holds
 ``all_results.json`` is finished and read back, never run again; a task being run holds ``suite_claim.json`` in its
 folder (host and process), so several processes (or machines on a shared disk) started on the same ``--output_dir``
 split the tasks between them, and a claim whose process is gone on this host is taken over. An unfinished run
@@ -84,7 +85,54 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for name in RUN_FLAGS:
         parser.add_argument(f"--{name}", default=None, help=f"every run's --{name}")
+    parser.add_argument(
+        "--feature_based",
+        nargs="?",
+        const=",".join(TABLE7_STRATEGIES),
+        default=None,
+        metavar="STRATEGIES",
+        help="also CoNLL-2003's feature-based rows of Table 7 (a frozen encoder, a BiLSTM head; alone: its six layer "
+        "strategies, else comma-separated --feature_strategy values); the encoder's features are computed once",
+    )
+    parser.add_argument(
+        "--feature_learning_rate",
+        default=None,
+        help="the feature-based runs' --learning_rate (default: the mode's, 1e-3; --learning_rate and --lr_grid are "
+        "the fine-tuning runs')",
+    )
     return parser
+
+
+#: Table 7's feature-based rows (paper §5.3), in its order
+TABLE7_STRATEGIES = ("embeddings", "second_to_last", "last", "sum_last_four", "concat_last_four", "sum_all")
+
+
+def suite_runs(tasks: list[str], feature_based: str | None) -> list[dict]:
+    """The suite's runs in table order: ``{"run", "task", "strategy"}`` (``run``: its folder name under
+    ``--output_dir``; ``strategy``: ``None`` for fine-tuning, else a feature-based layer strategy). Fine-tuning for
+    every task; with ``feature_based``, after CoNLL-2003, one feature-based run per strategy (``conll2003-feature_based-
+    <strategy>``; Table 7 reports no other task). ``ValueError`` for an unknown strategy (with the closest) or
+    ``--feature_based`` without CoNLL-2003 in ``--tasks``."""
+    runs = []
+    for task in tasks:
+        runs.append({"run": task, "task": task, "strategy": None})
+        if task == "conll2003" and feature_based:
+            for strategy in feature_strategies(feature_based):
+                runs.append({"run": f"{task}-feature_based-{strategy}", "task": task, "strategy": strategy})
+    if feature_based and "conll2003" not in tasks:
+        raise ValueError(f"--feature_based: Table 7's feature-based rows are CoNLL-2003's; --tasks {tasks} lacks it")
+    return runs
+
+
+def feature_strategies(text: str) -> list[str]:
+    """The ``--feature_based`` strategies (``ValueError`` naming an unknown one, with the closest known one)."""
+    from ..modes.feature_based.arguments import FeatureBasedArguments
+
+    known = FeatureBasedArguments.__dataclass_fields__["feature_strategy"].metadata["choices"]
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if unknown := [t for t in names if t not in known]:
+        raise ValueError(f"--feature_based: unknown strategy {unknown}{close_names(unknown, known)}; known: {known}")
+    return list(dict.fromkeys(names))
 
 
 def resolve_tasks(text: str) -> list[str]:
@@ -160,24 +208,32 @@ def release(folder: str) -> None:
         os.remove(path)
 
 
-def run_argv(task: str, args, data_dir: str | None, folder: str) -> list[str]:
-    """The fine-tune command line of one task's run (after ``finetune``)."""
+def run_argv(task: str, args, data_dir: str | None, folder: str, strategy: str | None = None) -> list[str]:
+    """The fine-tune command line of one run (after ``finetune``); ``strategy``: a feature-based run of that layer
+    strategy (``--mode feature_based``; the encoder's features of all layers cached once in ``--output_dir``'s
+    ``feature_cache``, shared by the strategies; ``--feature_learning_rate``, not the fine-tuning lr flags)."""
     from ..utils.checkpoints import list_checkpoints
 
     argv = ["--task", task, "--model_name_or_path", args.model_name_or_path, "--output_dir", folder]
     argv += ["--data_dir", data_dir] if data_dir else []
-    argv += ["--lr_grid", args.lr_grid] if args.lr_grid else []
-    argv += [a for name in RUN_FLAGS if getattr(args, name) is not None for a in (f"--{name}", getattr(args, name))]
+    tuned = {"learning_rate": args.learning_rate, "lr_grid": args.lr_grid}
+    if strategy is not None:
+        argv += ["--mode", "feature_based", "--feature_strategy", strategy, "--feature_cache_layers", "all"]
+        tuned = {"learning_rate": args.feature_learning_rate, "lr_grid": None}
+    argv += [a for name, value in tuned.items() if value is not None for a in (f"--{name}", value)]
+    flags = [name for name in RUN_FLAGS if name != "learning_rate"]
+    argv += [a for name in flags if getattr(args, name) is not None for a in (f"--{name}", getattr(args, name))]
     argv += ["--report_to", "none"]  # checkpoints each epoch (the default) while it runs: a killed run resumes
-    return argv + (["--resume_from_checkpoint", "auto"] if list_checkpoints(folder) and not args.lr_grid else [])
+    return argv + (["--resume_from_checkpoint", "auto"] if list_checkpoints(folder) and not tuned["lr_grid"] else [])
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Run every task of the suite that is neither finished nor claimed, then write ``suite.md`` and ``suite.json``
-    from every finished task; returns the suite's summary. ``ValueError`` for bad flags; a task that fails is
-    reported in the summary and the others still run."""
+    """Run every run of the suite (:func:`suite_runs`) that is neither finished nor claimed, then write ``suite.md``
+    and ``suite.json`` from every finished one; returns the suite's summary. ``ValueError`` for bad flags; a run that
+    fails is reported in the summary and the others still run."""
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     tasks = resolve_tasks(args.tasks)
+    runs = suite_runs(tasks, args.feature_based)
     dirs = data_dirs(args, tasks)
     from ..finetune.args import parse_finetune_argv
     from ..finetune.recipe import main as finetune
@@ -185,26 +241,27 @@ def main(argv: list[str] | None = None) -> dict:
     from .suite_report import write_suite
 
     status: dict[str, str] = {}
-    for i, task in enumerate(tasks, 1):
-        folder = os.path.join(args.output_dir, task)
-        head = f"[{i}/{len(tasks)}] {task}"
+    for i, spec in enumerate(runs, 1):
+        run, task = spec["run"], spec["task"]
+        folder = os.path.join(args.output_dir, run)
+        head = f"[{i}/{len(runs)}] {run}"
         if args.samples and dirs[task] is None:
-            status[task] = "skipped: no sample (give --data_dir TASK=DIR)"
+            status[run] = "skipped: no sample (give --data_dir TASK=DIR)"
         elif output_dir_is_finished(folder):
-            status[task] = "finished"
+            status[run] = "finished"
         elif not claim(folder):
-            status[task] = "claimed by another process"
+            status[run] = "claimed by another process"
         else:
             print(f"{head}: running into {folder}", flush=True)
             try:
-                finetune(parse_finetune_argv(run_argv(task, args, dirs[task], folder)))
-                status[task] = "finished"
+                finetune(parse_finetune_argv(run_argv(task, args, dirs[task], folder, spec["strategy"])))
+                status[run] = "finished"
             except (ValueError, OSError) as err:
-                status[task] = f"failed: {' '.join(str(err).split())}"
+                status[run] = f"failed: {' '.join(str(err).split())}"
             finally:
                 release(folder)
-        print(f"{head}: {status[task]}", flush=True)
-    summary = write_suite(args.output_dir, tasks, status, args.model_name_or_path)
+        print(f"{head}: {status[run]}", flush=True)
+    summary = write_suite(args.output_dir, runs, status, args.model_name_or_path)
     print(f"suite table: {os.path.join(args.output_dir, 'suite.md')}")
     return summary
 

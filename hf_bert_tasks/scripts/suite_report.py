@@ -12,9 +12,11 @@ import os
 from ..hub.cards import markdown_table
 
 
-def task_rows(task, results: dict) -> list[dict]:
-    """One row per scored split of ``task`` (a registered task) from its ``all_results.json`` ``results``: ``split``,
-    ``metric``, ``ours`` / ``std`` / ``n`` (x100 for a 0-1 metric), ``baseline``, ``paper`` ({label: number})."""
+def task_rows(task, results: dict, strategy: str | None = None) -> list[dict]:
+    """One row per scored split of ``task`` (a registered task) from its ``all_results.json`` ``results``: ``task``,
+    ``approach`` (``fine-tuning``, or ``feature-based: <strategy>`` for a feature-based run of that layer strategy),
+    ``split``, ``metric``, ``ours`` / ``std`` / ``n`` (x100 for a 0-1 metric), ``baseline``, ``paper`` ({label:
+    number}; a feature-based row: Table 7's BERT-base number for its strategy, CoNLL-2003 dev only)."""
     spec = next((m for m in task.metrics if m.key == task.primary_metric), None)
     scale = 100.0 / (spec.scale if spec else 1.0)
     rows = []
@@ -30,13 +32,14 @@ def task_rows(task, results: dict) -> list[dict]:
         rows.append(
             {
                 "task": task.name,
+                "approach": "fine-tuning" if strategy is None else f"feature-based: {strategy}",
                 "split": split,
                 "metric": getattr(spec, "display", task.primary_metric),
                 "ours": float(value) * scale,
                 "std": None if std is None else float(std) * scale,
                 "n": int(results.get("num_seeds", 1)) if mean is not None else 1,
                 "baseline": None if baseline is None else float(baseline) * scale,
-                "paper": paper_cells(task, split),
+                "paper": paper_cells(task, split) if strategy is None else table7_cells(task, split, strategy),
             }
         )
     return rows
@@ -47,7 +50,8 @@ NOTE = (
     "Dev scores x100 (F1 for MRPC, QQP, SQuAD and CoNLL-2003, Matthews for CoLA, Spearman for STS-B, accuracy "
     "otherwise); the paper's columns are as it reports them, their split in brackets (GLUE: the test server), so "
     "they compare the encoders, not the splits. The trivial baseline is the best constant answer on "
-    "the same examples."
+    "the same examples. Feature-based rows (Table 7): the encoder frozen, a head trained on the strategy's layers; "
+    "the paper reports them for BERT-base on CoNLL-2003 dev only."
 )
 
 
@@ -150,21 +154,33 @@ def _glue_zip_line(glue: dict | None) -> list[str]:
     return [f"GLUE server zip: `{glue['zip']}`, {n} of {total} files{missing}.", ""]
 
 
+def table7_cells(task, split: str, strategy: str) -> dict[str, str]:
+    """``{"BERT-base": "96.1 (dev)"}``: Table 7's feature-based CoNLL-2003 dev F1 of ``strategy`` on the first dev
+    split (the paper reports BERT-base only, and no test number); ``{}`` elsewhere."""
+    from .. import paper
+
+    value = paper.TABLE7_FEATURE_BASED_DEV_F1.get(strategy)
+    if task.name != paper.TABLE7_TASK or value is None or split != task.eval_splits[0]:
+        return {}
+    return {"BERT-base": f"{value:.1f} (dev)"}
+
+
 def _cell(value, std=None) -> str:
     if value is None:
         return "—"
     return f"{value:.1f}" + (f" ± {std:.1f}" if std is not None else "")
 
 
-def write_suite(output_dir: str, tasks: list[str], status: dict[str, str], model: str) -> dict:
-    """``suite.json`` (every row and every task's status) and ``suite.md`` (the table) in ``output_dir``, from the
-    finished tasks' ``all_results.json``; returns the summary written to ``suite.json``. ``ValueError`` naming a
-    malformed ``all_results.json``."""
+def write_suite(output_dir: str, runs: list[dict], status: dict[str, str], model: str) -> dict:
+    """``suite.json`` (every row and every run's status) and ``suite.md`` (the table) in ``output_dir``, from the
+    finished runs' ``all_results.json`` (``runs``: ``{"run", "task", "strategy"}``, ``suite.suite_runs``); returns
+    the summary written to ``suite.json``. ``ValueError`` naming a malformed ``all_results.json``."""
     from .. import get_task
 
     rows = []
-    for name in tasks:
-        path = os.path.join(output_dir, name, "all_results.json")
+    tasks = list(dict.fromkeys(spec["task"] for spec in runs))
+    for spec in runs:
+        path = os.path.join(output_dir, spec["run"], "all_results.json")
         if not os.path.isfile(path):
             continue
         try:
@@ -172,18 +188,26 @@ def write_suite(output_dir: str, tasks: list[str], status: dict[str, str], model
                 results = json.load(f)
         except ValueError as err:
             raise ValueError(f"{path}: not JSON ({err}); expected a finished run's all_results.json") from None
-        rows += task_rows(get_task(name), results)
+        rows += task_rows(get_task(spec["task"]), results, spec["strategy"])
     glue = write_glue_zip(output_dir, tasks)
-    summary = {"model": model, "tasks": tasks, "status": status, "rows": rows, "glue_submission": glue}
+    summary = {
+        "model": model,
+        "tasks": tasks,
+        "runs": [spec["run"] for spec in runs],
+        "status": status,
+        "rows": rows,
+        "glue_submission": glue,
+    }
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "suite.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
     labels = sorted({label for r in rows for label in r["paper"]}) or ["BERT-base", "BERT-large"]
     table = markdown_table(
-        ["task", "split", "metric", "ours (mean ± std)", "n", "trivial baseline", *labels],
+        ["task", "approach", "split", "metric", "ours (mean ± std)", "n", "trivial baseline", *labels],
         [
-            [r["task"], r["split"], r["metric"], _cell(r["ours"], r["std"]), r["n"], _cell(r["baseline"])]
+            [r["task"], r["approach"], r["split"], r["metric"], _cell(r["ours"], r["std"]), r["n"]]
+            + [_cell(r["baseline"])]
             + [r["paper"].get(label, "—") for label in labels]
             for r in rows
         ],
@@ -195,9 +219,9 @@ def write_suite(output_dir: str, tasks: list[str], status: dict[str, str], model
         "",
         table.rstrip("\n") if rows else "No task has finished yet.",
         "",
-        "| task | status |",
+        "| run | status |",
         "|---|---|",
-        *[f"| {t} | {status.get(t, 'not run')} |" for t in tasks],
+        *[f"| {spec['run']} | {status.get(spec['run'], 'not run')} |" for spec in runs],
         "",
         *_glue_zip_line(glue),
     ]
