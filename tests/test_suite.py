@@ -5,7 +5,9 @@ live process is left to it), ending with ``suite.md`` / ``suite.json`` beside th
 import json
 import os
 import re
+import shutil
 import zipfile
+from types import SimpleNamespace
 
 import pytest
 
@@ -173,12 +175,19 @@ def test_a_malformed_server_file_is_refused_with_its_line(tmp_path, task, text, 
     assert not (tmp_path / "glue_submission.zip").exists()
 
 
-def test_feature_based_rows_follow_conll_with_table7_beside_them(tiny_bert_dir, tmp_path):
-    """``--feature_based last,sum_all``: after CoNLL-2003's fine-tuning run, one frozen-encoder run per strategy, each
-    in its own folder with --mode feature_based; their rows carry Table 7's BERT-base dev F1 (94.9, 95.5)."""
-    out = tmp_path / "suite"
+@pytest.fixture(scope="module")
+def feature_suite(tiny_bert_dir, tmp_path_factory):
+    """CoNLL-2003 fine-tuned, then frozen with the strategies ``last`` and ``sum_all`` (``--feature_based``)."""
+    out = tmp_path_factory.mktemp("feature_suite")
     argv = ["suite", "--model_name_or_path", str(tiny_bert_dir), "--output_dir", str(out), "--samples"]
     assert cli.main([*argv, "--tasks", "conll2003", "--feature_based", "last,sum_all", *BUDGET]) == 0
+    return out
+
+
+def test_feature_based_rows_follow_conll_with_table7_beside_them(feature_suite):
+    """``--feature_based last,sum_all``: after CoNLL-2003's fine-tuning run, one frozen-encoder run per strategy, each
+    in its own folder with --mode feature_based; their rows carry Table 7's BERT-base dev F1 (94.9, 95.5)."""
+    out = feature_suite
     summary = json.loads((out / "suite.json").read_text())
     assert summary["runs"] == ["conll2003", "conll2003-feature_based-last", "conll2003-feature_based-sum_all"]
     assert set(summary["status"].values()) == {"finished"}
@@ -230,3 +239,179 @@ def test_bad_feature_based_flags_are_refused(tmp_path, tasks, feature_based, mes
     argv = ["suite", "--model_name_or_path", "m", "--output_dir", str(tmp_path), "--tasks", tasks]
     assert cli.main([*argv, "--feature_based", feature_based]) != 0
     assert re.search(message, capsys.readouterr().err)
+
+
+# ---------------------------------------------------------------------------------------- the suite's card, chart, push
+def card_results(path):
+    """The ``huggingface_hub.EvalResult`` list of the card at ``path``."""
+    from huggingface_hub import ModelCard
+
+    return ModelCard.load(path).data.eval_results or []
+
+
+def test_the_suite_card_holds_every_finished_runs_results(finished_suite):
+    """README.md's model-index is every finished run's own card's, in table order (the same results: its
+    all_results.json, the dataset its run_info.json recorded): MRPC 2, SQuAD v2.0 8, CoNLL-2003 38 (dev and test),
+    no two with the key a push merges by."""
+    from hf_bert_tasks.hub.push import eval_result_key
+
+    results = card_results(finished_suite / "README.md")
+    own = {task: card_results(finished_suite / task / "README.md") for task in TASKS.split(",")}
+    assert results == own["mrpc"] + own["squad_v2"] + own["conll2003"]
+    assert [len(own[t]) for t in TASKS.split(",")] == [2, 8, 38]
+    assert len({eval_result_key(r) for r in results}) == 48
+
+
+def test_the_suite_card_is_built_from_the_recorded_flags(finished_suite):
+    summary = json.loads((finished_suite / "suite.json").read_text())
+    assert summary["flags"] == {
+        "tasks": TASKS,
+        "samples": True,
+        "max_eval_samples": "8",
+        "max_steps": "2",
+        "per_device_train_batch_size": "4",
+        "max_seq_length": "128",
+        "doc_stride": "32",
+        "max_query_length": "24",
+    }
+    text = (finished_suite / "README.md").read_text()
+    assert f"# {finished_suite.name}: the BERT paper's tasks for `{summary['model']}`" in text
+    assert "A reduced budget (`--samples`, `--max_eval_samples 8`, `--max_steps 2`)" in text
+    assert "![The suite's scores beside the paper's](suite.png)" in text
+    assert (
+        "- `suite.png`: the suite's chart" in text and "GLUE server zip: `glue_submission.zip`, 1 of 1 files." in text
+    )
+
+
+def test_feature_based_results_stay_apart_from_the_fine_tuning_ones_in_the_card(feature_suite):
+    """The three CoNLL-2003 runs score the same splits: the frozen runs' F1 carry their strategy in metric_config
+    (part of the key a push merges by) and in their name."""
+    from hf_bert_tasks.hub.push import eval_result_key
+
+    results = card_results(feature_suite / "README.md")
+    f1 = [(r.dataset_split, r.metric_config, r.metric_name) for r in results if r.metric_type == "f1"]
+    headline = [x for x in f1 if x[1] is None or x[1].startswith("feature-based")]
+    # model-index lists them by split; --max_eval_samples 8: a slice of dev, the test split whole
+    assert len(headline) == 6 and set(headline) == {
+        ("validation[:8]", None, "F1"),
+        ("test", None, "F1"),
+        ("validation[:8]", "feature-based: last", "F1 (feature-based: last)"),
+        ("test", "feature-based: last", "F1 (feature-based: last)"),
+        ("validation[:8]", "feature-based: sum_all", "F1 (feature-based: sum_all)"),
+        ("test", "feature-based: sum_all", "F1 (feature-based: sum_all)"),
+    }
+    assert len({eval_result_key(r) for r in results}) == len(results)
+
+
+def test_a_suite_readme_edited_by_hand_is_kept_and_the_rest_rewritten(finished_suite, tiny_bert_dir, tmp_path, caplog):
+    from hf_bert_tasks.scripts.suite_report import write_suite
+
+    out = tmp_path / "suite"
+    shutil.copytree(finished_suite, out)
+    (out / "README.md").write_text("# my notes\n")
+    (out / "suite.md").unlink()
+    summary = json.loads((out / "suite.json").read_text())
+    write_suite(str(out), summary["run_specs"], summary["status"], str(tiny_bert_dir), summary["flags"])
+    assert (out / "README.md").read_text() == "# my notes\n"
+    assert "README.md was edited or not written by hf_bert_tasks: kept" in caplog.text
+    assert (out / "suite.md").is_file()
+
+
+#: three rows as task_rows writes them: a mean over 3 seeds, a single run, a feature-based run without a baseline
+CHART_ROWS = [
+    {"task": "mrpc", "approach": "fine-tuning", "split": "validation", "metric": "F1", "ours": 80.0, "std": 2.0,
+     "n": 3, "baseline": 68.4, "paper": {"BERT-base": "88.9 (test server)", "BERT-large": "89.3 (test server)"}},
+    {"task": "squad_v2", "approach": "fine-tuning", "split": "validation", "metric": "F1", "ours": 70.0, "std": None,
+     "n": 1, "baseline": 50.1, "paper": {"BERT-large": "81.9 (dev)"}},
+    {"task": "conll2003", "approach": "feature-based: last", "split": "validation", "metric": "F1", "ours": 90.0,
+     "std": None, "n": 1, "baseline": None, "paper": {"BERT-base": "94.9 (dev)"}},
+]  # fmt: skip
+
+
+def test_the_chart_draws_a_bar_per_row_the_papers_markers_and_the_baselines(tmp_path):
+    from matplotlib.collections import LineCollection, PathCollection
+
+    from hf_bert_tasks.scripts.suite_report import plot_suite
+
+    ax = plot_suite(CHART_ROWS, str(tmp_path / "suite.png"), "bert-base-uncased").axes[0]
+    assert [(bar.get_width(), bar.get_y() + bar.get_height() / 2) for bar in ax.patches] == [
+        (80.0, 2.0),
+        (70.0, 1.0),
+        (90.0, 0.0),
+    ]
+    labels = dict(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())))
+    assert labels == {
+        2: "mrpc validation (n=3)",
+        1: "squad_v2 validation (n=1)",
+        0: "conll2003 validation, feature-based: last (n=1)",
+    }
+    (errorbar,) = [c for c in ax.containers if c.get_label() == "± std over n runs"]
+    assert errorbar.lines[2][0].get_segments()[0].tolist() == [[78.0, 2.0], [82.0, 2.0]]  # the n > 1 row only
+    markers = {c.get_label(): c.get_offsets().tolist() for c in ax.collections if isinstance(c, PathCollection)}
+    assert markers == {"paper: BERT-base": [[88.9, 2.0], [94.9, 0.0]], "paper: BERT-large": [[89.3, 2.0], [81.9, 1.0]]}
+    (baselines,) = [c for c in ax.collections if isinstance(c, LineCollection) and c.get_label().startswith("trivial")]
+    assert [s.tolist() for s in baselines.get_segments()] == [[[68.4, 1.6], [68.4, 2.4]], [[50.1, 0.6], [50.1, 1.4]]]
+    assert ax.get_xlim() == (0.0, 100.0)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "ours: fine-tuning",
+        "ours: feature-based",
+        "± std over n runs",
+        "paper: BERT-base",
+        "paper: BERT-large",
+        "trivial baseline (best constant)",
+    ]
+
+
+def test_push_of_a_suite_uploads_its_card_and_files_in_one_commit(finished_suite, monkeypatch):
+    """``hf-bert-tasks push <suite folder>``: the card (rendered for the repo id) and the suite's own files, not the
+    runs' folders, in one commit (the Hub API mocked: no card there yet)."""
+    import huggingface_hub
+    from huggingface_hub import ModelCard
+    from huggingface_hub.errors import EntryNotFoundError
+
+    commits = []
+
+    class Api:
+        def __init__(self, token=None):
+            pass
+
+        def create_repo(self, repo_id, private=False, exist_ok=False):
+            return f"https://huggingface.co/{repo_id}"
+
+        def hf_hub_download(self, repo_id, filename, revision=None, token=None):
+            raise EntryNotFoundError(f"{filename} not in {repo_id}")
+
+        def create_commit(self, repo_id, operations, commit_message, revision):
+            commits.append((repo_id, revision, operations))
+            return SimpleNamespace(oid="0" * 40, commit_url=f"https://huggingface.co/{repo_id}/commit/0")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
+    assert cli.main(["push", str(finished_suite), "--repo_id", "me/x"]) == 0
+    ((repo_id, revision, operations),) = commits
+    assert (repo_id, revision) == ("me/x", "main")
+    assert [op.path_in_repo for op in operations] == [
+        "glue_submission.zip",
+        "suite.json",
+        "suite.md",
+        "suite.png",
+        "README.md",
+    ]
+    card = ModelCard(operations[-1].path_or_fileobj.decode("utf-8"))
+    assert card.data.model_name == "x" and len(card.data.eval_results) == 48
+
+
+def test_a_suite_json_of_an_older_version_is_refused_naming_the_field(tmp_path):
+    from hf_bert_tasks.scripts.suite_card import build_suite_card
+
+    (tmp_path / "suite.json").write_text(json.dumps({"model": "bert-base-uncased", "runs": ["mrpc"]}))
+    with pytest.raises(ValueError, match=r"suite\.json: field 'model_origin' missing or not a str; run hf-bert-tasks"):
+        build_suite_card(str(tmp_path))
+
+
+def test_run_flags_are_refused_for_a_suites_card(finished_suite):
+    from hf_bert_tasks.hub.push import card_for_push
+
+    with pytest.raises(
+        ValueError, match=r"is a suite's folder \(suite\.json\); --task: a run's, not for the suite's card"
+    ):
+        card_for_push(str(finished_suite), "me/x", [], {"task": "mrpc"})

@@ -79,6 +79,11 @@ def model_origin(model_name_or_path: str | None, base_model: str | None = None) 
 PRETRAINING_SUMMARY_FILE = "pretraining_summary.json"
 
 
+#: Written by ``hf-bert-tasks suite`` (:func:`hf_bert_tasks.scripts.suite_report.write_suite`) in the suite's folder:
+#: every run, its status, the suite's rows and flags; the suite's card (``templates/suite.md``) is built from it.
+SUITE_SUMMARY_FILE = "suite.json"
+
+
 #: The card, written into a run's output dir with its model (:func:`write_card`) and pushed with it.
 README_FILE = "README.md"
 
@@ -98,6 +103,10 @@ FILE_DESCRIPTIONS = {
     RUN_INFO_FILE: "the run record (task, data, arguments, training log)",
     "comparison.md": "fine-tuning vs frozen-feature comparison report",
     "comparison.json": "comparison numbers",
+    "suite.md": "the suite's table: every task's dev score beside the paper's BERT-base and BERT-large",
+    SUITE_SUMMARY_FILE: "the suite's rows, every run's status and the suite's flags",
+    "suite.png": "the suite's chart: a bar per scored row, the paper's numbers as markers, the trivial baselines",
+    "glue_submission.zip": "the GLUE server's zip of the GLUE tasks' test predictions",
     "lr_grid_results.json": "every (learning rate, seed) run of the §4.1 selection, mean ± std per learning rate",
     PRETRAINING_SUMMARY_FILE: "pretraining summary (corpus, masking, steps, accuracies)",
     "trainer_state.json": "training log history",
@@ -171,12 +180,15 @@ def render_card(
 ):
     """``templates/<kind>.md`` filled with ``ModelCardData(**data)`` and ``fields``, plus what both cards share:
     the name (``repo_id``'s or the folder's), the usage target, tags, the described ``files`` (default: the folder's
-    listing) and versions. ``FileNotFoundError`` for a ``kind`` with no template."""
+    listing) and versions. ``FileNotFoundError`` for a ``kind`` with no template (``finetuned``, ``pretrained`` and
+    ``suite`` have one)."""
     from huggingface_hub import ModelCard, ModelCardData
 
     path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", f"{kind}.md")
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"model card template {kind!r}: {path} not found (expected finetuned or pretrained)")
+        raise FileNotFoundError(
+            f"model card template {kind!r}: {path} not found (expected finetuned, pretrained or suite)"
+        )
 
     name = (repo_id or os.path.basename(os.path.normpath(output_dir))).split("/")[-1]
     tags = list(dict.fromkeys(["bert", "hf_bert_tasks", *tags]))
@@ -197,9 +209,11 @@ def render_card(
 
 def write_card(output_dir: str, builder, **kwargs) -> str | None:
     """Write the card of a finished run (``builder(output_dir, **kwargs)``: the fine-tune recipe's
-    :func:`hf_bert_tasks.finetune.card.build_finetune_card`, e.g. with ``task``; the pretraining recipe passes :func:`hf_bert_tasks.pretraining.card.build_pretraining_card`;
-    its file list: the folder's listing) to ``output_dir/README.md`` with :func:`card_text` (last line: the text's SHA-256); returns the
-    path, or ``None`` when a ``README.md`` there was edited or not written by this package (:func:`readme_edited`):
+    :func:`hf_bert_tasks.finetune.card.build_finetune_card`, e.g. with ``task``; the pretraining recipe passes
+    :func:`hf_bert_tasks.pretraining.card.build_pretraining_card`; the suite
+    :func:`hf_bert_tasks.scripts.suite_card.build_suite_card`; its file list: the folder's listing) to
+    ``output_dir/README.md`` with :func:`card_text` (last line: the text's SHA-256); returns the path, or ``None`` when
+    a ``README.md`` there was edited or not written by this package (:func:`readme_edited`):
     it is kept and a warning says so. Errors: the builder's. Call it on the main process only.
 
     The recipes call it right after their final metrics are saved: ``all_results.json`` complete

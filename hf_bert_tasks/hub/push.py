@@ -1,6 +1,7 @@
 """The one place that talks to the Hugging Face Hub: push an output dir (weights, tokenizer, card, results), load back.
 
-A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; the card is
+A push (``hf-bert-tasks push``, or a recipe's ``--push_to_hub --hub_model_id org/name``) is **one commit**; a suite's
+folder (``hf-bert-tasks suite``) pushes its own files and card, not its runs' models. The card is
 the ``README.md`` the run wrote (:func:`hf_bert_tasks.hub.cards.write_card`), rendered only for an older folder
 without one, and its ``model-index`` results **replace in place** those already on the Hub with the same key (why:
 docs/design.md, "model-index merged in place"). The token goes to ``huggingface_hub`` only, never printed, logged or
@@ -46,6 +47,10 @@ PUSH_PATTERNS = (
     "modeling.py",
     "heads.py",
     "strategies.py",
+    # a suite's folder (hf-bert-tasks suite): its table and summary, and the GLUE server's zip; suite.png is a *.png
+    "suite.md",
+    "suite.json",
+    "glue_submission.zip",
 )
 #: Not in the file list: pickles and optimizer/scheduler/RNG states; ``README.md``, the card, is uploaded by
 #: :func:`push_output_dir` itself (:func:`card_for_push`, merged with the Hub's card by :func:`card_to_upload`).
@@ -138,18 +143,26 @@ def card_for_push(output_dir: str, repo_id: str | None, files: list[str], card_k
     ``--task`` / ``--base_model`` / ``--seed_runs`` / ``--license``; ``None`` values ignored) applied. A README
     that was edited (:func:`~hf_bert_tasks.hub.cards.readme_edited`) is uploaded as it is (a warning when it
     still loads the local folder), and so is an unedited one with no record to render from (same warning). A folder
-    with no README but its record (``run_info.json``, or ``pretraining_summary.json``) gets its card rendered.
+    with no README but its record (``run_info.json``, ``pretraining_summary.json``, or a suite's ``suite.json``) gets
+    its card rendered.
     Nothing is guessed from the folder's files.
 
     Raises:
         FileNotFoundError: neither ``README.md`` nor a run record in ``output_dir`` (names both files).
         ValueError: ``card_kwargs`` given for a ``README.md`` that was edited (:func:`readme_edited`; names them).
     """
-    from .cards import PRETRAINING_SUMMARY_FILE, README_FILE, RUN_INFO_FILE, card_text, readme_edited
+    from .cards import (
+        PRETRAINING_SUMMARY_FILE,
+        README_FILE,
+        RUN_INFO_FILE,
+        SUITE_SUMMARY_FILE,
+        card_text,
+        readme_edited,
+    )
 
     card_kwargs = {k: v for k, v in (card_kwargs or {}).items() if v is not None}
     path = os.path.join(output_dir, README_FILE)
-    records = (RUN_INFO_FILE, PRETRAINING_SUMMARY_FILE)
+    records = (RUN_INFO_FILE, PRETRAINING_SUMMARY_FILE, SUITE_SUMMARY_FILE)
     recorded = any(os.path.isfile(os.path.join(output_dir, name)) for name in records)
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
@@ -236,7 +249,9 @@ def push_output_dir(
     merged in place with the Hub's; returns a :class:`PushResult`.
 
     Args:
-        output_dir: a fine-tuning (``all_results.json``) or pretraining (``pretraining_summary.json``) output dir.
+        output_dir: a fine-tuning (``all_results.json``) or pretraining (``pretraining_summary.json``) output dir, or
+            a suite's folder (``suite.json``: its card, ``suite.md``, ``suite.json``, ``suite.png`` and
+            ``glue_submission.zip``; the runs' folders are not uploaded, :func:`files_to_push` lists the top level).
         repo_id: ``org/name``; created if missing. private: create it private; an existing public repo is refused.
         revision: branch to push to (created from ``main`` if missing); default ``main``.
         token: a Hub token; default: ``HF_TOKEN`` or the stored login. Never logged.
@@ -253,11 +268,13 @@ def push_output_dir(
     from huggingface_hub import CommitOperationAdd, HfApi, ModelCard, get_token
     from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
 
+    from .cards import SUITE_SUMMARY_FILE
     from .credentials import redact
 
     check_repo_id(repo_id)
     files = files_to_push(output_dir)
-    if not any(f.endswith(".safetensors") for f in files):  # before the card: its errors are about other files
+    # before the card: its errors are about other files; a suite's folder holds results, no model of its own
+    if SUITE_SUMMARY_FILE not in files and not any(f.endswith(".safetensors") for f in files):
         raise FileNotFoundError(f"{output_dir}: no *.safetensors weights to push (found {files})")
     if card is None:
         card = card_for_push(output_dir, repo_id, files + ["README.md"], card_kwargs)
@@ -379,12 +396,23 @@ def merge_eval_results(existing: list, new: list) -> list:
 
 
 def build_card(output_dir: str, **kwargs):
-    """The card of any finished output dir, as a push renders it: for a folder with ``pretraining_summary.json`` and
-    no ``all_results.json`` :func:`hf_bert_tasks.pretraining.card.build_pretraining_card` (keyword arguments it does
-    not take, ``task`` and ``seed_runs``, are dropped), else :func:`hf_bert_tasks.finetune.card.build_finetune_card`.
+    """The card of any finished output dir, as a push renders it: for a suite's folder (``suite.json``)
+    :func:`hf_bert_tasks.scripts.suite_card.build_suite_card`; for a folder with ``pretraining_summary.json`` and no
+    ``all_results.json`` :func:`hf_bert_tasks.pretraining.card.build_pretraining_card` (keyword arguments it does not
+    take, ``task`` and ``seed_runs``, are dropped); else :func:`hf_bert_tasks.finetune.card.build_finetune_card`.
+    ``ValueError`` for ``task`` or ``seed_runs`` given for a suite (its card names every run's task; names the flags).
     Errors: the builder's."""
-    from .cards import PRETRAINING_SUMMARY_FILE
+    from .cards import PRETRAINING_SUMMARY_FILE, SUITE_SUMMARY_FILE
 
+    if os.path.isfile(os.path.join(output_dir, SUITE_SUMMARY_FILE)):
+        from ..scripts.suite_card import build_suite_card
+
+        if given := [k for k in ("task", "seed_runs") if kwargs.get(k) is not None]:
+            raise ValueError(
+                f"{output_dir} is a suite's folder ({SUITE_SUMMARY_FILE}); --{' and --'.join(given)}: a run's, not "
+                "for the suite's card (it names every run's task); push a run's folder with it"
+            )
+        return build_suite_card(output_dir, **{k: v for k, v in kwargs.items() if k not in ("task", "seed_runs")})
     if os.path.isfile(os.path.join(output_dir, PRETRAINING_SUMMARY_FILE)) and not os.path.isfile(
         os.path.join(output_dir, "all_results.json")
     ):

@@ -3,12 +3,15 @@
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --private --revision seed-42
     hf-bert-tasks push runs/mrpc --repo_id my-org/bert-base-mrpc --base_model bert-base-uncased --dry_run
+    hf-bert-tasks push runs/suite --repo_id my-org/bert-base-suite      # a suite's card, table, chart and GLUE zip
 
 One commit of weights, tokenizer, config, results, the run record and the card: the ``README.md`` the run wrote, or
 for an older folder without one, a card rendered from its ``run_info.json`` (:func:`hf_bert_tasks.hub.push.card_for_push`;
 ``--task``, ``--base_model``, ``--seed_runs``, ``--license`` render it again). The token (``HF_TOKEN`` or the stored
-login) is never printed. ``--dry_run`` prints the card and the file list, with no network call; a failed push exits
-with status 1. Dashed spellings (``--repo-id`` …) still work, deprecated.
+login) is never printed. A suite's folder (``hf-bert-tasks suite``) pushes its card (every finished run's results in
+its ``model-index``), ``suite.md``, ``suite.json``, ``suite.png`` and ``glue_submission.zip``, not its runs' models.
+``--dry_run`` prints the card and the file list, with no network call; a failed push exits with status 1. Dashed
+spellings (``--repo-id`` …) still work, deprecated.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..cli import ArgumentParser, add_flag
 
     parser = ArgumentParser(prog="hf-bert-tasks push", description=__doc__.splitlines()[0])
-    parser.add_argument("output_dir", help="a finished fine-tuning or pretraining output dir")
+    parser.add_argument("output_dir", help="a finished fine-tuning or pretraining output dir, or a suite's")
     add_flag(parser, "repo_id", required=True, metavar="ORG/NAME", help="the Hub repository to push to")
     parser.add_argument("--private", action="store_true", help="create the repo private (new repos only)")
     parser.add_argument("--revision", default=None, help="branch to push to (created from main if missing)")

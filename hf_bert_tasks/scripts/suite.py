@@ -1,6 +1,8 @@
 """The paper's benchmark for one encoder (``hf-bert-tasks suite``): every task of Tables 1-4 and 7 fine-tuned from
 ``--model_name_or_path`` through the fine-tune recipe, one folder per task, then one table beside BERT-base and
-BERT-large (``suite.md``, ``suite.json``), and the GLUE tasks' server files in ``glue_submission.zip``.
+BERT-large (``suite.md``, ``suite.json``, the chart ``suite.png``), the GLUE tasks' server files in
+``glue_submission.zip``, and the suite's card ``README.md`` (every finished run's results in its ``model-index``;
+``hf-bert-tasks push <output_dir> --repo_id ORG/NAME`` uploads these files, not the runs' models).
 
     hf-bert-tasks suite --model_name_or_path bert-base-uncased --output_dir runs/suite --lr_grid --seeds 1,2,3
     hf-bert-tasks suite --model_name_or_path runs/pretrain --output_dir runs/suite-samples --samples \
@@ -208,6 +210,23 @@ def release(folder: str) -> None:
         os.remove(path)
 
 
+def recorded_flags(args, parser: argparse.ArgumentParser | None = None) -> dict:
+    """The suite's flags as given, for ``suite.json`` (the card is built from them, never guessed): every flag whose
+    value differs from its default, ``--model_name_or_path`` and ``--output_dir`` left out (``suite.json`` records
+    the encoder itself). A ``--data_dir`` folder is kept by its last two path parts, as
+    :func:`hf_bert_tasks.hub.cards.model_origin` names a local folder: no home directory in a pushed file."""
+    parser = parser or build_parser()
+    flags = {
+        name: value
+        for name, value in vars(args).items()
+        if name not in ("model_name_or_path", "output_dir") and value != parser.get_default(name)
+    }
+    if "data_dir" in flags:
+        given = (item.partition("=") for item in flags["data_dir"])
+        flags["data_dir"] = [f"{t}={'/'.join(os.path.normpath(d).split(os.sep)[-2:])}" for t, _, d in given]
+    return flags
+
+
 def run_argv(task: str, args, data_dir: str | None, folder: str, strategy: str | None = None) -> list[str]:
     """The fine-tune command line of one run (after ``finetune``); ``strategy``: a feature-based run of that layer
     strategy (``--mode feature_based``; the encoder's features of all layers cached once in ``--output_dir``'s
@@ -228,10 +247,13 @@ def run_argv(task: str, args, data_dir: str | None, folder: str, strategy: str |
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Run every run of the suite (:func:`suite_runs`) that is neither finished nor claimed, then write ``suite.md``
-    and ``suite.json`` from every finished one; returns the suite's summary. ``ValueError`` for bad flags; a run that
-    fails is reported in the summary and the others still run."""
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    """Run every run of the suite (:func:`suite_runs`) that is neither finished nor claimed, then write ``suite.md``,
+    ``suite.json``, ``suite.png`` and the suite's card ``README.md`` from every finished one
+    (:func:`hf_bert_tasks.scripts.suite_report.write_suite`, with the flags given: :func:`recorded_flags`); returns
+    the suite's summary. ``ValueError`` for bad flags; a run that fails is reported in the summary and the others
+    still run."""
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     tasks = resolve_tasks(args.tasks)
     runs = suite_runs(tasks, args.feature_based)
     dirs = data_dirs(args, tasks)
@@ -261,7 +283,7 @@ def main(argv: list[str] | None = None) -> dict:
             finally:
                 release(folder)
         print(f"{head}: {status[run]}", flush=True)
-    summary = write_suite(args.output_dir, runs, status, args.model_name_or_path)
+    summary = write_suite(args.output_dir, runs, status, args.model_name_or_path, recorded_flags(args, parser))
     print(f"suite table: {os.path.join(args.output_dir, 'suite.md')}")
     return summary
 

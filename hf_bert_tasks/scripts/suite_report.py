@@ -171,11 +171,110 @@ def _cell(value, std=None) -> str:
     return f"{value:.1f}" + (f" ± {std:.1f}" if std is not None else "")
 
 
-def write_suite(output_dir: str, runs: list[dict], status: dict[str, str], model: str) -> dict:
-    """``suite.json`` (every row and every run's status) and ``suite.md`` (the table) in ``output_dir``, from the
-    finished runs' ``all_results.json`` (``runs``: ``{"run", "task", "strategy"}``, ``suite.suite_runs``); returns
-    the summary written to ``suite.json``. ``ValueError`` naming a malformed ``all_results.json``."""
+#: the chart beside ``suite.md`` (:func:`plot_suite`)
+SUITE_CHART = "suite.png"
+
+
+def suite_table(rows: list[dict]) -> str:
+    """The suite's Markdown table of ``rows`` (:func:`task_rows`'): ours (mean ± std), n, the trivial baseline and a
+    column per paper model that any row has (default BERT-base and BERT-large); ``suite.md``'s and the card's."""
+    labels = sorted({label for r in rows for label in r["paper"]}) or ["BERT-base", "BERT-large"]
+    return markdown_table(
+        ["task", "approach", "split", "metric", "ours (mean ± std)", "n", "trivial baseline", *labels],
+        [
+            [r["task"], r["approach"], r["split"], r["metric"], _cell(r["ours"], r["std"]), r["n"]]
+            + [_cell(r["baseline"])]
+            + [r["paper"].get(label, "—") for label in labels]
+            for r in rows
+        ],
+    )
+
+
+def paper_value(cell: str) -> float:
+    """The number of a paper cell (:func:`paper_cells`' ``"88.9 (test server)"`` -> 88.9); ``ValueError`` naming the
+    cell when it does not start with one."""
+    try:
+        return float(cell.split(" ", 1)[0])
+    except ValueError:
+        raise ValueError(f"paper cell {cell!r}: expected a number then its split, e.g. '88.9 (test server)'") from None
+
+
+#: the paper's models on the chart: marker and colour
+PAPER_MARKERS = {"BERT-base": ("D", "black"), "BERT-large": ("^", "dimgrey")}
+
+
+def plot_suite(rows: list[dict], path: str, model: str):
+    """``suite.png`` at ``path``: one horizontal bar per row of ``rows`` (:func:`task_rows`': ours on the 0-100 scale,
+    coloured by approach), the std as an error bar where a row is a mean over n > 1 runs, the paper's BERT-base and
+    BERT-large as markers on the rows they report, each row's trivial baseline as a short dashed line across its bar;
+    ``model`` names the encoder in the title. Drawn with :func:`hf_bert_tasks.utils.plots.new_figure` (Agg, no pyplot
+    state); a suite with no row yet says so. Returns the ``Figure``."""
+    import textwrap
+
+    from matplotlib.patches import Patch
+
+    from ..utils.plots import new_figure
+
+    fig, ax = new_figure(figsize=(7, 0.45 * max(len(rows), 1) + 2.0))
+    ys = list(range(len(rows)))[::-1]
+    kinds = [r["approach"].partition(":")[0] for r in rows]  # fine-tuning, or feature-based (any strategy)
+    colour = {"fine-tuning": "C0", "feature-based": "C1"}
+    ax.barh(ys, [r["ours"] for r in rows], height=0.7, alpha=0.8, color=[colour[k] for k in kinds])
+    handles = [Patch(color=colour[k], alpha=0.8, label=f"ours: {k}") for k in dict.fromkeys(kinds)]
+    spread = [(r["ours"], y, r["std"]) for r, y in zip(rows, ys) if r["n"] > 1 and r["std"] is not None]
+    if spread:
+        x, y, err = zip(*spread)
+        handles.append(ax.errorbar(x, y, xerr=err, fmt="none", ecolor="black", capsize=3, label="± std over n runs"))
+    for label, (marker, colour) in PAPER_MARKERS.items():
+        points = [(paper_value(r["paper"][label]), y) for r, y in zip(rows, ys) if label in r["paper"]]
+        if points:
+            handles.append(ax.scatter(*zip(*points), marker=marker, color=colour, zorder=3, label=f"paper: {label}"))
+    base = [(r["baseline"], y) for r, y in zip(rows, ys) if r["baseline"] is not None]
+    if base:
+        handles.append(
+            ax.vlines(
+                [b for b, _ in base],
+                [y - 0.4 for _, y in base],
+                [y + 0.4 for _, y in base],
+                colors="grey",
+                linestyles="--",
+                linewidth=1.5,
+                zorder=4,
+                label="trivial baseline (best constant)",
+            )
+        )
+    ax.set_yticks(ys, [_row_label(r) for r in rows])
+    lowest = min([0.0] + [r["ours"] - (r["std"] or 0.0) for r in rows] + [b for b, _ in base])
+    ax.set(xlim=(lowest, 100.0), xlabel="score x100 on the row's split (suite.md names each row's metric)")
+    ax.set_title("\n".join(textwrap.wrap(f"The BERT paper's tasks for {model}", 70)), fontsize=9)
+    if rows:
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize=7, frameon=False)
+    else:
+        ax.text(0.5, 0.5, "No task has finished yet.", ha="center", va="center", transform=ax.transAxes)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return fig
+
+
+def _row_label(row: dict) -> str:
+    approach = "" if row["approach"] == "fine-tuning" else f", {row['approach']}"
+    return f"{row['task']} {row['split']}{approach} (n={row['n']})"
+
+
+def write_suite(
+    output_dir: str, runs: list[dict], status: dict[str, str], model: str, flags: dict | None = None
+) -> dict:
+    """``suite.json`` (every row, every run and its status, the suite's ``flags``, the encoder), ``suite.md`` (the
+    table, :func:`suite_table`), ``suite.png`` (:func:`plot_suite`), :data:`GLUE_ZIP` (:func:`write_glue_zip`) and the
+    suite's card ``README.md`` (:func:`hf_bert_tasks.hub.cards.write_card` with
+    :func:`hf_bert_tasks.scripts.suite_card.build_suite_card`: a README edited by hand is kept, with a warning) in
+    ``output_dir``, from the finished runs' ``all_results.json`` (``runs``: ``{"run", "task", "strategy"}``,
+    ``suite.suite_runs``); all but the card are written anew each time. ``model``: ``--model_name_or_path``, recorded
+    as :func:`hf_bert_tasks.hub.cards.model_origin` names it (a local folder by its last two path parts; call this in
+    the suite's current directory); ``flags``: the suite's command-line flags (``suite.recorded_flags``). Returns the
+    summary written to ``suite.json``. ``ValueError`` naming a malformed ``all_results.json``."""
     from .. import get_task
+    from ..hub.cards import SUITE_SUMMARY_FILE, model_origin, write_card
+    from .suite_card import build_suite_card
 
     rows = []
     tasks = list(dict.fromkeys(spec["task"] for spec in runs))
@@ -190,41 +289,42 @@ def write_suite(output_dir: str, runs: list[dict], status: dict[str, str], model
             raise ValueError(f"{path}: not JSON ({err}); expected a finished run's all_results.json") from None
         rows += task_rows(get_task(spec["task"]), results, spec["strategy"])
     glue = write_glue_zip(output_dir, tasks)
+    origin = model_origin(model)
     summary = {
-        "model": model,
+        "model": origin["model_name_or_path"],
+        "base_model": origin["base_model"],
+        "model_origin": origin["model_origin"],
+        "flags": dict(flags or {}),
         "tasks": tasks,
         "runs": [spec["run"] for spec in runs],
+        "run_specs": [{k: spec[k] for k in ("run", "task", "strategy")} for spec in runs],
         "status": status,
         "rows": rows,
         "glue_submission": glue,
     }
     os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, "suite.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(output_dir, SUITE_SUMMARY_FILE), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
-    labels = sorted({label for r in rows for label in r["paper"]}) or ["BERT-base", "BERT-large"]
-    table = markdown_table(
-        ["task", "approach", "split", "metric", "ours (mean ± std)", "n", "trivial baseline", *labels],
-        [
-            [r["task"], r["approach"], r["split"], r["metric"], _cell(r["ours"], r["std"]), r["n"]]
-            + [_cell(r["baseline"])]
-            + [r["paper"].get(label, "—") for label in labels]
-            for r in rows
-        ],
-    )
     lines = [
-        f"# The BERT paper's tasks for `{model}`",
+        f"# The BERT paper's tasks for `{summary['model']}`",
         "",
         NOTE,
         "",
-        table.rstrip("\n") if rows else "No task has finished yet.",
+        suite_table(rows) if rows else "No task has finished yet.",
         "",
-        "| run | status |",
-        "|---|---|",
-        *[f"| {spec['run']} | {status.get(spec['run'], 'not run')} |" for spec in runs],
+        *run_status_table(summary),
         "",
         *_glue_zip_line(glue),
     ]
     with open(os.path.join(output_dir, "suite.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
+    plot_suite(rows, os.path.join(output_dir, SUITE_CHART), summary["model"])
+    write_card(output_dir, build_suite_card)
     return summary
+
+
+def run_status_table(summary: dict) -> list[str]:
+    """The lines of ``suite.md``'s table of runs: each run of ``summary`` (``suite.json``'s) and its status."""
+    status = summary["status"]
+    return ["| run | status |", "|---|---|", *[f"| {run} | {status.get(run, 'not run')} |" for run in summary["runs"]]]
