@@ -1,7 +1,8 @@
 """Pretraining on 2 processes (torchrun, gloo on CPU) gives the metrics of 1 process: the same dynamic masks (keyed by
 example, not by rank), the same per-token losses per step, and eval metrics without accelerate's padding duplicates.
 
-The eval set (34 instances with the sample tokenizer's vocabulary) does not divide by the global eval batch (2 x 4 = 8): accelerate pads the last batch
+The eval set (held-out documents; 25 instances with the sample tokenizer's vocabulary) does not divide by the global
+eval batch (2 x 4 = 8): accelerate pads the last batch
 with repeated instances, which ``gather_for_metrics`` must drop. Dropout is off and the learning rate 0 (the weights
 stay those of the checkpoint; Adam would magnify float rounding between the runs), so both runs compute the same
 sums, added in another order: agreement to float32 rounding.
@@ -94,9 +95,9 @@ def runs(tmp_path_factory, sample_tokenizer):
         os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"
     )
     out = {}
-    # 38 training instances = 3 global batches of 14 per epoch, the third with 10 only: under DDP accelerate fills it
-    # with 4 repeated instances (like DistributedSampler), so step 3 differs by construction and is not compared;
-    # steps 4-5 are epoch 1's full batches (--dataloader_drop_last is no way out: it drops eval batches too)
+    # global train batch 14 (1 x 14 or 2 x 7): a last batch of an epoch with fewer instances is filled by accelerate
+    # with repeated ones under DDP (like DistributedSampler), so that step differs by construction and is not
+    # compared (--dataloader_drop_last is no way out: it drops eval batches too); see padded_steps
     for mode, batch in (("single", "14"), ("ddp", "7")):
         argv = common + ["--per_device_train_batch_size", batch, "--output_dir", str(root / mode)]
         if mode == "single":
@@ -119,9 +120,30 @@ def runs(tmp_path_factory, sample_tokenizer):
     return out
 
 
+#: global batches: train 1 x 14 or 2 x 7, eval 2 x 4 under DDP
+TRAIN_BATCH, EVAL_BATCH = 14, 8
+
+
+def padded_steps(train_instances: int, steps: int) -> set[int]:
+    """The optimizer steps (1-based) that take an epoch's last, short batch: under DDP accelerate fills it with
+    repeated instances. E.g. 38 instances: 14 + 14 + 10 per epoch, step 3 (and 6, ...); 28: none."""
+    per_epoch = -(-train_instances // TRAIN_BATCH)
+    if train_instances % TRAIN_BATCH == 0:
+        return set()
+    return {step for step in range(1, steps + 1) if step % per_epoch == 0}
+
+
+def test_padded_steps_of_a_short_last_batch():
+    assert padded_steps(38, 5) == {3}
+    assert padded_steps(28, 5) == set()
+    assert padded_steps(20, 5) == {2, 4}
+
+
 def test_eval_metrics_on_two_processes_drop_the_padding_duplicates(runs):
     single, ddp = runs["single"], runs["ddp"]
-    assert single["eval_instances"] == ddp["eval_instances"] == 34  # 34 % 8 = 2: the last global batch is padded
+    # the eval set (held-out documents; how many instances depends on the sample vocabulary) does not divide by the
+    # global eval batch: the last global batch is padded, and the duplicates must be dropped
+    assert single["eval_instances"] == ddp["eval_instances"] and single["eval_instances"] % EVAL_BATCH != 0
     for key in ("eval_mlm_accuracy", "eval_nsp_accuracy"):
         # counts of correct predictions over the same instances with the same weights: equal up to float32 argmax
         # ties (none expected), compared to 1e-6
@@ -132,15 +154,18 @@ def test_eval_metrics_on_two_processes_drop_the_padding_duplicates(runs):
 
 
 def test_train_losses_on_two_processes_equal_one_process(runs):
-    assert runs["single"]["train_instances"] == 38  # 14 + 14 + 10 per epoch
+    n = runs["single"]["train_instances"]
+    assert runs["ddp"]["train_instances"] == n and n < 5 * TRAIN_BATCH  # 5 steps reach the second epoch
     logs = {m: [h for h in r["history"] if "loss" in h] for m, r in runs.items()}
     assert [h["step"] for h in logs["ddp"]] == [h["step"] for h in logs["single"]] == [1, 2, 3, 4, 5]
-    full = [(a, b) for a, b in zip(logs["single"], logs["ddp"]) if a["step"] != 3]  # step 3: DDP-padded batch
+    skipped = padded_steps(n, 5)
+    full = [(a, b) for a, b in zip(logs["single"], logs["ddp"]) if a["step"] not in skipped]
+    assert len(full) >= 3
     for a, b in full:
         for key in ("loss", "mlm_loss", "nsp_loss", "mlm_accuracy", "nsp_accuracy"):
             # per-token MLM / per-example NSP sums over the global batch (2 ranks x 7 vs 14), same masks (keyed by
             # example): float32 rounding only (rounded to 4 decimals in the log for the metrics)
             assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-4), (a["step"], key)
-    # 3 steps per epoch: steps 4-5 are epoch 1, whose dynamic masks also agree across the runs.
+    # the steps past the first epoch compared above: the next epoch's dynamic masks also agree across the runs.
     # the masks differ between steps (new batches) but not between the runs: the MLM loss changes from step to step
     assert len({h["mlm_loss"] for h in logs["single"]}) > 1
