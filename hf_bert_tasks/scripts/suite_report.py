@@ -215,7 +215,8 @@ def plot_suite(rows: list[dict], path: str, model: str):
 
     from ..utils.plots import new_figure
 
-    fig, ax = new_figure(figsize=(7, 0.45 * max(len(rows), 1) + 2.0))
+    height = 0.45 * max(len(rows), 1) + 2.0  # inches: a row per 0.45 in, title and axis below
+    fig, ax = new_figure(figsize=(10, height))
     ys = list(range(len(rows)))[::-1]
     kinds = [r["approach"].partition(":")[0] for r in rows]  # fine-tuning, or feature-based (any strategy)
     colour = {"fine-tuning": "C0", "feature-based": "C1"}
@@ -248,7 +249,9 @@ def plot_suite(rows: list[dict], path: str, model: str):
     ax.set(xlim=(lowest, 100.0), xlabel="score x100 on the row's split (suite.md names each row's metric)")
     ax.set_title("\n".join(textwrap.wrap(f"The BERT paper's tasks for {model}", 70)), fontsize=9)
     if rows:
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize=7, frameon=False)
+        # under the x label, about 0.5 in below the axes whatever the number of rows (an axes fraction of the height)
+        below = -0.5 / max(height - 1.5, 0.5)
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, below), ncol=3, fontsize=8, frameon=False)
     else:
         ax.text(0.5, 0.5, "No task has finished yet.", ha="center", va="center", transform=ax.transAxes)
     fig.savefig(path, dpi=110, bbox_inches="tight")
