@@ -415,3 +415,22 @@ def test_run_flags_are_refused_for_a_suites_card(finished_suite):
         ValueError, match=r"is a suite's folder \(suite\.json\); --task: a run's, not for the suite's card"
     ):
         card_for_push(str(finished_suite), "me/x", [], {"task": "mrpc"})
+
+
+@pytest.mark.slow
+def test_the_whole_suite_runs_offline_on_every_sample(tiny_bert_dir, tmp_path):
+    """Every task of the paper (default --tasks) with --samples and Table 7's six feature-based rows: the eight tasks
+    with a sample finish, the five without one are skipped with a note, and suite.md holds a row per scored split."""
+    out = tmp_path / "suite"
+    argv = ["suite", "--model_name_or_path", str(tiny_bert_dir), "--output_dir", str(out), "--samples"]
+    assert cli.main([*argv, "--feature_based", *BUDGET]) == 0
+    summary = json.loads((out / "suite.json").read_text())
+    finished = [run for run, status in summary["status"].items() if status == "finished"]
+    skipped = sorted(run for run, status in summary["status"].items() if status.startswith("skipped: no sample"))
+    assert skipped == ["cola", "qnli", "qqp", "rte", "wnli"]
+    assert sorted(finished) == sorted(
+        ["mnli", "sst2", "stsb", "mrpc", "squad_v1", "squad_v2", "swag", "conll2003"]
+        + [f"conll2003-feature_based-{s}" for s in suite.TABLE7_STRATEGIES]
+    )
+    # CoNLL dev and test (x7 runs), one row for each other task (the MNLI sample has a matched dev set only)
+    assert len(summary["rows"]) == 7 * 2 + 7
