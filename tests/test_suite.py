@@ -304,14 +304,11 @@ def test_feature_based_results_stay_apart_from_the_fine_tuning_ones_in_the_card(
 
 
 def test_a_suite_readme_edited_by_hand_is_kept_and_the_rest_rewritten(finished_suite, tiny_bert_dir, tmp_path, caplog):
-    from hf_bert_tasks.scripts.suite_report import write_suite
-
     out = tmp_path / "suite"
     shutil.copytree(finished_suite, out)
     (out / "README.md").write_text("# my notes\n")
     (out / "suite.md").unlink()
-    summary = json.loads((out / "suite.json").read_text())
-    write_suite(str(out), summary["run_specs"], summary["status"], str(tiny_bert_dir), summary["flags"])
+    assert run_suite(tiny_bert_dir, out) == 0  # every task finished: read back, the tables and the card written
     assert (out / "README.md").read_text() == "# my notes\n"
     assert "README.md was edited or not written by hf_bert_tasks: kept" in caplog.text
     assert (out / "suite.md").is_file()

@@ -180,7 +180,9 @@ def _loss_over_all_steps(trainer, record, checkpoint: str, results: dict) -> Non
     final training log entry (the card's "final training loss") and the run record."""
     from ..utils.checkpoints import loss_over_all_steps
 
-    whole = loss_over_all_steps(checkpoint, trainer.state.global_step, results["train_loss"])
+    # the resumed steps' loss sum, the same in every transformers 5.x (its train_loss divides it differently)
+    total = getattr(trainer, "_total_loss_scalar", None)
+    whole = loss_over_all_steps(checkpoint, trainer.state.global_step, results["train_loss"], total)
     results.update(whole)
     entry = next((e for e in reversed(trainer.state.log_history) if "train_loss" in e), None)
     if whole and entry is not None:

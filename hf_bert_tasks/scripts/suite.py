@@ -259,7 +259,9 @@ def main(argv: list[str] | None = None) -> dict:
     dirs = data_dirs(args, tasks)
     from ..finetune.args import parse_finetune_argv
     from ..finetune.recipe import main as finetune
+    from ..hub.cards import write_card
     from ..utils.checkpoints import output_dir_is_finished
+    from .suite_card import build_suite_card
     from .suite_report import write_suite
 
     status: dict[str, str] = {}
@@ -284,6 +286,7 @@ def main(argv: list[str] | None = None) -> dict:
                 release(folder)
         print(f"{head}: {status[run]}", flush=True)
     summary = write_suite(args.output_dir, runs, status, args.model_name_or_path, recorded_flags(args, parser))
+    write_card(args.output_dir, build_suite_card)  # README.md from suite.json (an edited one is kept, with a warning)
     print(f"suite table: {os.path.join(args.output_dir, 'suite.md')}")
     return summary
 

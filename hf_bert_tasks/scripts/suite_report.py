@@ -267,17 +267,15 @@ def write_suite(
     output_dir: str, runs: list[dict], status: dict[str, str], model: str, flags: dict | None = None
 ) -> dict:
     """``suite.json`` (every row, every run and its status, the suite's ``flags``, the encoder), ``suite.md`` (the
-    table, :func:`suite_table`), ``suite.png`` (:func:`plot_suite`), :data:`GLUE_ZIP` (:func:`write_glue_zip`) and the
-    suite's card ``README.md`` (:func:`hf_bert_tasks.hub.cards.write_card` with
-    :func:`hf_bert_tasks.scripts.suite_card.build_suite_card`: a README edited by hand is kept, with a warning) in
-    ``output_dir``, from the finished runs' ``all_results.json`` (``runs``: ``{"run", "task", "strategy"}``,
-    ``suite.suite_runs``); all but the card are written anew each time. ``model``: ``--model_name_or_path``, recorded
+    table, :func:`suite_table`), ``suite.png`` (:func:`plot_suite`) and :data:`GLUE_ZIP` (:func:`write_glue_zip`) in
+    ``output_dir``, written anew each time, from the finished runs' ``all_results.json`` (``runs``: ``{"run", "task",
+    "strategy"}``, ``suite.suite_runs``); the card, which reads them, is the suite's next step
+    (:func:`hf_bert_tasks.scripts.suite_card.build_suite_card` through ``write_card``, ``suite.main``). ``model``: ``--model_name_or_path``, recorded
     as :func:`hf_bert_tasks.hub.cards.model_origin` names it (a local folder by its last two path parts; call this in
     the suite's current directory); ``flags``: the suite's command-line flags (``suite.recorded_flags``). Returns the
     summary written to ``suite.json``. ``ValueError`` naming a malformed ``all_results.json``."""
     from .. import get_task
-    from ..hub.cards import SUITE_SUMMARY_FILE, model_origin, write_card
-    from .suite_card import build_suite_card
+    from ..hub.cards import SUITE_SUMMARY_FILE, model_origin
 
     rows = []
     tasks = list(dict.fromkeys(spec["task"] for spec in runs))
@@ -323,7 +321,6 @@ def write_suite(
     with open(os.path.join(output_dir, "suite.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     plot_suite(rows, os.path.join(output_dir, SUITE_CHART), summary["model"])
-    write_card(output_dir, build_suite_card)
     return summary
 
 

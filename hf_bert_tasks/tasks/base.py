@@ -101,6 +101,9 @@ class Task(UserFiles, abc.ABC):
         paper_defaults, paper_results, paper_source: the paper's fine-tuning defaults, its numbers
             (``{"BERT-base": {"accuracy": 84.6}, ...}``, metric keys as ours, x100) and where they come from.
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
+        hub_test_configs: extra test split -> Hub config of :attr:`hub_dataset` whose ``test`` split it is, loaded
+            beside :attr:`hub_config` when the task's own Hub dataset is read (MNLI: ``{"test_ax": "ax"}``, the GLUE
+            diagnostic set, which the server scores with the MNLI model's predictions, ``AX.tsv``).
         metric_suffixes: extra eval split -> suffix of its metric keys (MNLI ``validation_mismatched`` -> ``"_mm"``).
         metrics: a :class:`MetricSpec` for every number :meth:`evaluate` returns besides Trainer's bookkeeping
             (:data:`TRAINER_KEYS`), metric or not; every name of :attr:`metric_names` is one (``register_task``).
@@ -125,6 +128,7 @@ class Task(UserFiles, abc.ABC):
     paper_results: dict[str, dict[str, float]] = field(default_factory=dict)
     paper_source: str = ""
     local_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    hub_test_configs: dict[str, str] = field(default_factory=dict)
     metric_suffixes: dict[str, str] = field(default_factory=dict)
     metrics: tuple[MetricSpec, ...] = ()
     #: ``--train_file`` / ``--validation_file`` / ``--test_file``: canonical split -> path (set by :meth:`configure`)
@@ -179,7 +183,8 @@ class Task(UserFiles, abc.ABC):
     ):
         """The raw splits as a ``DatasetDict`` of canonical split names: :meth:`read_local` of ``data_dir`` when given,
         else ``datasets.load_dataset`` of ``dataset_name`` / ``dataset_config_name`` (default :attr:`hub_dataset` /
-        :attr:`hub_config`) at ``revision`` into ``cache_dir``; :meth:`read_user_files` when :attr:`user_files`."""
+        :attr:`hub_config`) at ``revision`` into ``cache_dir``, with each :attr:`hub_test_configs` split when neither
+        is overridden; :meth:`read_user_files` when :attr:`user_files`."""
         if self.user_files:
             return self.read_user_files(data_dir)
         if data_dir is not None:
@@ -187,7 +192,13 @@ class Task(UserFiles, abc.ABC):
         import datasets
 
         config = dataset_config_name if dataset_config_name is not None else self.hub_config
-        return datasets.load_dataset(dataset_name or self.hub_dataset, config, revision=revision, cache_dir=cache_dir)
+        raw = datasets.load_dataset(dataset_name or self.hub_dataset, config, revision=revision, cache_dir=cache_dir)
+        own = dataset_name is None and dataset_config_name is None  # the task's own Hub dataset and config
+        for split, extra in self.hub_test_configs.items() if own else ():
+            raw[split] = datasets.load_dataset(
+                self.hub_dataset, extra, split="test", revision=revision, cache_dir=cache_dir
+            )
+        return raw
 
     def configure(self, data_args) -> Task:
         """A copy (``dataclasses.replace``; the registry holds shared instances) holding the :attr:`data_options` of

@@ -203,11 +203,16 @@ __all__ = [
 ]
 
 
-def loss_over_all_steps(checkpoint: str, global_step: int, resumed_loss: float) -> dict[str, float]:
+def loss_over_all_steps(
+    checkpoint: str, global_step: int, resumed_loss: float, resumed_loss_sum: float | None = None
+) -> dict[str, float]:
     """The training loss of a run resumed from ``checkpoint`` over all its steps, not only the resumed ones
-    (``Trainer``'s ``train_loss`` averages the steps of its own call, ``resumed_loss``): the losses logged before the
+    (``Trainer``'s ``train_loss`` covers the steps of its own call, ``resumed_loss``): the losses logged before the
     checkpoint (its ``trainer_state.json`` ``log_history``, each a mean over the steps since the previous log),
-    weighted by their steps, with ``resumed_loss`` over ``global_step - checkpoint step`` steps.
+    weighted by their steps, with the resumed steps' mean over ``global_step - checkpoint step`` steps. That mean is
+    ``resumed_loss_sum`` (the sum of the resumed steps' losses, ``Trainer._total_loss_scalar``) over those steps when
+    given: ``Trainer``'s own ``train_loss`` divides that sum by the steps of its call in recent transformers (5.25)
+    but by ``global_step``, every step, in older 5.x (5.13), which would count the checkpoint's steps as zero loss.
 
     Returns ``train_loss`` (over ``train_loss_steps`` steps: all of them when the checkpoint's step was a logging
     step; else the steps between its last log and the checkpoint are missing, their losses never written),
@@ -227,6 +232,8 @@ def loss_over_all_steps(checkpoint: str, global_step: int, resumed_loss: float) 
     steps = previous + resumed
     if steps <= 0:
         return {}
+    if resumed_loss_sum is not None and resumed > 0:
+        resumed_loss = resumed_loss_sum / resumed
     return {
         "train_loss": (total + resumed_loss * resumed) / steps,
         "train_loss_resumed": resumed_loss,

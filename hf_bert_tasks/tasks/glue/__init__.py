@@ -57,9 +57,6 @@ class GlueTask(Task):
         jsonl_columns: canonical column -> candidate keys in a ``.jsonl`` file (MNLI exports).
         submission_files, submission_labels: test split -> GLUE-server file name (``"MRPC.tsv"``); the labels it
             expects: ``"id"`` (0/1), ``"name"`` (MNLI/QNLI/RTE) or ``"float"``.
-        hub_test_configs: extra test split -> Hub config of :attr:`hub_dataset` whose ``test`` split it is, loaded
-            beside the task's own config from the Hub (MNLI: ``{"test_ax": "ax"}``, the diagnostic set the GLUE
-            server scores with the MNLI model's predictions, ``AX.tsv``).
     """
 
     file_columns: dict[str, str] = field(default_factory=dict)
@@ -69,21 +66,6 @@ class GlueTask(Task):
     jsonl_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     submission_files: dict[str, str] = field(default_factory=dict)
     submission_labels: str = "id"
-    hub_test_configs: dict[str, str] = field(default_factory=dict)
-
-    def load(self, data_dir=None, dataset_name=None, dataset_config_name=None, revision=None, cache_dir=None):
-        """:meth:`Task.load`, plus each :attr:`hub_test_configs` split when the task's own Hub dataset and config are
-        read (not with ``--data_dir``, own files, ``--dataset_name`` or ``--dataset_config_name``: there the split
-        comes from :attr:`local_files` or is absent)."""
-        raw = super().load(data_dir, dataset_name, dataset_config_name, revision, cache_dir)
-        if data_dir is None and not self.user_files and dataset_name is None and dataset_config_name is None:
-            import datasets
-
-            for split, config in self.hub_test_configs.items():
-                raw[split] = datasets.load_dataset(
-                    self.hub_dataset, config, split="test", revision=revision, cache_dir=cache_dir
-                )
-        return raw
 
     def _read_tsv(self, path: str):
         """``(columns, label field, has header)`` of one TSV (``csv`` loader, quoting **off** as ``run_glue.py``; tabs
