@@ -431,3 +431,40 @@ def test_the_whole_suite_runs_offline_on_every_sample(tiny_bert_dir, tmp_path):
     )
     # CoNLL dev and test (x7 runs), one row for each other task (the MNLI sample has a matched dev set only)
     assert len(summary["rows"]) == 7 * 2 + 7
+
+
+def _row(task, split, ours, approach="fine-tuning"):
+    return {"task": task, "split": split, "approach": approach, "ours": ours}
+
+
+def test_the_papers_glue_average_is_recomputed_as_table1_prints_it():
+    """Table 1's Average column: BERT-base 79.6, BERT-large 82.1 (the paper, with WNLI excluded and MNLI m and mm
+    both counted), recomputed from the tasks' own paper numbers."""
+    from hf_bert_tasks.scripts.suite_report import glue_average
+
+    assert glue_average([])["paper"] == {"BERT-base": 79.6, "BERT-large": 82.1}
+
+
+def test_our_glue_average_needs_all_nine_scores():
+    from hf_bert_tasks.scripts.suite_report import TABLE1_AVERAGE, glue_average, glue_average_line
+
+    rows = [_row(task, split, 10.0 * (i + 1)) for i, (task, split) in enumerate(TABLE1_AVERAGE)]
+    rows += [_row("wnli", "validation", 0.0), _row("mrpc", "validation", 0.0, "feature-based: last")]
+    assert glue_average(rows)["ours"] == pytest.approx(50.0)  # (10 + 20 + ... + 90) / 9; WNLI, frozen rows ignored
+    partial = glue_average(rows[2:])
+    assert (partial["ours"], partial["scored"]) == (None, 7)
+    assert partial["missing"] == ["mnli validation_matched", "mnli validation_mismatched"]
+    assert "needs all nine scores; 7 here, missing mnli validation_matched" in glue_average_line(partial)[0]
+    assert glue_average_line(glue_average([_row("squad_v1", "validation", 80.0)])) == []
+
+
+def test_suite_md_states_the_glue_average_or_what_it_lacks(finished_suite):
+    """The sample suite scores MRPC only: the average is not claimed, the line says what is missing."""
+    summary = json.loads((finished_suite / "suite.json").read_text())
+    assert summary["glue_average"]["scored"] == 1 and summary["glue_average"]["ours"] is None
+    text = (finished_suite / "suite.md").read_text()
+    assert (
+        "GLUE average (Table 1's: the nine columns, MNLI m and mm, WNLI excluded): needs all nine scores; 1 here"
+        in text
+    )
+    assert "paper: BERT-base 79.6, BERT-large 82.1." in text

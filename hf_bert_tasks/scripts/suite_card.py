@@ -140,7 +140,7 @@ def build_suite_card(
         FileNotFoundError: no ``suite.json`` in ``output_dir``.
         ValueError: a malformed ``suite.json`` (names the field) or run file (names it and the line).
     """
-    from .suite_report import NOTE, SUITE_CHART, _glue_zip_line, suite_table
+    from .suite_report import NOTE, SUITE_CHART, _glue_zip_line, glue_average_line, suite_table
 
     summary = read_summary(output_dir)
     runs = finished_runs(output_dir, summary)
@@ -184,6 +184,7 @@ def build_suite_card(
         suite_table=suite_table(summary["rows"]) if summary["rows"] else "",
         chart=SUITE_CHART if os.path.isfile(os.path.join(output_dir, SUITE_CHART)) else None,
         glue_line=" ".join(_glue_zip_line(summary.get("glue_submission"))).strip(),
+        average_line=" ".join(glue_average_line(summary.get("glue_average"))).strip(),
         runs_table=runs_table,
         finished=len(runs),
         total=len(summary["run_specs"]),

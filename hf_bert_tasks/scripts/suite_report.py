@@ -190,6 +190,59 @@ def suite_table(rows: list[dict]) -> str:
     )
 
 
+#: Table 1's average: its nine score columns (task, split), WNLI excluded ("the problematic WNLI set"), MNLI twice
+TABLE1_AVERAGE = (
+    ("mnli", "validation_matched"),
+    ("mnli", "validation_mismatched"),
+    ("qqp", "validation"),
+    ("qnli", "validation"),
+    ("sst2", "validation"),
+    ("cola", "validation"),
+    ("stsb", "validation"),
+    ("mrpc", "validation"),
+    ("rte", "validation"),
+)
+
+
+def glue_average(rows: list[dict]) -> dict:
+    """Table 1's "Average" for the suite: the mean of the nine primary scores of :data:`TABLE1_AVERAGE` (x100; MNLI
+    matched and mismatched both count, WNLI not), from the fine-tuning ``rows`` (:func:`task_rows`'), and the paper's
+    own average of each model recomputed from the tasks' ``paper_results`` (BERT-base 79.6, BERT-large 82.1, as
+    Table 1 prints them). Returns ``{"ours": mean or None, "scored": n of 9, "missing": ["mnli validation_matched",
+    ...], "paper": {"BERT-base": 79.6, ...}}``: ``ours`` only when all nine are scored (a partial mean would not be
+    Table 1's)."""
+    from .. import get_task
+
+    ours = {(r["task"], r["split"]): r["ours"] for r in rows if r["approach"] == "fine-tuning"}
+    missing = [f"{task} {split}" for task, split in TABLE1_AVERAGE if (task, split) not in ours]
+    paper: dict[str, list[float]] = {}
+    for name, split in TABLE1_AVERAGE:  # the paper's number of the column: primary metric + split suffix (_mm)
+        task = get_task(name)
+        key = task.primary_metric + task.split_metric_suffix(split)
+        for label, values in (task.paper_results or {}).items():
+            if key in values:
+                paper.setdefault(label, []).append(float(values[key]))
+    return {
+        "ours": None if missing else sum(ours[key] for key in TABLE1_AVERAGE) / len(TABLE1_AVERAGE),
+        "scored": len(TABLE1_AVERAGE) - len(missing),
+        "missing": missing,
+        "paper": {label: round(sum(v) / len(v), 1) for label, v in paper.items() if len(v) == len(TABLE1_AVERAGE)},
+    }
+
+
+def glue_average_line(average: dict | None) -> list[str]:
+    """The line ``suite.md`` and the card print under the table for :func:`glue_average`'s result (none without a
+    GLUE task of Table 1)."""
+    if not average or not average["scored"]:
+        return []
+    paper = ", ".join(f"{label} {value:.1f}" for label, value in sorted(average["paper"].items()))
+    if average["ours"] is None:
+        head = f"needs all nine scores; {average['scored']} here, missing {', '.join(average['missing'])}"
+    else:
+        head = f"ours **{average['ours']:.1f}**"
+    return [f"GLUE average (Table 1's: the nine columns, MNLI m and mm, WNLI excluded): {head}; paper: {paper}.", ""]
+
+
 def paper_value(cell: str) -> float:
     """The number of a paper cell (:func:`paper_cells`' ``"88.9 (test server)"`` -> 88.9); ``ValueError`` naming the
     cell when it does not start with one."""
@@ -302,6 +355,7 @@ def write_suite(
         "status": status,
         "rows": rows,
         "glue_submission": glue,
+        "glue_average": glue_average(rows),
     }
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, SUITE_SUMMARY_FILE), "w", encoding="utf-8") as f:
@@ -314,6 +368,7 @@ def write_suite(
         "",
         suite_table(rows) if rows else "No task has finished yet.",
         "",
+        *glue_average_line(summary["glue_average"]),
         *run_status_table(summary),
         "",
         *_glue_zip_line(glue),
