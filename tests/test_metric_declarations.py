@@ -12,9 +12,9 @@ import pytest
 import hf_bert_tasks
 from hf_bert_tasks import get_task
 from hf_bert_tasks.finetune import card as mc
-from hf_bert_tasks.hub.cards import eval_results_from_metrics
+from hf_bert_tasks.hub.cards import TRAINER_KEYS, eval_results_from_metrics
 from hf_bert_tasks.hub.push import eval_result_key
-from hf_bert_tasks.tasks.base import TRAINER_KEYS, MetricSpec
+from hf_bert_tasks.tasks.base import MetricSpec
 from hf_bert_tasks.tasks.squad.postprocess import QAPredictions
 
 ALL_TASKS = hf_bert_tasks.list_tasks()

@@ -23,9 +23,20 @@ from typing import Any
 
 from transformers.modelcard import make_markdown_table
 
-from ..tasks.base import TRAINER_KEYS
-
 logger = logging.getLogger(__name__)
+
+#: Trainer's ``eval_*`` bookkeeping keys (``eval_loss`` included): never declared by a task, never in model-index.
+TRAINER_KEYS = (
+    "loss",
+    "runtime",
+    "samples_per_second",
+    "steps_per_second",
+    "samples",
+    "epoch",
+    "model_preparation_time",
+    "jit_compilation_time",
+    "total_flos",
+)
 
 
 #: The run record (written by :class:`hf_bert_tasks.finetune.record.RunRecordCallback`), next to the run's outputs.

@@ -18,19 +18,6 @@ import numpy as np
 from .files import UserFiles
 from .problems import PROBLEM_TYPES
 
-#: Trainer's ``eval_*`` bookkeeping keys (``eval_loss`` included): never declared by a task, never in model-index.
-TRAINER_KEYS = (
-    "loss",
-    "runtime",
-    "samples_per_second",
-    "steps_per_second",
-    "samples",
-    "epoch",
-    "model_preparation_time",
-    "jit_compilation_time",
-    "total_flos",
-)
-
 
 @dataclass(frozen=True)
 class MetricSpec:
