@@ -34,11 +34,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-BASELINE = next(
-    (p for p in (os.path.join(os.path.dirname(ROOT), "shared", "baselines", "qa"), "/work/shared/baselines/qa")
-     if os.path.isdir(p)),
-    None,
-)  # fmt: skip
+#: transformers' run_qa.py, adapted to run offline: ../shared/baselines/qa beside the repository
+BASELINE = os.path.join(os.path.dirname(ROOT), "shared", "baselines", "qa")
 OURS_SAMPLER = {"ours_grouped": ["--train_sampling_strategy", "group_by_length"],
                 "ours_random": ["--train_sampling_strategy", "random"], "ours_default": []}  # fmt: skip
 
@@ -53,8 +50,8 @@ def command(arm: str, seed: int, args, out: str) -> list[str]:
         "--output_dir", out,
     ]  # fmt: skip
     if arm == "run_qa":
-        if BASELINE is None:
-            raise OSError("shared/baselines/qa not found: the run_qa arm needs run_qa.py")
+        if not os.path.isdir(BASELINE):
+            raise OSError(f"{BASELINE} not found: the run_qa arm needs run_qa.py (../shared/baselines/qa)")
         return [
             sys.executable, os.path.join(BASELINE, "run_qa.py"), "--model_name_or_path", args.model,
             "--train_file", os.path.join(args.data, "train-v1.1.json"),

@@ -26,9 +26,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+#: transformers' run_qa.py, adapted to run offline: ../shared/baselines/qa beside the repository
 BASELINE = os.path.join(os.path.dirname(ROOT), "shared", "baselines", "qa")
-if not os.path.isdir(BASELINE):
-    BASELINE = "/work/shared/baselines/qa"
 
 
 class Stop(BaseException):
@@ -177,6 +176,8 @@ def probe(side: str, out: str, model: str, data: str, extra: list[str]) -> None:
     argv = side_argv(side, model, data, os.path.join(work, "out"), extra)
     try:
         if side == "run_qa":
+            if not os.path.isdir(BASELINE):
+                raise OSError(f"{BASELINE} not found: the run_qa side needs run_qa.py (../shared/baselines/qa)")
             sys.path.insert(0, BASELINE)
             import run_qa
 
