@@ -38,9 +38,12 @@ seams left: docs/design.md, "A fine-tune run's path".
 import gc
 import importlib
 import itertools
+import json
 import os
 import pkgutil
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -130,3 +133,40 @@ def test_a_glue_finetune_run_stays_in_few_modules_of_its_own_mode_and_task(trace
 def test_a_glue_finetune_run_changes_module_at_most_max_changes_times(traced_mrpc_run):
     modules, changes = traced_mrpc_run
     assert changes <= MAX_CHANGES, f"{len(modules)} modules, {changes} module changes: {modules}"
+
+
+#: a fresh process parses a ``finetune`` command line, builds its training arguments for ``--mode finetune`` (the
+#: class every mode's flags once joined at import), and prints which of the other modes' modules it imported
+_FRESH_PARSE = textwrap.dedent(
+    """
+    import json, sys
+    from hf_bert_tasks.finetune.args import parse_finetune_argv
+    command_line = parse_finetune_argv(sys.argv[1:])
+    if command_line.training["mode"] == "finetune":
+        from hf_bert_tasks.finetune.config import finetune_arguments
+        finetune_arguments(command_line)
+    print(json.dumps(sorted(m for m in sys.modules if m.startswith(("hf_bert_tasks.modes.lora", "hf_bert_tasks.modes.feature_based")))))
+    """
+)
+
+
+def modes_imported_by_a_fresh_parse(*flags: str) -> list[str]:
+    """The ``hf_bert_tasks.modes.lora*`` / ``feature_based*`` modules a fresh process imported to parse
+    ``finetune --task mrpc --output_dir o FLAGS`` (and, for ``--mode finetune``, build its training arguments)."""
+    root = os.path.dirname(PACKAGE_DIR)
+    env = {**os.environ, "PYTHONPATH": root, "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-c", _FRESH_PARSE, "--task", "mrpc", "--output_dir", "o", *flags]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_fresh_finetune_mode_run_imports_no_module_of_another_mode():
+    assert modes_imported_by_a_fresh_parse("--mode", "finetune") == []
+
+
+def test_a_fresh_lora_parse_imports_the_lora_flags_and_nothing_of_feature_based():
+    assert modes_imported_by_a_fresh_parse("--mode", "lora", "--lora_r", "4") == [
+        "hf_bert_tasks.modes.lora",
+        "hf_bert_tasks.modes.lora.arguments",
+    ]
