@@ -1,7 +1,8 @@
 """The fine-tune recipe's own flags, light (no transformers import): :class:`ModelArguments`, :class:`DataArguments`,
 :class:`FinetuneOptions` (the package's training flags and changed ``TrainingArguments`` defaults, which
 :class:`hf_bert_tasks.finetune.config.FinetuneTrainingArguments` inherits) and :func:`parse_finetune_argv`, the one
-parse of a ``finetune`` command line (:mod:`hf_bert_tasks.flags.parser`), with each registered mode's flags. As
+parse of a ``finetune`` command line (:mod:`hf_bert_tasks.flags.parser`), with the selected mode's flags
+(:func:`selected_mode`, a first pass). As
 ``pretraining/args.py`` for the pretrain recipe. Defaults: docs/design.md, "Fine-tuning defaults"."""
 
 from __future__ import annotations

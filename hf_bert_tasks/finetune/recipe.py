@@ -226,17 +226,18 @@ def train_evaluate_predict(
         data_args,
         training_args,
     )
+    training_mode = mode.record(training_args)  # the mode and its variant, as the card will describe them
     if resume is _FROM_ARGS:
         from ..utils.checkpoints import resolve_resume
 
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+
     from .record import RunRecordCallback  # run_info.json, written while training (the card's record)
 
     # run_info.json, started from the run's arguments (the object Trainer keeps as trainer.args)
-    record = RunRecordCallback(
-        task, model_args, data_args, training_mode=mode.record(training_args), args=training_args
-    )
-    from .trainer import GlobalLossTrainer, SkipLastStepEvaluation
+    record = RunRecordCallback(task, model_args, data_args, training_mode=training_mode, args=training_args)
+
+    from .trainer import GlobalLossTrainer, SkipLastStepEvaluation  # length-aware batches, the global loss
 
     first_eval = data.eval_splits[0] if data.eval_splits else None
     trainer = task.build_trainer(

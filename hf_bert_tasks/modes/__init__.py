@@ -50,7 +50,8 @@ class TrainingMode(abc.ABC):
     colour: str = "tab:blue"  #: the matplotlib colour of the mode's bars in ``comparison.png``
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
-        """Checks beyond the flags' declared ``choices``/``bounds``, at parse time; ``ValueError`` names the flag."""
+        """Checks beyond the mode's flags dataclass's own (its ``__post_init__``), at parse time; ``ValueError`` names
+        the flag."""
 
     def default_hyperparameters(self, task) -> dict[str, Any]:
         """``learning_rate``, ``per_device_train_batch_size``, ``num_train_epochs`` used when the flag is not given:
