@@ -509,7 +509,8 @@ def test_arm_settings_that_are_not_a_mapping_are_errors(text, message):
             "unrecognized arguments: --learning_rat 1e-3 (did you mean --learning_rate?)",
         ),
         ("finetune", "{learning_rate: fast}", "invalid float value: 'fast'"),
-        ("feature_based", "{lora_dropout: 1.5}", "--lora_dropout 1.5: expected a probability in [0, 1)"),
+        ("lora", "{lora_dropout: 1.5}", "--lora_dropout 1.5: expected a probability in [0, 1)"),
+        ("feature_based", "{lora_r: 2}", "--lora_r: a flag of --mode lora, and this run is --mode feature_based"),
     ],
 )
 def test_compare_checks_every_arm_before_the_first_run(arm, settings, message, tmp_path, tiny_bert_dir, capsys):

@@ -1,6 +1,7 @@
 """A training mode defined here, outside the package, registers its own flag with one call
 (``register_training_mode(mode, arguments_class)``): the flag joins the ``finetune`` command line, the recipe reads
-its value, and a bad value or an unknown flag is one ``error:`` line, exit status 2."""
+its value, and a bad value or an unknown flag is an ``error:`` line, exit status 2 (a value the plug-in's own
+``__post_init__`` refuses: plus the line saying outside code raised it)."""
 
 import json
 import os
@@ -15,11 +16,15 @@ from tests.conftest import SAMPLES, tiny_run_argv
 
 @dataclass
 class TopLayersArguments:
-    """The toy mode's flag."""
-
-    bounds = (("train_top_layers", 1, None, "a positive integer"),)
+    """The toy mode's flag, checked where it is declared (as peft's configs)."""
 
     train_top_layers: int = field(default=1, metadata={"help": "top_layers: encoder layers trained (from the top)."})
+
+    def __post_init__(self):
+        if self.train_top_layers < 1:
+            raise ValueError(f"--train_top_layers {self.train_top_layers}: expected a positive integer")
+        if hasattr(super(), "__post_init__"):
+            super().__post_init__()
 
 
 class TopLayersMode(TrainingMode):
@@ -85,10 +90,14 @@ def test_a_bad_value_of_the_modes_flag_is_one_line(top_layers, tmp_path, capsys)
     )
 
 
-def test_a_value_outside_the_modes_bounds_is_one_line(top_layers, tmp_path, capsys, tiny_bert_dir):
+def test_a_value_the_modes_flags_class_refuses_is_its_error_line(top_layers, tmp_path, capsys, tiny_bert_dir):
     argv = finetune_argv(tmp_path / "o", tiny_bert_dir, "--mode", "top_layers", "--train_top_layers", "0")
     assert cli.main(argv) == 2
-    assert capsys.readouterr().err == "hf-bert-tasks: error: --train_top_layers 0: expected a positive integer\n"
+    # the check is the plug-in's own (its flags' __post_init__), so the CLI adds that outside code raised it
+    assert capsys.readouterr().err.splitlines() == [
+        "hf-bert-tasks: error: --train_top_layers 0: expected a positive integer",
+        "hf-bert-tasks: (ValueError raised by a library; `hf-bert-tasks --debug ...` shows the traceback)",
+    ]
 
 
 def test_the_flag_is_unknown_once_the_mode_is_unregistered(tmp_path, capsys):
@@ -107,11 +116,12 @@ def test_a_modes_flag_that_is_already_a_flag_is_refused(tmp_path, capsys):
 
     mode = register_training_mode(type("Clash", (TopLayersMode,), {"name": "clash"})(), Clashing)
     try:
-        assert cli.main(finetune_argv(tmp_path / "o", SAMPLES)) == 2
+        assert cli.main(finetune_argv(tmp_path / "o", SAMPLES, "--mode", "clash")) == 2  # its flags join its runs
+        assert cli.main(["finetune", "--help"]) == 2  # and the help, which lists every mode's
     finally:
         unregister_training_mode(mode.name)
     assert capsys.readouterr().err == (
-        "hf-bert-tasks: error: training mode 'clash': its flag --seed is a TrainingArguments field\n"
+        "hf-bert-tasks: error: training mode 'clash': its flag --seed is a TrainingArguments field\n" * 2
     )
 
 
@@ -120,3 +130,48 @@ def test_compare_takes_the_modes_flag_in_its_arms(top_layers):
 
     assert given_settings(["--train_top_layers", "2"]) == {"train_top_layers": 2}
     assert arm_settings("{train_top_layers: 3}", "--top_layers_args") == {"train_top_layers": 3}
+
+
+def test_a_flag_of_another_mode_is_refused_naming_its_mode(tmp_path, capsys):
+    assert cli.main(finetune_argv(tmp_path / "o", SAMPLES, "--lora_r", "4")) == 2
+    assert capsys.readouterr().err == (
+        "hf-bert-tasks: error: --lora_r: a flag of --mode lora, and this run is --mode finetune; expected --mode lora "
+        "or the flag left out\n"
+    )
+
+
+def test_the_mode_of_a_config_file_selects_its_flags(tmp_path):
+    from hf_bert_tasks.finetune.args import parse_finetune_argv
+
+    config = tmp_path / "lora.yaml"
+    config.write_text("mode: lora\nlora_r: 4\n")
+    parsed = parse_finetune_argv(["--task", "mrpc", "--output_dir", "o", "--config", str(config)])
+    assert (parsed.training["mode"], parsed.training["lora_r"], parsed.training["lora_alpha"]) == ("lora", 4, 16)
+
+
+def test_the_lora_flags_check_their_own_values_where_declared():
+    from hf_bert_tasks.modes.lora.arguments import LoraArguments
+
+    with pytest.raises(ValueError, match=r"^--lora_dropout 1.0: expected a probability in \[0, 1\)$"):
+        LoraArguments(lora_dropout=1.0)
+
+
+def test_a_lora_run_s_arguments_unpickle_in_a_fresh_process(tmp_path):
+    """Trainer pickles the arguments (``training_args.bin``): the generated class of a mode with flags is found by
+    name in a process that never built it (``finetune.config.__getattr__``)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from hf_bert_tasks.finetune.config import finetune_arguments_class
+
+    args = finetune_arguments_class("lora")(output_dir=str(tmp_path), mode="lora", lora_r=4, report_to="none")
+    (tmp_path / "args.pkl").write_bytes(pickle.dumps(args))
+    code = "import pickle, sys; a = pickle.load(open(sys.argv[1], 'rb')); print(type(a).__name__, a.mode, a.lora_r)"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "args.pkl")], check=False, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["FinetuneTrainingArguments_LoraArguments", "lora", "4"]

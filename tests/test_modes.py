@@ -178,11 +178,11 @@ def test_a_bare_lr_grid_is_the_tasks_paper_grid(task, grid, tmp_path):
 def test_a_bare_lr_grid_in_a_mode_without_a_grid_is_an_error(tmp_path):
     from hf_bert_tasks import get_task
     from hf_bert_tasks.finetune.args import DataArguments, ModelArguments
-    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, apply_task_defaults
+    from hf_bert_tasks.finetune.config import apply_task_defaults, finetune_arguments_class
     from hf_bert_tasks.flags.training import parse_args
 
     _, data, training = parse_args(
-        (ModelArguments, DataArguments, FinetuneTrainingArguments),
+        (ModelArguments, DataArguments, finetune_arguments_class("lora")),
         ["--task", "mrpc", "--output_dir", str(tmp_path), "--lr_grid", "--mode", "lora"],
     )
     with pytest.raises(ValueError, match="--mode lora has no default grid"):

@@ -7,7 +7,7 @@ from transformers import BertForSequenceClassification
 
 from hf_bert_tasks import get_task
 from hf_bert_tasks.finetune.args import ModelArguments
-from hf_bert_tasks.finetune.config import FinetuneTrainingArguments
+from hf_bert_tasks.finetune.config import finetune_arguments_class
 from hf_bert_tasks.finetune.recipe import build_model
 
 
@@ -62,6 +62,6 @@ def test_reinit_more_layers_than_the_model_has_is_an_error(tiny_bert_dir):
 
 
 def test_reinit_with_lora_is_an_error(tiny_bert_dir, tmp_path):
-    args = FinetuneTrainingArguments(output_dir=str(tmp_path), mode="lora", report_to="none")
+    args = finetune_arguments_class("lora")(output_dir=str(tmp_path), mode="lora", report_to="none")
     with pytest.raises(ValueError, match="--reinit_layers/--reinit_pooler .* --mode lora"):
         build_model(get_task("sst2"), ModelArguments(model_name_or_path=tiny_bert_dir, reinit_layers=1), args)

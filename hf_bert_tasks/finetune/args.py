@@ -1,14 +1,15 @@
 """The fine-tune recipe's own flags, light (no transformers import): :class:`ModelArguments`, :class:`DataArguments`,
 :class:`FinetuneOptions` (the package's training flags and changed ``TrainingArguments`` defaults, which
 :class:`hf_bert_tasks.finetune.config.FinetuneTrainingArguments` inherits) and :func:`parse_finetune_argv`, the one
-parse of a ``finetune`` command line (:mod:`hf_bert_tasks.flags.parser`), with each registered mode's flags. As
+parse of a ``finetune`` command line (:mod:`hf_bert_tasks.flags.parser`), with the selected mode's flags
+(:func:`selected_mode`, a first pass). As
 ``pretraining/args.py`` for the pretrain recipe. Defaults: docs/design.md, "Fine-tuning defaults"."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..flags.parser import CommandLine, build_parser, parse_flags
+from ..flags.parser import CommandLine, UsageError, build_parser, parse_flags
 from ..modes import DEFAULT_TRAINING_MODE, TRAINING_MODES
 from ..tasks import get_task, list_tasks
 
@@ -220,34 +221,86 @@ GROUPS = (
 FinetuneCommandLine = CommandLine
 
 
-def mode_groups() -> list[tuple[str, type]]:
-    """``(title, flags dataclass)`` of each registered mode with flags, checked against the recipe's own flags
-    (:func:`hf_bert_tasks.modes.mode_groups`; ``ValueError`` for a clash, naming both owners)."""
+def mode_groups(mode: str | None = None) -> list[tuple[str, type]]:
+    """``(title, flags dataclass)`` of ``mode`` (a registered ``--mode`` value; ``[]`` for a mode without flags or a
+    name no mode has) or, with ``None``, of every registered mode with flags (``--help``, ``compare``), checked
+    against the recipe's own flags (:func:`hf_bert_tasks.modes.mode_groups`; ``ValueError`` for a clash, naming both
+    owners). Only the light flags modules of those modes are imported."""
     from ..modes import mode_groups
 
-    return mode_groups({name for _, cls in GROUPS for name in cls.__dataclass_fields__})
+    return mode_groups({name for _, cls in GROUPS for name in cls.__dataclass_fields__}, mode)
 
 
 def finetune_parser(prog: str = "hf-bert-tasks finetune", groups=None):
     """The ``finetune`` flags as one :class:`FlagParser` (no transformers import): the
-    recipe's dataclasses, each registered mode's flags (``groups``: default :func:`mode_groups`), then
+    recipe's dataclasses, the modes' flags (``groups``: default :func:`mode_groups` of every registered mode), then
     ``TrainingArguments``' other fields (the static table :data:`hf_bert_tasks.flags.trainer_fields.TRAINER_FIELDS`)."""
     return build_parser([*GROUPS, *(mode_groups() if groups is None else groups)], prog)
 
 
+def _last_value(argv: list[str], flag: str) -> str | None:
+    """The value of the last ``flag VALUE`` or ``flag=VALUE`` in ``argv`` (``None``: not given)."""
+    value = None
+    for i, token in enumerate(argv):
+        if token == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif token.startswith(flag + "="):
+            value = token.split("=", 1)[1]
+    return value
+
+
+def selected_mode(argv: list[str]) -> str:
+    """The first, light pass over a ``finetune`` command line: the ``--mode`` it selects (the last one given, else
+    the ``mode`` key of its ``--config`` file, else :data:`~hf_bert_tasks.modes.DEFAULT_TRAINING_MODE`), so that the
+    one parse is built with that mode's flags only (as trl's scripts read a first dataclass before the others).
+    A name no mode has is returned as given: the parse refuses it, listing ``--mode``'s choices.
+    ``FileNotFoundError`` / ``ValueError``: an unreadable ``--config`` file."""
+    mode, config = _last_value(argv, "--mode"), _last_value(argv, "--config")
+    if mode is None and config is not None:
+        from ..flags.config_file import read_config
+
+        mode = read_config(config).get("mode")
+    return DEFAULT_TRAINING_MODE if mode is None else str(mode)
+
+
+def _other_modes_flag(argv: list[str], mode: str) -> UsageError | None:
+    """A :class:`UsageError` naming the mode that owns a flag of ``argv`` (or of its ``--config`` file) other than
+    ``mode``, e.g. ``--lora_r`` in a ``--mode finetune`` run; ``None`` when no flag is another mode's. Called only
+    when the parse failed: it imports every registered mode's light flags module."""
+    from ..flags.config_file import read_config
+    from ..flags.parser import given_flags
+    from ..modes import mode_arguments_classes
+
+    config = _last_value(argv, "--config")
+    names = set(given_flags(argv)) | set(read_config(config) if config else ())
+    for other, cls in mode_arguments_classes().items():
+        owned = sorted(names.intersection(cls.__dataclass_fields__))
+        if other != mode and owned:
+            return UsageError(
+                f"--{owned[0]}: a flag of --mode {other}, and this run is --mode {mode}; expected --mode {other} "
+                "or the flag left out"
+            )
+    return None
+
+
 def parse_finetune_argv(argv: list[str], prog: str = "hf-bert-tasks finetune") -> FinetuneCommandLine:
     """Parse a ``finetune`` command line once (``--config FILE`` values below the flags), before transformers is
-    imported; ``--task`` is looked up (``DataArguments``).
+    imported, with the flags of the selected mode only (:func:`selected_mode`: no other mode's module is imported);
+    ``--task`` is looked up (``DataArguments``).
 
     Raises:
-        UsageError: an unknown flag (with the closest known one) or a value argparse
+        UsageError: an unknown flag (with the closest known one, or the mode that owns it) or a value argparse
             refuses (one line, as argparse words it).
         ValueError: ``--task`` missing or unknown, a bad ``--config`` file or key, a mode flag that clashes.
         FileNotFoundError: a missing ``--config`` file."""
     from ..flags.trainer_fields import TRAINER_FIELDS
 
-    groups = [*GROUPS, *mode_groups()]  # the flags of the registered modes, checked for clashes
-    values, given = parse_flags(build_parser(groups, prog), argv)
+    mode = selected_mode(argv)
+    groups = [*GROUPS, *mode_groups(mode)]  # the recipe's flags and the selected mode's, checked for clashes
+    try:
+        values, given = parse_flags(build_parser(groups, prog), argv)
+    except ValueError as err:  # UsageError, or a --config key no flag takes
+        raise _other_modes_flag(argv, mode) or err
     classes = [cls for _, cls in groups]
     table = frozenset(TRAINER_FIELDS).difference(*[cls.__dataclass_fields__ for cls in classes])
     model = ModelArguments(**{k: values.pop(k) for k in ModelArguments.__dataclass_fields__})

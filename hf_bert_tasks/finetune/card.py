@@ -233,10 +233,11 @@ def build_finetune_card(
         FileNotFoundError: ``output_dir`` or its ``all_results.json`` is missing.
         ValueError: no ``task`` and no record naming one; a JSON file is malformed (names it and the line).
     """
-    from ..tasks.pipelines import served_pipeline
-
     inputs = card_inputs(output_dir, task, grid=not seed_runs)  # every file read and every number grouped, once
     the_task, info, keys, dataset = inputs["task"], inputs["info"], inputs["keys"], inputs["dataset"]
+    from ..tasks.pipelines import served_pipeline
+
+    pipeline_tag = served_pipeline(the_task.pipeline_tag)  # the pipeline that serves the model (metadata and usage)
     fields = _record_fields(info, base_model, dataset, inputs["mode_text"])
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
@@ -259,12 +260,12 @@ def build_finetune_card(
             "datasets": None if dataset.get("user_files") else [dataset.get("id") or the_task.hub_dataset],
             "license": license,
             "library_name": "peft" if adapter_only else "transformers",
-            "pipeline_tag": served_pipeline(the_task.pipeline_tag),
+            "pipeline_tag": pipeline_tag,
             "metrics": list(dict.fromkeys(specs[m].hub_id for m in the_task.metric_names)),
             "eval_results": inputs["eval_results"] or None,
         },
         task=the_task,
-        pipeline_tag=served_pipeline(the_task.pipeline_tag),
+        pipeline_tag=pipeline_tag,
         dataset_name=inputs["dataset_name"],
         description=inputs["description"],
         primary_name=display_name(specs, the_task.primary_metric),

@@ -22,7 +22,7 @@ from ..flags.training import (
     training_arguments,
 )
 from ..flags.values import check_task_values
-from ..modes import mode_arguments_classes, mode_of
+from ..modes import mode_arguments_class, mode_arguments_classes, mode_of
 from .args import DataArguments, FinetuneOptions, mode_groups
 
 logger = logging.getLogger(__name__)
@@ -32,11 +32,12 @@ PAPER_LR_GRID = "paper"
 
 
 @dataclass
-class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().values(), TrainingArguments):
-    """``TrainingArguments`` with the paper's fine-tuning defaults and extras (:class:`FinetuneOptions`) and the flags
-    of the modes registered when this module is imported (the built-ins'); :func:`finetune_arguments_class` adds
-    those of modes registered later. Three declared fields are not flags (``init=False``: no flag, not in
-    ``to_dict()``, ``training_args.json`` or the run record): ``__post_init__`` sets them from what was given."""
+class FinetuneTrainingArguments(FinetuneOptions, TrainingArguments):
+    """``TrainingArguments`` with the paper's fine-tuning defaults and extras (:class:`FinetuneOptions`): the
+    arguments of ``--mode finetune``; a mode with flags runs with :func:`finetune_arguments_class` of it (this class
+    with the mode's flags dataclass as a further base, whose ``__post_init__`` checks them first). Three declared
+    fields are not flags (``init=False``: no flag, not in ``to_dict()``, ``training_args.json`` or the run record):
+    ``__post_init__`` sets them from what was given. ``ValueError``: a mode whose flags this class lacks."""
 
     #: the fields not given, which :func:`apply_task_defaults` fills from the task and the mode
     from_task: frozenset[str] = dataclasses.field(default=frozenset(), init=False, repr=False)
@@ -49,27 +50,32 @@ class FinetuneTrainingArguments(FinetuneOptions, *mode_arguments_classes().value
 
     def __post_init__(self):
         mode_of(self).check_arguments(self)  # a typo in --mode fails here, before any data is read
-        check_declared_values(self)  # every mode's flags (choices, bounds), so a bad one fails in any compare arm
+        mode_flags = mode_arguments_class(self.mode)  # checked by its own __post_init__ (before this one: the MRO)
+        if mode_flags is not None and not isinstance(self, mode_flags):
+            raise ValueError(
+                f"--mode {self.mode}: {type(self).__name__} lacks the mode's flags ({mode_flags.__name__}); expected "
+                f"the arguments of finetune_arguments_class({self.mode!r})"
+            )
+        self.seed_list  # noqa: B018 - a malformed --seeds fails here, before any data is read
         # no --do_* flag: every split the data has; kept before Trainer's post-init changes them
         flags = (self.do_train, self.do_eval, self.do_predict)
-        # an explicit --train_sampling_strategy wins over --group_by_length; neither: the task's (apply_task_defaults)
-        given = current_given_flags() or ()
-        # checkpoints the user asked for stay after the run; else the saved model is its one copy (remove_checkpoints)
-        keep = keeps_checkpoints()
         # refused TrainingArguments flags (trainer_flags.TABLE): one line, before any model or data is loaded
         for name, reason in REFUSED_FLAGS.items():
             if getattr(self, name, None) not in (_REFUSED_DEFAULTS.get(name), None, "", [], ()):
                 raise ValueError(reason)
-        sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
-        if self.train_sampling_strategy is None:
-            self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
-        self.group_by_length = self.train_sampling_strategy == "group_by_length"
-        self.seed_list  # noqa: B018 - a malformed --seeds fails here, before any data is read
         # placeholders for TrainingArguments' checks; apply_task_defaults replaces those in `from_task`
         placeholders = {"learning_rate": 2e-5, "per_device_train_batch_size": 32, "num_train_epochs": 3.0}
         unset = [k for k in placeholders if getattr(self, k) is None]
         for key in unset:
             setattr(self, key, placeholders[key])
+        # an explicit --train_sampling_strategy wins over --group_by_length; neither: the task's (apply_task_defaults)
+        given = current_given_flags() or ()
+        # checkpoints the user asked for stay after the run; else the saved model is its one copy (remove_checkpoints)
+        keep = keeps_checkpoints()
+        sampler_unset = self.group_by_length and not (self.train_sampling_strategy or "group_by_length" in given)
+        if self.train_sampling_strategy is None:
+            self.train_sampling_strategy = "group_by_length" if self.group_by_length else "random"
+        self.group_by_length = self.train_sampling_strategy == "group_by_length"
         unset += ["metric_for_best_model"] if self.metric_for_best_model is None else []
         unset += ["train_sampling_strategy"] if sampler_unset else []
         self.from_task, self.splits_asked, self.keep_checkpoints = (
@@ -117,26 +123,8 @@ def _parse_list(flag: str, text, convert, kind: str, distinct: str, example: str
     return values
 
 
-_TRAINER_FIELDS = {f.name for f in dataclasses.fields(TrainingArguments)}
 #: transformers' default of each refused field (any other value is refused)
 _REFUSED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainingArguments) if f.name in REFUSED_FLAGS}
-
-
-def check_declared_values(args) -> None:
-    """Check ``args``' fields against their metadata ``choices`` (argparse never checks an object built from a dict)
-    and the inherited ``bounds`` tuples ``(flag, lowest, upper bound excluded or None, what is expected)``
-    (e.g. :class:`~hf_bert_tasks.modes.lora.arguments.LoraArguments`); ``ValueError`` ``--<flag> <value>: expected ...``."""
-    for f in dataclasses.fields(args):
-        if f.name in _TRAINER_FIELDS or f.name == "mode":
-            continue  # TrainingArguments checks its own; --mode: mode_of
-        choices, value = f.metadata.get("choices"), getattr(args, f.name, None)
-        if choices is not None and value is not None and value not in choices:
-            raise ValueError(f"--{f.name} {value!r}: expected one of {list(choices)}")
-    for cls in type(args).__mro__:
-        for name, low, high, expected in vars(cls).get("bounds", ()):
-            value = getattr(args, name)
-            if value < low or (high is not None and value >= high):
-                raise ValueError(f"--{name} {value}: expected {expected}")
 
 
 def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
@@ -174,26 +162,43 @@ def apply_task_defaults(task, data_args: DataArguments, training_args: FinetuneT
 
 @functools.cache
 def _with_flags(extra: tuple[type, ...]) -> type:
-    name = "FinetuneTrainingArguments_" + "_".join(cls.__name__ for cls in extra)
-    cls = dataclasses.make_dataclass(name, [], bases=(*extra, FinetuneTrainingArguments))
+    """:class:`FinetuneTrainingArguments` with ``extra`` (modes' flags dataclasses) as bases before it, named
+    ``FinetuneTrainingArguments_<Flags>`` in this module (Trainer pickles the arguments: ``training_args.bin``; a
+    fresh process finds the class again through this module's ``__getattr__``)."""
+    if not extra:
+        return FinetuneTrainingArguments
+    cls = dataclasses.make_dataclass(_class_name(extra), [], bases=(*extra, FinetuneTrainingArguments))
     cls.__module__ = __name__
-    globals()[name] = cls  # found by name: Trainer pickles the arguments (training_args.bin)
+    globals()[cls.__name__] = cls
     return cls
 
 
-def finetune_arguments_class(modes=None) -> type[FinetuneTrainingArguments]:
-    """:class:`FinetuneTrainingArguments` with the flags dataclasses of the modes registered since this module was
-    imported (``modes``: those classes; default: the registry's, a clash checked by ``command_line.mode_groups``)
-    as further bases (a subclass, cached per set of modes)."""
-    if modes is None:
-        modes = [cls for _, cls in mode_groups()]
-    extra = tuple(c for c in modes if c not in FinetuneTrainingArguments.__mro__)
-    return _with_flags(extra) if extra else FinetuneTrainingArguments
+def _class_name(extra: tuple[type, ...]) -> str:
+    return "FinetuneTrainingArguments_" + "_".join(cls.__name__ for cls in extra)
+
+
+def finetune_arguments_class(mode: str | None = None) -> type[FinetuneTrainingArguments]:
+    """The training-arguments class of ``--mode`` ``mode``: :class:`FinetuneTrainingArguments` with the mode's flags
+    dataclass as a further base (cached per mode; the class itself for a mode without flags, e.g. ``finetune``);
+    ``None``: with every registered mode's flags (``--help_all`` lists them all). Only the named mode's light flags
+    module is imported. ``ValueError``: a mode's flag that clashes with another flag (``args.mode_groups``)."""
+    return _with_flags(tuple(cls for _, cls in mode_groups(mode)))
+
+
+def __getattr__(name: str) -> type:
+    """A generated arguments class by name (``FinetuneTrainingArguments_LoraArguments``), made on first use: how a
+    fresh process unpickles ``training_args.bin`` of a run whose mode has flags."""
+    if name.startswith("FinetuneTrainingArguments_"):
+        classes = tuple(mode_arguments_classes().values())
+        for extra in (*((cls,) for cls in classes), classes):
+            if _class_name(extra) == name:
+                return _with_flags(extra)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def finetune_arguments(command_line: CommandLine):
     """``(ModelArguments, DataArguments, training arguments)`` of a parsed ``finetune`` command line
-    (:func:`hf_bert_tasks.finetune.args.parse_finetune_argv`), as :func:`finetune_arguments_class`
+    (:func:`hf_bert_tasks.finetune.args.parse_finetune_argv`), as :func:`finetune_arguments_class` of its mode
     (:func:`training_arguments`), final: the task's and the mode's defaults filled in, the flags the task refuses
     refused and the secrets scrubbed (:func:`finalize_arguments`). After it the recipe only takes the Hub settings
     and token out for ``--push_to_hub`` (``hub.pop_push_settings``) and, after an lr grid, records the selected
@@ -201,27 +206,27 @@ def finetune_arguments(command_line: CommandLine):
 
     Raises:
         ValueError: a value the mode or the task refuses (one line, before any model or data is loaded)."""
-    model, data, training = training_arguments(finetune_arguments_class(command_line.modes), command_line)
+    model, data, training = training_arguments(_with_flags(tuple(command_line.modes)), command_line)
     finalize_arguments(command_line.task or data.registered_task(), data, training)
     return model, data, training
 
 
 def finalize_arguments(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
-    """Make a fine-tune run's arguments final for ``task``, in place: without ``--push_to_hub`` every secret
-    scrubbed (:func:`scrub_secrets`: none reaches ``training_args.bin`` or the run record; with it, the push step
-    takes them out, ``hub.pop_push_settings``), the task's and the mode's defaults (:func:`apply_task_defaults`),
-    then the flags this task refuses (``trainer_flags.TASK_REFUSALS``, e.g. ``--label_smoothing_factor`` for
-    regression). Idempotent: ``run_finetune`` calls it again for arguments made any other way (a script's own
+    """Make a fine-tune run's arguments final for ``task``, in place: the task's and the mode's defaults
+    (:func:`apply_task_defaults`), the flags this task refuses (``trainer_flags.TASK_REFUSALS``, e.g.
+    ``--label_smoothing_factor`` for regression), then, without ``--push_to_hub``, every secret scrubbed
+    (:func:`scrub_secrets`: none reaches ``training_args.bin`` or the run record; with it, the push step takes them
+    out, ``hub.pop_push_settings``). Idempotent: ``run_finetune`` calls it again for arguments made any other way (a script's own
     ``FinetuneTrainingArguments(...)``). Returns ``(data_args, training_args)``.
 
     Raises:
         ValueError: a refused flag (names it and the task) or a bare ``--lr_grid`` the mode has no grid for."""
     from ..flags.trainer_flags import TASK_REFUSALS
 
-    if not training_args.push_to_hub:
-        scrub_secrets(training_args)
     apply_task_defaults(task, data_args, training_args)
     for (problem_type, name), message in TASK_REFUSALS.items():
         if task.problem_type == problem_type and getattr(training_args, name, None):
             raise ValueError(message.format(value=getattr(training_args, name), task=task.name))
+    if not training_args.push_to_hub:
+        scrub_secrets(training_args)
     return data_args, training_args

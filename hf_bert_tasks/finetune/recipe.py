@@ -30,12 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..modes import TRAINING_MODES, declare_batch_mean_loss, mode_of
 from ..tasks import Task, get_task
-from ..utils.checkpoints import resolve_resume, start_run
-from .data import PreparedData, prepare_data, select_splits  # noqa: F401 - the recipe's data step
 
-if TYPE_CHECKING:  # arguments imports transformers: imported inside the functions (the CLI imports this module)
+if TYPE_CHECKING:  # imported inside the functions, each where its step runs (the CLI imports this module)
     from .args import DataArguments, ModelArguments
     from .config import FinetuneTrainingArguments
+    from .data import PreparedData
 
 logger = logging.getLogger(__name__)
 PROG = "hf-bert-tasks finetune"
@@ -93,7 +92,7 @@ def run_finetune(
     from transformers import AutoConfig, AutoTokenizer
 
     from ..utils.tokenizers import fit_tokenizer_to_model
-    from .data import check_model_fits
+    from .data import check_model_fits, prepare_data
 
     if task is None:  # a script's call: the registry's lookup (UnknownTaskError, a ValueError, for an unknown name)
         task = get_task(data_args.task)
@@ -113,6 +112,8 @@ def run_finetune(
 
         extends = check_grid_output_dir(training_args)  # a finished grid may be extended
     elif os.path.isdir(training_args.output_dir) or training_args.resume_from_checkpoint:
+        from ..utils.checkpoints import start_run
+
         resume = start_run(training_args)  # the output-dir guard and the checkpoint to resume from, before any data
     else:
         resume = None  # a new folder: nothing to guard, nothing to resume
@@ -206,11 +207,12 @@ def train_evaluate_predict(
     ``None``: a fresh start; not given: ``--resume_from_checkpoint``). The caller checks the data fits the model."""
     from transformers import set_seed
 
-    from .record import RunRecordCallback  # run_info.json, written while training (the card's record)
-    from .trainer import GlobalLossTrainer, SkipLastStepEvaluation
-
     set_seed(training_args.seed)
-    data = prepared or prepare_data(task, raw, tokenizer, data_args, training_args)
+    if prepared is None:
+        from .data import prepare_data
+
+        prepared = prepare_data(task, raw, tokenizer, data_args, training_args)
+    data = prepared
     features, raw = data.features, data.raw
     if not data.eval_splits:
         training_args.eval_strategy = "no"
@@ -224,12 +226,19 @@ def train_evaluate_predict(
         data_args,
         training_args,
     )
+    training_mode = mode.record(training_args)  # the mode and its variant, as the card will describe them
     if resume is _FROM_ARGS:
+        from ..utils.checkpoints import resolve_resume
+
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+
+    from .record import RunRecordCallback  # run_info.json, written while training (the card's record)
+
     # run_info.json, started from the run's arguments (the object Trainer keeps as trainer.args)
-    record = RunRecordCallback(
-        task, model_args, data_args, training_mode=mode.record(training_args), args=training_args
-    )
+    record = RunRecordCallback(task, model_args, data_args, training_mode=training_mode, args=training_args)
+
+    from .trainer import GlobalLossTrainer, SkipLastStepEvaluation  # length-aware batches, the global loss
+
     first_eval = data.eval_splits[0] if data.eval_splits else None
     trainer = task.build_trainer(
         GlobalLossTrainer,

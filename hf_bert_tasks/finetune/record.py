@@ -17,7 +17,6 @@ from typing import Any
 from transformers import TrainerCallback
 
 from ..hub.cards import RUN_INFO_FILE, framework_versions, model_origin
-from ..utils.plots import new_figure, plot_lines
 
 #: ``TrainingArguments`` fields never recorded (paths, logging, Hub plumbing; secrets are dropped by name too).
 HIDDEN_ARGUMENTS = {
@@ -223,6 +222,8 @@ def plot_training_curves(
             ),
             None,
         )
+    from ..utils.plots import new_figure, plot_lines  # matplotlib: only once a run draws its curves
+
     fig, (left, right) = new_figure(1, 2)
     if baseline is not None and series["eval_metric"][0]:
         right.axhline(

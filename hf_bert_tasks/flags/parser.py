@@ -29,7 +29,7 @@ class CommandLine:
     """A recipe's command line parsed once: ``model`` and ``data`` (its light dataclasses, built), ``training``
     (every training flag's value by field name, for the ``TrainingArguments`` subclass built after transformers is
     imported), ``given`` (the flags the user set: command line and ``--config``, :func:`given_flags`), ``modes``
-    (``finetune``: the registered modes' flags dataclasses it was parsed with) and ``table_fields`` (the flags
+    (``finetune``: the selected mode's flags dataclass it was parsed with, if it has one) and ``table_fields`` (the flags
     whose default came from ``trainer_fields.TRAINER_FIELDS``: not given, the installed class's default applies)."""
 
     model: Any

@@ -3,7 +3,9 @@
 **refused** (one line on stderr, exit status 2, while the flags are parsed: before any model or data is loaded), or
 it is **not applicable** here (hardware, launchers or integrations this machine and package do not have; passed to
 ``Trainer`` unchanged). A field of the installed transformers missing from :data:`TABLE` fails the test, so the table
-cannot go stale. Why: docs/design.md, 'Trainer hooks and the overrides left'."""
+cannot go stale. :data:`VALUES` classifies the *values* of the choice fields whose status is the same on every
+machine and task family (``hf_bert_tasks.flags.values`` classifies the others and enforces the refusals). Why:
+docs/design.md, 'Trainer hooks and the overrides left'."""
 
 from __future__ import annotations
 
@@ -240,4 +242,65 @@ TASK_REFUSALS: dict[tuple[str, str], str] = {
         "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no "
         "answer positions, so there is no loss to report; expected the flag left out"
     ),
+}
+
+
+# ------------------------------------------------------------------ the values of the choice fields
+#: ``lr_scheduler_type`` value -> the ``--lr_scheduler_kwargs`` keys it needs (one of them; transformers'
+#: ``get_scheduler`` fails without, after the model is built): refused while the flags are parsed without them
+SCHEDULER_KWARGS: dict[str, tuple[str, ...]] = {
+    "cosine_with_min_lr": ("min_lr", "min_lr_rate"),
+    "cosine_warmup_with_min_lr": ("min_lr", "min_lr_rate"),
+    "warmup_stable_decay": ("num_decay_steps",),
+}
+#: schedulers stepped by an evaluation metric (transformers ``Trainer._evaluate``): the task's primary metric, with
+#: the scheduler's ``mode`` set from its direction (``max`` for F1 or accuracy), unless given
+METRIC_SCHEDULERS = ("reduce_lr_on_plateau", "greedy")
+_SCHEDULERS = (
+    "linear",
+    "cosine",
+    "cosine_with_restarts",
+    "polynomial",
+    "constant",
+    "constant_with_warmup",
+    "inverse_sqrt",
+    *METRIC_SCHEDULERS,
+    *SCHEDULER_KWARGS,
+)
+_LEVELS = ("detail", "debug", "info", "warning", "error", "critical", "passive")
+#: choice field -> value -> :class:`Flag`, for the values whose status is the same on every machine and family
+#: (the others: :func:`classify_value`)
+VALUES: dict[str, dict] = {
+    "lr_scheduler_type": {
+        **{v: works(note="any family") for v in _SCHEDULERS if v not in SCHEDULER_KWARGS},
+        **{
+            v: works(note=f"with --lr_scheduler_kwargs naming {' or '.join(keys)}; refused without")
+            for v, keys in SCHEDULER_KWARGS.items()
+        },
+    },
+    "logging_strategy": {v: works() for v in ("no", "steps", "epoch")},
+    "eval_strategy": {v: works() for v in ("no", "steps", "epoch")},
+    "save_strategy": {
+        "no": works(),
+        "steps": works(),
+        "epoch": works(),
+        "best": works(note="the task's primary metric and its direction; needs --eval_strategy steps or epoch"),
+    },
+    "log_level": {v: works() for v in _LEVELS},
+    "log_level_replica": {v: works(note="read by replica processes") for v in _LEVELS},
+    "hub_strategy": {v: not_applicable(_HUB) for v in ("end", "every_save", "checkpoint", "all_checkpoints")},
+    "dataloader_multiprocessing_context": {
+        v: works(note="with --dataloader_num_workers > 0") for v in ("fork", "spawn", "forkserver")
+    },
+    "train_sampling_strategy": {
+        "random": works(),
+        "sequential": works(),
+        "group_by_length": works(),
+        "batch_rebalance": works(note="balances padded tokens across devices; one device here"),
+    },
+    "ddp_backend": {v: not_applicable(_LAUNCHER) for v in ("nccl", "gloo", "mpi", "xccl", "hccl", "cncl", "mccl")},
+    "debug": {
+        v: refused(TABLE["debug"].note)
+        for v in ("underflow_overflow", "tpu_metrics_debug")  # DebugOption
+    },
 }

@@ -3,13 +3,25 @@ classifies the *fields*): the values are generated from the installed class (:fu
 ``choices`` metadata, plus the precision switches), each value x task family classified on a machine
 (:func:`classify_value`: works / refused with its one line / not applicable), and the refusals enforced while the
 flags are parsed, before any model or data is loaded (:func:`check_values`, the machine's; :func:`check_task_values`,
-the task's metric and its direction). ``tests/test_flag_values.py`` fails on a value no rule knows."""
+the task's metric and its direction). The values whose status is the same on every machine and task family are
+the table :data:`hf_bert_tasks.flags.trainer_flags.VALUES`, beside the fields' table (one import, no call back at
+import). ``tests/test_flag_values.py`` fails on a value no rule knows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .trainer_flags import _GPU, _HUB, _LAUNCHER, REFUSED, TABLE, Flag, not_applicable, refused, works
+from .trainer_flags import (  # the tables: fields (TABLE) and the values of choice fields (VALUES)
+    _GPU,
+    METRIC_SCHEDULERS,
+    REFUSED,
+    SCHEDULER_KWARGS,
+    VALUES,
+    Flag,
+    not_applicable,
+    refused,
+    works,
+)
 
 #: The precision switches: ``bool`` fields whose ``True`` needs hardware (``False`` is the default and always works).
 PRECISION_FIELDS = ("bf16", "fp16", "bf16_full_eval", "fp16_full_eval", "tf32")
@@ -144,65 +156,6 @@ OPTIMIZER_PACKAGES: dict[str, str] = {
 }
 #: ``optim`` values of other hardware (TPU, Ascend NPU)
 OPTIMIZER_HARDWARE = {"adamw_torch_xla": "TPUs (torch_xla)", "adamw_torch_npu_fused": "Ascend NPUs (torch_npu)"}
-
-#: ``lr_scheduler_type`` value -> the ``--lr_scheduler_kwargs`` keys it needs (one of them; transformers'
-#: ``get_scheduler`` fails without, after the model is built): refused while the flags are parsed without them
-SCHEDULER_KWARGS: dict[str, tuple[str, ...]] = {
-    "cosine_with_min_lr": ("min_lr", "min_lr_rate"),
-    "cosine_warmup_with_min_lr": ("min_lr", "min_lr_rate"),
-    "warmup_stable_decay": ("num_decay_steps",),
-}
-#: schedulers stepped by an evaluation metric (transformers ``Trainer._evaluate``): the task's primary metric, with
-#: the scheduler's ``mode`` set from its direction (``max`` for F1 or accuracy), unless given
-METRIC_SCHEDULERS = ("reduce_lr_on_plateau", "greedy")
-_SCHEDULERS = (
-    "linear",
-    "cosine",
-    "cosine_with_restarts",
-    "polynomial",
-    "constant",
-    "constant_with_warmup",
-    "inverse_sqrt",
-    *METRIC_SCHEDULERS,
-    *SCHEDULER_KWARGS,
-)
-_LEVELS = ("detail", "debug", "info", "warning", "error", "critical", "passive")
-#: choice field -> value -> :class:`Flag`, for the values whose status is the same on every machine and family
-#: (the others: :func:`classify_value`)
-VALUES: dict[str, dict] = {
-    "lr_scheduler_type": {
-        **{v: works(note="any family") for v in _SCHEDULERS if v not in SCHEDULER_KWARGS},
-        **{
-            v: works(note=f"with --lr_scheduler_kwargs naming {' or '.join(keys)}; refused without")
-            for v, keys in SCHEDULER_KWARGS.items()
-        },
-    },
-    "logging_strategy": {v: works() for v in ("no", "steps", "epoch")},
-    "eval_strategy": {v: works() for v in ("no", "steps", "epoch")},
-    "save_strategy": {
-        "no": works(),
-        "steps": works(),
-        "epoch": works(),
-        "best": works(note="the task's primary metric and its direction; needs --eval_strategy steps or epoch"),
-    },
-    "log_level": {v: works() for v in _LEVELS},
-    "log_level_replica": {v: works(note="read by replica processes") for v in _LEVELS},
-    "hub_strategy": {v: not_applicable(_HUB) for v in ("end", "every_save", "checkpoint", "all_checkpoints")},
-    "dataloader_multiprocessing_context": {
-        v: works(note="with --dataloader_num_workers > 0") for v in ("fork", "spawn", "forkserver")
-    },
-    "train_sampling_strategy": {
-        "random": works(),
-        "sequential": works(),
-        "group_by_length": works(),
-        "batch_rebalance": works(note="balances padded tokens across devices; one device here"),
-    },
-    "ddp_backend": {v: not_applicable(_LAUNCHER) for v in ("nccl", "gloo", "mpi", "xccl", "hccl", "cncl", "mccl")},
-    "debug": {
-        v: refused(TABLE["debug"].note)
-        for v in ("underflow_overflow", "tpu_metrics_debug")  # DebugOption
-    },
-}
 
 _NO_GPU = "torch.cuda.is_available() is False here"
 #: one-line refusals and notes of the precision switches (``{why}``: the machine fact)

@@ -50,7 +50,8 @@ class TrainingMode(abc.ABC):
     colour: str = "tab:blue"  #: the matplotlib colour of the mode's bars in ``comparison.png``
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
-        """Checks beyond the flags' declared ``choices``/``bounds``, at parse time; ``ValueError`` names the flag."""
+        """Checks beyond the mode's flags dataclass's own (its ``__post_init__``), at parse time; ``ValueError`` names
+        the flag."""
 
     def default_hyperparameters(self, task) -> dict[str, Any]:
         """``learning_rate``, ``per_device_train_batch_size``, ``num_train_epochs`` used when the flag is not given:
@@ -187,9 +188,12 @@ def mode_arguments_classes() -> dict[str, type]:
     return {name: cls for name in list(TRAINING_MODES) if (cls := mode_arguments_class(name)) is not None}
 
 
-def mode_groups(recipe_flags: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, type]]:
-    """``(title, flags dataclass)`` of each registered mode with flags (:func:`mode_arguments_classes`), for the
-    ``finetune`` command line (``recipe_flags``: the recipe's own flag names, ``command_line.GROUPS``).
+def mode_groups(
+    recipe_flags: frozenset[str] | set[str] = frozenset(), mode: str | None = None
+) -> list[tuple[str, type]]:
+    """``(title, flags dataclass)`` of each registered mode with flags (:func:`mode_arguments_classes`), or of
+    ``mode`` only (``[]``: a mode without flags or a name no mode has; only its light flags module is imported), for
+    the ``finetune`` command line (``recipe_flags``: the recipe's own flag names, ``finetune.args.GROUPS``).
 
     Raises:
         ValueError: a mode's flag that is already a flag of the recipe, of another mode or a ``TrainingArguments``
@@ -198,13 +202,17 @@ def mode_groups(recipe_flags: frozenset[str] | set[str] = frozenset()) -> list[t
 
     owner = dict.fromkeys(recipe_flags, "finetune")
     groups, mode_flags = [], set()
-    for mode, cls in mode_arguments_classes().items():
-        for name in cls.__dataclass_fields__:
-            if owner.get(name, mode) != mode:
-                raise ValueError(f"training mode {mode!r}: its flag --{name} is already a flag of {owner[name]!r}")
-            owner[name] = mode
-            mode_flags.add(name)
-        groups.append((f"{mode} mode arguments", cls))
+    if mode is None:
+        selected = mode_arguments_classes()
+    else:
+        selected = {mode: cls} if mode in TRAINING_MODES and (cls := mode_arguments_class(mode)) else {}
+    for name, cls in selected.items():
+        for flag in cls.__dataclass_fields__:
+            if owner.get(flag, name) != name:
+                raise ValueError(f"training mode {name!r}: its flag --{flag} is already a flag of {owner[flag]!r}")
+            owner[flag] = name
+            mode_flags.add(flag)
+        groups.append((f"{name} mode arguments", cls))
     clash = sorted(mode_flags.intersection(TRAINER_FIELDS))
     if clash:
         raise ValueError(f"training mode {owner[clash[0]]!r}: its flag --{clash[0]} is a TrainingArguments field")

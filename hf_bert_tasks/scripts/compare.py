@@ -114,13 +114,20 @@ def given_settings(argv: list[str], parser=None) -> dict:
 
 def run_arguments(config: dict, seed: int, args, common: dict, out: str):
     """The fine-tune ``(ModelArguments, DataArguments, FinetuneTrainingArguments)`` of one configuration and seed from
-    :func:`run_settings`, ``common`` (every run's flags) and ``args.arm_settings[mode]``, a later one winning: the
+    :func:`run_settings`, ``common`` (every run's flags; another mode's flags left out) and
+    ``args.arm_settings[mode]``, a later one winning: the
     settings as flags, parsed and built as ``hf-bert-tasks finetune`` parses and builds them
     (:func:`~hf_bert_tasks.finetune.args.parse_finetune_argv`, :func:`~hf_bert_tasks.finetune.config.finetune_arguments`).
     ``ValueError`` when a check of the dataclasses fails (e.g. ``--lora_dropout 1.5``)."""
     from ..finetune.args import parse_finetune_argv
     from ..finetune.config import finetune_arguments
+    from ..modes import mode_arguments_classes
 
+    # the flags common to every arm reach the arms of their own mode only (a run has its mode's flags alone)
+    others = {
+        n for m, cls in mode_arguments_classes().items() if m != config["mode"] for n in cls.__dataclass_fields__
+    }
+    common = {k: v for k, v in common.items() if k not in others}
     settings = {**run_settings(config, seed, args, out), **common, **args.arm_settings.get(config["mode"], {})}
     # the flags given: a GPU's defaults (bf16, fused AdamW) apply where no setting chose otherwise
     return finetune_arguments(parse_finetune_argv(settings_argv(settings, finetune_parser())))

@@ -32,7 +32,7 @@ def finetune_sample(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_d
     run's metrics, its ``wall_seconds`` and its ``budget`` as :func:`~hf_bert_tasks.scripts.compare.arm_budget`
     gives it."""
     from ..finetune.args import DataArguments, ModelArguments
-    from ..finetune.config import FinetuneTrainingArguments
+    from ..finetune.config import finetune_arguments_class
     from ..finetune.recipe import run_finetune
 
     model_args = ModelArguments(
@@ -45,7 +45,7 @@ def finetune_sample(plan: QuickstartPlan, run: TaskRun, model_dir: str, output_d
         max_eval_samples=plan.max_eval_samples,
         max_train_samples=mode.pop("max_train_samples", plan.max_train_samples),
     )
-    training_args = FinetuneTrainingArguments(
+    training_args = finetune_arguments_class(mode.get("mode") or DEFAULT_TRAINING_MODE)(
         output_dir=output_dir,
         num_train_epochs=mode.pop("epochs", run.epochs),
         learning_rate=mode.pop("learning_rate", run.learning_rate),

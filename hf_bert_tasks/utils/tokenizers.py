@@ -6,7 +6,7 @@ it (:func:`save_tokenizer_for_model`), and where a tokenizer puts its special to
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, filterfalse
 
 logger = logging.getLogger(__name__)
@@ -145,11 +145,11 @@ class PairTemplate:
     type_a: int
     type_b: int
     with_types: bool
+    #: special tokens a pair adds (BERT 3, RoBERTa 4): counted once, read per batch
+    n_special: int = field(init=False)
 
-    @property
-    def n_special(self) -> int:
-        """Special tokens a pair adds (BERT 3, RoBERTa 4)."""
-        return len(self.prefix) + len(self.middle) + len(self.suffix)
+    def __post_init__(self):
+        object.__setattr__(self, "n_special", len(self.prefix) + len(self.middle) + len(self.suffix))
 
     def build(self, a: list[int], b: list[int]) -> dict[str, list[int]]:
         """``input_ids``, ``attention_mask`` (and ``token_type_ids`` when :attr:`with_types`) of the pair ``a``, ``b``

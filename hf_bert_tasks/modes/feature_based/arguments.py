@@ -4,7 +4,7 @@ learning rate is 1e-3 (a random head on frozen features needs a larger step than
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 NAME = "feature_based"
 
@@ -12,10 +12,9 @@ NAME = "feature_based"
 @dataclass
 class FeatureBasedArguments:
     """The feature-based mode's flags (the head's and the cache's), registered with the mode
-    (``modes._BUILTIN_FLAGS``)."""
-
-    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``arguments.check_declared_values``
-    bounds = (("head_hidden_size", 1, None, "a positive integer"),)
+    (``modes._BUILTIN_FLAGS``). Checked where declared (``__post_init__``, as peft's configs): ``ValueError``
+    ``--<flag> <value>: expected ...`` for a value outside a field's ``choices`` or a ``head_hidden_size`` below 1
+    (argparse checks the choices of a command line; a script's or ``compare``'s dict is checked here)."""
 
     feature_strategy: str = field(
         default="concat_last_four",
@@ -59,3 +58,13 @@ class FeatureBasedArguments:
             "choices": ["strategy", "all"],
         },
     )
+
+    def __post_init__(self):
+        for f in fields(FeatureBasedArguments):
+            choices, value = f.metadata.get("choices"), getattr(self, f.name)
+            if choices is not None and value is not None and value not in choices:
+                raise ValueError(f"--{f.name} {value!r}: expected one of {list(choices)}")
+        if self.head_hidden_size < 1:
+            raise ValueError(f"--head_hidden_size {self.head_hidden_size}: expected a positive integer")
+        if hasattr(super(), "__post_init__"):  # the recipe's arguments class (finetune_arguments_class) goes on
+            super().__post_init__()

@@ -12,14 +12,9 @@ NAME = "lora"
 @dataclass
 class LoraArguments:
     """The LoRA mode's flags, each a ``peft.LoraConfig`` field (``--lora_r`` = ``r``, ``--lora_target_modules`` =
-    ``target_modules``, comma-separated; the others by name); registered with the mode (``modes._BUILTIN_FLAGS``)."""
-
-    #: (flag, lowest, upper bound (excluded) or None, what is expected), checked by ``arguments.check_declared_values``
-    bounds = (
-        ("lora_r", 1, None, "a positive integer"),
-        ("lora_alpha", 1, None, "a positive integer"),
-        ("lora_dropout", 0.0, 1.0, "a probability in [0, 1)"),
-    )
+    ``target_modules``, comma-separated; the others by name); registered with the mode (``modes._BUILTIN_FLAGS``).
+    Checked where declared, as peft's ``LoraConfig.__post_init__``: ``ValueError`` ``--<flag> <value>: expected
+    ...`` for a rank or alpha below 1 or a dropout outside [0, 1)."""
 
     lora_r: int = field(default=8, metadata={"help": "lora: adapter rank r."})
     lora_alpha: int = field(default=16, metadata={"help": "lora: scaling alpha (updates scaled by alpha / r)."})
@@ -31,3 +26,14 @@ class LoraArguments:
             "projections of the architecture: BERT query,value; DeBERTa-v2 query_proj,value_proj; ModernBERT Wqkv)."
         },
     )
+
+    def __post_init__(self):
+        for flag, ok, expected in (
+            ("lora_r", self.lora_r >= 1, "a positive integer"),
+            ("lora_alpha", self.lora_alpha >= 1, "a positive integer"),
+            ("lora_dropout", 0.0 <= self.lora_dropout < 1.0, "a probability in [0, 1)"),
+        ):
+            if not ok:
+                raise ValueError(f"--{flag} {getattr(self, flag)}: expected {expected}")
+        if hasattr(super(), "__post_init__"):  # the recipe's arguments class (finetune_arguments_class) goes on
+            super().__post_init__()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...console import close_names
-from ...utils.tokenizers import pair_template
+from ...utils.tokenizers import PairTemplate, pair_template
 from .. import metrics as M
 from ..base import Task
 from ..files import line_of, text_lines
@@ -356,12 +356,14 @@ class GlueTask(Task):
             and bool(np.any(np.asarray(dataset[self.label_column][: min(len(dataset), 1000)]) != -1))
         )
 
+        pairs = len(self.text_columns) == 2
+        template = checked_pair_template(tokenizer, max_seq_length) if pairs else None  # once per split
+
         def tokenize(batch):
-            if len(self.text_columns) == 1:  # one segment: cut at the end, as google's and the tokenizer's rule
+            if not pairs:  # one segment: cut at the end, as google's and the tokenizer's rule
                 return tokenizer(list(batch[self.text_columns[0]]), truncation=True, max_length=max_seq_length)
-            return encode_pairs(
-                tokenizer, list(batch[self.text_columns[0]]), list(batch[self.text_columns[1]]), max_seq_length
-            )
+            texts_a, texts_b = list(batch[self.text_columns[0]]), list(batch[self.text_columns[1]])
+            return encode_pairs(tokenizer, texts_a, texts_b, max_seq_length, template)
 
         drop = [c for c in dataset.column_names if c != self.label_column or not labelled]
         return dataset.map(tokenize, batched=True, remove_columns=drop, desc=f"Tokenizing {self.name}/{split}")
@@ -408,20 +410,30 @@ def truncate_seq_pair(len_a: int, len_b: int, budget: int) -> tuple[int, int]:
     return even - rest // 2, even - (rest + 1) // 2
 
 
-def encode_pairs(tokenizer, texts_a: list[str], texts_b: list[str], max_seq_length: int) -> dict[str, list]:
-    """Features of sentence pairs within ``max_seq_length`` tokens, the special tokens where ``tokenizer`` puts them
-    (:func:`hf_bert_tasks.utils.tokenizers.pair_template`: BERT ``[CLS] A [SEP] B [SEP]``, RoBERTa
-    ``<s> A </s></s> B </s>``), the pair truncated by :func:`truncate_seq_pair` (google's order; the tokenizer's
-    ``longest_first`` keeps B longer at an odd excess). Returns ``input_ids``, ``attention_mask`` and, when the
-    tokenizer's ``model_input_names`` hold them, ``token_type_ids`` (BERT: 0 for ``[CLS] A [SEP]``, 1 for
-    ``B [SEP]``): lists of ints per pair. Raises ``ValueError`` for a ``max_seq_length`` below the pair's special
-    tokens (BERT 3) or a slow tokenizer."""
+def checked_pair_template(tokenizer, max_seq_length: int) -> PairTemplate:
+    """The :func:`~hf_bert_tasks.utils.tokenizers.pair_template` of ``tokenizer`` (read once per split), checked
+    against ``max_seq_length``: ``ValueError`` for a ``max_seq_length`` below the pair's special tokens (BERT 3) or
+    a slow tokenizer."""
     template = pair_template(tokenizer)
     if max_seq_length < template.n_special:
         raise ValueError(
             f"--max_seq_length {max_seq_length}: a sentence pair needs at least {template.n_special} (the special "
             f"tokens of {type(tokenizer).__name__})"
         )
+    return template
+
+
+def encode_pairs(
+    tokenizer, texts_a: list[str], texts_b: list[str], max_seq_length: int, template: PairTemplate | None = None
+) -> dict[str, list]:
+    """Features of sentence pairs within ``max_seq_length`` tokens, the special tokens where ``tokenizer`` puts them
+    (:func:`hf_bert_tasks.utils.tokenizers.pair_template`: BERT ``[CLS] A [SEP] B [SEP]``, RoBERTa
+    ``<s> A </s></s> B </s>``), the pair truncated by :func:`truncate_seq_pair` (google's order; the tokenizer's
+    ``longest_first`` keeps B longer at an odd excess). Returns ``input_ids``, ``attention_mask`` and, when the
+    tokenizer's ``model_input_names`` hold them, ``token_type_ids`` (BERT: 0 for ``[CLS] A [SEP]``, 1 for
+    ``B [SEP]``): lists of ints per pair. ``template``: :func:`checked_pair_template` of ``tokenizer`` (made here
+    when ``None``: ``ValueError`` for a ``max_seq_length`` below the pair's special tokens or a slow tokenizer)."""
+    template = template or checked_pair_template(tokenizer, max_seq_length)
     ids_a = tokenizer(texts_a, add_special_tokens=False)["input_ids"]
     ids_b = tokenizer(texts_b, add_special_tokens=False)["input_ids"]
     budget = max_seq_length - template.n_special
