@@ -224,6 +224,10 @@ def train_evaluate_predict(
         data_args,
         training_args,
     )
+    if getattr(training_args, "padding_free", False):  # flattened batches, re-padded before the heads
+        from ..padding_free import apply_padding_free
+
+        collator = apply_padding_free(model, collator)
     if resume is _FROM_ARGS:
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
     # run_info.json, started from the run's arguments (the object Trainer keeps as trainer.args)
