@@ -5,6 +5,7 @@ on a padded batch. Why: docs/design.md, "padding_free: batches without padding".
 
 from __future__ import annotations
 
+import functools
 import types
 
 import torch
@@ -54,6 +55,7 @@ def _padding_free_forward(forward):
     padding-free one with a zero ``input_ids`` of the padded shape (``[N, Lmax]``, or ``[B, C, Lmax]`` with
     ``num_choices``) for the head's shape logic, the flat tensors kept for the encoder's hooks."""
 
+    @functools.wraps(forward)  # the signature Trainer reads to keep the model's columns
     def padding_free(self, *args, **kwargs):
         if "cu_seq_lens_q" not in kwargs:
             return forward(self, *args, **kwargs)
