@@ -4,7 +4,7 @@ collator on tiny files) the padding-free batch gives the padded batch's loss, lo
 gradients.
 
 Tolerance: ``atol`` :data:`ATOL` = 1e-5 in float32 (``rtol`` 1e-4). Both sides compute the same sums over the same
-keys (a padded key's softmax weight is exactly 0, as it is outside a block of the block-diagonal mask); they differ
+keys (a padded key's softmax weight is exactly 0 on both sides: both mask it out of the softmax); they differ
 only in the order of float32 additions (matrices ``[B, L, H]`` vs ``[1, T, H]``, different BLAS blocking): a few
 float32 ulps on values of order 1, measured at most ~1e-6 on these models, so 1e-5 fails any real difference (a
 token attending to another sequence, a lost position or segment id moves logits by >1e-2 here)."""

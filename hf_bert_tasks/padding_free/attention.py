@@ -1,7 +1,8 @@
 """The attention function of padding-free batches, registered with transformers' ``AttentionInterface`` (and a mask
 function with ``AttentionMaskInterface``) as :data:`ATTENTION_NAME`: a variable-length kernel where one runs
 (FlashAttention's ``flash_attn_varlen_func``; torch's ``torch.nn.attention.varlen.varlen_attn`` on CUDA without
-dropout), else SDPA with a block-diagonal mask built from ``cu_seq_lens`` (correct, not faster: the CPU path).
+dropout), else SDPA on the sequences re-padded for the attention only (correct; the attention no faster than a
+padded batch's, the rest of each layer on real tokens only: the CPU path).
 Why: docs/design.md, "padding_free: batches without padding"."""
 
 from __future__ import annotations
@@ -16,12 +17,24 @@ import torch.nn.functional as F
 ATTENTION_NAME = "hf_bert_tasks_varlen"
 
 
-def block_diagonal_mask(cu_seq_lens: torch.Tensor, total: int) -> torch.Tensor:
-    """``bool [1, 1, T, T]``: ``True`` where query ``i`` and key ``j`` lie in the same sequence of the flattened
-    row (``cu_seq_lens`` ``int [N + 1]``, cumulative lengths from 0 to ``T`` = ``total``)."""
-    lengths = (cu_seq_lens[1:] - cu_seq_lens[:-1]).long()
-    seq = torch.repeat_interleave(torch.arange(len(lengths), device=cu_seq_lens.device), lengths, output_size=total)
-    return (seq[:, None] == seq[None, :])[None, None]
+def repadded_sdpa(query, key, value, cu_seq_lens: torch.Tensor, max_length: int, dropout: float, scaling):
+    """The fallback kernel: ``query`` / ``key`` / ``value`` ``[1, heads, T, head_dim]`` of a flattened row put back
+    into ``[N, heads, Lmax, head_dim]`` (``cu_seq_lens`` ``int [N + 1]``), SDPA with a key padding mask, and the
+    real rows taken out again: ``[1, T, heads, head_dim]``. Attention then costs what a padded batch's does
+    (``N * Lmax**2``, not the ``T**2`` of one block-diagonal mask); the rest of the layer runs on the ``T`` real
+    tokens."""
+    lengths = (cu_seq_lens[1:] - cu_seq_lens[:-1]).long().to(query.device)
+    real = torch.arange(max_length, device=query.device)[None, :] < lengths[:, None]  # bool [N, Lmax]
+
+    def repad(t):  # [1, heads, T, head_dim] -> [N, heads, Lmax, head_dim]
+        out = t.new_zeros((*real.shape, t.shape[1], t.shape[3]))
+        out[real] = t[0].transpose(0, 1)
+        return out.transpose(1, 2)
+
+    out = F.scaled_dot_product_attention(
+        repad(query), repad(key), repad(value), real[:, None, None, :], dropout_p=dropout, scale=scaling
+    )
+    return out.transpose(1, 2)[real][None]
 
 
 @functools.cache
@@ -46,13 +59,13 @@ def _torch_varlen():
 def kernel_for(query: torch.Tensor, dropout: float) -> str:
     """Which kernel :func:`varlen_attention_forward` runs for ``query`` (``[1, heads, T, head_dim]``):
     ``"flash_attn"`` (CUDA, half precision, flash_attn installed), ``"torch_varlen"`` (CUDA, half precision, no
-    dropout: torch's kernel has none) or ``"sdpa_block_diagonal"`` (anything else, the CPU included)."""
+    dropout: torch's kernel has none) or ``"sdpa_repadded"`` (anything else, the CPU included: :func:`repadded_sdpa`)."""
     half = query.dtype in (torch.float16, torch.bfloat16)
     if query.is_cuda and half and _flash_varlen() is not None:
         return "flash_attn"
     if query.is_cuda and half and dropout == 0.0 and _torch_varlen() is not None:
         return "torch_varlen"
-    return "sdpa_block_diagonal"
+    return "sdpa_repadded"
 
 
 def varlen_attention_forward(
@@ -72,10 +85,8 @@ def varlen_attention_forward(
     cu_k = cu_q if cu_k is None else cu_k
     max_q, max_k = int(kwargs.get("max_length_q")), int(kwargs.get("max_length_k") or kwargs.get("max_length_q"))
     kernel = kernel_for(query, dropout)
-    if kernel == "sdpa_block_diagonal":
-        mask = block_diagonal_mask(cu_q.to(query.device), query.shape[2])
-        out = F.scaled_dot_product_attention(query, key, value, mask, dropout_p=dropout, scale=scaling)
-        return out.transpose(1, 2).contiguous(), None
+    if kernel == "sdpa_repadded":
+        return repadded_sdpa(query, key, value, cu_q, max_q, dropout, scaling), None
     q, k, v = (t[0].transpose(0, 1) for t in (query, key, value))  # [T, heads, head_dim]
     cu_q, cu_k = cu_q.to(query.device, torch.int32), cu_k.to(query.device, torch.int32)
     if kernel == "flash_attn":
