@@ -29,7 +29,7 @@ for a in "$@"; do
   esac
 done
 [ ${#GROUPS_ARGS[@]} -gt 0 ] || { echo "gpu_session.sh: name the groups to run, e.g. mfu:150 finetune:100" >&2; exit 2; }
-declare -A DEFAULT_T=([mfu]=290 [finetune]=100 [transfer]=480 [transfer_books]=380)
+declare -A DEFAULT_T=([mfu]=290 [finetune]=100 [padding_free]=170 [transfer]=480 [transfer_books]=380)
 for a in "${GROUPS_ARGS[@]}"; do
   g=${a%%:*}
   [ -n "${DEFAULT_T[$g]:-}" ] || { echo "gpu_session.sh: unknown group '$g' (groups: ${!DEFAULT_T[*]})" >&2; exit 2; }
