@@ -299,7 +299,10 @@ def main(argv=None) -> list[dict]:
         if not args.no_finetune:
             workloads.update(_task_batches(args.shared, tokenizer, args))
         results = [measure(w, b, len(tokenizer), args, device, peak) for w, b in workloads.items()]
-    config = {k: v for k, v in vars(args).items() if k not in ("json", "results", "shared")}
+    config = {k: v for k, v in vars(args).items() if k not in ("json", "results", "shared", "peak_tflops")}
+    if peak:  # the report names the peak behind the MFU rows
+        source = "given with --peak_tflops" if args.peak_tflops else "dense bf16, vendor data sheet (gpu_bench)"
+        config.update(peak_tflops=peak, peak_source=source)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"config": config, "results": results}, f, indent=2)
