@@ -284,3 +284,44 @@ def test_bare_encoder_is_refused():
 
     with pytest.raises(ValueError, match="--padding_free: BertModel"):
         enable_padding_free(BertModel(tiny_config()))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the varlen kernels; issue 57 item 2)")
+def test_cuda_varlen_kernel_gives_the_padded_loss_and_gradients_in_bf16(tokenizer):
+    """On a GPU in bf16 autocast the padding-free side runs a varlen kernel (FlashAttention's or torch's) and the
+    padded side SDPA: bf16 rounding differs (8 mantissa bits), so loss within 2e-2 nats, logits within 5e-2 and each
+    gradient's direction (cosine > 0.99) instead of float32's 1e-5."""
+    from hf_bert_tasks.padding_free.attention import kernel_for
+    from hf_bert_tasks.pretraining.trainer import BertForPreTrainingMaskedOnly
+
+    padded = pretraining_batch(tokenizer, whole_word_mask=False)
+    flat = flatten_padded_batch(padded)
+    reference, free = (m.cuda() for m in _two_models(BertForPreTrainingMaskedOnly, tiny_config()))
+    assert kernel_for(torch.zeros(1, 1, 1, 1, dtype=torch.bfloat16, device="cuda"), 0.0) != "sdpa_repadded"
+    outputs = []
+    for model, batch in ((reference, padded), (free, flat)):
+        batch = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+        with torch.autocast("cuda", torch.bfloat16):
+            out = model(**batch)
+        out.loss.backward()
+        outputs.append(out)
+    torch.testing.assert_close(outputs[1].loss.float(), outputs[0].loss.float(), atol=2e-2, rtol=0)
+    torch.testing.assert_close(
+        outputs[1].prediction_logits.float(), outputs[0].prediction_logits.float(), atol=5e-2, rtol=0
+    )
+    grads = dict(free.named_parameters())
+    for name, p in reference.named_parameters():
+        if p.grad is not None and p.grad.norm() > 0:
+            cosine = F.cosine_similarity(p.grad.flatten().float(), grads[name].grad.flatten().float(), dim=0)
+            assert cosine > 0.99, (name, float(cosine))
+
+
+def test_an_architecture_with_other_positions_is_refused():
+    """RoBERTa's positions start after the pad id, not at 0 per sequence: refused in one line naming the flag."""
+    from transformers import RobertaConfig, RobertaForSequenceClassification
+
+    config = RobertaConfig(
+        vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8
+    )
+    with pytest.raises(ValueError, match="--padding_free: model_type 'roberta' is not supported"):
+        enable_padding_free(RobertaForSequenceClassification(config))

@@ -16,6 +16,9 @@ from .attention import register_varlen_attention
 #: the padding-free kwargs of :func:`hf_bert_tasks.padding_free.collator.flatten_padded_batch` the encoder reads
 FLAT_KWARGS = ("input_ids", "token_type_ids", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k")
 LENGTH_KWARGS = ("max_length_q", "max_length_k")
+#: architectures whose absolute positions start at 0 in every sequence and whose attention goes through transformers'
+#: ``AttentionInterface`` (RoBERTa's positions start after the pad id; DeBERTa-v2 has its own attention): BERT
+SUPPORTED_MODEL_TYPES = ("bert",)
 
 
 def transformers_model(model):
@@ -24,17 +27,23 @@ def transformers_model(model):
 
 
 def enable_padding_free(model):
-    """Let ``model`` (a transformers BERT-family ``*For*`` model or a peft wrapper of one) take padding-free batches
+    """Let ``model`` (a transformers BERT ``*For*`` model or a peft wrapper of one) take padding-free batches
     (:class:`~hf_bert_tasks.padding_free.collator.PaddingFreeCollator`) as well as padded ones; returns ``model``.
-    Sets the attention implementation to the registered varlen function (``config.json`` keeps the name, which
-    :func:`plain_config_dict` and a checkpoint's load replace: see docs/design.md), wraps the model's ``forward``
+    Sets the attention implementation to the registered varlen function (not written to ``config.json``: a saved
+    checkpoint loads with transformers' default attention), wraps the model's ``forward``
     (an instance attribute: also called by peft's ``self.model.forward``) and hooks its encoder (``base_model``).
     Idempotent.
 
     Raises:
-        ValueError: a model without a ``base_model`` encoder distinct from itself (e.g. a bare ``BertModel``)."""
+        ValueError: a ``model_type`` not in :data:`SUPPORTED_MODEL_TYPES`; a model without a ``base_model`` encoder
+            distinct from itself (e.g. a bare ``BertModel``)."""
     inner = transformers_model(model)
     encoder = inner.base_model
+    model_type = getattr(inner.config, "model_type", None)
+    if model_type not in SUPPORTED_MODEL_TYPES:  # positions from 0 per sequence, attention through AttentionInterface
+        raise ValueError(
+            f"--padding_free: model_type {model_type!r} is not supported; expected one of {list(SUPPORTED_MODEL_TYPES)}"
+        )
     if encoder is inner:
         raise ValueError(
             f"--padding_free: {type(inner).__name__} has no head around its encoder (expected a *For* model)"
