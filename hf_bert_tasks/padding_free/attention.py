@@ -8,6 +8,7 @@ Why: docs/design.md, "padding_free: batches without padding"."""
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 
 import torch
@@ -42,9 +43,8 @@ def _flash_varlen():
     """FlashAttention's ``flash_attn_varlen_func`` when the package is installed, else ``None``."""
     if importlib.util.find_spec("flash_attn") is None:
         return None
-    from flash_attn import flash_attn_varlen_func
-
-    return flash_attn_varlen_func
+    # an optional CUDA build, not a dependency of the package: looked up by name, never required
+    return importlib.import_module("flash_attn").flash_attn_varlen_func
 
 
 def _torch_varlen():
