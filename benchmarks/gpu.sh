@@ -27,6 +27,8 @@
 #                           for the static-slot model alone); GPU_SH_COMPILED_VARIANTS=on compiles the static-slot
 #                           model only (~160 s)
 #   finetune        ~90 s   glue_vs_run_glue (84 s measured, with the phase breakdown)
+#   padding_free    ~150 s  padding_free (issue 57; an estimate, not yet run on a GPU: data ~40 s, 5 BERT-base
+#                           workloads x 2 sides x 13 steps)
 #   transfer        ~440 s  transfer (440 s measured at 96ab215: the one-seed BERT-mini experiment of the first run)
 #   transfer_books  ~350 s  transfer_books (issue 43's benchmarks/gpu_transfer_books.sh: 322 s of stages measured
 #                           against its own 330 s budget, + gpu.sh start-up and the rows; a 330 s timeout killed it)
@@ -45,6 +47,9 @@
 #                              each side's per-phase seconds (timed_main.py --phases: start-up, data loading +
 #                              collation, forward + backward, optimizer, evaluation, after training) and their ratios;
 #                              GPU_SH_GLUE_COMPILE=1 adds ours with torch.compile (~+50 s)
+#   padding_free        150 s  benchmarks/padding_free.py: BERT-base, bf16, real batches (the transfer corpus's NSP
+#                              instances at 128 x 256 and 512 x 64; SST-2 and CoNLL-2003 at 32): real tokens/s padded
+#                              vs padding-free (varlen attention), the ratio, the padding share, MFU on real tokens
 #   transfer            420 s  tools/pretraining_transfer.py: corpus (20 s); pretrain BERT-mini 3,000 steps x 256 x
 #                              128, bf16 (180 s, assumes <= 60 ms a step); fine-tune SST-2 (1 epoch) and CoNLL-2003
 #                              (3 epochs) from the pretrained and from a random init, seed 1 (210 s); report (10 s)
@@ -57,19 +62,20 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 OUT=${OUT_DIR:-runs/gpu}
-ALL_STEPS="pretrain_throughput,pretrain_compiled,glue_vs_run_glue,transfer,transfer_books,report"
+ALL_STEPS="pretrain_throughput,pretrain_compiled,glue_vs_run_glue,padding_free,transfer,transfer_books,report"
 # group -> steps (a group's steps run in ALL_STEPS order)
 group_steps() {
   case "$1" in
     mfu) echo "pretrain_throughput,pretrain_compiled" ;;
     finetune) echo "glue_vs_run_glue" ;;
+    padding_free) echo "padding_free" ;;
     transfer) echo "transfer" ;;
     transfer_books) echo "transfer_books" ;;
     report) echo "report" ;;
     *) return 1 ;;
   esac
 }
-GROUPS_ALL="mfu,finetune,transfer,transfer_books,report"
+GROUPS_ALL="mfu,finetune,padding_free,transfer,transfer_books,report"
 ONLY=""
 GROUP=""
 DRY=${CPU_SMOKE:-0}
@@ -137,6 +143,8 @@ if [ "$DRY" = "1" ]; then
   PT_COMPILE=(--device cpu --tiny --dtype fp32 --seq 32 --pretrain_batch 4 --steps 2 --warmup 1 --peak_tflops 1
               --compile --compile_backend eager --static_predictions both --profile 1)
   GLUE=(--preset tiny --vocab_size 0 --max_steps 3 --batch_size 8 --precision fp32)
+  PF=(--device cpu --dtype fp32 --preset tiny --vocab_size 2000 --seq 128 512 --batch 8 2 --finetune_batch 8
+      --finetune_examples 100 --max_documents 200 --steps 2 --warmup 1 --threads 1)
   # the transfer experiment on a few hundred corpus lines and a few dozen labelled examples: a toy copy of ../shared
   TRANSFER_SHARED=$OUT/toy_shared
   TR_PRETRAIN=(--preset tiny --vocab_size 500 --max_seq_length 64 --max_steps 4 --per_device_train_batch_size 8
@@ -155,6 +163,8 @@ else
   PT_COMPILE=(--device cuda --dtype bf16 --seq 128 --pretrain_batch 256 --steps 20 --warmup 3 --compile
               --static_predictions "${GPU_SH_COMPILED_VARIANTS:-both}" --profile 3)
   GLUE=(--preset base --vocab_size 30522 --max_steps 200 --batch_size 32 --precision bf16)
+  PF=(--device cuda --dtype bf16 --preset base --vocab_size 8192 --seq 128 512 --batch 256 64 --finetune_batch 32
+      --finetune_examples 4000 --steps 10 --warmup 3)
   TRANSFER_SHARED=$SHARED
   TR_PRETRAIN=(--preset mini --vocab_size 8192 --max_seq_length 128 --max_steps 3000 --per_device_train_batch_size 256
                --learning_rate 5e-4 --warmup_steps 0.06 --bf16 True --eval_steps 1000 --dataloader_num_workers 4
@@ -191,6 +201,14 @@ if wants glue_vs_run_glue; then
     --shared "$SHARED" "${GLUE[@]}" "${GLUE_EXTRA[@]}" --results "$RESULTS"
   cat "$OUT/glue_vs_run_glue.log"
   wall glue_vs_run_glue "$ts" 90
+fi
+if wants padding_free; then
+  echo "== padding_free: real tokens/s, padded vs padding-free, on real pretraining, SST-2 and CoNLL-2003 batches"
+  ts=$(date +%s)
+  step padding_free "$OUT/padding_free.log" "$PY" benchmarks/padding_free.py --shared "$SHARED" "${PF[@]}" \
+    --json "$OUT/padding_free.json" --results "$RESULTS" --step padding_free
+  cat "$OUT/padding_free.log"
+  wall padding_free "$ts" 150
 fi
 if wants transfer; then
   echo "== transfer: pretrain, then SST-2 and CoNLL-2003 from the pretrained and from a random init"

@@ -34,9 +34,9 @@ import subprocess
 import sys
 
 #: gpu.sh's steps, in the order the report shows them.
-STEPS = ("pretrain_throughput", "pretrain_compiled", "glue_vs_run_glue", "transfer", "transfer_books")
+STEPS = ("pretrain_throughput", "pretrain_compiled", "glue_vs_run_glue", "padding_free", "transfer", "transfer_books")
 WALL_STEP = "wall_time"
-UNITS = ("sequences/s", "samples/s", "%", "x", "s", "nats", "points")
+UNITS = ("sequences/s", "samples/s", "tokens/s", "%", "x", "s", "nats", "points")
 #: the transfer experiment's tasks: key in tools/pretraining_transfer.py's transfer_results.json -> (name, metric,
 #: the anchor its figures are compared with; the CPU numbers are docs/results.md's, issue 12 item 4)
 TRANSFER_TASKS = {

@@ -199,6 +199,14 @@ class FinetuneOptions:
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Write into an output_dir that already holds all_results.json."}
     )
+    padding_free: bool = field(
+        default=False,
+        metadata={
+            "help": "Padding-free batches: each batch flattened to its real tokens (cu_seq_lens, no attention mask), "
+            "variable-length attention where available; same loss (docs/design.md, 'padding_free'). Not with "
+            "--mode feature_based."
+        },
+    )
     mode: str = field(
         default=DEFAULT_TRAINING_MODE,
         metadata={

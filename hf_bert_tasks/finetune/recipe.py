@@ -227,6 +227,10 @@ def train_evaluate_predict(
         training_args,
     )
     training_mode = mode.record(training_args)  # the mode and its variant, as the card will describe them
+    if getattr(training_args, "padding_free", False):  # flattened batches, re-padded before the heads
+        from ..padding_free import apply_padding_free
+
+        collator = apply_padding_free(model, collator)
     if resume is _FROM_ARGS:
         from ..utils.checkpoints import resolve_resume
 

@@ -182,6 +182,13 @@ class PretrainOptions:
         default=None, metadata={"help": "Batch of phase 2 (default: phase 1's)."}
     )
     overwrite_output_dir: bool = field(default=False, metadata={"help": "Replace a finished run in output_dir."})
+    padding_free: bool = field(
+        default=False,
+        metadata={
+            "help": "Padding-free batches: MLM/NSP masks drawn as padded, then each batch flattened to its real "
+            "tokens (variable-length attention where available; docs/design.md, 'padding_free')."
+        },
+    )
 
 
 #: (title, class) of the recipe's argument groups, in ``--help`` order

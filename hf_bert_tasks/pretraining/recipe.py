@@ -39,6 +39,7 @@ from transformers import AutoTokenizer, BertConfig, BertForPreTraining, set_seed
 
 from ..hub.cards import framework_versions, model_origin, write_card
 from ..hub.push import pop_push_settings, push_output_dir
+from ..padding_free import apply_padding_free
 from ..utils.checkpoints import is_auto, resolve_resume
 from ..utils.modeling import BERT_PRESETS
 from ..utils.tokenizers import fit_tokenizer_to_model, train_wordpiece_tokenizer
@@ -315,12 +316,15 @@ def run_phase(model_args, data_args, training_args, tokenizer, train_docs, eval_
         train_ds = train_ds.shuffle(seed=seed, buffer_size=10_000) if streaming else train_ds
     if eval_ds is None:
         training_args.eval_strategy = "no"
+    model, batches = _model(model_args, tokenizer, data_args.max_seq_length, training_args), collator
+    if training_args.padding_free:  # masks drawn as padded, then flattened (hf_bert_tasks.padding_free)
+        batches = apply_padding_free(model, collator)
     trainer = PretrainingTrainer(
-        model=_model(model_args, tokenizer, data_args.max_seq_length, training_args),
+        model=model,
         args=training_args,
         train_dataset=train_ds,
         eval_dataset=eval_ds,
-        data_collator=collator,
+        data_collator=batches,
         processing_class=tokenizer,
         callbacks=[MaskingEpochCallback(collator)],
     )

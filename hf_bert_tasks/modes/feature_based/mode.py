@@ -63,7 +63,12 @@ class FeatureBasedMode(TrainingMode):
     colour = "tab:orange"
 
     def check_arguments(self, training_args, selected: bool = True) -> None:
-        """Names and sizes are checked from the flags' declarations; only a note on ``--gradient_checkpointing``."""
+        """Names and sizes are checked from the flags' declarations; ``--padding_free`` is refused (``ValueError``:
+        the frozen encoder's cached features are per padded row); a note on ``--gradient_checkpointing``."""
+        if getattr(training_args, "padding_free", False):
+            raise ValueError(
+                "--padding_free: not with --mode feature_based (its cached encoder features are padded rows); use --mode finetune or lora"
+            )
         if training_args.gradient_checkpointing:  # a frozen encoder keeps no activations for backward
             logging.getLogger(__name__).info("--gradient_checkpointing has no effect on a frozen encoder")
 
