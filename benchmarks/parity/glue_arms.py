@@ -89,8 +89,9 @@ def read_result(out: str) -> dict:
     return {"metrics": metrics, "train_loss": res.get("train_loss"), "steps": steps}
 
 
-def run_one(side: str, task: str, seed: int, args, env: dict) -> dict | None:
-    """Run one side/task/seed; the result row, or None (and a message) when the process failed."""
+def run_one(side: str, task: str, seed: int, args, env: dict, command=command, family: str = "glue") -> dict | None:
+    """Run ``command(side, task, seed, args, out)`` in a fresh process with a fresh datasets cache; the result row
+    (``family``, side, task, seed, budget, metrics, ..., peak_rss_mb), or None (and a message) when it failed."""
     out = os.path.join(args.work, f"{side}-{task}-s{seed}")
     shutil.rmtree(out, ignore_errors=True)
     run_env = dict(env, HF_DATASETS_CACHE=out + ".datasets-cache")  # fresh per run, as run_one.sh
@@ -104,7 +105,7 @@ def run_one(side: str, task: str, seed: int, args, env: dict) -> dict | None:
     if os.waitstatus_to_exitcode(status) != 0:
         print(f"{side} {task} seed {seed}: exit status {os.waitstatus_to_exitcode(status)}, see {out}.log", flush=True)
         return None
-    row = {"family": "glue", "side": side, "task": task, "seed": seed, "budget": budget(args), **read_result(out)}
+    row = {"family": family, "side": side, "task": task, "seed": seed, "budget": budget(args), **read_result(out)}
     row.update(wall_s=round(wall, 1), peak_rss_mb=round(usage.ru_maxrss / 1024, 1), command=" ".join(cmd))
     row["commit"] = subprocess.run(
         ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
