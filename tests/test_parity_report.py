@@ -79,3 +79,11 @@ def test_squad_arms_rows_map_run_qa_to_reference_and_skip_grouped():
 def test_row_of_neither_format_names_file_and_line():
     with pytest.raises(ValueError, match=r"r\.jsonl:3: a row with neither"):
         report.normalise({"seed": 1}, "r.jsonl", 3)
+
+
+def test_diagnostic_ours_arm_gets_rows_but_is_not_checked(tmp_path, capsys):
+    rows = [glue_row("ours", s, f1) for s, f1 in ((42, 80.0), (43, 82.5), (44, 79.0))]
+    rows += [glue_row("ours_random", s, f1) for s, f1 in ((42, 70.0), (43, 71.0), (44, 70.5))]
+    rows += [glue_row("reference", s, f1) for s, f1 in ((42, 81.0), (43, 80.0), (44, 78.0))]
+    assert report.main([write(tmp_path / "r.jsonl", rows), "--check"]) == 0
+    assert "mrpc (f1), ours_random | 3 | 70.50 ± 0.50 | 79.67 ± 1.53 | -9.17" in capsys.readouterr().out

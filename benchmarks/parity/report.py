@@ -10,6 +10,9 @@ sample std of the task's headline metric per side, the paired difference ours �
 seed = same head initialisation and data order seed) with its two-sided 95 % Student-t interval
 ``mean ± t(0.975, n−1) · sd / sqrt(n)``, the check, and each side's mean wall time and peak RSS.
 
+A side named ``ours_<variant>`` (e.g. ``glue_arms.py``'s ``ours_random``: our defaults but random batches) gets
+its own rows against the same reference rows, marked as a diagnostic arm; only ``ours`` (the defaults) is checked.
+
 The check (``--check``): a row fails when ours is significantly behind, i.e. the interval's upper bound is below 0;
 the script then exits with status 1 after printing the table. Fewer than 2 paired seeds give no interval (shown "—",
 not a failure).
@@ -23,6 +26,7 @@ import math
 import os
 import statistics
 import sys
+from itertools import product
 
 #: headline metric per task (the GLUE paper's Table 1 metric; SQuAD's F1), then the ones shown beside it
 HEADLINE = {
@@ -118,18 +122,25 @@ def table(rows: list[dict]) -> tuple[str, list[str]]:
     ]
     failed = []
     for (family, task, budget), group in groups.items():
-        side = {s: {r["seed"]: r for r in group if r["side"] == s} for s in ("ours", "reference")}
-        for metric in HEADLINE.get(task, (min(group[0]["metrics"]),)):
+        ours_sides = sorted({r["side"] for r in group if r["side"].startswith("ours")}, key=lambda s: (s != "ours", s))
+        for ours_side, metric in product(ours_sides, HEADLINE.get(task, (min(group[0]["metrics"]),))):
+            side = {
+                s: {r["seed"]: r for r in group if r["side"] == t}
+                for s, t in (("ours", ours_side), ("reference",) * 2)
+            }
             value = {s: {k: r["metrics"][metric] for k, r in side[s].items()} for s in side}
             d = paired_difference(value["ours"], value["reference"])
             paired = sorted(set(value["ours"]) & set(value["reference"]))
             ci = "—" if d["low"] is None else f"[{d['low']:+.2f}, {d['high']:+.2f}]"
             verdict = "—" if d["high"] is None else ("**behind**" if d["high"] < 0 else "pass")
-            if verdict == "**behind**":
+            if ours_side != "ours":
+                verdict = f"({verdict}: a diagnostic arm, not checked)"
+            elif verdict == "**behind**":
                 failed.append(f"{family}/{task} {metric} ({budget})")
             rs = {s: [side[s][k] for k in paired] for s in side}
+            label = "" if ours_side == "ours" else f", {ours_side}"
             lines.append(
-                f"| {family} | {task} ({metric}) | {d['n']} | {mean_sd([value['ours'][k] for k in paired])} "
+                f"| {family} | {task} ({metric}){label} | {d['n']} | {mean_sd([value['ours'][k] for k in paired])} "
                 f"| {mean_sd([value['reference'][k] for k in paired])} | {d['mean']:+.2f} {ci} | {verdict} "
                 f"| {mean_of(rs['ours'], 'wall_s')} / {mean_of(rs['reference'], 'wall_s')} "
                 f"| {mean_of(rs['ours'], 'peak_rss_mb')} / {mean_of(rs['reference'], 'peak_rss_mb')} | {budget} |"
