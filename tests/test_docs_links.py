@@ -91,3 +91,21 @@ def test_every_in_page_link_of_results_names_an_existing_heading():
     anchors = anchors_of(text)
     missing = sorted({m.group(1) for m in _IN_PAGE_LINK.finditer(text)} - anchors)
     assert missing == [], f"docs/results.md: in-page links to missing headings: {missing}"
+
+
+PARITY_DOCS = ("parity.md", "parity-squad.md")
+_RELATIVE_LINK = re.compile(r"\]\((?!https?:|#)([^)#\s]+)(?:#[\w-]*)?\)")
+
+
+@pytest.mark.parametrize("name", PARITY_DOCS)
+def test_parity_doc_is_linked_from_results(name):
+    with open(RESULTS, encoding="utf-8") as f:
+        assert f"]({name}" in f.read(), f"docs/results.md has no link to docs/{name}"
+
+
+@pytest.mark.parametrize("name", PARITY_DOCS)
+def test_relative_links_of_parity_doc_name_existing_files(name):
+    with open(os.path.join(ROOT, "docs", name), encoding="utf-8") as f:
+        targets = _RELATIVE_LINK.findall(f.read())
+    missing = [t for t in targets if not os.path.exists(os.path.join(ROOT, "docs", t))]
+    assert missing == [], f"docs/{name}: relative links to missing files: {missing}"
