@@ -12,8 +12,9 @@ Sides, with the same model, data, max_seq_length, batch, lr, epochs, warmup, wei
   ``--pad_to_max_length False`` (dynamic padding, as ours), ``--save_strategy no``, ``--report_to none``;
 - ``ours``: ``hf-bert-tasks finetune --task T --data_dir ../shared/data/glue/<T>`` with the package's defaults for
   everything not listed above (the GLUE sampler among them: that is what is compared), ``--save_strategy no``;
-- ``ours_random`` (a diagnostic arm, not in the default ``--sides``): ours with ``--train_sampling_strategy random``,
-  run_glue's sampler, so that the sampler's share of a difference can be read off.
+- ``ours_random`` / ``ours_grouped`` (diagnostic arms, not in the default ``--sides``): ours with
+  ``--train_sampling_strategy random`` (run_glue's sampler) / ``group_by_length`` (the classification default until
+  these runs, docs/parity.md), so that the sampler's share of a difference can be read off.
 
 Each run is a fresh subprocess with a fresh datasets cache (so neither side reuses tokenized features), one at a
 time; pin the CPU from outside (``taskset -c 1``, ``OMP_NUM_THREADS=1``). Runs are interleaved seed-major (seed,
@@ -39,7 +40,7 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 BASELINE = os.path.join(SHARED, "baselines", "glue")
 GLUE_DATA = os.path.join(SHARED, "data", "glue")
 FOLDER = {"mrpc": "MRPC", "stsb": "STS-B", "cola": "CoLA", "rte": "RTE"}
-SIDES = ("reference", "ours", "ours_random")
+SIDES = ("reference", "ours", "ours_random", "ours_grouped")
 
 
 def budget(args) -> dict:
@@ -72,6 +73,7 @@ def command(side: str, task: str, seed: int, args, out: str) -> list[str]:
         sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", task,
         "--data_dir", os.path.join(GLUE_DATA, FOLDER[task]), "--disable_tqdm", "true", *common,
         *(["--train_sampling_strategy", "random"] if side == "ours_random" else []),
+        *(["--train_sampling_strategy", "group_by_length"] if side == "ours_grouped" else []),
     ]  # fmt: skip
 
 

@@ -176,9 +176,10 @@ class FinetuneOptions:
     group_by_length: bool = field(
         default=True,
         metadata={
-            "help": "Length-grouped training batches (less padding; the default, except random batches for regression, "
-            "STS-B: docs/results.md, and SQuAD: docs/parity-squad.md). Opt out with --no_group_by_length or "
-            "--train_sampling_strategy random."
+            "help": "Length-grouped training batches (less padding, faster). Neither this nor "
+            "--train_sampling_strategy given: the task family's sampler, random batches for GLUE and SQuAD (as "
+            "transformers' run_glue.py and run_qa.py: grouped batches cost accuracy there, docs/parity.md), "
+            "length-grouped for CoNLL-2003 and SWAG. --no_group_by_length: random batches."
         },
     )
     train_sampling_strategy: str | None = field(

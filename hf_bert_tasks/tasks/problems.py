@@ -28,9 +28,10 @@ class ProblemType:
         sentence_level: one prediction per example from the pooled ``[CLS]`` (classification, regression), as
             opposed to per token, per span or per choice.
         train_sampling_strategy: the training sampler without ``--train_sampling_strategy`` / ``--group_by_length``:
-            ``"group_by_length"`` (less padding; chosen on GLUE classification, docs/results.md) or ``"random"``
-            (regression: STS-B scored higher with less seed spread, docs/results.md; SQuAD: run_qa's batches,
-            docs/parity-squad.md).
+            ``"group_by_length"`` (less padding: token classification and multiple choice, not yet measured
+            against their reference examples) or ``"random"`` (the reference examples' batches: GLUE, where
+            length-grouped batches cost accuracy against run_glue.py, docs/parity.md and docs/results.md; SQuAD,
+            against run_qa.py, docs/parity-squad.md).
     """
 
     name: str
