@@ -56,7 +56,9 @@ def three_runs(tiny_bert_dir, sst2_dir, tmp_path_factory):
 
 #: Same seed, same process, same data: the same computation, but the second run's tensors live at other addresses
 #: and BLAS may pick alignment-dependent kernels, so losses agree to float32 rounding (1e-6 relative), not bit for bit.
-#: Another seed moves them by far more (measured 6e-4 relative on train_loss; the next test asks for 100x the tolerance).
+#: Another seed moves them by far more: measured 6.1e-5 relative on train_loss and 8.7e-4 on eval_loss with random
+#: batches (SST-2's default since c2bf489; 6e-4 on train_loss with length-grouped ones); the next test asks for 10x the
+#: tolerance.
 SAME_SEED_RTOL = 1e-6
 
 
@@ -71,4 +73,4 @@ def test_same_seed_gives_identical_metrics(three_runs):
 def test_another_seed_gives_different_losses(three_runs):
     first, _, other = three_runs
     for key in ("train_loss", "eval_loss"):  # far outside the same-seed tolerance: the seed reached the run
-        assert other[key] != pytest.approx(first[key], rel=100 * SAME_SEED_RTOL), key
+        assert other[key] != pytest.approx(first[key], rel=10 * SAME_SEED_RTOL), key
