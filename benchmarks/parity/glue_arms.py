@@ -51,15 +51,30 @@ def budget(args) -> dict:
     }  # fmt: skip
 
 
-def command(side: str, task: str, seed: int, args, out: str) -> list[str]:
-    """The command line of one run of ``side`` on ``task`` with ``seed``, writing into ``out``."""
-    common = [
+def common_flags(args, seed: int, out: str) -> list[str]:
+    """The flags both sides take alike (model, budget, seed, output folder; no checkpoints)."""
+    return [
         "--model_name_or_path", args.model, "--max_seq_length", str(args.max_seq_length),
         "--per_device_train_batch_size", str(args.batch), "--learning_rate", str(args.lr),
         "--num_train_epochs", str(args.epochs), "--warmup_steps", str(args.warmup),
         "--weight_decay", str(args.weight_decay), "--seed", str(seed), "--save_strategy", "no",
         "--logging_steps", "50", "--output_dir", out,
     ]  # fmt: skip
+
+
+def portable(cmd: list[str], args) -> str:
+    """``cmd`` as recorded in a result row: no path of this machine (``python``, ``$MODEL``, ``$WORK``, ``../shared``
+    and paths relative to the repository)."""
+    text = " ".join("python" if a == sys.executable else a for a in cmd)
+    names = {args.model: "$MODEL", args.work: "$WORK", SHARED: "../shared", ROOT + os.sep: ""}
+    for path in sorted(names, key=len, reverse=True):  # the longest first: one path may start another
+        text = text.replace(path, names[path])
+    return text
+
+
+def command(side: str, task: str, seed: int, args, out: str) -> list[str]:
+    """The command line of one run of ``side`` on ``task`` with ``seed``, writing into ``out``."""
+    common = common_flags(args, seed, out)
     if args.max_train_samples:
         common += ["--max_train_samples", str(args.max_train_samples)]
     if side == "reference":
@@ -111,7 +126,7 @@ def run_one(side: str, task: str, seed: int, args, env: dict, command=command, f
         print(f"{side} {task} seed {seed}: exit status {os.waitstatus_to_exitcode(status)}, see {out}.log", flush=True)
         return None
     row = {"family": family, "side": side, "task": task, "seed": seed, "budget": budget(args), **read_result(out)}
-    row.update(wall_s=round(wall, 1), peak_rss_mb=round(usage.ru_maxrss / 1024, 1), command=" ".join(cmd))
+    row.update(wall_s=round(wall, 1), peak_rss_mb=round(usage.ru_maxrss / 1024, 1), command=portable(cmd, args))
     row["commit"] = subprocess.run(
         ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()

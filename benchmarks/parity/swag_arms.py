@@ -54,13 +54,7 @@ def split(source: str, out_dir: str, dev_rows: int) -> tuple[int, int]:
 def command(side: str, task: str, seed: int, args, out: str) -> list[str]:
     """The command line of one SWAG run of ``side`` with ``seed``, writing into ``out`` (``task`` is ``swag``)."""
     data = os.path.join(args.work, "data")
-    common = [
-        "--model_name_or_path", args.model, "--max_seq_length", str(args.max_seq_length),
-        "--per_device_train_batch_size", str(args.batch), "--learning_rate", str(args.lr),
-        "--num_train_epochs", str(args.epochs), "--warmup_steps", str(args.warmup),
-        "--weight_decay", str(args.weight_decay), "--seed", str(seed), "--save_strategy", "no",
-        "--logging_steps", "50", "--output_dir", out,
-    ]  # fmt: skip
+    common = glue_arms.common_flags(args, seed, out)
     if side == "reference":
         return [
             sys.executable, args.script, "--train_file", os.path.join(data, "train.csv"),
