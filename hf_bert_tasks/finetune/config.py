@@ -1,7 +1,7 @@
-"""The recipes' training arguments (``TrainingArguments`` subclasses; the fine-tune recipe's light dataclasses are in
-:mod:`hf_bert_tasks.flags.parser`, its one parse in ``command_line.parse_finetune_argv``), plus ``--config
-file.yaml|json``; the fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning
-defaults'."""
+"""The recipes' training arguments (``TrainingArguments`` subclasses built per mode by
+:func:`finetune_arguments_class`; the fine-tune recipe's light dataclasses are in :mod:`hf_bert_tasks.finetune.args`,
+its one parse :func:`hf_bert_tasks.finetune.args.parse_finetune_argv`), plus ``--config file.yaml|json``; the
+fine-tuning defaults are the paper's (§4, Appendix A.3). Why: docs/design.md, 'Fine-tuning defaults'."""
 
 from __future__ import annotations
 

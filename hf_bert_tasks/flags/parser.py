@@ -1,14 +1,11 @@
 """A recipe's command line, parsed once before transformers is imported: one ``argparse`` parser built from dataclass
-fields (the package's light argument dataclasses and ``TrainingArguments``' fields as listed in
-:data:`hf_bert_tasks.flags.trainer_fields.TRAINER_FIELDS`), and the fine-tune recipe's own dataclasses it parses
-(:class:`ModelArguments`, :class:`DataArguments`, :class:`FinetuneOptions`: the package's training flags and changed
-``TrainingArguments`` defaults, which ``arguments.FinetuneTrainingArguments`` inherits) with
-:func:`parse_finetune_argv`. Each field becomes a flag exactly as ``HfArgumentParser`` makes it (``--a_b`` and
-``--a-b``, booleans taking an optional value, ``--no_<flag>`` for a boolean defaulting to true, ``choices`` from an
-``Enum``/``Literal`` or the field's metadata, ``Optional[X]`` as ``X``, ``list[X]`` as ``nargs="+"``), so a usage
-error is one line before the heavy imports; the CLI then checks the parsed paths (``cli.check_inputs``). One module
-since issue 41 (``run/args_parser.py`` + ``run/args_finetune.py``; the old paths import with a FutureWarning). Why:
-docs/design.md, "Command line"; defaults: 'Fine-tuning defaults'."""
+fields (a recipe's light argument dataclasses, e.g. :mod:`hf_bert_tasks.finetune.args`' ``ModelArguments``,
+``DataArguments`` and ``FinetuneOptions``, and ``TrainingArguments``' fields as listed in
+:data:`hf_bert_tasks.flags.trainer_fields.TRAINER_FIELDS`). Each field becomes a flag exactly as ``HfArgumentParser``
+makes it (``--a_b`` and ``--a-b``, booleans taking an optional value, ``--no_<flag>`` for a boolean defaulting to
+true, ``choices`` from an ``Enum``/``Literal`` or the field's metadata, ``Optional[X]`` as ``X``, ``list[X]`` as
+``nargs="+"``), so a usage error is one line before the heavy imports; the CLI then checks the parsed paths
+(``cli.check_inputs``). Why: docs/design.md, "Command line"; defaults: 'Fine-tuning defaults'."""
 
 from __future__ import annotations
 
