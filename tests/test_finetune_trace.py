@@ -58,9 +58,7 @@ def trace_run(argv: list[str]) -> list[str]:
     calls: list[str] = []
 
     def profile(frame, event, arg):
-        # the import system asks the moved-module finder (package ``__init__``) about every name no other finder
-        # knows (a library's optional import): import machinery, not the run's route
-        if event == "call" and frame.f_code.co_name != "find_spec":
+        if event == "call":
             path = frame.f_code.co_filename
             if path.startswith(PACKAGE_DIR + os.sep):
                 calls.append(os.path.relpath(path, PACKAGE_DIR).replace(os.sep, "/"))

@@ -40,9 +40,7 @@ def _traced_calls(fn) -> list[str]:
     calls = []
 
     def profile(frame, event, _arg):
-        # the import system asks the moved-module finder (package ``__init__``) about every name no other finder
-        # knows (a library's optional import): import machinery, not the run's route
-        if event == "call" and frame.f_code.co_name not in ("<module>", "find_spec"):
+        if event == "call" and frame.f_code.co_name != "<module>":
             module = _module(frame.f_code.co_filename)
             if module is not None:
                 calls.append(module)
