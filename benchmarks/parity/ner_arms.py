@@ -27,9 +27,10 @@ Sides, with the same model, data, max_seq_length, batch, lr, epochs, warmup, wei
 - ``ours``: ``hf-bert-tasks finetune --task conll2003 --data_dir WORK/columns`` with the package's defaults
   otherwise: the same first-WordPiece rule, long sentences split into windows (no word lost), labels in the Hub
   dataset's order (``O``, ``B-PER`` …), word-level dev metrics;
-- ``ours_random`` (a diagnostic arm, not in the default ``--sides``): ours with ``--train_sampling_strategy random``
-  (run_ner's sampler; the package's NER default is length-grouped batches), so that the sampler's share of a
-  difference can be read off, as ``glue_arms.py``'s arm of that name.
+- ``ours_random`` / ``ours_grouped`` (diagnostic arms, not in the default ``--sides``): ours with
+  ``--train_sampling_strategy random`` (run_ner's sampler, the package's NER default since these runs) or
+  ``group_by_length`` (the default they replaced), so that the sampler's share of a difference can be read off, as
+  ``glue_arms.py``'s arms of those names.
 
 The row's ``metrics`` (x100) are the same scorer on both sides: ``f1``, ``precision``, ``recall`` from seqeval's
 default mode (run_ner's ``evaluate`` seqeval call; ours' ``eval_conlleval_*``) and word ``accuracy``; ours adds
@@ -55,7 +56,7 @@ CONLL = os.path.join(glue_arms.SHARED, "data", "conll2003")
 #: our split name -> (the original file, the JSON Lines file run_ner reads)
 FILES = {"train": ("train.txt", "train.json"), "validation": ("valid.txt", "validation.json")}
 DOCSTART = "-DOCSTART-"
-SIDES = ("reference", "ours", "ours_random")
+SIDES = ("reference", "ours", "ours_random", "ours_grouped")
 
 
 def read_sentences(path: str) -> list[dict]:
@@ -139,7 +140,8 @@ def command(side: str, task: str, seed: int, args, out: str) -> list[str]:
         ]  # fmt: skip
     return [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "conll2003",
             "--data_dir", os.path.join(args.work, "columns"), "--disable_tqdm", "true", *common,
-            *(["--train_sampling_strategy", "random"] if side == "ours_random" else [])]  # fmt: skip
+            *(["--train_sampling_strategy", "random"] if side == "ours_random" else []),
+            *(["--train_sampling_strategy", "group_by_length"] if side == "ours_grouped" else [])]  # fmt: skip
 
 
 def ner_metrics(out: str, side: str) -> dict[str, float]:
