@@ -67,6 +67,7 @@ def portable(cmd: list[str], args) -> str:
     and paths relative to the repository)."""
     text = " ".join("python" if a == sys.executable else a for a in cmd)
     names = {args.model: "$MODEL", args.work: "$WORK", SHARED: "../shared", ROOT + os.sep: ""}
+    names.update(getattr(args, "portable_names", {}))  # a runner's own (e.g. swag_arms: --script as $RUN_SWAG)
     for path in sorted(names, key=len, reverse=True):  # the longest first: one path may start another
         text = text.replace(path, names[path])
     return text

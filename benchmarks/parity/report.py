@@ -83,8 +83,8 @@ def normalise(row: dict, source: str, line: int) -> dict | None:
         side = SQUAD_ARMS.get(row["arm"])
         if side is None:
             return None
-        metrics = {"f1": row["eval_f1"], "exact_match": row["eval_exact_match"]}
-        return {"family": "squad", "task": "squad_v1", "side": side, "seed": row["seed"], "budget": os.path.basename(source),
+        metrics = {k[len("eval_") :]: v for k, v in row.items() if k.startswith("eval_")}  # v2.0: HasAns_f1, ...
+        return {"family": "squad", "task": row.get("task", "squad_v1"), "side": side, "seed": row["seed"], "budget": os.path.basename(source),
                 "metrics": metrics, "wall_s": row.get("wall_s"), "peak_rss_mb": row.get("peak_rss_mb")}  # fmt: skip
     raise ValueError(f"{source}:{line}: a row with neither 'side' nor 'arm': {sorted(row)}")
 

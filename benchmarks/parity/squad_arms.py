@@ -1,20 +1,22 @@
 """SQuAD parity, step 2: short training arms, one change at a time against transformers' ``run_qa.py`` (issue 59).
 
-    python benchmarks/parity/squad_arms.py --model DIR --data DIR --out DIR [--seeds 42,43,44]
+    python benchmarks/parity/squad_arms.py --model DIR --data DIR --out DIR [--task squad_v1] [--seeds 42,43,44]
         [--arms run_qa,ours_grouped,ours_random] [--max_seq_length 128] [--doc_stride 64] [--batch 16]
         [--lr 1e-4] [--epochs 1] [--warmup 0.1] [--weight_decay 0.01]
 
-``--data``: a folder with train-v1.1.json and dev-v1.1.json (``squad_split.py``). Each run is one subprocess, one
-at a time (pin the CPU from outside: ``taskset -c 1``, ``OMP_NUM_THREADS=1``), seeds interleaved so a cut-short
-run of the script leaves balanced arms. Each finished run appends one JSON line to ``OUT/results.jsonl`` (arm, seed,
-``eval_f1``, ``eval_exact_match``, ``train_loss``, optimizer steps, wall seconds) and is skipped when the script is run
-again. ``--summary`` prints the per-seed table and mean ± std per arm from that file.
+``--data``: a folder with train-v1.1.json and dev-v1.1.json, or with ``--task squad_v2`` train-v2.0.json and
+dev-v2.0.json (``squad_split.py``). Each run is one subprocess, one at a time (pin the CPU from outside: ``taskset -c
+1``, ``OMP_NUM_THREADS=1``), seeds interleaved so a cut-short run of the script leaves balanced arms. Each finished run
+appends one JSON line to ``OUT/results.jsonl`` (arm, task, seed, ``eval_f1``, ``eval_exact_match``, with v2.0 also
+``eval_HasAns_f1`` / ``eval_NoAns_f1`` / ``eval_best_f1``, ``train_loss``, optimizer steps, wall seconds, peak RSS
+(the child's ``ru_maxrss``), the command without this machine's paths) and is skipped when the script is run again.
+``--summary`` prints the per-seed table and mean ± std per arm from that file.
 
 Arms (every other setting equal on both sides):
 - ``run_qa``: ``shared/baselines/qa/run_qa.py`` (random batches, windows padded to ``max_seq_length``,
-  ``doc_stride`` = the windows' overlap).
+  ``doc_stride`` = the windows' overlap; ``--version_2_with_negative`` for ``squad_v2``).
 - ``ours_grouped``: ``hf-bert-tasks finetune --task squad_v1 --train_sampling_strategy group_by_length`` (the default
-  before issue 59).
+  before issue 59; ``--task squad_v2`` for ``squad_v2``).
 - ``ours_random``: the same with ``--train_sampling_strategy random`` (the default after issue 59).
 - ``ours_default``: no sampler flag (whatever the package's default is at this commit).
 Both sides are scored by their own evaluation, which agree (issue 59: the package's scoring of run_qa's predictions
@@ -31,13 +33,26 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import glue_arms
+
 #: transformers' run_qa.py, adapted to run offline: ../shared/baselines/qa beside the repository
 BASELINE = os.path.join(os.path.dirname(ROOT), "shared", "baselines", "qa")
 OURS_SAMPLER = {"ours_grouped": ["--train_sampling_strategy", "group_by_length"],
                 "ours_random": ["--train_sampling_strategy", "random"], "ours_default": []}  # fmt: skip
+#: the file-name version of each task (the official files' names; squad_split.split_names)
+VERSION = {"squad_v1": "v1.1", "squad_v2": "v2.0"}
+#: read_result's keys: (the row's key, the result keys tried in order: ours' first, then run_qa's (evaluate's names))
+KEYS = (
+    ("eval_f1", ("eval_f1", "f1")), ("eval_exact_match", ("eval_exact_match", "eval_exact", "exact_match")),
+    ("eval_HasAns_f1", ("eval_HasAns_f1",)), ("eval_NoAns_f1", ("eval_NoAns_f1",)),
+    ("eval_HasAns_exact_match", ("eval_HasAns_exact_match", "eval_HasAns_exact")),
+    ("eval_NoAns_exact_match", ("eval_NoAns_exact_match", "eval_NoAns_exact")), ("eval_best_f1", ("eval_best_f1",)),
+)  # fmt: skip
 
 
 def command(arm: str, seed: int, args, out: str) -> list[str]:
@@ -52,27 +67,64 @@ def command(arm: str, seed: int, args, out: str) -> list[str]:
     if arm == "run_qa":
         if not os.path.isdir(BASELINE):
             raise OSError(f"{BASELINE} not found: the run_qa arm needs run_qa.py (../shared/baselines/qa)")
+        version = VERSION[args.task]
         return [
             sys.executable, os.path.join(BASELINE, "run_qa.py"), "--model_name_or_path", args.model,
-            "--train_file", os.path.join(args.data, "train-v1.1.json"),
-            "--validation_file", os.path.join(args.data, "dev-v1.1.json"), "--do_train", "--do_eval",
-            "--report_to", "none", *common,
+            "--train_file", os.path.join(args.data, f"train-{version}.json"),
+            "--validation_file", os.path.join(args.data, f"dev-{version}.json"), "--do_train", "--do_eval",
+            "--report_to", "none", *(["--version_2_with_negative"] if args.task == "squad_v2" else []), *common,
         ]  # fmt: skip
     return [
-        sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "squad_v1", "--model_name_or_path",
+        sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", args.task, "--model_name_or_path",
         args.model, "--data_dir", args.data, "--eval_strategy", "no", *common, *OURS_SAMPLER[arm],
     ]  # fmt: skip
 
 
+def pick_scores(res: dict) -> dict:
+    """The scores of :data:`KEYS` found in ``res`` (a run's ``all_results.json``: ours' ``eval_exact_match`` or
+    run_qa's ``eval_exact``, evaluate's ``squad_v2`` names), under the row's names; keys absent from ``res`` are left
+    out (v1.1 has no ``HasAns``/``NoAns``)."""
+    found = {}
+    for name, keys in KEYS:
+        value = next((res[k] for k in keys if k in res), None)
+        if value is not None:
+            found[name] = value
+    return found
+
+
 def read_result(out: str) -> dict:
-    """``eval_f1``, ``eval_exact_match``, ``train_loss`` and the optimizer steps of a finished run in ``out``."""
+    """:func:`pick_scores`, ``train_loss`` and the optimizer steps of a finished run in ``out``."""
     with open(os.path.join(out, "all_results.json"), encoding="utf-8") as f:
         res = json.load(f)
     with open(os.path.join(out, "trainer_state.json"), encoding="utf-8") as f:
         state = json.load(f)
-    f1 = res.get("eval_f1", res.get("f1"))
-    em = res.get("eval_exact_match", res.get("exact_match"))
-    return {"eval_f1": f1, "eval_exact_match": em, "train_loss": res.get("train_loss"), "steps": state["global_step"]}
+    return {**pick_scores(res), "train_loss": res.get("train_loss"), "steps": state["global_step"]}
+
+
+def run_arm(arm: str, seed: int, args, env: dict) -> dict | None:
+    """One run of ``arm`` with ``seed`` in a fresh process and datasets cache; its row (arm, task, seed, scores,
+    wall_s, peak_rss_mb from ``os.wait4``, command), or None (and a message) when it failed."""
+    out = os.path.join(args.out, f"{arm}-s{seed}")
+    shutil.rmtree(out, ignore_errors=True)
+    run_env = dict(env, HF_DATASETS_CACHE=out + ".datasets-cache")  # fresh per run, as run_one.sh
+    cmd = command(arm, seed, args, out)
+    start = time.time()
+    with open(out + ".log", "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=run_env)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.time() - start
+    shutil.rmtree(run_env["HF_DATASETS_CACHE"], ignore_errors=True)
+    if os.waitstatus_to_exitcode(status) != 0:
+        print(f"{arm} seed {seed}: exit status {os.waitstatus_to_exitcode(status)}, see {out}.log", flush=True)
+        return None
+    row = {"arm": arm, "task": args.task, "seed": seed, **read_result(out), "wall_s": round(wall, 1)}
+    row["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    names = types.SimpleNamespace(model=args.model, work=args.out, portable_names={args.data: "$DATA"})
+    row["command"] = glue_arms.portable(cmd, names)
+    for f in os.listdir(out):  # keep the results, not the weights
+        if f.endswith((".safetensors", ".bin")):
+            os.remove(os.path.join(out, f))
+    return row
 
 
 def load(path: str) -> list[dict]:
@@ -110,6 +162,7 @@ def main(argv=None):
     parser.add_argument("--model", required=True)
     parser.add_argument("--data", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--task", default="squad_v1", choices=sorted(VERSION))
     parser.add_argument("--seeds", default="42,43,44")
     parser.add_argument("--arms", default="run_qa,ours_grouped,ours_random")
     parser.add_argument("--max_seq_length", type=int, default=128)
@@ -131,27 +184,16 @@ def main(argv=None):
     for arm in arms:
         if arm != "run_qa" and arm not in OURS_SAMPLER:
             parser.error(f"--arms: unknown arm {arm!r}; expected run_qa or one of {sorted(OURS_SAMPLER)}")
-    done = {(r["arm"], r["seed"]) for r in load(results)}
+    done = {(r["arm"], r["seed"]) for r in load(results) if r.get("task", "squad_v1") == args.task}
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1")
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     for seed in (int(s) for s in args.seeds.split(",")):
         for arm in arms:
             if (arm, seed) in done:
                 continue
-            out = os.path.join(args.out, f"{arm}-s{seed}")
-            shutil.rmtree(out, ignore_errors=True)
-            env["HF_DATASETS_CACHE"] = out + ".datasets-cache"  # fresh per run, as run_one.sh
-            start = time.time()
-            with open(out + ".log", "w", encoding="utf-8") as log:
-                rc = subprocess.call(command(arm, seed, args, out), stdout=log, stderr=subprocess.STDOUT, env=env)
-            shutil.rmtree(env["HF_DATASETS_CACHE"], ignore_errors=True)
-            if rc != 0:
-                print(f"{arm} seed {seed}: exit status {rc}, see {out}.log", flush=True)
+            row = run_arm(arm, seed, args, env)
+            if row is None:
                 continue
-            row = {"arm": arm, "seed": seed, **read_result(out), "wall_s": round(time.time() - start, 1)}
-            for f in os.listdir(out):  # keep the results, not the weights
-                if f.endswith((".safetensors", ".bin")):
-                    os.remove(os.path.join(out, f))
             with open(results, "a", encoding="utf-8") as f:
                 f.write(json.dumps(row) + "\n")
             print(json.dumps(row), flush=True)

@@ -32,6 +32,9 @@ sys.path.insert(0, HERE)
 import glue_arms  # the shared runner: one process, wall time, peak RSS, the row
 
 SWAG_ROWS = os.path.join(glue_arms.SHARED, "data", "swag", "train.head999.csv")
+#: the diagnostic arms' sampler flag (glue_arms.SIDES); ``ours`` takes the package's default
+SAMPLER = {"ours_random": ["--train_sampling_strategy", "random"],
+           "ours_grouped": ["--train_sampling_strategy", "group_by_length"]}  # fmt: skip
 
 
 def split(source: str, out_dir: str, dev_rows: int) -> tuple[int, int]:
@@ -62,7 +65,7 @@ def command(side: str, task: str, seed: int, args, out: str) -> list[str]:
             *common,
         ]  # fmt: skip
     return [sys.executable, "-m", "hf_bert_tasks.cli", "finetune", "--task", "swag", "--data_dir", data,
-            "--disable_tqdm", "true", *common]  # fmt: skip
+            "--disable_tqdm", "true", *common, *SAMPLER.get(side, [])]  # fmt: skip
 
 
 def main(argv=None):
@@ -89,6 +92,7 @@ def main(argv=None):
     args.model, args.work, args.results, args.script = (
         os.path.abspath(p) for p in (args.model, args.work, args.results, args.script)
     )
+    args.portable_names = {args.script: "$RUN_SWAG"}  # recorded commands: no path of this machine
     n_train, n_dev = split(SWAG_ROWS, os.path.join(args.work, "data"), args.dev_rows)
     budget = dict(glue_arms.budget(args), max_train_samples=n_train, dev_rows=n_dev)
     done = {(r["side"], r["seed"]) for r in glue_arms.load(args.results) if r.get("budget") == budget}
