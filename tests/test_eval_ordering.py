@@ -117,8 +117,15 @@ def test_every_glue_task_defaults_to_random_batches(task):
     assert sampler_after_task_defaults(task) == ("random", False)
 
 
-@pytest.mark.parametrize("task", _tasks_of({"token_classification", "multiple_choice"}))
-def test_token_classification_and_multiple_choice_default_to_length_grouped_batches(task):
+@pytest.mark.parametrize("task", _tasks_of({"token_classification"}))
+def test_token_classification_defaults_to_random_batches(task):
+    # docs/parity.md: against run_ner.py (3 seeds) length-grouped batches scored 71.85 +- 2.03 F1, run_ner 74.65 +-
+    # 1.41, random batches 75.01 +- 0.09
+    assert sampler_after_task_defaults(task) == ("random", False)
+
+
+@pytest.mark.parametrize("task", _tasks_of({"multiple_choice"}))
+def test_multiple_choice_defaults_to_length_grouped_batches(task):
     assert sampler_after_task_defaults(task) == ("group_by_length", True)
 
 
@@ -140,8 +147,8 @@ def test_a_given_sampler_wins_over_the_classification_default():
     assert sampler_after_task_defaults("mrpc", "--train_sampling_strategy", "sequential") == ("sequential", False)
 
 
-def test_a_given_random_sampler_wins_over_the_token_classification_default():
-    assert sampler_after_task_defaults("conll2003", "--no_group_by_length") == ("random", False)
+def test_a_given_length_grouped_sampler_wins_over_the_token_classification_default():
+    assert sampler_after_task_defaults("conll2003", "--group_by_length") == ("group_by_length", True)
 
 
 # ------------------------------------------------------------------------------------------ Trainer-level checks

@@ -25,8 +25,8 @@ def test_a_given_length_grouped_sampler_wins_over_the_squad_default():
     assert sampler("--task", "squad_v1", "--train_sampling_strategy", "group_by_length") == ("group_by_length", True)
 
 
-def test_token_classification_keeps_length_grouped_batches():
-    assert sampler("--task", "conll2003") == ("group_by_length", True)
+def test_token_classification_defaults_to_random_batches():
+    assert sampler("--task", "conll2003") == ("random", False)
 
 
 def test_a_squad_run_trains_with_a_random_sampler(tiny_bert_dir, tmp_path, monkeypatch):
