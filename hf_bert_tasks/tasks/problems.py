@@ -28,10 +28,11 @@ class ProblemType:
         sentence_level: one prediction per example from the pooled ``[CLS]`` (classification, regression), as
             opposed to per token, per span or per choice.
         train_sampling_strategy: the training sampler without ``--train_sampling_strategy`` / ``--group_by_length``:
-            ``"group_by_length"`` (less padding: token classification and multiple choice, not yet measured
-            against their reference examples) or ``"random"`` (the reference examples' batches: GLUE, where
-            length-grouped batches cost accuracy against run_glue.py, docs/parity.md and docs/results.md; SQuAD,
-            against run_qa.py, docs/parity-squad.md).
+            ``"group_by_length"`` (less padding: multiple choice, level with run_swag.py in 0.7x the time,
+            docs/parity.md) or ``"random"`` (the reference examples' batches: GLUE and token classification, where
+            length-grouped batches cost accuracy against run_glue.py and run_ner.py, docs/parity.md and
+            docs/results.md; SQuAD, against run_qa.py, docs/parity-squad.md). Chosen per problem type by accuracy
+            against the family's reference example.
     """
 
     name: str
