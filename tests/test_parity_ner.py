@@ -15,18 +15,18 @@ spec.loader.exec_module(ner_arms)
 TRAIN = (
     "-DOCSTART- -X- -X- O\n"
     "\n"
-    "EU NNP B-NP B-ORG\n"
-    "rejects VBZ B-VP O\n"
-    "German JJ B-NP B-MISC\n"
+    "Orwin NNP B-NP B-ORG\n"
+    "hires VBZ B-VP O\n"
+    "Fennish JJ B-NP B-MISC\n"
     "\n"
-    "Peter NNP B-NP B-PER\n"
-    "Blackburn NNP I-NP I-PER\n"
+    "Mara NNP B-NP B-PER\n"
+    "Quillan NNP I-NP I-PER\n"
     "\n"
     "-DOCSTART- -X- -X- O\n"
     "\n"
-    "BRUSSELS NNP B-NP B-LOC\n"
+    "TALLOWMERE NNP B-NP B-LOC\n"
 )  # the last sentence has no blank line after it
-VALID = "CRICKET NNP B-NP O\n-DOCSTART- -X- -X- O\nLONDON NNP B-NP B-LOC\n\n\n"
+VALID = "ROWING NNP B-NP O\n-DOCSTART- -X- -X- O\nDUNBARROW NNP B-NP B-LOC\n\n\n"
 
 
 def write(path, text):
@@ -36,16 +36,16 @@ def write(path, text):
 
 def test_docstart_lines_and_blank_lines_end_sentences_and_are_no_sentence(tmp_path):
     assert ner_arms.read_sentences(write(tmp_path / "train.txt", TRAIN)) == [
-        {"tokens": ["EU", "rejects", "German"], "ner_tags": ["B-ORG", "O", "B-MISC"]},
-        {"tokens": ["Peter", "Blackburn"], "ner_tags": ["B-PER", "I-PER"]},
-        {"tokens": ["BRUSSELS"], "ner_tags": ["B-LOC"]},
+        {"tokens": ["Orwin", "hires", "Fennish"], "ner_tags": ["B-ORG", "O", "B-MISC"]},
+        {"tokens": ["Mara", "Quillan"], "ner_tags": ["B-PER", "I-PER"]},
+        {"tokens": ["TALLOWMERE"], "ner_tags": ["B-LOC"]},
     ]
 
 
 def test_a_docstart_line_without_a_blank_line_before_it_ends_the_sentence(tmp_path):
     assert ner_arms.read_sentences(write(tmp_path / "valid.txt", VALID)) == [
-        {"tokens": ["CRICKET"], "ner_tags": ["O"]},
-        {"tokens": ["LONDON"], "ner_tags": ["B-LOC"]},
+        {"tokens": ["ROWING"], "ner_tags": ["O"]},
+        {"tokens": ["DUNBARROW"], "ner_tags": ["B-LOC"]},
     ]
 
 
@@ -57,20 +57,20 @@ def test_convert_writes_json_lines_and_links_the_column_files(tmp_path):
     assert ner_arms.convert(str(source), str(tmp_path / "work")) == {"train": 3, "validation": 2}
     lines = (tmp_path / "work" / "data" / "validation.json").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [
-        {"tokens": ["CRICKET"], "ner_tags": ["O"]},
-        {"tokens": ["LONDON"], "ner_tags": ["B-LOC"]},
+        {"tokens": ["ROWING"], "ner_tags": ["O"]},
+        {"tokens": ["DUNBARROW"], "ner_tags": ["B-LOC"]},
     ]
     assert os.path.realpath(tmp_path / "work" / "columns" / "train.txt") == os.path.realpath(source / "train.txt")
 
 
 def test_a_line_without_four_fields_is_named_by_file_and_line(tmp_path):
-    path = write(tmp_path / "train.txt", "EU NNP B-NP B-ORG\nrejects VBZ O\n")
-    with pytest.raises(ValueError, match=r"train\.txt, line 2: found 3 field\(s\) in 'rejects VBZ O'; expected 4"):
+    path = write(tmp_path / "train.txt", "Orwin NNP B-NP B-ORG\nhires VBZ O\n")
+    with pytest.raises(ValueError, match=r"train\.txt, line 2: found 3 field\(s\) in 'hires VBZ O'; expected 4"):
         ner_arms.read_sentences(path)
 
 
 def test_an_ner_tag_that_is_not_iob_is_named_by_file_and_line(tmp_path):
-    path = write(tmp_path / "train.txt", "\nEU NNP B-NP ORG\n")
+    path = write(tmp_path / "train.txt", "\nOrwin NNP B-NP ORG\n")
     with pytest.raises(ValueError, match=r"train\.txt, line 2: NER tag 'ORG'; expected 'O', 'B-TYPE' or 'I-TYPE'"):
         ner_arms.read_sentences(path)
 
@@ -96,7 +96,7 @@ def test_a_sentence_the_package_reads_otherwise_is_reported(tmp_path):
     write(source / "train.txt", TRAIN)
     write(source / "valid.txt", VALID)
     ner_arms.convert(str(source), str(tmp_path / "work"))
-    write(tmp_path / "work" / "data" / "train.json", '{"tokens": ["EU"], "ner_tags": ["B-ORG"]}\n' * 3)
+    write(tmp_path / "work" / "data" / "train.json", '{"tokens": ["Orwin"], "ner_tags": ["B-ORG"]}\n' * 3)
     with pytest.raises(ValueError, match="train.json: sentence 0 differs from the package's reading of train.txt"):
         ner_arms.check_same_sentences(str(source), str(tmp_path / "work"))
 
