@@ -3,32 +3,26 @@
 docs for today's reader: a moved or deleted name must not stay cited in a docstring). One case per package file."""
 
 import dataclasses
-import importlib
 import pathlib
+import pydoc
 import re
 
 import pytest
+
+from tests.test_design_doc import resolves as resolves_attribute
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "hf_bert_tasks"
 REFERENCE = re.compile(r":(?:func|mod|class|data|meth|attr|exc):`~?(hf_bert_tasks(?:\.\w+)+)`")
 
 
 def resolves(dotted: str) -> bool:
-    """Whether ``dotted`` names an importable module, or an attribute (or dataclass field) reached from the longest
-    importable module prefix."""
-    parts = dotted.split(".")
-    for k in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:k]))
-        except ImportError:
-            continue
-        for name in parts[k:]:
-            fields = {f.name for f in dataclasses.fields(obj)} if dataclasses.is_dataclass(obj) else set()
-            if not hasattr(obj, name):
-                return name in fields and name == parts[-1]
-            obj = getattr(obj, name)
+    """:func:`tests.test_design_doc.resolves` (a module, or attributes from the longest importable prefix), or a
+    dataclass field without a class attribute (``Task.paper_results``, a ``default_factory`` field)."""
+    if resolves_attribute(dotted):
         return True
-    return False
+    owner, _, name = dotted.rpartition(".")
+    cls = pydoc.locate(owner) if resolves_attribute(owner) else None
+    return dataclasses.is_dataclass(cls) and name in {f.name for f in dataclasses.fields(cls)}
 
 
 def test_resolves_reads_modules_attributes_and_fields():
