@@ -104,3 +104,27 @@ def test_swag_diagnostic_arm_sets_the_random_sampler():
     cmd = swag_arms.command("ours_random", "swag", 42, args, "/w/o")
     assert cmd[-2:] == ["--train_sampling_strategy", "random"]
     assert "--train_sampling_strategy" not in swag_arms.command("ours", "swag", 42, args, "/w/o")
+
+
+def test_timed_run_keeps_results_drops_weights_and_measures(tmp_path):
+    glue_arms = load("glue_arms")
+    out = str(tmp_path / "run")
+    script = (
+        "import os, sys\n"
+        "os.makedirs(sys.argv[1])\n"
+        "for name in ('all_results.json', 'model.safetensors', 'training_args.bin'):\n"
+        "    open(os.path.join(sys.argv[1], name), 'w').write('x')\n"
+        "print(os.environ['HF_DATASETS_CACHE'])\n"
+    )
+    timing = glue_arms.timed_run([sys.executable, "-c", script, out], out, dict(os.environ), "probe")
+    assert sorted(timing) == ["peak_rss_mb", "wall_s"] and timing["wall_s"] >= 0 and timing["peak_rss_mb"] > 0
+    assert sorted(os.listdir(out)) == ["all_results.json"]
+    assert (tmp_path / "run.log").read_text().strip() == out + ".datasets-cache"  # a fresh cache per run
+    assert not os.path.exists(out + ".datasets-cache")
+
+
+def test_timed_run_of_a_failing_command_is_none(tmp_path, capsys):
+    glue_arms = load("glue_arms")
+    out = str(tmp_path / "run")
+    assert glue_arms.timed_run([sys.executable, "-c", "raise SystemExit(3)"], out, dict(os.environ), "probe") is None
+    assert "probe: exit status 3" in capsys.readouterr().out

@@ -114,9 +114,24 @@ def run_one(side: str, task: str, seed: int, args, env: dict, command=command, f
     """Run ``command(side, task, seed, args, out)`` in a fresh process with a fresh datasets cache; the result row
     (``family``, side, task, seed, budget, metrics, ..., peak_rss_mb), or None (and a message) when it failed."""
     out = os.path.join(args.work, f"{side}-{task}-s{seed}")
+    cmd = command(side, task, seed, args, out)
+    timing = timed_run(cmd, out, env, f"{side} {task} seed {seed}")
+    if timing is None:
+        return None
+    row = {"family": family, "side": side, "task": task, "seed": seed, "budget": budget(args), **read_result(out)}
+    row.update(**timing, command=portable(cmd, args))
+    row["commit"] = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    return row
+
+
+def timed_run(cmd: list[str], out: str, env: dict, name: str) -> dict | None:
+    """Run ``cmd`` (which writes into ``out``, emptied first) in a fresh process with a fresh datasets cache, its
+    output in ``out.log``; ``{"wall_s", "peak_rss_mb"}`` (seconds, MB: ``ru_maxrss`` from ``os.wait4``), or None (and
+    a message naming ``name``) when it exits non-zero. The run's weights are deleted afterwards, its results kept."""
     shutil.rmtree(out, ignore_errors=True)
     run_env = dict(env, HF_DATASETS_CACHE=out + ".datasets-cache")  # fresh per run, as run_one.sh
-    cmd = command(side, task, seed, args, out)
     start = time.time()
     with open(out + ".log", "w", encoding="utf-8") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=run_env)
@@ -124,17 +139,12 @@ def run_one(side: str, task: str, seed: int, args, env: dict, command=command, f
     wall = time.time() - start
     shutil.rmtree(run_env["HF_DATASETS_CACHE"], ignore_errors=True)
     if os.waitstatus_to_exitcode(status) != 0:
-        print(f"{side} {task} seed {seed}: exit status {os.waitstatus_to_exitcode(status)}, see {out}.log", flush=True)
+        print(f"{name}: exit status {os.waitstatus_to_exitcode(status)}, see {out}.log", flush=True)
         return None
-    row = {"family": family, "side": side, "task": task, "seed": seed, "budget": budget(args), **read_result(out)}
-    row.update(wall_s=round(wall, 1), peak_rss_mb=round(usage.ru_maxrss / 1024, 1), command=portable(cmd, args))
-    row["commit"] = subprocess.run(
-        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True
-    ).stdout.strip()
     for f in os.listdir(out):  # keep the results, not the weights
         if f.endswith((".safetensors", ".bin")):
             os.remove(os.path.join(out, f))
-    return row
+    return {"wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
 def load(path: str) -> list[dict]:

@@ -28,11 +28,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import time
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -105,25 +102,13 @@ def run_arm(arm: str, seed: int, args, env: dict) -> dict | None:
     """One run of ``arm`` with ``seed`` in a fresh process and datasets cache; its row (arm, task, seed, scores,
     wall_s, peak_rss_mb from ``os.wait4``, command), or None (and a message) when it failed."""
     out = os.path.join(args.out, f"{arm}-s{seed}")
-    shutil.rmtree(out, ignore_errors=True)
-    run_env = dict(env, HF_DATASETS_CACHE=out + ".datasets-cache")  # fresh per run, as run_one.sh
     cmd = command(arm, seed, args, out)
-    start = time.time()
-    with open(out + ".log", "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=run_env)
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.time() - start
-    shutil.rmtree(run_env["HF_DATASETS_CACHE"], ignore_errors=True)
-    if os.waitstatus_to_exitcode(status) != 0:
-        print(f"{arm} seed {seed}: exit status {os.waitstatus_to_exitcode(status)}, see {out}.log", flush=True)
+    timing = glue_arms.timed_run(cmd, out, env, f"{arm} seed {seed}")
+    if timing is None:
         return None
-    row = {"arm": arm, "task": args.task, "seed": seed, **read_result(out), "wall_s": round(wall, 1)}
-    row["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    row = {"arm": arm, "task": args.task, "seed": seed, **read_result(out), **timing}
     names = types.SimpleNamespace(model=args.model, work=args.out, portable_names={args.data: "$DATA"})
     row["command"] = glue_arms.portable(cmd, names)
-    for f in os.listdir(out):  # keep the results, not the weights
-        if f.endswith((".safetensors", ".bin")):
-            os.remove(os.path.join(out, f))
     return row
 
 
