@@ -148,36 +148,72 @@ def timed_run(cmd: list[str], out: str, env: dict, name: str) -> dict | None:
 
 
 def load(path: str) -> list[dict]:
+    """The rows of the JSON Lines file ``path`` (none when it does not exist yet)."""
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def append(path: str, row: dict, shown: dict | None = None) -> None:
+    """Append ``row`` to the JSON Lines file ``path`` and print ``shown`` (default: ``row`` without its command)."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps(shown if shown is not None else {k: v for k, v in row.items() if k != "command"}), flush=True)
+
+
+def offline_env() -> dict:
+    """The environment of every run: offline (no Hub, no telemetry), no progress bars, this checkout importable."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1")
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def runner_parser(doc: str, epochs: float, lr: float, batch: int, script: str | None = None):
+    """The flags a family's runner shares (this one, ``swag_arms.py``, ``ner_arms.py``): ``--model``, ``--work``,
+    ``--results``, ``--sides``, ``--seeds`` and the budget (``--epochs``/``--lr``/``--batch`` with the family's
+    defaults; ``--max_seq_length`` 128, ``--warmup`` 0.1, ``--weight_decay`` 0.01), plus ``--script`` (the reference
+    example, ``script`` naming it) when given. Returns the ``argparse`` parser for the runner's own flags."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--model", required=True)
+    if script:
+        parser.add_argument("--script", required=True, help=f"{script} adapted to run offline")
     parser.add_argument("--work", required=True, help="scratch folder: converted data, run folders and logs")
     parser.add_argument("--results", required=True, help="JSON Lines file the rows are appended to")
     parser.add_argument("--sides", default="reference,ours")
-    parser.add_argument("--tasks", default="mrpc,stsb,cola")
     parser.add_argument("--seeds", default="42,43,44")
-    parser.add_argument("--epochs", type=float, default=1.0)
-    parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--epochs", type=float, default=epochs)
+    parser.add_argument("--lr", type=float, default=lr)
+    parser.add_argument("--batch", type=int, default=batch)
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--warmup", type=float, default=0.1)
     parser.add_argument("--weight_decay", type=float, default=0.01)
-    parser.add_argument("--max_train_samples", type=int, default=0, help="first N training examples (0: all)")
+    return parser
+
+
+def parse_runner_args(parser, argv, sides_allowed) -> tuple[argparse.Namespace, list[str]]:
+    """Parse ``argv`` with a :func:`runner_parser`; ``--sides`` checked against ``sides_allowed`` (a usage error
+    naming the unknown side), the paths made absolute. Returns the arguments and the sides."""
     args = parser.parse_args(argv)
-    sides, tasks = args.sides.split(","), args.tasks.split(",")
+    sides = args.sides.split(",")
     for s in sides:
-        if s not in SIDES:
-            parser.error(f"--sides: unknown side {s!r}; expected one of {list(SIDES)}")
+        if s not in sides_allowed:
+            parser.error(f"--sides: unknown side {s!r}; expected one of {list(sides_allowed)}")
+    for name in ("model", "work", "results", "script"):
+        if getattr(args, name, None) is not None:
+            setattr(args, name, os.path.abspath(getattr(args, name)))
+    return args, sides
+
+
+def main(argv=None):
+    parser = runner_parser(__doc__, epochs=1.0, lr=1e-4, batch=32)
+    parser.add_argument("--tasks", default="mrpc,stsb,cola")
+    parser.add_argument("--max_train_samples", type=int, default=0, help="first N training examples (0: all)")
+    args, sides = parse_runner_args(parser, argv, SIDES)
+    tasks = args.tasks.split(",")
     for t in tasks:
         if t not in FOLDER:
             parser.error(f"--tasks: unknown task {t!r}; expected one of {sorted(FOLDER)}")
-    args.model, args.work, args.results = (os.path.abspath(p) for p in (args.model, args.work, args.results))
     os.makedirs(args.work, exist_ok=True)
     if "reference" in sides and not os.path.exists(os.path.join(args.work, "json", "COUNTS.tsv")):
         subprocess.run(
@@ -185,19 +221,15 @@ def main(argv=None):
             check=True,
         )
     done = {(r["side"], r["task"], r["seed"]) for r in load(args.results) if r.get("budget") == budget(args)}
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1")
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env = offline_env()
     for seed in (int(s) for s in args.seeds.split(",")):
         for task in tasks:
             for side in sides:
                 if (side, task, seed) in done:
                     continue
                 row = run_one(side, task, seed, args, env)
-                if row is None:
-                    continue
-                with open(args.results, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(row) + "\n")
-                print(json.dumps({k: v for k, v in row.items() if k != "command"}), flush=True)
+                if row is not None:
+                    append(args.results, row)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,6 @@ renders them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -160,37 +159,17 @@ def ner_metrics(out: str, side: str) -> dict[str, float]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--script", required=True, help="run_ner.py adapted to run offline")
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--results", required=True)
-    parser.add_argument("--sides", default="reference,ours")
-    parser.add_argument("--seeds", default="42,43,44")
+    parser = glue_arms.runner_parser(__doc__, epochs=1.0, lr=5e-5, batch=32, script="run_ner.py")
     parser.add_argument("--max_train_samples", type=int, default=3000, help="the first N training sentences")
-    parser.add_argument("--epochs", type=float, default=1.0)
-    parser.add_argument("--lr", type=float, default=5e-5)
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--max_seq_length", type=int, default=128)
-    parser.add_argument("--warmup", type=float, default=0.1)
-    parser.add_argument("--weight_decay", type=float, default=0.01)
-    args = parser.parse_args(argv)
-    sides = args.sides.split(",")
-    for s in sides:
-        if s not in SIDES:
-            parser.error(f"--sides: unknown side {s!r}; expected one of {list(SIDES)}")
-    args.model, args.work, args.results, args.script = (
-        os.path.abspath(p) for p in (args.model, args.work, args.results, args.script)
-    )
+    args, sides = glue_arms.parse_runner_args(parser, argv, SIDES)
+    args.portable_names = {args.script: "$RUN_NER"}  # recorded commands: no path of this machine
     counts = convert(CONLL, args.work)
     check_same_sentences(CONLL, args.work)
     if not 0 < args.max_train_samples <= counts["train"]:
         parser.error(f"--max_train_samples {args.max_train_samples}: expected 1..{counts['train']}")
     budget = dict(glue_arms.budget(args), dev_sentences=counts["validation"])
     done = {(r["side"], r["seed"]) for r in glue_arms.load(args.results) if r.get("budget") == budget}
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1")
-    env["PYTHONPATH"] = glue_arms.ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    script = glue_arms.portable([args.script], args)
+    env = glue_arms.offline_env()
     for seed in (int(s) for s in args.seeds.split(",")):
         for side in sides:
             if (side, seed) in done:
@@ -199,12 +178,8 @@ def main(argv=None):
             if row is None:
                 continue
             out = os.path.join(args.work, f"{side}-conll2003-s{seed}")
-            row.update(
-                budget=budget, metrics=ner_metrics(out, side), command=row["command"].replace(script, "$RUN_NER")
-            )
-            with open(args.results, "a", encoding="utf-8") as f:
-                f.write(json.dumps(row) + "\n")
-            print(json.dumps({k: v for k, v in row.items() if k != "command"}), flush=True)
+            row.update(budget=budget, metrics=ner_metrics(out, side))
+            glue_arms.append(args.results, row)
 
 
 if __name__ == "__main__":

@@ -112,13 +112,6 @@ def run_arm(arm: str, seed: int, args, env: dict) -> dict | None:
     return row
 
 
-def load(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def summary(rows: list[dict]) -> str:
     """Markdown: per-seed F1 / EM per arm, then mean ± std (sample std) per arm."""
     arms = list(dict.fromkeys(r["arm"] for r in rows))
@@ -162,27 +155,23 @@ def main(argv=None):
     args.model, args.data, args.out = (os.path.abspath(p) for p in (args.model, args.data, args.out))
     results = os.path.join(args.out, "results.jsonl")
     if args.summary:
-        print(summary(load(results)))
+        print(summary(glue_arms.load(results)))
         return
     os.makedirs(args.out, exist_ok=True)
     arms = args.arms.split(",")
     for arm in arms:
         if arm != "run_qa" and arm not in OURS_SAMPLER:
             parser.error(f"--arms: unknown arm {arm!r}; expected run_qa or one of {sorted(OURS_SAMPLER)}")
-    done = {(r["arm"], r["seed"]) for r in load(results) if r.get("task", "squad_v1") == args.task}
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1")
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    done = {(r["arm"], r["seed"]) for r in glue_arms.load(results) if r.get("task", "squad_v1") == args.task}
+    env = glue_arms.offline_env()
     for seed in (int(s) for s in args.seeds.split(",")):
         for arm in arms:
             if (arm, seed) in done:
                 continue
             row = run_arm(arm, seed, args, env)
-            if row is None:
-                continue
-            with open(results, "a", encoding="utf-8") as f:
-                f.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
-    print(summary(load(results)))
+            if row is not None:
+                glue_arms.append(results, row, shown=row)
+    print(summary(glue_arms.load(results)))
 
 
 if __name__ == "__main__":

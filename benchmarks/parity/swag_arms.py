@@ -21,9 +21,7 @@ one JSON line per run with wall time and peak RSS; ``family`` ``swag``); ``repor
 
 from __future__ import annotations
 
-import argparse
 import csv
-import json
 import os
 import sys
 
@@ -69,35 +67,15 @@ def command(side: str, task: str, seed: int, args, out: str) -> list[str]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--script", required=True, help="run_swag.py adapted to run offline")
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--results", required=True)
-    parser.add_argument("--sides", default="reference,ours")
-    parser.add_argument("--seeds", default="42,43,44")
+    parser = glue_arms.runner_parser(__doc__, epochs=2.0, lr=5e-5, batch=16, script="run_swag.py")
     parser.add_argument("--dev_rows", type=int, default=199)
-    parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--lr", type=float, default=5e-5)
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--max_seq_length", type=int, default=128)
-    parser.add_argument("--warmup", type=float, default=0.1)
-    parser.add_argument("--weight_decay", type=float, default=0.01)
-    args = parser.parse_args(argv)
+    args, sides = glue_arms.parse_runner_args(parser, argv, glue_arms.SIDES)
     args.max_train_samples = 0
-    sides = args.sides.split(",")
-    for s in sides:
-        if s not in glue_arms.SIDES:
-            parser.error(f"--sides: unknown side {s!r}; expected one of {list(glue_arms.SIDES)}")
-    args.model, args.work, args.results, args.script = (
-        os.path.abspath(p) for p in (args.model, args.work, args.results, args.script)
-    )
     args.portable_names = {args.script: "$RUN_SWAG"}  # recorded commands: no path of this machine
     n_train, n_dev = split(SWAG_ROWS, os.path.join(args.work, "data"), args.dev_rows)
     budget = dict(glue_arms.budget(args), max_train_samples=n_train, dev_rows=n_dev)
     done = {(r["side"], r["seed"]) for r in glue_arms.load(args.results) if r.get("budget") == budget}
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1")
-    env["PYTHONPATH"] = glue_arms.ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env = glue_arms.offline_env()
     for seed in (int(s) for s in args.seeds.split(",")):
         for side in sides:
             if (side, seed) in done:
@@ -106,9 +84,7 @@ def main(argv=None):
             if row is None:
                 continue
             row["budget"] = budget
-            with open(args.results, "a", encoding="utf-8") as f:
-                f.write(json.dumps(row) + "\n")
-            print(json.dumps({k: v for k, v in row.items() if k != "command"}), flush=True)
+            glue_arms.append(args.results, row)
 
 
 if __name__ == "__main__":
