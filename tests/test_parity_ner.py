@@ -34,6 +34,16 @@ def write(path, text):
     return str(path)
 
 
+@pytest.fixture
+def source(tmp_path):
+    """A CoNLL folder with the literal ``train.txt`` and ``valid.txt`` above."""
+    folder = tmp_path / "conll"
+    folder.mkdir()
+    write(folder / "train.txt", TRAIN)
+    write(folder / "valid.txt", VALID)
+    return folder
+
+
 def test_docstart_lines_and_blank_lines_end_sentences_and_are_no_sentence(tmp_path):
     assert ner_arms.read_sentences(write(tmp_path / "train.txt", TRAIN)) == [
         {"tokens": ["Orwin", "hires", "Fennish"], "ner_tags": ["B-ORG", "O", "B-MISC"]},
@@ -49,11 +59,7 @@ def test_a_docstart_line_without_a_blank_line_before_it_ends_the_sentence(tmp_pa
     ]
 
 
-def test_convert_writes_json_lines_and_links_the_column_files(tmp_path):
-    source = tmp_path / "conll"
-    source.mkdir()
-    write(source / "train.txt", TRAIN)
-    write(source / "valid.txt", VALID)
+def test_convert_writes_json_lines_and_links_the_column_files(source, tmp_path):
     assert ner_arms.convert(str(source), str(tmp_path / "work")) == {"train": 3, "validation": 2}
     lines = (tmp_path / "work" / "data" / "validation.json").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [
@@ -81,20 +87,12 @@ def test_a_file_without_a_sentence_is_an_error(tmp_path):
         ner_arms.read_sentences(path)
 
 
-def test_both_readers_give_the_same_sentences(tmp_path):
-    source = tmp_path / "conll"
-    source.mkdir()
-    write(source / "train.txt", TRAIN)
-    write(source / "valid.txt", VALID)
+def test_both_readers_give_the_same_sentences(source, tmp_path):
     ner_arms.convert(str(source), str(tmp_path / "work"))
     ner_arms.check_same_sentences(str(source), str(tmp_path / "work"))  # no error: the package reads the same
 
 
-def test_a_sentence_the_package_reads_otherwise_is_reported(tmp_path):
-    source = tmp_path / "conll"
-    source.mkdir()
-    write(source / "train.txt", TRAIN)
-    write(source / "valid.txt", VALID)
+def test_a_sentence_the_package_reads_otherwise_is_reported(source, tmp_path):
     ner_arms.convert(str(source), str(tmp_path / "work"))
     write(tmp_path / "work" / "data" / "train.json", '{"tokens": ["Orwin"], "ner_tags": ["B-ORG"]}\n' * 3)
     with pytest.raises(ValueError, match="train.json: sentence 0 differs from the package's reading of train.txt"):
