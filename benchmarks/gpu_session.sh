@@ -19,7 +19,8 @@
 # or times out does not stop the others; the exit status is the first failing group's (124: timed out).
 # Environment: OUT (where results go; default runs/gpu-session/out), CARRY (default .gpu-carry), PY (default python3
 # on the device; on CPU .venv/bin/python if present), SESSION_BUDGET_S.
-# Heavy outputs (model weights, datasets caches) stay in runs/gpu-session/work, which is not copied.
+# Heavy outputs (model weights, datasets caches) stay in WORK_DIR (default runs/gpu-session/work; emptied at the start),
+# which is not copied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRY=0
@@ -39,7 +40,7 @@ for a in "${GROUPS_ARGS[@]}"; do
 done
 CARRY=${CARRY:-.gpu-carry}
 RESULTS_OUT=${OUT:-runs/gpu-session/out}
-WORK=runs/gpu-session/work
+WORK=${WORK_DIR:-runs/gpu-session/work}
 BUDGET=${SESSION_BUDGET_S:-530}
 t0=$(date +%s)
 if [ "$DRY" = "1" ]; then

@@ -158,6 +158,7 @@ def run_session(tmp_path, *args, **env_extra):
         os.environ,
         PY=sys.executable,
         OUT=str(tmp_path / "session"),
+        WORK_DIR=str(tmp_path / "work"),  # not the checkout's runs/: suites running side by side share nothing
         OMP_NUM_THREADS="1",
         PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p),
         **env_extra,
