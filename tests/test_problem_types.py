@@ -2,6 +2,7 @@
 Trainer's loss and the LoRA mode read comes from the registered ``ProblemType``, not from tables of their own."""
 
 import dataclasses
+import importlib
 
 import pytest
 
@@ -21,10 +22,34 @@ EXPECTED = {
 }
 
 
+#: where a problem type's models are served: (Auto class, Hub task, pipeline); transformers 5 has no
+#: question-answering or multiple-choice pipeline (the package registers extractive-question-answering)
+SERVED = {
+    "single_label_classification": (
+        "AutoModelForSequenceClassification",
+        "text-classification",
+        "text-classification",
+    ),
+    "regression": ("AutoModelForSequenceClassification", "text-classification", "text-classification"),
+    "multiple_choice": ("AutoModelForMultipleChoice", "multiple-choice", None),
+    "token_classification": ("AutoModelForTokenClassification", "token-classification", "token-classification"),
+    "question_answering": ("AutoModelForQuestionAnswering", "question-answering", "extractive-question-answering"),
+}
+#: a sequence-level score head served by the text-classification pipeline returning the raw score
+SCORE_HEAD = {
+    "model_head": "AutoModelForSequenceClassification",
+    "hub_task": "text-classification",
+    "pipeline": "text-classification",
+    "pipeline_options": (("function_to_apply", "none"),),
+}
+
+
 @pytest.fixture
 def ordinal_problem():
     """A problem type no built-in family has, registered as a family folder would (removed afterwards)."""
-    problem = register_problem_type(ProblemType("ordinal_regression", "examples", "SEQ_CLS", sentence_level=True))
+    problem = register_problem_type(
+        ProblemType("ordinal_regression", "examples", "SEQ_CLS", sentence_level=True, **SCORE_HEAD)
+    )
     yield problem
     PROBLEM_TYPES.pop(problem.name)
 
@@ -33,6 +58,35 @@ def ordinal_problem():
 def test_each_builtin_family_registers_its_problem_type(name):
     problem = get_problem_type(name)
     assert (problem.loss_unit, problem.peft_task_type) == EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", sorted(SERVED))
+def test_each_builtin_problem_type_names_its_model_head_hub_task_and_pipeline(name):
+    problem = get_problem_type(name)
+    assert (problem.model_head, problem.hub_task, problem.pipeline) == SERVED[name]
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEM_TYPES))
+def test_each_problem_types_pipeline_is_served_by_the_installed_transformers(name):
+    from transformers.pipelines import PIPELINE_REGISTRY
+
+    problem = get_problem_type(name)
+    if problem.pipeline_module:
+        importlib.import_module(problem.pipeline_module)
+    assert problem.pipeline is None or problem.pipeline in PIPELINE_REGISTRY.get_supported_tasks()
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEM_TYPES))
+def test_each_problem_types_model_head_is_a_transformers_auto_class(name):
+    import transformers
+
+    assert getattr(transformers, get_problem_type(name).model_head).__name__.startswith("AutoModelFor")
+
+
+@pytest.mark.parametrize("name", sorted(TASK_REGISTRY))
+def test_a_tasks_model_head_and_hub_task_are_its_problem_types(name):
+    task = get_task(name)
+    assert (task.model_head, task.pipeline_tag) == (task.problem.model_head, task.problem.hub_task)
 
 
 def test_every_registered_task_has_a_registered_problem_type():
@@ -69,9 +123,35 @@ def test_a_task_of_an_unregistered_problem_type_is_refused():
 
 def test_a_different_problem_type_under_a_taken_name_is_refused():
     with pytest.raises(ValueError, match="'regression' is already registered"):
-        register_problem_type(ProblemType("regression", "labels"))
+        register_problem_type(ProblemType("regression", "labels", **SCORE_HEAD))
 
 
-def test_a_loss_unit_other_than_labels_or_examples_is_refused():
+def test_a_model_head_that_is_not_an_auto_class_name_is_refused():
+    with pytest.raises(ValueError, match="model_head 'BertModel'; expected a transformers Auto class name"):
+        ProblemType("span_tagging", "labels", **(SCORE_HEAD | {"model_head": "BertModel"}))
+
+
+def test_a_pipeline_module_without_a_pipeline_is_refused():
+    with pytest.raises(ValueError, match="pipeline_module 'my_pipes' without a pipeline"):
+        ProblemType("span_tagging", "labels", **(SCORE_HEAD | {"pipeline": None, "pipeline_module": "my_pipes"}))
+
+
+def test_pipeline_for_serves_a_newly_registered_problem_type_with_its_options(ordinal_problem, tmp_path):
+    """A saved sequence-classification model whose config names the new problem type gets its pipeline and options
+    (raw scores: ``function_to_apply="none"``), with no table to edit in ``hub/push.py``."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from hf_bert_tasks.hub.push import pipeline_for
+    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
+
+    config = BertConfig(
+        vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+    )
+    config.num_labels, config.problem_type = 1, "ordinal_regression"
+    BertForSequenceClassification(config).save_pretrained(tmp_path)
+    train_wordpiece_tokenizer(["a cat sat on a mat", "the dog ran"], vocab_size=60).save_pretrained(tmp_path)
+    pipe = pipeline_for(str(tmp_path))
+    assert pipe.task == "text-classification" and pipe._postprocess_params["function_to_apply"].value == "none"
+
     with pytest.raises(ValueError, match="loss_unit 'tokens'; expected 'labels' or 'examples'"):
-        ProblemType("span_tagging", "tokens")
+        ProblemType("span_tagging", "tokens", **SCORE_HEAD)

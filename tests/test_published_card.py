@@ -15,7 +15,6 @@ import pytest
 from hf_bert_tasks import cli
 from hf_bert_tasks.finetune import card as mc
 from hf_bert_tasks.hub.push import card_for_push, files_to_push
-from hf_bert_tasks.tasks.pipelines import served_pipeline
 from hf_bert_tasks.utils.checkpoints import loss_over_all_steps
 from tests.conftest import tiny_run_argv
 
@@ -66,13 +65,6 @@ def test_question_answering_is_not_a_pipeline_of_the_installed_transformers():
     removed = "question-answering has been removed from transformers|Unknown task question-answering"
     with pytest.raises(KeyError, match=removed):
         check_task("question-answering")  # what pipeline("question-answering") calls first
-
-
-def test_served_pipeline_is_transformers_own_or_the_packages_or_none():
-    assert served_pipeline("text-classification") == "text-classification"
-    assert served_pipeline("token-classification") == "token-classification"
-    assert served_pipeline("question-answering") == "extractive-question-answering"
-    assert served_pipeline("multiple-choice") is None
 
 
 def test_a_squad_card_tags_the_packages_pipeline_and_explains_it(tmp_path):

@@ -235,9 +235,8 @@ def build_finetune_card(
     """
     inputs = card_inputs(output_dir, task, grid=not seed_runs)  # every file read and every number grouped, once
     the_task, info, keys, dataset = inputs["task"], inputs["info"], inputs["keys"], inputs["dataset"]
-    from ..tasks.pipelines import served_pipeline
-
-    pipeline_tag = served_pipeline(the_task.pipeline_tag)  # the pipeline that serves the model (metadata and usage)
+    problem = the_task.problem  # its Hub task and the pipeline that serves the model (metadata and usage)
+    pipeline_tag, hub_task = problem.pipeline, problem.hub_task
     fields = _record_fields(info, base_model, dataset, inputs["mode_text"])
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
@@ -251,7 +250,7 @@ def build_finetune_card(
         "finetuned",
         output_dir,
         repo_id,
-        [the_task.name, the_task.pipeline_tag, *(tags or [])],
+        [the_task.name, hub_task, *(tags or [])],
         files,
         info.get("framework_versions") or framework_versions(),
         "framework_versions" in info,
@@ -266,6 +265,7 @@ def build_finetune_card(
         },
         task=the_task,
         pipeline_tag=pipeline_tag,
+        hub_task=hub_task,
         dataset_name=inputs["dataset_name"],
         description=inputs["description"],
         primary_name=display_name(specs, the_task.primary_metric),

@@ -389,6 +389,7 @@ def eval_results_from_metrics(
     dataset, results, (specs, suffixes) = dataset or {}, [], keys
     limit = dataset.get("max_eval_samples")
     per_split = split_metrics(task, metrics, keys=keys) if per_split is None else per_split
+    hub_task = task.pipeline_tag  # the problem type's Hub task, e.g. text-classification
     for split, values in per_split.items():
         scored = metrics.get(f"examples_scored{suffixes[split]}")
         sliced = limit and scored is not None and int(scored) == int(limit)
@@ -399,8 +400,8 @@ def eval_results_from_metrics(
             spec = specs[name]
             results.append(
                 EvalResult(
-                    task_type=task.pipeline_tag,
-                    task_name=task.pipeline_tag.replace("-", " ").title(),
+                    task_type=hub_task,
+                    task_name=hub_task.replace("-", " ").title(),
                     **_source(task, dataset, split),
                     dataset_split=f"{split}[:{int(scored)}]" if sliced else split,
                     dataset_args={"num_examples": int(scored)} if scored is not None else None,

@@ -333,44 +333,42 @@ def push_output_dir(
 def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
     """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
 
-    From ``config.json``'s architecture (a feature-based model's ``task_problem_type``): sequence classification ->
-    ``text-classification``, truncating (regression: ``function_to_apply="none"``); token classification ->
-    ``token-classification`` with ``aggregation_strategy="first"`` (paper §5.3; why: docs/design.md,
-    'pipeline_for uses aggregation_strategy="first"'); question answering -> the package's
-    ``extractive-question-answering`` (:mod:`hf_bert_tasks.tasks.squad.pipeline`); pretraining -> ``fill-mask`` (truncating).
-    ``kwargs`` override these options. ``ValueError`` for a multiple-choice or unknown architecture (names it and what
-    to use).
+    The model's problem type (a feature-based model's ``task_problem_type``; else the registered
+    :class:`~hf_bert_tasks.tasks.problems.ProblemType` whose ``model_head`` loads ``config.json``'s architecture,
+    ``config.problem_type`` choosing between those sharing one, e.g. regression) gives the pipeline and its options:
+    ``ProblemType.pipeline`` (its ``pipeline_module`` imported first: SQuAD's ``extractive-question-answering``) and
+    ``pipeline_options`` (sequence classification truncating, regression ``function_to_apply="none"``, token
+    classification ``aggregation_strategy="first"``, paper §5.3: docs/design.md, 'pipeline_for uses
+    aggregation_strategy="first"'); a pretraining checkpoint -> ``fill-mask`` (truncating). ``kwargs`` override
+    these options. ``ValueError`` for a problem type no pipeline serves (multiple choice) or an unknown architecture
+    (names it and what to use).
     """
+    import importlib
+
     from transformers import AutoConfig, pipeline
 
     from ..modes.feature_based import mode as feature_based  # noqa: F401 - registers model_type "bert_feature_based" with the Auto classes
+    from ..tasks import PROBLEM_TYPES  # every family's problem type registered
 
     config = AutoConfig.from_pretrained(model, revision=revision, token=token)
     arch = (config.architectures or [""])[0]
-    if getattr(config, "model_type", None) == "bert_feature_based":
-        arch = {
-            "single_label_classification": "ForSequenceClassification",
-            "regression": "ForSequenceClassification",
-            "token_classification": "ForTokenClassification",
-            "question_answering": "ForQuestionAnswering",
-            "multiple_choice": "ForMultipleChoice",
-        }.get(getattr(config, "task_problem_type", None), arch)
-    options: dict = {}
-    if arch.endswith("ForSequenceClassification"):
-        task, options["truncation"] = "text-classification", True
-        if "regression" in (getattr(config, "problem_type", None), getattr(config, "task_problem_type", None)):
-            options["function_to_apply"] = "none"
-    elif arch.endswith("ForTokenClassification"):
-        task, options["aggregation_strategy"] = "token-classification", "first"
-    elif arch.endswith("ForQuestionAnswering"):
-        from ..tasks.squad.pipeline import TASK as task  # registers the task with transformers' pipeline()
-    elif arch.endswith(("ForPreTraining", "ForMaskedLM")):
-        task, options["tokenizer_kwargs"] = "fill-mask", {"truncation": True}
+    if arch.endswith(("ForPreTraining", "ForMaskedLM")):
+        task, options = "fill-mask", {"tokenizer_kwargs": {"truncation": True}}
     else:
-        raise ValueError(
-            f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
-            "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)"
-        )
+        if getattr(config, "model_type", None) == "bert_feature_based":
+            problem = PROBLEM_TYPES.get(getattr(config, "task_problem_type", None))
+        else:
+            candidates = [p for p in PROBLEM_TYPES.values() if arch and arch.endswith(p.architecture_suffix)]
+            named = [p for p in candidates if p.name == getattr(config, "problem_type", None)]
+            problem = (named or candidates or [None])[0]
+        if problem is None or problem.pipeline is None:
+            raise ValueError(
+                f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
+                "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)"
+            )
+        if problem.pipeline_module:
+            importlib.import_module(problem.pipeline_module)  # registers the package's pipeline with transformers
+        task, options = problem.pipeline, dict(problem.pipeline_options)
     options.update(kwargs)
     return pipeline(task, model=model, revision=revision, token=token, **options)
 

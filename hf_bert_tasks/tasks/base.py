@@ -84,7 +84,6 @@ class Task(UserFiles, abc.ABC):
         problem_type, text_columns: a registered problem type (:mod:`.problems`); text columns, segment A first.
         label_names: class names in the Hub dataset's label order (``None`` for regression and QA).
         metric_names, primary_metric: the floats of :meth:`compute_metrics`, and the one choosing among runs.
-        model_head, pipeline_tag: the ``transformers`` Auto class of the model, the ``pipeline()`` task serving it.
         paper_defaults, paper_results, paper_source: the paper's fine-tuning defaults, its numbers
             (``{"BERT-base": {"accuracy": 84.6}, ...}``, metric keys as ours, x100) and where they come from.
         local_files: canonical split -> file name(s) searched in ``--data_dir`` (first existing one wins).
@@ -105,8 +104,6 @@ class Task(UserFiles, abc.ABC):
     label_names: tuple[str, ...] | None
     metric_names: tuple[str, ...]
     primary_metric: str
-    model_head: str
-    pipeline_tag: str
     label_column: str = "label"
     train_split: str = "train"
     eval_splits: tuple[str, ...] = ("validation",)
@@ -345,8 +342,12 @@ class Task(UserFiles, abc.ABC):
 
     @property
     def problem(self):
-        """The :class:`~hf_bert_tasks.tasks.problems.ProblemType` of :attr:`problem_type` (loss unit, peft task type)."""
+        """The :class:`~hf_bert_tasks.tasks.problems.ProblemType` of :attr:`problem_type` (loss unit, peft task type,
+        model head, Hub task and pipeline: :attr:`model_head` and :attr:`pipeline_tag` are its)."""
         return PROBLEM_TYPES[self.problem_type]
+
+    model_head = property(lambda self: self.problem.model_head, doc="The Auto class: ``problem.model_head``.")
+    pipeline_tag = property(lambda self: self.problem.hub_task, doc="The Hub task category: ``problem.hub_task``.")
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able summary (used by ``hf-bert-tasks tasks --json`` and model cards)."""

@@ -1,13 +1,16 @@
 """Problem types: what every consumer needs to know about a kind of task, declared once by the task family that
 introduces it (``glue/`` sentence classification and regression, ``swag/`` multiple choice, ``conll2003/`` token
 classification, ``squad/`` question answering) with :func:`register_problem_type`, as peft registers a method. A new
-problem type is its family folder: the fine-tune ``Trainer``'s loss unit and the LoRA mode's peft task type are read
-from here (:func:`get_problem_type`), not from tables in their modules. Light: no torch, transformers or peft."""
+problem type is its family folder: the fine-tune ``Trainer``'s loss unit, the LoRA mode's peft task type, the
+sampler default, the model's Auto class, the card's Hub task and pipeline tag and :func:`hf_bert_tasks.hub.push.pipeline_for`'s
+pipeline and options are read from here (:func:`get_problem_type`, ``Task.problem``), not from tables in their
+modules. Light: no torch, transformers or peft."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 #: ``--train_sampling_strategy`` values (``TrainingArguments``'); ``batch_rebalance`` is the package's own
@@ -33,6 +36,21 @@ class ProblemType:
             length-grouped batches cost accuracy against run_glue.py and run_ner.py, docs/parity.md and
             docs/results.md; SQuAD, against run_qa.py, docs/parity-squad.md). Chosen per problem type by accuracy
             against the family's reference example.
+        model_head: the ``transformers`` Auto class of the fine-tuned model (``"AutoModelForSequenceClassification"``;
+            ``Task.model_class``); its ``For...`` suffix also maps a saved model's architecture back to its problem
+            type (:func:`hf_bert_tasks.hub.push.pipeline_for`).
+        hub_task: the Hub's task category of its models (``"text-classification"``...): ``Task.pipeline_tag``, a
+            card tag and the ``task_type`` of its ``model-index`` results.
+        pipeline: the ``transformers.pipeline`` task that serves its models in transformers 5: the card's
+            ``pipeline_tag`` and :func:`~hf_bert_tasks.hub.push.pipeline_for`'s. Usually :attr:`hub_task`; the
+            package's own where transformers 5 has none (question answering: ``"extractive-question-answering"``,
+            registered by :attr:`pipeline_module`); ``None`` where no pipeline serves it (multiple choice: the card
+            names no tag). ``tests/test_problem_types.py`` checks each against the installed transformers.
+        pipeline_module: the module whose import registers :attr:`pipeline` with transformers (``None``: transformers'
+            own pipeline).
+        pipeline_options: ``(keyword, value)`` pairs :func:`~hf_bert_tasks.hub.push.pipeline_for` passes to
+            ``pipeline()`` (``truncation``; regression's ``function_to_apply="none"``: the raw score; token
+            classification's ``aggregation_strategy="first"``, paper §5.3).
     """
 
     name: str
@@ -40,6 +58,11 @@ class ProblemType:
     peft_task_type: str | None = None
     sentence_level: bool = False
     train_sampling_strategy: str = "group_by_length"
+    model_head: str = field(kw_only=True)
+    hub_task: str = field(kw_only=True)
+    pipeline: str | None = field(kw_only=True)
+    pipeline_module: str | None = field(default=None, kw_only=True)
+    pipeline_options: tuple[tuple[str, Any], ...] = field(default=(), kw_only=True)
 
     def __post_init__(self):
         if not _NAME_RE.match(self.name):
@@ -53,6 +76,20 @@ class ProblemType:
                 f"problem type {self.name!r}: train_sampling_strategy {self.train_sampling_strategy!r}; "
                 f"expected one of {list(SAMPLERS)}"
             )
+        if not re.fullmatch(r"AutoModelFor[A-Za-z]+", self.model_head):
+            raise ValueError(
+                f"problem type {self.name!r}: model_head {self.model_head!r}; expected a transformers Auto class name "
+                "like 'AutoModelForSequenceClassification'"
+            )
+        if self.pipeline_module and not self.pipeline:
+            raise ValueError(
+                f"problem type {self.name!r}: pipeline_module {self.pipeline_module!r} without a pipeline"
+            )
+
+    @property
+    def architecture_suffix(self) -> str:
+        """The ``For...`` ending of the architectures :attr:`model_head` loads (``"ForSequenceClassification"``)."""
+        return self.model_head.removeprefix("AutoModel")
 
 
 #: name -> :class:`ProblemType`, in registration order (filled by the task families when they are imported)

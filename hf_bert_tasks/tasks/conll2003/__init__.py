@@ -58,7 +58,20 @@ logger = logging.getLogger(__name__)
 
 #: a label per (first) WordPiece; random batches, as transformers' run_ner.py (length-grouped ones scored 2.8 F1
 #: below run_ner over 3 seeds where random ones matched it: docs/parity.md)
-register_problem_type(ProblemType("token_classification", "labels", "TOKEN_CLS", train_sampling_strategy="random"))
+#: served by transformers' token-classification pipeline with ``aggregation_strategy="first"``: a word's label is its
+#: first sub-token's, as the model was trained (paper §5.3; docs/design.md, 'pipeline_for uses aggregation_strategy="first"')
+register_problem_type(
+    ProblemType(
+        "token_classification",
+        "labels",
+        "TOKEN_CLS",
+        train_sampling_strategy="random",
+        model_head="AutoModelForTokenClassification",
+        hub_task="token-classification",
+        pipeline="token-classification",
+        pipeline_options=(("aggregation_strategy", "first"),),
+    )
+)
 
 #: the extensions of a CoNLL column file (``word ... tag`` per line: ``train.txt``, ``eng.testa``, ``data.bioes`` …)
 COLUMN_FILES = (".txt", ".conll", ".iob", ".bio", ".bioes", ".train", ".testa", ".testb")
@@ -406,8 +419,6 @@ CONLL2003 = register_task(
         metric_names=("f1", "precision", "recall", "accuracy"),
         primary_metric="f1",
         metrics=CONLL_METRICS,
-        model_head="AutoModelForTokenClassification",
-        pipeline_tag="token-classification",
         eval_splits=("validation", "test"),
         test_splits=("test",),
         # Appendix A.3's grid (batch {16, 32}, lr {5e-5, 3e-5, 2e-5}, epochs {2, 3, 4}): NER has no values of its own

@@ -22,23 +22,8 @@ from ...utils.tokenizers import PairTemplate, pair_template
 from .. import metrics as M
 from ..base import Task
 from ..files import line_of, text_lines
-from ..problems import ProblemType, register_problem_type
 
 logger = logging.getLogger(__name__)
-
-#: GLUE's two problem types (``PretrainedConfig.problem_type`` values): one label or one score per sentence (pair).
-#: Both train on random batches, as transformers' run_glue.py does: length-grouped batches left MRPC and CoLA at the
-#: constant prediction at 1 epoch (CoLA MCC 0.00 in 3 seeds against run_glue's 8.96 +- 6.16, which the recipe
-#: matched exactly at seed 42 with random batches: docs/parity.md) and scored below random at 3 epochs (MRPC F1
-#: 83.0 +- 0.7 vs 83.5 +- 0.9; STS-B Spearman 81.77 +- 0.76 vs 82.36 +- 0.57: docs/results.md)
-register_problem_type(
-    ProblemType(
-        "single_label_classification", "labels", "SEQ_CLS", sentence_level=True, train_sampling_strategy="random"
-    )
-)
-register_problem_type(
-    ProblemType("regression", "examples", "SEQ_CLS", sentence_level=True, train_sampling_strategy="random")
-)
 
 
 def load_rows(builder: str, path: str, check: Callable[[], None], **config):

@@ -26,8 +26,21 @@ from .postprocess import QAPredictions, features_to_arrays, postprocess_qa_predi
 
 #: a start and an end position per window (one loss term: (start CE + end CE) / 2 per example); random batches, as
 #: transformers' run_qa.py trains: length-grouped ones put one paragraph's windows together (its questions make
-#: windows of nearly one length), 21 paragraphs per batch of 32 instead of 30 (issue 59, docs/parity-squad.md)
-register_problem_type(ProblemType("question_answering", "examples", "QUESTION_ANS", train_sampling_strategy="random"))
+#: windows of nearly one length), 21 paragraphs per batch of 32 instead of 30 (issue 59, docs/parity-squad.md).
+#: Transformers 5 removed the question-answering pipeline: the package's ``extractive-question-answering``
+#: (``squad/pipeline.py``: the recipe's windows, n-best and null-answer rules) serves it.
+register_problem_type(
+    ProblemType(
+        "question_answering",
+        "examples",
+        "QUESTION_ANS",
+        train_sampling_strategy="random",
+        model_head="AutoModelForQuestionAnswering",
+        hub_task="question-answering",
+        pipeline="extractive-question-answering",
+        pipeline_module="hf_bert_tasks.tasks.squad.pipeline",
+    )
+)
 
 
 @dataclass

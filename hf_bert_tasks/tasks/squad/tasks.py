@@ -47,8 +47,6 @@ def _squad(name: str, description: str, v2: bool, specs, batch: int, epochs: flo
             metric_names=tuple(m.key for m in specs if m.is_metric),
             primary_metric="f1",
             metrics=specs,
-            model_head="AutoModelForQuestionAnswering",
-            pipeline_tag="question-answering",
             paper_defaults=PaperDefaults(
                 learning_rate=5e-5,
                 per_device_train_batch_size=batch,

@@ -23,7 +23,17 @@ from ..glue import load_rows
 from ..problems import ProblemType, register_problem_type
 
 #: one gold ending of k (a label per example); peft has no multiple-choice task type (the head: modules_to_save)
-register_problem_type(ProblemType("multiple_choice", "labels", None))
+#: no ``transformers.pipeline`` serves multiple choice: its cards name no pipeline tag
+register_problem_type(
+    ProblemType(
+        "multiple_choice",
+        "labels",
+        None,
+        model_head="AutoModelForMultipleChoice",
+        hub_task="multiple-choice",
+        pipeline=None,
+    )
+)
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
@@ -258,8 +268,6 @@ SWAG = register_task(
         metric_names=("accuracy",),
         primary_metric="accuracy",
         metrics=(MetricSpec("accuracy", "accuracy", "Accuracy"),),
-        model_head="AutoModelForMultipleChoice",
-        pipeline_tag="multiple-choice",
         # §4.4: "We fine-tune the model for 3 epochs with a learning rate of 2e-5 and a batch size of 16."
         paper_defaults=PaperDefaults(
             learning_rate=2e-5,
