@@ -155,3 +155,28 @@ def test_pipeline_for_serves_a_newly_registered_problem_type_with_its_options(or
 
     with pytest.raises(ValueError, match="loss_unit 'tokens'; expected 'labels' or 'examples'"):
         ProblemType("span_tagging", "tokens", **SCORE_HEAD)
+
+
+@pytest.mark.parametrize("name", sorted(SERVED))
+def test_each_builtin_problem_type_declares_its_trivial_baseline(name):
+    assert callable(get_problem_type(name).baseline)
+
+
+def test_the_trivial_baseline_is_the_problem_types_rule(tmp_path):
+    """A new problem type's baseline is its own rule (here: always 0.25), read by ``constant_scores``; without a rule
+    no baseline is reported."""
+    import datasets
+
+    from hf_bert_tasks.tasks.metrics import constant_scores
+
+    quarter = {"baseline": lambda task, raw: dict.fromkeys(task.metric_names, 0.25)}
+    problem = register_problem_type(ProblemType("graded_pairs", "examples", "SEQ_CLS", **SCORE_HEAD, **quarter))
+    task = register_task(dataclasses.replace(get_task("stsb"), name="graded_stsb", problem_type="graded_pairs"))
+    try:
+        raw = datasets.Dataset.from_dict({"sentence1": ["a", "b"], "sentence2": ["c", "d"], "label": [1.0, 3.0]})
+        assert constant_scores(task, raw) == {"pearson": 0.25, "spearmanr": 0.25}
+        PROBLEM_TYPES["graded_pairs"] = dataclasses.replace(problem, baseline=None)
+        assert constant_scores(task, raw) == {}
+    finally:
+        TASK_REGISTRY.pop(task.name)
+        PROBLEM_TYPES.pop("graded_pairs")

@@ -6,13 +6,18 @@ the Hub's GLUE metric so Trainer's ``eval_<metric>`` keys are ``run_glue.py``'s.
 
 Trivial baselines: the score of the best *constant* answer on the evaluated split, reported beside every result
 (``all_results.json``, the card, ``compare``'s report and charts) so that a model at chance level is seen as one.
-Per problem type (the metrics a task declares, on the task's own scale):
+Each problem type declares its rule (``ProblemType.baseline``, registered by its family; the metrics a task declares,
+on the task's own scale):
 
 - classification (GLUE) and multiple choice (SWAG): each metric of the best constant class, chosen per metric
-  (accuracy: the majority share; binary F1: predict the positive class, ``2p / (1 + p)``; Matthews: 0);
-- regression (STS-B): 0 for Pearson / Spearman (a constant has no correlation: scipy returns NaN; counted as 0);
-- token classification (CoNLL-2003): every word ``O`` (entity precision / recall / F1 0, word accuracy the ``O`` share);
-- question answering (SQuAD): the empty answer for every question (v1.1: 0; v2.0: the unanswerable share).
+  (accuracy: the majority share; binary F1: predict the positive class, ``2p / (1 + p)``; Matthews: 0;
+  :func:`best_constant_class`);
+- regression (STS-B): 0 for Pearson / Spearman (a constant has no correlation: scipy returns NaN; counted as 0;
+  :func:`constant_correlation`);
+- token classification (CoNLL-2003): every word ``O`` (entity precision / recall / F1 0, word accuracy the ``O`` share;
+  ``tasks/conll2003/metrics.py``);
+- question answering (SQuAD): the empty answer for every question (v1.1: 0; v2.0: the unanswerable share;
+  ``tasks/squad/metrics.py``).
 
 A run whose primary dev metric is within :data:`MARGIN` of its baseline, or whose dev loss is a uniform guess's
 ``ln k`` (multiple choice and classification), ends with :func:`near_baseline`'s warning.
@@ -115,38 +120,34 @@ PREFIX = "baseline_"
 
 def constant_scores(task, raw) -> dict[str, float]:
     """``{metric: score}`` of the best constant answer on the raw split ``raw`` (a ``datasets.Dataset`` in the task's
-    columns), for each of ``task.metric_names`` (same scale as the task's metrics); ``{}`` without labelled rows.
+    columns), for each of ``task.metric_names`` (same scale as the task's metrics); ``{}`` without labelled rows or
+    for a problem type that declares no rule.
 
-    Sources: the rules of the module docstring; scores computed by the task's own metric functions on the constant
-    predictions (so they are what the model would get by answering that constant).
+    Sources: the rule its problem type declares (``task.problem.baseline``; the list in the module docstring); scores
+    computed by the task's own metric functions on the constant predictions (so they are what the model would get by
+    answering that constant).
     """
-    kind = task.problem_type
-    if task.label_column not in raw.column_names or len(raw) == 0:
+    rule = task.problem.baseline
+    if rule is None or task.label_column not in raw.column_names or len(raw) == 0:
         return {}
-    if kind == "regression":
-        return {m: 0.0 for m in task.metric_names} if np.any(np.asarray(raw[task.label_column]) != -1) else {}
-    if kind in ("single_label_classification", "multiple_choice"):
-        labels = np.asarray(raw[task.label_column])
-        labels = labels[labels >= 0]
-        if not len(labels):
-            return {}
-        per_class = [task.compute_metrics(np.full(len(labels), c), labels) for c in range(len(task.label_names))]
-        return {m: max(float(s[m]) for s in per_class) for m in task.metric_names}
-    if kind == "token_classification":
-        from ..tasks.conll2003.metrics import entity_metrics
+    return rule(task, raw)
 
-        gold = [[task.label_names[i] for i in row] for row in raw[task.label_column]]
-        scheme = getattr(task, "tag_scheme", "IOB2")
-        scores = entity_metrics(gold, [["O"] * len(row) for row in gold], mode="strict", scheme=scheme)
-        return {m: float(scores.get(m, 0.0)) for m in task.metric_names}
-    if kind == "question_answering":
-        answers = raw[task.label_column]
-        if not any(a["text"] for a in answers):
-            return {}
-        references = {i: list(a["text"]) for i, a in zip(raw["id"], answers)}
-        scores = task.compute_metrics({i: "" for i in references}, references)
-        return {m: float(scores[m]) for m in task.metric_names if m in scores}
-    return {}
+
+def best_constant_class(task, raw) -> dict[str, float]:
+    """Classification and multiple choice: each metric of the best constant class (or choice position) over the
+    labelled rows of ``raw`` (labels ``>= 0``), chosen per metric; ``{}`` without labelled rows."""
+    labels = np.asarray(raw[task.label_column])
+    labels = labels[labels >= 0]
+    if not len(labels):
+        return {}
+    per_class = [task.compute_metrics(np.full(len(labels), c), labels) for c in range(len(task.label_names))]
+    return {m: max(float(s[m]) for s in per_class) for m in task.metric_names}
+
+
+def constant_correlation(task, raw) -> dict[str, float]:
+    """Regression: 0 for each correlation metric (a constant has none), when ``raw`` has a score other than the
+    unlabelled ``-1``; else ``{}``."""
+    return {m: 0.0 for m in task.metric_names} if np.any(np.asarray(raw[task.label_column]) != -1) else {}
 
 
 def baseline_metrics(task, raw_splits: dict, suffixes: dict[str, str] | None = None) -> dict[str, float]:

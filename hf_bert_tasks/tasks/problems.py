@@ -2,13 +2,14 @@
 introduces it (``glue/`` sentence classification and regression, ``swag/`` multiple choice, ``conll2003/`` token
 classification, ``squad/`` question answering) with :func:`register_problem_type`, as peft registers a method. A new
 problem type is its family folder: the fine-tune ``Trainer``'s loss unit, the LoRA mode's peft task type, the
-sampler default, the model's Auto class, the card's Hub task and pipeline tag and :func:`hf_bert_tasks.hub.push.pipeline_for`'s
-pipeline and options are read from here (:func:`get_problem_type`, ``Task.problem``), not from tables in their
+sampler default, the trivial baseline's rule, the model's Auto class, the card's Hub task and pipeline tag and
+:func:`hf_bert_tasks.hub.push.pipeline_for`'s pipeline and options are read from here (:func:`get_problem_type`, ``Task.problem``), not from tables in their
 modules. Light: no torch, transformers or peft."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,10 @@ class ProblemType:
         pipeline_options: ``(keyword, value)`` pairs :func:`~hf_bert_tasks.hub.push.pipeline_for` passes to
             ``pipeline()`` (``truncation``; regression's ``function_to_apply="none"``: the raw score; token
             classification's ``aggregation_strategy="first"``, paper §5.3).
+        baseline: ``(task, raw) -> {metric: score}``: the scores of the best constant answer on a labelled raw split
+            (a ``datasets.Dataset`` in the task's columns; ``{}`` when it has no labels), on the task's own scale:
+            the trivial baseline beside every result (:func:`hf_bert_tasks.tasks.metrics.constant_scores`);
+            ``None``: no baseline is reported.
     """
 
     name: str
@@ -63,6 +68,7 @@ class ProblemType:
     pipeline: str | None = field(kw_only=True)
     pipeline_module: str | None = field(default=None, kw_only=True)
     pipeline_options: tuple[tuple[str, Any], ...] = field(default=(), kw_only=True)
+    baseline: Callable[[Any, Any], dict[str, float]] | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self):
         if not _NAME_RE.match(self.name):

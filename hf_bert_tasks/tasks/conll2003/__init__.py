@@ -70,6 +70,7 @@ register_problem_type(
         hub_task="token-classification",
         pipeline="token-classification",
         pipeline_options=(("aggregation_strategy", "first"),),
+        baseline=ner_metrics.all_outside_scores,
     )
 )
 

@@ -147,3 +147,13 @@ def write_conll(
                 word = "_".join(word.split()) or "_"
                 f.write(" ".join(["_" + word if word == "-X-" else word, *(t[i] for t in tags)]) + "\n")
             f.write("\n")
+
+
+def all_outside_scores(task, raw) -> dict[str, float]:
+    """Token classification's trivial baseline (``ProblemType.baseline``): the scores of tagging every word ``O`` on
+    the labelled raw split ``raw`` (label ids per word in ``task.label_column``), in the task's strict scheme:
+    entity precision / recall / F1 0 and word accuracy the ``O`` share, for each of ``task.metric_names``."""
+    gold = [[task.label_names[i] for i in row] for row in raw[task.label_column]]
+    scheme = getattr(task, "tag_scheme", "IOB2")
+    scores = entity_metrics(gold, [["O"] * len(row) for row in gold], mode="strict", scheme=scheme)
+    return {m: float(scores.get(m, 0.0)) for m in task.metric_names}

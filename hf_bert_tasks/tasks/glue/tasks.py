@@ -5,6 +5,7 @@ split's GLUE-server file. Reading, features and predictions: :class:`~hf_bert_ta
 from __future__ import annotations
 
 from ..base import MetricSpec, PaperDefaults, register_task
+from ..metrics import best_constant_class, constant_correlation
 from ..problems import ProblemType, register_problem_type
 from . import GlueTask
 
@@ -27,6 +28,7 @@ register_problem_type(
         train_sampling_strategy="random",
         **_SEQUENCE_CLASSIFICATION,
         pipeline_options=(("truncation", True),),
+        baseline=best_constant_class,
     )
 )
 #: the pipeline returns the raw score (``function_to_apply="none"``), not a sigmoid of it
@@ -39,6 +41,7 @@ register_problem_type(
         train_sampling_strategy="random",
         **_SEQUENCE_CLASSIFICATION,
         pipeline_options=(("truncation", True), ("function_to_apply", "none")),
+        baseline=constant_correlation,
     )
 )
 

@@ -39,6 +39,7 @@ register_problem_type(
         hub_task="question-answering",
         pipeline="extractive-question-answering",
         pipeline_module="hf_bert_tasks.tasks.squad.pipeline",
+        baseline=SM.empty_answer_scores,
     )
 )
 

@@ -179,3 +179,15 @@ def squad_v2(
 def references_from_rows(ids: Iterable[str], answers: Iterable[Mapping]) -> dict[str, list[str]]:
     """Question id -> gold texts from Hub-style rows (``answers = {"text": [...], "answer_start": [...]}``)."""
     return {qid: list(ans["text"]) for qid, ans in zip(ids, answers)}
+
+
+def empty_answer_scores(task, raw) -> dict[str, float]:
+    """Question answering's trivial baseline (``ProblemType.baseline``): the task's scores of answering ``""`` to
+    every question of the raw split ``raw`` (Hub-style ``answers``; v1.1: 0, v2.0: the unanswerable share), for
+    each of ``task.metric_names`` it reports; ``{}`` for a split without any gold answer (an unlabelled test split)."""
+    answers = raw[task.label_column]
+    if not any(a["text"] for a in answers):
+        return {}
+    references = references_from_rows(raw["id"], answers)
+    scores = task.compute_metrics(dict.fromkeys(references, ""), references)
+    return {m: float(scores[m]) for m in task.metric_names if m in scores}

@@ -32,6 +32,7 @@ register_problem_type(
         model_head="AutoModelForMultipleChoice",
         hub_task="multiple-choice",
         pipeline=None,
+        baseline=M.best_constant_class,
     )
 )
 
