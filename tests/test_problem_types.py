@@ -180,3 +180,34 @@ def test_the_trivial_baseline_is_the_problem_types_rule(tmp_path):
     finally:
         TASK_REGISTRY.pop(task.name)
         PROBLEM_TYPES.pop("graded_pairs")
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEM_TYPES))
+def test_each_problem_types_refused_flags_are_training_arguments_fields(name):
+    from transformers import TrainingArguments
+
+    fields = {f.name for f in dataclasses.fields(TrainingArguments)}
+    assert {flag for flag, _ in get_problem_type(name).refused_flags} <= fields
+
+
+def test_a_new_problem_types_refused_flag_is_refused_with_its_line(tmp_path):
+    """Its tasks refuse the flag with the problem type's own line, before any data is loaded
+    (``finalize_arguments``); the other problem types' tasks take it."""
+    from hf_bert_tasks.finetune.args import DataArguments
+    from hf_bert_tasks.finetune.config import FinetuneTrainingArguments, finalize_arguments
+
+    line = "--label_smoothing_factor {value}: task {task!r} grades pairs; expected 0"
+    register_problem_type(
+        ProblemType(
+            "graded_pairs", "examples", "SEQ_CLS", **SCORE_HEAD, refused_flags=(("label_smoothing_factor", line),)
+        )
+    )
+    task = register_task(dataclasses.replace(get_task("stsb"), name="graded_stsb", problem_type="graded_pairs"))
+    try:
+        args = FinetuneTrainingArguments(output_dir=str(tmp_path), label_smoothing_factor=0.1)
+        with pytest.raises(ValueError, match=r"^--label_smoothing_factor 0.1: task 'graded_stsb' grades pairs"):
+            finalize_arguments(task, DataArguments(task="graded_stsb"), args)
+        finalize_arguments(get_task("mrpc"), DataArguments(task="mrpc"), args)  # classification: taken
+    finally:
+        TASK_REGISTRY.pop(task.name)
+        PROBLEM_TYPES.pop("graded_pairs")

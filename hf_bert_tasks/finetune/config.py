@@ -213,7 +213,7 @@ def finetune_arguments(command_line: CommandLine):
 
 def finalize_arguments(task, data_args: DataArguments, training_args: FinetuneTrainingArguments):
     """Make a fine-tune run's arguments final for ``task``, in place: the task's and the mode's defaults
-    (:func:`apply_task_defaults`), the flags this task refuses (``trainer_flags.TASK_REFUSALS``, e.g.
+    (:func:`apply_task_defaults`), the flags this task refuses (its problem type's ``refused_flags``, e.g.
     ``--label_smoothing_factor`` for regression), then, without ``--push_to_hub``, every secret scrubbed
     (:func:`scrub_secrets`: none reaches ``training_args.bin`` or the run record; with it, the push step takes them
     out, ``hub.pop_push_settings``). Idempotent: ``run_finetune`` calls it again for arguments made any other way (a script's own
@@ -221,11 +221,9 @@ def finalize_arguments(task, data_args: DataArguments, training_args: FinetuneTr
 
     Raises:
         ValueError: a refused flag (names it and the task) or a bare ``--lr_grid`` the mode has no grid for."""
-    from ..flags.trainer_flags import TASK_REFUSALS
-
     apply_task_defaults(task, data_args, training_args)
-    for (problem_type, name), message in TASK_REFUSALS.items():
-        if task.problem_type == problem_type and getattr(training_args, name, None):
+    for name, message in task.problem.refused_flags:
+        if getattr(training_args, name, None):
             raise ValueError(message.format(value=getattr(training_args, name), task=task.name))
     if not training_args.push_to_hub:
         scrub_secrets(training_args)

@@ -91,7 +91,10 @@ TABLE: dict[str, Flag] = {
     "adam_epsilon": works("--adam_epsilon", "1e-7"),
     "max_grad_norm": works("--max_grad_norm", "0.5"),
     "label_smoothing_factor": works(
-        "--label_smoothing_factor", "0.1", group="epochs", note="refused for regression (STS-B): TASK_REFUSALS"
+        "--label_smoothing_factor",
+        "0.1",
+        group="epochs",
+        note="refused for regression (STS-B): ProblemType.refused_flags",
     ),
     "average_tokens_across_devices": works("--average_tokens_across_devices", "False"),
     "neftune_noise_alpha": works("--neftune_noise_alpha", "5.0", group="epochs"),
@@ -226,23 +229,6 @@ REFUSED_FLAGS: dict[str, str] = {name: flag.note for name, flag in TABLE.items()
 def flags_with(status: str) -> list[str]:
     """Field names of :data:`TABLE` with ``status``, in table order."""
     return [name for name, flag in TABLE.items() if flag.status == status]
-
-
-#: ``(problem type, field) -> the line a user sees`` when a task of that type is given the flag (a truthy value),
-#: checked by ``run_finetune`` once the task is known and before its data is loaded. Label smoothing on regression
-#: (STS-B) is refused rather than ignored: a smoothed one-hot over one real output means nothing and Trainer's label
-#: smoother would index the float scores; a user must not believe it was applied. ``--prediction_loss_only`` on
-#: SQuAD: its evaluation windows carry no answer positions, so there is no loss, and its scores need predictions.
-TASK_REFUSALS: dict[tuple[str, str], str] = {
-    ("regression", "label_smoothing_factor"): (
-        "--label_smoothing_factor {value}: task {task!r} is a regression (one real-valued output, mean squared "
-        "error); label smoothing applies to class labels; expected 0"
-    ),
-    ("question_answering", "prediction_loss_only"): (
-        "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no "
-        "answer positions, so there is no loss to report; expected the flag left out"
-    ),
-}
 
 
 # ------------------------------------------------------------------ the values of the choice fields

@@ -302,7 +302,7 @@ def check_task_values(task, args, metric_unset: bool) -> None:
         args.metric_for_best_model = task.primary_metric  # Trainer reads it as eval_<metric>
         args.greater_is_better = task.metric_spec(task.primary_metric).higher_is_better
     metric = args.metric_for_best_model.removeprefix("eval_")
-    known = list(task.metric_names) + ([] if task.problem_type == "question_answering" else ["loss"])
+    known = list(task.metric_names) + (["loss"] if task.problem.eval_loss else [])
     if metric not in known:
         raise ValueError(
             f"--metric_for_best_model {args.metric_for_best_model}: task {task.name!r} reports no such dev metric"

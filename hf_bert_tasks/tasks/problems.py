@@ -2,7 +2,8 @@
 introduces it (``glue/`` sentence classification and regression, ``swag/`` multiple choice, ``conll2003/`` token
 classification, ``squad/`` question answering) with :func:`register_problem_type`, as peft registers a method. A new
 problem type is its family folder: the fine-tune ``Trainer``'s loss unit, the LoRA mode's peft task type, the
-sampler default, the trivial baseline's rule, the model's Auto class, the card's Hub task and pipeline tag and
+sampler default, the flags its tasks refuse, whether its evaluation has a loss, the trivial baseline's rule, the
+model's Auto class, the card's Hub task and pipeline tag and
 :func:`hf_bert_tasks.hub.push.pipeline_for`'s pipeline and options are read from here (:func:`get_problem_type`, ``Task.problem``), not from tables in their
 modules. Light: no torch, transformers or peft."""
 
@@ -52,6 +53,12 @@ class ProblemType:
         pipeline_options: ``(keyword, value)`` pairs :func:`~hf_bert_tasks.hub.push.pipeline_for` passes to
             ``pipeline()`` (``truncation``; regression's ``function_to_apply="none"``: the raw score; token
             classification's ``aggregation_strategy="first"``, paper §5.3).
+        refused_flags: ``(TrainingArguments field, the line a user sees)`` pairs: a truthy value of the field is
+            refused for its tasks once the task is known, before any data is loaded
+            (:func:`hf_bert_tasks.finetune.config.finalize_arguments`; the line may use ``{value}`` and ``{task}``):
+            label smoothing on regression, ``--prediction_loss_only`` on question answering.
+        eval_loss: whether its evaluation reports a loss (``eval_loss``, a valid ``--metric_for_best_model``); not
+            for question answering, whose evaluation windows carry no answer positions.
         baseline: ``(task, raw) -> {metric: score}``: the scores of the best constant answer on a labelled raw split
             (a ``datasets.Dataset`` in the task's columns; ``{}`` when it has no labels), on the task's own scale:
             the trivial baseline beside every result (:func:`hf_bert_tasks.tasks.metrics.constant_scores`);
@@ -68,6 +75,8 @@ class ProblemType:
     pipeline: str | None = field(kw_only=True)
     pipeline_module: str | None = field(default=None, kw_only=True)
     pipeline_options: tuple[tuple[str, Any], ...] = field(default=(), kw_only=True)
+    refused_flags: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
+    eval_loss: bool = field(default=True, kw_only=True)
     baseline: Callable[[Any, Any], dict[str, float]] | None = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self):

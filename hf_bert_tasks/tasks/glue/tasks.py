@@ -31,7 +31,13 @@ register_problem_type(
         baseline=best_constant_class,
     )
 )
-#: the pipeline returns the raw score (``function_to_apply="none"``), not a sigmoid of it
+#: the pipeline returns the raw score (``function_to_apply="none"``), not a sigmoid of it. Label smoothing is refused
+#: rather than ignored: a smoothed one-hot over one real output means nothing and Trainer's label smoother would
+#: index the float scores; a user must not believe it was applied.
+_NO_LABEL_SMOOTHING = (
+    "--label_smoothing_factor {value}: task {task!r} is a regression (one real-valued output, mean squared error); "
+    "label smoothing applies to class labels; expected 0"
+)
 register_problem_type(
     ProblemType(
         "regression",
@@ -42,6 +48,7 @@ register_problem_type(
         **_SEQUENCE_CLASSIFICATION,
         pipeline_options=(("truncation", True), ("function_to_apply", "none")),
         baseline=constant_correlation,
+        refused_flags=(("label_smoothing_factor", _NO_LABEL_SMOOTHING),),
     )
 )
 

@@ -28,7 +28,12 @@ from .postprocess import QAPredictions, features_to_arrays, postprocess_qa_predi
 #: transformers' run_qa.py trains: length-grouped ones put one paragraph's windows together (its questions make
 #: windows of nearly one length), 21 paragraphs per batch of 32 instead of 30 (issue 59, docs/parity-squad.md).
 #: Transformers 5 removed the question-answering pipeline: the package's ``extractive-question-answering``
-#: (``squad/pipeline.py``: the recipe's windows, n-best and null-answer rules) serves it.
+#: (``squad/pipeline.py``: the recipe's windows, n-best and null-answer rules) serves it. Its evaluation windows carry
+#: no answer positions: no loss (``--prediction_loss_only`` refused), and its scores need predictions.
+_NO_LOSS = (
+    "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no answer "
+    "positions, so there is no loss to report; expected the flag left out"
+)
 register_problem_type(
     ProblemType(
         "question_answering",
@@ -40,6 +45,8 @@ register_problem_type(
         pipeline="extractive-question-answering",
         pipeline_module="hf_bert_tasks.tasks.squad.pipeline",
         baseline=SM.empty_answer_scores,
+        eval_loss=False,
+        refused_flags=(("prediction_loss_only", _NO_LOSS),),
     )
 )
 
