@@ -12,7 +12,9 @@ selected mode's flags only, each mode checking its own flags in ``__post_init__`
 table, the GLUE pair template once per split, each step's module imported where the step runs); 20 / 95 once the
 pipeline a card names is its problem type's (``tasks/pipelines.py`` gone; two calls more: ``Task.pipeline_tag`` and
 ``Task.problem`` are properties); 20 / 97 once the baseline rule is the problem type's (the family's function,
-called from ``tasks/metrics``); 20 / 98 once the flags a task refuses are its problem type's. The seams left:
+called from ``tasks/metrics``); 20 / 98 once the flags a task refuses are its problem type's; 20 / 101 once
+the near-baseline warning reads the problem type's words and chance (each ``Task.problem`` read is a call into
+``tasks/base``). The seams left:
 docs/design.md, "A fine-tune run's path".
 """
 
@@ -33,11 +35,11 @@ from hf_bert_tasks import cli
 from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-#: Regression bounds, as measured from the CLI entry (2026-12-07): 20 modules, 98 module changes (95 in a plain process,
-#: 23 / 113 in a fresh one: ``tools/finetune_route.py [--fresh]``; under pytest its log-capture handlers add calls into
+#: Regression bounds, as measured from the CLI entry (2026-12-07): 20 modules, 101 module changes (98 in a plain process,
+#: 23 / 116 in a fresh one: ``tools/finetune_route.py [--fresh]``; under pytest its log-capture handlers add calls into
 #: ``cli.py``). Issue 55's target of 12 modules is not met: docs/design.md, "Known gaps", names the modules left.
 MAX_MODULES = 20
-MAX_CHANGES = 98
+MAX_CHANGES = 101
 #: folders of the other modes, task families and pretraining: a GLUE fine-tune run must not execute their code.
 FORBIDDEN = (
     "modes/lora/",

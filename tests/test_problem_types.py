@@ -211,3 +211,37 @@ def test_a_new_problem_types_refused_flag_is_refused_with_its_line(tmp_path):
     finally:
         TASK_REGISTRY.pop(task.name)
         PROBLEM_TYPES.pop("graded_pairs")
+
+
+#: the constant answer's words and what a uniform guess spreads over (None: no known chance loss), per problem type
+CHANCE = {
+    "single_label_classification": ("the best constant answer", "classes"),
+    "regression": ("the best constant answer", None),
+    "multiple_choice": ("the most frequent position", "choices"),
+    "token_classification": ("every word tagged O", None),
+    "question_answering": ("the empty answer to every question", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANCE))
+def test_each_builtin_problem_type_names_its_constant_answer_and_chance(name):
+    problem = get_problem_type(name)
+    assert (problem.baseline_answer, problem.chance_over) == CHANCE[name]
+
+
+@pytest.mark.parametrize(
+    ("task_name", "score", "words"),
+    [("conll2003", 0.5, "every word tagged O"), ("squad_v2", 50.0, "the empty answer")],  # F1 on 0-1 / 0-100
+)
+def test_the_near_baseline_warning_names_the_problem_types_constant_answer(task_name, score, words):
+    from hf_bert_tasks.tasks.metrics import near_baseline
+
+    task = get_task(task_name)
+    key = task.primary_metric
+    message = near_baseline(task, {f"eval_{key}": score, f"baseline_{key}": score})
+    assert f"against the trivial baseline 50.00 ({words}" in message
+
+
+def test_a_chance_over_other_than_classes_or_choices_is_refused():
+    with pytest.raises(ValueError, match="chance_over 'labels'; expected 'classes', 'choices' or None"):
+        ProblemType("span_tagging", "labels", **SCORE_HEAD, chance_over="labels")

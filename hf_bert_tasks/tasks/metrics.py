@@ -169,9 +169,10 @@ LOSS_MARGIN = 0.02
 
 def chance_loss(task) -> tuple[float, int] | None:
     """``(ln k, k)``: the cross-entropy (nats) of a uniform guess over the ``k`` choices (multiple choice: SWAG's 4
-    endings) or classes (single-label classification); flat logits score exactly this, whatever the data. ``None``
-    for other problem types (regression, QA, NER: their constant answers are :func:`constant_scores`)."""
-    if task.problem_type not in ("multiple_choice", "single_label_classification") or not task.label_names:
+    endings) or classes (single-label classification): the problem types that declare ``chance_over``; flat logits
+    score exactly this, whatever the data. ``None`` for the others (regression, QA, NER: their constant answers are
+    :func:`constant_scores`)."""
+    if task.problem.chance_over is None or not task.label_names:
         return None
     k = len(task.label_names)
     return math.log(k), k
@@ -182,7 +183,8 @@ def near_baseline(task, metrics: dict, margin: float = MARGIN, advice: str | Non
     whose primary dev metric beats the constant baseline by less than ``margin`` points (0-100 scale), or whose
     dev loss is within :data:`LOSS_MARGIN` of a uniform guess's ``ln k`` (:func:`chance_loss`: a model at chance,
     flat logits, even where its accuracy drifts above the most frequent answer's), else ``None``. Multiple choice
-    names chance ``1/k`` beside the most frequent position. ``advice``: what can help this model
+    names chance ``1/k`` beside the most frequent position (the constant answer's words: its problem type's
+    ``baseline_answer``). ``advice``: what can help this model
     (:func:`chance_advice`; default: its generic text)."""
     key = task.primary_metric
     value, base = metrics.get(f"eval_{key}"), metrics.get(f"{PREFIX}{key}")
@@ -200,15 +202,15 @@ def near_baseline(task, metrics: dict, margin: float = MARGIN, advice: str | Non
     parts = []
     if scored:
         value, base = value * to_percent, base * to_percent
-        what = "the most frequent position" if task.problem_type == "multiple_choice" else "the best constant answer"
+        what = task.problem.baseline_answer
         chance = f", chance 1/{uniform[1]} = {100 / uniform[1]:.2f}" if uniform and key == "accuracy" else ""
         parts.append(
             f"dev {key} {value:.2f} against the trivial baseline {base:.2f} ({what} on the same examples{chance})"
         )
     if at_chance_loss:
-        choices = "choices" if task.problem_type == "multiple_choice" else "classes"
+        over = task.problem.chance_over
         parts.append(
-            f"dev loss {loss:.4f} is a uniform guess's (ln {uniform[1]} = {uniform[0]:.4f} over {uniform[1]} {choices})"
+            f"dev loss {loss:.4f} is a uniform guess's (ln {uniform[1]} = {uniform[0]:.4f} over {uniform[1]} {over})"
         )
     return (
         "; ".join(parts)

@@ -63,6 +63,11 @@ class ProblemType:
             (a ``datasets.Dataset`` in the task's columns; ``{}`` when it has no labels), on the task's own scale:
             the trivial baseline beside every result (:func:`hf_bert_tasks.tasks.metrics.constant_scores`);
             ``None``: no baseline is reported.
+        baseline_answer: the baseline's constant answer in words, for the warning of a run near it
+            (:func:`hf_bert_tasks.tasks.metrics.near_baseline`): ``"the most frequent position"`` (multiple choice).
+        chance_over: what a uniform guess spreads over, ``"classes"`` or ``"choices"``, where flat logits have the
+            known loss ``ln k`` (:func:`hf_bert_tasks.tasks.metrics.chance_loss`: single-label classification,
+            multiple choice); ``None`` for the others (regression, token classification, question answering).
     """
 
     name: str
@@ -78,6 +83,8 @@ class ProblemType:
     refused_flags: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     eval_loss: bool = field(default=True, kw_only=True)
     baseline: Callable[[Any, Any], dict[str, float]] | None = field(default=None, kw_only=True, repr=False)
+    baseline_answer: str = field(default="the best constant answer", kw_only=True)
+    chance_over: str | None = field(default=None, kw_only=True)
 
     def __post_init__(self):
         if not _NAME_RE.match(self.name):
@@ -95,6 +102,10 @@ class ProblemType:
             raise ValueError(
                 f"problem type {self.name!r}: model_head {self.model_head!r}; expected a transformers Auto class name "
                 "like 'AutoModelForSequenceClassification'"
+            )
+        if self.chance_over not in (None, "classes", "choices"):
+            raise ValueError(
+                f"problem type {self.name!r}: chance_over {self.chance_over!r}; expected 'classes', 'choices' or None"
             )
         if self.pipeline_module and not self.pipeline:
             raise ValueError(

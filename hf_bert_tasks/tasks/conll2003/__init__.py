@@ -71,6 +71,7 @@ register_problem_type(
         pipeline="token-classification",
         pipeline_options=(("aggregation_strategy", "first"),),
         baseline=ner_metrics.all_outside_scores,
+        baseline_answer="every word tagged O",
     )
 )
 

@@ -29,6 +29,7 @@ register_problem_type(
         **_SEQUENCE_CLASSIFICATION,
         pipeline_options=(("truncation", True),),
         baseline=best_constant_class,
+        chance_over="classes",
     )
 )
 #: the pipeline returns the raw score (``function_to_apply="none"``), not a sigmoid of it. Label smoothing is refused

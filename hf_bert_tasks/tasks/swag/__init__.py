@@ -33,6 +33,8 @@ register_problem_type(
         hub_task="multiple-choice",
         pipeline=None,
         baseline=M.best_constant_class,
+        baseline_answer="the most frequent position",
+        chance_over="choices",
     )
 )
 
