@@ -245,3 +245,24 @@ def test_the_near_baseline_warning_names_the_problem_types_constant_answer(task_
 def test_a_chance_over_other_than_classes_or_choices_is_refused():
     with pytest.raises(ValueError, match="chance_over 'labels'; expected 'classes', 'choices' or None"):
         ProblemType("span_tagging", "labels", **SCORE_HEAD, chance_over="labels")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("mrpc", "not_equivalent, equivalent (names or ids 0-1)"),
+        ("stsb", "a number (float score)"),
+        ("squad_v2", "{'text': [...], 'answer_start': [...]} per question (JSON Lines; [] = no answer)"),
+        ("swag", "0, 1, 2, 3 (names or ids 0-3)"),
+    ],
+)
+def test_a_tasks_label_description_is_its_problem_types_label_text(name, text):
+    assert get_task(name).label_description() == text
+
+
+def test_the_conll_label_description_ends_with_its_tag_names():
+    assert (
+        get_task("conll2003")
+        .label_description()
+        .endswith("--label_list), else O, B-PER, I-PER, B-ORG, I-ORG, B-LOC, I-LOC, B-MISC, I-MISC")
+    )

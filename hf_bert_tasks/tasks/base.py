@@ -366,17 +366,10 @@ class Task(UserFiles, abc.ABC):
         }
 
     def label_description(self) -> str:
-        """What a user file's label column holds, for ``hf-bert-tasks tasks``: the label names (or their ids)."""
-        if self.problem_type == "regression":
-            return "a number (float score)"
-        if self.problem_type == "question_answering":
-            return "{'text': [...], 'answer_start': [...]} per question (JSON Lines; [] = no answer)"
-        if self.problem_type == "token_classification":
-            return (
-                "a list of tags per row (JSON Lines), or 'token tag' lines (CoNLL text); your own tags (IOB1/IOB2/"
-                "BIOES: the train file's, or --label_list), else " + ", ".join(self.label_names or ())
-            )
-        return ", ".join(self.label_names or ()) + " (names or ids 0-" + str(self.num_labels - 1) + ")"
+        """What a user file's label column holds, for ``hf-bert-tasks tasks``: its problem type's ``label_text`` with
+        the task's label names (``{labels}``) and last label id (``{last_id}``)."""
+        labels = ", ".join(self.label_names or ())
+        return self.problem.label_text.format(labels=labels, last_id=self.num_labels - 1)
 
 
 # The registry: one dict, register_task, get_task, list_tasks (beside the contract: a family module imports it

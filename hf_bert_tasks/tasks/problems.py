@@ -63,6 +63,8 @@ class ProblemType:
             (a ``datasets.Dataset`` in the task's columns; ``{}`` when it has no labels), on the task's own scale:
             the trivial baseline beside every result (:func:`hf_bert_tasks.tasks.metrics.constant_scores`);
             ``None``: no baseline is reported.
+        label_text: what a user file's label column holds, for ``hf-bert-tasks tasks`` (``Task.label_description``);
+            ``{labels}``: the task's label names, ``{last_id}``: its last label id.
         baseline_answer: the baseline's constant answer in words, for the warning of a run near it
             (:func:`hf_bert_tasks.tasks.metrics.near_baseline`): ``"the most frequent position"`` (multiple choice).
         chance_over: what a uniform guess spreads over, ``"classes"`` or ``"choices"``, where flat logits have the
@@ -83,6 +85,7 @@ class ProblemType:
     refused_flags: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     eval_loss: bool = field(default=True, kw_only=True)
     baseline: Callable[[Any, Any], dict[str, float]] | None = field(default=None, kw_only=True, repr=False)
+    label_text: str = field(default="{labels} (names or ids 0-{last_id})", kw_only=True)
     baseline_answer: str = field(default="the best constant answer", kw_only=True)
     chance_over: str | None = field(default=None, kw_only=True)
 

@@ -23,6 +23,7 @@ from .files import (
     CHUNK_TAGS,
     DOCSTART,
     ENTITY_TYPES,
+    LABEL_TEXT,
     NER_LABELS,
     POS_TAGS,
     conll_dataset,
@@ -72,6 +73,7 @@ register_problem_type(
         pipeline_options=(("aggregation_strategy", "first"),),
         baseline=ner_metrics.all_outside_scores,
         baseline_answer="every word tagged O",
+        label_text=LABEL_TEXT,
     )
 )
 

@@ -49,6 +49,7 @@ register_problem_type(
         **_SEQUENCE_CLASSIFICATION,
         pipeline_options=(("truncation", True), ("function_to_apply", "none")),
         baseline=constant_correlation,
+        label_text="a number (float score)",
         refused_flags=(("label_smoothing_factor", _NO_LABEL_SMOOTHING),),
     )
 )

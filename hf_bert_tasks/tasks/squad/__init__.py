@@ -46,6 +46,7 @@ register_problem_type(
         pipeline_module="hf_bert_tasks.tasks.squad.pipeline",
         baseline=SM.empty_answer_scores,
         eval_loss=False,
+        label_text="{{'text': [...], 'answer_start': [...]}} per question (JSON Lines; [] = no answer)",
         baseline_answer="the empty answer to every question",
         refused_flags=(("prediction_loss_only", _NO_LOSS),),
     )
