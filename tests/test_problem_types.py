@@ -266,3 +266,29 @@ def test_the_conll_label_description_ends_with_its_tag_names():
         .label_description()
         .endswith("--label_list), else O, B-PER, I-PER, B-ORG, I-ORG, B-LOC, I-LOC, B-MISC, I-MISC")
     )
+
+
+@pytest.mark.parametrize("name", sorted(TASK_REGISTRY))
+@pytest.mark.parametrize("remote", ["", ", trust_remote_code=True"])
+def test_each_tasks_card_usage_renders_to_python_naming_the_target(name, remote):
+    """Every registered task's "How to use" code (its problem type's ``card_usage``) renders and compiles, loads the
+    target and passes ``remote`` on; ``tests/test_serving.py`` runs it on saved models."""
+    import jinja2
+
+    task = get_task(name)
+    code = jinja2.Template(task.problem.card_usage).render(target="org/model", remote=remote, task=task)
+    compile(code, f"<{name} card usage>", "exec")
+    assert '"org/model"' in code and code.count(remote) >= 1
+
+
+def test_a_problem_type_without_card_usage_loads_its_model_head():
+    import jinja2
+
+    from hf_bert_tasks.tasks.problems import GENERIC_CARD_USAGE
+
+    problem = ProblemType("graded_pairs", "examples", **SCORE_HEAD)
+    assert problem.card_usage == GENERIC_CARD_USAGE
+    task = dataclasses.replace(get_task("stsb"))
+    code = jinja2.Template(problem.card_usage).render(target="org/m", remote="", task=task)
+    assert code.splitlines()[0] == "from transformers import AutoTokenizer, AutoModelForSequenceClassification"
+    assert 'model = AutoModelForSequenceClassification.from_pretrained("org/m")' in code

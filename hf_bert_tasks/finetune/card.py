@@ -15,6 +15,7 @@ import os
 import statistics
 from typing import Any
 
+import jinja2
 from transformers.modelcard import make_markdown_table, parse_log_history
 
 from ..hub.cards import (
@@ -235,8 +236,12 @@ def build_finetune_card(
     """
     inputs = card_inputs(output_dir, task, grid=not seed_runs)  # every file read and every number grouped, once
     the_task, info, keys, dataset = inputs["task"], inputs["info"], inputs["keys"], inputs["dataset"]
-    problem = the_task.problem  # its Hub task and the pipeline that serves the model (metadata and usage)
+    problem = the_task.problem  # its Hub task, the pipeline that serves the model and its usage code
     pipeline_tag, hub_task = problem.pipeline, problem.hub_task
+    feature_based = inputs["config"].get("model_type") == "bert_feature_based"
+    remote_code = bool(inputs["config"].get("auto_map"))  # its own modeling code
+    remote = ", trust_remote_code=True" if feature_based and remote_code else ""
+    usage_code = jinja2.Template(problem.card_usage).render(target=repo_id or output_dir, remote=remote, task=the_task)
     fields = _record_fields(info, base_model, dataset, inputs["mode_text"])
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(
@@ -275,8 +280,10 @@ def build_finetune_card(
         paper_table=_paper_table(inputs),
         seed_runs=runs,
         **grid_fields,
-        feature_based=inputs["config"].get("model_type") == "bert_feature_based",
-        remote_code=bool(inputs["config"].get("auto_map")),  # its own modeling code
+        feature_based=feature_based,
+        remote_code=remote_code,
+        usage_code=usage_code,
+        needs_package=bool(problem.pipeline_module),  # the package's pipeline serves it (SQuAD)
         **fields,
     )
 

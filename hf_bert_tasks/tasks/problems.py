@@ -2,7 +2,7 @@
 introduces it (``glue/`` sentence classification and regression, ``swag/`` multiple choice, ``conll2003/`` token
 classification, ``squad/`` question answering) with :func:`register_problem_type`, as peft registers a method. A new
 problem type is its family folder: the fine-tune ``Trainer``'s loss unit, the LoRA mode's peft task type, the
-sampler default, the flags its tasks refuse, whether its evaluation has a loss, the trivial baseline's rule, the
+sampler default, the model card's usage code, the flags its tasks refuse, whether its evaluation has a loss, the trivial baseline's rule, the
 model's Auto class, the card's Hub task and pipeline tag and
 :func:`hf_bert_tasks.hub.push.pipeline_for`'s pipeline and options are read from here (:func:`get_problem_type`, ``Task.problem``), not from tables in their
 modules. Light: no torch, transformers or peft."""
@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+#: the card's "How to use" code of a problem type that declares none: load the model and tokenizer
+GENERIC_CARD_USAGE = """from transformers import AutoTokenizer, {{ task.model_head }}
+
+model = {{ task.model_head }}.from_pretrained("{{ target }}"{{ remote }})
+tokenizer = AutoTokenizer.from_pretrained("{{ target }}"{{ remote }})"""
 #: ``--train_sampling_strategy`` values (``TrainingArguments``'); ``batch_rebalance`` is the package's own
 SAMPLERS = ("group_by_length", "random", "sequential", "batch_rebalance")
 
@@ -63,6 +68,10 @@ class ProblemType:
             (a ``datasets.Dataset`` in the task's columns; ``{}`` when it has no labels), on the task's own scale:
             the trivial baseline beside every result (:func:`hf_bert_tasks.tasks.metrics.constant_scores`);
             ``None``: no baseline is reported.
+        card_usage: the model card's "How to use" code for its models, a Jinja template rendered with ``target`` (the
+            repo id or folder), ``remote`` (``', trust_remote_code=True'`` for a frozen-feature model with its own
+            code, else ``''``) and ``task`` (:func:`hf_bert_tasks.finetune.card.build_finetune_card`); it must run as
+            written (``tests/test_serving.py`` runs it for every family). Default: :data:`GENERIC_CARD_USAGE`.
         label_text: what a user file's label column holds, for ``hf-bert-tasks tasks`` (``Task.label_description``);
             ``{labels}``: the task's label names, ``{last_id}``: its last label id.
         baseline_answer: the baseline's constant answer in words, for the warning of a run near it
@@ -85,6 +94,7 @@ class ProblemType:
     refused_flags: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
     eval_loss: bool = field(default=True, kw_only=True)
     baseline: Callable[[Any, Any], dict[str, float]] | None = field(default=None, kw_only=True, repr=False)
+    card_usage: str = field(default=GENERIC_CARD_USAGE, kw_only=True, repr=False)
     label_text: str = field(default="{labels} (names or ids 0-{last_id})", kw_only=True)
     baseline_answer: str = field(default="the best constant answer", kw_only=True)
     chance_over: str | None = field(default=None, kw_only=True)

@@ -16,14 +16,13 @@ import numpy as np
 
 from ..base import MetricSpec, PaperDefaults, Task, not_a_metric, register_task
 from ..files import JSON_LINES, write_json
-from ..problems import ProblemType, register_problem_type
 from . import features as ner
 from . import metrics as ner_metrics
+from . import problem  # noqa: F401 - registers token_classification
 from .files import (
     CHUNK_TAGS,
     DOCSTART,
     ENTITY_TYPES,
-    LABEL_TEXT,
     NER_LABELS,
     POS_TAGS,
     conll_dataset,
@@ -56,26 +55,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: a label per (first) WordPiece; random batches, as transformers' run_ner.py (length-grouped ones scored 2.8 F1
-#: below run_ner over 3 seeds where random ones matched it: docs/parity.md)
-#: served by transformers' token-classification pipeline with ``aggregation_strategy="first"``: a word's label is its
-#: first sub-token's, as the model was trained (paper §5.3; docs/design.md, 'pipeline_for uses aggregation_strategy="first"')
-register_problem_type(
-    ProblemType(
-        "token_classification",
-        "labels",
-        "TOKEN_CLS",
-        train_sampling_strategy="random",
-        model_head="AutoModelForTokenClassification",
-        hub_task="token-classification",
-        pipeline="token-classification",
-        pipeline_options=(("aggregation_strategy", "first"),),
-        baseline=ner_metrics.all_outside_scores,
-        baseline_answer="every word tagged O",
-        label_text=LABEL_TEXT,
-    )
-)
 
 #: the extensions of a CoNLL column file (``word ... tag`` per line: ``train.txt``, ``eng.testa``, ``data.bioes`` …)
 COLUMN_FILES = (".txt", ".conll", ".iob", ".bio", ".bioes", ".train", ".testa", ".testb")

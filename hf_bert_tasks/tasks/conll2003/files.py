@@ -12,12 +12,6 @@ from . import features as ner
 
 logger = logging.getLogger(__name__)
 
-#: what a user file's label column holds (the token_classification problem type's ``label_text``; ``{labels}``: the
-#: task's tag names)
-LABEL_TEXT = (
-    "a list of tags per row (JSON Lines), or 'token tag' lines (CoNLL text); your own tags (IOB1/IOB2/BIOES: the "
-    "train file's, or --label_list), else {labels}"
-)
 #: NER labels in the Hub dataset's order (``ClassLabel`` ids 0..8).
 NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 ENTITY_TYPES = ("PER", "ORG", "LOC", "MISC")

@@ -14,6 +14,19 @@ from . import GlueTask
 #: constant prediction at 1 epoch (CoLA MCC 0.00 in 3 seeds against run_glue's 8.96 +- 6.16, which the recipe
 #: matched exactly at seed 42 with random batches: docs/parity.md) and scored below random at 3 epochs (MRPC F1
 #: 83.0 +- 0.7 vs 83.5 +- 0.9; STS-B Spearman 81.77 +- 0.76 vs 82.36 +- 0.57: docs/results.md)
+#: the cards' "How to use" code: a label for one sentence or a pair; a pair's raw score
+_CLASSIFY_USAGE = """from transformers import pipeline
+
+classifier = pipeline("text-classification", model="{{ target }}"{{ remote }})
+{% if task.text_columns | length == 2 -%}
+print(classifier({"text": "The cat sat on the mat.", "text_pair": "A cat was sitting on a mat."}))
+{%- else -%}
+print(classifier("A warm, funny and clever film."))
+{%- endif %}"""
+_SCORE_USAGE = """from transformers import pipeline
+
+scorer = pipeline("text-classification", model="{{ target }}", function_to_apply="none"{{ remote }})
+print(scorer({"text": "A man is playing a guitar.", "text_pair": "A man plays guitar."}))  # score 0-5"""
 _SEQUENCE_CLASSIFICATION = {
     "model_head": "AutoModelForSequenceClassification",
     "hub_task": "text-classification",
@@ -29,6 +42,7 @@ register_problem_type(
         **_SEQUENCE_CLASSIFICATION,
         pipeline_options=(("truncation", True),),
         baseline=best_constant_class,
+        card_usage=_CLASSIFY_USAGE,
         chance_over="classes",
     )
 )
@@ -49,6 +63,7 @@ register_problem_type(
         **_SEQUENCE_CLASSIFICATION,
         pipeline_options=(("truncation", True), ("function_to_apply", "none")),
         baseline=constant_correlation,
+        card_usage=_SCORE_USAGE,
         label_text="a number (float score)",
         refused_flags=(("label_smoothing_factor", _NO_LABEL_SMOOTHING),),
     )

@@ -30,6 +30,11 @@ from .postprocess import QAPredictions, features_to_arrays, postprocess_qa_predi
 #: Transformers 5 removed the question-answering pipeline: the package's ``extractive-question-answering``
 #: (``squad/pipeline.py``: the recipe's windows, n-best and null-answer rules) serves it. Its evaluation windows carry
 #: no answer positions: no loss (``--prediction_loss_only`` refused), and its scores need predictions.
+_CARD_USAGE = """import hf_bert_tasks.tasks.squad.pipeline  # registers "extractive-question-answering": the recipe's windows and n-best rules
+from transformers import pipeline
+
+qa = pipeline("extractive-question-answering", model="{{ target }}"{{ remote }})  # windows as trained (config.json)
+print(qa(question="Who wrote the letter?", context="The letter was written by Jane in May."))"""
 _NO_LOSS = (
     "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no answer "
     "positions, so there is no loss to report; expected the flag left out"
@@ -46,6 +51,7 @@ register_problem_type(
         pipeline_module="hf_bert_tasks.tasks.squad.pipeline",
         baseline=SM.empty_answer_scores,
         eval_loss=False,
+        card_usage=_CARD_USAGE,
         label_text="{{'text': [...], 'answer_start': [...]}} per question (JSON Lines; [] = no answer)",
         baseline_answer="the empty answer to every question",
         refused_flags=(("prediction_loss_only", _NO_LOSS),),

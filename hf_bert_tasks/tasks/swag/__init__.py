@@ -23,7 +23,18 @@ from ..glue import load_rows
 from ..problems import ProblemType, register_problem_type
 
 #: one gold ending of k (a label per example); peft has no multiple-choice task type (the head: modules_to_save)
-#: no ``transformers.pipeline`` serves multiple choice: its cards name no pipeline tag
+#: no ``transformers.pipeline`` serves multiple choice: its cards name no pipeline tag and run the model directly
+_CARD_USAGE = """import torch
+from transformers import AutoModelForMultipleChoice, AutoTokenizer
+
+model = AutoModelForMultipleChoice.from_pretrained("{{ target }}"{{ remote }}).eval()
+tokenizer = AutoTokenizer.from_pretrained("{{ target }}"{{ remote }})
+context, start = "A man sits down at the piano.", "He"
+endings = ["plays a slow tune.", "eats the piano.", "flies out of the window.", "sinks into the floor."]
+enc = tokenizer([context] * 4, [f"{start} {e}" for e in endings], padding=True, return_tensors="pt")
+with torch.no_grad():  # (1, 4, seq_len) inputs -> (1, 4) logits, one per ending
+    logits = model(**{k: v.unsqueeze(0) for k, v in enc.items()}).logits
+print(endings[int(logits.argmax(-1))])"""
 register_problem_type(
     ProblemType(
         "multiple_choice",
@@ -35,6 +46,7 @@ register_problem_type(
         baseline=M.best_constant_class,
         baseline_answer="the most frequent position",
         chance_over="choices",
+        card_usage=_CARD_USAGE,
     )
 )
 
