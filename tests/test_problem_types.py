@@ -3,6 +3,7 @@ Trainer's loss and the LoRA mode read comes from the registered ``ProblemType``,
 
 import dataclasses
 import importlib
+import types
 
 import pytest
 
@@ -136,25 +137,40 @@ def test_a_pipeline_module_without_a_pipeline_is_refused():
         ProblemType("span_tagging", "labels", **(SCORE_HEAD | {"pipeline": None, "pipeline_module": "my_pipes"}))
 
 
-def test_pipeline_for_serves_a_newly_registered_problem_type_with_its_options(ordinal_problem, tmp_path):
-    """A saved sequence-classification model whose config names the new problem type gets its pipeline and options
-    (raw scores: ``function_to_apply="none"``), with no table to edit in ``hub/push.py``."""
-    from transformers import BertConfig, BertForSequenceClassification
+@pytest.mark.parametrize(
+    ("architecture", "problem_type", "expected"),
+    [
+        ("BertForSequenceClassification", None, "single_label_classification"),
+        ("BertForSequenceClassification", "single_label_classification", "single_label_classification"),
+        ("BertForSequenceClassification", "regression", "regression"),
+        ("BertForTokenClassification", None, "token_classification"),
+        ("BertForQuestionAnswering", None, "question_answering"),
+        ("BertForMultipleChoice", None, "multiple_choice"),
+        ("BertModel", None, None),
+    ],
+)
+def test_a_saved_models_problem_type_is_found_from_its_architecture(architecture, problem_type, expected):
+    from hf_bert_tasks.hub.push import problem_type_of
 
-    from hf_bert_tasks.hub.push import pipeline_for
-    from hf_bert_tasks.utils.tokenizers import train_wordpiece_tokenizer
+    config = types.SimpleNamespace(model_type="bert", architectures=[architecture], problem_type=problem_type)
+    assert getattr(problem_type_of(config), "name", None) == expected
 
-    config = BertConfig(
-        vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
-    )
-    config.num_labels, config.problem_type = 1, "ordinal_regression"
-    BertForSequenceClassification(config).save_pretrained(tmp_path)
-    train_wordpiece_tokenizer(["a cat sat on a mat", "the dog ran"], vocab_size=60).save_pretrained(tmp_path)
-    pipe = pipeline_for(str(tmp_path))
-    assert pipe.task == "text-classification" and pipe._postprocess_params["function_to_apply"].value == "none"
 
-    with pytest.raises(ValueError, match="loss_unit 'tokens'; expected 'labels' or 'examples'"):
-        ProblemType("span_tagging", "tokens", **SCORE_HEAD)
+def test_a_newly_registered_problem_types_models_are_found_without_a_table_to_edit():
+    """A problem type whose model head no other has: ``pipeline_for`` serves its models by its pipeline and options
+    (``problem_type_of``), with nothing to add to ``hub/push.py``; a feature-based model by its
+    ``task_problem_type``."""
+    from hf_bert_tasks.hub.push import problem_type_of
+
+    head = SCORE_HEAD | {"model_head": "AutoModelForNextSentencePrediction"}
+    problem = register_problem_type(ProblemType("pair_order", "labels", **head))
+    try:
+        config = types.SimpleNamespace(model_type="bert", architectures=["BertForNextSentencePrediction"])
+        assert problem_type_of(config) is problem
+        frozen = types.SimpleNamespace(model_type="bert_feature_based", task_problem_type="pair_order")
+        assert problem_type_of(frozen) is problem
+    finally:
+        PROBLEM_TYPES.pop("pair_order")
 
 
 @pytest.mark.parametrize("name", sorted(SERVED))

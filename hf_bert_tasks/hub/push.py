@@ -333,7 +333,7 @@ def push_output_dir(
 def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
     """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
 
-    The model's problem type (a feature-based model's ``task_problem_type``; else the registered
+    The model's problem type (:func:`problem_type_of`: a feature-based model's ``task_problem_type``; else the registered
     :class:`~hf_bert_tasks.tasks.problems.ProblemType` whose ``model_head`` loads ``config.json``'s architecture,
     ``config.problem_type`` choosing between those sharing one, e.g. regression) gives the pipeline and its options:
     ``ProblemType.pipeline`` (its ``pipeline_module`` imported first: SQuAD's ``extractive-question-answering``) and
@@ -348,19 +348,13 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
     from transformers import AutoConfig, pipeline
 
     from ..modes.feature_based import mode as feature_based  # noqa: F401 - registers model_type "bert_feature_based" with the Auto classes
-    from ..tasks import PROBLEM_TYPES  # every family's problem type registered
 
     config = AutoConfig.from_pretrained(model, revision=revision, token=token)
     arch = (config.architectures or [""])[0]
     if arch.endswith(("ForPreTraining", "ForMaskedLM")):
         task, options = "fill-mask", {"tokenizer_kwargs": {"truncation": True}}
     else:
-        if getattr(config, "model_type", None) == "bert_feature_based":
-            problem = PROBLEM_TYPES.get(getattr(config, "task_problem_type", None))
-        else:
-            candidates = [p for p in PROBLEM_TYPES.values() if arch and arch.endswith(p.architecture_suffix)]
-            named = [p for p in candidates if p.name == getattr(config, "problem_type", None)]
-            problem = (named or candidates or [None])[0]
+        problem = problem_type_of(config)
         if problem is None or problem.pipeline is None:
             raise ValueError(
                 f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
@@ -371,6 +365,22 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
         task, options = problem.pipeline, dict(problem.pipeline_options)
     options.update(kwargs)
     return pipeline(task, model=model, revision=revision, token=token, **options)
+
+
+def problem_type_of(config):
+    """The registered :class:`~hf_bert_tasks.tasks.problems.ProblemType` of a saved model's ``config`` (a
+    ``PretrainedConfig`` or any object with its attributes): a feature-based model's ``task_problem_type``; else the
+    problem type whose ``model_head`` loads ``config.architectures[0]`` (its ``For...`` suffix), the one named by
+    ``config.problem_type`` among those sharing a head (regression beside single-label classification), else the
+    first registered. ``None`` when no registered problem type loads the architecture."""
+    from ..tasks import PROBLEM_TYPES  # every family's problem type registered
+
+    if getattr(config, "model_type", None) == "bert_feature_based":
+        return PROBLEM_TYPES.get(getattr(config, "task_problem_type", None))
+    arch = (getattr(config, "architectures", None) or [""])[0]
+    candidates = [p for p in PROBLEM_TYPES.values() if arch and arch.endswith(p.architecture_suffix)]
+    named = [p for p in candidates if p.name == getattr(config, "problem_type", None)]
+    return (named or candidates or [None])[0]
 
 
 def eval_result_key(result) -> tuple:
