@@ -333,9 +333,10 @@ def push_output_dir(
 def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
     """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
 
-    The model's problem type (:func:`problem_type_of`: a feature-based model's ``task_problem_type``; else the registered
-    :class:`~hf_bert_tasks.tasks.problems.ProblemType` whose ``model_head`` loads ``config.json``'s architecture,
-    ``config.problem_type`` choosing between those sharing one, e.g. regression) gives the pipeline and its options:
+    The model's problem type (:func:`problem_type_of`: a feature-based model's ``task_problem_type``; else the
+    registered :class:`~hf_bert_tasks.tasks.problems.ProblemType` whose ``model_head`` loads ``config.json``'s
+    architecture, ``config.problem_type`` choosing between those sharing one: regression) gives the pipeline and its
+    options:
     ``ProblemType.pipeline`` (its ``pipeline_module`` imported first: SQuAD's ``extractive-question-answering``) and
     ``pipeline_options`` (sequence classification truncating, regression ``function_to_apply="none"``, token
     classification ``aggregation_strategy="first"``, paper §5.3: docs/design.md, 'pipeline_for uses

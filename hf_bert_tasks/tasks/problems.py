@@ -2,10 +2,10 @@
 introduces it (``glue/`` sentence classification and regression, ``swag/`` multiple choice, ``conll2003/`` token
 classification, ``squad/`` question answering) with :func:`register_problem_type`, as peft registers a method. A new
 problem type is its family folder: the fine-tune ``Trainer``'s loss unit, the LoRA mode's peft task type, the
-sampler default, the model card's usage code, the flags its tasks refuse, whether its evaluation has a loss, the trivial baseline's rule, the
-model's Auto class, the card's Hub task and pipeline tag and
-:func:`hf_bert_tasks.hub.push.pipeline_for`'s pipeline and options are read from here (:func:`get_problem_type`, ``Task.problem``), not from tables in their
-modules. Light: no torch, transformers or peft."""
+sampler default, the model card's usage code, the flags its tasks refuse, whether its evaluation has a loss, the
+trivial baseline's rule, the model's Auto class, the card's Hub task and pipeline tag and
+:func:`hf_bert_tasks.hub.push.pipeline_for`'s pipeline and options are read from here (:func:`get_problem_type`,
+``Task.problem``), not from tables in their modules. Light: no torch, transformers or peft."""
 
 from __future__ import annotations
 

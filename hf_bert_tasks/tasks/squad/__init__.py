@@ -30,7 +30,7 @@ from .postprocess import QAPredictions, features_to_arrays, postprocess_qa_predi
 #: Transformers 5 removed the question-answering pipeline: the package's ``extractive-question-answering``
 #: (``squad/pipeline.py``: the recipe's windows, n-best and null-answer rules) serves it. Its evaluation windows carry
 #: no answer positions: no loss (``--prediction_loss_only`` refused), and its scores need predictions.
-_CARD_USAGE = """import hf_bert_tasks.tasks.squad.pipeline  # registers "extractive-question-answering": the recipe's windows and n-best rules
+_CARD_USAGE = """import hf_bert_tasks.tasks.squad.pipeline  # registers the recipe's windows and n-best rules as a pipeline
 from transformers import pipeline
 
 qa = pipeline("extractive-question-answering", model="{{ target }}"{{ remote }})  # windows as trained (config.json)
