@@ -35,9 +35,9 @@ from hf_bert_tasks import cli
 from tests.conftest import SAMPLES
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hf_bert_tasks.__file__))
-#: Regression bounds, as measured from the CLI entry (2026-12-07): 20 modules, 101 module changes (98 in a plain process,
-#: 23 / 116 in a fresh one: ``tools/finetune_route.py [--fresh]``; under pytest its log-capture handlers add calls into
-#: ``cli.py``). Issue 55's target of 12 modules is not met: docs/design.md, "Known gaps", names the modules left.
+#: Regression bounds, as measured from the CLI entry (2026-12-07): 20 modules, 101 module changes (98 in a plain
+#: process, 23 / 116 in a fresh one: ``tools/finetune_route.py [--fresh]``; under pytest its log-capture handlers add
+#: calls into ``cli.py``). Issue 55's target of 12 modules is not met: docs/design.md, "Known gaps", names the modules left.
 MAX_MODULES = 20
 MAX_CHANGES = 101
 #: folders of the other modes, task families and pretraining: a GLUE fine-tune run must not execute their code.

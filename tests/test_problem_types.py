@@ -3,6 +3,7 @@ Trainer's loss and the LoRA mode read comes from the registered ``ProblemType``,
 
 import dataclasses
 import importlib
+import re
 import types
 
 import pytest
@@ -43,6 +44,17 @@ SCORE_HEAD = {
     "pipeline": "text-classification",
     "pipeline_options": (("function_to_apply", "none"),),
 }
+
+
+@pytest.fixture
+def registries():
+    """Both registries as they were before the test, whatever it registered or replaced (also on failure)."""
+    problems, tasks = dict(PROBLEM_TYPES), dict(TASK_REGISTRY)
+    yield
+    PROBLEM_TYPES.clear()
+    PROBLEM_TYPES.update(problems)
+    TASK_REGISTRY.clear()
+    TASK_REGISTRY.update(tasks)
 
 
 @pytest.fixture
@@ -87,7 +99,13 @@ def test_each_problem_types_model_head_is_a_transformers_auto_class(name):
 @pytest.mark.parametrize("name", sorted(TASK_REGISTRY))
 def test_a_tasks_model_head_and_hub_task_are_its_problem_types(name):
     task = get_task(name)
-    assert (task.model_head, task.pipeline_tag) == (task.problem.model_head, task.problem.hub_task)
+    assert (task.model_head, task.pipeline_tag) == SERVED[task.problem_type][:2]
+
+
+def test_a_task_of_a_problem_type_no_longer_registered_says_so(registries):
+    PROBLEM_TYPES.pop("regression")
+    with pytest.raises(ValueError, match="task 'stsb': problem type 'regression' is not registered"):
+        get_task("stsb").model_head  # noqa: B018 - the property raises
 
 
 def test_every_registered_task_has_a_registered_problem_type():
@@ -122,9 +140,37 @@ def test_a_task_of_an_unregistered_problem_type_is_refused():
         register_task(dataclasses.replace(get_task("stsb"), name="ranking_task", problem_type="ranking"))
 
 
-def test_a_different_problem_type_under_a_taken_name_is_refused():
-    with pytest.raises(ValueError, match="'regression' is already registered"):
+def test_a_different_problem_type_under_a_taken_name_is_refused_naming_what_differs():
+    with pytest.raises(ValueError, match="'regression' is already registered, with other loss_unit, peft_task_type"):
         register_problem_type(ProblemType("regression", "labels", **SCORE_HEAD))
+
+
+def test_registering_an_equal_problem_type_again_is_a_no_op():
+    again = dataclasses.replace(get_problem_type("regression"))
+    assert register_problem_type(again) == again and PROBLEM_TYPES["regression"] is not again
+
+
+def test_a_problem_type_hashes_by_name_even_with_a_dict_in_its_pipeline_options():
+    problem = ProblemType("span_tagging", "labels", **(SCORE_HEAD | {"pipeline_options": (("kw", {"a": 1}),)}))
+    assert hash(problem) == hash("span_tagging")
+
+
+def test_a_loss_unit_other_than_labels_or_examples_is_refused():
+    with pytest.raises(ValueError, match="loss_unit 'tokens'; expected 'labels' or 'examples'"):
+        ProblemType("span_tagging", "tokens", **SCORE_HEAD)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "what"),
+    [
+        ("label_text", "{labels} as {'text': ...}", "label_text"),
+        ("label_text", "{labels} up to {last}", "label_text"),
+        ("refused_flags", (("fp16", "--fp16 on {task_name}"),), "refused_flags['fp16']"),
+    ],
+)
+def test_a_label_text_or_refusal_line_str_format_cannot_fill_is_refused(field, value, what):
+    with pytest.raises(ValueError, match=rf"problem type 'span_tagging': {re.escape(what)} .* is not a str.format"):
+        ProblemType("span_tagging", "labels", **SCORE_HEAD, **{field: value})
 
 
 def test_a_model_head_that_is_not_an_auto_class_name_is_refused():
@@ -156,7 +202,7 @@ def test_a_saved_models_problem_type_is_found_from_its_architecture(architecture
     assert getattr(problem_type_of(config), "name", None) == expected
 
 
-def test_a_newly_registered_problem_types_models_are_found_without_a_table_to_edit():
+def test_a_newly_registered_problem_types_models_are_found_without_a_table_to_edit(registries):
     """A problem type whose model head no other has: ``pipeline_for`` serves its models by its pipeline and options
     (``problem_type_of``), with nothing to add to ``hub/push.py``; a feature-based model by its
     ``task_problem_type``."""
@@ -164,13 +210,10 @@ def test_a_newly_registered_problem_types_models_are_found_without_a_table_to_ed
 
     head = SCORE_HEAD | {"model_head": "AutoModelForNextSentencePrediction"}
     problem = register_problem_type(ProblemType("pair_order", "labels", **head))
-    try:
-        config = types.SimpleNamespace(model_type="bert", architectures=["BertForNextSentencePrediction"])
-        assert problem_type_of(config) is problem
-        frozen = types.SimpleNamespace(model_type="bert_feature_based", task_problem_type="pair_order")
-        assert problem_type_of(frozen) is problem
-    finally:
-        PROBLEM_TYPES.pop("pair_order")
+    config = types.SimpleNamespace(model_type="bert", architectures=["BertForNextSentencePrediction"])
+    assert problem_type_of(config) is problem
+    frozen = types.SimpleNamespace(model_type="bert_feature_based", task_problem_type="pair_order")
+    assert problem_type_of(frozen) is problem
 
 
 @pytest.mark.parametrize("name", sorted(SERVED))
@@ -178,7 +221,7 @@ def test_each_builtin_problem_type_declares_its_trivial_baseline(name):
     assert callable(get_problem_type(name).baseline)
 
 
-def test_the_trivial_baseline_is_the_problem_types_rule(tmp_path):
+def test_the_trivial_baseline_is_the_problem_types_rule(registries):
     """A new problem type's baseline is its own rule (here: always 0.25), read by ``constant_scores``; without a rule
     no baseline is reported."""
     import datasets
@@ -188,14 +231,10 @@ def test_the_trivial_baseline_is_the_problem_types_rule(tmp_path):
     quarter = {"baseline": lambda task, raw: dict.fromkeys(task.metric_names, 0.25)}
     problem = register_problem_type(ProblemType("graded_pairs", "examples", "SEQ_CLS", **SCORE_HEAD, **quarter))
     task = register_task(dataclasses.replace(get_task("stsb"), name="graded_stsb", problem_type="graded_pairs"))
-    try:
-        raw = datasets.Dataset.from_dict({"sentence1": ["a", "b"], "sentence2": ["c", "d"], "label": [1.0, 3.0]})
-        assert constant_scores(task, raw) == {"pearson": 0.25, "spearmanr": 0.25}
-        PROBLEM_TYPES["graded_pairs"] = dataclasses.replace(problem, baseline=None)
-        assert constant_scores(task, raw) == {}
-    finally:
-        TASK_REGISTRY.pop(task.name)
-        PROBLEM_TYPES.pop("graded_pairs")
+    raw = datasets.Dataset.from_dict({"sentence1": ["a", "b"], "sentence2": ["c", "d"], "label": [1.0, 3.0]})
+    assert constant_scores(task, raw) == {"pearson": 0.25, "spearmanr": 0.25}
+    PROBLEM_TYPES["graded_pairs"] = dataclasses.replace(problem, baseline=None)
+    assert constant_scores(task, raw) == {}
 
 
 @pytest.mark.parametrize("name", sorted(PROBLEM_TYPES))
@@ -206,7 +245,7 @@ def test_each_problem_types_refused_flags_are_training_arguments_fields(name):
     assert {flag for flag, _ in get_problem_type(name).refused_flags} <= fields
 
 
-def test_a_new_problem_types_refused_flag_is_refused_with_its_line(tmp_path):
+def test_a_new_problem_types_refused_flag_is_refused_with_its_line(tmp_path, registries):
     """Its tasks refuse the flag with the problem type's own line, before any data is loaded
     (``finalize_arguments``); the other problem types' tasks take it."""
     from hf_bert_tasks.finetune.args import DataArguments
@@ -219,14 +258,10 @@ def test_a_new_problem_types_refused_flag_is_refused_with_its_line(tmp_path):
         )
     )
     task = register_task(dataclasses.replace(get_task("stsb"), name="graded_stsb", problem_type="graded_pairs"))
-    try:
-        args = FinetuneTrainingArguments(output_dir=str(tmp_path), label_smoothing_factor=0.1)
-        with pytest.raises(ValueError, match=r"^--label_smoothing_factor 0.1: task 'graded_stsb' grades pairs"):
-            finalize_arguments(task, DataArguments(task="graded_stsb"), args)
-        finalize_arguments(get_task("mrpc"), DataArguments(task="mrpc"), args)  # classification: taken
-    finally:
-        TASK_REGISTRY.pop(task.name)
-        PROBLEM_TYPES.pop("graded_pairs")
+    args = FinetuneTrainingArguments(output_dir=str(tmp_path), label_smoothing_factor=0.1)
+    with pytest.raises(ValueError, match=r"^--label_smoothing_factor 0.1: task 'graded_stsb' grades pairs"):
+        finalize_arguments(task, DataArguments(task="graded_stsb"), args)
+    finalize_arguments(get_task("mrpc"), DataArguments(task="mrpc"), args)  # classification: taken
 
 
 #: the constant answer's words and what a uniform guess spreads over (None: no known chance loss), per problem type
@@ -292,9 +327,12 @@ def test_each_tasks_card_usage_renders_to_python_naming_the_target(name, remote)
     import jinja2
 
     task = get_task(name)
-    code = jinja2.Template(task.problem.card_usage).render(target="org/model", remote=remote, task=task)
+    usage = jinja2.Template(task.problem.card_usage, undefined=jinja2.StrictUndefined)
+    code = usage.render(target="org/model", remote=remote, task=task)
     compile(code, f"<{name} card usage>", "exec")
-    assert '"org/model"' in code and code.count(remote) >= 1
+    loads = [line for line in code.splitlines() if '"org/model"' in line]
+    assert loads and all(line.count('"org/model"') == line.count(remote or '"org/model"') for line in loads)
+    assert ("trust_remote_code" in code) == bool(remote)
 
 
 def test_a_problem_type_without_card_usage_loads_its_model_head():
@@ -302,9 +340,62 @@ def test_a_problem_type_without_card_usage_loads_its_model_head():
 
     from hf_bert_tasks.tasks.problems import GENERIC_CARD_USAGE
 
-    problem = ProblemType("graded_pairs", "examples", **SCORE_HEAD)
+    problem = ProblemType(
+        "pair_order", "labels", **(SCORE_HEAD | {"model_head": "AutoModelForNextSentencePrediction"})
+    )
     assert problem.card_usage == GENERIC_CARD_USAGE
-    task = dataclasses.replace(get_task("stsb"))
-    code = jinja2.Template(problem.card_usage).render(target="org/m", remote="", task=task)
-    assert code.splitlines()[0] == "from transformers import AutoTokenizer, AutoModelForSequenceClassification"
-    assert 'model = AutoModelForSequenceClassification.from_pretrained("org/m")' in code
+    task = types.SimpleNamespace(model_head=problem.model_head)  # what the template reads of the task
+    code = jinja2.Template(problem.card_usage, undefined=jinja2.StrictUndefined).render(
+        target="org/m", remote="", task=task
+    )
+    assert code.splitlines()[0] == "from transformers import AutoTokenizer, AutoModelForNextSentencePrediction"
+    assert 'model = AutoModelForNextSentencePrediction.from_pretrained("org/m")' in code
+
+
+_TRUNCATE = {"truncation": True}
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"architectures": ["BertForSequenceClassification"]}, ("text-classification", _TRUNCATE)),
+        (
+            {"architectures": ["BertForSequenceClassification"], "problem_type": "regression"},
+            ("text-classification", _TRUNCATE | {"function_to_apply": "none"}),
+        ),
+        (
+            {"architectures": ["BertForTokenClassification"]},
+            ("token-classification", {"aggregation_strategy": "first"}),
+        ),
+        ({"architectures": ["BertForQuestionAnswering"]}, ("extractive-question-answering", {})),
+        ({"architectures": ["BertForPreTraining"]}, ("fill-mask", {"tokenizer_kwargs": _TRUNCATE})),
+        (
+            {"model_type": "bert_feature_based", "architectures": ["X"], "task_problem_type": "regression"},
+            ("text-classification", _TRUNCATE | {"function_to_apply": "none"}),
+        ),
+    ],
+)
+def test_pipeline_for_builds_the_problem_types_pipeline_with_its_options(monkeypatch, config, expected):
+    """What ``pipeline_for`` asks ``transformers.pipeline`` for, per saved architecture (stubs for the config and the
+    pipeline: no model is loaded)."""
+    import transformers
+
+    from hf_bert_tasks.hub.push import pipeline_for
+
+    saved = types.SimpleNamespace(**({"model_type": "bert", "problem_type": None} | config))
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", lambda *args, **kwargs: saved)
+    monkeypatch.setattr(transformers, "pipeline", lambda task, model, revision, token, **options: (task, options))
+    assert pipeline_for("org/m") == expected
+
+
+def test_pipeline_for_refuses_a_multiple_choice_model_naming_its_auto_class(monkeypatch):
+    import transformers
+
+    from hf_bert_tasks.hub.push import pipeline_for
+
+    saved = types.SimpleNamespace(
+        model_type="bert_feature_based", architectures=["X"], task_problem_type="multiple_choice"
+    )
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", lambda *args, **kwargs: saved)
+    with pytest.raises(ValueError, match="no transformers pipeline serves multiple_choice models; load it with Auto"):
+        pipeline_for("org/m")

@@ -241,7 +241,8 @@ def build_finetune_card(
     feature_based = inputs["config"].get("model_type") == "bert_feature_based"
     remote_code = bool(inputs["config"].get("auto_map"))  # its own modeling code
     remote = ", trust_remote_code=True" if feature_based and remote_code else ""
-    usage_code = jinja2.Template(problem.card_usage).render(target=repo_id or output_dir, remote=remote, task=the_task)
+    usage = jinja2.Template(problem.card_usage, undefined=jinja2.StrictUndefined)  # a misspelt name fails here
+    usage_code = usage.render(target=repo_id or output_dir, remote=remote, task=the_task)
     fields = _record_fields(info, base_model, dataset, inputs["mode_text"])
     # LoRA runs save the merged (plain) model too; only an adapter-only folder is a peft repo
     adapter_only = os.path.isfile(os.path.join(output_dir, "adapter_config.json")) and not os.path.isfile(

@@ -356,7 +356,12 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
         task, options = "fill-mask", {"tokenizer_kwargs": {"truncation": True}}
     else:
         problem = problem_type_of(config)
-        if problem is None or problem.pipeline is None:
+        if problem is not None and problem.pipeline is None:
+            raise ValueError(
+                f"{model}: no transformers pipeline serves {problem.name} models; load it with "
+                f"{problem.model_head} (architecture {arch or 'unknown'})"
+            )
+        if problem is None:
             raise ValueError(
                 f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
                 "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)"

@@ -343,7 +343,10 @@ class Task(UserFiles, abc.ABC):
     @property
     def problem(self):
         """The :class:`~hf_bert_tasks.tasks.problems.ProblemType` of :attr:`problem_type` (loss unit, peft task type,
-        model head, Hub task and pipeline: :attr:`model_head` and :attr:`pipeline_tag` are its)."""
+        model head, Hub task and pipeline: :attr:`model_head` and :attr:`pipeline_tag` are its). ``ValueError``: not
+        registered."""
+        if self.problem_type not in PROBLEM_TYPES:
+            raise ValueError(f"task {self.name!r}: problem type {self.problem_type!r} is not registered")
         return PROBLEM_TYPES[self.problem_type]
 
     model_head = property(lambda self: self.problem.model_head, doc="The Auto class: ``problem.model_head``.")

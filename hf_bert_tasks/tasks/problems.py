@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -45,7 +45,9 @@ class ProblemType:
             against the family's reference example.
         model_head: the ``transformers`` Auto class of the fine-tuned model (``"AutoModelForSequenceClassification"``;
             ``Task.model_class``); its ``For...`` suffix also maps a saved model's architecture back to its problem
-            type (:func:`hf_bert_tasks.hub.push.pipeline_for`).
+            type (:func:`hf_bert_tasks.hub.push.problem_type_of`; a problem type sharing a head with another is told
+            apart only by ``config.problem_type``, which transformers limits to its own names, or by a feature-based
+            model's ``task_problem_type``).
         hub_task: the Hub's task category of its models (``"text-classification"``...): ``Task.pipeline_tag``, a
             card tag and the ``task_type`` of its ``model-index`` results.
         pipeline: the ``transformers.pipeline`` task that serves its models in transformers 5: the card's
@@ -71,7 +73,8 @@ class ProblemType:
         card_usage: the model card's "How to use" code for its models, a Jinja template rendered with ``target`` (the
             repo id or folder), ``remote`` (``', trust_remote_code=True'`` for a frozen-feature model with its own
             code, else ``''``) and ``task`` (:func:`hf_bert_tasks.finetune.card.build_finetune_card`); it must run as
-            written (``tests/test_serving.py`` runs it for every family). Default: :data:`GENERIC_CARD_USAGE`.
+            written (``tests/test_serving.py`` runs it for every built-in family). Default:
+            :data:`GENERIC_CARD_USAGE` (loads the model head and tokenizer, prints nothing).
         label_text: what a user file's label column holds, for ``hf-bert-tasks tasks`` (``Task.label_description``);
             ``{labels}``: the task's label names, ``{last_id}``: its last label id.
         baseline_answer: the baseline's constant answer in words, for the warning of a run near it
@@ -79,6 +82,12 @@ class ProblemType:
         chance_over: what a uniform guess spreads over, ``"classes"`` or ``"choices"``, where flat logits have the
             known loss ``ln k`` (:func:`hf_bert_tasks.tasks.metrics.chance_loss`: single-label classification,
             multiple choice); ``None`` for the others (regression, token classification, question answering).
+
+    Raises:
+        ValueError: a name not ``[a-z][a-z0-9_]*``, a ``loss_unit``, ``train_sampling_strategy``, ``model_head`` or
+            ``chance_over`` outside its values, a ``label_text`` or refused-flag line that ``str.format`` cannot
+            fill, a ``pipeline_module`` without a ``pipeline`` (one line naming the problem type and the field).
+        TypeError: ``model_head``, ``hub_task`` or ``pipeline`` not given (keyword-only, required).
     """
 
     name: str
@@ -98,6 +107,9 @@ class ProblemType:
     label_text: str = field(default="{labels} (names or ids 0-{last_id})", kw_only=True)
     baseline_answer: str = field(default="the best constant answer", kw_only=True)
     chance_over: str | None = field(default=None, kw_only=True)
+
+    def __hash__(self) -> int:  # by name: the registry's key (pipeline options may hold dicts)
+        return hash(self.name)
 
     def __post_init__(self):
         if not _NAME_RE.match(self.name):
@@ -120,6 +132,17 @@ class ProblemType:
             raise ValueError(
                 f"problem type {self.name!r}: chance_over {self.chance_over!r}; expected 'classes', 'choices' or None"
             )
+        for text, what, example in (
+            (self.label_text, "label_text", {"labels": "a, b", "last_id": 1}),
+            *((line, f"refused_flags[{flag!r}]", {"value": 1, "task": "t"}) for flag, line in self.refused_flags),
+        ):
+            try:
+                text.format(**example)
+            except (KeyError, IndexError, ValueError) as e:
+                raise ValueError(
+                    f"problem type {self.name!r}: {what} {text!r} is not a str.format template with only "
+                    f"{sorted(example)} ({e!r}); expected literal braces doubled"
+                ) from None
         if self.pipeline_module and not self.pipeline:
             raise ValueError(
                 f"problem type {self.name!r}: pipeline_module {self.pipeline_module!r} without a pipeline"
@@ -140,7 +163,8 @@ def register_problem_type(problem: ProblemType) -> ProblemType:
     ``ValueError`` for a different problem type under a name already registered."""
     known = PROBLEM_TYPES.setdefault(problem.name, problem)
     if known != problem:
-        raise ValueError(f"problem type {problem.name!r} is already registered as {known}")
+        differ = [f.name for f in fields(problem) if getattr(known, f.name) != getattr(problem, f.name)]
+        raise ValueError(f"problem type {problem.name!r} is already registered, with other {', '.join(differ)}")
     return problem
 
 

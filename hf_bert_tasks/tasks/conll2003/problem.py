@@ -22,8 +22,8 @@ print(ner("George Washington went to Washington."))"""
 #: a label per (first) WordPiece; random batches, as transformers' run_ner.py (length-grouped ones scored 2.8 F1
 #: below run_ner over 3 seeds where random ones matched it: docs/parity.md)
 #: served by transformers' token-classification pipeline with ``aggregation_strategy="first"``: a word's label is its
-#: first sub-token's, as the model was trained (paper §5.3; docs/design.md, 'pipeline_for uses
-#: aggregation_strategy="first"')
+#: first sub-token's, as the model was trained (paper §5.3;
+#: docs/design.md, 'pipeline_for uses aggregation_strategy="first"')
 register_problem_type(
     ProblemType(
         "token_classification",

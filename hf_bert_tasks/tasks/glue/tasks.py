@@ -9,11 +9,6 @@ from ..metrics import best_constant_class, constant_correlation
 from ..problems import ProblemType, register_problem_type
 from . import GlueTask
 
-#: GLUE's two problem types (``PretrainedConfig.problem_type`` values): one label or one score per sentence (pair).
-#: Both train on random batches, as transformers' run_glue.py does: length-grouped batches left MRPC and CoLA at the
-#: constant prediction at 1 epoch (CoLA MCC 0.00 in 3 seeds against run_glue's 8.96 +- 6.16, which the recipe
-#: matched exactly at seed 42 with random batches: docs/parity.md) and scored below random at 3 epochs (MRPC F1
-#: 83.0 +- 0.7 vs 83.5 +- 0.9; STS-B Spearman 81.77 +- 0.76 vs 82.36 +- 0.57: docs/results.md)
 #: the cards' "How to use" code: a label for one sentence or a pair; a pair's raw score
 _CLASSIFY_USAGE = """from transformers import pipeline
 
@@ -27,6 +22,11 @@ _SCORE_USAGE = """from transformers import pipeline
 
 scorer = pipeline("text-classification", model="{{ target }}", function_to_apply="none"{{ remote }})
 print(scorer({"text": "A man is playing a guitar.", "text_pair": "A man plays guitar."}))  # score 0-5"""
+# GLUE's two problem types (``PretrainedConfig.problem_type`` values): one label or one score per sentence (pair).
+# Both train on random batches, as transformers' run_glue.py does: length-grouped batches left MRPC and CoLA at the
+# constant prediction at 1 epoch (CoLA MCC 0.00 in 3 seeds against run_glue's 8.96 +- 6.16, which the recipe
+# matched exactly at seed 42 with random batches: docs/parity.md) and scored below random at 3 epochs (MRPC F1
+# 83.0 +- 0.7 vs 83.5 +- 0.9; STS-B Spearman 81.77 +- 0.76 vs 82.36 +- 0.57: docs/results.md)
 _SEQUENCE_CLASSIFICATION = {
     "model_head": "AutoModelForSequenceClassification",
     "hub_task": "text-classification",

@@ -24,17 +24,19 @@ from . import features as qa
 from . import metrics as SM
 from .postprocess import QAPredictions, features_to_arrays, postprocess_qa_predictions
 
-#: a start and an end position per window (one loss term: (start CE + end CE) / 2 per example); random batches, as
-#: transformers' run_qa.py trains: length-grouped ones put one paragraph's windows together (its questions make
-#: windows of nearly one length), 21 paragraphs per batch of 32 instead of 30 (issue 59, docs/parity-squad.md).
-#: Transformers 5 removed the question-answering pipeline: the package's ``extractive-question-answering``
-#: (``squad/pipeline.py``: the recipe's windows, n-best and null-answer rules) serves it. Its evaluation windows carry
-#: no answer positions: no loss (``--prediction_loss_only`` refused), and its scores need predictions.
-_CARD_USAGE = """import hf_bert_tasks.tasks.squad.pipeline  # registers the recipe's windows and n-best rules as a pipeline
+#: the cards' "How to use" code: the package's pipeline (transformers 5 has no question-answering one)
+_CARD_USAGE = """# registers "extractive-question-answering": the recipe's windows, n-best and null-answer rules
+import hf_bert_tasks.tasks.squad.pipeline
 from transformers import pipeline
 
 qa = pipeline("extractive-question-answering", model="{{ target }}"{{ remote }})  # windows as trained (config.json)
 print(qa(question="Who wrote the letter?", context="The letter was written by Jane in May."))"""
+# a start and an end position per window (one loss term: (start CE + end CE) / 2 per example); random batches, as
+# transformers' run_qa.py trains: length-grouped ones put one paragraph's windows together (its questions make
+# windows of nearly one length), 21 paragraphs per batch of 32 instead of 30 (issue 59, docs/parity-squad.md).
+# Transformers 5 removed the question-answering pipeline: the package's ``extractive-question-answering``
+# (``squad/pipeline.py``: the recipe's windows, n-best and null-answer rules) serves it. Its evaluation windows carry
+# no answer positions: no loss (``--prediction_loss_only`` refused), and its scores need predictions.
 _NO_LOSS = (
     "--prediction_loss_only: task {task!r} evaluates post-processed answers; its evaluation windows carry no answer "
     "positions, so there is no loss to report; expected the flag left out"
