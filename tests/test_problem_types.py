@@ -216,6 +216,19 @@ def test_a_newly_registered_problem_types_models_are_found_without_a_table_to_ed
     assert problem_type_of(frozen) is problem
 
 
+def test_a_model_the_recipe_saved_is_served_by_the_problem_type_it_recorded(ordinal_problem, tmp_path):
+    """A plug-in problem type sharing the sequence-classification head with GLUE's: the recipe's config records it
+    (``task_problem_type``), so ``pipeline_for`` finds it after a save and a load (``config.problem_type`` could not:
+    transformers 5.13 accepts only its own three names there)."""
+    from transformers import AutoConfig, BertConfig
+
+    from hf_bert_tasks.hub.push import problem_type_of
+
+    task = dataclasses.replace(get_task("stsb"), name="ordinal_stsb", problem_type="ordinal_regression")
+    BertConfig(architectures=["BertForSequenceClassification"], **task.model_config_kwargs()).save_pretrained(tmp_path)
+    assert problem_type_of(AutoConfig.from_pretrained(tmp_path)) is ordinal_problem
+
+
 @pytest.mark.parametrize("name", sorted(SERVED))
 def test_each_builtin_problem_type_declares_its_trivial_baseline(name):
     assert callable(get_problem_type(name).baseline)

@@ -375,14 +375,16 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
 
 def problem_type_of(config):
     """The registered :class:`~hf_bert_tasks.tasks.problems.ProblemType` of a saved model's ``config`` (a
-    ``PretrainedConfig`` or any object with its attributes): a feature-based model's ``task_problem_type``; else the
-    problem type whose ``model_head`` loads ``config.architectures[0]`` (its ``For...`` suffix), the one named by
+    ``PretrainedConfig`` or any object with its attributes): the one its ``task_problem_type`` names (written by the
+    recipe, ``Task.model_config_kwargs``, and by the feature-based mode); else (a model trained elsewhere) the problem
+    type whose ``model_head`` loads ``config.architectures[0]`` (its ``For...`` suffix), the one named by
     ``config.problem_type`` among those sharing a head (regression beside single-label classification), else the
     first registered. ``None`` when no registered problem type loads the architecture."""
     from ..tasks import PROBLEM_TYPES  # every family's problem type registered
 
-    if getattr(config, "model_type", None) == "bert_feature_based":
-        return PROBLEM_TYPES.get(getattr(config, "task_problem_type", None))
+    recorded = getattr(config, "task_problem_type", None)
+    if recorded in PROBLEM_TYPES or getattr(config, "model_type", None) == "bert_feature_based":
+        return PROBLEM_TYPES.get(recorded)
     arch = (getattr(config, "architectures", None) or [""])[0]
     candidates = [p for p in PROBLEM_TYPES.values() if arch and arch.endswith(p.architecture_suffix)]
     named = [p for p in candidates if p.name == getattr(config, "problem_type", None)]

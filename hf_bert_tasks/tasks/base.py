@@ -230,8 +230,9 @@ class Task(UserFiles, abc.ABC):
 
     def model_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``AutoConfig.from_pretrained``: ``id2label``/``label2id`` make ``pipeline()`` of a
-        saved model return label names instead of ``LABEL_0``."""
-        kwargs: dict[str, Any] = {}
+        saved model return label names instead of ``LABEL_0``; ``task_problem_type`` (saved in ``config.json``, as a
+        feature-based model's) lets ``hub.push.problem_type_of`` serve it by its problem type."""
+        kwargs: dict[str, Any] = {"task_problem_type": self.problem_type}
         if self.label_names:
             kwargs.update(
                 num_labels=len(self.label_names),
