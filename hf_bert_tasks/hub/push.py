@@ -333,16 +333,14 @@ def push_output_dir(
 def pipeline_for(model: str, revision: str | None = None, token: str | None = None, **kwargs):
     """A ``transformers.pipeline`` for a pushed repo id or a local output dir, with the right task and options.
 
-    The model's problem type (:func:`problem_type_of`: a feature-based model's ``task_problem_type``; else the
-    registered :class:`~hf_bert_tasks.tasks.problems.ProblemType` whose ``model_head`` loads ``config.json``'s
-    architecture, ``config.problem_type`` choosing between those sharing one: regression) gives the pipeline and its
-    options:
-    ``ProblemType.pipeline`` (its ``pipeline_module`` imported first: SQuAD's ``extractive-question-answering``) and
-    ``pipeline_options`` (sequence classification truncating, regression ``function_to_apply="none"``, token
-    classification ``aggregation_strategy="first"``, paper §5.3: docs/design.md, 'pipeline_for uses
-    aggregation_strategy="first"'); a pretraining checkpoint -> ``fill-mask`` (truncating). ``kwargs`` override
-    these options. ``ValueError`` for a problem type no pipeline serves (multiple choice) or an unknown architecture
-    (names it and what to use).
+    The model's problem type (:func:`problem_type_of`: the ``task_problem_type`` its ``config.json`` records; else the
+    registered :class:`~hf_bert_tasks.tasks.problems.ProblemType` whose ``model_head`` loads its architecture) gives
+    the pipeline and its options: ``ProblemType.pipeline`` (its ``pipeline_module`` imported first: SQuAD's
+    ``extractive-question-answering``) and ``pipeline_options`` (sequence classification truncating, regression
+    ``function_to_apply="none"``, token classification ``aggregation_strategy="first"``, paper §5.3: docs/design.md,
+    'pipeline_for uses aggregation_strategy="first"'); a pretraining checkpoint -> ``fill-mask`` (truncating).
+    ``kwargs`` override these options. ``ValueError`` for a problem type no pipeline serves (multiple choice) or an
+    unknown architecture (names it and what to use).
     """
     import importlib
 
@@ -356,15 +354,15 @@ def pipeline_for(model: str, revision: str | None = None, token: str | None = No
         task, options = "fill-mask", {"tokenizer_kwargs": {"truncation": True}}
     else:
         problem = problem_type_of(config)
-        if problem is not None and problem.pipeline is None:
-            raise ValueError(
-                f"{model}: no transformers pipeline serves {problem.name} models; load it with "
-                f"{problem.model_head} (architecture {arch or 'unknown'})"
-            )
         if problem is None:
             raise ValueError(
                 f"{model}: architecture {arch or 'unknown'} has no pipeline here; load it with the matching "
                 "AutoModelFor... class (multiple choice: AutoModelForMultipleChoice)"
+            )
+        if problem.pipeline is None:
+            raise ValueError(
+                f"{model}: no transformers pipeline serves {problem.name} models; load it with "
+                f"{problem.model_head} (architecture {arch or 'unknown'})"
             )
         if problem.pipeline_module:
             importlib.import_module(problem.pipeline_module)  # registers the package's pipeline with transformers
