@@ -431,6 +431,13 @@ def test_saved_model_gives_the_logits_the_run_wrote(run):
     np.testing.assert_allclose(logits, written, rtol=1e-4, atol=1e-5)
 
 
+def test_saved_config_records_the_tasks_problem_type(run):
+    """Every task and mode saves its problem type in ``config.json`` (``task_problem_type``), which
+    ``hub.push.problem_type_of`` reads first to serve the folder."""
+    with open(os.path.join(run["out"], "config.json"), encoding="utf-8") as f:
+        assert json.load(f)["task_problem_type"] == run["task"].problem_type
+
+
 def test_saved_folder_loads_with_pipeline(run):
     """``pipeline_for`` (the documented loader) on the saved folder answers one literal input; SQuAD: the package's
     ``extractive-question-answering`` pipeline. Multiple choice has no pipeline in transformers 5 (documented in

@@ -216,16 +216,19 @@ def test_a_newly_registered_problem_types_models_are_found_without_a_table_to_ed
     assert problem_type_of(frozen) is problem
 
 
-def test_a_model_the_recipe_saved_is_served_by_the_problem_type_it_recorded(ordinal_problem, tmp_path):
-    """A plug-in problem type sharing the sequence-classification head with GLUE's: the recipe's config records it
-    (``task_problem_type``), so ``pipeline_for`` finds it after a save and a load (``config.problem_type`` could not:
+def test_a_model_the_recipe_saved_is_served_by_the_problem_type_it_recorded(ordinal_problem, tiny_bert_dir, tmp_path):
+    """A plug-in problem type sharing the sequence-classification head with GLUE's: the recipe's model loader
+    (``load_task_model``) records it in the config (``task_problem_type``, which ``AutoConfig.from_pretrained`` alone
+    would drop), so ``problem_type_of`` finds it after a save and a load (``config.problem_type`` could not:
     transformers 5.13 accepts only its own three names there)."""
-    from transformers import AutoConfig, BertConfig
+    from transformers import AutoConfig
 
     from hf_bert_tasks.hub.push import problem_type_of
+    from hf_bert_tasks.modes import load_task_model
 
     task = dataclasses.replace(get_task("stsb"), name="ordinal_stsb", problem_type="ordinal_regression")
-    BertConfig(architectures=["BertForSequenceClassification"], **task.model_config_kwargs()).save_pretrained(tmp_path)
+    args = types.SimpleNamespace(model_name_or_path=tiny_bert_dir, model_revision=None, cache_dir=None)
+    load_task_model(task, args).save_pretrained(tmp_path)
     assert problem_type_of(AutoConfig.from_pretrained(tmp_path)) is ordinal_problem
 
 

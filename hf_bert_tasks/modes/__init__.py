@@ -296,7 +296,8 @@ class FinetuneMode(TrainingMode):
 
 def load_task_model(task, model_args):
     """Load ``model_args.model_name_or_path`` with ``task``'s head (``task.model_class()``) and label names in its
-    config (``task.model_config_kwargs()``): the model of full fine-tuning, and the base of LoRA. Without
+    config (``task.model_config_kwargs()``, its ``task_problem_type`` too, which ``AutoConfig.from_pretrained`` would
+    drop as undeclared): the model of full fine-tuning, and the base of LoRA. Without
     ``--attn_implementation`` transformers picks the architecture's attention (sdpa where it has it, else eager:
     DeBERTa-v2); a given one the architecture lacks is refused (:func:`check_attn_implementation`). Raises
     ``ValueError`` for that, and when the checkpoint's head does not fit the task (e.g. a 3-label MNLI model for
@@ -305,7 +306,11 @@ def load_task_model(task, model_args):
 
     name = model_args.model_name_or_path
     hub = {"revision": model_args.model_revision, "cache_dir": model_args.cache_dir}
-    config = AutoConfig.from_pretrained(name, **hub, **task.model_config_kwargs())
+    config, undeclared = AutoConfig.from_pretrained(
+        name, **hub, **task.model_config_kwargs(), return_unused_kwargs=True
+    )
+    for key, value in undeclared.items():  # keys the config class does not declare (task_problem_type): kept, saved
+        setattr(config, key, value)
     attn = getattr(model_args, "attn_implementation", None)
     if attn:
         check_attn_implementation(task.model_class(), config, attn)
